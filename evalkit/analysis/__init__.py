@@ -1,0 +1,1 @@
+"""Reading finished runs: comparison reports (later: calibrate, compare, gate)."""

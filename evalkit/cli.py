@@ -1,0 +1,90 @@
+"""The ``evalkit`` command line: one command per verb, loaded lazily.
+
+Each command lives in ``evalkit/commands/<name>.py`` and is imported only when it is
+invoked, so ``evalkit --help`` stays fast (no torch, mlflow or faiss at start-up).
+Commands are thin: they parse options and call the library.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from evalkit import __version__
+
+COMMANDS = {
+    "demo": ("evalkit.commands.demo", "demo", "Run every bundled graph config on the bundled demo eval set."),
+    "run": ("evalkit.commands.run", "run", "Run graph variants on an eval set; write results and MLflow runs."),
+    "evalset": ("evalkit.commands.evalset", "evalset", "Validate, freeze, append to and summarise eval sets."),
+    "graph": ("evalkit.commands.graph", "graph", "Check a graph config, or print it as the loader sees it."),
+    "import": ("evalkit.commands.importers", "import_", "Turn external data (BEIR) into a corpus and eval set."),
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, attr, _ = COMMANDS[cmd_name]
+        return getattr(importlib.import_module(module), attr)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, help_) for name, (_, _, help_) in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):  # type: ignore[override]
+        name = args[0] if args else ""
+        if name and name not in COMMANDS and not name.startswith("-"):
+            from evalkit.errors import did_you_mean
+
+            ctx.fail(f"no such command '{name}'{did_you_mean(name, COMMANDS)}")
+        return super().resolve_command(ctx, args)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="evalkit")
+def cli() -> None:
+    """Evaluate and compare variants of a RAG pipeline built as a module graph.
+
+    \b
+    Typical session:
+      evalkit demo                                   # bundled data, no keys, no network
+      evalkit graph check graph_configs/hybrid_rrf.yaml
+      evalkit run --eval-set eval_sets/demo_kb.jsonl@v1 \\
+                  --graph-config graph_configs/bm25.yaml \\
+                  --graph-config graph_configs/hybrid_rrf.yaml \\
+                  --output results/demo_kb.json
+      evalkit evalset validate eval_sets/demo_kb.jsonl
+
+    Every run writes a summary JSON, one per_query.jsonl per variant (with the full
+    per-node trace) and MLflow runs (a local sqlite store unless --tracking-uri).
+    """
+
+
+def main() -> None:
+    """Console-script entry point: user errors print one clear line and exit 2."""
+    from evalkit.errors import EvalkitError
+
+    try:
+        rv = cli.main(standalone_mode=False)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(1)
+    except EvalkitError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    sys.exit(rv if isinstance(rv, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

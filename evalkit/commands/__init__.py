@@ -1,0 +1,1 @@
+"""One module per CLI verb; each is imported only when its command runs."""

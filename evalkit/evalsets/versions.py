@@ -1,0 +1,361 @@
+"""Versions of an eval set: immutable prefixes of its file, recorded in a manifest.
+
+``eval_sets/NAME.jsonl`` only ever grows. ``freeze`` records a version as "the first
+L lines, whose bytes hash to H" in ``eval_sets/NAME.manifest.json``::
+
+    {"name": "demo_kb", "corpus": "corpora/demo_kb.jsonl", "description": "...",
+     "versions": [{"version": 1, "lines": 84, "sha256": "...", "created": "2026-11-29T12:00:00Z"}],
+     "line_sha256": ["<16 hex chars per line of the latest version>", ...]}
+
+``corpus`` is relative to the manifest's folder. The per-line hashes let the tamper
+check name the first line that was edited, deleted or moved since it was frozen.
+Lines after the latest version are unfrozen: checked for format, not yet citable.
+
+A run loads a pinned version with ``load_eval_set("eval_sets/NAME.jsonl@v2")``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from evalkit.errors import EvalSetError, did_you_mean
+from evalkit.evalsets.evalset import (EvalSet, check_gold_ids, display_path, duplicate_questions, parse_records,
+                                      read_lines, record_stats, resolve_spec)
+from evalkit.index.corpus import Corpus, load_corpus
+from evalkit.records import EvalRecord
+
+MANIFEST_SUFFIX = ".manifest.json"
+MANIFEST_KEYS = ("name", "corpus", "description", "versions", "line_sha256")
+VERSION_KEYS = ("version", "lines", "sha256", "created")
+_FIX = "restore it, or append a corrected record with a new id"
+
+
+@dataclass
+class Manifest:
+    """The machine-written record of an eval set's versions (always at least one)."""
+
+    path: Path
+    name: str
+    corpus: str
+    description: str = ""
+    versions: list[dict[str, Any]] = field(default_factory=list)
+    line_sha256: list[str] = field(default_factory=list)
+
+    @property
+    def latest(self) -> dict[str, Any]:
+        return self.versions[-1]
+
+    @property
+    def corpus_path(self) -> Path:
+        """The corpus file, resolved (the manifest stores it relative to its own folder)."""
+        return (self.path.parent / self.corpus).resolve()
+
+    def get(self, version: int) -> dict[str, Any]:
+        """The entry of ``version``, or an error listing the versions that exist."""
+        for entry in self.versions:
+            if entry["version"] == version:
+                return entry
+        known = ", ".join(f"v{e['version']}" for e in self.versions)
+        raise EvalSetError(str(self.path), "versions", f"no version {version}; recorded versions: {known}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "corpus": self.corpus, "description": self.description,
+                "versions": [{k: e[k] for k in VERSION_KEYS} for e in self.versions],
+                "line_sha256": list(self.line_sha256)}
+
+    def save(self) -> None:
+        """Write the manifest atomically as pretty JSON with a fixed key order."""
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        os.replace(tmp, self.path)
+
+
+def manifest_path_for(path: Path) -> Path:
+    """``eval_sets/NAME.jsonl`` -> ``eval_sets/NAME.manifest.json``."""
+    return path.with_name(path.stem + MANIFEST_SUFFIX)
+
+
+def line_hash(line: bytes) -> str:
+    """The per-line fingerprint kept in ``line_sha256``: 16 hex chars of the line's sha256."""
+    return hashlib.sha256(line).hexdigest()[:16]
+
+
+def read_manifest(path: Path) -> Manifest | None:
+    """The manifest beside eval set ``path``, or None if the set was never frozen."""
+    mpath = manifest_path_for(path)
+    if not mpath.exists():
+        return None
+    mfile = str(mpath)
+
+    def fail(where: str, message: str) -> EvalSetError:
+        return EvalSetError(mfile, where, f"{message} (the manifest is machine-written: restore it, "
+                            "don't edit it by hand)")
+
+    try:
+        data = json.loads(mpath.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise fail("", f"cannot read manifest ({exc})") from exc
+    if not isinstance(data, dict):
+        raise fail("", "expected a JSON object")
+    for key in data:
+        if key not in MANIFEST_KEYS:
+            raise fail(key, f"unknown key{did_you_mean(key, MANIFEST_KEYS)}")
+    for key, kind in (("name", str), ("corpus", str), ("versions", list), ("line_sha256", list)):
+        if not isinstance(data.get(key), kind) or not data[key]:
+            raise fail(key, f"missing or empty (expected a non-empty {kind.__name__})")
+    if data["name"] != path.stem:
+        raise fail("name", f"names eval set '{data['name']}' but sits beside {path.name}; the manifest "
+                   "belongs to another set")
+    prev_lines = 0
+    for i, entry in enumerate(data["versions"], start=1):
+        ok = isinstance(entry, dict) and set(entry) == set(VERSION_KEYS) and entry["version"] == i \
+            and isinstance(entry["lines"], int) and entry["lines"] > prev_lines \
+            and isinstance(entry["sha256"], str) and isinstance(entry["created"], str)
+        if not ok:
+            raise fail(f"versions[{i - 1}]", f"expected {{version: {i}, lines > {prev_lines}, sha256, created}}, "
+                       f"got {json.dumps(entry)[:120]}")
+        prev_lines = entry["lines"]
+    hashes = data["line_sha256"]
+    if len(hashes) != prev_lines or not all(isinstance(h, str) for h in hashes):
+        raise fail("line_sha256", f"expected {prev_lines} line hashes (one per line of the latest version), "
+                   f"got {len(hashes)}")
+    return Manifest(path=mpath, name=data["name"], corpus=data["corpus"], description=str(data.get("description", "")),
+                    versions=data["versions"], line_sha256=hashes)
+
+
+def check_untampered(file: str, lines: list[bytes], manifest: Manifest) -> None:
+    """Raise naming the first frozen line that was edited, deleted or moved.
+
+    Every line of every recorded version must still hold the bytes it had when it was
+    frozen, and each version's prefix must still hash to its recorded ``sha256``.
+    """
+    recorded = manifest.line_sha256
+    where_recorded = {h: i for i, h in enumerate(recorded)}
+    for i, want in enumerate(recorded):
+        lineno, version = i + 1, _version_covering(manifest, i + 1)
+        if i >= len(lines):
+            raise EvalSetError(file, "", f"line {lineno} deleted since version {version} was frozen: the file has "
+                               f"{len(lines)} lines, version {version} covers {manifest.get(version)['lines']}; "
+                               "restore the deleted lines (frozen records are never removed; append a corrected "
+                               "record with a new id instead)")
+        got = line_hash(lines[i])
+        if got == want:
+            continue
+        if got in where_recorded:
+            how = f"it now holds what was line {where_recorded[got] + 1}: lines were moved or deleted"
+        elif want in (line_hash(lines[i] + b"\n"), line_hash(lines[i].replace(b"\r\n", b"\n"))):
+            how = "only its line ending changed, e.g. an editor converted newlines"
+        elif i + 1 < len(lines) and line_hash(lines[i + 1]) == want:
+            how = "a line was inserted before it"
+        else:
+            how = f"it now reads {_preview(lines[i])}"
+        raise EvalSetError(file, "", f"line {lineno} changed since version {version} was frozen ({how}): {_FIX}")
+    for entry in manifest.versions:
+        digest = hashlib.sha256(b"".join(lines[: entry["lines"]])).hexdigest()
+        if digest != entry["sha256"]:
+            raise EvalSetError(str(manifest.path), "versions", f"version {entry['version']} records sha256 "
+                               f"{entry['sha256'][:12]}... but its {entry['lines']} lines hash to {digest[:12]}...; "
+                               "the manifest was edited by hand: restore it")
+
+
+def load_eval_set(spec: str | Path, check_corpus: bool = True) -> EvalSet:
+    """Load one frozen version of an eval set: ``PATH`` (latest), ``PATH@vN``, or a bare NAME.
+
+    Refuses a set whose frozen lines were tampered with. With ``check_corpus`` the
+    corpus named by the manifest is loaded and every gold id must be in it.
+    """
+    path, want = resolve_spec(spec)
+    file = str(path)
+    lines = read_lines(path)
+    manifest = read_manifest(path)
+    if manifest is None:
+        raise EvalSetError(file, "", f"no frozen version yet: run `evalkit evalset freeze {path.stem} --corpus PATH` "
+                           "first (a run must pin a version)")
+    check_untampered(file, lines, manifest)
+    entry = manifest.get(want) if want else manifest.latest
+    numbered = parse_records(file, lines[: entry["lines"]])
+    corpus = None
+    if check_corpus:
+        corpus = _load_corpus(manifest)
+        check_gold_ids(file, numbered, corpus)
+    return EvalSet(name=manifest.name, path=path, version=entry["version"], sha256=entry["sha256"],
+                   records=[r for _, r in numbered], corpus_path=manifest.corpus_path,
+                   manifest_path=manifest.path, corpus=corpus)
+
+
+def freeze(path: str | Path, corpus: str | None = None, description: str | None = None) -> dict[str, Any]:
+    """Record a new version covering every current line; returns its manifest entry.
+
+    All lines are validated first (format, unique ids, gold ids in the corpus). The
+    first freeze must name the corpus; later ones may repeat it but not change it.
+    """
+    path = _whole_file(path, "freeze")
+    file = str(path)
+    lines = read_lines(path)
+    manifest = read_manifest(path)
+    mpath = manifest_path_for(path)
+    if manifest is None:
+        if corpus is None:
+            raise EvalSetError(file, "", "the first freeze needs the corpus the gold ids refer to: "
+                               f"evalkit evalset freeze {path.stem} --corpus PATH")
+        if not Path(corpus).is_file():
+            raise EvalSetError(str(corpus), "", "no such corpus file (the --corpus of the first freeze)")
+        rel = os.path.relpath(Path(corpus).resolve(), mpath.parent.resolve())
+        manifest = Manifest(path=mpath, name=path.stem, corpus=Path(rel).as_posix())
+        done, next_version = 0, 1
+    else:
+        check_untampered(file, lines, manifest)
+        if corpus is not None and Path(corpus).resolve() != manifest.corpus_path:
+            raise EvalSetError(file, "corpus", f"this eval set is tied to corpus {display_path(manifest.corpus_path)};"
+                               f" its versions cannot switch to {corpus}: start a new eval set for another corpus")
+        done, next_version = manifest.latest["lines"], manifest.latest["version"] + 1
+    if not lines:
+        raise EvalSetError(file, "", "nothing to freeze: the file has no records")
+    if len(lines) == done:
+        raise EvalSetError(file, "", f"nothing to freeze: version {next_version - 1} already covers all {done} lines")
+    numbered = parse_records(file, lines)
+    check_gold_ids(file, numbered, _load_corpus(manifest))
+    if not lines[-1].endswith(b"\n"):  # frozen lines end with a newline, so appending never alters them
+        with path.open("ab") as fh:
+            fh.write(b"\n")
+        lines[-1] += b"\n"
+    entry = {"version": next_version, "lines": len(lines),
+             "sha256": hashlib.sha256(b"".join(lines)).hexdigest(), "created": _now()}
+    manifest.versions.append(entry)
+    manifest.line_sha256 = [line_hash(line) for line in lines]
+    if description is not None:
+        manifest.description = description
+    manifest.save()
+    return dict(entry)
+
+
+def append(path: str | Path, records_file: str | Path) -> int:
+    """Append every record of ``records_file`` (JSONL) to the eval set; returns how many.
+
+    All records are checked first (format, ids new to the set, gold ids in the
+    corpus); if any fails, nothing is written. Existing bytes are never rewritten and
+    the new records stay unfrozen until the next ``freeze``.
+    """
+    path = _whole_file(path, "append")
+    file, rfile = str(path), str(records_file)
+    lines = read_lines(path)
+    manifest = read_manifest(path)
+    if manifest is None:
+        raise EvalSetError(file, "", f"not frozen yet, so it names no corpus to check new records against: run "
+                           f"`evalkit evalset freeze {path.stem} --corpus PATH` first")
+    check_untampered(file, lines, manifest)
+    taken = {r.id: n for n, r in parse_records(file, lines)}
+    new_lines = read_lines(Path(records_file), what="records file")
+    new = parse_records(rfile, new_lines, skip_blank=True)
+    if not new:
+        raise EvalSetError(rfile, "", "no records to append")
+    for lineno, record in new:
+        if record.id in taken:
+            raise EvalSetError(rfile, "id", f"id '{record.id}' is already used on line {taken[record.id]} of {file}; "
+                               "give the new record a new id", line=lineno)
+    check_gold_ids(rfile, new, _load_corpus(manifest))
+    payload = b"".join(new_lines[n - 1].decode("utf-8-sig").strip().encode("utf-8") + b"\n" for n, _ in new)
+    if lines and not lines[-1].endswith(b"\n"):
+        payload = b"\n" + payload
+    with path.open("ab") as fh:
+        fh.write(payload)
+    return len(new)
+
+
+@dataclass
+class CheckResult:
+    """What ``check`` found: the manifest (None if never frozen), all records, warnings."""
+
+    path: Path
+    manifest: Manifest | None
+    lines: int
+    records: list[EvalRecord]
+    warnings: list[str]
+
+    @property
+    def unfrozen(self) -> int:
+        return self.lines - (self.manifest.latest["lines"] if self.manifest else 0)
+
+
+def check(path: str | Path) -> CheckResult:
+    """Validate the whole file: tamper check, every line's format, gold ids in the corpus."""
+    path = _whole_file(path, "validate")
+    file = str(path)
+    lines = read_lines(path)
+    manifest = read_manifest(path)
+    warnings: list[str] = []
+    if manifest is not None:
+        check_untampered(file, lines, manifest)
+    numbered = parse_records(file, lines)
+    if manifest is None:
+        warnings.append(f"not frozen yet (no {manifest_path_for(path).name}), so gold ids were not checked "
+                        f"against a corpus: run `evalkit evalset freeze {path.stem} --corpus PATH`")
+    else:
+        check_gold_ids(file, numbered, _load_corpus(manifest))
+        done = manifest.latest["lines"]
+        if len(lines) > done:
+            span = f"line {done + 1} is" if len(lines) == done + 1 else f"lines {done + 1}-{len(lines)} are"
+            warnings.append(f"{span} not frozen yet; runs use v{manifest.latest['version']} until "
+                            f"`evalkit evalset freeze {path.stem}`")
+    warnings += duplicate_questions(numbered)
+    return CheckResult(path=path, manifest=manifest, lines=len(lines), records=[r for _, r in numbered],
+                       warnings=warnings)
+
+
+def validate(path: str | Path) -> list[str]:
+    """Validate an eval set (see ``check``); raises ``EvalSetError``, returns warnings."""
+    return check(path).warnings
+
+
+def stats(spec: str | Path) -> dict[str, Any]:
+    """Summary counts of an eval set: by type, lang and tag, gold docs per question, versions.
+
+    ``PATH`` covers every line (frozen and unfrozen); ``PATH@vN`` covers that version.
+    ``gold_per_question`` is over answerable questions only.
+    """
+    path, want = resolve_spec(spec)
+    file = str(path)
+    lines = read_lines(path)
+    manifest = read_manifest(path)
+    if manifest is not None:
+        check_untampered(file, lines, manifest)
+    elif want:
+        raise EvalSetError(file, "", f"no frozen version yet, so there is no v{want}")
+    entry = manifest.get(want) if manifest and want else (manifest.latest if manifest else None)
+    used = lines[: entry["lines"]] if want and entry else lines
+    records = [r for _, r in parse_records(file, used)]
+    return {"name": path.stem, "path": file, "version": entry["version"] if entry else None,
+            "lines": len(used), "unfrozen": len(used) - (entry["lines"] if entry else 0),
+            **record_stats(records), "versions": manifest.to_dict()["versions"] if manifest else []}
+
+
+def _whole_file(spec: str | Path, verb: str) -> Path:
+    path, version = resolve_spec(spec)
+    if version is not None:
+        raise EvalSetError(str(path), "", f"{verb} works on the whole file, not one version: drop '@v{version}'")
+    return path
+
+
+def _load_corpus(manifest: Manifest) -> Corpus:
+    if not manifest.corpus_path.is_file():
+        raise EvalSetError(str(manifest.path), "corpus", f"corpus {display_path(manifest.corpus_path)} does not exist "
+                           f"('{manifest.corpus}' is relative to {display_path(manifest.path.parent)}/); restore it")
+    return load_corpus(manifest.corpus_path)
+
+
+def _version_covering(manifest: Manifest, lineno: int) -> int:
+    return next(e["version"] for e in manifest.versions if e["lines"] >= lineno)
+
+
+def _preview(line: bytes) -> str:
+    text = line.decode("utf-8", errors="replace").strip()
+    return repr(text if len(text) <= 60 else text[:57] + "...")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

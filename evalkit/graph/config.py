@@ -1,0 +1,320 @@
+"""Graph variants as YAML: load, validate, build, and write back.
+
+A config file looks like::
+
+    name: hybrid_rrf
+    description: dense + BM25 fused by RRF
+    chunking: {method: fixed, size: 400, overlap: 80}
+    nodes:
+      retrieve: {type: retrieve, params: {channels: {dense: {}, bm25: {}}, fusion: {method: rrf}}}
+      rerank:   {type: rerank}
+    edges: {start: retrieve, retrieve: rerank, rerank: end}
+    routes:                       # optional conditional edges, as data
+      guard: {field: guard_triggered, cases: {true: end}}
+
+Everything is checked at load time, before any model loads: unknown top-level keys,
+node types and parameters (with a did-you-mean), edges and routes to missing nodes,
+nodes without a default edge, nodes unreachable from ``start`` and nodes from which
+``end`` cannot be reached. Errors name the file, the line and the path inside it.
+YAML is read with ``yaml.SafeLoader``: a config never executes code.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from evalkit.errors import ConfigError, did_you_mean
+from evalkit.graph.graph import END, START, Graph, Route
+from evalkit.graph.node import node_types
+from evalkit.graph.state import INITIAL_FIELDS
+
+TOP_LEVEL_KEYS = ("name", "description", "seed", "max_steps", "chunking", "nodes", "edges", "routes", "on_error")
+NODE_KEYS = ("type", "params")
+ROUTE_KEYS = ("field", "cases")
+CHUNKING_DEFAULT: dict[str, Any] = {"method": "fixed", "size": 400, "overlap": 80}
+
+
+@dataclass
+class GraphConfig:
+    """A validated graph variant, as plain data (round-trips through ``to_dict``)."""
+
+    name: str
+    nodes: dict[str, dict[str, Any]]
+    edges: dict[str, str]
+    routes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    on_error: dict[str, str] = field(default_factory=dict)
+    chunking: dict[str, Any] = field(default_factory=lambda: dict(CHUNKING_DEFAULT))
+    description: str = ""
+    seed: int = 0
+    max_steps: int = 50
+    source: str = "<dict>"
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, "description": self.description, "seed": self.seed,
+                             "max_steps": self.max_steps, "chunking": self.chunking, "nodes": self.nodes,
+                             "edges": self.edges}
+        if self.routes:
+            d["routes"] = self.routes
+        if self.on_error:
+            d["on_error"] = self.on_error
+        return d
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
+
+    def sha256(self) -> str:
+        """Identity of the variant's behaviour (source path and description excluded)."""
+        d = self.to_dict()
+        d.pop("description", None)
+        return hashlib.sha256(yaml.safe_dump(d, sort_keys=True).encode()).hexdigest()
+
+    def flat_params(self) -> dict[str, str]:
+        """The config flattened to ``a.b.c -> value`` pairs (for MLflow params)."""
+        out: dict[str, str] = {}
+
+        def walk(prefix: str, v: Any) -> None:
+            if isinstance(v, dict) and v:
+                for k, sub in v.items():
+                    walk(f"{prefix}.{k}" if prefix else str(k), sub)
+            else:
+                out[prefix] = str(v)
+
+        walk("", {k: v for k, v in self.to_dict().items() if k != "description"})
+        return out
+
+
+def load_graph_config(path: str | Path) -> GraphConfig:
+    """Read and validate a graph config file; raises ``ConfigError`` naming file, line and path."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(str(path), "", f"cannot read graph config ({exc.strerror})") from exc
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        line = getattr(getattr(exc, "problem_mark", None), "line", None)
+        raise ConfigError(str(path), "", f"not valid YAML: {exc}", line=line + 1 if line is not None else None) from exc
+    return config_from_dict(data, source=str(path), lines=_line_map(root))
+
+
+def config_from_dict(data: Any, source: str = "<dict>", lines: dict[str, int] | None = None) -> GraphConfig:
+    """Validate a config given as a dict (as parsed from YAML) and return it."""
+    lines = lines or {}
+
+    def fail(where: str, message: str) -> ConfigError:
+        return ConfigError(source, where, message, line=lines.get(where))
+
+    if not isinstance(data, dict):
+        raise fail("", "a graph config must be a mapping with 'nodes' and 'edges'")
+    for key in data:
+        if key not in TOP_LEVEL_KEYS:
+            raise fail(str(key), f"unknown key '{key}'{did_you_mean(key, TOP_LEVEL_KEYS)}")
+    for key in ("nodes", "edges"):
+        if not isinstance(data.get(key), dict) or not data[key]:
+            raise fail(key, f"'{key}' is required and must be a non-empty mapping")
+
+    types = node_types()
+    nodes: dict[str, dict[str, Any]] = {}
+    for name, spec in data["nodes"].items():
+        where = f"nodes.{name}"
+        if name in (START, END):
+            raise fail(where, f"'{name}' is reserved for the graph's entry/exit; rename the node")
+        if not isinstance(spec, dict):
+            raise fail(where, "a node must be a mapping with 'type' and optional 'params'")
+        for key in spec:
+            if key not in NODE_KEYS:
+                raise fail(f"{where}.{key}", f"unknown key '{key}'{did_you_mean(key, NODE_KEYS)}")
+        ntype = spec.get("type")
+        if ntype not in types:
+            raise fail(f"{where}.type", f"unknown node type '{ntype}'{did_you_mean(str(ntype), types)}")
+        params = spec.get("params") or {}
+        if not isinstance(params, dict):
+            raise fail(f"{where}.params", "params must be a mapping")
+        _check_params(types[ntype], params, f"{where}.params", fail)
+        nodes[str(name)] = {"type": ntype, "params": params}
+
+    edges = _string_map(data["edges"], "edges", fail)
+    routes_raw = data.get("routes") or {}
+    on_error = _string_map(data.get("on_error") or {}, "on_error", fail)
+    known = set(nodes) | {END}
+    if START not in edges:
+        raise fail("edges", f"no edge from '{START}': add '{START}: <first node>'")
+    for section, mapping in (("edges", edges), ("on_error", on_error)):
+        for src, dst in mapping.items():
+            if src != START and src not in nodes:
+                raise fail(f"{section}.{src}", f"edge from unknown node '{src}'{did_you_mean(src, nodes)}")
+            if dst not in known:
+                raise fail(f"{section}.{src}", f"edge to unknown node '{dst}'{did_you_mean(dst, known)}")
+    for name in nodes:
+        if name not in edges:
+            raise fail(f"nodes.{name}", f"node '{name}' has no default edge: add '{name}: <next node or end>' under edges")
+    routes: dict[str, dict[str, Any]] = {}
+    for src, spec in routes_raw.items():
+        where = f"routes.{src}"
+        if src not in nodes:
+            raise fail(where, f"route from unknown node '{src}'{did_you_mean(src, nodes)}")
+        if not isinstance(spec, dict) or not isinstance(spec.get("cases"), dict) or not spec.get("field"):
+            raise fail(where, "a route needs 'field' (a state field) and 'cases' (value -> node)")
+        for key in spec:
+            if key not in ROUTE_KEYS:
+                raise fail(f"{where}.{key}", f"unknown key '{key}'{did_you_mean(key, ROUTE_KEYS)}")
+        writers = _writers(nodes, types)
+        if spec["field"] not in writers and spec["field"] not in INITIAL_FIELDS:
+            raise fail(f"{where}.field", f"no node writes state field '{spec['field']}'"
+                       f"{did_you_mean(spec['field'], [*writers, *INITIAL_FIELDS])}")
+        for value, dst in spec["cases"].items():
+            if dst not in known:
+                raise fail(f"{where}.cases.{value}", f"route to unknown node '{dst}'{did_you_mean(str(dst), known)}")
+        routes[str(src)] = {"field": spec["field"], "cases": dict(spec["cases"])}
+
+    _check_reads(nodes, types, fail)
+    dynamic = {name: types[spec["type"]].next_targets(types[spec["type"]].Params(**spec["params"]))
+               for name, spec in nodes.items()}
+    for name, targets in dynamic.items():
+        for dst in targets:
+            if dst not in known:
+                raise fail(f"nodes.{name}.params", f"next() may go to unknown node '{dst}'{did_you_mean(dst, known)}")
+    _check_reachability(nodes, edges, routes, on_error, dynamic, fail)
+    seed, max_steps = data.get("seed", 0), data.get("max_steps", 50)
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise fail("seed", f"seed must be an integer, got {seed!r}")
+    if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
+        raise fail("max_steps", f"max_steps must be a positive integer, got {max_steps!r}")
+    chunking = {**CHUNKING_DEFAULT, **(data.get("chunking") or {})}
+    from evalkit.index.chunking import check_chunking  # light module, no heavy imports
+
+    problem = check_chunking(chunking)
+    if problem:
+        raise fail("chunking", problem)
+    name = data.get("name") or Path(source).stem
+    return GraphConfig(name=str(name), nodes=nodes, edges=edges, routes=routes, on_error=on_error,
+                       chunking=chunking, description=str(data.get("description", "")), seed=seed,
+                       max_steps=max_steps, source=source)
+
+
+def build_graph(config: GraphConfig, resources: Any = None, check_mutation: bool = False) -> Graph:
+    """Instantiate the nodes of a validated config (models and indexes load here)."""
+    types = node_types()
+    nodes = {}
+    for name, spec in config.nodes.items():
+        cls = types[spec["type"]]
+        nodes[name] = cls(name, cls.Params(**spec["params"]), resources)
+    routes = {src: Route(field=r["field"], cases=r["cases"]) for src, r in config.routes.items()}
+    return Graph(name=config.name, nodes=nodes, edges=dict(config.edges), routes=routes,
+                 on_error=dict(config.on_error), max_steps=config.max_steps, check_mutation=check_mutation)
+
+
+def _check_params(cls: Any, params: dict[str, Any], where: str, fail: Any) -> None:
+    allowed = cls.Params.model_fields
+    for key in params:
+        if key not in allowed:
+            raise fail(f"{where}.{key}", f"unknown parameter '{key}' for node type '{cls.type}'"
+                       f"{did_you_mean(key, allowed)}")
+    try:
+        cls.Params(**params)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        msg = first["msg"]
+        if first["type"] == "extra_forbidden":
+            model = _nested_model(cls.Params, first["loc"][:-1])
+            key = str(first["loc"][-1])
+            msg = f"unknown parameter '{key}'" + (did_you_mean(key, model.model_fields) if model else "")
+        raise fail(f"{where}.{loc}" if loc else where, msg) from exc
+
+
+def _nested_model(model: Any, loc: tuple) -> Any:
+    """The pydantic model class found at ``loc`` inside ``model`` (None when not a model)."""
+    import typing
+
+    from pydantic import BaseModel
+
+    for part in loc:
+        info = model.model_fields.get(str(part)) if model else None
+        if info is None:
+            return None
+        candidates = [info.annotation, *typing.get_args(info.annotation)]
+        model = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
+    return model
+
+
+def _string_map(raw: Any, section: str, fail: Any) -> dict[str, str]:
+    if not isinstance(raw, dict):
+        raise fail(section, f"'{section}' must map a node name to the next node's name")
+    out = {}
+    for src, dst in raw.items():
+        if not isinstance(dst, str):
+            raise fail(f"{section}.{src}", f"expected the name of one node, got {dst!r}")
+        out[str(src)] = dst
+    return out
+
+
+def _writers(nodes: dict[str, dict[str, Any]], types: dict[str, Any]) -> set[str]:
+    return {f for spec in nodes.values() for f in types[spec["type"]].writes}
+
+
+def _check_reads(nodes: dict[str, dict[str, Any]], types: dict[str, Any], fail: Any) -> None:
+    available = _writers(nodes, types) | set(INITIAL_FIELDS)
+    for name, spec in nodes.items():
+        for f in types[spec["type"]].reads:
+            if f not in available:
+                raise fail(f"nodes.{name}", f"node type '{spec['type']}' reads state field '{f}', "
+                           "which no node in this graph writes; add a node that produces it")
+
+
+def _check_reachability(nodes: dict, edges: dict, routes: dict, on_error: dict,
+                        dynamic: dict[str, tuple[str, ...]], fail: Any) -> None:
+    succ: dict[str, set[str]] = {n: set(dynamic.get(n, ())) for n in [START, *nodes]}
+    for src, dst in [*edges.items(), *on_error.items()]:
+        succ[src].add(dst)
+    for src, r in routes.items():
+        succ[src].update(r["cases"].values())
+    seen, todo = {START}, deque([START])
+    while todo:
+        for nxt in succ.get(todo.popleft(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    if END not in seen:
+        raise fail("edges", f"'{END}' cannot be reached from '{START}'; every path must finish at '{END}'")
+    for name in nodes:
+        if name not in seen:
+            raise fail(f"nodes.{name}", f"node '{name}' is unreachable from '{START}'; connect it or remove it")
+    # every reachable node must be able to reach end (no trap loops)
+    pred: dict[str, set[str]] = {}
+    for src, dsts in succ.items():
+        for d in dsts:
+            pred.setdefault(d, set()).add(src)
+    alive, todo = {END}, deque([END])
+    while todo:
+        for p in pred.get(todo.popleft(), ()):
+            if p not in alive:
+                alive.add(p)
+                todo.append(p)
+    for name in nodes:
+        if name not in alive:
+            raise fail(f"nodes.{name}", f"'{END}' cannot be reached from node '{name}' (a loop with no exit)")
+
+
+def _line_map(root: yaml.Node | None) -> dict[str, int]:
+    """Map each dotted key path of a YAML document to its 1-based line number."""
+    out: dict[str, int] = {}
+
+    def walk(node: yaml.Node, prefix: str) -> None:
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                path = f"{prefix}.{key_node.value}" if prefix else str(key_node.value)
+                out[path] = key_node.start_mark.line + 1
+                walk(value_node, path)
+
+    if root is not None:
+        walk(root, "")
+    return out

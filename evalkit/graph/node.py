@@ -1,0 +1,74 @@
+"""Nodes: the units of work in a graph, and the registry that names them for YAML.
+
+A node reads named fields of the shared state and returns the fields it writes. It
+declares both (``reads``, ``writes``) so the graph can check its wiring at load time
+and the trace can record exactly what each step wrote. Parameters are a pydantic model
+(``Params``) so unknown or mistyped parameters are rejected before anything runs.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+
+class NodeParams(BaseModel):
+    """Base of every node's parameter model: unknown keys are errors, values are typed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Node:
+    """Base class of graph nodes.
+
+    Subclasses set ``type`` (the name used in YAML), ``reads`` and ``writes`` (state
+    fields), and ``Params``; they implement ``run``. ``run(state)`` returns a dict of
+    the fields it writes (a subset of ``writes``) and never mutates ``state`` or the
+    objects in it. ``next(state)`` may name the next node; "" takes the graph's edges.
+    ``next_targets(params)`` lists the nodes ``next`` can return, so reachability can be checked.
+    """
+
+    type: ClassVar[str] = ""
+    reads: ClassVar[tuple[str, ...]] = ()
+    writes: ClassVar[tuple[str, ...]] = ()
+    Params: ClassVar[type[NodeParams]] = NodeParams
+
+    def __init__(self, name: str, params: NodeParams, resources: Any = None):
+        self.name = name
+        self.params = params
+        self.resources = resources
+
+    def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def next(self, state: Mapping[str, Any]) -> str:
+        return ""
+
+    @classmethod
+    def next_targets(cls, params: NodeParams) -> tuple[str, ...]:
+        """The node names ``next()`` may return with these params (for load-time checks)."""
+        return ()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+NODE_TYPES: dict[str, type[Node]] = {}
+
+
+def register_node(cls: type[Node]) -> type[Node]:
+    """Class decorator: make a node type available to graph configs under ``cls.type``."""
+    if not cls.type:
+        raise TypeError(f"{cls.__name__} has no 'type' name")
+    if cls.type in NODE_TYPES and NODE_TYPES[cls.type] is not cls:
+        raise TypeError(f"node type '{cls.type}' registered twice")
+    NODE_TYPES[cls.type] = cls
+    return cls
+
+
+def node_types() -> dict[str, type[Node]]:
+    """All registered node types, importing the built-in node families on first use."""
+    import evalkit.nodes  # noqa: F401  (registers the built-ins)
+
+    return NODE_TYPES

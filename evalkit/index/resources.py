@@ -1,0 +1,120 @@
+"""What nodes may ask for: passages, indexes and models, built once and shared.
+
+One ``Resources`` object serves a whole invocation (every variant over one corpus):
+models load once, indexes build once per (corpus, chunking, model, settings) and are
+cached on disk. ``for_variant`` binds the variant's chunking and seed, which is the
+view a node receives as ``self.resources``.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalkit.index.chunking import Passages, chunk_corpus, chunking_id
+from evalkit.index.corpus import Corpus
+from evalkit.index.store import default_cache_root
+from evalkit.models.cache import EmbeddingCache
+from evalkit.models.embedders import CachedEmbedder, ModelSpec, load_embedder
+
+
+@dataclass
+class Resources:
+    """Shared, lazily built passages, indexes and models for one corpus."""
+
+    corpus: Corpus
+    cache_root: Path = field(default_factory=default_cache_root)
+    _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+    _memo: dict[tuple, Any] = field(default_factory=dict, repr=False)
+    _emb_cache: EmbeddingCache | None = field(default=None, repr=False)
+
+    def _once(self, key: tuple, build: Any) -> Any:
+        with self._lock:
+            if key not in self._memo:
+                self._memo[key] = build()
+            return self._memo[key]
+
+    def embedding_cache(self) -> EmbeddingCache:
+        return self._once(("emb_cache",), lambda: EmbeddingCache(Path(self.cache_root) / "embeddings.sqlite"))
+
+    def embedder(self, spec: ModelSpec) -> CachedEmbedder:
+        return self._once(("embedder", spec.key()), lambda: CachedEmbedder(load_embedder(spec),
+                                                                          self.embedding_cache()))
+
+    def reranker(self, spec: ModelSpec) -> Any:
+        from evalkit.models.rerankers import load_reranker
+
+        return self._once(("reranker", spec.key()), lambda: load_reranker(spec, self.embedder))
+
+    def passages(self, chunking: dict[str, Any]) -> Passages:
+        return self._once(("passages", chunking_id(chunking)), lambda: chunk_corpus(self.corpus, chunking))
+
+    def index_key(self, chunking: dict[str, Any]) -> dict[str, Any]:
+        return {"corpus_sha256": self.corpus.sha256, "chunking": chunking}
+
+    def dense_index(self, spec: ModelSpec, chunking: dict[str, Any], kind: str = "flat", nlist: int = 64,
+                    nprobe: int = 8, seed: int = 0) -> Any:
+        from evalkit.index.dense import build_or_load_dense
+
+        def build() -> Any:
+            p = self.passages(chunking)
+            return build_or_load_dense(p.unit_texts(), [u.id for u in p.units], self.embedder(spec),
+                                       self.index_key(chunking), Path(self.cache_root), kind, nlist, nprobe, seed)
+
+        return self._once(("dense", spec.key(), chunking_id(chunking), kind, nlist, nprobe, seed), build)
+
+    def bm25_index(self, tokenizer: str, chunking: dict[str, Any], k1: float, b: float, idf: str,
+                   stem: bool = True, stopwords: bool = True) -> Any:
+        from evalkit.index.bm25 import build_or_load_bm25
+        from evalkit.index.tokenize import Tokenizer
+
+        def build() -> Any:
+            p = self.passages(chunking)
+            return build_or_load_bm25(p.unit_texts(), [u.id for u in p.units], Tokenizer(tokenizer, stem, stopwords),
+                                      self.index_key(chunking), Path(self.cache_root), k1, b, idf)
+
+        return self._once(("bm25", tokenizer, stem, stopwords, chunking_id(chunking), k1, b, idf), build)
+
+    def index_metadata(self) -> list[dict[str, Any]]:
+        """Metadata of every index built so far (for run tags and the summary)."""
+        with self._lock:
+            return [v.meta for k, v in self._memo.items() if k[0] in ("dense", "bm25")]
+
+    def for_variant(self, chunking: dict[str, Any], seed: int = 0, base_dir: Path | None = None) -> VariantResources:
+        return VariantResources(self, chunking, seed, base_dir)
+
+
+@dataclass
+class VariantResources:
+    """``Resources`` with one variant's chunking and seed bound: what a node sees."""
+
+    shared: Resources
+    chunking: dict[str, Any]
+    seed: int = 0
+    base_dir: Path | None = None  # the graph config's folder: relative paths in params resolve here
+    used: list[dict[str, Any]] = field(default_factory=list)
+
+    def passages(self) -> Passages:
+        return self.shared.passages(self.chunking)
+
+    def dense_index(self, spec: ModelSpec, kind: str = "flat", nlist: int = 64, nprobe: int = 8) -> Any:
+        index = self.shared.dense_index(spec, self.chunking, kind, nlist, nprobe, self.seed)
+        self._note(index.meta)
+        return index
+
+    def bm25_index(self, tokenizer: str, k1: float, b: float, idf: str, stem: bool = True,
+                   stopwords: bool = True) -> Any:
+        index = self.shared.bm25_index(tokenizer, self.chunking, k1, b, idf, stem, stopwords)
+        self._note(index.meta)
+        return index
+
+    def embedder(self, spec: ModelSpec) -> CachedEmbedder:
+        return self.shared.embedder(spec)
+
+    def reranker(self, spec: ModelSpec) -> Any:
+        return self.shared.reranker(spec)
+
+    def _note(self, meta: dict[str, Any]) -> None:
+        if meta not in self.used:
+            self.used.append(meta)

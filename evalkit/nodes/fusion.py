@@ -1,0 +1,87 @@
+"""Rank fusion: combining several rankings of passages into one.
+
+Both methods are pure functions over lists of ``Hit`` (best first) and return a new
+list sorted by fused score, ties broken by passage id (ascending), so the result never
+depends on the order the channels ran in.
+
+RRF (Cormack, Clarke and Buettcher, SIGIR 2009)::
+
+    rrf(d) = sum_c  w_c / (k + rank_c(d))        rank is 1-based; k defaults to 60
+
+A passage missing from channel c contributes nothing from c.
+
+Weighted sum of normalised scores::
+
+    ws(d) = sum_c  w_c * norm_c(score_c(d))
+
+``norm`` is ``minmax`` ((s - min) / (max - min) over channel c's returned list; all 1.0
+when every score is equal) or ``zscore`` ((s - mean) / std; all 0.0 when std is 0).
+A passage missing from channel c gets ``missing``: ``min`` (the lowest normalised score
+channel c returned: "as good as its worst hit", the default) or ``zero`` (0.0; for
+min-max that equals ``min``, for z-score it means "average").
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from evalkit.records import Hit
+
+
+def _sorted(scores: dict[str, float], doc_of: dict[str, str]) -> list[Hit]:
+    return [Hit(pid, doc_of[pid], s) for pid, s in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def _check(rankings: Sequence[Sequence[Hit]], weights: Sequence[float]) -> None:
+    if len(rankings) != len(weights):
+        raise ValueError(f"{len(rankings)} rankings but {len(weights)} weights")
+
+
+def rrf(rankings: Sequence[Sequence[Hit]], weights: Sequence[float], k: int = 60) -> list[Hit]:
+    """Weighted reciprocal rank fusion of ``rankings`` (see the module docstring)."""
+    _check(rankings, weights)
+    if k < 0:
+        raise ValueError("RRF k must be >= 0")
+    scores: dict[str, float] = {}
+    doc_of: dict[str, str] = {}
+    for ranking, w in zip(rankings, weights):
+        for rank, hit in enumerate(ranking, start=1):
+            scores[hit.id] = scores.get(hit.id, 0.0) + w / (k + rank)
+            doc_of[hit.id] = hit.doc_id
+    return _sorted(scores, doc_of)
+
+
+def normalise(values: Sequence[float], norm: str) -> np.ndarray:
+    """Min-max or z-score normalisation of one channel's scores."""
+    v = np.asarray(values, dtype=np.float64)
+    if len(v) == 0:
+        return v
+    if norm == "minmax":
+        span = v.max() - v.min()
+        return np.ones_like(v) if span == 0 else (v - v.min()) / span
+    if norm == "zscore":
+        std = v.std()
+        return np.zeros_like(v) if std == 0 else (v - v.mean()) / std
+    raise ValueError(f"unknown normalisation '{norm}'; valid: minmax, zscore")
+
+
+def weighted(rankings: Sequence[Sequence[Hit]], weights: Sequence[float], norm: str = "minmax",
+             missing: str = "min") -> list[Hit]:
+    """Weighted sum of per-channel normalised scores (see the module docstring)."""
+    _check(rankings, weights)
+    if missing not in ("min", "zero"):
+        raise ValueError(f"unknown missing-score rule '{missing}'; valid: min, zero")
+    normed: list[dict[str, float]] = []
+    floors: list[float] = []
+    doc_of: dict[str, str] = {}
+    for ranking in rankings:
+        n = normalise([h.score for h in ranking], norm)
+        normed.append({h.id: float(x) for h, x in zip(ranking, n)})
+        floors.append(float(n.min()) if len(n) and missing == "min" else 0.0)
+        doc_of.update({h.id: h.doc_id for h in ranking})
+    scores = {pid: sum(w * ch.get(pid, floor) for ch, w, floor in zip(normed, weights, floors)) for pid in doc_of}
+    return _sorted(scores, doc_of)
+
+
+FUSION_METHODS = {"rrf": rrf, "weighted": weighted}

@@ -1,0 +1,43 @@
+"""The ``rerank`` node: re-score the top retrieved passages with a second-stage model.
+
+Takes the first ``top_k`` passages of ``retrieved``, scores each (query, passage) pair
+with the configured reranker (see ``evalkit.models.rerankers``; the offline default is
+the multilingual e5 bi-encoder, not a cross-encoder), and writes them best first
+(ties by passage id) as ``reranked``, their scores as ``rerank_scores`` and the model's
+identity as ``rerank_model`` (score scales differ between models; thresholds must
+know which model produced a score). The query scored is the user's original question.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import Field
+
+from evalkit.graph.node import Node, NodeParams, register_node
+from evalkit.models.embedders import ModelSpec
+from evalkit.records import Hit
+
+
+class RerankParams(NodeParams):
+    model: str | ModelSpec = "e5"
+    top_k: int = Field(default=50, ge=1, description="how many retrieved passages to re-score")
+
+
+@register_node
+class Rerank(Node):
+    type = "rerank"
+    reads = ("question", "retrieved")
+    writes = ("reranked", "rerank_scores", "rerank_model")
+    Params = RerankParams
+
+    def __init__(self, name: str, params: RerankParams, resources: Any = None):
+        super().__init__(name, params, resources)
+        self.passages = resources.passages()
+        self.model = resources.reranker(ModelSpec.of(params.model))
+
+    def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
+        candidates = list(state["retrieved"])[: self.params.top_k]
+        scores = self.model.score(state["question"], [self.passages.text(h.id) for h in candidates])
+        ranked = sorted((Hit(h.id, h.doc_id, s) for h, s in zip(candidates, scores)), key=lambda h: (-h.score, h.id))
+        return {"reranked": ranked, "rerank_scores": [h.score for h in ranked], "rerank_model": self.model.identity}

@@ -1,0 +1,139 @@
+"""The ``retrieve`` node: dense, BM25 or hybrid retrieval of passages.
+
+Each configured channel (``dense``, ``bm25``) retrieves ``top_k`` passages for every
+query in ``state["queries"]``; with parent-child chunking, children are mapped to their
+parent passage (best child's score, first occurrence kept). One ranking alone is passed
+through; several (channels x queries) are fused by ``fusion`` (RRF or weighted sum, see
+``evalkit.nodes.fusion``). Writes ``retrieved`` (the fused top ``top_k``) and
+``channel_hits`` (each channel's own ranking, for the trace and for fusion analysis).
+
+YAML::
+
+    retrieve:
+      type: retrieve
+      params:
+        dense: {embedder: e5, top_k: 100}
+        bm25: {tokenizer: auto, top_k: 100}
+        fusion: {method: rrf, k: 60}        # or {method: weighted, norm: minmax, weights: ...}
+        top_k: 100
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from evalkit.graph.node import Node, NodeParams, register_node
+from evalkit.models.embedders import ModelSpec
+from evalkit.nodes.fusion import rrf, weighted
+from evalkit.records import Hit
+
+
+class DenseChannel(NodeParams):
+    """Dense channel: a bi-encoder and a faiss index (``flat`` exact, or ``ivf``)."""
+
+    embedder: str | ModelSpec = "e5"
+    query_embedder: str | ModelSpec | None = Field(
+        default=None, description="query-side model; must equal the index's (checked) - leave unset")
+    top_k: int = Field(default=100, ge=1)
+    weight: float = Field(default=1.0, ge=0)
+    index: Literal["flat", "ivf"] = "flat"
+    nlist: int = Field(default=64, ge=1)
+    nprobe: int = Field(default=8, ge=1)
+
+
+class BM25Channel(NodeParams):
+    """Lexical channel: BM25 (Lucene IDF and k1/b defaults) with language-aware tokenisation."""
+
+    tokenizer: Literal["auto", "en", "zh", "whitespace"] = "auto"
+    k1: float = Field(default=0.9, ge=0)
+    b: float = Field(default=0.4, ge=0, le=1)
+    idf: Literal["lucene", "okapi"] = "lucene"
+    stem: bool = True
+    stopwords: bool = True
+    top_k: int = Field(default=100, ge=1)
+    weight: float = Field(default=1.0, ge=0)
+
+
+class Fusion(NodeParams):
+    """How several rankings become one: ``rrf`` (k) or ``weighted`` (norm, missing)."""
+
+    method: Literal["rrf", "weighted"] = "rrf"
+    k: int = Field(default=60, ge=0)
+    norm: Literal["minmax", "zscore"] = "minmax"
+    missing: Literal["min", "zero"] = "min"
+
+
+class RetrieveParams(NodeParams):
+    dense: DenseChannel | None = None
+    bm25: BM25Channel | None = None
+    fusion: Fusion = Fusion()
+    top_k: int = Field(default=100, ge=1)
+
+    @model_validator(mode="after")
+    def _one_channel(self) -> RetrieveParams:
+        if self.dense is None and self.bm25 is None:
+            raise ValueError("configure at least one channel: 'dense' and/or 'bm25'")
+        return self
+
+
+@register_node
+class Retrieve(Node):
+    type = "retrieve"
+    reads = ("queries",)
+    writes = ("retrieved", "channel_hits")
+    Params = RetrieveParams
+
+    def __init__(self, name: str, params: RetrieveParams, resources: Any = None):
+        super().__init__(name, params, resources)
+        self.passages = resources.passages()
+        self._dense = self._bm25 = None
+        if params.dense is not None:
+            spec = ModelSpec.of(params.dense.embedder)
+            self._dense = resources.dense_index(spec, params.dense.index, params.dense.nlist, params.dense.nprobe)
+            self._query_model = resources.embedder(ModelSpec.of(params.dense.query_embedder or spec))
+            self._dense.check_query_model(self._query_model.identity)  # refuse a mismatch before any query
+        if params.bm25 is not None:
+            c = params.bm25
+            self._bm25 = resources.bm25_index(c.tokenizer, c.k1, c.b, c.idf, c.stem, c.stopwords)
+
+    def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
+        queries = list(state["queries"]) or [state["question"]]
+        channels: dict[str, list[list[Hit]]] = {}
+        p = self.params
+        if self._dense is not None:
+            vecs = self._query_model.encode_queries(queries)
+            found = self._dense.search(vecs, self._unit_k(p.dense.top_k), self._query_model.identity)
+            channels["dense"] = [self._to_hits(r, p.dense.top_k) for r in found]
+        if self._bm25 is not None:
+            channels["bm25"] = [self._to_hits(self._bm25.search(q, self._unit_k(p.bm25.top_k)), p.bm25.top_k)
+                                for q in queries]
+        rankings = [r for lists in channels.values() for r in lists]
+        weights = [getattr(p, ch).weight for ch, lists in channels.items() for _ in lists]
+        if len(rankings) == 1:
+            fused = rankings[0]
+        elif p.fusion.method == "rrf":
+            fused = rrf(rankings, weights, p.fusion.k)
+        else:
+            fused = weighted(rankings, weights, p.fusion.norm, p.fusion.missing)
+        channel_hits = {ch: (lists[0] if len(lists) == 1 else rrf(lists, [1.0] * len(lists), p.fusion.k))
+                        for ch, lists in channels.items()}
+        return {"retrieved": fused[:p.top_k], "channel_hits": channel_hits}
+
+    def _unit_k(self, k: int) -> int:
+        # parent-child: several children may share a parent; over-fetch so k parents remain
+        return k * 4 if self.passages.parents else k
+
+    def _to_hits(self, found: list[tuple[str, float]], k: int) -> list[Hit]:
+        hits: list[Hit] = []
+        seen: set[str] = set()
+        for pid, score in found:
+            pid = self.passages.parent_of(pid)
+            if pid in seen:
+                continue
+            seen.add(pid)
+            hits.append(Hit(pid, self.passages.doc_of(pid), score))
+            if len(hits) == k:
+                break
+        return hits

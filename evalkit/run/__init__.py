@@ -1,0 +1,1 @@
+"""The eval runner: variants x queries, result files, resume."""

