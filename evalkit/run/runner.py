@@ -185,9 +185,14 @@ def _log_mlflow(summary: RunSummary, configs: Sequence[GraphConfig], results: di
                        summary=summary.variants[c.name], results=results[c.name],
                        per_query_path=stores[c.name].path) for c in configs]
     out_dir = results_folder(options.output).parent
+    tags = dict(options.tags)
+    for name, v in summary.variants.items():  # the parent run names every index it used
+        for kind, meta in v.index.items():
+            model = meta.get("embedder") or meta.get("tokenizer")
+            tags[f"index.{name}.{kind}"] = f"{model} n={meta.get('n')} chunking={meta.get('chunking')}"
     try:
         info = log_invocation(summary, logs, out_dir, tracking_uri=options.tracking_uri,
-                              experiment=options.experiment, tags=options.tags)
+                              experiment=options.experiment, tags=tags)
     except Exception as exc:  # results are on disk already; say so rather than lose them
         echo(f"warning: MLflow logging failed ({type(exc).__name__}: {exc}); results are in {options.output}")
         return
