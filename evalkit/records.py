@@ -142,6 +142,7 @@ class VariantSummary:
     index: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
     timing: dict[str, float] = field(default_factory=dict)
+    by_type: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -59,6 +59,28 @@ def comparison_table(summary: RunSummary) -> str:
     return "\n".join([title, line(header), line(["-" * w for w in widths]), *[line(r) for r in rows], notes])
 
 
+def by_type_table(summary: RunSummary, metric: str = "hit@5") -> str:
+    """One metric per question type (rows) and variant (columns): where each variant wins or loses."""
+    types: list[str] = []
+    for v in summary.variants.values():
+        types += [t for t in v.by_type if t not in types]
+    if not types:
+        return ""
+    names = list(summary.variants)
+    header = [f"{metric} by type", "n", *names]
+    rows = []
+    for t in types:
+        n = next((int(v.by_type[t]["n"]) for v in summary.variants.values() if t in v.by_type), 0)
+        cells = [t, str(n)]
+        for name in names:
+            value = summary.variants[name].by_type.get(t, {}).get(metric)
+            cells.append("-" if value is None else f"{value:.4f}")
+        rows.append(cells)
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    fmt = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))  # noqa: E731
+    return "\n".join([fmt(header), fmt(["-" * w for w in widths]), *[fmt(r) for r in rows]])
+
+
 def comparison_markdown(summary: RunSummary, extra: dict[str, Any] | None = None) -> str:
     """The same table as Markdown, for committed reports."""
     header, rows = _rows(summary)

@@ -20,7 +20,7 @@ def execute(eval_set_spec: str, config_paths: list[Path], output: Path, *, worke
             mlflow: bool = True, progress: bool = True) -> int:
     """Shared body of ``evalkit run``, ``evalkit demo`` and ``runners/eval_runner.py``."""
     _env_quiet()
-    from evalkit.analysis.report import comparison_table
+    from evalkit.analysis.report import by_type_table, comparison_table
     from evalkit.evalsets import load_eval_set
     from evalkit.graph import load_graph_config
     from evalkit.metrics import DEFAULT_METRICS
@@ -34,6 +34,9 @@ def execute(eval_set_spec: str, config_paths: list[Path], output: Path, *, worke
                          tracking_uri=tracking_uri, experiment=experiment, mlflow=mlflow, progress=progress)
     summary = run_eval(eval_set, configs, options, echo=lambda m: click.echo(m, err=True))
     click.echo(comparison_table(summary))
+    per_type = by_type_table(summary, "hit@5")
+    if per_type:
+        click.echo("\n" + per_type)
     click.echo(f"\nsummary: {output}\nper-query records and traces: {output.with_suffix('')}/<variant>/per_query.jsonl")
     if summary.mlflow:
         click.echo(f"MLflow: {summary.mlflow.get('tracking_uri')}  (open it: {summary.mlflow.get('ui_command')})")

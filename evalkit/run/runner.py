@@ -65,6 +65,13 @@ def variant_metrics(results: Sequence[QueryResult]) -> tuple[dict[str, float], i
     return metrics, len(results) - len(answerable)
 
 
+def metrics_by_type(results: Sequence[QueryResult]) -> dict[str, dict[str, float]]:
+    """The same means per question type (single, multi_hop, ...), answerable queries only."""
+    types = sorted({r.type or "" for r in results if r.gold_doc_ids})
+    return {t: {"n": float(len(g)), **aggregate([r.metrics for r in g])}
+            for t in types for g in [[r for r in results if r.gold_doc_ids and (r.type or "") == t]]}
+
+
 def _timing(results: Sequence[QueryResult]) -> dict[str, float]:
     per_query = sorted(sum(e["duration_ms"] for e in r.trace) for r in results)
     if not per_query:
@@ -133,7 +140,8 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
         summary.variants[config.name] = VariantSummary(
             metrics=metrics, n_failed=sum(r.error is not None for r in ordered), n_queries=len(ordered),
             n_excluded=excluded, config_path=config.source, config_sha256=config.sha256(), index=_index_meta(view),
-            seconds=round(time.perf_counter() - t0, 3), timing={**_timing(ordered), "build_s": round(build_s, 3)})
+            seconds=round(time.perf_counter() - t0, 3), timing={**_timing(ordered), "build_s": round(build_s, 3)},
+            by_type=metrics_by_type(ordered))
         all_results[config.name] = ordered
         stores[config.name] = store
         write_json_atomic(options.output, summary.to_dict())

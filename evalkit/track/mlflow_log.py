@@ -217,6 +217,9 @@ def variant_metrics(summary: VariantSummary) -> dict[str, float]:
         values.setdefault(name, getattr(summary, name))
     for name, value in summary.timing.items():  # latency and build time: not quality, but watched
         values.setdefault(f"timing.{name}", value)
+    for qtype, group in summary.by_type.items():  # e.g. hit@5 of multi_hop questions alone
+        for name, value in group.items():
+            values.setdefault(f"by_type.{qtype}.{name}", value)
     for name, value in values.items():
         if value is None:
             logger.info("metric %s has no value; not logged", name)
