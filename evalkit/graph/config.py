@@ -33,11 +33,11 @@ from evalkit.errors import ConfigError, did_you_mean
 from evalkit.graph.graph import END, START, Graph, Route
 from evalkit.graph.node import node_types
 from evalkit.graph.state import INITIAL_FIELDS
+from evalkit.index.chunking import check_chunking, with_defaults
 
 TOP_LEVEL_KEYS = ("name", "description", "seed", "max_steps", "chunking", "nodes", "edges", "routes", "on_error")
 NODE_KEYS = ("type", "params")
 ROUTE_KEYS = ("field", "cases")
-CHUNKING_DEFAULT: dict[str, Any] = {"method": "fixed", "size": 400, "overlap": 80}
 
 
 @dataclass
@@ -49,7 +49,7 @@ class GraphConfig:
     edges: dict[str, str]
     routes: dict[str, dict[str, Any]] = field(default_factory=dict)
     on_error: dict[str, str] = field(default_factory=dict)
-    chunking: dict[str, Any] = field(default_factory=lambda: dict(CHUNKING_DEFAULT))
+    chunking: dict[str, Any] = field(default_factory=lambda: with_defaults(None))
     description: str = ""
     seed: int = 0
     max_steps: int = 50
@@ -188,9 +188,9 @@ def config_from_dict(data: Any, source: str = "<dict>", lines: dict[str, int] | 
         raise fail("seed", f"seed must be an integer, got {seed!r}")
     if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
         raise fail("max_steps", f"max_steps must be a positive integer, got {max_steps!r}")
-    chunking = {**CHUNKING_DEFAULT, **(data.get("chunking") or {})}
-    from evalkit.index.chunking import check_chunking  # light module, no heavy imports
-
+    if not isinstance(data.get("chunking") or {}, dict):
+        raise fail("chunking", "chunking must be a mapping such as {method: fixed, size: 400, overlap: 80}")
+    chunking = with_defaults(data.get("chunking"))
     problem = check_chunking(chunking)
     if problem:
         raise fail("chunking", problem)

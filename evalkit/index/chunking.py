@@ -27,8 +27,21 @@ METHODS = ("document", "fixed", "parent_child")
 _PARAMS = {
     "document": {"method", "prepend_title"},
     "fixed": {"method", "size", "overlap", "prepend_title"},
-    "parent_child": {"method", "parent_size", "child_size", "child_overlap", "prepend_title", "size", "overlap"},
+    "parent_child": {"method", "parent_size", "child_size", "child_overlap", "prepend_title"},
 }
+# What a config that names only the method gets (``chunking: {method: parent_child}``).
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "document": {"prepend_title": True},
+    "fixed": {"size": 400, "overlap": 80, "prepend_title": True},
+    "parent_child": {"parent_size": 1200, "child_size": 300, "child_overlap": 50, "prepend_title": True},
+}
+
+
+def with_defaults(cfg: dict[str, Any] | None) -> dict[str, Any]:
+    """A chunking block completed with its method's defaults (``fixed`` when none is named)."""
+    cfg = dict(cfg or {})
+    method = cfg.setdefault("method", "fixed")
+    return {"method": method, **DEFAULTS.get(method, {}), **cfg}
 _BOUNDARY = set("。！？；!?;\n") | {" ", "，", ",", "、", "\t"}
 
 

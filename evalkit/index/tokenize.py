@@ -29,6 +29,9 @@ STOPWORDS = frozenset(
 )
 
 MODES = ("auto", "en", "zh", "whitespace")
+# Part of every identity: bump when the output for the same settings changes, so token
+# caches built by an older version are not reused (v2: parts of codes are stemmed).
+VERSION = 2
 
 
 @lru_cache(maxsize=1)
@@ -64,11 +67,13 @@ def _english(text: str, stem: bool, stopwords: bool) -> list[str]:
     for m in _WORD.finditer(text.lower()):
         word = m.group(0)
         parts = _PART.findall(word)
-        words = parts if len(parts) == 1 else [word, *parts]
-        for w in words:
+        # a code (E-4012, retry.max_attempts) is kept whole and unstemmed; its parts are
+        # stemmed like any word, so a query in words ("max attempts") matches them
+        words = [(w, True) for w in parts] if len(parts) == 1 else [(word, False), *((w, True) for w in parts)]
+        for w, stemmable in words:
             if stopwords and w in STOPWORDS:
                 continue
-            out.append(stemmer(w) if stemmer and len(parts) == 1 else w)
+            out.append(stemmer(w) if stemmer and stemmable else w)
     return out
 
 
@@ -86,7 +91,7 @@ class Tokenizer:
 
     @property
     def identity(self) -> str:
-        parts = [f"tok={self.mode}"]
+        parts = [f"tok={self.mode}/v{VERSION}"]
         if self.mode in ("auto", "en"):
             parts.append(f"porter={self.stem}:stop={self.stopwords}")
         if self.mode in ("auto", "zh"):

@@ -90,6 +90,8 @@ class SentenceTransformerEmbedder:
         self.identity = f"{identity}:max_len={self.model.max_seq_length}"
 
     def _encode(self, texts: list[str]) -> np.ndarray:
+        if not texts:  # sentence-transformers returns shape (0,) for an empty list
+            return np.zeros((0, self.dim), dtype=np.float32)
         vecs = self.model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
                                  convert_to_numpy=True, show_progress_bar=False)
         return _normalise(vecs)

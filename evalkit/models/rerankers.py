@@ -63,7 +63,12 @@ class FlagCrossEncoder:
 
 
 class STCrossEncoder:
-    """sentence-transformers CrossEncoder from a local folder (raw model output as the score)."""
+    """sentence-transformers CrossEncoder from a local folder.
+
+    The score is the model's output after CrossEncoder's activation: the one the folder's
+    config names, else a sigmoid for a one-label model (scores in (0, 1), like ``flag``
+    with ``normalize: true``), not necessarily the raw logit.
+    """
 
     def __init__(self, path: Path, max_length: int, batch_size: int):
         from sentence_transformers import CrossEncoder

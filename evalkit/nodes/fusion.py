@@ -22,6 +22,7 @@ min-max that equals ``min``, for z-score it means "average").
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -43,13 +44,14 @@ def rrf(rankings: Sequence[Sequence[Hit]], weights: Sequence[float], k: int = 60
     _check(rankings, weights)
     if k < 0:
         raise ValueError("RRF k must be >= 0")
-    scores: dict[str, float] = {}
+    parts: dict[str, list[float]] = {}
     doc_of: dict[str, str] = {}
     for ranking, w in zip(rankings, weights):
         for rank, hit in enumerate(ranking, start=1):
-            scores[hit.id] = scores.get(hit.id, 0.0) + w / (k + rank)
+            parts.setdefault(hit.id, []).append(w / (k + rank))
             doc_of[hit.id] = hit.doc_id
-    return _sorted(scores, doc_of)
+    # fsum is exactly rounded, so the sum (and any tie) does not depend on the channel order
+    return _sorted({pid: math.fsum(p) for pid, p in parts.items()}, doc_of)
 
 
 def normalise(values: Sequence[float], norm: str) -> np.ndarray:
@@ -80,7 +82,9 @@ def weighted(rankings: Sequence[Sequence[Hit]], weights: Sequence[float], norm: 
         normed.append({h.id: float(x) for h, x in zip(ranking, n)})
         floors.append(float(n.min()) if len(n) and missing == "min" else 0.0)
         doc_of.update({h.id: h.doc_id for h in ranking})
-    scores = {pid: sum(w * ch.get(pid, floor) for ch, w, floor in zip(normed, weights, floors)) for pid in doc_of}
+    # fsum: exactly rounded, so the result does not depend on the channel order (see rrf)
+    scores = {pid: math.fsum(w * ch.get(pid, floor) for ch, w, floor in zip(normed, weights, floors))
+              for pid in doc_of}
     return _sorted(scores, doc_of)
 
 

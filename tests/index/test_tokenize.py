@@ -1,0 +1,99 @@
+"""BM25 tokenisation: jieba for Chinese, Porter + stop words for English, codes whole and split."""
+from __future__ import annotations
+
+import pytest
+
+from evalkit.index.tokenize import STOPWORDS, Tokenizer
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return Tokenizer()  # auto: jieba for CJK runs, English path for the rest
+
+
+# --- Chinese --------------------------------------------------------------------------
+
+def test_chinese_words_via_jieba(tok):
+    # "e-invoice reimbursement cap" -> e-(lectronic) / invoice / reimbursement / cap
+    assert tok("电子发票报销上限") == ["电子", "发票", "报销", "上限"]
+    assert Tokenizer("zh")("电子发票报销上限") == ["电子", "发票", "报销", "上限"]
+
+
+def test_chinese_punctuation_dropped(tok):
+    out = tok("报销上限，是多少？（每月）")
+    assert "报销" in out and "上限" in out
+    assert not {"，", "？", "（", "）"} & set(out)
+
+
+# --- English --------------------------------------------------------------------------
+
+def test_english_stems_and_drops_stop_words(tok):
+    assert tok("The retries are running") == ["retri", "run"]  # 'the', 'are' are stop words
+    assert Tokenizer("en")("The retries are running") == ["retri", "run"]
+
+
+def test_english_settings():
+    assert Tokenizer(stem=False)("The retries are running") == ["retries", "running"]
+    kept = Tokenizer(stopwords=False)("The retries are running")
+    assert kept[0] == "the" and len(kept) == 4
+    assert {"the", "a", "of", "with"} <= STOPWORDS
+
+
+def test_english_lower_cases_and_matches_inflections(tok):
+    assert tok("Connection TIMEOUTS") == tok("connection timeout")
+
+
+# --- codes ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("code,parts", [
+    ("E-4012", ["e", "4012"]),
+    ("LX-200", ["lx", "200"]),
+    ("retry.max_attempts", ["retri", "max", "attempt"]),  # parts are stemmed like any word
+])
+def test_codes_kept_whole_and_split(tok, code, parts):
+    out = tok(code)
+    assert out[0] == code.lower()  # the whole code, never stemmed
+    assert out[1:] == parts
+
+
+def test_code_parts_match_natural_language_query(tok):
+    # the point of emitting parts: a question in words finds the config key
+    doc = set(tok("Set retry.max_attempts to 5"))
+    query = set(tok("how many max attempts does retry allow"))
+    assert {"retri", "max", "attempt"} <= doc & query
+    # and the whole code matches only the code
+    assert "retry.max_attempts" in doc and "retry.max_attempts" not in query
+
+
+def test_mixed_chinese_english_and_codes(tok):
+    out = tok("错误码E-4012怎么处理？请把retry.max_attempts调到5")
+    assert out[:6] == ["错误码", "e-4012", "e", "4012", "怎么", "处理"]
+    assert "retry.max_attempts" in out and "5" in out
+    assert tok("LX-200打印机卡纸")[:3] == ["lx-200", "lx", "200"]
+
+
+def test_whitespace_mode():
+    assert Tokenizer("whitespace")("A b  C-1") == ["a", "b", "c-1"]
+
+
+def test_unknown_mode_lists_choices():
+    with pytest.raises(ValueError, match="unknown tokenizer 'jieba'; valid: auto, en, zh, whitespace"):
+        Tokenizer("jieba")
+
+
+# --- identity -------------------------------------------------------------------------
+
+def test_identity_changes_with_settings():
+    ids = {
+        Tokenizer().identity,
+        Tokenizer(stem=False).identity,
+        Tokenizer(stopwords=False).identity,
+        Tokenizer("en").identity,
+        Tokenizer("zh").identity,
+        Tokenizer("whitespace").identity,
+    }
+    assert len(ids) == 6
+    assert Tokenizer().identity == Tokenizer("auto", True, True).identity
+    assert "jieba=" in Tokenizer("zh").identity and "jieba=" not in Tokenizer("en").identity
+    # settings that do not affect a mode do not change its identity
+    assert Tokenizer("zh", stem=False).identity == Tokenizer("zh").identity
