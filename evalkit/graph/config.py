@@ -277,12 +277,7 @@ def _check_reachability(nodes: dict, edges: dict, routes: dict, on_error: dict,
         succ[src].add(dst)
     for src, r in routes.items():
         succ[src].update(r["cases"].values())
-    seen, todo = {START}, deque([START])
-    while todo:
-        for nxt in succ.get(todo.popleft(), ()):
-            if nxt not in seen:
-                seen.add(nxt)
-                todo.append(nxt)
+    seen = _closure(START, succ)
     if END not in seen:
         raise fail("edges", f"'{END}' cannot be reached from '{START}'; every path must finish at '{END}'")
     for name in nodes:
@@ -293,15 +288,21 @@ def _check_reachability(nodes: dict, edges: dict, routes: dict, on_error: dict,
     for src, dsts in succ.items():
         for d in dsts:
             pred.setdefault(d, set()).add(src)
-    alive, todo = {END}, deque([END])
-    while todo:
-        for p in pred.get(todo.popleft(), ()):
-            if p not in alive:
-                alive.add(p)
-                todo.append(p)
+    alive = _closure(END, pred)
     for name in nodes:
         if name not in alive:
             raise fail(f"nodes.{name}", f"'{END}' cannot be reached from node '{name}' (a loop with no exit)")
+
+
+def _closure(origin: str, links: dict[str, set[str]]) -> set[str]:
+    """Every name reachable from ``origin`` through ``links`` (breadth first), origin included."""
+    seen, todo = {origin}, deque([origin])
+    while todo:
+        for nxt in links.get(todo.popleft(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
 
 
 def _line_map(root: yaml.Node | None) -> dict[str, int]:
