@@ -1,0 +1,102 @@
+"""``evalkit import``: turn external retrieval data into a corpus plus a frozen eval set.
+
+Thin wrappers over ``evalkit.importers``; an import error becomes one clear line and
+exit code 1.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from evalkit.errors import EvalkitError
+
+
+def _user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn ``EvalkitError`` (bad input file, existing output...) into one line and exit code 1."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except EvalkitError as exc:
+            raise click.ClickException(str(exc)) from exc
+    return wrapper
+
+
+@click.group("import", context_settings={"help_option_names": ["-h", "--help"]})
+def import_() -> None:
+    """Turn external data into an evalkit corpus and a frozen eval set.
+
+    \b
+    Formats:
+      beir   BEIR folders and Anserini/pyserini files (JSONL corpus; JSONL or TSV
+             queries; BEIR TSV or TREC qrels; any of them gzipped)
+    """
+
+
+_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+@import_.command("beir")
+@click.argument("source", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--split", default="test", show_default=True,
+              help="Which qrels/<split>.tsv of a BEIR folder to import.")
+@click.option("--corpus", type=_FILE, default=None,
+              help="Corpus JSONL ({_id, title, text} per line); replaces SOURCE/corpus.jsonl.")
+@click.option("--queries", type=_FILE, default=None,
+              help="Queries as JSONL ({_id, text}) or TSV (id<TAB>text), .gz allowed; replaces SOURCE/queries.jsonl.")
+@click.option("--qrels", type=_FILE, default=None,
+              help="Qrels as BEIR TSV (query-id corpus-id score) or TREC (qid 0 docid rel); replaces "
+                   "SOURCE/qrels/<split>.tsv.")
+@click.option("--name", default=None,
+              help="Eval set name: writes OUT_DIR/NAME.jsonl and OUT_DIR/corpora/NAME.jsonl. "
+                   "Default: the SOURCE folder's name.")
+@click.option("--out-dir", default=Path("eval_sets"), show_default=True,
+              type=click.Path(file_okay=False, path_type=Path), help="Folder of eval sets to write into.")
+@click.option("--lang", default="en", show_default=True, help="Language code given to every record.")
+@click.option("--keep-unanswerable", is_flag=True,
+              help="Keep judged queries without any relevant document, as type 'unanswerable' "
+                   "(default: skip them).")
+@click.option("--description", default=None, help="One line for the manifest (default: where the data came from).")
+@click.option("--force", is_flag=True, help="Replace an existing eval set and corpus of the same name.")
+@_user_errors
+def beir(source: Path | None, split: str, corpus: Path | None, queries: Path | None, qrels: Path | None,
+         name: str | None, out_dir: Path, lang: str, keep_unanswerable: bool, description: str | None,
+         force: bool) -> None:
+    """Import a BEIR dataset as a corpus plus an eval set frozen as v1.
+
+    SOURCE is a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv).
+    Without SOURCE, give all three files. Relevant documents are those with
+    rel > 0; queries without one are skipped (and counted).
+
+    \b
+    Examples:
+      evalkit import beir data/scifact --split test
+      evalkit import beir --name scifact \\
+        --corpus ../shared/datasets/scifact/corpus.derived.jsonl \\
+        --queries ../shared/datasets/scifact/topics.beir-v1.0.0-scifact.test.tsv.gz \\
+        --qrels ../shared/datasets/scifact/qrels.beir-v1.0.0-scifact.test.txt
+    """
+    from evalkit.importers import BeirFiles, import_beir
+
+    if source is None:
+        missing = [opt for opt, value in (("--corpus", corpus), ("--queries", queries), ("--qrels", qrels))
+                   if value is None]
+        if missing:
+            raise click.UsageError(f"give a BEIR folder (SOURCE) or all three files; missing: {', '.join(missing)}")
+        files = BeirFiles(corpus=corpus, queries=queries, qrels=qrels)  # type: ignore[arg-type]
+    else:
+        files = BeirFiles.from_folder(source, split, corpus, queries, qrels)
+    if name is None:
+        if source is None:
+            raise click.BadParameter("required when no SOURCE folder is given (it names the eval set)",
+                                     param_hint=["--name"])
+        name = source.resolve().name
+    result = import_beir(files, name, out_dir, lang=lang, force=force, keep_unanswerable=keep_unanswerable,
+                         description=description)
+    for line in result.lines():
+        click.echo(line)
+    click.echo(f"Pin it in a run with: --eval-set {result.eval_set_path}@v{result.version['version']}")
