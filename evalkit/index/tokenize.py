@@ -20,6 +20,7 @@ _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _RUNS = re.compile(f"([{_CJK}]+)|([^{_CJK}]+)")
 _WORD = re.compile(r"[A-Za-z0-9]+(?:[-_./][A-Za-z0-9]+)*")
 _PART = re.compile(r"[A-Za-z0-9]+")
+_POSSESSIVE = re.compile(r"['\u2019]s\b")
 _CJK_TOKEN = re.compile(f"[{_CJK}A-Za-z0-9]")
 
 # A standard English stop-word list (the Lucene/Anserini English analyzer's 33 words).
@@ -30,8 +31,9 @@ STOPWORDS = frozenset(
 
 MODES = ("auto", "en", "zh", "whitespace")
 # Part of every identity: bump when the output for the same settings changes, so token
-# caches built by an older version are not reused (v2: parts of codes are stemmed).
-VERSION = 2
+# caches built by an older version are not reused (v2: parts of codes are stemmed;
+# v3: possessive 's dropped and empty stems skipped, as Lucene's English analyzer does).
+VERSION = 3
 
 
 @lru_cache(maxsize=1)
@@ -64,7 +66,7 @@ def _jieba() -> Callable[[str], list[str]]:
 def _english(text: str, stem: bool, stopwords: bool) -> list[str]:
     out: list[str] = []
     stemmer = _stemmer() if stem else None
-    for m in _WORD.finditer(text.lower()):
+    for m in _WORD.finditer(_POSSESSIVE.sub("", text.lower())):
         word = m.group(0)
         parts = _PART.findall(word)
         # a code (E-4012, retry.max_attempts) is kept whole and unstemmed; its parts are
@@ -73,7 +75,9 @@ def _english(text: str, stem: bool, stopwords: bool) -> list[str]:
         for w, stemmable in words:
             if stopwords and w in STOPWORDS:
                 continue
-            out.append(stemmer(w) if stemmer and stemmable else w)
+            term = stemmer(w) if stemmer and stemmable else w
+            if term:
+                out.append(term)
     return out
 
 

