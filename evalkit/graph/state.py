@@ -18,7 +18,7 @@ INITIAL_FIELDS: dict[str, str] = {
     "queries": "the queries retrieval runs (starts as [question]; rewrite nodes replace it)",
 }
 
-MAX_TRACE_ITEMS = 50
+MAX_TRACE_ITEMS = 100  # enough to keep a whole top-100 channel ranking (fusion analysis reads it)
 MAX_TRACE_CHARS = 160
 
 
