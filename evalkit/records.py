@@ -118,6 +118,8 @@ class QueryResult:
     type: str | None = None
     lang: str | None = None
     rerank_top1: float | None = None
+    generation: dict[str, Any] | None = None  # answer, citations, evidence ids, judge verdicts
+    usage: dict[str, dict[str, float]] = field(default_factory=dict)  # LLM usage by purpose
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -143,6 +145,8 @@ class VariantSummary:
     seconds: float = 0.0
     timing: dict[str, float] = field(default_factory=dict)
     by_type: dict[str, dict[str, float]] = field(default_factory=dict)
+    usage: dict[str, dict[str, float]] = field(default_factory=dict)  # LLM usage totals by purpose
+    judge: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -17,7 +17,8 @@ def _env_quiet() -> None:
 
 def execute(eval_set_spec: str, config_paths: list[Path], output: Path, *, workers: int = 1, resume: bool = False,
             metrics: tuple[str, ...] = (), tracking_uri: str | None = None, experiment: str = "evalkit",
-            mlflow: bool = True, progress: bool = True) -> int:
+            mlflow: bool = True, progress: bool = True, judge: str = "offline",
+            judge_llm: Path | None = None) -> int:
     """Shared body of ``evalkit run``, ``evalkit demo`` and ``runners/eval_runner.py``."""
     _env_quiet()
     from evalkit.analysis.report import by_type_table, comparison_table
@@ -30,8 +31,16 @@ def execute(eval_set_spec: str, config_paths: list[Path], output: Path, *, worke
     configs = [load_graph_config(p) for p in config_paths]
     click.echo(f"eval set {eval_set.name} v{eval_set.version} ({len(eval_set.records)} queries, "
                f"sha256 {eval_set.sha256[:12]}); {len(configs)} variant(s)", err=True)
+    judge_options = {}
+    if judge_llm is not None:
+        import yaml
+
+        from evalkit.llm.base import LLMSpec
+
+        judge_options["llm"] = LLMSpec(**(yaml.safe_load(judge_llm.read_text(encoding="utf-8")) or {}))
     options = RunOptions(output=output, workers=workers, resume=resume, metrics=tuple(metrics) or DEFAULT_METRICS,
-                         tracking_uri=tracking_uri, experiment=experiment, mlflow=mlflow, progress=progress)
+                         tracking_uri=tracking_uri, experiment=experiment, mlflow=mlflow, progress=progress,
+                         judge=judge, judge_options=judge_options)
     summary = run_eval(eval_set, configs, options, echo=lambda m: click.echo(m, err=True))
     click.echo(comparison_table(summary))
     per_type = by_type_table(summary, "hit@5")
@@ -64,8 +73,14 @@ def execute(eval_set_spec: str, config_paths: list[Path], output: Path, *, worke
 @click.option("--experiment", default="evalkit", show_default=True, help="MLflow experiment name.")
 @click.option("--no-mlflow", is_flag=True, help="Skip MLflow logging (files are still written).")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bars.")
+@click.option("--judge", default="offline", show_default=True,
+              help="Judge of generated answers: offline (no LLM), llm or ragas (these need --judge-llm).")
+@click.option("--judge-llm", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="YAML LLM spec for the llm/ragas judges, e.g. {backend: openai, base_url: ..., model: ..., "
+                   "api_key_env: OPENAI_API_KEY}.")
 def run(eval_set: str, graph_configs: tuple[Path, ...], output: Path, workers: int, resume: bool,
-        metrics: tuple[str, ...], tracking_uri: str | None, experiment: str, no_mlflow: bool, no_progress: bool) -> int:
+        metrics: tuple[str, ...], tracking_uri: str | None, experiment: str, no_mlflow: bool, no_progress: bool,
+        judge: str, judge_llm: Path | None) -> int:
     """Run each graph variant on every query of an eval set.
 
     \b
@@ -80,4 +95,4 @@ def run(eval_set: str, graph_configs: tuple[Path, ...], output: Path, workers: i
     """
     return execute(eval_set, list(graph_configs), output, workers=workers, resume=resume, metrics=metrics,
                    tracking_uri=tracking_uri, experiment=experiment, mlflow=not no_mlflow,
-                   progress=not no_progress)
+                   progress=not no_progress, judge=judge, judge_llm=judge_llm)

@@ -264,7 +264,8 @@ def _writers(nodes: dict[str, dict[str, Any]], types: dict[str, Any]) -> set[str
 def _check_reads(nodes: dict[str, dict[str, Any]], types: dict[str, Any], fail: Any) -> None:
     available = _writers(nodes, types) | set(INITIAL_FIELDS)
     for name, spec in nodes.items():
-        for f in types[spec["type"]].reads:
+        cls = types[spec["type"]]
+        for f in cls.reads_for(cls.Params(**spec["params"])):
             if f not in available:
                 raise fail(f"nodes.{name}", f"node type '{spec['type']}' reads state field '{f}', "
                            "which no node in this graph writes; add a node that produces it")

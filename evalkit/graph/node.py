@@ -46,6 +46,11 @@ class Node:
         return ""
 
     @classmethod
+    def reads_for(cls, params: NodeParams) -> tuple[str, ...]:
+        """The fields this node reads with these params (default: the class's ``reads``)."""
+        return cls.reads
+
+    @classmethod
     def next_targets(cls, params: NodeParams) -> tuple[str, ...]:
         """The node names ``next()`` may return with these params (for load-time checks)."""
         return ()

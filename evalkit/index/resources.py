@@ -95,6 +95,10 @@ class VariantResources:
     base_dir: Path | None = None  # the graph config's folder: relative paths in params resolve here
     used: list[dict[str, Any]] = field(default_factory=list)
 
+    @property
+    def cache_root(self) -> Path:
+        return Path(self.shared.cache_root)
+
     def passages(self) -> Passages:
         return self.shared.passages(self.chunking)
 

@@ -5,5 +5,7 @@
 | ``retrieve`` | ``retrieve.py`` | queries -> retrieved, channel_hits |
 | ``rerank`` | ``rerank.py`` | question, retrieved -> reranked, rerank_scores, rerank_model |
 | ``guard`` | ``guard.py`` | reranked -> guard_triggered, guard_reason, guard_threshold, evidence, outcome |
+| ``generate`` | ``generate.py`` | question, evidence -> answer, citations, used_documents, invalid_citations, abstained, answer_evidence, generator, outcome |
+| ``fallback`` | ``generate.py`` | -> the fixed "no reliable evidence" answer, outcome fallback |
 """
-from evalkit.nodes import guard, rerank, retrieve  # noqa: F401
+from evalkit.nodes import generate, guard, rerank, retrieve  # noqa: F401

@@ -4,16 +4,27 @@ The graph knows nothing of metrics; this is the one place where a finished state
 the gold labels. Rankings are reduced to documents here (first occurrence keeps its
 rank) and scored with the metric registry. A query whose graph failed is still scored,
 on whatever ranking it produced (usually none, so zeros): a failure is a miss, never a
-hole in the average. Queries without gold documents are not scored (``metrics`` empty).
+hole in the average. Queries without gold documents get no retrieval metrics.
+For variants that generate, the answer is judged against the passages it was shown
+and scored with ``evalkit.metrics.answer``; LLM usage of the query (generation and
+judging) is collected in ``usage``.
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from evalkit.graph import Graph, initial_state
+from evalkit.llm.usage import Usage, usage_scope
+from evalkit.llm.usage import record as record_usage
 from evalkit.metrics import score_query
+from evalkit.metrics.answer import score_answer
 from evalkit.records import EvalRecord, Hit, QueryResult
+
+# outcomes that mean the pipeline declined to answer (guard tripped, fallback node)
+ABSTAINING_OUTCOMES = ("no_reliable_evidence", "fallback")
 
 
 def doc_ranking(hits: Sequence[Hit]) -> list[dict[str, Any]]:
@@ -27,22 +38,68 @@ def doc_ranking(hits: Sequence[Hit]) -> list[dict[str, Any]]:
     return out
 
 
-def run_query(graph: Graph, record: EvalRecord, metrics: Sequence[str]) -> QueryResult:
-    """Execute ``graph`` on ``record`` and score the rankings it produced."""
-    outcome = graph.run(initial_state(record.id, record.question, record.lang))
-    state = outcome.state
-    retrieved_hits = list(state.get("retrieved", []))
-    final_hits = list(state["reranked"]) if "reranked" in state else retrieved_hits
-    retrieved, reranked = doc_ranking(retrieved_hits), doc_ranking(final_hits)
-    scores: dict[str, float] = {}
-    if record.answerable:
-        scores = score_query([d["doc_id"] for d in retrieved], [d["doc_id"] for d in reranked],
-                             record.relevant_doc_ids, metrics)
+@dataclass
+class QueryContext:
+    """What scoring one query needs besides the record: the graph, metric names, the judge."""
+
+    graph: Graph
+    metrics: Sequence[str]
+    generates: bool = False
+    judge: Any = None  # an ``evalkit.judges`` Judge, used when the variant generates answers
+    passages: Any = None  # resolves evidence passage ids to the texts the answer is judged against
+
+
+def run_query(ctx: QueryContext, record: EvalRecord) -> QueryResult:
+    """Execute the graph on ``record``, then score its rankings and (if any) its answer."""
+    with usage_scope() as usage:
+        outcome = ctx.graph.run(initial_state(record.id, record.question, record.lang))
+        state = outcome.state
+        retrieved_hits = list(state.get("retrieved", []))
+        final_hits = list(state["reranked"]) if "reranked" in state else retrieved_hits
+        retrieved, reranked = doc_ranking(retrieved_hits), doc_ranking(final_hits)
+        scores: dict[str, Any] = {}
+        if record.answerable:
+            scores = score_query([d["doc_id"] for d in retrieved], [d["doc_id"] for d in reranked],
+                                 record.relevant_doc_ids, ctx.metrics)
+        generation = None
+        if ctx.generates:
+            generation, answer_scores = _judge_answer(ctx, record, state, outcome.failed)
+            scores.update(answer_scores)
     top1 = state.get("rerank_scores", [None])[0] if state.get("rerank_scores") else None
     result_outcome = state.get("outcome") or ("failed" if outcome.failed else "completed")
     return QueryResult(
         query_id=record.id, question=record.question, gold_doc_ids=list(record.relevant_doc_ids),
         retrieved=retrieved, reranked=reranked, metrics=scores, trace=[e.to_dict() for e in outcome.trace],
         error=outcome.error, outcome=result_outcome, type=record.type, lang=record.lang,
-        rerank_top1=None if top1 is None else round(float(top1), 6),
+        rerank_top1=None if top1 is None else round(float(top1), 6), generation=generation,
+        usage={k: v.to_dict() for k, v in sorted(usage.items())},
     )
+
+
+def _judge_answer(ctx: QueryContext, record: EvalRecord, state: dict[str, Any],
+                  failed: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The answer record (answer, citations, verdicts) and its per-query answer metrics."""
+    answer = state.get("answer", "")
+    abstained = bool(state.get("abstained")) or state.get("outcome") in ABSTAINING_OUTCOMES
+    answered = bool(answer) and not abstained and not failed
+    evidence = list(state.get("answer_evidence", []))
+    judgement = None
+    if answered and ctx.judge is not None:
+        texts = [(h.doc_id, ctx.passages.text(h.id)) for h in evidence]
+        t0 = time.perf_counter()
+        try:
+            judgement = ctx.judge.judge(record.question, answer, texts).to_dict()
+        except Exception as exc:  # a judge failure is counted, never read as a verdict
+            judgement = {"claims": [], "error": f"{type(exc).__name__}: {exc}"}
+        record_usage("judge", Usage(latency_ms=(time.perf_counter() - t0) * 1000.0))
+    generation = {"answer": answer, "abstained": abstained, "answered": answered,
+                  "citations": list(state.get("citations", [])), "used_documents": list(state.get("used_documents", [])),
+                  "invalid_citations": list(state.get("invalid_citations", [])),
+                  "evidence": [[h.id, h.doc_id, round(float(h.score), 6)] for h in evidence],
+                  "generator": state.get("generator"), "judgement": judgement,
+                  "judge": getattr(ctx.judge, "identity", None)}
+    scores = score_answer(answerable=record.answerable, answered=answered, abstained=abstained,
+                          judgement=judgement, answer=answer, reference=record.reference_answer,
+                          cited_docs=generation["used_documents"],
+                          invalid_citations=len(generation["invalid_citations"]), gold=record.relevant_doc_ids)
+    return generation, scores

@@ -22,9 +22,11 @@ from evalkit.evalsets import EvalSet
 from evalkit.graph import GraphConfig, build_graph
 from evalkit.index.corpus import load_corpus
 from evalkit.index.resources import Resources
+from evalkit.llm.usage import Usage
 from evalkit.metrics import DEFAULT_METRICS, aggregate, parse_metric
+from evalkit.metrics.answer import aggregate_answers
 from evalkit.records import QueryResult, RunSummary, VariantSummary
-from evalkit.run.query import run_query
+from evalkit.run.query import QueryContext, run_query
 from evalkit.run.store import VariantStore, results_folder, write_json_atomic
 
 NO_EVIDENCE = "no_reliable_evidence"
@@ -45,31 +47,57 @@ class RunOptions:
     cache_root: Path | None = None
     check_mutation: bool = False
     tags: dict[str, str] = field(default_factory=dict)
+    judge: str = "offline"  # judge backend for generating variants (evalkit.judges registry)
+    judge_options: dict[str, Any] = field(default_factory=dict)
 
 
-def variant_metrics(results: Sequence[QueryResult]) -> tuple[dict[str, float], int]:
-    """Mean of each metric over answerable queries, plus guard abstention rates when a guard ran.
+def variant_metrics(results: Sequence[QueryResult], retrieval: Sequence[str] = DEFAULT_METRICS
+                    ) -> tuple[dict[str, float], int]:
+    """Retrieval means over answerable queries, guard abstention rates, answer metrics.
 
     ``abstain_rate_answerable``: share of answerable queries the guard stopped (false
     abstentions); ``abstain_rate_unanswerable``: share of unanswerable queries it stopped
-    (correct abstentions). Returns the metrics and the number of queries excluded from
-    the retrieval metrics (no gold documents).
+    (correct abstentions). Answer metrics (faithfulness, hallucination...) come from
+    ``evalkit.metrics.answer.aggregate_answers`` for variants that generate. Returns the
+    metrics and the number of queries excluded from the retrieval metrics (no gold).
     """
     answerable = [r for r in results if r.gold_doc_ids]
-    metrics = aggregate([r.metrics for r in answerable])
-    if any(r.outcome in (NO_EVIDENCE, "evidence_found") for r in results):
+    metrics = aggregate([{m: r.metrics[m] for m in retrieval} for r in answerable])
+    if any(r.outcome in (NO_EVIDENCE, "evidence_found") or _guard_ran(r) for r in results):
         unanswerable = [r for r in results if not r.gold_doc_ids]
         for name, group in (("abstain_rate_answerable", answerable), ("abstain_rate_unanswerable", unanswerable)):
             if group:
-                metrics[name] = sum(r.outcome == NO_EVIDENCE for r in group) / len(group)
+                metrics[name] = sum(_guard_tripped(r) for r in group) / len(group)
+    metrics.update(aggregate_answers([(bool(r.gold_doc_ids), r.metrics) for r in results]))
     return metrics, len(results) - len(answerable)
 
 
-def metrics_by_type(results: Sequence[QueryResult]) -> dict[str, dict[str, float]]:
-    """The same means per question type (single, multi_hop, ...), answerable queries only."""
-    types = sorted({r.type or "" for r in results if r.gold_doc_ids})
-    return {t: {"n": float(len(g)), **aggregate([r.metrics for r in g])}
-            for t in types for g in [[r for r in results if r.gold_doc_ids and (r.type or "") == t]]}
+def _guard_ran(r: QueryResult) -> bool:
+    return any(e["type"] == "guard" for e in r.trace)
+
+
+def _guard_tripped(r: QueryResult) -> bool:
+    return any(e["type"] == "guard" and e["wrote"].get("guard_triggered") for e in r.trace)
+
+
+def usage_totals(results: Sequence[QueryResult]) -> dict[str, dict[str, float]]:
+    """LLM usage summed over queries, by purpose (generate, judge, ...)."""
+    totals: dict[str, Usage] = {}
+    for r in results:
+        for purpose, u in r.usage.items():
+            totals.setdefault(purpose, Usage()).add(Usage(**u))
+    return {k: v.to_dict() for k, v in sorted(totals.items())}
+
+
+def metrics_by_type(results: Sequence[QueryResult], retrieval: Sequence[str] = DEFAULT_METRICS
+                    ) -> dict[str, dict[str, float]]:
+    """The same metrics per question type (single, multi_hop, ..., unanswerable), with ``n``."""
+    types = sorted({r.type or "" for r in results})
+    out = {}
+    for t in types:
+        group = [r for r in results if (r.type or "") == t]
+        out[t] = {"n": float(len(group)), **variant_metrics(group, retrieval)[0]}
+    return out
 
 
 def _timing(results: Sequence[QueryResult]) -> dict[str, float]:
@@ -104,6 +132,7 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
     ref.corpus, ref.corpus_sha256 = str(eval_set.corpus_path), corpus.sha256
     summary = RunSummary(eval_set=ref, variants={}, git_commit=git_commit())
     folder = results_folder(options.output)
+    judge = _make_judge(options, configs, resources)
     all_results: dict[str, list[QueryResult]] = {}
     stores: dict[str, VariantStore] = {}
     for config in configs:
@@ -119,7 +148,8 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
         build_s = time.perf_counter() - t0
         fingerprint = {"eval_set_sha256": ref.sha256, "eval_set_version": ref.version,
                        "config_sha256": config.sha256(), "metrics": list(options.metrics),
-                       "corpus_sha256": corpus.sha256}
+                       "corpus_sha256": corpus.sha256,
+                       "judge": judge.identity if judge is not None and generates(config) else None}
         store = VariantStore(folder / config.name, fingerprint)
         kept = store.resumable() if options.resume else {}
         todo = [r for r in eval_set.records if r.id not in kept]
@@ -128,7 +158,9 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
         store.start(kept[r.id] for r in eval_set.records if r.id in kept)
         results = dict(kept)
         try:
-            for result in _run_all(graph, todo, options, config.name):
+            ctx = QueryContext(graph, options.metrics, generates=generates(config),
+                               judge=judge if generates(config) else None, passages=view.passages())
+            for result in _run_all(ctx, todo, options, config.name):
                 results[result.query_id] = result
                 store.append(result)
         except BaseException:
@@ -136,12 +168,13 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
             raise
         ordered = [results[r.id] for r in eval_set.records]
         store.finish(ordered)
-        metrics, excluded = variant_metrics(ordered)
+        metrics, excluded = variant_metrics(ordered, options.metrics)
         summary.variants[config.name] = VariantSummary(
             metrics=metrics, n_failed=sum(r.error is not None for r in ordered), n_queries=len(ordered),
             n_excluded=excluded, config_path=config.source, config_sha256=config.sha256(), index=_index_meta(view),
             seconds=round(time.perf_counter() - t0, 3), timing={**_timing(ordered), "build_s": round(build_s, 3)},
-            by_type=metrics_by_type(ordered))
+            by_type=metrics_by_type(ordered, options.metrics), usage=usage_totals(ordered),
+            judge=judge.identity if judge is not None and generates(config) else None)
         all_results[config.name] = ordered
         stores[config.name] = store
         write_json_atomic(options.output, summary.to_dict())
@@ -151,7 +184,20 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
     return summary
 
 
-def _run_all(graph: Any, records: list, options: RunOptions, name: str):
+def generates(config: GraphConfig) -> bool:
+    """Whether a variant produces answers (has a generate or fallback node) that must be judged."""
+    return any(spec["type"] in ("generate", "fallback") for spec in config.nodes.values())
+
+
+def _make_judge(options: RunOptions, configs: Sequence[GraphConfig], resources: Resources) -> Any:
+    if not any(generates(c) for c in configs):
+        return None
+    from evalkit.judges import make_judge
+
+    return make_judge(options.judge, cache_root=resources.cache_root, **options.judge_options)
+
+
+def _run_all(ctx: QueryContext, records: list, options: RunOptions, name: str):
     """Yield results as queries finish (completion order); callers re-order by the eval set."""
     bar = None
     if options.progress and records:
@@ -161,11 +207,11 @@ def _run_all(graph: Any, records: list, options: RunOptions, name: str):
     try:
         if options.workers <= 1:
             for rec in records:
-                yield run_query(graph, rec, options.metrics)
+                yield run_query(ctx, rec)
                 bar and bar.update(1)
         else:
             with ThreadPoolExecutor(max_workers=options.workers) as pool:
-                futures = [pool.submit(run_query, graph, rec, options.metrics) for rec in records]
+                futures = [pool.submit(run_query, ctx, rec) for rec in records]
                 for fut in futures:
                     yield fut.result()
                     bar and bar.update(1)

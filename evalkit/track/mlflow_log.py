@@ -217,6 +217,9 @@ def variant_metrics(summary: VariantSummary) -> dict[str, float]:
         values.setdefault(name, getattr(summary, name))
     for name, value in summary.timing.items():  # latency and build time: not quality, but watched
         values.setdefault(f"timing.{name}", value)
+    for purpose, usage in summary.usage.items():  # LLM calls, tokens, latency of generation and judging
+        for name, value in usage.items():
+            values.setdefault(f"usage.{purpose}.{name}", value)
     for qtype, group in summary.by_type.items():  # e.g. hit@5 of multi_hop questions alone
         for name, value in group.items():
             values.setdefault(f"by_type.{qtype}.{name}", value)

@@ -1,0 +1,144 @@
+"""Answer metrics: faithfulness, hallucination, correctness, citations, abstention.
+
+Defined once, here; the README repeats these definitions.
+
+Per query (``score_answer``), for variants that generate an answer:
+
+- ``answered`` / ``abstained``: 1 when the pipeline gave an answer / declined (the
+  fallback node, or an answer saying the evidence is insufficient). A failed query is
+  neither.
+- ``claims``, ``claims_supported``, ``claims_unsupported``, ``claims_not_checkable``:
+  the judge's verdicts on the answer's claims. "Not checkable" claims (nothing a judge
+  can verify) are never counted as supported.
+- ``faithfulness`` = supported / (supported + unsupported) claims. Undefined (``None``)
+  for an abstention, for an answer with no checkable claim, and when the judge failed.
+- ``hallucinated`` = 1 when an answered query has at least one unsupported claim (0 when
+  all its checkable claims are supported; ``None`` when nothing was checkable or the
+  judge failed). On an unanswerable question, answering at all is a hallucination.
+- ``answer_em``: normalised exact match with ``reference_answer``; ``answer_f1``: token
+  F1 with it. Tokens are words for Latin script and single characters for CJK, after
+  lower-casing, removing punctuation and thousands separators (so "5,000元" and "5000 元"
+  match). Answerable questions with a reference only.
+- ``citation_precision``: cited documents that are gold / cited documents (valid ones;
+  ``None`` without valid citations). ``invalid_citation_rate``: citations to ids that were
+  not in the evidence / all citations (``None`` without citations); ``citations`` and
+  ``citations_invalid`` are the counts.
+
+Per variant (``aggregate_answers``): ``faithfulness`` (mean over answered queries where it
+is defined), ``hallucination_rate`` (share of answered answerable questions, among those
+the judge could decide, with a hallucinated answer), ``claim_hallucination_rate`` (unsupported / checkable claims, pooled),
+``answer_em`` / ``answer_f1`` (mean over answerable questions with a reference),
+``citation_precision`` (mean where defined), ``invalid_citation_rate`` (pooled),
+``abstention_rate`` (abstained / answerable questions: false abstentions),
+``correct_abstention_rate`` (abstained / unanswerable questions) and
+``unanswerable_hallucination_rate`` (answered / unanswerable questions), plus the counts
+``n_answered``, ``n_abstained``, ``n_no_checkable_claims``, ``n_judge_failed``. NaN policy:
+an undefined value is left out of its mean and counted; it never becomes 0 or 1.
+"""
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_TOKEN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[a-z0-9]+(?:\.[0-9]+)?")
+_THOUSANDS = re.compile(r"(?<=\d)[,，](?=\d{3}(?!\d))")
+
+
+def normalise_answer(text: str) -> str:
+    """Lower-case, NFKC (full-width -> half-width), drop thousands separators, citations, punctuation."""
+    text = unicodedata.normalize("NFKC", text or "").lower()
+    text = re.sub(r"\[[^\]]{1,40}\]|【[^】]{1,40}】", " ", text)
+    text = _THOUSANDS.sub("", text)
+    return " ".join(_TOKEN.findall(text))
+
+
+def answer_tokens(text: str) -> list[str]:
+    """Words for Latin script, single characters for CJK (the usual Chinese F1 convention)."""
+    return normalise_answer(text).split()
+
+
+def exact_match(answer: str, reference: str) -> float:
+    return float(normalise_answer(answer) == normalise_answer(reference))
+
+
+def token_f1(answer: str, reference: str) -> float:
+    """SQuAD-style token F1 with CJK characters as tokens."""
+    a, r = answer_tokens(answer), answer_tokens(reference)
+    if not a or not r:
+        return float(a == r)
+    common = sum((Counter(a) & Counter(r)).values())
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(a), common / len(r)
+    return 2 * precision * recall / (precision + recall)
+
+
+def score_answer(*, answerable: bool, answered: bool, abstained: bool, judgement: Mapping[str, Any] | None,
+                 answer: str, reference: str | None, cited_docs: Sequence[str], invalid_citations: int,
+                 gold: Sequence[str]) -> dict[str, float | None]:
+    """Per-query answer metrics (see the module docstring); ``None`` marks undefined values."""
+    out: dict[str, float | None] = {"answered": float(answered), "abstained": float(abstained)}
+    verdicts = [c["verdict"] for c in (judgement or {}).get("claims", [])]
+    sup, unsup, nc = (verdicts.count(v) for v in ("supported", "unsupported", "not_checkable"))
+    judge_failed = bool(judgement and judgement.get("error"))
+    if answered and judgement is not None and not judge_failed:
+        out.update(claims=float(len(verdicts)), claims_supported=float(sup), claims_unsupported=float(unsup),
+                   claims_not_checkable=float(nc))
+    checkable = sup + unsup
+    ok = answered and judgement is not None and not judge_failed and checkable > 0
+    out["faithfulness"] = sup / checkable if ok else None
+    if not answerable:
+        out["hallucinated"] = float(answered)
+    else:
+        out["hallucinated"] = float(unsup > 0) if ok else None
+    if answerable and reference:
+        out["answer_em"] = exact_match(answer, reference)
+        out["answer_f1"] = token_f1(answer, reference)
+    n_cited = len(cited_docs) + invalid_citations
+    out["citations"], out["citations_invalid"] = float(n_cited), float(invalid_citations)
+    out["citation_precision"] = (sum(d in set(gold) for d in cited_docs) / len(cited_docs)) if cited_docs else None
+    out["invalid_citation_rate"] = invalid_citations / n_cited if n_cited else None
+    out["judge_failed"] = float(judge_failed)
+    return out
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    defined = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    return math.fsum(defined) / len(defined) if defined else None
+
+
+def aggregate_answers(rows: Sequence[tuple[bool, Mapping[str, float | None]]]) -> dict[str, float]:
+    """Variant-level answer metrics from ``(answerable, per-query metrics)`` pairs (module docstring)."""
+    gen = [(a, m) for a, m in rows if "answered" in m]
+    if not gen:
+        return {}
+    answered = [m for _, m in gen if m["answered"]]
+    ans_q = [m for a, m in gen if a]
+    unans_q = [m for a, m in gen if not a]
+    sup = sum(m.get("claims_supported") or 0 for m in answered)
+    unsup = sum(m.get("claims_unsupported") or 0 for m in answered)
+    n_cit = sum(m.get("citations") or 0 for _, m in gen)
+    n_bad = sum(m.get("citations_invalid") or 0 for _, m in gen)
+    out: dict[str, float | None] = {
+        "faithfulness": _mean([m.get("faithfulness") for m in answered]),
+        "hallucination_rate": _mean([m.get("hallucinated") for m in ans_q if m["answered"]]),
+        "claim_hallucination_rate": unsup / (sup + unsup) if sup + unsup else None,
+        "answer_em": _mean([m.get("answer_em") for m in ans_q]),
+        "answer_f1": _mean([m.get("answer_f1") for m in ans_q]),
+        "citation_precision": _mean([m.get("citation_precision") for _, m in gen]),
+        "invalid_citation_rate": n_bad / n_cit if n_cit else None,
+        "abstention_rate": _mean([m["abstained"] for m in ans_q]),
+        "correct_abstention_rate": _mean([m["abstained"] for m in unans_q]),
+        "unanswerable_hallucination_rate": _mean([m["answered"] for m in unans_q]),
+        "n_answered": float(len(answered)),
+        "n_abstained": float(sum(m["abstained"] for _, m in gen)),
+        "n_no_checkable_claims": float(sum(1 for m in answered if m.get("faithfulness") is None
+                                           and not m.get("judge_failed"))),
+        "n_judge_failed": float(sum(m.get("judge_failed") or 0 for _, m in gen)),
+    }
+    return {k: v for k, v in out.items() if v is not None}
