@@ -10,6 +10,18 @@ command -v "$PY" >/dev/null 2>&1 || PY=python3
   || { echo "setup.sh: evalkit needs Python 3.11 (found $("$PY" --version 2>&1)); set PYTHON=/path/to/python3.11" >&2; exit 1; }
 
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
+
+# Headless Chromium (Debian's `chromium`) renders the HTML report in tests/analysis; optional.
+if ! command -v chromium >/dev/null 2>&1; then
+  apt_chromium() { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1; }
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+     && { apt_chromium || { apt-get update -qq >/dev/null 2>&1 && apt_chromium; }; }; then
+    :
+  else
+    echo "setup.sh: chromium not installed (needs root and apt-get); the HTML render test will skip" >&2
+  fi
+fi
+
 stamp=.venv/.evalkit-setup
 want=$(cat constraints.txt pyproject.toml setup.sh | sha256sum | cut -c1-16)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then

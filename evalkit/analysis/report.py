@@ -1,16 +1,18 @@
 """The comparison a reader wants after a run: one row per variant, the metrics side by side.
 
-The best value of each quality column is marked with ``*`` (highest, except abstention
-on answerable queries, where lower is better). Plain text for terminals and Markdown for
+The best value of each quality column is marked with ``*`` (highest, except for the
+lower-is-better metrics of :mod:`evalkit.analysis.direction`: abstention on answerable
+queries, hallucination, invalid citations, latency). Plain text for terminals and Markdown for
 ``reports/``; both come from the same rows.
 """
 from __future__ import annotations
 
 from typing import Any
 
+from evalkit.analysis.direction import LowerIsBetter
 from evalkit.records import RunSummary
 
-LOWER_IS_BETTER = {"abstain_rate_answerable"}
+LOWER_IS_BETTER = LowerIsBetter()  # the one rule of evalkit.analysis.direction (hallucination, latency, ...)
 SHORT = {"abstain_rate_answerable": "abstain(ans)", "abstain_rate_unanswerable": "abstain(unans)"}
 
 

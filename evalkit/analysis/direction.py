@@ -1,0 +1,44 @@
+"""Which way is better, per metric name: the one definition every analysis command uses.
+
+Higher is better for every metric except
+
+* names containing one of :data:`LOWER_IS_BETTER_MARKERS`: ``hallucinat`` (the variant's
+  ``hallucination_rate`` and the per-query ``hallucinated``), ``abstain_rate_answerable``,
+  ``invalid``, ``latency``, ``unsupported`` (``claims_unsupported``), ``judge_failed``;
+* the names in :data:`LOWER_IS_BETTER_NAMES`: ``abstention_rate`` (in
+  ``evalkit.metrics.answer`` that is the share of *answerable* questions abstained on).
+
+``abstain_rate_unanswerable`` and ``correct_abstention_rate`` (correct abstentions) are
+higher-is-better. Per-query counts that describe an answer rather than grade it
+(:func:`is_descriptive`: ``answered``, ``abstained``, ``claims``, ``citations``, ``n_*``...)
+have no direction; analysis commands leave them out unless asked for by name.
+"""
+from __future__ import annotations
+
+LOWER_IS_BETTER_MARKERS: tuple[str, ...] = ("hallucinat", "abstain_rate_answerable", "invalid", "latency",
+                                            "unsupported", "judge_failed")
+LOWER_IS_BETTER_NAMES: frozenset[str] = frozenset({"abstention_rate"})
+DESCRIPTIVE_NAMES: frozenset[str] = frozenset({"answered", "abstained", "claims", "claims_supported",
+                                               "claims_not_checkable", "citations"})
+
+
+def higher_is_better(metric: str) -> bool:
+    """False for the lower-is-better names above, True for everything else."""
+    return metric not in LOWER_IS_BETTER_NAMES and not any(m in metric for m in LOWER_IS_BETTER_MARKERS)
+
+
+def sign(metric: str) -> int:
+    """+1 when higher is better, -1 when lower is better: ``sign * (b - a) > 0`` means b is better."""
+    return 1 if higher_is_better(metric) else -1
+
+
+def is_descriptive(metric: str) -> bool:
+    """A count or flag that describes an answer (``answered``, ``claims``, ``n_answered``), not a grade."""
+    return metric in DESCRIPTIVE_NAMES or metric.startswith("n_")
+
+
+class LowerIsBetter:
+    """A container view of the rule: ``name in LowerIsBetter()`` (for code that expects a set)."""
+
+    def __contains__(self, metric: object) -> bool:
+        return isinstance(metric, str) and not higher_is_better(metric)

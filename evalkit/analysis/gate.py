@@ -1,0 +1,166 @@
+"""The deploy gate: is a candidate run non-inferior to a baseline on every named metric?
+
+For each ``(metric, max_drop)`` the per-query values of the two runs are paired on their
+shared queries (retrieval metrics: answerable queries only) and the improvement
+``sign * (candidate - baseline)`` is bootstrapped (paired, seeded); ``sign`` is -1 for
+lower-is-better metrics (:mod:`evalkit.analysis.direction`), which mirrors the test.
+The candidate passes a metric when the lower confidence bound of the improvement is
+above ``-max_drop``: with the chosen confidence, it is at most ``max_drop`` worse.
+
+Before testing, the gate refuses (each refusal is an error class with its own
+``exit_code``; the table is in ``evalkit gate --help``): runs of different eval sets or
+corpora (3, ``DifferentEvalSetsError``); an eval set that no longer matches what a run
+recorded, re-verified with :func:`evalkit.evalsets.load_eval_set` when the set file is
+available, or runs that disagree on a shared query (4, ``TamperedEvalSetError``); a
+candidate with more failed queries than allowed (5, :class:`TooManyFailuresError`). Runs of two versions of the same append-only set are compared
+on their shared queries, and the result says how many.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalkit.analysis import stats
+from evalkit.analysis.direction import higher_is_better, sign
+from evalkit.analysis.pairing import (
+    TamperedEvalSetError,
+    check_eval_sets,
+    check_shared_queries,
+    metric_names,
+    pair,
+    per_query_values,
+)
+from evalkit.analysis.runs import LoadedRun
+from evalkit.analysis.tables import text_table
+from evalkit.errors import EvalkitError, EvalSetError, did_you_mean
+
+
+class TooManyFailuresError(EvalkitError):
+    """The candidate failed on more queries than ``max_failed_share`` allows."""
+
+    exit_code = 5
+
+
+@dataclass
+class GateCheck:
+    """One metric's non-inferiority test."""
+
+    metric: str
+    max_drop: float
+    n: int
+    baseline: float
+    candidate: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    bound: float
+    passed: bool
+    higher_is_better: bool
+
+
+@dataclass
+class GateResult:
+    """Every check plus how the runs were matched."""
+
+    baseline: str
+    candidate: str
+    eval_set: str
+    shared_queries: int
+    baseline_queries: int
+    candidate_queries: int
+    checks: list[GateCheck]
+    confidence: float
+    n_resamples: int
+    seed: int
+    failed_share: float
+    verified: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "passed": self.passed}
+
+
+def verify_eval_set(run: LoadedRun, variant: str) -> str:
+    """Re-verify a run's eval set file against the hash it recorded; a note, or ``TamperedEvalSetError``."""
+    from evalkit.evalsets import load_eval_set
+
+    ref = run.summary.eval_set
+    if not ref.path or not Path(ref.path).is_file():
+        return f"{run.label}: eval set file not available ({ref.path or 'path not recorded'}); not re-verified"
+    try:
+        es = load_eval_set(f"{ref.path}@v{ref.version}", check_corpus=False)
+    except EvalSetError as exc:
+        raise TamperedEvalSetError(f"{run.label}: eval set {ref.name} v{ref.version} fails verification: {exc}") \
+            from exc
+    if es.sha256 != ref.sha256:
+        raise TamperedEvalSetError(f"{run.label}: the run recorded {ref.name} v{ref.version} with sha256 "
+                                   f"{ref.sha256[:12]}, but {ref.path} v{ref.version} now hashes to {es.sha256[:12]}")
+    ids = [r.id for r in es.records]
+    got = sorted(r["query_id"] for r in run.rows(variant))
+    if got != sorted(ids):
+        raise TamperedEvalSetError(f"{run.label}:{variant}: its per-query records hold {len(got)} queries, but "
+                                   f"{ref.name} v{ref.version} has {len(ids)} (ids differ): the results were edited")
+    return f"{run.label}: {ref.path} v{ref.version} re-verified (sha256 {es.sha256[:12]})"
+
+
+def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, candidate_variant: str,
+             margins: Sequence[tuple[str, float]], *, confidence: float = 0.95, n_resamples: int = 10_000,
+             seed: int = 0, max_failed_share: float = 0.0) -> GateResult:
+    """Check the eval sets, the candidate's failures, then every metric (see the module docstring)."""
+    note = check_eval_sets(baseline.summary.eval_set, candidate.summary.eval_set, allow_versions=True)
+    verified = [verify_eval_set(baseline, baseline_variant), verify_eval_set(candidate, candidate_variant)]
+    base = baseline.results(baseline_variant)
+    cand = candidate.results(candidate_variant)
+    labels = (f"{baseline.label}:{baseline_variant}", f"{candidate.label}:{candidate_variant}")
+    shared = check_shared_queries(base, cand, labels)
+    if not shared:
+        raise EvalkitError(f"{labels[0]} and {labels[1]} share no query")
+    only = set(shared)
+    failed = sum(r.error is not None for r in cand if r.query_id in only)
+    share = failed / len(shared)
+    if share > max_failed_share + 1e-12:
+        raise TooManyFailuresError(f"the candidate {labels[1]} failed on {failed} of {len(shared)} queries "
+                                   f"({share:.1%}); --max-failed-share allows {max_failed_share:.1%}. See 'error' "
+                                   "in its per_query.jsonl")
+    available = [m for m in metric_names(base) if m in metric_names(cand)]
+    checks = []
+    for metric, max_drop in margins:
+        if metric not in available:
+            raise EvalkitError(f"metric '{metric}' is not in both runs{did_you_mean(metric, available)}")
+        p = pair(per_query_values(base, metric), per_query_values(cand, metric), only)
+        if len(p) == 0:
+            raise EvalkitError(f"metric '{metric}': no shared query has a value in both runs")
+        s = sign(metric)
+        lo, hi = stats.bootstrap_ci(s * p.diffs, n_resamples, confidence, stats.derive_seed(seed, "gate", metric))
+        checks.append(GateCheck(metric=metric, max_drop=max_drop, n=len(p), baseline=float(p.a.mean()),
+                                candidate=float(p.b.mean()), diff=float(p.diffs.mean()),
+                                ci_low=lo if s > 0 else -hi, ci_high=hi if s > 0 else -lo, bound=lo,
+                                passed=lo > -max_drop, higher_is_better=higher_is_better(metric)))
+    return GateResult(baseline=labels[0], candidate=labels[1], eval_set=note, shared_queries=len(shared),
+                      baseline_queries=len(base), candidate_queries=len(cand), checks=checks, confidence=confidence,
+                      n_resamples=n_resamples, seed=seed, failed_share=share, verified=verified)
+
+
+def format_gate(g: GateResult) -> str:
+    """The gate's table: one row per metric with its margin, interval and PASS/FAIL."""
+    level = f"{g.confidence:.0%}"
+    head = [f"gate: candidate {g.candidate} vs baseline {g.baseline}; {g.eval_set}"]
+    if g.shared_queries != max(g.baseline_queries, g.candidate_queries):
+        head.append(f"comparing the {g.shared_queries} shared queries only (baseline {g.baseline_queries}, "
+                    f"candidate {g.candidate_queries})")
+    head.append(f"non-inferior when the lower {level} bound of the paired-bootstrap improvement > -max_drop "
+                f"({g.n_resamples} resamples, seed {g.seed}); candidate failed share {g.failed_share:.1%}")
+    header = ["metric", "n", "baseline", "candidate", "diff", f"{level} CI", "max_drop", "worst case", "result"]
+    rows = [[c.metric + ("" if c.higher_is_better else " (lower=better)"), str(c.n), f"{c.baseline:.4f}",
+             f"{c.candidate:.4f}", f"{c.diff:+.4f}", f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}]", f"{c.max_drop:.4f}",
+             f"{-c.bound:.4f} worse" if c.bound < 0 else "no drop", "PASS" if c.passed else "FAIL"]
+            for c in g.checks]
+    failed = [c.metric for c in g.checks if not c.passed]
+    verdict = ("PASS: the candidate is non-inferior on every metric" if not failed else
+               f"FAIL: the candidate may be worse by more than the margin on {', '.join(failed)}")
+    return "\n".join([*head, *text_table(header, rows), *[f"note: {v}" for v in g.verified], verdict])

@@ -1,0 +1,226 @@
+"""Reading a finished run back: from its summary JSON, its results folder, or MLflow.
+
+A run is referred to on the command line as
+
+* ``results/NAME.json``: the summary ``evalkit run --output`` wrote;
+* ``results/NAME/`` (or ``results/NAME``): its results folder; the summary beside it
+  (``results/NAME.json``) is read;
+* an MLflow run id (32 hex characters) with ``--tracking-uri``: a parent run (every
+  child variant) or one child run (that variant). ``per_query.jsonl`` and
+  ``config.yaml`` are downloaded from the run's artifacts; the eval set identity comes
+  from the parent's ``evalset.*`` tags.
+
+Nothing is re-run: analysis reads the records the runner wrote (DESIGN.md). The raw
+JSON lines are kept next to the parsed ``QueryResult`` objects so fields added later
+(LLM usage, answers) reach the reports even before ``QueryResult`` knows them.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalkit.errors import EvalkitError, did_you_mean
+from evalkit.records import EvalSetRef, QueryResult, RunSummary, VariantSummary
+
+RUN_ID = re.compile(r"[0-9a-f]{32}")
+
+
+@dataclass
+class LoadedRun:
+    """A finished run: its summary, where it came from, and lazily loaded per-query records."""
+
+    source: str
+    label: str
+    summary: RunSummary
+    summary_path: Path | None = None
+    folder: Path | None = None
+    tracking_uri: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    _rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict, repr=False)
+    _config_text: dict[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def variant_names(self) -> list[str]:
+        return list(self.summary.variants)
+
+    def variant(self, name: str) -> VariantSummary:
+        """The summary of variant ``name``; an unknown name raises with the choices."""
+        if name not in self.summary.variants:
+            raise EvalkitError(f"{self.source}: no variant '{name}'{did_you_mean(name, self.summary.variants)}")
+        return self.summary.variants[name]
+
+    def per_query_path(self, name: str) -> Path | None:
+        return None if self.folder is None else self.folder / name / "per_query.jsonl"
+
+    def rows(self, name: str) -> list[dict[str, Any]]:
+        """The raw JSON objects of ``per_query.jsonl`` (eval-set order)."""
+        self.variant(name)
+        if name not in self._rows:
+            path = self.per_query_path(name)
+            if path is None or not path.is_file():
+                raise EvalkitError(f"{self.source}: per-query records of variant '{name}' not found"
+                                   f"{f' at {path}' if path else ''}; analysis needs per_query.jsonl")
+            self._rows[name] = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+                                if line.strip()]
+        return self._rows[name]
+
+    def results(self, name: str) -> list[QueryResult]:
+        """The per-query records of variant ``name`` as ``QueryResult`` objects."""
+        return [QueryResult.from_dict(r) for r in self.rows(name)]
+
+    def config(self, name: str) -> Any:
+        """The variant's ``GraphConfig`` as it ran, or ``None`` (with a warning) when unavailable.
+
+        From the MLflow artifact ``config.yaml``, or from ``config_path`` in the summary;
+        a file whose hash differs from the recorded ``config_sha256`` is still returned,
+        with a warning (it changed since the run).
+        """
+        from evalkit.graph.config import config_from_dict, load_graph_config
+
+        v = self.variant(name)
+        try:
+            if name in self._config_text:
+                import yaml
+
+                return config_from_dict(yaml.safe_load(self._config_text[name]),
+                                        source=f"{self.source}:{name}/config.yaml")
+            if not v.config_path or not Path(v.config_path).is_file():
+                self.warnings.append(f"variant '{name}': graph config {v.config_path or '(not recorded)'} not found")
+                return None
+            config = load_graph_config(v.config_path)
+        except EvalkitError as exc:
+            self.warnings.append(f"variant '{name}': graph config unusable: {exc}")
+            return None
+        if v.config_sha256 and config.sha256() != v.config_sha256:
+            self.warnings.append(f"variant '{name}': {v.config_path} changed since the run (config sha256 "
+                                 f"{config.sha256()[:12]} != recorded {v.config_sha256[:12]})")
+        return config
+
+    def mlflow_parent(self) -> str | None:
+        return self.summary.mlflow.get("parent_run_id")
+
+    def output_stem(self) -> Path:
+        """Where derived files go by default: ``results/NAME`` for ``results/NAME.json``."""
+        if self.summary_path is not None:
+            return self.summary_path.with_suffix("")
+        return Path.cwd() / self.label
+
+
+def summary_from_dict(data: dict[str, Any], source: str = "<dict>") -> RunSummary:
+    """Rebuild a ``RunSummary`` from the JSON ``evalkit run --output`` wrote."""
+    try:
+        es = data["eval_set"]
+        ref = EvalSetRef(**{k: es[k] for k in EvalSetRef.__dataclass_fields__ if k in es})
+        variants = {}
+        for name, v in data["variants"].items():
+            known = {k: v[k] for k in VariantSummary.__dataclass_fields__ if k in v}
+            variants[name] = VariantSummary(**known)
+    except (KeyError, TypeError) as exc:
+        raise EvalkitError(f"{source}: not an evalkit run summary (missing {exc}); pass the --output file of "
+                           "`evalkit run`") from exc
+    return RunSummary(eval_set=ref, variants=variants, mlflow=data.get("mlflow") or {},
+                      git_commit=data.get("git_commit"))
+
+
+def summary_metrics(results: list[QueryResult]) -> dict[str, float]:
+    """Mean of every graded metric over the queries it is defined on (as ``evalkit compare`` pairs them)."""
+    from evalkit.analysis.pairing import metric_names, per_query_values
+
+    out = {}
+    for m in metric_names(results):
+        values = per_query_values(results, m)
+        if values:
+            out[m] = sum(values[q] for q in sorted(values)) / len(values)
+    return out
+
+
+def load_run(spec: str | Path, tracking_uri: str | None = None) -> LoadedRun:
+    """Load a finished run from a summary JSON, a results folder, or an MLflow run id."""
+    text = str(spec)
+    path = Path(text)
+    if path.suffix == ".json" and path.is_file():
+        return _from_summary(path, text)
+    if path.is_dir() or (not path.suffix and path.with_suffix(".json").is_file()):
+        summary = path.with_suffix(".json") if path.name else path.parent.with_suffix(".json")
+        if not summary.is_file():
+            raise EvalkitError(f"{text}: results folder without its summary {summary}; pass the --output JSON")
+        return _from_summary(summary, text)
+    if RUN_ID.fullmatch(text):
+        uri = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
+        if not uri:
+            raise EvalkitError(f"'{text}' looks like an MLflow run id: add --tracking-uri (e.g. "
+                               "sqlite:///results/mlflow.db) to say which store holds it")
+        return _from_mlflow(text, uri)
+    raise EvalkitError(f"'{text}' is not a run: pass a summary JSON (results/NAME.json), its results folder "
+                       "(results/NAME/) or an MLflow run id with --tracking-uri")
+
+
+def _from_summary(path: Path, source: str) -> LoadedRun:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise EvalkitError(f"{path}: cannot read run summary ({exc})") from exc
+    summary = summary_from_dict(data, str(path))
+    return LoadedRun(source=source, label=path.stem, summary=summary, summary_path=path.resolve(),
+                     folder=path.resolve().with_suffix(""), tracking_uri=summary.mlflow.get("tracking_uri"))
+
+
+def _from_mlflow(run_id: str, uri: str) -> LoadedRun:
+    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+    from mlflow import MlflowClient
+    from mlflow.exceptions import MlflowException
+
+    client = MlflowClient(tracking_uri=uri)
+    try:
+        run = client.get_run(run_id)
+    except MlflowException as exc:
+        raise EvalkitError(f"MLflow run {run_id} not found in {uri}: {exc.message}") from exc
+    parent_id = run.data.tags.get("mlflow.parentRunId")
+    if parent_id:
+        parent, children = client.get_run(parent_id), [run]
+    else:
+        parent = run
+        children = client.search_runs([run.info.experiment_id], f"tags.mlflow.parentRunId = '{run_id}'",
+                                      max_results=1000, order_by=["attributes.start_time ASC"])
+        if not children:
+            raise EvalkitError(f"MLflow run {run_id} has no variant (child) runs; is it an evalkit invocation?")
+    tags = parent.data.tags
+    if "evalset.name" not in tags:
+        raise EvalkitError(f"MLflow run {parent.info.run_id} has no evalset.* tags; not an evalkit run")
+    folder = Path(tempfile.mkdtemp(prefix=f"evalkit-run-{run_id[:8]}-"))
+    variants: dict[str, VariantSummary] = {}
+    config_text: dict[str, str] = {}
+    n_queries = 0
+    for child in children:
+        name = child.data.tags.get("evalkit.variant") or child.info.run_name
+        dst = folder / name
+        dst.mkdir(parents=True, exist_ok=True)
+        client.download_artifacts(child.info.run_id, "per_query.jsonl", str(dst))
+        try:
+            local = client.download_artifacts(child.info.run_id, "config.yaml", str(dst))
+            config_text[name] = Path(local).read_text(encoding="utf-8")
+        except (MlflowException, OSError):
+            pass
+        results = [QueryResult.from_dict(json.loads(x)) for x in
+                   (dst / "per_query.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+        metrics, excluded = summary_metrics(results), sum(not r.gold_doc_ids for r in results)
+        n_queries = max(n_queries, len(results))
+        variants[name] = VariantSummary(metrics=metrics, n_failed=sum(r.error is not None for r in results),
+                                        n_queries=len(results), n_excluded=excluded,
+                                        mlflow_run_id=child.info.run_id,
+                                        config_sha256=child.data.tags.get("config.sha256"),
+                                        config_path=child.data.tags.get("config.path"))
+    ref = EvalSetRef(name=tags["evalset.name"], version=int(tags.get("evalset.version", 0)),
+                     sha256=tags.get("evalset.sha256", ""), n_queries=n_queries,
+                     corpus_sha256=tags.get("evalset.corpus_sha256", ""))
+    summary = RunSummary(eval_set=ref, variants=variants, git_commit=tags.get("git.commit"),
+                         mlflow={"tracking_uri": uri, "parent_run_id": parent.info.run_id,
+                                 "experiment_id": parent.info.experiment_id})
+    return LoadedRun(source=run_id, label=f"mlflow-{run_id[:8]}", summary=summary, folder=folder,
+                     tracking_uri=uri, _config_text=config_text)

@@ -1,0 +1,97 @@
+"""Fusion diagnostics from the retrieve trace: complementarity, overlap, weight sweep with honest CV."""
+from __future__ import annotations
+
+import pytest
+
+from evalkit.analysis.fusion_diag import channel_diagnostics, channel_hits, format_fusion, weight_sweep
+from evalkit.graph import config_from_dict
+
+from .conftest import qr
+
+
+def _trace(dense, bm25, compact: bool = False) -> list[dict]:
+    def hits(items):
+        rows = [[f"{d}#0", d, s] for d, s in items]
+        return {"n": 100, "first": rows} if compact else rows
+    return [{"step": 0, "node": "retrieve", "type": "retrieve", "started_at": 0.0, "duration_ms": 1.0,
+             "wrote": {"channel_hits": {"dense": hits(dense), "bm25": hits(bm25)}}, "edge": "end",
+             "edge_reason": "default", "error": None}]
+
+
+def _config(method: str = "weighted", dense_w: float = 0.5, bm25_w: float = 0.5):
+    fusion = {"method": method, **({"norm": "minmax"} if method == "weighted" else {})}
+    return config_from_dict({"name": "w", "nodes": {"retrieve": {"type": "retrieve", "params": {
+        "dense": {"weight": dense_w}, "bm25": {"weight": bm25_w}, "fusion": fusion}}},
+        "edges": {"start": "retrieve", "retrieve": "end"}})
+
+
+def test_complementarity_and_overlap_by_hand():
+    results = [
+        # gold g1 only in dense, g2 only in bm25; top sets {g1,a,b} vs {g2,a,c}: Jaccard 1/5
+        qr("q1", ["g1", "g2"], trace=_trace([("g1", .9), ("a", .8), ("b", .7)], [("g2", 9), ("a", 8), ("c", 7)])),
+        # both find g3; {g3,x} vs {g3,y}: Jaccard 1/3
+        qr("q2", ["g3"], trace=_trace([("g3", .9), ("x", .5)], [("g3", 9), ("y", 1)])),
+        # unanswerable: overlap still counts (identical sets: 1.0); no gold to find
+        qr("q3", [], trace=_trace([("a", .9)], [("a", 3)])),
+    ]
+    d = channel_diagnostics(results)
+    assert d["gold_found"] == {"bm25": 2, "dense": 2} and d["gold_documents"] == 3
+    assert d["gold_found_only_by"] == {"bm25": 1, "dense": 1}
+    assert d["queries_with_gold_only_from"] == {"bm25": 1, "dense": 1}
+    assert d["jaccard_mean"]["bm25/dense"] == pytest.approx((1 / 5 + 1 / 3 + 1.0) / 3)
+    assert "dense  finds 2 gold docs; 1 that no other channel has" in format_fusion("v", d, None)
+
+
+def test_top20_is_by_document_and_compacted_traces_are_read():
+    dense = [("d1", .9), ("d1", .8)] + [(f"n{i}", .5) for i in range(25)]
+    r = qr("q", ["d1"], trace=_trace(dense, [("d1", 1.0)], compact=True))
+    hits, cut = channel_hits(r)
+    assert cut and len(hits["dense"]) == 27 and hits["dense"][0].doc_id == "d1"
+    d = channel_diagnostics([r])
+    assert d["truncated_traces"] == 1
+    assert d["jaccard_mean"]["bm25/dense"] == pytest.approx(1 / 20)   # 20 distinct docs vs {d1}
+
+
+# type A: BM25 ranks the gold first, dense last -> gold first when the dense weight w < 0.357
+A = ([("x1", 0.9), ("x2", 0.8), ("gold", 0.1)], [("gold", 10.0), ("x1", 5.0), ("x2", 1.0)])
+# type B: dense ranks the gold first, BM25 last -> gold first when w > 0.889
+B = ([("gold", 0.9), ("x1", 0.8), ("x2", 0.1)], [("x1", 10.0), ("x2", 5.0), ("gold", 1.0)])
+
+
+def _q(qid: str, kind) -> object:
+    return qr(qid, ["gold"], retrieved=["gold"], trace=_trace(*kind))
+
+
+def test_weight_sweep_in_sample_cv_and_configured():
+    results = [_q(f"a{i}", A) for i in range(10)]
+    s = weight_sweep(results, _config(), metric="mrr@10", folds=5, n_resamples=500)
+    assert s["grid"][0] == 0.0 and s["grid"][-1] == 1.0 and len(s["grid"]) == 11
+    # w in {0, .1, .2, .3} all put the gold first; the tie goes to the one closest to the configured 0.5
+    assert s["in_sample_best_weight"] == 0.3 and s["in_sample_best_score"] == 1.0
+    assert s["configured_weight"] == 0.5 and s["configured_score"] == 0.5   # gold second at w = 0.5
+    assert s["cv_estimate"] == 1.0 and s["cv_chosen_weights"] == [0.3] * 5
+    assert s["cv_minus_configured"] == pytest.approx(0.5)
+    text = format_fusion("w", {"top_n": 20, "answerable_queries": 10, "gold_documents": 10, "gold_found": {},
+                               "gold_found_only_by": {}, "queries_with_gold_only_from": {}, "jaccard_mean": {},
+                               "truncated_traces": 0}, s)
+    assert "in-sample best w=0.30: 1.0000 (optimistic" in text and "5-fold CV (seed 0): 1.0000" in text
+
+
+def test_cv_never_scores_a_weight_on_the_queries_that_chose_it():
+    # one query of each type: in-sample every weight ties at (1 + 1/3)/2 or better, but each
+    # held-out query is scored with the weight the OTHER query prefers -> CV is clearly lower
+    results = [_q("a", A), _q("b", B)]
+    s = weight_sweep(results, _config(), metric="mrr@10", folds=2, n_resamples=200)
+    assert sorted(s["cv_chosen_weights"]) == [0.3, 0.9]
+    assert s["cv_estimate"] == pytest.approx(1 / 3)                   # each gold scored at rank 3
+    assert s["in_sample_best_score"] > s["cv_estimate"] + 0.3
+
+
+def test_sweep_is_seeded_and_skips_non_weighted_variants():
+    results = [_q(f"a{i}", A) for i in range(6)] + [_q(f"b{i}", B) for i in range(6)]
+    one = weight_sweep(results, _config(), folds=3, seed=1, n_resamples=300)
+    assert one == weight_sweep(list(reversed(results)), _config(), folds=3, seed=1, n_resamples=300)
+    assert weight_sweep(results, _config("rrf"))["skipped"].startswith("fusion method is 'rrf'")
+    assert "not available" in weight_sweep(results, None)["skipped"]
+    assert _config(dense_w=3, bm25_w=1) and weight_sweep(results, _config(dense_w=3.0, bm25_w=1.0),
+                                                         n_resamples=100)["configured_weight"] == 0.75

@@ -1,0 +1,139 @@
+"""evalkit gate: non-inferiority verdicts and every refusal, each with its own exit code."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from evalkit.cli import cli
+from evalkit.evalsets import append, freeze, load_eval_set
+
+from .conftest import QUESTIONS, qr, write_eval_set, write_run
+
+
+def _results(questions, hit: dict[str, float] | None = None, failed: tuple[str, ...] = (),
+             hallucinated: float | None = None) -> list:
+    """One result per question: hit@5 1 unless overridden; answerable queries only get retrieval metrics."""
+    out = []
+    for qid, question, gold, _ in questions:
+        m = {"hit@5": (hit or {}).get(qid, 1.0), "ndcg@10": 0.8} if gold else {}
+        if hallucinated is not None:
+            m["hallucinated"] = hallucinated
+        err = {"node": "retrieve", "type": "RuntimeError", "message": "boom"} if qid in failed else None
+        out.append(qr(qid, gold, m, question=question, error=err))
+    return out
+
+
+@pytest.fixture
+def es(tmp_path: Path) -> dict:
+    path = write_eval_set(tmp_path / "sets")
+    return {"path": path, "sha": load_eval_set(str(path)).sha256}
+
+
+def _run(folder: Path, name: str, results: list, es: dict, **kw) -> Path:
+    return write_run(folder, name, {"v": results}, path=str(es["path"]), sha=es["sha"], **kw)
+
+
+def _gate(base: Path, cand: Path, *args: str):
+    return CliRunner().invoke(cli, ["gate", "--baseline", str(base), "--candidate", str(cand), "--resamples", "2000",
+                                    *args])
+
+
+def test_identical_runs_pass(tmp_path: Path, es):
+    base = _run(tmp_path, "base", _results(QUESTIONS), es)
+    cand = _run(tmp_path, "cand", _results(QUESTIONS), es)
+    res = _gate(base, cand, "--metric", "hit@5", "--max-drop", "0.02", "--metric", "ndcg@10", "--max-drop", "0.02",
+                "--json", str(tmp_path / "g.json"))
+    assert res.exit_code == 0, res.output
+    assert "PASS: the candidate is non-inferior on every metric" in res.output
+    assert "re-verified" in res.output                           # the eval set file was checked
+    data = json.loads((tmp_path / "g.json").read_text())
+    assert data["passed"] and [c["metric"] for c in data["checks"]] == ["hit@5", "ndcg@10"]
+    assert data["checks"][0]["n"] == 12                          # answerable queries only
+
+
+def test_a_real_drop_fails_with_a_table(tmp_path: Path, es):
+    base = _run(tmp_path, "base", _results(QUESTIONS), es)
+    cand = _run(tmp_path, "cand", _results(QUESTIONS, hit={"q01": 0.0, "q02": 0.0, "q03": 0.0}), es)
+    res = _gate(base, cand, "--metric", "hit@5", "--max-drop", "0.02")
+    assert res.exit_code == 1, res.output
+    assert "FAIL" in res.output and "hit@5" in res.output and "worse" in res.output
+    # mean drop 3/12 = 0.25; the lower 95% bound is near -0.5, so a margin of 0.6 tolerates it
+    assert _gate(base, cand, "--metric", "hit@5", "--max-drop", "0.6").exit_code == 0
+
+
+def test_lower_is_better_metrics_are_mirrored(tmp_path: Path, es):
+    base = _run(tmp_path, "base", _results(QUESTIONS, hallucinated=0.0), es)
+    worse = _run(tmp_path, "worse", _results(QUESTIONS, hallucinated=1.0), es)
+    better = _run(tmp_path, "better", _results(QUESTIONS, hallucinated=0.0), es)
+    res = _gate(base, worse, "--metric", "hallucinated", "--max-drop", "0.05")
+    assert res.exit_code == 1 and "hallucinated (lower=better)" in res.output
+    assert _gate(worse, better, "--metric", "hallucinated", "--max-drop", "0.0").exit_code == 0
+
+
+def test_exit_3_different_eval_sets(tmp_path: Path, es):
+    base = _run(tmp_path, "base", _results(QUESTIONS), es)
+    other = write_run(tmp_path, "other", {"v": _results(QUESTIONS)}, es_name="other_set")
+    res = _gate(base, other, "--metric", "hit@5", "--max-drop", "0.02")
+    assert res.exit_code == 3 and "different eval sets" in res.output
+
+
+def test_exit_4_tampered_eval_set(tmp_path: Path, es):
+    base = _run(tmp_path, "base", _results(QUESTIONS), es)
+    cand = _run(tmp_path, "cand", _results(QUESTIONS), es)
+    lines = es["path"].read_text().splitlines(keepends=True)
+    es["path"].write_text("".join([lines[0].replace("invoice", "receipt"), *lines[1:]]))
+    res = _gate(base, cand, "--metric", "hit@5", "--max-drop", "0.02")
+    assert res.exit_code == 4 and "fails verification" in res.output and "line 1 changed" in res.output
+
+
+def test_exit_4_runs_that_disagree(tmp_path: Path, es):
+    base = _run(tmp_path, "base", _results(QUESTIONS), es)
+    forged = write_run(tmp_path, "forged", {"v": _results(QUESTIONS)}, sha="0" * 64)
+    assert _gate(base, forged, "--metric", "hit@5", "--max-drop", "0.02").exit_code == 4
+    edited = [(q, "an edited question?" if q == "q05" else text, g, t) for q, text, g, t in QUESTIONS]
+    cand = write_run(tmp_path, "edited", {"v": _results(edited)}, sha=es["sha"])
+    res = _gate(base, cand, "--metric", "hit@5", "--max-drop", "0.02")
+    assert res.exit_code == 4 and "'q05' has a different question" in res.output
+
+
+def test_exit_5_failed_queries(tmp_path: Path, es):
+    base = _run(tmp_path, "base", _results(QUESTIONS), es)
+    cand = _run(tmp_path, "cand", _results(QUESTIONS, failed=("q02",)), es)
+    res = _gate(base, cand, "--metric", "hit@5", "--max-drop", "0.5")
+    assert res.exit_code == 5 and "failed on 1 of 16 queries" in res.output
+    assert _gate(base, cand, "--metric", "hit@5", "--max-drop", "0.5", "--max-failed-share", "0.1").exit_code == 0
+
+
+def test_versions_of_one_set_compare_shared_queries(tmp_path: Path):
+    path = write_eval_set(tmp_path / "sets")
+    v1 = load_eval_set(str(path))
+    extra = tmp_path / "more.jsonl"
+    extra.write_text(json.dumps({"id": "q17", "question": "How many Ethernet ports?", "relevant_doc_ids":
+                                 ["prod-001"], "type": "single", "lang": "en"}) + "\n")
+    append(path, extra)
+    freeze(path)
+    v2 = load_eval_set(f"{path}@v2")
+    more = [*QUESTIONS, ("q17", "How many Ethernet ports?", ["prod-001"], "single")]
+    base = write_run(tmp_path, "base", {"v": _results(QUESTIONS)}, path=str(path), sha=v1.sha256)
+    cand = write_run(tmp_path, "cand", {"v": _results(more)}, path=str(path), sha=v2.sha256, version=2)
+    res = _gate(base, cand, "--metric", "hit@5", "--max-drop", "0.02")
+    assert res.exit_code == 0, res.output
+    assert "v1 vs v2" in res.output and "comparing the 16 shared queries only (baseline 16, candidate 17)" in res.output
+
+
+def test_usage_errors_exit_2_and_help_lists_exit_codes(tmp_path: Path, es):
+    base = _run(tmp_path, "base", _results(QUESTIONS), es)
+    res = _gate(base, base, "--metric", "hit@6", "--max-drop", "0.02")
+    assert res.exit_code == 2 and "did you mean 'hit@5'" in res.output
+    res = _gate(base, base, "--metric", "hit@5", "--max-drop", "0.02", "--variant", "nope")
+    assert res.exit_code == 2 and "no variant 'nope'" in res.output
+    res = _gate(base, base, "--metric", "hit@5", "--metric", "ndcg@10", "--max-drop", "0.1", "--max-drop", "0.1",
+                "--max-drop", "0.1")
+    assert res.exit_code == 2 and "one --max-drop per --metric" in res.output
+    help_ = CliRunner().invoke(cli, ["gate", "--help"]).output
+    for code in ("0  the candidate is non-inferior", "3  the runs used different eval sets", "4  tampered",
+                 "5  too many failed queries"):
+        assert code in help_

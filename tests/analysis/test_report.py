@@ -1,0 +1,145 @@
+"""evalkit report: funnel, failure labels, latency/usage, self-contained HTML, Markdown twin, MLflow."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from evalkit.analysis.report_data import variant_report
+from evalkit.analysis.run_report import build_report, default_paths
+from evalkit.analysis.runs import load_run
+from evalkit.cli import cli
+
+from .conftest import qr, write_run
+
+MODEL = "bi-encoder:test-model@1"
+
+
+def _trace(guard: bool | None, ms: float = 2.0) -> list[dict]:
+    ev = [{"step": 0, "node": "retrieve", "type": "retrieve", "started_at": 0.0, "duration_ms": ms, "wrote": {},
+           "edge": "rerank", "edge_reason": "default", "error": None},
+          {"step": 1, "node": "rerank", "type": "rerank", "started_at": 0.0, "duration_ms": 2 * ms,
+           "wrote": {"rerank_model": MODEL}, "edge": "guard", "edge_reason": "default", "error": None}]
+    if guard is not None:
+        ev.append({"step": 2, "node": "guard", "type": "guard", "started_at": 0.0, "duration_ms": 0.1,
+                   "wrote": {"guard_triggered": guard, "guard_threshold": 0.5}, "edge": "end",
+                   "edge_reason": "default", "error": None})
+    return ev
+
+
+def _gen(answered: bool, abstained: bool = False, cited: bool = True) -> dict:
+    return {"answer": "an answer [g]" if answered else "no reliable evidence", "answered": answered,
+            "abstained": abstained, "used_documents": ["g"] if cited and answered else [], "citations": []}
+
+
+def _rich() -> list:
+    """One query per failure label (comments: label; stages reached of the funnel)."""
+    far = [f"n{i}" for i in range(25)]
+    rows = [
+        qr("q_fail", ["g"], {"hit@5": 0.0}, error={"node": "retrieve", "type": "E", "message": "x"}),  # failed
+        qr("q_rmiss", ["g"], {"hit@5": 0.0}, retrieved=far + ["g"], top1=0.6, trace=_trace(False)),   # retrieval miss
+        qr("q_rdrop", ["g"], {"hit@5": 0.0}, retrieved=["a", "b", "g"], reranked=["a", "b", "c", "d", "e", "g"],
+           top1=0.7, trace=_trace(False)),                                                           # rerank drop
+        qr("q_guard", ["g"], {"hit@5": 1.0}, retrieved=["g"], top1=0.4, trace=_trace(True)),          # guard abstained
+        qr("q_genab", ["g"], {"hit@5": 1.0}, retrieved=["g"], top1=0.8, trace=_trace(False)),         # generator abstained
+        qr("q_unsup", ["g"], {"hit@5": 1.0, "hallucinated": 1.0, "faithfulness": 0.5, "answer_f1": 0.9},
+           retrieved=["g"], top1=0.8, trace=_trace(False)),                                          # unsupported claim
+        qr("q_wrong", ["g"], {"hit@5": 1.0, "hallucinated": 0.0, "faithfulness": 1.0, "answer_f1": 0.1},
+           retrieved=["g"], top1=0.9, trace=_trace(False)),                                          # wrong answer
+        qr("q_ok", ["g"], {"hit@5": 1.0, "hallucinated": 0.0, "faithfulness": 1.0, "answer_f1": 0.9},
+           retrieved=["g"], top1=0.9, trace=_trace(False)),                                          # ok
+        qr("u_abst", [], retrieved=["a"], top1=0.3, trace=_trace(True)),                              # abstained (correct)
+        qr("u_ans", [], {"hallucinated": 1.0}, retrieved=["a"], top1=0.7, trace=_trace(False)),       # answered unanswerable
+    ]
+    gens = {"q_genab": _gen(False, abstained=True), "q_unsup": _gen(True), "q_wrong": _gen(True),
+            "q_ok": _gen(True), "u_abst": _gen(False, abstained=True), "u_ans": _gen(True), "q_guard": _gen(False, True),
+            "q_rdrop": _gen(True), "q_rmiss": _gen(True)}
+    for r in rows:
+        r.generation = gens.get(r.query_id)
+        r.usage = {"generate": {"calls": 1, "tokens_in": 100, "tokens_out": 20, "latency_ms": 50.0}}
+    return rows
+
+
+def _plain() -> list:
+    """No rerank, no guard, no generation: only retrieval."""
+    return [qr(f"p{i}", ["g"], {"hit@5": float(i % 2)}, retrieved=["g"] if i % 2 else ["x"]) for i in range(6)]
+
+
+@pytest.fixture
+def rich_run(tmp_path: Path) -> Path:
+    return write_run(tmp_path, "rich", {"rich": _rich(), "plain": _plain()})
+
+
+def test_failure_labels_funnel_latency_usage(rich_run: Path):
+    v = variant_report(load_run(rich_run), "rich", n_resamples=200)
+    assert v.labels == {"q_fail": "failed", "q_rmiss": "retrieval miss", "q_rdrop": "rerank drop",
+                        "q_guard": "guard abstained", "q_genab": "generator abstained", "q_unsup": "unsupported claim",
+                        "q_wrong": "wrong answer", "q_ok": "ok", "u_abst": "abstained (correct)",
+                        "u_ans": "answered unanswerable"}
+    assert [(s["stage"], s["count"]) for s in v.funnel] == [
+        ("gold in retrieval top 20", 6), ("gold in final top 5", 5), ("passed guard", 4),
+        ("answered with citations", 3), ("supported", 2)]
+    assert v.n_answerable == 8 and v.reranker == MODEL and v.guard_threshold == 0.5
+    assert v.latency["rerank"]["p50"] == 4.0 and v.latency["total"]["p95"] == pytest.approx(6.1)
+    assert v.usage == {"generate": {"calls": 10, "tokens_in": 1000, "tokens_out": 200, "latency_ms": 500.0}}
+    assert v.worst[0]["query_id"] == "q_fail"                   # hit@5 0, and 'failed' sorts first
+    assert v.metrics["abstain_rate_answerable"]["mean"] == pytest.approx(1 / 8)
+    plain = variant_report(load_run(rich_run), "plain", n_resamples=200)
+    assert [s["count"] for s in plain.funnel] == [3, 3, None, None, None]
+    assert plain.funnel[2]["note"] == "no guard node" and "no generation" in plain.funnel[3]["note"]
+    assert plain.labels["p0"] == "retrieval miss" and plain.scores == {}
+
+
+def test_html_is_self_contained_and_links_resolve(rich_run: Path):
+    rep = build_report(load_run(rich_run), n_resamples=200)
+    html = rep.html
+    assert set(rep.figures) == {"metrics.png", "scores-rich.png"}
+    assert html.count('<img alt=') == 2 and html.count('src="data:image/png;base64,') == 2
+    assert not re.search(r'(src|href)="(?!data:|#)', html)        # nothing but data: URIs and anchors
+    assert "http://" not in html and "https://" not in html
+    links = set(re.findall(r'href="#([^"]+)"', html))
+    ids = set(re.findall(r' id="([^"]+)"', html))
+    assert links and links <= ids                                 # every worst query links to its trace
+    assert '<table id="summary">' in html and ">rich</td>" in html and ">plain</td>" in html
+    assert "n/a (no generation in this run)" in html and MODEL in html
+    assert "Content-Security-Policy" in html
+    every = re.search(r'<table id="query-labels">.*?</table>', html, re.DOTALL).group(0)
+    assert every.count("<tr>") == 1 + 10 + 6 and "<td>answered unanswerable</td><td>-</td>" in every
+    md = rep.markdown
+    assert md.startswith("# evalkit report: rich") and "| variant |" in md and "| failure label |" in md
+    assert "- `q_fail` trace:" in md and "data:image" not in md
+
+
+def test_cli_writes_both_files_next_to_the_summary(rich_run: Path):
+    res = CliRunner().invoke(cli, ["report", str(rich_run), "--resamples", "200"])
+    assert res.exit_code == 0, res.output
+    html, md = default_paths(load_run(rich_run))
+    assert html == rich_run.with_name("rich.report.html") and html.is_file() and md.is_file()
+    assert "rich: funnel 6 -> 5 -> 4 -> 3 -> 2 (of 8 answerable)" in res.output
+    assert "no MLflow parent run" in res.output
+
+
+def test_cli_on_a_real_run(tiny, tmp_path: Path):
+    out = tmp_path / "r.html"
+    res = CliRunner().invoke(cli, ["report", str(tiny["run"]), "--html", str(out), "--markdown",
+                                   str(tmp_path / "r.md"), "--no-mlflow"])
+    assert res.exit_code == 0, res.output
+    text = out.read_text()
+    assert all(f">{v}</td>" in text for v in ("bm25", "bm25_plain", "hybrid_weighted"))
+    assert "retrieve" in (tmp_path / "r.md").read_text()
+
+
+def test_report_logged_to_the_parent_run(tmp_path: Path, mlflow_store):
+    from mlflow import MlflowClient
+
+    mlflow_store(tmp_path)
+    path = write_run(tmp_path, "ml", {"plain": _plain()}, log_mlflow=True)
+    run = load_run(path)
+    res = CliRunner().invoke(cli, ["report", str(path), "--resamples", "200"])
+    assert res.exit_code == 0, res.output
+    parent = run.mlflow_parent()
+    assert f"logged the report to parent run {parent}" in res.output
+    names = {Path(a.path).name for a in MlflowClient(run.tracking_uri).list_artifacts(parent, "report")}
+    assert names == {"report.html", "report.md"}
