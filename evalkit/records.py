@@ -87,6 +87,8 @@ class TraceEvent:
     edge: str | None
     edge_reason: str
     error: dict[str, str] | None = None
+    attempt: int | None = None  # the reflection-loop attempt the state was at after this node
+    llm: dict[str, float] | None = None  # LLM calls/tokens/latency spent inside this node
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -95,7 +97,7 @@ class TraceEvent:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TraceEvent:
-        return cls(**d)
+        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
 
 
 @dataclass

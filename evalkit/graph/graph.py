@@ -6,6 +6,8 @@ from its value to the next node. A node's ``next(state)`` may also name the next
 Order of precedence after a node runs: ``next()`` result, then the route, then the
 default edge. ``on_error`` optionally names where to go when a node raises; without it
 the query stops and is marked failed. Execution starts at ``start`` and stops at ``end``.
+Each trace event also carries the loop ``attempt`` the state was at (reflection loops
+count attempts in ``state["attempt"]``) and the LLM work the node did (calls, tokens).
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from typing import Any
 
 from evalkit.graph.node import Node
 from evalkit.graph.state import compact
+from evalkit.llm.usage import usage_delta, usage_snapshot
 from evalkit.records import TraceEvent
 
 START, END = "start", "end"
@@ -73,6 +76,7 @@ class Graph:
             t0 = time.perf_counter()
             error: dict[str, str] | None = None
             wrote: dict[str, Any] = {}
+            llm_before = usage_snapshot()
             try:
                 before = _fingerprint(state) if self.check_mutation else None
                 updates = node.run(state)
@@ -91,7 +95,8 @@ class Graph:
                 nxt, reason = None, "error"
             trace.append(TraceEvent(step=step, node=current, type=node.type, started_at=started,
                                     duration_ms=duration, wrote=compact(wrote), edge=nxt,
-                                    edge_reason=reason, error=error))
+                                    edge_reason=reason, error=error, attempt=state.get("attempt"),
+                                    llm=usage_delta(llm_before)))
             if nxt is None:
                 return RunOutcome(state, trace, {"node": current, "step": step, **(error or {})})
             current = nxt

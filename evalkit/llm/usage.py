@@ -51,3 +51,26 @@ def record(purpose: str, usage: Usage) -> None:
     totals = _current.get()
     if totals is not None:
         totals.setdefault(purpose, Usage()).add(usage)
+
+
+def usage_snapshot() -> Usage | None:
+    """The open scope's totals so far, all purposes together (None outside a scope)."""
+    totals = _current.get()
+    if totals is None:
+        return None
+    snap = Usage()
+    for u in totals.values():
+        snap.add(u)
+    return snap
+
+
+def usage_delta(before: Usage | None) -> dict[str, float] | None:
+    """What was spent since ``before`` (a ``usage_snapshot``); None when nothing was."""
+    after = usage_snapshot()
+    if before is None or after is None:
+        return None
+    delta = {f.name: getattr(after, f.name) - getattr(before, f.name) for f in fields(Usage)}
+    if not any(delta.values()):
+        return None
+    delta["latency_ms"] = round(delta["latency_ms"], 3)
+    return delta
