@@ -18,11 +18,12 @@ COMMANDS = {
     "run": ("evalkit.commands.run", "run", "Run graph variants on an eval set; write results and MLflow runs."),
     "evalset": ("evalkit.commands.evalset", "evalset", "Validate, freeze, append to and summarise eval sets."),
     "graph": ("evalkit.commands.graph", "graph", "Check a graph config, or print it as the loader sees it."),
-    "import": ("evalkit.commands.importers", "import_", "Turn external data (BEIR) into a corpus and eval set."),
+    "import": ("evalkit.commands.importers", "import_", "Turn external data (BEIR, HF datasets, parquet/JSONL, ragas) into a corpus + eval set."),
     "calibrate": ("evalkit.commands.calibrate", "calibrate", "Recommend a guard threshold from rerank scores."),
     "compare": ("evalkit.commands.compare", "compare", "Paired per-query comparison: is a difference real?"),
     "gate": ("evalkit.commands.gate", "gate", "CI gate: exit 0 when a candidate is non-inferior."),
     "report": ("evalkit.commands.report", "report", "Write a self-contained HTML + Markdown run report."),
+    "export": ("evalkit.commands.export", "export", "Export a run as parquet/CSV (per query) or TREC run + qrels."),
 }
 
 

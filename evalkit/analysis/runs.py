@@ -80,7 +80,8 @@ class LoadedRun:
         a file whose hash differs from the recorded ``config_sha256`` is still returned,
         with a warning (it changed since the run).
         """
-        from evalkit.graph.config import config_from_dict, load_graph_config
+        from evalkit.graph.config import config_from_dict
+        from evalkit.graph.sweep import load_variants
 
         v = self.variant(name)
         try:
@@ -92,7 +93,10 @@ class LoadedRun:
             if not v.config_path or not Path(v.config_path).is_file():
                 self.warnings.append(f"variant '{name}': graph config {v.config_path or '(not recorded)'} not found")
                 return None
-            config = load_graph_config(v.config_path)
+            config = {c.name: c for c in load_variants(v.config_path)}.get(name)
+            if config is None:
+                self.warnings.append(f"variant '{name}': {v.config_path} no longer defines it")
+                return None
         except EvalkitError as exc:
             self.warnings.append(f"variant '{name}': graph config unusable: {exc}")
             return None

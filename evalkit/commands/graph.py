@@ -19,28 +19,39 @@ def check(paths: tuple[Path, ...]) -> None:
     Exits non-zero at the first invalid file, naming the line and the path inside it.
     """
     from evalkit.errors import ConfigError
-    from evalkit.graph import load_graph_config
+    from evalkit.graph.sweep import load_variants
 
     for p in paths:
         try:
-            cfg = load_graph_config(p)
+            configs = load_variants(p)
         except ConfigError as exc:
             raise click.ClickException(str(exc)) from exc
-        click.echo(f"ok  {p}  ({cfg.name}: {len(cfg.nodes)} nodes, {len(cfg.routes)} conditional routes)")
+        if len(configs) == 1:
+            cfg = configs[0]
+            click.echo(f"ok  {p}  ({cfg.name}: {len(cfg.nodes)} nodes, {len(cfg.routes)} conditional routes)")
+        else:
+            click.echo(f"ok  {p}  ({len(configs)} variants: {', '.join(c.name for c in configs)})")
 
 
 @graph.command("show")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def show(path: Path) -> None:
-    """Print a config with every default filled in, as YAML (what a run will use)."""
+    """Print a config with every default filled in, as YAML (what a run will use).
+
+    A sweep file prints every variant it expands to, as YAML documents separated by ---.
+    """
     from evalkit.errors import ConfigError
-    from evalkit.graph import load_graph_config, node_types
+    from evalkit.graph import node_types
+    from evalkit.graph.sweep import load_variants
 
     try:
-        cfg = load_graph_config(path)
+        configs = load_variants(path)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from exc
     types = node_types()
-    for spec in cfg.nodes.values():
-        spec["params"] = types[spec["type"]].Params(**spec["params"]).model_dump(mode="json")
-    click.echo(cfg.to_yaml(), nl=False)
+    docs = []
+    for cfg in configs:
+        for spec in cfg.nodes.values():
+            spec["params"] = types[spec["type"]].Params(**spec["params"]).model_dump(mode="json")
+        docs.append(cfg.to_yaml())
+    click.echo("---\n".join(docs), nl=False)

@@ -32,8 +32,12 @@ def import_() -> None:
 
     \b
     Formats:
-      beir   BEIR folders and Anserini/pyserini files (JSONL corpus; JSONL or TSV
-             queries; BEIR TSV or TREC qrels; any of them gzipped)
+      beir     BEIR folders and Anserini/pyserini files (JSONL corpus; JSONL or TSV
+               queries; BEIR TSV or TREC qrels; any of them gzipped)
+      dataset  Hugging Face datasets saved to disk, parquet or JSONL files, with a
+               column mapping (--map question=query ...) and a corpus of the same kinds
+      ragas    ragas samples (user_input, reference_contexts, retrieved_contexts,
+               reference): the contexts become the corpus, reference contexts the gold
     """
 
 
@@ -97,6 +101,92 @@ def beir(source: Path | None, split: str, corpus: Path | None, queries: Path | N
         name = source.resolve().name
     result = import_beir(files, name, out_dir, lang=lang, force=force, keep_unanswerable=keep_unanswerable,
                          description=description)
+    for line in result.lines():
+        click.echo(line)
+    click.echo(f"Pin it in a run with: --eval-set {result.eval_set_path}@v{result.version['version']}")
+
+
+_SOURCE = click.Path(exists=True, path_type=Path)
+
+
+@import_.command("dataset")
+@click.argument("source", type=_SOURCE)
+@click.option("--corpus", required=True, type=_SOURCE,
+              help="Documents: a datasets folder, .parquet or JSONL with id and text columns (title optional).")
+@click.option("--name", required=True, help="Eval set name: writes OUT_DIR/NAME.jsonl and OUT_DIR/corpora/NAME.jsonl.")
+@click.option("--map", "maps", multiple=True, metavar="FIELD=COLUMN",
+              help="Read eval set FIELD from source COLUMN (repeatable): id, question, relevant_doc_ids, type, "
+                   "lang, reference_answer, tags. Unmapped fields use the column of the same name.")
+@click.option("--corpus-map", "corpus_maps", multiple=True, metavar="FIELD=COLUMN",
+              help="Read corpus FIELD (id, title, text) from COLUMN (repeatable); other columns become metadata.")
+@click.option("--split", default=None, help="Split of a datasets folder holding several (DatasetDict).")
+@click.option("--corpus-split", default=None, help="Split of the corpus datasets folder.")
+@click.option("--out-dir", default=Path("eval_sets"), show_default=True,
+              type=click.Path(file_okay=False, path_type=Path), help="Folder of eval sets to write into.")
+@click.option("--lang", default="en", show_default=True, help="Language code of records without a lang column.")
+@click.option("--keep-unanswerable", is_flag=True,
+              help="Keep rows without gold documents, as type 'unanswerable' (default: skip them).")
+@click.option("--description", default=None, help="One line for the manifest (default: where the data came from).")
+@click.option("--force", is_flag=True, help="Replace an existing eval set and corpus of the same name.")
+@_user_errors
+def dataset(source: Path, corpus: Path, name: str, maps: tuple[str, ...], corpus_maps: tuple[str, ...],
+            split: str | None, corpus_split: str | None, out_dir: Path, lang: str, keep_unanswerable: bool,
+            description: str | None, force: bool) -> None:
+    """Import questions (SOURCE) and documents (--corpus) as a corpus plus an eval set frozen as v1.
+
+    SOURCE and --corpus are each a Hugging Face datasets folder (save_to_disk), a
+    .parquet file or a JSONL file.
+
+    \b
+    Example:
+      evalkit import dataset data/qa_hf --split test --corpus data/passages.parquet --name qa \\
+        --map question=query --map relevant_doc_ids=positive_ids --corpus-map id=pid --corpus-map text=passage
+    """
+    from evalkit.interop.importers import CORPUS_FIELDS, EVAL_FIELDS, import_dataset, parse_mapping
+
+    result = import_dataset(source, name, out_dir, corpus=corpus, mapping=parse_mapping(maps, EVAL_FIELDS),
+                            corpus_mapping=parse_mapping(corpus_maps, CORPUS_FIELDS, "--corpus-map"), split=split,
+                            corpus_split=corpus_split, lang=lang, keep_unanswerable=keep_unanswerable, force=force,
+                            description=description)
+    for line in result.lines():
+        click.echo(line)
+    click.echo(f"Pin it in a run with: --eval-set {result.eval_set_path}@v{result.version['version']}")
+
+
+@import_.command("ragas")
+@click.argument("source", type=_SOURCE)
+@click.option("--name", required=True, help="Eval set name: writes OUT_DIR/NAME.jsonl and OUT_DIR/corpora/NAME.jsonl.")
+@click.option("--map", "maps", multiple=True, metavar="FIELD=COLUMN",
+              help="Read ragas FIELD (user_input, reference_contexts, retrieved_contexts, reference, response, id, "
+                   "synthesizer_name) from COLUMN (repeatable).")
+@click.option("--split", default=None, help="Split of a datasets folder holding several (DatasetDict).")
+@click.option("--no-retrieved", is_flag=True, help="Leave retrieved_contexts out of the corpus.")
+@click.option("--out-dir", default=Path("eval_sets"), show_default=True,
+              type=click.Path(file_okay=False, path_type=Path), help="Folder of eval sets to write into.")
+@click.option("--lang", default="en", show_default=True, help="Language code given to every record.")
+@click.option("--keep-unanswerable", is_flag=True,
+              help="Keep samples without reference contexts, as type 'unanswerable' (default: skip them).")
+@click.option("--description", default=None, help="One line for the manifest (default: where the data came from).")
+@click.option("--force", is_flag=True, help="Replace an existing eval set and corpus of the same name.")
+@_user_errors
+def ragas(source: Path, name: str, maps: tuple[str, ...], split: str | None, no_retrieved: bool, out_dir: Path,
+          lang: str, keep_unanswerable: bool, description: str | None, force: bool) -> None:
+    """Import ragas samples: contexts become the corpus, reference contexts the gold documents.
+
+    SOURCE is a datasets folder (e.g. EvaluationDataset.to_hf_dataset().save_to_disk),
+    a .parquet file or a JSONL file (EvaluationDataset.to_jsonl). Each distinct context
+    text becomes one document, id ctx-<16 hex of its SHA-256>; 'reference' becomes the
+    reference answer; 'response' is not imported.
+
+    \b
+    Example:
+      evalkit import ragas testset.jsonl --name ragas_testset
+    """
+    from evalkit.interop.importers import RAGAS_FIELDS, import_ragas, parse_mapping
+
+    result = import_ragas(source, name, out_dir, mapping=parse_mapping(maps, RAGAS_FIELDS), split=split, lang=lang,
+                          keep_unanswerable=keep_unanswerable, include_retrieved=not no_retrieved, force=force,
+                          description=description)
     for line in result.lines():
         click.echo(line)
     click.echo(f"Pin it in a run with: --eval-set {result.eval_set_path}@v{result.version['version']}")

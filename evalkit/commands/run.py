@@ -18,17 +18,17 @@ def _env_quiet() -> None:
 def execute(eval_set_spec: str, config_paths: list[Path], output: Path, *, workers: int = 1, resume: bool = False,
             metrics: tuple[str, ...] = (), tracking_uri: str | None = None, experiment: str = "evalkit",
             mlflow: bool = True, progress: bool = True, judge: str = "offline",
-            judge_llm: Path | None = None) -> int:
+            judge_llm: Path | None = None, traces: bool = True, trace_limit: int | None = None) -> int:
     """Shared body of ``evalkit run``, ``evalkit demo`` and ``runners/eval_runner.py``."""
     _env_quiet()
     from evalkit.analysis.report import by_type_table, comparison_table
     from evalkit.evalsets import load_eval_set
-    from evalkit.graph import load_graph_config
+    from evalkit.graph.sweep import load_variants
     from evalkit.metrics import DEFAULT_METRICS
     from evalkit.run.runner import RunOptions, run_eval
 
     eval_set = load_eval_set(eval_set_spec)
-    configs = [load_graph_config(p) for p in config_paths]
+    configs = [c for p in config_paths for c in load_variants(p)]
     click.echo(f"eval set {eval_set.name} v{eval_set.version} ({len(eval_set.records)} queries, "
                f"sha256 {eval_set.sha256[:12]}); {len(configs)} variant(s)", err=True)
     judge_options = {}
@@ -40,7 +40,7 @@ def execute(eval_set_spec: str, config_paths: list[Path], output: Path, *, worke
         judge_options["llm"] = LLMSpec(**(yaml.safe_load(judge_llm.read_text(encoding="utf-8")) or {}))
     options = RunOptions(output=output, workers=workers, resume=resume, metrics=tuple(metrics) or DEFAULT_METRICS,
                          tracking_uri=tracking_uri, experiment=experiment, mlflow=mlflow, progress=progress,
-                         judge=judge, judge_options=judge_options)
+                         judge=judge, judge_options=judge_options, traces=traces, trace_limit=trace_limit)
     summary = run_eval(eval_set, configs, options, echo=lambda m: click.echo(m, err=True))
     click.echo(comparison_table(summary))
     per_type = by_type_table(summary, "hit@5")
@@ -60,7 +60,8 @@ def execute(eval_set_spec: str, config_paths: list[Path], output: Path, *, worke
               help="Eval set JSONL, optionally pinned to a frozen version: eval_sets/demo_kb.jsonl@v1.")
 @click.option("--graph-config", "graph_configs", required=True, multiple=True,
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="A graph config YAML; repeat the option to compare several variants.")
+              help="A graph config YAML; repeat the option to compare several variants. A file with a "
+                   "`sweep:` section runs one variant per combination of its values.")
 @click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Summary JSON to write; per-variant per_query.jsonl go to the folder with the same stem.")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
@@ -78,9 +79,12 @@ def execute(eval_set_spec: str, config_paths: list[Path], output: Path, *, worke
 @click.option("--judge-llm", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="YAML LLM spec for the llm/ragas judges, e.g. {backend: openai, base_url: ..., model: ..., "
                    "api_key_env: OPENAI_API_KEY}.")
+@click.option("--no-traces", is_flag=True, help="Do not log per-query MLflow traces (one span per node).")
+@click.option("--trace-limit", type=click.IntRange(0), default=None,
+              help="Log MLflow traces for at most N queries per variant (default: all).")
 def run(eval_set: str, graph_configs: tuple[Path, ...], output: Path, workers: int, resume: bool,
         metrics: tuple[str, ...], tracking_uri: str | None, experiment: str, no_mlflow: bool, no_progress: bool,
-        judge: str, judge_llm: Path | None) -> int:
+        judge: str, judge_llm: Path | None, no_traces: bool, trace_limit: int | None) -> int:
     """Run each graph variant on every query of an eval set.
 
     \b
@@ -95,4 +99,5 @@ def run(eval_set: str, graph_configs: tuple[Path, ...], output: Path, workers: i
     """
     return execute(eval_set, list(graph_configs), output, workers=workers, resume=resume, metrics=metrics,
                    tracking_uri=tracking_uri, experiment=experiment, mlflow=not no_mlflow,
-                   progress=not no_progress, judge=judge, judge_llm=judge_llm)
+                   progress=not no_progress, judge=judge, judge_llm=judge_llm, traces=not no_traces,
+                   trace_limit=trace_limit)

@@ -115,6 +115,9 @@ def config_from_dict(data: Any, source: str = "<dict>", lines: dict[str, int] | 
     if not isinstance(data, dict):
         raise fail("", "a graph config must be a mapping with 'nodes' and 'edges'")
     for key in data:
+        if key == "sweep":
+            raise fail("sweep", "a sweep file holds several variants: load it with "
+                       "evalkit.graph.sweep.load_variants (evalkit run and graph check do)")
         if key not in TOP_LEVEL_KEYS:
             raise fail(str(key), f"unknown key '{key}'{did_you_mean(key, TOP_LEVEL_KEYS)}")
     for key in ("nodes", "edges"):

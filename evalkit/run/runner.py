@@ -47,6 +47,8 @@ class RunOptions:
     cache_root: Path | None = None
     check_mutation: bool = False
     tags: dict[str, str] = field(default_factory=dict)
+    traces: bool = True  # also log each query's node path as an MLflow trace
+    trace_limit: int | None = None
     judge: str = "offline"  # judge backend for generating variants (evalkit.judges registry)
     judge_options: dict[str, Any] = field(default_factory=dict)
 
@@ -246,7 +248,8 @@ def _log_mlflow(summary: RunSummary, configs: Sequence[GraphConfig], results: di
             tags[f"index.{name}.{kind}"] = f"{model} n={meta.get('n')} chunking={meta.get('chunking')}"
     try:
         info = log_invocation(summary, logs, out_dir, tracking_uri=options.tracking_uri,
-                              experiment=options.experiment, tags=tags)
+                              experiment=options.experiment, tags=tags, traces=options.traces,
+                              trace_limit=options.trace_limit)
     except Exception as exc:  # results are on disk already; say so rather than lose them
         echo(f"warning: MLflow logging failed ({type(exc).__name__}: {exc}); results are in {options.output}")
         return

@@ -11,6 +11,8 @@ Layout in the tracking store::
                    n_failed, n_queries, n_excluded, seconds
           artifacts per_query.jsonl, config.yaml, rerank_scores.json,
                    rerank_top1_by_hit5.png, rerank_top1_by_answerable.png
+          traces   one MLflow trace per query, a span per node execution
+                   (``evalkit.track.traces``; ``traces=False`` or ``trace_limit`` to skip/cap)
 
 Everything goes through ``MlflowClient`` with explicit run ids, never the fluent
 ``mlflow.start_run`` API: there is no global active run to leak, and two calls in one
@@ -273,7 +275,8 @@ def _batches(metrics: list[Any], params: list[Any],
 
 def log_invocation(run: RunSummary, variants: list[VariantLog], output_dir: Path,
                    tracking_uri: str | None = None, experiment: str = "evalkit",
-                   tags: dict[str, str] | None = None) -> dict[str, str]:
+                   tags: dict[str, str] | None = None, traces: bool = True,
+                   trace_limit: int | None = None) -> dict[str, str]:
     """Log an invocation: one parent run, one nested child run per variant.
 
     Args:
@@ -285,6 +288,10 @@ def log_invocation(run: RunSummary, variants: list[VariantLog], output_dir: Path
             server (``http://host:port``), which then decides where artifacts go.
         experiment: created if missing.
         tags: extra tags of the parent run.
+        traces: also log each query's node trace as an MLflow trace linked to its
+            variant's run (:mod:`evalkit.track.traces`); a failure there only warns.
+        trace_limit: trace at most this many queries per variant (the first ones in
+            eval-set order); ``None`` for all.
 
     Returns:
         ``{"tracking_uri", "experiment_id", "parent_run_id", "ui_command"}``; for a
@@ -330,6 +337,10 @@ def log_invocation(run: RunSummary, variants: list[VariantLog], output_dir: Path
             v.summary.mlflow_run_id = child_id
             try:
                 _log_variant(client, child_id, v, *payloads[v.name])
+                if traces:
+                    from evalkit.track.traces import log_variant_traces
+
+                    log_variant_traces(client, uri, experiment_id, child_id, v.name, v.results, limit=trace_limit)
             except BaseException as e:
                 _terminate(client, child_id, e)
                 raise

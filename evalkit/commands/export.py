@@ -1,0 +1,44 @@
+"""``evalkit export``: a finished run as TREC run/qrels files, parquet or CSV."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("export")
+@click.argument("run_ref", metavar="RUN")
+@click.option("--format", "fmt", type=click.Choice(["parquet", "csv", "trec"]), default="parquet", show_default=True,
+              help="parquet/csv: one row per variant x query, every metric a column; trec: qrels.txt plus "
+                   "<variant>.retrieval.run and <variant>.final.run.")
+@click.option("--output", "-o", type=click.Path(path_type=Path), default=None,
+              help="File to write (parquet/csv) or folder (trec). Default: beside the summary, "
+                   "results/NAME.parquet, results/NAME.csv or results/NAME.trec/.")
+@click.option("--variant", "variants", multiple=True, metavar="NAME", help="Export only these variants (repeatable).")
+@click.option("--scores", type=click.Choice(["rank", "native"]), default="rank", show_default=True,
+              help="TREC scores: rank (n - position, so trec_eval keeps evalkit's order) or native (pipeline "
+                   "scores; trec_eval re-sorts ties by document id).")
+@click.option("--tracking-uri", default=None, help="MLflow store, when RUN is an MLflow run id.")
+def export(run_ref: str, fmt: str, output: Path | None, variants: tuple[str, ...], scores: str,
+           tracking_uri: str | None) -> int:
+    """Export a finished run for pandas, trec_eval, ranx or a spreadsheet.
+
+    RUN is a summary JSON (results/NAME.json), its results folder, or an MLflow run id
+    (with --tracking-uri). Nothing is re-run.
+
+    \b
+    Examples:
+      evalkit export results/demo_kb.json                    # -> results/demo_kb.parquet
+      evalkit export results/demo_kb.json --format trec      # -> results/demo_kb.trec/
+      trec_eval -m recall.20 results/demo_kb.trec/qrels.txt results/demo_kb.trec/bm25.retrieval.run
+    """
+    from evalkit.evalsets.evalset import display_path
+    from evalkit.interop.export import export_run
+
+    paths = export_run(run_ref, fmt, output, list(variants) or None, scores=scores, tracking_uri=tracking_uri)
+    if fmt == "trec":
+        click.echo(f"wrote {len(paths)} files to {display_path(paths[0].parent)}/: "
+                   + ", ".join(p.name for p in paths))
+    else:
+        click.echo(f"wrote {display_path(paths[0])}")
+    return 0
