@@ -89,6 +89,7 @@ class TraceEvent:
     error: dict[str, str] | None = None
     attempt: int | None = None  # the reflection-loop attempt the state was at after this node
     llm: dict[str, float] | None = None  # LLM calls/tokens/latency spent inside this node
+    reused: bool = False  # the result was computed by another variant (shared work, see graph.memo)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -18,7 +18,8 @@ def _env_quiet() -> None:
 def execute(eval_set_spec: str, config_paths: list[Path], output: Path, *, workers: int = 1, resume: bool = False,
             metrics: tuple[str, ...] = (), tracking_uri: str | None = None, experiment: str = "evalkit",
             mlflow: bool = True, progress: bool = True, judge: str = "offline",
-            judge_llm: Path | None = None, traces: bool = True, trace_limit: int | None = None) -> int:
+            judge_llm: Path | None = None, traces: bool = True, trace_limit: int | None = None,
+            share_work: bool = True) -> int:
     """Shared body of ``evalkit run``, ``evalkit demo`` and ``runners/eval_runner.py``."""
     _env_quiet()
     from evalkit.analysis.report import by_type_table, comparison_table
@@ -40,7 +41,8 @@ def execute(eval_set_spec: str, config_paths: list[Path], output: Path, *, worke
         judge_options["llm"] = LLMSpec(**(yaml.safe_load(judge_llm.read_text(encoding="utf-8")) or {}))
     options = RunOptions(output=output, workers=workers, resume=resume, metrics=tuple(metrics) or DEFAULT_METRICS,
                          tracking_uri=tracking_uri, experiment=experiment, mlflow=mlflow, progress=progress,
-                         judge=judge, judge_options=judge_options, traces=traces, trace_limit=trace_limit)
+                         judge=judge, judge_options=judge_options, traces=traces, trace_limit=trace_limit,
+                         share_work=share_work)
     summary = run_eval(eval_set, configs, options, echo=lambda m: click.echo(m, err=True))
     click.echo(comparison_table(summary))
     per_type = by_type_table(summary, "hit@5")
@@ -79,12 +81,15 @@ def execute(eval_set_spec: str, config_paths: list[Path], output: Path, *, worke
 @click.option("--judge-llm", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="YAML LLM spec for the llm/ragas judges, e.g. {backend: openai, base_url: ..., model: ..., "
                    "api_key_env: OPENAI_API_KEY}.")
+@click.option("--no-share", is_flag=True,
+              help="Run every node of every variant even when another variant already ran the identical "
+                   "execution (by default such results are reused; numbers are the same either way).")
 @click.option("--no-traces", is_flag=True, help="Do not log per-query MLflow traces (one span per node).")
 @click.option("--trace-limit", type=click.IntRange(0), default=None,
               help="Log MLflow traces for at most N queries per variant (default: all).")
 def run(eval_set: str, graph_configs: tuple[Path, ...], output: Path, workers: int, resume: bool,
         metrics: tuple[str, ...], tracking_uri: str | None, experiment: str, no_mlflow: bool, no_progress: bool,
-        judge: str, judge_llm: Path | None, no_traces: bool, trace_limit: int | None) -> int:
+        judge: str, judge_llm: Path | None, no_share: bool, no_traces: bool, trace_limit: int | None) -> int:
     """Run each graph variant on every query of an eval set.
 
     \b
@@ -100,4 +105,4 @@ def run(eval_set: str, graph_configs: tuple[Path, ...], output: Path, workers: i
     return execute(eval_set, list(graph_configs), output, workers=workers, resume=resume, metrics=metrics,
                    tracking_uri=tracking_uri, experiment=experiment, mlflow=not no_mlflow,
                    progress=not no_progress, judge=judge, judge_llm=judge_llm, traces=not no_traces,
-                   trace_limit=trace_limit)
+                   trace_limit=trace_limit, share_work=not no_share)

@@ -203,16 +203,27 @@ def config_from_dict(data: Any, source: str = "<dict>", lines: dict[str, int] | 
                        max_steps=max_steps, source=source)
 
 
-def build_graph(config: GraphConfig, resources: Any = None, check_mutation: bool = False) -> Graph:
-    """Instantiate the nodes of a validated config (models and indexes load here)."""
+def build_graph(config: GraphConfig, resources: Any = None, check_mutation: bool = False,
+                memo: Any = None) -> Graph:
+    """Instantiate the nodes of a validated config (models and indexes load here).
+
+    With ``memo`` (a ``NodeMemo`` shared across variants), identical node executions of
+    different variants are computed once.
+    """
+    from evalkit.graph.memo import node_identity
+
     types = node_types()
     nodes = {}
+    context = {"chunking": config.chunking, "seed": config.seed}
     for name, spec in config.nodes.items():
         cls = types[spec["type"]]
-        nodes[name] = cls(name, cls.Params(**spec["params"]), resources)
+        node = cls(name, cls.Params(**spec["params"]), resources)
+        node.memo_id = node_identity(node, context)
+        nodes[name] = node
     routes = {src: Route(field=r["field"], cases=r["cases"]) for src, r in config.routes.items()}
     return Graph(name=config.name, nodes=nodes, edges=dict(config.edges), routes=routes,
-                 on_error=dict(config.on_error), max_steps=config.max_steps, check_mutation=check_mutation)
+                 on_error=dict(config.on_error), max_steps=config.max_steps, check_mutation=check_mutation,
+                 memo=memo)
 
 
 def _check_params(cls: Any, params: dict[str, Any], where: str, fail: Any) -> None:

@@ -7,7 +7,8 @@ Order of precedence after a node runs: ``next()`` result, then the route, then t
 default edge. ``on_error`` optionally names where to go when a node raises; without it
 the query stops and is marked failed. Execution starts at ``start`` and stops at ``end``.
 Each trace event also carries the loop ``attempt`` the state was at (reflection loops
-count attempts in ``state["attempt"]``) and the LLM work the node did (calls, tokens).
+count attempts in ``state["attempt"]``), the LLM work the node did (calls, tokens), and
+``reused`` when the result came from another variant's identical execution (``memo``).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from typing import Any
 
 from evalkit.graph.node import Node
 from evalkit.graph.state import compact
-from evalkit.llm.usage import usage_delta, usage_snapshot
+from evalkit.llm.usage import flat, replay, usage_delta, usage_snapshot
 from evalkit.records import TraceEvent
 
 START, END = "start", "end"
@@ -62,6 +63,7 @@ class Graph:
     on_error: dict[str, str] = field(default_factory=dict)
     max_steps: int = 50
     check_mutation: bool = False
+    memo: Any = None  # a NodeMemo shared by the variants of one invocation (evalkit.graph.memo)
 
     def run(self, initial: Mapping[str, Any]) -> RunOutcome:
         """Execute the graph on a deep copy of ``initial``; never raises for node errors."""
@@ -77,14 +79,23 @@ class Graph:
             error: dict[str, str] | None = None
             wrote: dict[str, Any] = {}
             llm_before = usage_snapshot()
+            memo_key = self.memo.key(node, state) if self.memo is not None else None
+            reused = self.memo.get(memo_key) if memo_key is not None else None
             try:
-                before = _fingerprint(state) if self.check_mutation else None
-                updates = node.run(state)
-                self._check_contract(node, state, updates, before)
-                wrote = updates
+                if reused is not None:
+                    wrote = reused[0]
+                    replay(reused[1])
+                else:
+                    before = _fingerprint(state) if self.check_mutation else None
+                    updates = node.run(state)
+                    self._check_contract(node, state, updates, before)
+                    wrote = updates
                 nxt, reason = self._choose_edge(node, {**state, **wrote})
             except Exception as exc:  # a failing node must not kill the run
                 error = {"type": type(exc).__name__, "message": str(exc)}
+            llm_used = usage_delta(llm_before)
+            if error is None and reused is None and memo_key is not None:
+                self.memo.put(memo_key, wrote, llm_used)
             duration = (time.perf_counter() - t0) * 1000.0
             if error is None:
                 state = {**state, **wrote}
@@ -96,7 +107,7 @@ class Graph:
             trace.append(TraceEvent(step=step, node=current, type=node.type, started_at=started,
                                     duration_ms=duration, wrote=compact(wrote), edge=nxt,
                                     edge_reason=reason, error=error, attempt=state.get("attempt"),
-                                    llm=usage_delta(llm_before)))
+                                    llm=flat(llm_used), reused=reused is not None))
             if nxt is None:
                 return RunOutcome(state, trace, {"node": current, "step": step, **(error or {})})
             current = nxt

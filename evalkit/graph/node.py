@@ -30,6 +30,7 @@ class Node:
     """
 
     type: ClassVar[str] = ""
+    memoize: ClassVar[bool] = True  # output depends only on params + the fields it reads (see graph.memo)
     reads: ClassVar[tuple[str, ...]] = ()
     writes: ClassVar[tuple[str, ...]] = ()
     Params: ClassVar[type[NodeParams]] = NodeParams

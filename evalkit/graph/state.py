@@ -16,6 +16,7 @@ INITIAL_FIELDS: dict[str, str] = {
     "question": "the user's original question; no node may overwrite it",
     "lang": "language of the question (zh, en, ...)",
     "queries": "the queries retrieval runs (starts as [question]; rewrite nodes replace it)",
+    "attempt": "reflection-loop attempt: 0 until a query_rewrite node runs (each run sets previous + 1)",
 }
 
 MAX_TRACE_ITEMS = 100  # enough to keep a whole top-100 channel ranking (fusion analysis reads it)
@@ -24,7 +25,7 @@ MAX_TRACE_CHARS = 160
 
 def initial_state(query_id: str, question: str, lang: str) -> dict[str, Any]:
     """The state one query starts from."""
-    return {"query_id": query_id, "question": question, "lang": lang, "queries": [question]}
+    return {"query_id": query_id, "question": question, "lang": lang, "queries": [question], "attempt": 0}
 
 
 def compact(value: Any) -> Any:

@@ -53,24 +53,43 @@ def record(purpose: str, usage: Usage) -> None:
         totals.setdefault(purpose, Usage()).add(usage)
 
 
-def usage_snapshot() -> Usage | None:
-    """The open scope's totals so far, all purposes together (None outside a scope)."""
+def usage_snapshot() -> dict[str, Usage] | None:
+    """A copy of the open scope's totals by purpose (None outside a scope)."""
     totals = _current.get()
     if totals is None:
         return None
-    snap = Usage()
-    for u in totals.values():
-        snap.add(u)
-    return snap
+    return {k: Usage(**asdict(v)) for k, v in totals.items()}
 
 
-def usage_delta(before: Usage | None) -> dict[str, float] | None:
-    """What was spent since ``before`` (a ``usage_snapshot``); None when nothing was."""
+def usage_delta(before: dict[str, Usage] | None) -> dict[str, Usage] | None:
+    """What was spent since ``before`` (a ``usage_snapshot``), by purpose; None when nothing was."""
     after = usage_snapshot()
     if before is None or after is None:
         return None
-    delta = {f.name: getattr(after, f.name) - getattr(before, f.name) for f in fields(Usage)}
-    if not any(delta.values()):
+    out: dict[str, Usage] = {}
+    for purpose, now in after.items():
+        was = before.get(purpose, Usage())
+        diff = Usage(**{f.name: getattr(now, f.name) - getattr(was, f.name) for f in fields(Usage)})
+        if any(getattr(diff, f.name) for f in fields(Usage)):
+            out[purpose] = diff
+    return out or None
+
+
+def flat(delta: dict[str, Usage] | None) -> dict[str, float] | None:
+    """All purposes of a ``usage_delta`` summed, as a plain dict (what the trace shows)."""
+    if not delta:
         return None
-    delta["latency_ms"] = round(delta["latency_ms"], 3)
-    return delta
+    total = Usage()
+    for u in delta.values():
+        total.add(u)
+    return total.to_dict()
+
+
+def replay(delta: dict[str, Usage] | None) -> None:
+    """Record again the LLM work of a reused node result, as cache hits that cost no time.
+
+    Keeps per-query tokens independent of which variant happened to compute a shared
+    node first.
+    """
+    for purpose, u in (delta or {}).items():
+        record(purpose, Usage(calls=u.calls, cache_hits=u.calls, tokens_in=u.tokens_in, tokens_out=u.tokens_out))

@@ -20,6 +20,7 @@ from typing import Any
 from evalkit.errors import EvalkitError
 from evalkit.evalsets import EvalSet
 from evalkit.graph import GraphConfig, build_graph
+from evalkit.graph.memo import NodeMemo
 from evalkit.index.corpus import load_corpus
 from evalkit.index.resources import Resources
 from evalkit.llm.usage import Usage
@@ -47,6 +48,7 @@ class RunOptions:
     cache_root: Path | None = None
     check_mutation: bool = False
     tags: dict[str, str] = field(default_factory=dict)
+    share_work: bool = True  # compute identical node executions once across variants (graph.memo)
     traces: bool = True  # also log each query's node path as an MLflow trace
     trace_limit: int | None = None
     judge: str = "offline"  # judge backend for generating variants (evalkit.judges registry)
@@ -107,7 +109,9 @@ def _timing(results: Sequence[QueryResult]) -> dict[str, float]:
     if not per_query:
         return {}
     p95 = per_query[min(len(per_query) - 1, int(round(0.95 * (len(per_query) - 1))))]
-    return {"latency_ms_mean": round(sum(per_query) / len(per_query), 3), "latency_ms_p95": round(p95, 3)}
+    reused = sum(bool(e.get("reused")) for r in results for e in r.trace)
+    return {"latency_ms_mean": round(sum(per_query) / len(per_query), 3), "latency_ms_p95": round(p95, 3),
+            "node_executions": float(sum(len(r.trace) for r in results)), "node_executions_reused": float(reused)}
 
 
 def git_commit() -> str | None:
@@ -135,13 +139,14 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
     summary = RunSummary(eval_set=ref, variants={}, git_commit=git_commit())
     folder = results_folder(options.output)
     judge = _make_judge(options, configs, resources)
+    memo = NodeMemo() if options.share_work else None
     all_results: dict[str, list[QueryResult]] = {}
     stores: dict[str, VariantStore] = {}
     for config in configs:
         t0 = time.perf_counter()
         view = resources.for_variant(config.chunking, config.seed, Path(config.source).parent)
         try:
-            graph = build_graph(config, view, check_mutation=options.check_mutation)
+            graph = build_graph(config, view, check_mutation=options.check_mutation, memo=memo)
         except EvalkitError:
             raise
         except Exception as exc:

@@ -223,3 +223,26 @@ def test_run_logs_to_the_embedded_mlflow_store(evalset: Path, tmp_path: Path):
     assert run.data.metrics["hit_at_5"] == pytest.approx(summary.variants["bm25"].metrics["hit@5"])
     assert run.data.params["nodes.retrieve.type"] == "retrieve"
     assert json.loads(out.read_text())["variants"]["bm25"]["mlflow_run_id"] == run_id
+
+
+def test_shared_prefix_runs_once_and_changes_no_number(evalset: Path, tmp_path: Path):
+    # two variants with the same flaky node and BM25 retrieval, differing only in a later rerank
+    a = _flaky()
+    b = _flaky()
+    b["name"] = "flaky_b"
+    b["nodes"]["rerank"] = {"type": "rerank", "params": {"model": "e5", "top_k": 5}}
+    b["edges"] = {"start": "flaky", "flaky": "retrieve", "retrieve": "rerank", "rerank": "end"}
+    CALLS.clear()
+    shared = _run(evalset, [a, b], tmp_path / "s.json")
+    assert CALLS == [q[0] for q in QUESTIONS]  # the second variant reused the first one's flaky runs
+    rows = read_results(tmp_path / "s" / "flaky_b" / "per_query.jsonl")
+    assert all(r.trace[0]["reused"] and r.trace[1]["reused"] and not r.trace[2]["reused"] for r in rows)
+    assert shared.variants["flaky_b"].timing["node_executions_reused"] == 2 * len(QUESTIONS)
+    CALLS.clear()
+    alone = _run(evalset, [a, b], tmp_path / "n.json", share_work=False)
+    assert CALLS == [q[0] for q in QUESTIONS] * 2
+    for name in ("flaky", "flaky_b"):
+        assert shared.variants[name].metrics == alone.variants[name].metrics
+        x = read_results(tmp_path / "s" / name / "per_query.jsonl")
+        y = read_results(tmp_path / "n" / name / "per_query.jsonl")
+        assert [(r.retrieved, r.reranked) for r in x] == [(r.retrieved, r.reranked) for r in y]

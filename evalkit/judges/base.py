@@ -1,0 +1,127 @@
+"""What every claim-support judge returns, the interface it implements, and the registry.
+
+A judge reads a question, an answer and the evidence passages the answer was written
+from, splits the answer into claims and says, for each claim, whether the evidence
+supports it. ``not_checkable`` (a claim with nothing a judge can check: "Yes.", "Hope
+this helps") is never counted as supported. A judge that fails (an LLM timeout, a
+malformed reply) says so in :attr:`JudgeResult.error`: a failure never turns silently
+into a verdict.
+
+Backends register a factory in :data:`JUDGES` under the name users write
+(``offline``; ``llm`` and ``ragas`` come from other modules) and are built with
+:func:`make_judge`.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, Protocol, get_args
+
+from evalkit.errors import EvalkitError, did_you_mean
+
+__all__ = [
+    "JUDGES",
+    "VERDICTS",
+    "ClaimVerdict",
+    "Judge",
+    "JudgeResult",
+    "UnknownJudgeError",
+    "Verdict",
+    "make_judge",
+    "register_judge",
+]
+
+Verdict = Literal["supported", "unsupported", "not_checkable"]
+VERDICTS: tuple[str, ...] = get_args(Verdict)
+
+
+@dataclass
+class ClaimVerdict:
+    """A judge's verdict on one claim (one answer sentence), with the reason in words."""
+
+    claim: str
+    verdict: Verdict
+    reason: str
+    evidence_id: str | None = None  # the passage that supports it, when supported
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}; got '{self.verdict}'")
+
+
+@dataclass
+class JudgeResult:
+    """All claim verdicts for one answer, or the error that stopped the judge."""
+
+    claims: list[ClaimVerdict] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def n_supported(self) -> int:
+        return sum(c.verdict == "supported" for c in self.claims)
+
+    @property
+    def n_unsupported(self) -> int:
+        return sum(c.verdict == "unsupported" for c in self.claims)
+
+    @property
+    def n_not_checkable(self) -> int:
+        return sum(c.verdict == "not_checkable" for c in self.claims)
+
+    @property
+    def n_checkable(self) -> int:
+        return self.n_supported + self.n_unsupported
+
+    @property
+    def unsupported(self) -> bool | None:
+        """Whether any claim is unsupported (the answer-level label); None when the judge failed."""
+        return None if self.error is not None else self.n_unsupported > 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"claims": [asdict(c) for c in self.claims], "error": self.error}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> JudgeResult:
+        return cls(claims=[ClaimVerdict(**c) for c in data.get("claims", [])], error=data.get("error"))
+
+
+class Judge(Protocol):
+    """A claim-support judge. ``identity`` names everything that changes its verdicts
+    (backend, version, thresholds, model): the cache key and the tag on a run's results."""
+
+    identity: str
+
+    def judge(self, question: str, answer: str, evidence: Sequence[tuple[str, str]]) -> JudgeResult:
+        """Judge ``answer`` to ``question`` against ``evidence`` = [(passage id, text), ...]."""
+        ...
+
+
+class UnknownJudgeError(EvalkitError, ValueError):
+    """A judge name that is not registered; the message lists the choices."""
+
+
+JudgeFactory = Callable[..., Judge]
+
+
+def _offline(**options: Any) -> Judge:
+    from evalkit.judges.offline import OfflineJudge
+
+    return OfflineJudge(**options)
+
+
+JUDGES: dict[str, JudgeFactory] = {"offline": _offline}
+"""Judge backends by the name users write; each value builds a judge from keyword options."""
+
+
+def register_judge(name: str, factory: JudgeFactory) -> None:
+    """Add a backend (``llm``, ``ragas``...) to :data:`JUDGES`; a name can be registered once."""
+    if name in JUDGES and JUDGES[name] is not factory:
+        raise ValueError(f"judge '{name}' is already registered")
+    JUDGES[name] = factory
+
+
+def make_judge(name: str, **options: Any) -> Judge:
+    """Build the judge registered as ``name`` with ``options`` (e.g. ``make_judge("offline")``)."""
+    if name not in JUDGES:
+        raise UnknownJudgeError(f"unknown judge '{name}'{did_you_mean(name, JUDGES)}")
+    return JUDGES[name](**options)

@@ -1,0 +1,152 @@
+"""Words for judging: negation cues (Chinese and English), stop words, and content terms.
+
+What it is for: the offline judge compares *content terms* (stemmed English words, jieba
+Chinese words) between a claim and evidence, and checks *polarity* with explicit cue
+lists. Words that contain a cue character or word but do not negate (不仅, 不超过, 非常,
+无论, "no more than", "not only") are removed before cues are looked for.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from evalkit.index.tokenize import STOPWORDS as _EN_STOP_BASE
+from evalkit.index.tokenize import Tokenizer
+
+__all__ = ["CJK", "content_terms", "negation_cues", "negation_spans", "term_found"]
+
+CJK = re.compile(r"[\u3400-\u9fff]")
+
+# --- negation ---------------------------------------------------------------------------------
+_EN_NOT_NEGATING = re.compile(
+    r"\b(?:no|not)\s+(?:more|less|later|earlier|fewer|greater|higher|lower|longer than|sooner)\s+than\b|"
+    r"\bnot\s+(?:only|just|to exceed|exceeding|exceed)\b|\bno doubt\b|\bnon-?stop\b|\bnone the less\b|"
+    r"\bwhether or not\b|\brather than\b|\binstead of\b|^\s*no\b(?=\s*[,.;:!])", re.IGNORECASE)
+_EN_NEG = re.compile(
+    r"\b(?:not|no|never|cannot|without|neither|nor|none|nobody|nothing|nowhere|unable|unavailable|"
+    r"unsupported|prohibit\w*|forbid\w*|disallow\w*)\b|\b\w+n['’]t\b|\bnon-\w+", re.IGNORECASE)
+_ZH_NOT_NEGATING = re.compile(
+    r"不仅|不但|不过|不断|不少|不久|不同|不管|不论|不错|不得不|不停|不时|不超过|不低于|不少于|不多于|不高于|不大于|"
+    r"(?:不|不得|不能|不应|不可|不宜|不会)(?:超过|低于|少于|多于|高于|大于|小于|迟于|晚于|早于)|而不是|而非|无论|毫无疑问|无锡|无线|无人机|非常|除非|非洲|南非|是非|未来|是否|否则|"
+    r"别人|特别|区别|类别|级别|分别|个别|识别|告别|淹没|埋没|出没")
+# A Chinese cue is a jieba WORD: 不, 不得, 不会, 绝不会, 没有, 无法, 未经许可, 禁止... A cue character
+# inside a longer word is a lexical prefix, not a negation of the clause (不当 "improper",
+# 非正式 "informal", 无线 "wireless", 不满 "dissatisfied").
+_ZH_CUE_TOKEN = re.compile(r"^(?:(?:绝|决|从|并|永|也|都|还)?(?:不|没|无|未|非)(?:会|能|得|可|要|用|该|应|需|必|曾|再|予|准|许|让|在|是|宜)?"
+                           r"|没有|无法|从未|未经.*|禁止.*|勿|别|不再)$")
+
+
+def negation_spans(text: str) -> list[tuple[str, int]]:
+    """Each negation cue of ``text`` with the offset just after it (where its scope starts).
+
+    English: not, no, never, cannot, n't, without, neither, nor, none, non-..., unable,
+    prohibited...; Chinese: jieba words 不, 没有, 未, 无, 非, 禁止, 不得, 不能, 无法, 勿, 别...
+    Look-alikes are removed first: bounds ("no more than", 不超过, 不得低于), "not only",
+    "rather than", 而不是, 无论, 非常, 是否; and a leading answer word ("No, ...") is not a
+    cue: it answers the question, the clause carries the polarity.
+    """
+    out: list[tuple[str, int]] = []
+    en = _EN_NOT_NEGATING.sub(lambda m: " " * len(m.group(0)), text)
+    out += [(m.group(0).lower(), m.end()) for m in _EN_NEG.finditer(en)]
+    if CJK.search(text):
+        zh = _ZH_NOT_NEGATING.sub(lambda m: "，" * len(m.group(0)), text)
+        pos = 0
+        for tok in _jieba_cut(zh):
+            pos += len(tok)
+            if CJK.match(tok) and _ZH_CUE_TOKEN.match(tok):
+                out.append((tok, pos))
+    return sorted(out, key=lambda x: x[1])
+
+
+def negation_cues(text: str) -> list[str]:
+    """The negation cues of ``text`` (``["not"]``, ``["不得"]``); see :func:`negation_spans`."""
+    return [c for c, _ in negation_spans(text)]
+
+
+@lru_cache(maxsize=200_000)
+def _jieba_cut(text: str) -> tuple[str, ...]:
+    import logging
+
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    return tuple(jieba.lcut(text))
+
+
+def _words(text: str) -> frozenset[str]:
+    """The white-space separated words of ``text`` (how word lists are written here)."""
+    return frozenset(text.split())
+
+
+# --- content terms ----------------------------------------------------------------------------
+_EN_STOP = set(_EN_STOP_BASE) | _words(
+    "about above across after again against all almost also although am among amount any anyone "
+    "anything approximately around b both within c can could d did do does doing done during e each "
+    "either else etc ever every few from further get gets got had has have having he her here hers "
+    "him his how however i it's its itself just like ll many may me might more most much must my need "
+    "needs nor now o off once one only other our ours out over own per quite rather re really roughly "
+    "s same shall she should since so some still than that's them themselves those though through "
+    "thus too under until up upon us ve very via want was we well were what when where whether which "
+    "while who whom whose why would yes yet you your yours"
+) | {"not", "no", "never", "cannot", "without", "neither", "nor", "none", "t", "don", "doesn", "isn", "aren",
+     "won", "didn", "can't", "non"}
+_ZH_STOP = _words(
+    "的 了 是 在 和 与 及 或 由 为 将 被 把 也 都 而 则 就 于 对 从 到 向 以 之 其 这 那 此 "
+    "该 个 等 上 中 下 内 后 前 时 可 会 能 要 需 须 还 并 又 其中 吗 呢 吧 啊 么 什么 哪 哪里 "
+    "哪个 哪些 哪位 哪家 谁 多少 几 怎么 如何 怎样 是否 已 已经 每 各 约 大约 左右 让 使 给 他 她 "
+    "它 他们 它们 我们 你 您 我 有 所 着 过 得 地 很 更 最 仍 仍然 即 即可 便 可以 能够 需要 必须 "
+    "应该 应 须 就是 只是 只有 仅 仅仅 还是 以及 或者 并且 而且 因为 所以 如果 虽然 但是 但 不过 此外 "
+    "另外 另 这个 那个 这些 那些 一个 一 二 两 些 多 年 月 日 天 号 点 次 个 种 后 前 里 内 外 "
+    "间 通常 一般 大概 大致 目前 当时 届时 期间 同时 时候 这样 那样 如此 其他 别的 自己 本 该 每个 "
+    "有关 关于 对于 根据 按照 不 没 没有 无 非 未 不得 不能 不会 不予 无法 无需 绝不 从不 从未 禁止 "
+    "别 勿 会 则 呀 哦 嗯 先 再 才 曾 正 受 之内 之后 之前 以内 以上 以下 当中 起 来 去 过来 出来 "
+    "一下"
+)
+_ZH_CUE_WORD = re.compile(r"^(?:绝|决|从|并|也|都|还)?(?:不|没|无|未|非)(?:会|能|得|可|要|用|该|应|需|必|曾|再|予|准|许|让)?$")
+_NEG_PREFIX = re.compile(r"^(?:不得|不能|不予|不会|无法|没有|不|没|无|未|非)(?=[\u3400-\u9fff]{2,})")
+_NUMERIC = re.compile(r"^[\d.,%]+$|^\d+[a-z]{0,3}$")
+
+
+@lru_cache(maxsize=1)
+def _tokenizer() -> Tokenizer:
+    return Tokenizer("auto", stem=True, stopwords=True)
+
+
+@lru_cache(maxsize=1)
+def _en_stop_stems() -> frozenset[str]:
+    """The English stop words as the tokenizer emits them (stemmed: "does" -> "doe")."""
+    tok = Tokenizer("en", stem=True, stopwords=False)
+    return frozenset(_EN_STOP) | frozenset(t for w in _EN_STOP for t in tok(w))
+
+
+@lru_cache(maxsize=200_000)
+def content_terms(text: str) -> tuple[str, ...]:
+    """Content terms of ``text``: stemmed English words and jieba Chinese words, minus stop
+    words, negation cues and numbers (numbers are compared as values, not as words)."""
+    out: list[str] = []
+    for t in _tokenizer()(text):
+        if CJK.search(t):
+            t = _NEG_PREFIX.sub("", t)
+            if _ZH_CUE_WORD.match(t) or t in _ZH_STOP or (len(t) == 1 and t in "的了是在和与及或由为将被把也都而则就于对从到向以之其这那此该个等"):
+                continue
+        elif t in _en_stop_stems() or _NUMERIC.match(t) or len(t) < 2:
+            continue
+        out.append(t)
+    return tuple(dict.fromkeys(out))
+
+
+def term_found(term: str, terms: frozenset[str], text: str) -> float:
+    """How well ``term`` is found in an evidence text (1, 0.5 or 0).
+
+    English terms: stem equality, or a shared 6-letter prefix (0.5). Chinese terms: a
+    substring of the text (1), or every character present (0.5; 营收 in 营业收入).
+    """
+    if term in terms:
+        return 1.0
+    if CJK.search(term):
+        if term in text:
+            return 1.0
+        return 0.5 if len(term) >= 2 and all(c in text for c in term) else 0.0
+    if len(term) >= 6 and any(len(t) >= 6 and t[:6] == term[:6] for t in terms):
+        return 0.5
+    return 0.0

@@ -1,0 +1,312 @@
+"""Numbers as values: Arabic with separators, Chinese numerals, English number words, scale
+words, percentages, currencies, units, durations and clock times.
+
+What it is for: a judge must see that ``5,000``, ``5000``, ``5 000``, ``五千`` and ``5k``
+are one value, that ``3.6亿元`` equals ``36000万元``, ``百分之十八`` equals ``18%``, ``八成``
+equals ``80%``, ``300 秒`` equals ``5 分钟`` and ``half an hour`` equals ``30 minutes``, and
+that ``99.9%`` is not ``99.95%``. :func:`find_quantities` returns every quantity of a text
+with its span, so callers can mask it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["CN_NUM", "EN_WORDS", "Quantity", "find_quantities", "find_times", "parse_cn_number", "quantities_match"]
+
+CN_DIGIT = {"零": 0, "〇": 0, "○": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
+            "八": 8, "九": 9, "壹": 1, "贰": 2, "叁": 3, "肆": 4, "伍": 5, "陆": 6, "柒": 7, "捌": 8, "玖": 9}
+CN_UNIT = {"十": 10, "拾": 10, "百": 100, "佰": 100, "千": 1000, "仟": 1000}
+CN_BIG = {"万": 10_000, "亿": 100_000_000}
+CN_NUM = "零〇○一二两三四五六七八九壹贰叁肆伍陆柒捌玖十拾百佰千仟万亿"
+
+_UNITS_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+                "fifteen sixteen seventeen eighteen nineteen")
+EN_WORDS = {w: i for i, w in enumerate(_UNITS_WORDS.split())}
+EN_WORDS.update({"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+                 "eighty": 80, "ninety": 90, "dozen": 12})
+EN_SCALE = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000,
+            "trillion": 1_000_000_000_000}
+
+SECONDS = {"ms": 0.001, "s": 1, "min": 60, "h": 3600, "d": 86400, "w": 604800,
+           "mo": 31_557_600 / 12, "y": 31_557_600}
+_DURATION_UNITS = [
+    (r"milliseconds?|msecs?|ms|毫秒", "ms"), (r"seconds?|secs?|秒钟|秒", "s"),
+    (r"minutes?|mins?|分钟", "min"), (r"hours?|hrs?|小时|钟头|个小时", "h"), (r"days?|天|日", "d"),
+    (r"weeks?|wks?|周|星期|个星期|个周", "w"), (r"months?|个月|个多月", "mo"), (r"years?|yrs?|年", "y"),
+]
+_OTHER_UNITS = [
+    (r"%|％|percent|per cent|pct|个百分点", "%"), (r"kilometres?|kilometers?|km|公里|千米", "km"),
+    (r"metres?|meters?|m|米", "m"), (r"centimetres?|centimeters?|cm|厘米", "cm"), (r"mm|毫米", "mm"),
+    (r"kilograms?|kg|公斤|千克", "kg"), (r"tonnes?|tons?|吨", "t"), (r"mAh", "mah"), (r"kW|千瓦", "kw"),
+    (r"watts?|W|瓦", "watt"), (r"TB", "tb"), (r"GB", "gb"), (r"MB", "mb"), (r"°C|℃|摄氏度|度", "c"),
+]
+_CURRENCY_PREFIX = [(r"US\$|\$|USD\s?", "usd"), (r"¥|￥|CNY\s?|RMB\s?|人民币", "cny"), (r"€|EUR\s?", "eur"),
+                    (r"£|GBP\s?", "gbp")]
+_CURRENCY_SUFFIX = [(r"USD|US dollars?|dollars?|美元|美金", "usd"), (r"CNY|RMB|yuan|元|块钱|块", "cny"),
+                    (r"EUR|euros?|欧元", "eur"), (r"GBP|pounds?|英镑", "gbp")]
+_SCALE_SUFFIX = [(r"trillion|tn", 1e12), (r"billion|bn|B", 1e9), (r"million|mn|M", 1e6),
+                 (r"thousand|k|K", 1e3), (r"亿", 1e8), (r"万", 1e4), (r"千", 1e3), (r"百", 1e2)]
+_HEDGE = re.compile(r"(?:about|around|roughly|approximately|approx\.?|nearly|almost|some|over|more than|"
+                    r"less than|under|约|大约|大概|近|将近|超过|逾|接近|上下)\s*$", re.IGNORECASE)
+
+_ARABIC = r"(?:\d{1,3}(?:(?:,|\u00a0|\u202f| )\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+_CN_RUN = rf"[{CN_NUM}]+(?:点[零〇一二三四五六七八九]+)?"
+_EN_RUN = (r"(?:(?:" + "|".join(sorted(EN_WORDS, key=len, reverse=True)) + r")(?:[- ](?:one|two|three|four|five|six|"
+           r"seven|eight|nine))?(?:\s+(?:hundred|thousand|million|billion)(?:\s+(?:and\s+)?(?:" +
+           "|".join(sorted(EN_WORDS, key=len, reverse=True)) + r"))?)*)")
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """One quantity found in a text: value in base units, kind, unit, rounding step, span."""
+
+    kind: str               # "number" | "duration" | "time"
+    value: float            # number: the scaled value; duration: seconds; time: minutes of the day
+    text: str               # as written
+    start: int
+    end: int
+    unit: str | None = None  # "%", "usd", "km", ... (numbers); the duration unit code (durations)
+    raw: float | None = None  # the number as written before unit conversion (for loose matching)
+    step: float = 0.0        # rounding step: the claim may be this coarse (0 = exact)
+
+
+def parse_cn_number(s: str) -> float | None:
+    """Value of a Chinese numeral: 五千 5000, 一万二 12000, 两百 200, 三点五 3.5, 一九九七 1997."""
+    if not s:
+        return None
+    if s[-1] in CN_BIG and "点" in s:  # 十二点八亿
+        v = parse_cn_number(s[:-1])
+        return None if v is None else v * CN_BIG[s[-1]]
+    if "点" in s:
+        whole, _, frac = s.partition("点")
+        w = parse_cn_number(whole) if whole else 0
+        digits = "".join(str(CN_DIGIT[c]) for c in frac if c in CN_DIGIT)
+        return None if w is None or not digits else float(f"{int(w)}.{digits}")
+    if all(c in CN_DIGIT for c in s) and len(s) > 1:  # digit by digit: 一九九七, 二〇二一
+        return float("".join(str(CN_DIGIT[c]) for c in s))
+    total, section, digit, last_unit = 0.0, 0.0, None, 1
+    for c in s:
+        if c in CN_DIGIT:
+            digit = CN_DIGIT[c]
+        elif c in CN_UNIT:
+            section += (digit if digit is not None else 1) * CN_UNIT[c]
+            last_unit, digit = CN_UNIT[c], None
+        elif c in CN_BIG:
+            section += digit or 0
+            total = (total + section) * CN_BIG[c] if CN_BIG[c] > 10_000 else total + section * CN_BIG[c]
+            section, digit, last_unit = 0.0, None, CN_BIG[c]
+        else:
+            return None
+    if digit is not None:
+        # 一万二 = 12000, 两百五 = 250: a bare digit after a unit is one order below it
+        section += digit * (last_unit // 10 if last_unit >= 100 and s[-2] not in "零〇" else 1)
+    return total + section
+
+
+def _en_number(s: str) -> float | None:
+    total, current = 0.0, 0.0
+    for w in re.split(r"[\s-]+", s.lower()):
+        if w == "and":
+            continue
+        if w in EN_WORDS:
+            current += EN_WORDS[w]
+        elif w == "hundred":
+            current = (current or 1) * 100
+        elif w in EN_SCALE:
+            total += (current or 1) * EN_SCALE[w]
+            current = 0.0
+        else:
+            return None
+    return total + current
+
+
+def _alt(pairs: list[tuple[str, object]]) -> str:
+    return "|".join(f"(?P<u{i}>{p})" for i, (p, _) in enumerate(pairs))
+
+
+def _which(m: re.Match, pairs: list[tuple[str, object]]) -> object:
+    for i, (_, v) in enumerate(pairs):
+        if m.group(f"u{i}") is not None:
+            return v
+    return None
+
+
+_UNIT_AFTER = re.compile(r"\s?(?:" + _alt(_DURATION_UNITS + _OTHER_UNITS) + r")(?![A-Za-z])")
+_CUR_AFTER = re.compile(r"\s?(?:" + _alt(_CURRENCY_SUFFIX) + r")(?![A-Za-z])")
+_CUR_BEFORE = re.compile(r"(?:" + _alt(_CURRENCY_PREFIX) + r")\s?$")
+_SCALE_AFTER = re.compile(r"\s?(?:" + _alt(_SCALE_SUFFIX) + r")(?![A-Za-z])")
+_NUMBER = re.compile(
+    rf"(?P<pct>百分之(?P<pctnum>{_CN_RUN}|{_ARABIC}))|(?<![A-Za-z0-9.,\-/:])(?P<ar>{_ARABIC})(?![0-9])(?!\.\d)"
+    rf"|(?P<cn>{_CN_RUN})|(?P<halfzh>半)(?=个?(?:小时|钟头|天|日|年|月|周|星期))"
+    rf"|(?<![A-Za-z])(?P<en>{_EN_RUN}|half|a|an)(?![A-Za-z])", re.IGNORECASE)
+_RATE_BEFORE = re.compile(r"(?:\d|[$¥€£%]|\b(?:USD|CNY|RMB|EUR|GBP|dollars?|euros?|yuan|once|twice|thrice|times|per)"
+                          r")\s*$", re.IGNORECASE)
+_MONEY_SCALE = re.compile(r"\s?(m|b)(?![A-Za-z])")  # $48.2m, $1.2b
+_CN_MEASURE = re.compile(
+    r"(?:个|多|余)?(?:台|家|人|名|位|次|元|块|角|天|日|年|月|周|星期|小时|钟头|分钟|秒|米|公里|千米|厘米|毫米|千克|公斤|克|吨|根|节|条|项|"
+    r"种|倍|成|岁|届|层|张|份|股|只|辆|架|艘|座|所|间|套|件|款|笔|批|期|季度|号|趟|处|例|篇|部|本|首|册|门|户|亩|瓦|伏|"
+    r"万|亿|%|％|点|两|道|轮|组|类|级|项|款|颗|枚|盒|箱|袋|瓶|GB|TB|MB|个)")
+_CN_NOT_NUMBER = re.compile(r"^(?:一个|十分|万一|一一|一些|一般|一直|一样|一起|一定|一切|一旦|一致|一同|一向|一再|一律)")
+_CHENG_WORD = re.compile(r"成(?:为|功|本|立|果|员|都|绩|熟|交|长|年|就|品|型|像|分|效|批|套|行|形|全|人|语)")
+_HALF = re.compile(r"\s*(?:and\s+a\s+half|半)")
+
+
+def _duration_or_other(value: float, unit: object, kind_code: str | None) -> tuple[str, float, str | None]:
+    if kind_code in SECONDS:
+        return "duration", value * SECONDS[kind_code], kind_code
+    return "number", value, unit if isinstance(unit, str) else None
+
+
+def find_quantities(text: str) -> list[Quantity]:
+    """All numbers, durations and percentages in ``text`` (clock times: see :func:`find_times`)."""
+    out: list[Quantity] = []
+    consumed = 0
+    for m in _NUMBER.finditer(text):
+        start, end = m.start(), m.end()
+        if start < consumed:
+            continue  # inside a quantity already read (the 亿 of 3.6亿, the "an hour" of "half an hour")
+        unit: str | None = None
+        if m.group("pct"):
+            n = m.group("pctnum")
+            v = parse_cn_number(n) if re.match(f"[{CN_NUM}]", n) else float(re.sub(r"[,\s\u00a0\u202f]", "", n))
+            if v is not None:
+                out.append(Quantity("number", v, m.group(0), start, end, "%", v))
+            continue
+        if m.group("ar"):
+            digits = re.sub(r"[,\s\u00a0\u202f]", "", m.group("ar"))
+            value = float(digits)
+            decimals = len(digits.split(".")[1]) if "." in digits else 0
+        elif m.group("halfzh"):
+            value, decimals = 0.5, 0
+        elif m.group("cn"):
+            s = m.group("cn")
+            rest = text[end:end + 4]
+            if _CN_NOT_NUMBER.match(text[start:start + 2]) or not (
+                _CN_MEASURE.match(rest) or text[start - 1:start] == "第" or any(c in "十百千万亿" for c in s)):
+                continue
+            if rest.startswith("点") and not re.match(r"[钟整半]", rest[1:2]):
+                continue  # 这一点 / 两点 (a clock time) are not quantities
+            v = parse_cn_number(s)
+            if v is None:
+                continue
+            value, decimals = v, len(s.partition("点")[2])
+        else:
+            w = m.group("en").lower()
+            if w in ("a", "an", "half"):
+                if w != "half" and _RATE_BEFORE.search(text[:start]):
+                    continue  # "$49 a month", "twice a day": a rate, not a duration
+                nxt = _UNIT_AFTER.match(text, end)
+                if w == "half" and re.match(r"\s+an?\s", text[end:end + 4]):
+                    nxt = _UNIT_AFTER.match(text, end + len(re.match(r"\s+an?", text[end:]).group(0)))
+                if not nxt or _which(nxt, _DURATION_UNITS + _OTHER_UNITS) not in SECONDS:
+                    continue
+                value, decimals = (0.5 if w == "half" else 1.0), 0
+                if w == "half":
+                    end = nxt.start()
+            else:
+                if w == "one" and not (_UNIT_AFTER.match(text, end) or _SCALE_AFTER.match(text, end)
+                                       or text[end:end + 1] == "-"):
+                    continue  # "a new one", "one of": a pronoun, not a number
+                v = _en_number(w)
+                if v is None:
+                    continue
+                value, decimals = v, 0
+        step = 10.0 ** -decimals if decimals else 0.0
+        if value <= 10 and text[end:end + 1] == "成" and not _CHENG_WORD.match(text, end):
+            out.append(Quantity("number", value * 10, text[start:end + 1], start, end + 1, "%", value * 10, step * 10))
+            consumed = end + 1
+            continue
+        # scale words: 3.6亿, 48.2 million, 340k, 五千万
+        money = _CUR_BEFORE.search(text[:start]) is not None
+        sm = _SCALE_AFTER.match(text, end) or (_MONEY_SCALE.match(text, end) if money else None)
+        if sm and (money or sm.group(0).strip() not in ("B", "M")):  # "5 M" alone: not a scale
+            scale = float(_which(sm, _SCALE_SUFFIX)) if sm.re is _SCALE_AFTER else {"m": 1e6, "b": 1e9}[sm.group(1)]
+            value, step, end = value * scale, (step or 1.0) * scale, sm.end()
+        cb = _CUR_BEFORE.search(text[:start]) if m.group("ar") else None
+        if cb:
+            unit, start = str(_which(cb, _CURRENCY_PREFIX)), cb.start()
+        ca = _CUR_AFTER.match(text, end)
+        kind, raw, qv = "number", value, value
+        if ca:
+            unit, end = str(_which(ca, _CURRENCY_SUFFIX)), ca.end()
+        else:
+            um = _UNIT_AFTER.match(text, end)
+            if um and not (um.group(0).strip() == "m" and unit):
+                code = _which(um, _DURATION_UNITS + _OTHER_UNITS)
+                if code == "y" and um.group(0).strip() == "年" and 1000 <= value <= 2999 and not decimals:
+                    continue  # 2025年 is a year (dates handle it)
+                if code == "d" and um.group(0).strip() == "日" and re.search(r"月\s*$", text[:start]):
+                    continue  # 7月1日: a date
+                half = _HALF.match(text, um.end()) if code in SECONDS else None
+                if half:
+                    value += 0.5
+                end = half.end() if half else um.end()
+                kind, qv, unit = _duration_or_other(value, code, code if code in SECONDS else None)
+                if kind == "number":
+                    unit = str(code)
+        hedged = _HEDGE.search(text[:start]) or re.match(r"\s*(?:左右|上下|多|余)", text[end:end + 3])
+        if hedged and raw and raw == int(raw) and not decimals:
+            zeros = len(str(int(raw))) - len(str(int(raw)).rstrip("0"))
+            step = max(step, 10.0 ** zeros if zeros else step)
+        out.append(Quantity(kind, qv, text[start:end], start, end, unit, raw, step))
+        consumed = end
+    return out
+
+
+_TIME = re.compile(
+    r"(?<![0-9:])(?P<h>\d{1,2}):(?P<m>\d{2})(?![0-9:])\s*(?P<ap>a\.?m\.?|p\.?m\.?)?"
+    r"|(?<![0-9])(?P<h2>\d{1,2})\s*(?P<ap2>a\.?m\.?|p\.?m\.?)(?![A-Za-z])"
+    rf"|(?P<pre>凌晨|上午|早上|早晨|中午|下午|晚上|傍晚|夜里|晚)?(?P<hz>\d{{1,2}}|[{CN_NUM}]{{1,3}})点(?:(?P<mz>\d{{1,2}}|[{CN_NUM}]{{1,3}})分|(?P<half>半))?",
+    re.IGNORECASE)
+
+
+def find_times(text: str) -> list[Quantity]:
+    """Clock times (09:40, 2 pm, 凌晨两点, 下午3点半) as minutes after midnight, modulo 12 hours."""
+    out: list[Quantity] = []
+    for m in _TIME.finditer(text):
+        if m.group("h") is not None:
+            h, mi, ap = int(m.group("h")), int(m.group("m")), m.group("ap")
+        elif m.group("h2") is not None:
+            h, mi, ap = int(m.group("h2")), 0, m.group("ap2")
+        else:
+            hz = m.group("hz")
+            if not hz.isdigit() and not (m.group("pre") or m.group("mz") or m.group("half")
+                                         or re.match(r"[钟整]", text[m.end():m.end() + 1])):
+                continue  # 这一点, 两点意见: not a time
+            hv = int(hz) if hz.isdigit() else parse_cn_number(hz)
+            mz = m.group("mz")
+            mv = 30 if m.group("half") else (int(mz) if mz and mz.isdigit() else parse_cn_number(mz) if mz else 0)
+            if hv is None or mv is None:
+                continue
+            h, mi, ap = int(hv), int(mv), None
+        if h > 24 or mi > 59:
+            continue
+        out.append(Quantity("time", float((h * 60 + mi) % 720), m.group(0), m.start(), m.end(), ap, None))
+    return out
+
+
+def quantities_match(claim: Quantity, evidence: Quantity) -> bool:
+    """Whether an evidence quantity supports a claim quantity (same value; the claim may round).
+
+    Exact equality, or the claim rounded to its own precision (``1.2 million`` for
+    1,213,000; ``约130万`` for 1,313,851) when within 5%. Units must agree when both sides
+    have one; a duration also matches a bare number equal to its written value
+    (``200 ms`` vs ``backoff_ms defaults to 200``).
+    """
+    if claim.kind == "time" or evidence.kind == "time":
+        return claim.kind == evidence.kind and claim.value == evidence.value
+    if claim.kind == "duration" and evidence.kind == "duration":
+        a, b = claim.value, evidence.value
+        return abs(a - b) <= 0.03 * max(abs(a), abs(b))
+    if claim.kind != evidence.kind:
+        return claim.raw is not None and evidence.raw is not None and claim.raw == evidence.raw and (
+            claim.unit is None or evidence.unit is None or claim.kind == "duration" or evidence.kind == "duration")
+    if claim.unit and evidence.unit and claim.unit != evidence.unit:
+        return False
+    a, b = claim.value, evidence.value
+    if abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b)):
+        return True
+    if claim.step and abs(a - b) < claim.step / 2 - 1e-9 * claim.step:
+        return abs(a - b) <= 0.05 * max(abs(a), abs(b))
+    return False

@@ -1,0 +1,163 @@
+"""The offline judge: each error type in Chinese and English, reformatted supported values,
+not-checkable claims, failures, and the records and registry around it."""
+from __future__ import annotations
+
+import pytest
+
+from evalkit.judges import (
+    JUDGES,
+    ClaimVerdict,
+    JudgeResult,
+    UnknownJudgeError,
+    make_judge,
+)
+from evalkit.judges.offline import OfflineJudge
+
+# one small policy / spec per language, used by several tests
+EN_TEXT = ("The Pro plan costs $49 per month and includes 20,000 API calls. Annual billing starts on "
+           "1 July 2026. The Pro plan does not include phone support. Support tickets are answered by "
+           "the Lisbon team within 8 hours.")
+ZH_TEXT = ("专业版每月收费4900元，包含两万次接口调用。年付计费自2026年7月1日起执行。专业版不提供电话支持。"
+           "工单由杭州团队在8小时内答复。")
+EN = [("pol-7", EN_TEXT)]
+ZH = [("pol-zh-7", ZH_TEXT)]
+
+
+@pytest.fixture(scope="module")
+def judge() -> OfflineJudge:
+    return OfflineJudge()
+
+
+def verdicts(judge, question, answer, evidence):
+    return [c.verdict for c in judge.judge(question, answer, evidence).claims]
+
+
+@pytest.mark.parametrize("answer", [
+    "The Pro plan costs 49 USD a month and includes 20000 API calls.",          # thousands separator, currency
+    "It costs $49 monthly, with twenty thousand API calls included.",          # number words
+    "The Pro plan includes 20k API calls [pol-7].",                              # scale word, citation
+    "Annual billing begins on July 1st, 2026.",                                  # other date format
+    "Annual billing starts 2026-07-01.",
+    "Tickets get an answer from the Lisbon team in under eight hours.",          # paraphrase
+])
+def test_en_supported_reformatted(judge, answer):
+    assert verdicts(judge, "What does the Pro plan include?", answer, EN) == ["supported"]
+
+
+@pytest.mark.parametrize("answer", [
+    "专业版每月4900元，包含20000次接口调用。",          # 两万 = 20000
+    "专业版月费四千九百元，含2万次接口调用。",          # 四千九百 = 4900; 2万
+    "年付计费从2026-07-01开始执行。",                 # date format
+    "年付计费自二〇二六年七月一日起执行。",
+    "工单由杭州团队在八小时内答复。",
+])
+def test_zh_supported_reformatted(judge, answer):
+    assert verdicts(judge, "专业版包含什么？", answer, ZH) == ["supported"]
+
+
+@pytest.mark.parametrize("lang, answer, reason", [
+    ("en", "The Pro plan costs $59 per month.", "number $59 not in evidence"),
+    ("en", "Annual billing starts on 1 August 2026.", "date 1 August 2026 not in evidence"),
+    ("en", "Support tickets are answered by the Porto team within 8 hours.", "entity 'Porto"),
+    ("en", "The Pro plan includes phone support.", "polarity flip"),
+    ("en", "The Pro plan costs $49 per month. It also includes a dedicated account manager.",
+     "content words found"),
+    ("zh", "专业版每月收费5900元。", "number 5900元 not in evidence"),
+    ("zh", "年付计费自2026年8月1日起执行。", "date 2026年8月1日 not in evidence"),
+    ("zh", "工单由成都团队在8小时内答复。", "entity '成都'"),
+    ("zh", "专业版提供电话支持。", "polarity flip"),
+    ("zh", "专业版每月收费4900元。专业版还赠送专属客户经理和培训课程。", "content words found"),
+])
+def test_each_error_type_is_caught(judge, lang, answer, reason):
+    ev = EN if lang == "en" else ZH
+    result = judge.judge("Tell me about the Pro plan." if lang == "en" else "介绍一下专业版。", answer, ev)
+    bad = [c for c in result.claims if c.verdict == "unsupported"]
+    assert len(bad) == 1, result
+    assert reason in bad[0].reason
+
+
+@pytest.mark.parametrize("lang, answer", [
+    ("en", "The Pro plan has no phone support."),
+    ("en", "Phone support isn't included in the Pro plan."),
+    ("zh", "专业版没有电话支持。"),
+    ("zh", "专业版不含电话支持。"),
+])
+def test_negation_supported_by_negated_evidence(judge, lang, answer):
+    ev = EN if lang == "en" else ZH
+    assert verdicts(judge, "?", answer, ev) == ["supported"]
+
+
+@pytest.mark.parametrize("lang, answer", [
+    ("en", "Annual billing never starts on 1 July 2026."),
+    ("zh", "年付计费不从2026年7月1日起执行。"),
+])
+def test_negation_absent_from_evidence(judge, lang, answer):
+    ev = EN if lang == "en" else ZH
+    (c,) = judge.judge("?", answer, ev).claims
+    assert c.verdict == "unsupported" and "absent from best sentence" in c.reason
+
+
+def test_question_atoms_are_not_rechecked(judge):
+    # the question's number is given: only what the answer adds must be in the evidence
+    ev = [("kb", "The limit is 50 requests per second, counted per API key.")]
+    q = "Is the limit for plan X-100 50 requests per second?"
+    assert verdicts(judge, q, "Yes: for X-100 it is 50 requests per second, counted per API key.", ev) == [
+        "supported"]
+    # a claim that only repeats the question adds nothing to check
+    assert verdicts(judge, q, "Yes, the limit is 50 requests per second for X-100.", ev) == ["not_checkable"]
+
+
+def test_atoms_must_sit_together(judge):
+    ev = [("a", "The Basic plan costs $10. It has 5 seats."), ("b", "The Team plan costs $30 and has 25 seats.")]
+    (c,) = judge.judge("?", "The Basic plan costs $10 and has 25 seats.", ev).claims
+    assert c.verdict == "unsupported" and "not together" in c.reason
+
+
+def test_not_checkable_is_never_supported(judge):
+    result = judge.judge("Does the Pro plan include phone support?", "No. Hope this helps!", EN)
+    assert [c.verdict for c in result.claims] == ["not_checkable", "not_checkable"]
+    assert result.n_supported == 0 and result.n_checkable == 0 and result.unsupported is False
+    (c,) = judge.judge("年假可以结转吗？", "可以。", [("hr", "年假可以结转。")]).claims
+    assert c.verdict == "not_checkable"
+
+
+def test_supported_claim_names_its_passage(judge):
+    ev = [("x", "Unrelated text about lunch."), ("pol-7", EN[0][1])]
+    (c,) = judge.judge("?", "The Pro plan costs $49 per month.", ev).claims
+    assert (c.verdict, c.evidence_id) == ("supported", "pol-7")
+
+
+def test_no_evidence(judge):
+    (c,) = judge.judge("?", "The Pro plan costs $49 per month.", []).claims
+    assert c.verdict == "unsupported"
+
+
+def test_failure_is_an_error_not_a_verdict(judge, monkeypatch):
+    def boom(*a, **k):
+        raise RuntimeError("broken")
+
+    monkeypatch.setattr(judge, "analyse", boom)
+    r = judge.judge("q", "a", [])
+    assert r.error == "RuntimeError: broken" and r.claims == [] and r.unsupported is None
+
+
+def test_deterministic_and_identity(judge):
+    a = judge.judge("?", "The Pro plan costs $59 per month.", EN).to_dict()
+    b = OfflineJudge().judge("?", "The Pro plan costs $59 per month.", EN).to_dict()
+    assert a == b
+    assert judge.identity.startswith("offline/v") and OfflineJudge(min_coverage=0.9).identity != judge.identity
+
+
+def test_records_round_trip():
+    r = JudgeResult([ClaimVerdict("c1", "supported", "ok", "p1"), ClaimVerdict("c2", "not_checkable", "none")])
+    assert JudgeResult.from_dict(r.to_dict()) == r
+    assert (r.n_supported, r.n_unsupported, r.n_checkable, r.n_not_checkable) == (1, 0, 1, 1)
+    with pytest.raises(ValueError, match="verdict must be one of"):
+        ClaimVerdict("c", "maybe", "?")  # type: ignore[arg-type]
+
+
+def test_registry():
+    assert "offline" in JUDGES
+    assert isinstance(make_judge("offline", min_coverage=0.4), OfflineJudge)
+    with pytest.raises(UnknownJudgeError, match="did you mean 'offline'"):
+        make_judge("ofline")

@@ -1,0 +1,153 @@
+"""Values, not strings: numbers, Chinese numerals, scale words, currencies, percentages,
+dates, quarters, durations, times, codes and names."""
+from __future__ import annotations
+
+import pytest
+
+from evalkit.judges.dates import DateValue, date_supported, find_dates
+from evalkit.judges.quantities import (
+    find_quantities,
+    find_times,
+    parse_cn_number,
+    quantities_match,
+)
+from evalkit.judges.values import AtomPool, extract_atoms, fold
+
+
+def values(text: str) -> list[tuple[str, float, str | None]]:
+    return [(q.kind, q.value, q.unit) for q in find_quantities(text)]
+
+
+def one(text: str):
+    qs = find_quantities(text)
+    assert len(qs) == 1, (text, qs)
+    return qs[0]
+
+
+@pytest.mark.parametrize("text", ["5,000", "5000", "5 000", "五千", "5k", "5 thousand", "five thousand", "0.5万"])
+def test_thousands_forms_are_one_value(text):
+    assert one(text).value == 5000
+
+
+@pytest.mark.parametrize("cn, value", [
+    ("五千", 5000), ("一万二", 12000), ("两百", 200), ("三点五", 3.5), ("一百二十八", 128), ("十五", 15),
+    ("三千零五", 3005), ("两百五", 250), ("一亿五千万", 150_000_000), ("十二点八亿", 1_280_000_000),
+    ("一九九七", 1997), ("二〇二一", 2021), ("七十", 70),
+])
+def test_chinese_numerals(cn, value):
+    assert parse_cn_number(cn) == value
+
+
+@pytest.mark.parametrize("text, value", [
+    ("3.6亿元", 3.6e8), ("36000万元", 3.6e8), ("48.2 million dollars", 48.2e6), ("$48.2 million", 48.2e6),
+    ("$48.2m", 48.2e6), ("340k units", 340_000), ("1.2 billion", 1.2e9), ("2500万人次", 2.5e7),
+])
+def test_scale_words(text, value):
+    assert one(text).value == pytest.approx(value)
+
+
+@pytest.mark.parametrize("text", ["百分之十", "10%", "10 percent", "10 per cent", "一成"])
+def test_percentages(text):
+    q = one(text)
+    assert (q.value, q.unit) == (10, "%")
+
+
+@pytest.mark.parametrize("text, unit", [
+    ("800元", "cny"), ("¥800", "cny"), ("800 CNY", "cny"), ("RMB 800", "cny"), ("人民币800", "cny"),
+    ("$800", "usd"), ("800 USD", "usd"), ("800 dollars", "usd"), ("€800", "eur"),
+])
+def test_currencies(text, unit):
+    q = one(text)
+    assert (q.value, q.unit) == (800, unit)
+
+
+def test_currency_mismatch_does_not_match():
+    assert not quantities_match(one("800 USD"), one("800元"))
+    assert quantities_match(one("1200 USD"), one("$1,200"))
+
+
+@pytest.mark.parametrize("a, b", [
+    ("30 分钟", "30 minutes"), ("half an hour", "30 minutes"), ("半小时", "30分钟"), ("300 秒", "5分钟"),
+    ("24 months", "two years"), ("一年半", "18个月"), ("a year and a half", "18 months"), ("12 months", "a year"),
+    ("七日", "7 days"), ("一天", "24小时"), ("两个月", "60天"),
+])
+def test_durations(a, b):
+    qa, qb = one(a), one(b)
+    assert qa.kind == qb.kind == "duration"
+    assert quantities_match(qa, qb)
+
+
+def test_close_values_do_not_match_but_rounding_does():
+    assert not quantities_match(one("99.9%"), one("99.95%"))
+    assert not quantities_match(one("5,985 metres"), one("5,895 metres"))
+    assert quantities_match(one("about 1.2 million"), one("1,213,000"))
+    assert quantities_match(one("约131万"), one("1313851"))
+    assert not quantities_match(one("1,000"), one("1,200"))
+
+
+def test_words_that_only_look_like_numbers():
+    assert values("一线城市 一般 这一点 十分重要 统一") == []
+    assert values("get a new one") == []
+    assert [q.value for q in find_times("凌晨两点到6点, 09:40 UTC, 3 pm")] == [120, 360, 580, 180]
+
+
+@pytest.mark.parametrize("text", [
+    "2026-01-01", "2026/1/1", "2026.1.1", "2026年1月1日", "2026年1月1号", "January 1, 2026", "1 Jan 2026",
+    "Jan. 1st, 2026", "1st of January 2026", "二〇二六年一月一日", "2026年元旦",
+])
+def test_date_formats(text):
+    (d,) = find_dates(text)
+    assert DateValue(2026, 1, 1) in d.values
+
+
+@pytest.mark.parametrize("text", ["Q3 2025", "2025 Q3", "third quarter of 2025", "2025年第三季度", "2025年Q3",
+                                  "3rd quarter 2025"])
+def test_quarters(text):
+    (d,) = find_dates(text)
+    assert d.values == (DateValue(2025, quarter=3),)
+
+
+def test_partial_dates_and_support():
+    assert date_supported(DateValue(None, 4, 1), DateValue(2026, 4, 1))  # "April 1" vs "1 April 2026"
+    assert date_supported(DateValue(2025, quarter=3), DateValue(2025, 8, 15))
+    assert not date_supported(DateValue(2026, 3, 1), DateValue(2026, None, None))  # more precise than evidence
+    assert not date_supported(DateValue(2026, 6, 30), DateValue(2027, 6, 30))
+    ranges = [v for d in find_dates("from 12 to 14 January") for v in d.values]
+    assert ranges == [DateValue(None, 1, 12), DateValue(None, 1, 14)]
+    assert {v for d in find_dates("1/2/2026") for v in d.values} == {DateValue(2026, 1, 2), DateValue(2026, 2, 1)}
+
+
+def atoms(text: str, kind: str) -> list[str]:
+    return [a.text for a in extract_atoms(text) if a.kind == kind]
+
+
+def test_codes():
+    text = "E-4012 on the LX-200 Pro: set retry.max_attempts and created_at via /auth/refresh (dpo@example.com)."
+    assert atoms(text, "code") == ["E-4012", "LX-200 Pro", "retry.max_attempts", "created_at", "/auth/refresh",
+                                   "dpo@example.com"]
+    assert atoms("10GB, 45W, Q3 and e.g. are not codes", "code") == []
+    assert AtomPool(list(extract_atoms("model LX200 Pro")), "model LX200 Pro").supports(
+        extract_atoms("LX-200 Pro")[0])
+
+
+def test_english_entities():
+    text = "Java was created by James Gosling at Sun Microsystems, not by Guido van Rossum."
+    assert atoms(text, "entity") == ["Java", "James Gosling", "Sun Microsystems", "Guido van Rossum"]
+    assert atoms("The second plan is fine.", "entity") == []  # a common first word is not a name
+    assert atoms("SOC 2 Type II", "entity") == ["SOC", "Type II"]  # a masked number splits names
+
+
+def test_chinese_entities():
+    assert atoms("信息安全负责人为张伟，数据保护联络人为李娜。", "entity") == ["信息安全", "张伟", "李娜"]
+    assert "红楼梦" in atoms("《红楼梦》的作者是曹雪芹。", "entity")
+    assert "RabbitMQ" in atoms("订单系统的消息队列是 RabbitMQ。", "entity")
+
+
+def test_entity_matching_folds_accents_and_suffixes():
+    pool = AtomPool(list(extract_atoms("opened in Kraków in 2023")), "opened in Kraków in 2023")
+    assert pool.supports(extract_atoms("It is in Krakow")[-1])
+    zh = AtomPool([], "黄河在山东省东营市注入渤海。")
+    (dongying,) = [a for a in extract_atoms("黄河在东营市入海") if a.text == "东营市"] or [None]
+    if dongying is not None:
+        assert zh.supports(dongying)
+    assert fold("Kraków’s") == "krakow"
