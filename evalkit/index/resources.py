@@ -76,10 +76,27 @@ class Resources:
 
         return self._once(("bm25", tokenizer, stem, stopwords, chunking_id(chunking), k1, b, idf), build)
 
+    def graph_index(self, spec: Any, chunking: dict[str, Any]) -> Any:
+        """The entity graph (``evalkit.index.entity_graph``) built with ``spec`` over these passages."""
+        from evalkit.index.entity_graph import build_or_load_entity_graph
+
+        def build() -> Any:
+            return build_or_load_entity_graph(self.passages(chunking), spec, self.index_key(chunking),
+                                              Path(self.cache_root))
+
+        return self._once(("graph", spec.key(), chunking_id(chunking)), build)
+
+    def graph_communities(self, spec: Any, community: Any, chunking: dict[str, Any], seed: int = 0) -> Any:
+        """Communities (with summaries) of the entity graph; ``.meta`` describes them."""
+        from evalkit.index.communities import detect_communities
+
+        return self._once(("graph_communities", spec.key(), community.model_dump_json(), chunking_id(chunking), seed),
+                          lambda: detect_communities(self.graph_index(spec, chunking), community, seed))
+
     def index_metadata(self) -> list[dict[str, Any]]:
         """Metadata of every index built so far (for run tags and the summary)."""
         with self._lock:
-            return [v.meta for k, v in self._memo.items() if k[0] in ("dense", "bm25")]
+            return [v.meta for k, v in self._memo.items() if k[0] in ("dense", "bm25", "graph", "graph_communities")]
 
     def for_variant(self, chunking: dict[str, Any], seed: int = 0, base_dir: Path | None = None) -> VariantResources:
         return VariantResources(self, chunking, seed, base_dir)
@@ -112,6 +129,16 @@ class VariantResources:
         index = self.shared.bm25_index(tokenizer, self.chunking, k1, b, idf, stem, stopwords)
         self._note(index.meta)
         return index
+
+    def graph_index(self, spec: Any) -> Any:
+        index = self.shared.graph_index(spec, self.chunking)
+        self._note(index.meta)
+        return index
+
+    def graph_communities(self, spec: Any, community: Any) -> Any:
+        found = self.shared.graph_communities(spec, community, self.chunking, self.seed)
+        self._note(found.meta)
+        return found
 
     def embedder(self, spec: ModelSpec) -> CachedEmbedder:
         return self.shared.embedder(spec)

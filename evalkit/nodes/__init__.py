@@ -5,7 +5,11 @@
 | ``retrieve`` | ``retrieve.py`` | queries -> retrieved, channel_hits |
 | ``rerank`` | ``rerank.py`` | question, retrieved -> reranked, rerank_scores, rerank_model |
 | ``guard`` | ``guard.py`` | reranked -> guard_triggered, guard_reason, guard_threshold, evidence, outcome |
+| ``graph_local`` | ``graph_retrieve.py`` | queries -> retrieved, channel_hits, graph_entities, graph_evidence |
+| ``graph_global`` | ``graph_retrieve.py`` | queries -> retrieved, channel_hits, graph_communities |
+| ``agent_scheduler`` | ``scheduler.py`` | question, queries -> retrieved, scheduler_class, scheduler_reason, tool_hits |
 | ``generate`` | ``generate.py`` | question, evidence -> answer, citations, used_documents, invalid_citations, abstained, answer_evidence, generator, outcome |
 | ``fallback`` | ``generate.py`` | -> the fixed "no reliable evidence" answer, outcome fallback |
 """
 from evalkit.nodes import generate, guard, rerank, retrieve  # noqa: F401
+from evalkit.nodes import graph_retrieve, scheduler  # noqa: F401

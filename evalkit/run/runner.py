@@ -25,6 +25,7 @@ from evalkit.index.corpus import load_corpus
 from evalkit.index.resources import Resources
 from evalkit.llm.usage import Usage
 from evalkit.metrics import DEFAULT_METRICS, aggregate, parse_metric
+from evalkit.metrics.agentic import add_loop_metrics, aggregate_loops
 from evalkit.metrics.answer import aggregate_answers
 from evalkit.records import QueryResult, RunSummary, VariantSummary
 from evalkit.run.query import QueryContext, run_query
@@ -73,6 +74,7 @@ def variant_metrics(results: Sequence[QueryResult], retrieval: Sequence[str] = D
             if group:
                 metrics[name] = sum(_guard_tripped(r) for r in group) / len(group)
     metrics.update(aggregate_answers([(bool(r.gold_doc_ids), r.metrics) for r in results]))
+    metrics.update(aggregate_loops(results))  # reflection loops / router: evalkit.metrics.agentic
     return metrics, len(results) - len(answerable)
 
 
@@ -174,6 +176,7 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
             store.close()
             raise
         ordered = [results[r.id] for r in eval_set.records]
+        add_loop_metrics(ordered)  # per-query loop metrics into per_query.jsonl and MLflow
         store.finish(ordered)
         metrics, excluded = variant_metrics(ordered, options.metrics)
         summary.variants[config.name] = VariantSummary(
@@ -228,11 +231,11 @@ def _run_all(ctx: QueryContext, records: list, options: RunOptions, name: str):
 
 
 def _index_meta(view: Any) -> dict[str, Any]:
-    keep = ("embedder", "tokenizer", "kind", "n", "dim", "corpus_sha256", "chunking", "created", "path", "k1", "b",
-            "idf", "nlist")
+    keep = ("index_type", "embedder", "tokenizer", "kind", "n", "dim", "corpus_sha256", "chunking", "created", "path",
+            "k1", "b", "idf", "nlist", "extraction", "aliases_sha256", "algorithm", "resolution", "seed", "stats")
     out: dict[str, Any] = {}
     for m in view.used:
-        kind = "dense" if "embedder" in m else "bm25"
+        kind = m.get("index_type") or ("dense" if "embedder" in m else "bm25")
         name = kind if kind not in out else f"{kind}_{len(out)}"
         out[name] = {k: m[k] for k in keep if k in m}
     return out
@@ -249,7 +252,7 @@ def _log_mlflow(summary: RunSummary, configs: Sequence[GraphConfig], results: di
     tags = dict(options.tags)
     for name, v in summary.variants.items():  # the parent run names every index it used
         for kind, meta in v.index.items():
-            model = meta.get("embedder") or meta.get("tokenizer")
+            model = meta.get("embedder") or meta.get("tokenizer") or meta.get("algorithm")
             tags[f"index.{name}.{kind}"] = f"{model} n={meta.get('n')} chunking={meta.get('chunking')}"
     try:
         info = log_invocation(summary, logs, out_dir, tracking_uri=options.tracking_uri,

@@ -1,0 +1,78 @@
+"""GraphRAG variants through the real runner (run_eval) on a tiny eval set."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evalkit.evalsets import freeze, load_eval_set
+from evalkit.graph import config_from_dict
+from evalkit.run.runner import RunOptions, run_eval
+from evalkit.run.store import read_results
+
+from .conftest import DOCS
+
+QUESTIONS = [
+    ("q1", "Which company makes the chip used in the ZX-100?", ["d-spec", "d-chip"], "multi_hop", "en"),
+    ("q2", "Where is Borealis Semiconductor headquartered?", ["d-vendor"], "single", "en"),
+    ("q3", "Lanyu Micro 的考核等级是什么？", ["d-zh2"], "single", "zh"),
+    ("q4", "What is the ZX-100 warranty period?", [], "unanswerable", "en"),
+]
+GRAPH = {"aliases": {"岚屿微电子（合肥）有限公司": ["Lanyu Micro"]}}
+CHUNKING = {"method": "document"}
+BM25 = {"type": "retrieve", "params": {"bm25": {"tokenizer": "auto"}}}
+CONFIGS = [
+    {"name": "graph_only", "chunking": CHUNKING,
+     "nodes": {"g": {"type": "graph_local", "params": {"graph": GRAPH, "link": {"embedding": False}}}},
+     "edges": {"start": "g", "g": "end"}},
+    {"name": "bm25_graph", "chunking": CHUNKING,
+     "nodes": {"retrieve": BM25, "g": {"type": "graph_local", "params": {"graph": GRAPH, "fuse_with": "retrieved"}}},
+     "edges": {"start": "retrieve", "retrieve": "g", "g": "end"}},
+    {"name": "bm25_global", "chunking": CHUNKING,
+     "nodes": {"retrieve": BM25, "g": {"type": "graph_global", "params": {
+         "graph": GRAPH, "communities": {"algorithm": "louvain"}, "fuse_with": "retrieved"}}},
+     "edges": {"start": "retrieve", "retrieve": "g", "g": "end"}},
+    {"name": "scheduler", "chunking": CHUNKING,
+     "nodes": {"s": {"type": "agent_scheduler", "params": {"graph": {"graph": GRAPH}}}},
+     "edges": {"start": "s", "s": "end"}},
+]
+
+
+@pytest.fixture
+def evalset(tmp_path: Path) -> Path:
+    (tmp_path / "corpora").mkdir()
+    corpus = tmp_path / "corpora" / "tiny_graph.jsonl"
+    corpus.write_text("".join(json.dumps({"id": i, "title": t, "text": x}, ensure_ascii=False) + "\n"
+                              for i, t, x in DOCS), encoding="utf-8")
+    path = tmp_path / "tiny_graph.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "question": q, "relevant_doc_ids": g, "type": t, "lang": lang},
+                                       ensure_ascii=False) + "\n" for i, q, g, t, lang in QUESTIONS),
+                    encoding="utf-8")
+    freeze(path, corpus=str(corpus))
+    return path
+
+
+def test_graph_variants_run_end_to_end(evalset: Path, tmp_path: Path):
+    out = tmp_path / "results" / "g.json"
+    options = RunOptions(output=out, progress=False, mlflow=False, cache_root=tmp_path / "cache")
+    summary = run_eval(load_eval_set(str(evalset)), [config_from_dict(c) for c in CONFIGS], options,
+                       echo=lambda m: None)
+    for name in ("graph_only", "bm25_graph", "bm25_global", "scheduler"):
+        v = summary.variants[name]
+        assert v.n_failed == 0 and v.n_excluded == 1
+        assert any("/graph-" in str(m.get("path")) for m in v.index.values())  # the graph index is recorded
+    rows = {r.query_id: r for r in read_results(out.with_suffix("") / "graph_only" / "per_query.jsonl")}
+    assert rows["q1"].metrics["recall@20"] == 1.0  # the bridge document d-chip is found
+    wrote = rows["q3"].trace[0]["wrote"]
+    assert wrote["graph_entities"][0]["how"] == "alias" and wrote["graph_entities"][0]["node"] == "岚屿微电子"
+    assert rows["q3"].retrieved[0]["doc_id"] in ("d-zh", "d-zh2")
+    fused = read_results(out.with_suffix("") / "bm25_graph" / "per_query.jsonl")
+    assert set(fused[0].trace[-1]["wrote"]["channel_hits"]) == {"bm25", "graph"}
+    sched = read_results(out.with_suffix("") / "scheduler" / "per_query.jsonl")
+    assert sched[0].trace[0]["wrote"]["scheduler_class"] == "entity_relation"
+    assert set(sched[0].trace[0]["wrote"]["tool_hits"]) == {"graph", "dense", "bm25"}
+    glob = read_results(out.with_suffix("") / "bm25_global" / "per_query.jsonl")
+    assert glob[0].trace[-1]["wrote"]["graph_communities"]
+    data = json.loads(out.read_text())
+    assert set(data["variants"]) == {c["name"] for c in CONFIGS}
