@@ -103,7 +103,8 @@ class UnknownJudgeError(EvalkitError, ValueError):
 JudgeFactory = Callable[..., Judge]
 
 
-def _offline(**options: Any) -> Judge:
+def _offline(cache_root: Any = None, **options: Any) -> Judge:
+    """The offline judge needs no model cache (``cache_root`` is accepted for a uniform call)."""
     from evalkit.judges.offline import OfflineJudge
 
     return OfflineJudge(**options)

@@ -49,7 +49,7 @@ from evalkit.judges.values import Atom, AtomPool, extract_atoms, fold, mask_atom
 
 __all__ = ["VERSION", "ClaimSignals", "OfflineJudge", "Thresholds"]
 
-VERSION = 1  # bump when verdicts for the same inputs and thresholds change
+VERSION = 2  # bump when verdicts for the same inputs and thresholds change
 MAX_WINDOW = 3
 # answer courtesy, not claims: never checked (a claim with an atom is still checked)
 _BOILERPLATE = re.compile(
@@ -122,6 +122,14 @@ def _clause(text: str) -> Clause:
     return Clause(text, frozenset(terms), tuple(c for c, _ in spans), frozenset(scope), phrases)
 
 
+MIN_VERBATIM = 12  # characters: shorter claims ("Yes.", "3 天") are judged by the rules, not by containment
+
+
+def _squash(text: str) -> str:
+    """Folded text without whitespace and sentence punctuation, for word-for-word containment."""
+    return re.sub(r"[\s。．.!！?？;；,，、:：\"'“”‘’`]+", "", text)
+
+
 @lru_cache(maxsize=200_000)
 def analyse(text: str, entities: bool = True) -> Unit:
     """Atoms, content terms and clauses of one sentence (cached by text: passages repeat).
@@ -192,6 +200,7 @@ class ClaimSignals:
     flip: float = 0.0                    # how strongly a plain claim clause restates a negated evidence clause
     flip_reason: str = ""
     boilerplate: bool = False            # "Hope this helps!", "如有其他问题请随时联系"
+    verbatim_in: str | None = None       # id of a passage that contains the claim word for word
 
 
 class OfflineJudge:
@@ -227,12 +236,21 @@ class OfflineJudge:
         q_negated = bool(negation_cues(question))
         claims = split_claims(answer)
         sims = self._similarities(claims, windows)
-        return [self._signals(analyse(c), windows, q_pool, q_terms, q_text, q_negated, sims[i] if sims else None)
-                for i, c in enumerate(claims)]
+        out = [self._signals(analyse(c), windows, q_pool, q_terms, q_text, q_negated, sims[i] if sims else None)
+               for i, c in enumerate(claims)]
+        passages = [(str(pid), _squash(fold(str(text)))) for pid, text in evidence]
+        for s in out:  # a claim the evidence states word for word needs no further check
+            claim = _squash(fold(s.claim))
+            if len(claim) >= MIN_VERBATIM:
+                s.verbatim_in = next((pid for pid, text in passages if claim in text), None)
+        return out
 
     def decide(self, s: ClaimSignals, thresholds: Thresholds | None = None) -> ClaimVerdict:
         """The verdict for one claim's signals under ``thresholds`` (default: this judge's)."""
         t = thresholds or self.thresholds
+        if s.verbatim_in is not None:
+            return ClaimVerdict(s.claim, "supported", f"stated word for word in {s.verbatim_in}",
+                                evidence_id=s.verbatim_in)
         if s.boilerplate:
             return ClaimVerdict(s.claim, "not_checkable", "a courtesy phrase, not a claim about the evidence")
         if s.missing:

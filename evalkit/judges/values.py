@@ -235,6 +235,10 @@ def extract_atoms(text: str, entities: bool = True) -> tuple[Atom, ...]:
         return tuple(sorted(atoms, key=lambda a: (a.start, a.end)))
     masked = mask_atoms(text, atoms)
     for e in sorted(_zh_entities(masked) if CJK.search(text) else _en_entities(masked), key=lambda a: a.start):
+        if MASK in e.text:  # a name around another atom (差旅费报销制度（2026版）): keep it as written
+            written = text[e.start:e.end]
+            key = fold(written).replace(" ", "") if CJK.search(written) else fold(written)
+            e = Atom("entity", written, key, e.start, e.end, parts=tuple(p for p in e.parts if MASK not in p))
         if not any(a.kind == "entity" and a.start < e.end and e.start < a.end for a in atoms):
             atoms.append(e)  # 《红楼梦》 is found twice: as a title and by jieba
     return tuple(sorted(atoms, key=lambda a: (a.start, a.end)))

@@ -30,14 +30,14 @@ from evalkit.llm.base import ChatRequest, ChatResponse, LLMError, LLMSpec
 INSUFFICIENT_EVIDENCE = "根据现有资料无法回答。The knowledge base has no reliable evidence for this question."
 LEXICAL_WEIGHT = 0.1
 TOP_N = 2
-VERSION = 1  # bump when splitting or scoring changes (part of the identity, so of the cache key)
+VERSION = 2  # bump when splitting or scoring changes (part of the identity, so of the cache key)
 
 # A sentence ends at Chinese 。！？； (plus closing quotes/brackets); at . ! ? followed by
-# whitespace, a CJK character or the end of the text; at a blank line; at a line break
-# that starts a list item or heading. A single line break inside a paragraph does not.
+# whitespace, a CJK character or the end of the text; and at every line break: knowledge
+# base documents put one item per line ("Default: 3", a title line, a table row).
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _END = re.compile(rf"[。！？；]+[”’」』）)\"']*|[.!?]+[”’\"')\]]*(?=\s|$|[{_CJK}])"
-                  r"|\n[ \t]*\n\s*|\n(?=[ \t]*(?:[-*•#]|\d{1,3}[.)、]\s))")
+                  r"|\n\s*")
 _ABBREV = frozenset(("e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "prof", "fig", "no", "approx", "cf", "al"))
 _LAST_WORD = re.compile(r"([A-Za-z][A-Za-z.]*)\.$")
 _LIST_NUMBER = re.compile(r"^\s*(?:\d{1,3}|[A-Za-z])\.$")
@@ -127,7 +127,7 @@ class ExtractiveBackend:
             overlap = len(q_terms & set(self.tokenizer(sentence))) / len(q_terms) if q_terms else 0.0
             scores.append(float(cos) + self.lexical_weight * overlap)
         order = sorted(range(len(units)), key=lambda i: (-round(scores[i], 6), i))[: self.top_n]
-        return " ".join(f"{units[i][1]} [{units[i][0]}]" for i in order)
+        return "\n".join(f"{units[i][1]} [{units[i][0]}]" for i in order)
 
     def chat(self, request: ChatRequest) -> ChatResponse:
         """Answer from the request's structured question and evidence (the messages are not read)."""

@@ -37,7 +37,8 @@ def cited(answer: str) -> list[str]:
     ("Version v1.2 costs 3.5 dollars. Really? Yes, e.g. this one!", ["Version v1.2 costs 3.5 dollars.", "Really?",
                                                                     "Yes, e.g. this one!"]),
     ("Steps:\n1. Open the app.\n2. Click save.\n\nDone", ["Steps:", "1. Open the app.", "2. Click save.", "Done"]),
-    ("Line one wraps\nonto line two. End", ["Line one wraps onto line two.", "End"]),
+    # every line break ends a unit: knowledge-base documents hold one item per line
+    ("Default: 3\nAllowed range: 0-10. End", ["Default: 3", "Allowed range: 0-10.", "End"]),
     ("他说：“好的。”然后走了。", ["他说：“好的。”", "然后走了。"]),
     ("系统支持Python 3.11。Press Ctrl+C.然后退出", ["系统支持Python 3.11。", "Press Ctrl+C.", "然后退出"]),
     ("   ", []),
@@ -73,7 +74,7 @@ def test_repeated_sentence_counts_once_and_ties_keep_evidence_order(client):
     same = "Refunds are issued within 14 days."
     reply = client.chat("q", question="How fast are refunds issued?",
                         evidence=(("a-1", same), ("b-2", same), ("c-3", "The office opens at 9.")))
-    assert reply.text == f"{same} [a-1] The office opens at 9. [c-3]"
+    assert reply.text == f"{same} [a-1]\nThe office opens at 9. [c-3]"
 
 
 def test_question_falls_back_to_the_last_user_message(client):
@@ -87,7 +88,7 @@ def test_deterministic_and_cached(tmp_path):
     b = c.chat("q", question="报销单需要在多少天内提交？", evidence=ZH_EVIDENCE)
     assert a.text == b.text and b.cache_hit
     assert (tmp_path / "embeddings.sqlite").exists()  # sentence vectors are cached too
-    assert "extractive/v1" in c.identity
+    assert "extractive/v2" in c.identity
     from evalkit.llm.extractive import _E5
 
     assert f"e5={_E5.identity}|" in c.identity  # the identity names the model that scored the sentences
