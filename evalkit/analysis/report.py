@@ -16,49 +16,97 @@ LOWER_IS_BETTER = LowerIsBetter()  # the one rule of evalkit.analysis.direction 
 SHORT = {"abstain_rate_answerable": "abstain(ans)", "abstain_rate_unanswerable": "abstain(unans)"}
 
 
-def _columns(summary: RunSummary) -> list[str]:
+# The terminal table is split by concern; each section lists its columns in order and
+# a short header for each. Metrics in no section go to a final "other" table.
+SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
+    ("answers (generating variants; judged claims)", (
+        ("faithfulness", "faithful"), ("hallucination_rate", "halluc"),
+        ("claim_hallucination_rate", "halluc(claims)"), ("answer_f1", "F1"), ("answer_em", "EM"),
+        ("citation_precision", "cite.prec"), ("invalid_citation_rate", "cite.invalid"),
+        ("abstention_rate", "declined(ans)"), ("correct_abstention_rate", "declined(unans)"),
+        ("unanswerable_hallucination_rate", "answered(unans)"), ("n_answered", "answered"),
+        ("n_abstained", "declined"), ("n_no_checkable_claims", "no-claims"), ("n_judge_failed", "judge-failed"))),
+)
+COUNTS_PREFIX = "n_"
+
+
+def _is_retrieval(name: str) -> bool:
+    return "@" in name or name.startswith("abstain_rate_")
+
+
+def _columns(summary: RunSummary, keep: Any) -> list[str]:
     cols: list[str] = []
     for v in summary.variants.values():
         for name in v.metrics:
-            if name not in cols:
+            if keep(name) and name not in cols:
                 cols.append(name)
     return cols
 
 
-def _rows(summary: RunSummary) -> tuple[list[str], list[list[str]]]:
-    cols = _columns(summary)
+def _cell(name: str, value: float, best: float | None) -> str:
+    if name.startswith(COUNTS_PREFIX):
+        return str(int(round(value)))
+    return f"{value:.4f}{'*' if best == value else ''}"
+
+
+def _rows(summary: RunSummary, cols: list[str], short: dict[str, str] | None = None,
+          extra: bool = True) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of one table: variants that have at least one of ``cols``."""
+    short = {**SHORT, **(short or {})}
     best: dict[str, float] = {}
     for c in cols:
         values = [v.metrics[c] for v in summary.variants.values() if c in v.metrics]
-        if len(values) > 1 and len(set(values)) > 1:
+        if len(values) > 1 and len(set(values)) > 1 and not c.startswith(COUNTS_PREFIX):
             best[c] = min(values) if c in LOWER_IS_BETTER else max(values)
-    header = ["variant", *[SHORT.get(c, c) for c in cols], "failed", "s/query"]
+    header = ["variant", *[short.get(c, c) for c in cols], *(["failed", "s/query"] if extra else [])]
     rows = []
     for name, v in summary.variants.items():
-        cells = [name]
-        for c in cols:
-            if c not in v.metrics:
-                cells.append("-")
-                continue
-            mark = "*" if best.get(c) == v.metrics[c] else ""
-            cells.append(f"{v.metrics[c]:.4f}{mark}")
-        per_q = v.timing.get("latency_ms_mean")
-        cells += [str(v.n_failed), f"{per_q / 1000:.3f}" if per_q is not None else "-"]
+        if not any(c in v.metrics for c in cols):
+            continue
+        cells = [name] + [_cell(c, v.metrics[c], best.get(c)) if c in v.metrics else "-" for c in cols]
+        if extra:
+            per_q = v.timing.get("latency_ms_mean")
+            cells += [str(v.n_failed), f"{per_q / 1000:.3f}" if per_q is not None else "-"]
         rows.append(cells)
     return header, rows
 
 
-def comparison_table(summary: RunSummary) -> str:
-    """A fixed-width table of every variant's metrics (``*`` = best in column)."""
-    header, rows = _rows(summary)
+def _fixed_width(header: list[str], rows: list[list[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))  # noqa: E731
+    return [line(header), line(["-" * w for w in widths]), *[line(r) for r in rows]]
+
+
+def _tables(summary: RunSummary) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(title, header, rows) of every non-empty table: retrieval, each section, other."""
+    out = [("retrieval", *_rows(summary, _columns(summary, _is_retrieval)))]
+    placed = set()
+    for title, cols in SECTIONS:
+        names = [c for c, _ in cols]
+        placed.update(names)
+        present = [c for c in names if any(c in v.metrics for v in summary.variants.values())]
+        if present:
+            out.append((title, *_rows(summary, present, dict(cols), extra=False)))
+    rest = _columns(summary, lambda n: not _is_retrieval(n) and n not in placed)
+    if rest:
+        out.append(("other", *_rows(summary, rest, extra=False)))
+    return out
+
+
+def comparison_table(summary: RunSummary) -> str:
+    """Fixed-width tables of every variant's metrics, by concern (``*`` = best in column)."""
     ref = summary.eval_set
     n_ex = next(iter(summary.variants.values())).n_excluded if summary.variants else 0
-    title = (f"eval set {ref.name} v{ref.version} ({ref.n_queries} queries; {n_ex} without gold documents "
-             "are excluded from retrieval metrics)")
-    notes = "recall@k: retrieval stage (before rerank); hit/mrr/ndcg: final ranking (after rerank if any). * = best"
-    return "\n".join([title, line(header), line(["-" * w for w in widths]), *[line(r) for r in rows], notes])
+    lines = [f"eval set {ref.name} v{ref.version} ({ref.n_queries} queries; {n_ex} without gold documents "
+             "are excluded from retrieval metrics)"]
+    for i, (title, header, rows) in enumerate(_tables(summary)):
+        if i:
+            lines += ["", title]
+        lines += _fixed_width(header, rows)
+        if i == 0:
+            lines.append("recall@k: retrieval stage (before rerank); hit/mrr/ndcg: final ranking (after rerank "
+                         "if any). * = best")
+    return "\n".join(lines)
 
 
 def by_type_table(summary: RunSummary, metric: str = "hit@5") -> str:
@@ -84,8 +132,9 @@ def by_type_table(summary: RunSummary, metric: str = "hit@5") -> str:
 
 
 def comparison_markdown(summary: RunSummary, extra: dict[str, Any] | None = None) -> str:
-    """The same table as Markdown, for committed reports."""
-    header, rows = _rows(summary)
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(out)
+    """The same tables as Markdown, for committed reports."""
+    out: list[str] = []
+    for title, header, rows in _tables(summary):
+        out += [f"**{title}**", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        out += ["| " + " | ".join(r) + " |" for r in rows] + [""]
+    return "\n".join(out).rstrip() + "\n"
