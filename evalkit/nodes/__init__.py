@@ -10,6 +10,11 @@
 | ``agent_scheduler`` | ``scheduler.py`` | question, queries -> retrieved, scheduler_class, scheduler_reason, tool_hits |
 | ``generate`` | ``generate.py`` | question, evidence -> answer, citations, used_documents, invalid_citations, abstained, answer_evidence, generator, outcome |
 | ``fallback`` | ``generate.py`` | -> the fixed "no reliable evidence" answer, outcome fallback |
+| ``intent_router`` | ``router.py`` | question -> route, route_reason, route_source (llm_fallback) |
+| ``query_rewrite`` | ``rewrite.py`` | question, attempt, reflection -> attempt (+1), queries, rewrite, sub_queries, rewrite_source, rewrite_reason, rewrite_history, rewrite_futile (llm_fallback) |
+| ``grade`` | ``grade.py`` | question, retrieved/reranked, attempt -> evidence, graded, relevant_ratio, grade_decision, grade_reason, reflection, grade_method (llm_fallback) |
+| ``self_check`` | ``self_check.py`` | question, answer, answer_evidence, attempt -> self_check_passed, self_check_decision, self_check_reason, self_check_claims, reflection (llm_fallback) |
 """
 from evalkit.nodes import generate, guard, rerank, retrieve  # noqa: F401
 from evalkit.nodes import graph_retrieve, scheduler  # noqa: F401
+from evalkit.nodes import grade, rewrite, router, self_check  # noqa: F401

@@ -63,8 +63,10 @@ def variant_metrics(results: Sequence[QueryResult], retrieval: Sequence[str] = D
     ``abstain_rate_answerable``: share of answerable queries the guard stopped (false
     abstentions); ``abstain_rate_unanswerable``: share of unanswerable queries it stopped
     (correct abstentions). Answer metrics (faithfulness, hallucination...) come from
-    ``evalkit.metrics.answer.aggregate_answers`` for variants that generate. Returns the
-    metrics and the number of queries excluded from the retrieval metrics (no gold).
+    ``evalkit.metrics.answer.aggregate_answers`` for variants that generate; loop metrics
+    (rescued / harmed / futile, loop cost) from ``evalkit.metrics.agentic.aggregate_loops``
+    for variants with agentic nodes. Returns the metrics and the number of queries
+    excluded from the retrieval metrics (no gold).
     """
     answerable = [r for r in results if r.gold_doc_ids]
     metrics = aggregate([{m: r.metrics[m] for m in retrieval} for r in answerable])

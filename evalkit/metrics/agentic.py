@@ -1,0 +1,221 @@
+"""Agentic metrics: what reflection loops (rewrite -> retrieve -> grade / self-check -> rewrite) earn and cost.
+
+Defined once, here; the README and ``reports/agentic.md`` repeat these definitions.
+Everything is read from a finished query's record (its trace, gold documents and answer
+metrics): the graph knows nothing of metrics.
+
+**Attempts.** ``query_rewrite`` sets ``state["attempt"]`` (1, 2, ...) and the engine
+stamps every trace event with it; events before the first rewrite (attempt 0) belong to
+attempt 1. A query **looped** when it reached attempt 2 or more.
+
+**Per-attempt ground truth.** The documents of attempt *n* are those of its last
+``retrieved`` write (retrieval stage) and its last ``reranked`` write (final stage; the
+retrieval ranking when there is no rerank), reduced to documents in rank order.
+``hit@5`` reads the final ranking, ``recall@20`` the retrieval ranking (the conventions
+of ``evalkit.metrics.registry``). Answerable queries only.
+
+**Gate.** The graph's own gate of an attempt is its ``grade`` decision (passes when
+``generate``) and its ``self_check`` decision (passes when ``pass`` or ``skipped``); an
+attempt whose gate node did not run passes.
+
+**Good final outcome.** Answerable query: final ``hit@5`` = 1 and, when the variant
+generates answers, a supported answer: answered, no unsupported claim, judge not failed.
+Unanswerable query: a correct abstention (variants that generate; for retrieval-only
+variants the outcome is undefined and the query is left out of the counts below).
+
+**Rescue accounting** (per query, over queries with a defined outcome):
+
+- ``rescued`` = looped AND the first attempt failed its gate AND the final outcome is
+  good. ``rescued_new_docs`` counts the rescues whose first attempt had hit@5 = 0 (the
+  loop found gold documents the first attempt missed, not only a gate's false alarm).
+- ``harmed`` = looped AND the first attempt's documents had hit@5 = 1 AND the final
+  outcome is not good.
+- ``futile`` = looped AND the final outcome is not good AND not harmed.
+
+Per query (``per_query.jsonl`` ``metrics``; floats, ``None`` = undefined): ``attempts``,
+``looped``, ``first_attempt_hit@5``, ``first_attempt_recall@20``, ``attemptN_hit@5`` and
+``attemptN_recall@20`` for N >= 2, ``gate_failed_first``, ``final_good``, ``rescued``,
+``harmed``, ``futile``, ``loop_ms`` / ``loop_llm_calls`` / ``loop_tokens`` (duration,
+LLM calls and tokens of the trace events of attempts >= 2: the extra cost of the loop;
+a node execution reused from another variant of the same invocation, ``reused`` in the
+trace, took ~0 ms, so compare loop times with work sharing off),
+``futile_rewrites`` (rewrites identical to an earlier attempt's) and ``llm_fallbacks``
+(node executions where an LLM failed and the offline path was taken). Router-only
+graphs get ``llm_fallbacks`` alone.
+
+Per variant (``aggregate_loops``): ``loop_rate`` (share of queries that looped),
+``attempts_mean``, the counts ``rescued``, ``rescued_new_docs``, ``harmed``, ``futile``
+and their rates over the looped queries with a defined outcome (``rescue_rate``,
+``harm_rate``, ``futile_rate``), ``gate_fail_rate_first`` (share of queries whose first
+attempt failed its gate), ``first_attempt_hit@5`` / ``first_attempt_recall@20`` (means over
+answerable queries; compare with ``hit@5`` / ``recall@20``), ``attemptN_hit@5`` /
+``attemptN_recall@20`` (means over the answerable queries that reached attempt N) with
+``attemptN_queries``, ``loop_ms`` / ``loop_llm_calls`` / ``loop_tokens`` (totals) and
+``loop_ms_mean`` (per query), ``loop_ms_per_rescue`` and ``loop_llm_calls_per_rescue``
+(total loop cost / rescues; absent without rescues), ``futile_rewrites``,
+``llm_fallbacks`` and, for router graphs, ``route_share.<label>``.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from evalkit.metrics.retrieval import hit, recall
+from evalkit.records import QueryResult
+
+LOOP_TYPES = frozenset({"query_rewrite", "grade", "self_check"})
+AGENTIC_TYPES = LOOP_TYPES | {"intent_router"}
+GATE_PASS = {"grade": ("grade_decision", frozenset({"generate"})),
+             "self_check": ("self_check_decision", frozenset({"pass", "skipped"}))}
+HIT_K, RECALL_K = 5, 20
+_FLAGS = ("rescued", "rescued_new_docs", "harmed", "futile")
+
+
+def attempt_of(event: Mapping[str, Any]) -> int:
+    """The attempt a trace event belongs to (events before the first rewrite: attempt 1)."""
+    return max(int(event.get("attempt") or 0), 1)
+
+
+def _docs(value: Any) -> list[str]:
+    """Document ids, first occurrence kept, of a compacted ranking (``[[id, doc, score], ...]``)."""
+    if isinstance(value, Mapping):  # a long list, compacted to {"n": ..., "first": [...]}
+        value = value.get("first", [])
+    out: list[str] = []
+    for item in value or []:
+        if isinstance(item, (list, tuple)) and len(item) >= 2 and item[1] not in out:
+            out.append(str(item[1]))
+    return out
+
+
+def attempt_rankings(trace: Sequence[Mapping[str, Any]]) -> dict[int, tuple[list[str], list[str]]]:
+    """``{attempt: (retrieval-stage documents, final documents)}`` from a query's trace."""
+    stages: dict[int, dict[str, list[str]]] = {}
+    for e in trace:
+        wrote = e.get("wrote") or {}
+        for key in ("retrieved", "reranked"):
+            if key in wrote:
+                stages.setdefault(attempt_of(e), {})[key] = _docs(wrote[key])
+    return {a: (s.get("retrieved", s.get("reranked", [])), s.get("reranked", s.get("retrieved", [])))
+            for a, s in sorted(stages.items())}
+
+
+def _gate_failed(trace: Sequence[Mapping[str, Any]], attempt: int) -> bool:
+    for e in trace:
+        gate = GATE_PASS.get(str(e.get("type")))
+        if gate and attempt_of(e) == attempt and not e.get("error"):
+            value = (e.get("wrote") or {}).get(gate[0])
+            if value is not None and value not in gate[1]:
+                return True
+    return False
+
+
+def _events_cost(events: Iterable[Mapping[str, Any]]) -> tuple[float, float, float]:
+    ms = calls = tokens = 0.0
+    for e in events:
+        ms += float(e.get("duration_ms") or 0.0)
+        llm = e.get("llm") or {}
+        calls += float(llm.get("calls") or 0)
+        tokens += float(llm.get("tokens_in") or 0) + float(llm.get("tokens_out") or 0)
+    return round(ms, 3), calls, tokens
+
+
+def final_good(result: QueryResult) -> bool | None:
+    """The good final outcome of the module docstring; None when undefined."""
+    gen, m = result.generation, result.metrics
+    if not result.gold_doc_ids:
+        return None if gen is None else bool(gen.get("abstained"))
+    if not hit([d["doc_id"] for d in result.reranked], result.gold_doc_ids, HIT_K):
+        return False
+    if gen is None:
+        return True
+    if m.get("judge_failed"):
+        return None
+    return bool(gen.get("answered")) and not (m.get("claims_unsupported") or 0) and not m.get("hallucinated")
+
+
+def query_loop_metrics(result: QueryResult) -> dict[str, float | None]:
+    """Per-query loop metrics (module docstring); ``{}`` when no agentic node ran."""
+    trace = [e for e in result.trace if isinstance(e, Mapping)]
+    types = {str(e.get("type")) for e in trace}
+    if not types & AGENTIC_TYPES:
+        return {}
+    out: dict[str, float | None] = {
+        "llm_fallbacks": float(sum(1 for e in trace if (e.get("wrote") or {}).get("llm_fallback")))}
+    if not types & LOOP_TYPES:
+        return out
+    attempts = max((attempt_of(e) for e in trace), default=1)
+    looped = attempts > 1
+    gold = result.gold_doc_ids
+    rankings = attempt_rankings(trace)
+    for n in range(1, attempts + 1):
+        retrieved, final = rankings.get(n, ([], []))
+        prefix = "first_attempt" if n == 1 else f"attempt{n}"
+        out[f"{prefix}_hit@{HIT_K}"] = hit(final, gold, HIT_K) if gold else None
+        out[f"{prefix}_recall@{RECALL_K}"] = recall(retrieved, gold, RECALL_K) if gold else None
+    good = final_good(result)
+    gate_failed = _gate_failed(trace, 1)
+    first_hit = out[f"first_attempt_hit@{HIT_K}"]
+    harmed = looped and first_hit == 1.0 and good is False
+    flags = {"rescued": looped and gate_failed and good is True,
+             "rescued_new_docs": looped and gate_failed and good is True and first_hit == 0.0,
+             "harmed": harmed, "futile": looped and good is False and not harmed}
+    ms, calls, tokens = _events_cost(e for e in trace if attempt_of(e) >= 2)
+    out.update({"attempts": float(attempts), "looped": float(looped), "gate_failed_first": float(gate_failed),
+                "final_good": None if good is None else float(good),
+                **{k: (None if good is None else float(v)) for k, v in flags.items()},
+                "loop_ms": ms, "loop_llm_calls": calls, "loop_tokens": tokens,
+                "futile_rewrites": float(sum(1 for e in trace if (e.get("wrote") or {}).get("rewrite_futile")))})
+    return out
+
+
+def add_loop_metrics(results: Iterable[QueryResult]) -> None:
+    """Add ``query_loop_metrics`` to each result's ``metrics`` (idempotent), so per_query.jsonl and MLflow carry them."""
+    for r in results:
+        r.metrics.update(query_loop_metrics(r))
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    defined = [v for v in values if v is not None and not math.isnan(v)]
+    return math.fsum(defined) / len(defined) if defined else None
+
+
+def aggregate_loops(results: Sequence[QueryResult]) -> dict[str, float]:
+    """Variant-level loop metrics (module docstring); ``{}`` when no agentic node ran."""
+    rows = [(r, query_loop_metrics(r)) for r in results]
+    rows = [(r, m) for r, m in rows if m]
+    if not rows:
+        return {}
+    out: dict[str, float | None] = {"llm_fallbacks": math.fsum(m["llm_fallbacks"] or 0 for _, m in rows)}
+    routes = [str(e["wrote"]["route"]) for r, _ in rows for e in r.trace[:] if e.get("type") == "intent_router"
+              and "route" in (e.get("wrote") or {})]
+    for label in sorted(set(routes)):
+        out[f"route_share.{label}"] = routes.count(label) / len(rows)
+    loops = [m for _, m in rows if "attempts" in m]
+    if not loops:
+        return {k: v for k, v in out.items() if v is not None}
+    looped = [m for m in loops if m["looped"]]
+    decided = [m for m in looped if m["final_good"] is not None]
+    counts = {k: math.fsum(m[k] or 0 for m in loops) for k in _FLAGS}
+    ms, calls = math.fsum(m["loop_ms"] for m in loops), math.fsum(m["loop_llm_calls"] for m in loops)
+    out.update({
+        "loop_rate": len(looped) / len(loops), "attempts_mean": _mean([m["attempts"] for m in loops]),
+        **counts,
+        "rescue_rate": counts["rescued"] / len(decided) if decided else None,
+        "harm_rate": counts["harmed"] / len(decided) if decided else None,
+        "futile_rate": counts["futile"] / len(decided) if decided else None,
+        "gate_fail_rate_first": _mean([m["gate_failed_first"] for m in loops]),
+        "loop_ms": round(ms, 3), "loop_ms_mean": round(ms / len(loops), 3), "loop_llm_calls": calls,
+        "loop_tokens": math.fsum(m["loop_tokens"] for m in loops),
+        "loop_ms_per_rescue": round(ms / counts["rescued"], 3) if counts["rescued"] else None,
+        "loop_llm_calls_per_rescue": calls / counts["rescued"] if counts["rescued"] else None,
+        "futile_rewrites": math.fsum(m["futile_rewrites"] for m in loops),
+    })
+    max_attempt = int(max(m["attempts"] for m in loops))
+    for n in range(1, max_attempt + 1):
+        prefix = "first_attempt" if n == 1 else f"attempt{n}"
+        for name in (f"hit@{HIT_K}", f"recall@{RECALL_K}"):
+            out[f"{prefix}_{name}"] = _mean([m.get(f"{prefix}_{name}") for m in loops])
+        if n > 1:
+            out[f"{prefix}_queries"] = float(sum(1 for m in loops if f"{prefix}_hit@{HIT_K}" in m))
+    return {k: v for k, v in out.items() if v is not None}

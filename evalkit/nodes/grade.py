@@ -1,0 +1,303 @@
+"""The ``grade`` node: which candidates are relevant to the ORIGINAL question, and is that enough?
+
+1. **Prefilter** (cheap, bounds the judging cost): the first ``pool_k`` candidates of
+   ``candidates_from`` are embedded (``embedder``, cached) and the ``judge_k`` with the
+   highest cosine to the original question are judged; the rest are not.
+2. **Judge** each of them:
+
+   - with ``llm``: one call per candidate, JSON ``{"relevant": "yes"|"no", "reason": ...}``;
+     a failed call or an unusable reply is judged by the offline rule instead and
+     counted in ``llm_fallback`` (after ``max_llm_failures`` failures in one execution the
+     remaining candidates skip the LLM);
+   - without: the **offline relevance rule**, which is NOT an LLM judgement: relevant
+     when the e5 cosine of question and passage is at least ``offline.min_cosine`` AND
+     the share of the question's content words found in the passage (stemmed English,
+     jieba Chinese, stop words and numbers left out; partial matches count 0.5) is at
+     least ``offline.min_coverage``. Measured on the demo set (in-sample, see
+     ``reports/agentic.md``) it separates gold from other candidates only weakly: it is a
+     coarse filter, not a relevance judge.
+
+3. **Gate**: the relevant candidates (best cosine first, at most ``keep_k``) become
+   ``evidence`` for ``generate``. ``relevant_ratio`` = relevant / judged. The gate passes
+   when at least ``min_relevant`` are relevant, the ratio is at least ``min_ratio`` and,
+   with ``require_atoms``, every code, name and date of the question (``atom_kinds``;
+   ``evalkit.judges.values`` atoms; a capitalised first word is not a name) is stated in
+   the kept evidence. With ``atom_rescue``, a missing atom first pulls in the best-cosine
+   candidate of the pool that states it (judged relevant "by atom"; the second item of a
+   comparison is often such a candidate). The atom check is what lets an offline gate
+   notice unanswerable look-alikes ("E-4099", "LX-200 Max"); it also fails on names the
+   corpus writes differently (an English name of a Chinese-only document).
+4. **Decision** (``grade_decision``, route on it): ``generate`` when the gate passes;
+   ``fallback`` when it fails at ``attempt >= max_attempts`` (``on_exhausted: generate``:
+   generate from the kept evidence instead, when there is any); else ``rewrite``.
+5. **Reflection** (``reflection``, None when the gate passes): ``missing_terms`` (question
+   atoms absent from the evidence), ``add_terms`` (names and codes of the best-matching
+   candidates that the question lacks: the bridge entity of a multi-hop question is
+   often one of them), ``exclude_terms`` (names frequent in the rejected candidates only:
+   the senses to avoid), ``relevant_ratio`` and ``reason``. ``query_rewrite`` reads it.
+
+Writes ``evidence``, ``graded`` (per judged candidate: doc id, cosine, coverage, verdict,
+who judged, reason), ``relevant_ratio``, ``grade_decision``, ``grade_reason``,
+``reflection``, ``grade_method`` and, when an LLM call failed, ``llm_fallback``.
+
+YAML::
+
+    grade:
+      type: grade
+      params: {pool_k: 20, judge_k: 8, offline: {min_cosine: 0.84, min_coverage: 0.2},
+               min_relevant: 1, require_atoms: true, max_attempts: 3, keep_k: 5}
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import Field
+
+from evalkit.graph.node import Node, NodeParams, register_node
+from evalkit.llm.base import LLMError, LLMSpec
+from evalkit.models.embedders import ModelSpec
+from evalkit.nodes.rewrite import fallback_record, fold
+from evalkit.records import Hit
+
+GRADE_PROMPT = (
+    "You judge whether a passage is relevant to a question: relevant means the passage states the "
+    "answer or a fact needed to reach it. Reply with JSON only: "
+    '{"relevant": "yes" or "no", "reason": "<one short sentence>"}'
+)
+_YES, _NO = frozenset({"yes", "y", "true", "relevant", "1"}), frozenset({"no", "n", "false", "irrelevant", "0"})
+ATOM_KINDS = ("code", "entity", "date")
+_LEADING = ("are is was were am do does did can could should would will shall may might must has have had between "
+            "besides beside among compare name list tell give describe explain which who whom whose what when where "
+            "why how the a an both in on at of for from with by after before since during if")
+_LEADING_WORDS = frozenset(_LEADING.split())  # a sentence's first word that is never part of a name
+
+
+class OfflineRule(NodeParams):
+    """The documented embedding + lexical relevance rule (no LLM): both thresholds must hold."""
+
+    min_cosine: float = Field(default=0.84, ge=-1, le=1, description="e5 cosine of question and passage")
+    min_coverage: float = Field(default=0.2, ge=0, le=1, description="share of question content words in the passage")
+
+
+class GradeParams(NodeParams):
+    candidates_from: Literal["retrieved", "reranked"] = "retrieved"
+    pool_k: int = Field(default=20, ge=1, description="candidates considered")
+    judge_k: int = Field(default=8, ge=1, description="judged after the embedding prefilter")
+    embedder: str | ModelSpec = "e5"
+    llm: LLMSpec | None = None
+    system_prompt: str = GRADE_PROMPT
+    max_llm_failures: int = Field(default=2, ge=1)
+    offline: OfflineRule = OfflineRule(min_cosine=0.84, min_coverage=0.2)
+    min_relevant: int = Field(default=1, ge=0)
+    min_ratio: float = Field(default=0.0, ge=0, le=1)
+    require_atoms: bool = True
+    atom_rescue: bool = Field(default=True, description="a missing atom pulls in the best candidate stating it")
+    atom_kinds: list[Literal["code", "entity", "date", "number", "duration", "time"]] = Field(
+        default_factory=lambda: list(ATOM_KINDS))
+    max_attempts: int = Field(default=3, ge=1)
+    on_exhausted: Literal["fallback", "generate"] = Field(
+        default="fallback", description="at max_attempts: the fallback, or generate from what was kept (if any)")
+    keep_k: int = Field(default=5, ge=1)
+    feedback_terms: int = Field(default=6, ge=0)
+
+
+def coverage(question_terms: Sequence[str], text: str) -> float:
+    """Share of ``question_terms`` found in ``text`` (``evalkit.judges.lexicon.term_found``: 1 or 0.5)."""
+    from evalkit.judges.lexicon import content_terms, term_found
+
+    if not question_terms:
+        return 1.0
+    terms = frozenset(content_terms(text))
+    return sum(term_found(t, terms, text) for t in question_terms) / len(question_terms)
+
+
+def question_atoms(question: str, kinds: Sequence[str] = ATOM_KINDS) -> list[Any]:
+    """The question's atoms of ``kinds``; a sentence's capitalised first word is not part of a name.
+
+    "Someone asked..." has no name; "Are Medici and Senet..." names "Medici", not "Are Medici".
+    """
+    from dataclasses import replace
+
+    from evalkit.judges.values import extract_atoms
+    from evalkit.judges.values import fold as fold_value
+
+    out = []
+    for a in extract_atoms(question):
+        if a.kind not in kinds:
+            continue
+        initial = a.start == 0 or question[:a.start].rstrip().endswith((".", "?", "!", ":"))
+        if a.kind == "entity" and initial:
+            first, _, rest = a.text.strip().partition(" ")
+            if first.lower() in _LEADING_WORDS and rest:
+                a = replace(a, text=rest, key=fold_value(rest), start=a.start + len(a.text) - len(rest))
+            elif not rest:
+                continue
+        out.append(a)
+    return out
+
+
+def states(atom: Any, text: str) -> bool:
+    """Whether ``text`` states ``atom`` as a value (``evalkit.judges.values.AtomPool``)."""
+    from evalkit.judges.values import AtomPool, extract_atoms
+
+    return AtomPool(list(extract_atoms(text, entities=False)), text).supports(atom)
+
+
+def missing_atoms(question: str, texts: Sequence[str], kinds: Sequence[str] = ATOM_KINDS) -> list[str]:
+    """The question's atoms (``question_atoms``) that none of ``texts`` states."""
+    text = "\n".join(texts)
+    return list(dict.fromkeys(a.text.strip() for a in question_atoms(question, kinds) if not states(a, text)))
+
+
+def salient_terms(texts: Sequence[str], question: str, limit: int) -> list[str]:
+    """Names and codes of ``texts`` that the question lacks, most frequent first (ties: first seen)."""
+    from evalkit.judges.values import extract_atoms
+
+    q = fold(question)
+    counts: Counter[str] = Counter()
+    first: dict[str, int] = {}
+    for text in texts:
+        for a in extract_atoms(text):
+            term = " ".join(a.text.split())
+            if a.kind not in ("code", "entity") or len(term) < 2 or "|" in term or fold(term) in q:
+                continue
+            counts[term] += 1
+            first.setdefault(term, len(first))
+    return sorted(counts, key=lambda t: (-counts[t], first[t]))[:limit]
+
+
+@register_node
+class Grade(Node):
+    type = "grade"
+    reads = ("question", "retrieved", "attempt")
+    writes = ("evidence", "graded", "relevant_ratio", "grade_decision", "grade_reason", "reflection",
+              "grade_method", "llm_fallback")
+    Params = GradeParams
+
+    @classmethod
+    def reads_for(cls, params: GradeParams) -> tuple[str, ...]:
+        return ("question", params.candidates_from, "attempt")
+
+    def __init__(self, name: str, params: GradeParams, resources: Any = None):
+        super().__init__(name, params, resources)
+        self.passages = resources.passages()
+        self.embedder = resources.embedder(ModelSpec.of(params.embedder))
+        self.client = None
+        if params.llm is not None:
+            from evalkit.llm.client import LLMClient
+
+            self.client = LLMClient(params.llm, getattr(resources, "cache_root", None), purpose="grade")
+
+    def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
+        from evalkit.judges.lexicon import content_terms
+
+        p = self.params
+        question = state["question"]
+        attempt = int(state.get("attempt") or 0) or 1
+        candidates = list(state[p.candidates_from])[: p.pool_k]
+        texts = [self.passages.text(h.id) for h in candidates]
+        cosines = self._cosines(question, texts)
+        order = sorted(range(len(candidates)), key=lambda i: (-cosines[i], candidates[i].id))[: p.judge_k]
+        q_terms = content_terms(question)
+        graded, failures, error = [], 0, None
+        for i in order:
+            cov = coverage(q_terms, texts[i])
+            rule = cosines[i] >= p.offline.min_cosine and cov >= p.offline.min_coverage
+            verdict, by = rule, "rule"
+            reason = f"cosine {cosines[i]:.3f}, coverage {cov:.2f}"
+            if self.client is not None and failures < p.max_llm_failures:
+                try:
+                    verdict, reason, by = *self._ask(question, candidates[i].doc_id, texts[i]), "llm"
+                except Exception as exc:  # noqa: BLE001 - degrade to the rule, never crash
+                    failures += 1
+                    error = exc
+                    by = "rule (llm failed)"
+            elif self.client is not None:
+                by = "rule (llm skipped)"
+            graded.append({"doc_id": candidates[i].doc_id, "id": candidates[i].id, "cosine": round(cosines[i], 4),
+                           "coverage": round(cov, 3), "relevant": bool(verdict), "by": by, "reason": reason})
+        relevant = [i for i, g in zip(order, graded) if g["relevant"]]
+        ratio = len(relevant) / len(order) if order else 0.0
+        chosen = relevant[: p.keep_k]
+        missing = missing_atoms(question, [texts[i] for i in chosen], p.atom_kinds) if p.require_atoms else []
+        if missing and p.atom_rescue:
+            chosen, missing = self._rescue_atoms(question, chosen, texts, cosines, candidates, graded)
+        kept = [Hit(candidates[i].id, candidates[i].doc_id, cosines[i]) for i in chosen]
+        problems = []
+        if len(relevant) < p.min_relevant:
+            problems.append(f"{len(relevant)} of {len(order)} judged relevant (need {p.min_relevant})")
+        if ratio < p.min_ratio:
+            problems.append(f"relevant ratio {ratio:.2f} < {p.min_ratio}")
+        if missing:
+            problems.append(f"not in the evidence: {', '.join(missing)}")
+        if not problems:
+            decision, reason = "generate", f"{len(relevant)} of {len(order)} judged relevant"
+        elif attempt >= p.max_attempts:
+            decision = "generate" if p.on_exhausted == "generate" and kept else "fallback"
+            reason = f"{'; '.join(problems)}; attempts exhausted ({attempt}/{p.max_attempts}): {decision}"
+        else:
+            decision, reason = "rewrite", f"{'; '.join(problems)}; attempt {attempt}/{p.max_attempts}"
+        out: dict[str, Any] = {
+            "evidence": kept, "graded": graded, "relevant_ratio": round(ratio, 4), "grade_decision": decision,
+            "grade_reason": reason, "grade_method": self._method(failures),
+            "reflection": None if not problems else self._reflection(question, attempt, reason, ratio, missing,
+                                                                     order, relevant, texts)}
+        if error is not None:
+            by_rule = sum(1 for g in graded if g["by"].startswith("rule (llm"))
+            out["llm_fallback"] = {**fallback_record(self.name, attempt, error), "failed_calls": failures,
+                                   "judged_by_rule": by_rule}
+        return out
+
+    def _rescue_atoms(self, question: str, chosen: list[int], texts: list[str], cosines: list[float],
+                      candidates: list[Hit], graded: list[dict[str, Any]]) -> tuple[list[int], list[str]]:
+        """For each atom the evidence lacks, add the best-cosine candidate of the pool that states it."""
+        chosen = list(chosen)
+        by_cosine = sorted(range(len(texts)), key=lambda i: (-cosines[i], candidates[i].id))
+        still = []
+        for atom in question_atoms(question, self.params.atom_kinds):
+            if any(states(atom, texts[i]) for i in chosen):
+                continue
+            found = next((i for i in by_cosine if states(atom, texts[i])), None)
+            if found is None:
+                still.append(atom.text.strip())
+                continue
+            chosen.append(found)
+            graded.append({"doc_id": candidates[found].doc_id, "id": candidates[found].id,
+                           "cosine": round(cosines[found], 4), "coverage": None, "relevant": True, "by": "atom",
+                           "reason": f"states '{atom.text.strip()}', which the question names"})
+        return chosen, list(dict.fromkeys(still))
+
+    def _cosines(self, question: str, texts: list[str]) -> list[float]:
+        if not texts:
+            return []
+        q = self.embedder.encode_queries([question])[0]
+        return [float(x) for x in self.embedder.encode_passages(texts) @ q]
+
+    def _method(self, failures: int) -> str:
+        if self.client is None:
+            return "offline-rule"
+        return "llm" if failures == 0 else "llm+offline-rule"
+
+    def _reflection(self, question: str, attempt: int, reason: str, ratio: float, missing: list[str],
+                    order: list[int], relevant: list[int], texts: list[str]) -> dict[str, Any]:
+        """Structured feedback for the next rewrite (see the module docstring)."""
+        n = self.params.feedback_terms
+        best = (relevant or order)[:2]
+        add = salient_terms([texts[i] for i in best], question, n + len(missing))
+        add = [t for t in add if t not in missing][:n]
+        rejected = [texts[i] for i in order if i not in relevant]
+        kept_folded = fold(" ".join(texts[i] for i in best))
+        exclude = [t for t in salient_terms(rejected, question, 3 * n) if fold(t) not in kept_folded][:n]
+        return {"source": self.name, "attempt": attempt, "reason": reason, "relevant_ratio": round(ratio, 4),
+                "missing_terms": missing, "add_terms": add, "exclude_terms": exclude}
+
+    def _ask(self, question: str, doc_id: str, text: str) -> tuple[bool, str]:
+        """The LLM's verdict on one candidate; ``LLMError`` for a reply without a yes/no."""
+        user = f"Question: {question}\n\nPassage [{doc_id}]:\n{text[:1500]}\n\nIs the passage relevant?"
+        value, _ = self.client.chat_json(user, system=self.params.system_prompt, expect=dict, max_tokens=80)
+        label = str(value.get("relevant", "")).strip().lower()
+        if label not in _YES | _NO:
+            raise LLMError(f"grade reply has no yes/no 'relevant': {str(value)[:120]}", kind="bad_label")
+        return label in _YES, str(value.get("reason", ""))[:200]

@@ -1,0 +1,113 @@
+"""Fixtures for the agentic tests: a tiny bilingual corpus, a toy embedder, the LLM fault server.
+
+The ``toy`` embedder (hashed bag of words, 64-d) is registered for these tests only: it is
+deterministic and instant, so the loop logic is tested without loading e5. Tests that
+need the real offline models say so (``integration``).
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evalkit.index.corpus import Corpus
+from evalkit.index.resources import Resources
+from evalkit.models.embedders import EMBEDDERS
+from evalkit.records import Document
+
+# Gold chains: q-chip needs d-spec (ZX-100 uses the KS-9 chip) then d-chip (KS-9 is made by Borealis).
+DOCS = [
+    ("d-spec", "ZX-100 spec", "The ZX-100 gateway uses the KS-9 chip. The ZX-100 weighs 2 kg."),
+    ("d-chip", "KS-9 chip", "The KS-9 chip is made by Borealis Semiconductor in Oslo."),
+    ("d-leave", "Parental leave policy", "Employees get 10 days of parental leave after the birth of a child."),
+    ("d-price", "Price list", "The ZX-100 costs 300 dollars. The ZX-200 costs 450 dollars."),
+    ("d-noise", "Cafeteria", "The cafeteria serves lunch specials on Fridays."),
+    ("d-zh", "差旅制度", "一线城市每晚住宿标准为 750 元，二线城市为 500 元。"),
+]
+
+
+class ToyEmbedder:
+    """Hashed bag-of-words vectors (words and CJK characters), L2-normalised."""
+
+    identity = "toy-bow/v1"
+    dim = 64
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in re.findall(r"[a-z0-9]+|[\u4e00-\u9fff]", t.lower()):
+                out[i, int(hashlib.md5(w.encode()).hexdigest(), 16) % self.dim] += 1.0
+            out[i, 0] += 0.1  # never a zero vector
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+    encode_queries = _encode
+    encode_passages = _encode
+
+
+EMBEDDERS.setdefault("toy", lambda spec: ToyEmbedder())
+
+DOCUMENT_CHUNKING = {"method": "document", "prepend_title": True}
+
+
+def make_corpus(docs=DOCS) -> Corpus:
+    documents = [Document(id=i, title=t, text=x) for i, t, x in docs]
+    return Corpus(path="<tiny>", documents=documents, sha256=hashlib.sha256(repr(docs).encode()).hexdigest())
+
+
+@pytest.fixture
+def view(tmp_path: Path):
+    """Node resources over the tiny corpus, one passage per document."""
+    return Resources(make_corpus(), cache_root=tmp_path / "cache").for_variant(DOCUMENT_CHUNKING, seed=0)
+
+
+@pytest.fixture
+def evalset(tmp_path: Path) -> Path:
+    """The tiny corpus as a frozen eval set: answerable, multi-hop and unanswerable questions."""
+    from evalkit.evalsets import freeze
+
+    (tmp_path / "corpora").mkdir()
+    corpus = tmp_path / "corpora" / "tiny.jsonl"
+    corpus.write_text("".join(json.dumps({"id": i, "title": t, "text": x}) + "\n" for i, t, x in DOCS),
+                      encoding="utf-8")
+    questions = [
+        ("q1", "How many days of parental leave do employees get?", ["d-leave"], "single", "en"),
+        ("q2", "Who makes the chip used in the ZX-100?", ["d-spec", "d-chip"], "multi_hop", "en"),
+        ("q3", "How much does the ZX-900 cost?", [], "unanswerable", "en"),
+        ("q4", "Which is cheaper, the ZX-100 or the ZX-200?", ["d-price"], "comparison", "en"),
+    ]
+    path = tmp_path / "tiny.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "question": q, "relevant_doc_ids": g, "type": t, "lang": lang})
+                            + "\n" for i, q, g, t, lang in questions), encoding="utf-8")
+    freeze(path, corpus=str(corpus))
+    return path
+
+
+def _load_fault_server():
+    # tests/ is not a package: load the LLM tests' helper by path (as tests/llm/conftest.py does)
+    name = "evalkit_tests_llm_fault_server"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).parents[1] / "llm" / "fault_server.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+@pytest.fixture
+def fault_server():
+    """A started OpenAI-compatible server; script every reply (``text:...``, ``500``, ``badjson``)."""
+    with _load_fault_server().FaultServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def llm_spec(fault_server) -> dict:
+    """An ``openai`` LLM spec for the fault server: no retries, no cache (every call reaches it)."""
+    return {"backend": "openai", "model": "scripted", "base_url": fault_server.base_url, "max_retries": 0,
+            "timeout_s": 10.0, "cache": "off"}
