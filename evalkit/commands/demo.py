@@ -27,7 +27,7 @@ def demo(output: Path, workers: int, configs: tuple[str, ...], no_progress: bool
     Prints a comparison table and where the MLflow store is and how to open its UI.
     The first run encodes the corpus (about a minute on 2 cores); later runs reuse it.
     """
-    from evalkit.commands.run import execute
+    from evalkit.commands.run import RunRequest, execute
 
     paths = sorted(DEMO_CONFIGS.glob("*.yaml"))
     if configs:
@@ -40,6 +40,8 @@ def demo(output: Path, workers: int, configs: tuple[str, ...], no_progress: bool
                                      param_hint="--config")
         paths = [by_stem[c] for c in configs]
     t0 = time.perf_counter()
-    code = execute(str(DEMO_EVAL_SET), paths, output, workers=workers, progress=not no_progress)
+    request = RunRequest(eval_set=str(DEMO_EVAL_SET), graph_configs=[str(p) for p in paths], output=str(output),
+                         workers=workers)
+    code = execute(request, progress=not no_progress)
     click.echo(f"demo finished in {time.perf_counter() - t0:.1f} s", err=True)
     return code

@@ -1,9 +1,14 @@
 """``evalkit run``: run graph variants on an eval set."""
 from __future__ import annotations
 
+import json
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 import click
+
+INVOCATION = "invocation.json"  # in the results folder: what `--resume OUTPUT` re-runs
 
 
 def _env_quiet() -> None:
@@ -15,11 +20,42 @@ def _env_quiet() -> None:
         os.environ.setdefault(key, value)
 
 
-def execute(eval_set_spec: str, config_paths: list[Path], output: Path, *, workers: int = 1, resume: bool = False,
-            metrics: tuple[str, ...] = (), tracking_uri: str | None = None, experiment: str = "evalkit",
-            mlflow: bool = True, progress: bool = True, judge: str = "offline",
-            judge_llm: Path | None = None, traces: bool = True, trace_limit: int | None = None,
-            share_work: bool = True) -> int:
+@dataclass
+class RunRequest:
+    """One invocation of the runner, as typed on the command line (saved for ``--resume OUTPUT``)."""
+
+    eval_set: str
+    graph_configs: list[str]
+    output: str
+    workers: int = 1
+    metrics: list[str] = field(default_factory=list)
+    tracking_uri: str | None = None
+    experiment: str = "evalkit"
+    mlflow: bool = True
+    judge: str = "offline"
+    judge_llm: str | None = None
+    traces: bool = True
+    trace_limit: int | None = None
+    share_work: bool = True
+    executor: str = "local"
+    ray_address: str | None = None
+
+    def save(self) -> None:
+        folder = Path(self.output).with_suffix("")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / INVOCATION).write_text(json.dumps(asdict(self), indent=2), encoding="utf-8")
+
+    @classmethod
+    def load(cls, output: Path) -> RunRequest:
+        path = output.with_suffix("") / INVOCATION
+        if not path.exists():
+            raise click.ClickException(f"{output}: nothing to resume ({path} not found); start the run with "
+                                       "--eval-set, --graph-config and --output")
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
+
+
+def execute(request: RunRequest, *, resume: bool = False, progress: bool = True, dry_run: bool = False) -> int:
     """Shared body of ``evalkit run``, ``evalkit demo`` and ``runners/eval_runner.py``."""
     _env_quiet()
     from evalkit.analysis.report import by_type_table, comparison_table
@@ -28,21 +64,31 @@ def execute(eval_set_spec: str, config_paths: list[Path], output: Path, *, worke
     from evalkit.metrics import DEFAULT_METRICS
     from evalkit.run.runner import RunOptions, run_eval
 
-    eval_set = load_eval_set(eval_set_spec)
-    configs = [c for p in config_paths for c in load_variants(p)]
+    eval_set = load_eval_set(request.eval_set)
+    configs = [c for p in request.graph_configs for c in load_variants(p)]
     click.echo(f"eval set {eval_set.name} v{eval_set.version} ({len(eval_set.records)} queries, "
                f"sha256 {eval_set.sha256[:12]}); {len(configs)} variant(s)", err=True)
-    judge_options = {}
-    if judge_llm is not None:
+    if dry_run:
+        from evalkit.index.store import default_cache_root
+        from evalkit.run.plan import make_plan
+
+        click.echo(make_plan(eval_set, configs, request.judge, default_cache_root(), request.share_work).table())
+        return 0
+    judge_options: dict[str, Any] = {}
+    if request.judge_llm:
         import yaml
 
         from evalkit.llm.base import LLMSpec
 
-        judge_options["llm"] = LLMSpec(**(yaml.safe_load(judge_llm.read_text(encoding="utf-8")) or {}))
-    options = RunOptions(output=output, workers=workers, resume=resume, metrics=tuple(metrics) or DEFAULT_METRICS,
-                         tracking_uri=tracking_uri, experiment=experiment, mlflow=mlflow, progress=progress,
-                         judge=judge, judge_options=judge_options, traces=traces, trace_limit=trace_limit,
-                         share_work=share_work)
+        judge_options["llm"] = LLMSpec(**(yaml.safe_load(Path(request.judge_llm).read_text(encoding="utf-8")) or {}))
+    output = Path(request.output)
+    options = RunOptions(output=output, workers=request.workers, resume=resume,
+                         metrics=tuple(request.metrics) or DEFAULT_METRICS, tracking_uri=request.tracking_uri,
+                         experiment=request.experiment, mlflow=request.mlflow, progress=progress,
+                         judge=request.judge, judge_options=judge_options, traces=request.traces,
+                         trace_limit=request.trace_limit, share_work=request.share_work,
+                         executor=request.executor, ray_address=request.ray_address)
+    request.save()
     summary = run_eval(eval_set, configs, options, echo=lambda m: click.echo(m, err=True))
     click.echo(comparison_table(summary))
     per_type = by_type_table(summary, "hit@5")
@@ -58,26 +104,35 @@ def execute(eval_set_spec: str, config_paths: list[Path], output: Path, *, worke
 
 
 @click.command("run")
-@click.option("--eval-set", "eval_set", required=True, metavar="PATH[@vN]",
+@click.option("--eval-set", "eval_set", metavar="PATH[@vN]",
               help="Eval set JSONL, optionally pinned to a frozen version: eval_sets/demo_kb.jsonl@v1.")
-@click.option("--graph-config", "graph_configs", required=True, multiple=True,
+@click.option("--graph-config", "graph_configs", multiple=True,
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A graph config YAML; repeat the option to compare several variants. A file with a "
                    "`sweep:` section runs one variant per combination of its values.")
-@click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Summary JSON to write; per-variant per_query.jsonl go to the folder with the same stem.")
-@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
-              help="Queries run in parallel threads; results are identical for any value.")
-@click.option("--resume", is_flag=True, help="Keep finished queries of an interrupted run with the same inputs.")
+@click.option("--resume", "resume", is_flag=False, flag_value="", default=None, metavar="[OUTPUT]",
+              help="Continue an interrupted run: keep every finished query, run the rest. Alone "
+                   "(`--resume results/x.json`) it re-reads the original options from the run's folder.")
+@click.option("--workers", default=None, type=click.IntRange(1, 64),
+              help="Parallel query threads (local) or Ray CPUs; results are identical for any value. [default: 1]")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default=None,
+              help="Where queries run: local threads, or Ray tasks. [default: local]")
+@click.option("--ray-address", default=None, help="An existing Ray cluster (e.g. ray://head:10001); "
+              "without it --executor ray starts a local Ray.")
+@click.option("--dry-run", is_flag=True, help="Estimate the work (node executions after sharing, LLM calls, "
+              "passages to encode) from the configs and cache state, and exit.")
 @click.option("--metric", "metrics", multiple=True, metavar="NAME",
               help="Metric to compute (repeatable), e.g. recall@100, final:recall@20. Default: recall@20 "
                    "(retrieval stage), hit@5, mrr@10, ndcg@10 (after rerank).")
 @click.option("--tracking-uri", default=None, help="MLflow tracking server (default: sqlite store beside --output).")
-@click.option("--experiment", default="evalkit", show_default=True, help="MLflow experiment name.")
+@click.option("--experiment", default=None, help="MLflow experiment name. [default: evalkit]")
 @click.option("--no-mlflow", is_flag=True, help="Skip MLflow logging (files are still written).")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bars.")
-@click.option("--judge", default="offline", show_default=True,
-              help="Judge of generated answers: offline (no LLM), llm or ragas (these need --judge-llm).")
+@click.option("--judge", default=None,
+              help="Judge of generated answers: offline (no LLM), llm or ragas (these need --judge-llm). "
+                   "[default: offline]")
 @click.option("--judge-llm", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="YAML LLM spec for the llm/ragas judges, e.g. {backend: openai, base_url: ..., model: ..., "
                    "api_key_env: OPENAI_API_KEY}.")
@@ -87,9 +142,10 @@ def execute(eval_set_spec: str, config_paths: list[Path], output: Path, *, worke
 @click.option("--no-traces", is_flag=True, help="Do not log per-query MLflow traces (one span per node).")
 @click.option("--trace-limit", type=click.IntRange(0), default=None,
               help="Log MLflow traces for at most N queries per variant (default: all).")
-def run(eval_set: str, graph_configs: tuple[Path, ...], output: Path, workers: int, resume: bool,
-        metrics: tuple[str, ...], tracking_uri: str | None, experiment: str, no_mlflow: bool, no_progress: bool,
-        judge: str, judge_llm: Path | None, no_share: bool, no_traces: bool, trace_limit: int | None) -> int:
+def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | None, resume: str | None,
+        workers: int | None, executor: str | None, ray_address: str | None, dry_run: bool, metrics: tuple[str, ...],
+        tracking_uri: str | None, experiment: str | None, no_mlflow: bool, no_progress: bool, judge: str | None,
+        judge_llm: Path | None, no_share: bool, no_traces: bool, trace_limit: int | None) -> int:
     """Run each graph variant on every query of an eval set.
 
     \b
@@ -97,12 +153,42 @@ def run(eval_set: str, graph_configs: tuple[Path, ...], output: Path, workers: i
       evalkit run --eval-set eval_sets/demo_kb.jsonl@v1 \\
         --graph-config graph_configs/bm25.yaml --graph-config graph_configs/hybrid_rrf.yaml \\
         --output results/demo_kb.json
+    After an interruption (Ctrl-C, a killed process):
+      evalkit run --resume results/demo_kb.json
 
-    Writes the summary to --output, per-query records (rankings, metrics, the full
-    per-node trace, errors) to <output stem>/<variant>/per_query.jsonl, and one MLflow
-    parent run with a nested run per variant. Prints a comparison table.
+    Writes the summary to --output, per-query records (rankings, metrics, answers, the
+    full per-node trace, errors) to <output stem>/<variant>/per_query.jsonl, and one
+    MLflow parent run with a nested run per variant. Prints a comparison table.
     """
-    return execute(eval_set, list(graph_configs), output, workers=workers, resume=resume, metrics=metrics,
-                   tracking_uri=tracking_uri, experiment=experiment, mlflow=not no_mlflow,
-                   progress=not no_progress, judge=judge, judge_llm=judge_llm, traces=not no_traces,
-                   trace_limit=trace_limit, share_work=not no_share)
+    if resume:  # --resume OUTPUT: the saved invocation, with any option given now on top
+        request = RunRequest.load(Path(resume))
+        if output is not None and Path(output) != Path(request.output):
+            raise click.BadParameter(f"--output {output} differs from the run being resumed ({request.output})",
+                                     param_hint="--output")
+    else:
+        missing = [n for n, v in (("--eval-set", eval_set), ("--graph-config", graph_configs), ("--output", output))
+                   if not v]
+        if missing:
+            raise click.UsageError(f"missing {', '.join(missing)} (or use --resume OUTPUT to continue a run)")
+        request = RunRequest(eval_set=_absolute_spec(eval_set), output=str(output),
+                             graph_configs=[str(Path(p).resolve()) for p in graph_configs])
+    if eval_set and resume:
+        request.eval_set = _absolute_spec(eval_set)
+    if graph_configs and resume:
+        request.graph_configs = [str(Path(p).resolve()) for p in graph_configs]
+    overrides = {"workers": workers, "executor": executor, "ray_address": ray_address, "tracking_uri": tracking_uri,
+                 "experiment": experiment, "judge": judge, "judge_llm": str(judge_llm) if judge_llm else None,
+                 "trace_limit": trace_limit, "metrics": list(metrics) or None}
+    for key, value in overrides.items():
+        if value is not None:
+            setattr(request, key, value)
+    for key, flag in (("mlflow", no_mlflow), ("share_work", no_share), ("traces", no_traces)):
+        if flag:
+            setattr(request, key, False)
+    return execute(request, resume=resume is not None, progress=not no_progress, dry_run=dry_run)
+
+
+def _absolute_spec(spec: str) -> str:
+    """``path@vN`` with the path made absolute when it names a file (so a resume works from anywhere)."""
+    path, sep, version = spec.partition("@")
+    return str(Path(path).resolve()) + sep + version if Path(path).is_file() else spec

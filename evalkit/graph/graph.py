@@ -95,8 +95,10 @@ class Graph:
                 error = {"type": type(exc).__name__, "message": str(exc)}
             llm_used = usage_delta(llm_before)
             if error is None and reused is None and memo_key is not None:
-                self.memo.put(memo_key, wrote, llm_used)
-            duration = (time.perf_counter() - t0) * 1000.0
+                self.memo.put(memo_key, wrote, llm_used, (time.perf_counter() - t0) * 1000.0)
+            # a reused result reports the duration of the execution it came from: per-query latency
+            # describes the pipeline, not which variant happened to run first
+            duration = reused[2] if reused is not None else (time.perf_counter() - t0) * 1000.0
             if error is None:
                 state = {**state, **wrote}
             elif current in self.on_error:

@@ -5,8 +5,9 @@ and BM25 retrieval) compute that prefix once per query. A node execution is iden
 by its type, its parameters, the variant context that changes its output (chunking,
 seed) and the values of the state fields it reads; an identical execution in another
 variant reuses the stored result, which the trace marks ``reused``. LLM usage of the
-original execution is replayed as cache hits, so per-query token counts do not depend
-on which variant ran first. Only successful executions are stored.
+original execution is replayed as cache hits and its duration is reported, so per-query
+tokens and latency do not depend on which variant ran first (the time saved shows in
+the variant's wall-clock ``seconds``). Only successful executions are stored.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ class NodeMemo:
     """Results of deterministic node executions, shared by the variants of one invocation."""
 
     def __init__(self) -> None:
-        self._store: dict[tuple[str, str], tuple[dict[str, Any], Any]] = {}
+        self._store: dict[tuple[str, str], tuple[dict[str, Any], Any, float]] = {}
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -46,7 +47,8 @@ class NodeMemo:
             return None
         return identity, hashlib.sha256(blob).hexdigest()
 
-    def get(self, key: tuple[str, str] | None) -> tuple[dict[str, Any], Any] | None:
+    def get(self, key: tuple[str, str] | None) -> tuple[dict[str, Any], Any, float] | None:
+        """(fields written, LLM usage, duration in ms) of a stored execution, or None."""
         if key is None:
             return None
         with self._lock:
@@ -57,7 +59,7 @@ class NodeMemo:
                 self.hits += 1
             return found
 
-    def put(self, key: tuple[str, str] | None, wrote: dict[str, Any], usage: Any) -> None:
+    def put(self, key: tuple[str, str] | None, wrote: dict[str, Any], usage: Any, duration_ms: float) -> None:
         if key is not None:
             with self._lock:
-                self._store.setdefault(key, (wrote, usage))
+                self._store.setdefault(key, (wrote, usage, duration_ms))

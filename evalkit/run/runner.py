@@ -2,9 +2,10 @@
 
 ``run_eval`` is what ``evalkit run``, ``evalkit demo`` and ``runners/eval_runner.py``
 call. Variants run one after another over shared resources (models load once, indexes
-build once); queries within a variant may run on several threads. Results do not depend
-on the number of workers: each query runs on its own copy of the state, nothing random
-is unseeded, and results are ordered by the eval set before anything is aggregated.
+build once, identical node executions run once); queries within a variant run on
+threads or on Ray (``run.executors``). Results do not depend on the executor or the
+number of workers: each query runs on its own copy of the state, nothing random is
+unseeded, and results are ordered by the eval set before anything is aggregated.
 """
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,15 +23,15 @@ from evalkit.graph import GraphConfig, build_graph
 from evalkit.graph.memo import NodeMemo
 from evalkit.index.corpus import load_corpus
 from evalkit.index.resources import Resources
-from evalkit.llm.usage import Usage
-from evalkit.metrics import DEFAULT_METRICS, aggregate, parse_metric
-from evalkit.metrics.agentic import add_loop_metrics, aggregate_loops
-from evalkit.metrics.answer import aggregate_answers
+from evalkit.metrics import DEFAULT_METRICS, parse_metric
+from evalkit.metrics.agentic import add_loop_metrics
 from evalkit.records import QueryResult, RunSummary, VariantSummary
-from evalkit.run.query import QueryContext, run_query
+from evalkit.run.executors import EXECUTORS, run_local, run_ray
+from evalkit.run.query import QueryContext
 from evalkit.run.store import VariantStore, results_folder, write_json_atomic
+from evalkit.run.summarise import metrics_by_type, timing, usage_totals, variant_metrics
 
-NO_EVIDENCE = "no_reliable_evidence"
+__all__ = ["RunOptions", "generates", "run_eval", "variant_metrics"]
 
 
 @dataclass
@@ -54,68 +54,8 @@ class RunOptions:
     trace_limit: int | None = None
     judge: str = "offline"  # judge backend for generating variants (evalkit.judges registry)
     judge_options: dict[str, Any] = field(default_factory=dict)
-
-
-def variant_metrics(results: Sequence[QueryResult], retrieval: Sequence[str] = DEFAULT_METRICS
-                    ) -> tuple[dict[str, float], int]:
-    """Retrieval means over answerable queries, guard abstention rates, answer metrics.
-
-    ``abstain_rate_answerable``: share of answerable queries the guard stopped (false
-    abstentions); ``abstain_rate_unanswerable``: share of unanswerable queries it stopped
-    (correct abstentions). Answer metrics (faithfulness, hallucination...) come from
-    ``evalkit.metrics.answer.aggregate_answers`` for variants that generate; loop metrics
-    (rescued / harmed / futile, loop cost) from ``evalkit.metrics.agentic.aggregate_loops``
-    for variants with agentic nodes. Returns the metrics and the number of queries
-    excluded from the retrieval metrics (no gold).
-    """
-    answerable = [r for r in results if r.gold_doc_ids]
-    metrics = aggregate([{m: r.metrics[m] for m in retrieval} for r in answerable])
-    if any(r.outcome in (NO_EVIDENCE, "evidence_found") or _guard_ran(r) for r in results):
-        unanswerable = [r for r in results if not r.gold_doc_ids]
-        for name, group in (("abstain_rate_answerable", answerable), ("abstain_rate_unanswerable", unanswerable)):
-            if group:
-                metrics[name] = sum(_guard_tripped(r) for r in group) / len(group)
-    metrics.update(aggregate_answers([(bool(r.gold_doc_ids), r.metrics) for r in results]))
-    metrics.update(aggregate_loops(results))  # reflection loops / router: evalkit.metrics.agentic
-    return metrics, len(results) - len(answerable)
-
-
-def _guard_ran(r: QueryResult) -> bool:
-    return any(e["type"] == "guard" for e in r.trace)
-
-
-def _guard_tripped(r: QueryResult) -> bool:
-    return any(e["type"] == "guard" and e["wrote"].get("guard_triggered") for e in r.trace)
-
-
-def usage_totals(results: Sequence[QueryResult]) -> dict[str, dict[str, float]]:
-    """LLM usage summed over queries, by purpose (generate, judge, ...)."""
-    totals: dict[str, Usage] = {}
-    for r in results:
-        for purpose, u in r.usage.items():
-            totals.setdefault(purpose, Usage()).add(Usage(**u))
-    return {k: v.to_dict() for k, v in sorted(totals.items())}
-
-
-def metrics_by_type(results: Sequence[QueryResult], retrieval: Sequence[str] = DEFAULT_METRICS
-                    ) -> dict[str, dict[str, float]]:
-    """The same metrics per question type (single, multi_hop, ..., unanswerable), with ``n``."""
-    types = sorted({r.type or "" for r in results})
-    out = {}
-    for t in types:
-        group = [r for r in results if (r.type or "") == t]
-        out[t] = {"n": float(len(group)), **variant_metrics(group, retrieval)[0]}
-    return out
-
-
-def _timing(results: Sequence[QueryResult]) -> dict[str, float]:
-    per_query = sorted(sum(e["duration_ms"] for e in r.trace) for r in results)
-    if not per_query:
-        return {}
-    p95 = per_query[min(len(per_query) - 1, int(round(0.95 * (len(per_query) - 1))))]
-    reused = sum(bool(e.get("reused")) for r in results for e in r.trace)
-    return {"latency_ms_mean": round(sum(per_query) / len(per_query), 3), "latency_ms_p95": round(p95, 3),
-            "node_executions": float(sum(len(r.trace) for r in results)), "node_executions_reused": float(reused)}
+    executor: str = "local"  # local (threads) or ray
+    ray_address: str | None = None
 
 
 def git_commit() -> str | None:
@@ -171,7 +111,8 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
         try:
             ctx = QueryContext(graph, options.metrics, generates=generates(config),
                                judge=judge if generates(config) else None, passages=view.passages())
-            for result in _run_all(ctx, todo, options, config.name):
+            payload = _payload(config, eval_set, resources, options) if options.executor == "ray" else None
+            for result in _run_all(ctx, payload, todo, options, config.name):
                 results[result.query_id] = result
                 store.append(result)
         except BaseException:
@@ -184,7 +125,7 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
         summary.variants[config.name] = VariantSummary(
             metrics=metrics, n_failed=sum(r.error is not None for r in ordered), n_queries=len(ordered),
             n_excluded=excluded, config_path=config.source, config_sha256=config.sha256(), index=_index_meta(view),
-            seconds=round(time.perf_counter() - t0, 3), timing={**_timing(ordered), "build_s": round(build_s, 3)},
+            seconds=round(time.perf_counter() - t0, 3), timing={**timing(ordered), "build_s": round(build_s, 3)},
             by_type=metrics_by_type(ordered, options.metrics), usage=usage_totals(ordered),
             judge=judge.identity if judge is not None and generates(config) else None)
         all_results[config.name] = ordered
@@ -209,24 +150,32 @@ def _make_judge(options: RunOptions, configs: Sequence[GraphConfig], resources: 
     return make_judge(options.judge, cache_root=resources.cache_root, **options.judge_options)
 
 
-def _run_all(ctx: QueryContext, records: list, options: RunOptions, name: str):
-    """Yield results as queries finish (completion order); callers re-order by the eval set."""
+def _payload(config: GraphConfig, eval_set: EvalSet, resources: Resources, options: RunOptions) -> dict[str, Any]:
+    """What a Ray worker needs to rebuild this variant's query context (see run.executors)."""
+    judge_options = {k: (v.model_dump() if hasattr(v, "model_dump") else v) for k, v in options.judge_options.items()}
+    return {"config": config.to_dict(), "source": config.source, "corpus_path": str(eval_set.corpus_path),
+            "cache_root": str(Path(resources.cache_root).resolve()), "metrics": list(options.metrics),
+            "judge": options.judge if generates(config) else None, "judge_options": judge_options}
+
+
+def _run_all(ctx: QueryContext, payload: dict[str, Any] | None, records: list, options: RunOptions, name: str):
+    """Yield results in record order from the chosen executor, with a progress bar."""
+    if options.executor not in EXECUTORS:
+        raise EvalkitError(f"unknown executor '{options.executor}'; valid: {', '.join(EXECUTORS)}")
     bar = None
     if options.progress and records:
         from tqdm import tqdm
 
         bar = tqdm(total=len(records), desc=name, unit="q", file=sys.stderr, leave=True)
     try:
-        if options.workers <= 1:
-            for rec in records:
-                yield run_query(ctx, rec)
-                bar and bar.update(1)
+        if payload is not None:
+            results = run_ray(payload, records, options.workers, options.ray_address)
         else:
-            with ThreadPoolExecutor(max_workers=options.workers) as pool:
-                futures = [pool.submit(run_query, ctx, rec) for rec in records]
-                for fut in futures:
-                    yield fut.result()
-                    bar and bar.update(1)
+            results = run_local(ctx, records, options.workers)
+        for result in results:
+            yield result
+            if bar is not None:
+                bar.update(1)
     finally:
         if bar is not None:
             bar.close()

@@ -1,0 +1,127 @@
+"""Where queries run: in this process (one or more threads), or on a Ray cluster.
+
+Every executor yields ``QueryResult``s in the order the records were given, so the
+runner's files and numbers never depend on the executor or the number of workers.
+
+- ``local``: a thread pool (``--workers N``); LLM calls are I/O-bound, model calls are
+  serialised by the model wrappers.
+- ``ray``: batches of queries run as Ray tasks (``--executor ray``; ``--ray-address`` for
+  an existing cluster, otherwise a local Ray with ``--workers`` CPUs). Each worker
+  process rebuilds the corpus, indexes (from the shared on-disk cache), the graph and the
+  judge once per variant and keeps them for later batches.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from evalkit.records import EvalRecord, QueryResult
+
+EXECUTORS = ("local", "ray")
+RAY_BATCH = 8
+# environment every Ray worker needs: offline models, quiet libraries, the user's plugins
+_WORKER_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "MLFLOW_DISABLE_TELEMETRY", "TOKENIZERS_PARALLELISM",
+               "RAGAS_DO_NOT_TRACK", "EVALKIT_CACHE", "EVALKIT_PLUGINS", "PYTHONPATH")
+
+
+def run_local(ctx: Any, records: Sequence[EvalRecord], workers: int) -> Iterator[QueryResult]:
+    """Run ``records`` through ``ctx`` (a ``QueryContext``) on ``workers`` threads, yielding in order."""
+    from evalkit.run.query import run_query
+
+    if workers <= 1:
+        for rec in records:
+            yield run_query(ctx, rec)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for fut in [pool.submit(run_query, ctx, rec) for rec in records]:
+            yield fut.result()
+
+
+def ray_init(address: str | None, num_cpus: int) -> None:
+    """Connect to ``address`` or start a local Ray with ``num_cpus`` (once per process)."""
+    import ray
+
+    if ray.is_initialized():
+        return
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    env = {k: os.environ[k] for k in _WORKER_ENV if k in os.environ}
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([*sys.path, *env.get("PYTHONPATH", "").split(os.pathsep)]))
+    kwargs: dict[str, Any] = {"runtime_env": {"env_vars": env}, "log_to_driver": False}
+    if address:
+        ray.init(address=address, **kwargs)
+    else:
+        ray.init(num_cpus=max(1, num_cpus), include_dashboard=False, **kwargs)
+
+
+def run_ray(payload: dict[str, Any], records: Sequence[EvalRecord], workers: int,
+            address: str | None) -> Iterator[QueryResult]:
+    """Run ``records`` as Ray tasks of ``RAY_BATCH`` queries; yields results in record order.
+
+    ``payload`` says how a worker rebuilds the query context: corpus path, cache root,
+    the variant's config dict and source, metric names, judge name and options.
+    """
+    import ray
+
+    ray_init(address, workers)
+    task = ray.remote(_run_batch)
+    payload_ref = ray.put(payload)
+    refs = [task.remote(payload_ref, [r.to_dict() for r in records[i:i + RAY_BATCH]])
+            for i in range(0, len(records), RAY_BATCH)]
+    for ref in refs:
+        for d in ray.get(ref):
+            yield QueryResult.from_dict(d)
+
+
+_WORKER_CONTEXTS: dict[str, Any] = {}
+
+
+def _run_batch(payload: dict[str, Any], records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A Ray task: build (or reuse) this worker's context for the variant, run the batch."""
+    from evalkit.run.query import run_query
+
+    ctx = _worker_context(payload)
+    out = []
+    for d in records:
+        rec = EvalRecord(**{**d, "relevant_doc_ids": tuple(d["relevant_doc_ids"]), "tags": tuple(d["tags"])})
+        out.append(run_query(ctx, rec).to_dict())
+    return out
+
+
+def _worker_context(payload: dict[str, Any]) -> Any:
+    import json
+
+    key = json.dumps(payload, sort_keys=True, default=str)
+    if key not in _WORKER_CONTEXTS:
+        _WORKER_CONTEXTS[key] = build_context(payload)
+    return _WORKER_CONTEXTS[key]
+
+
+def build_context(payload: dict[str, Any], resources: Any = None, memo: Any = None) -> Any:
+    """A ``QueryContext`` from a payload: what the local runner builds, rebuilt in a worker."""
+    from evalkit.graph import build_graph, config_from_dict
+    from evalkit.index.corpus import load_corpus
+    from evalkit.index.resources import Resources
+    from evalkit.run.query import QueryContext
+
+    config = config_from_dict(payload["config"], source=payload["source"])
+    if resources is None:
+        resources = Resources(load_corpus(payload["corpus_path"]), cache_root=Path(payload["cache_root"]))
+    view = resources.for_variant(config.chunking, config.seed, Path(payload["source"]).parent)
+    graph = build_graph(config, view, memo=memo)
+    judge = None
+    if payload.get("judge"):
+        from evalkit.judges import make_judge
+        from evalkit.llm.base import LLMSpec
+
+        options = dict(payload.get("judge_options") or {})
+        if isinstance(options.get("llm"), dict):
+            options["llm"] = LLMSpec(**options["llm"])
+        judge = make_judge(payload["judge"], cache_root=resources.cache_root, **options)
+    return QueryContext(graph, tuple(payload["metrics"]), generates=bool(payload.get("judge")), judge=judge,
+                        passages=view.passages())

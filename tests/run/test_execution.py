@@ -1,0 +1,149 @@
+"""Executors and interruptions: Ray gives the same numbers, a SIGKILLed run resumes exactly, dry runs."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from evalkit.cli import cli
+from evalkit.evalsets import freeze, load_eval_set
+from evalkit.graph import config_from_dict
+from evalkit.run.runner import RunOptions, run_eval
+from evalkit.run.store import read_results
+
+HERE = Path(__file__).resolve().parent
+DOCS = [
+    ("fin-001", "电子发票报销规定", "员工报销时，单张电子发票金额上限为5000元。超过上限需部门总监审批。"),
+    ("it-001", "Laptop repair", "If your laptop is broken, open a ticket in the IT portal. Repairs take 3 business days."),
+    ("it-002", "Error codes", "Error E-4012 means the battery controller failed. E-4013 means the fan failed."),
+    ("cfg-001", "Config reference", "The field retry.max_attempts defaults to 3. timeout.seconds defaults to 30."),
+    ("hr-001", "育儿假", "子女出生后，员工可享受10天育儿假。"),
+]
+BASE = [("电子发票报销上限是多少", ["fin-001"]), ("what does error E-4012 mean", ["it-002"]),
+        ("retry.max_attempts default", ["cfg-001"]), ("孩子出生能休几天假", ["hr-001"]),
+        ("my laptop broke, who repairs it", ["it-001"])]
+
+
+def make_set(tmp_path: Path, n: int) -> Path:
+    (tmp_path / "corpora").mkdir(exist_ok=True)
+    corpus = tmp_path / "corpora" / "c.jsonl"
+    corpus.write_text("".join(json.dumps({"id": i, "title": t, "text": x}, ensure_ascii=False) + "\n"
+                              for i, t, x in DOCS), encoding="utf-8")
+    path = tmp_path / "s.jsonl"
+    rows = []
+    for i in range(n):
+        q, gold = BASE[i % len(BASE)]
+        rows.append({"id": f"q{i:03d}", "question": q, "relevant_doc_ids": gold, "type": "single",
+                     "lang": "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in q) else "en"})
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    freeze(path, corpus=str(corpus))
+    return path
+
+
+HYBRID = {"name": "hybrid", "nodes": {
+    "retrieve": {"type": "retrieve", "params": {"dense": {"embedder": "e5"}, "bm25": {}}},
+    "rerank": {"type": "rerank", "params": {"model": "e5", "top_k": 5}}},
+    "edges": {"start": "retrieve", "retrieve": "rerank", "rerank": "end"}}
+
+
+@pytest.mark.integration
+def test_ray_executor_gives_identical_results(tmp_path: Path):
+    es = make_set(tmp_path, 10)
+    runs = {}
+    for executor, workers in (("local", 1), ("local", 3), ("ray", 2)):
+        out = tmp_path / f"{executor}{workers}.json"
+        opts = RunOptions(output=out, workers=workers, executor=executor, progress=False, mlflow=False,
+                          share_work=False)
+        summary = run_eval(load_eval_set(str(es)), [config_from_dict(HYBRID)], opts, echo=lambda m: None)
+        rows = read_results(out.with_suffix("") / "hybrid" / "per_query.jsonl")
+        runs[(executor, workers)] = (summary.variants["hybrid"].metrics,
+                                     [(r.query_id, r.retrieved, r.reranked, r.metrics) for r in rows])
+    import ray
+
+    ray.shutdown()
+    reference = runs[("local", 1)]
+    assert runs[("local", 3)] == reference
+    assert runs[("ray", 2)] == reference  # to the last digit
+
+
+def _cli(*args: str, env: dict | None = None, **kw) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "evalkit.cli", *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kw)
+
+
+@pytest.mark.integration
+def test_a_sigkilled_run_resumes_with_nothing_lost_or_duplicated(tmp_path: Path):
+    es = make_set(tmp_path, 30)
+    log = tmp_path / "executions.log"
+    cfg = tmp_path / "slow.yaml"
+    cfg.write_text(yaml.safe_dump({"name": "slow", "nodes": {
+        "slow": {"type": "test_slow", "params": {"seconds": 0.2, "log": str(log)}},
+        "retrieve": {"type": "retrieve", "params": {"bm25": {}}}},
+        "edges": {"start": "slow", "slow": "retrieve", "retrieve": "end"}}), encoding="utf-8")
+    env = {**os.environ, "EVALKIT_PLUGINS": "slow_nodes",
+           "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    common = ["--no-mlflow", "--no-progress"]
+    # an uninterrupted run, for reference
+    ref = _cli("run", "--eval-set", str(es), "--graph-config", str(cfg), "--output", str(tmp_path / "ref.json"),
+               *common, env=env)
+    assert ref.wait(timeout=300) == 0, ref.stderr.read()
+    log.unlink()
+    out = tmp_path / "run.json"
+    per_query = out.with_suffix("") / "slow" / "per_query.jsonl"
+    proc = _cli("run", "--eval-set", str(es), "--graph-config", str(cfg), "--output", str(out), *common, env=env)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if per_query.exists() and len(per_query.read_text().splitlines()) >= 6:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    finished_before = {json.loads(line)["query_id"] for line in per_query.read_text().splitlines()
+                       if line.endswith("}")}
+    assert 6 <= len(finished_before) < 30
+    assert not out.exists()  # killed before any summary was written
+    executed_before = log.read_text().split()
+    resumed = _cli("run", "--resume", str(out), *common, env=env)
+    assert resumed.wait(timeout=300) == 0, resumed.stderr.read()
+    executed_after = log.read_text().split()[len(executed_before):]
+    assert not set(executed_after) & finished_before  # finished queries were not run again
+    ids = [json.loads(line)["query_id"] for line in per_query.read_text().splitlines()]
+    assert ids == [f"q{i:03d}" for i in range(30)]  # none lost, none duplicated, eval-set order
+    got = json.loads(out.read_text())["variants"]["slow"]
+    want = json.loads((tmp_path / "ref.json").read_text())["variants"]["slow"]
+    assert got["metrics"] == want["metrics"] and got["n_failed"] == want["n_failed"] == 0
+
+
+def test_dry_run_estimates_without_running(tmp_path: Path):
+    es = make_set(tmp_path, 5)
+    paths = []
+    for name, fusion in (("rrf", "rrf"), ("weighted", "weighted")):
+        cfg = {"name": name, "nodes": {"retrieve": {"type": "retrieve", "params": {
+            "bm25": {}, "dense": {"embedder": "e5"}, "fusion": {"method": fusion}}},
+            "rerank": {"type": "rerank", "params": {"model": "e5"}}},
+            "edges": {"start": "retrieve", "retrieve": "rerank", "rerank": "end"}}
+        paths += ["--graph-config", str(tmp_path / f"{name}.yaml")]
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    res = CliRunner().invoke(cli, ["run", "--eval-set", str(es), *paths, "--output", str(tmp_path / "x.json"),
+                                   "--dry-run"])
+    assert res.exit_code == 0, res.output
+    assert "5 queries x 2 variants = 10 query runs" in res.output
+    assert "node executions: 20 on the default paths, 20 after sharing" in res.output
+    assert "passages to encode with intfloat/multilingual-e5-small-q4" in res.output
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_resume_without_a_run_says_what_to_do(tmp_path: Path):
+    res = CliRunner().invoke(cli, ["run", "--resume", str(tmp_path / "nothing.json")])
+    assert res.exit_code != 0 and "nothing to resume" in res.output
+    res = CliRunner().invoke(cli, ["run", "--output", str(tmp_path / "x.json")])
+    assert res.exit_code == 2 and "missing --eval-set, --graph-config" in res.output
