@@ -41,16 +41,15 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import os
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
+from evalkit.importers.hotpotqa import FILES as HOTPOT_FILES
+
 REPO = Path(__file__).resolve().parents[1]
 HOTPOT_DIR = REPO.parent / "shared" / "datasets" / "hotpotqa_100"
-HOTPOT_FILES = ("hotpotqa_train.json", "hotpotqa_train_corpus.json")
 AGENTIC = ("agentic_reflect", "modular_rag")
 
 
@@ -163,29 +162,10 @@ def english_demo() -> Any:
 
 
 def import_hotpot(data_dir: Path, work_dir: Path) -> Path:
-    """Corpus (title + sentences) and eval set (gold = the 2 supporting titles), frozen v1, in ``work_dir``."""
-    from evalkit.evalsets import freeze
+    """HotpotQA-100 imported into ``work_dir/hotpotqa`` (see ``evalkit.importers.hotpotqa``)."""
+    from evalkit.importers.hotpotqa import import_hotpotqa
 
-    questions = json.loads((data_dir / HOTPOT_FILES[0]).read_text(encoding="utf-8"))
-    corpus = json.loads((data_dir / HOTPOT_FILES[1]).read_text(encoding="utf-8"))
-    folder = work_dir / "hotpotqa"
-    shutil.rmtree(folder, ignore_errors=True)
-    (folder / "corpora").mkdir(parents=True)
-    corpus_path = folder / "corpora" / "hotpotqa_100.jsonl"
-    with corpus_path.open("w", encoding="utf-8") as fh:
-        for title, sentences in corpus.items():
-            fh.write(json.dumps({"id": title, "title": title, "text": "".join(sentences).strip()},
-                                ensure_ascii=False) + "\n")
-    set_path = folder / "hotpotqa_100.jsonl"
-    with set_path.open("w", encoding="utf-8") as fh:
-        for q in questions:
-            gold = list(dict.fromkeys(t for t, _ in q["supporting_facts"]))
-            qtype = "multi_hop" if q["type"] == "bridge" else "comparison"
-            fh.write(json.dumps({"id": q["_id"], "question": q["question"], "relevant_doc_ids": gold, "type": qtype,
-                                 "lang": "en", "reference_answer": q["answer"],
-                                 "tags": ["hotpotqa", q["type"], q["level"]]}, ensure_ascii=False) + "\n")
-    freeze(set_path, corpus=str(corpus_path), description="HotpotQA 100 (HippoRAG subset), scratch import")
-    return set_path
+    return import_hotpotqa(data_dir, work_dir / "hotpotqa")
 
 
 def _fmt(x: Any, digits: int = 3) -> str:

@@ -89,8 +89,8 @@ class GraphConfig:
         return out
 
 
-def load_graph_config(path: str | Path) -> GraphConfig:
-    """Read and validate a graph config file; raises ``ConfigError`` naming file, line and path."""
+def read_config_yaml(path: str | Path) -> tuple[Any, dict[str, int]]:
+    """Parse a config file safely: (data, dotted key path -> line number); ``ConfigError`` if unreadable."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -102,7 +102,13 @@ def load_graph_config(path: str | Path) -> GraphConfig:
     except yaml.YAMLError as exc:
         line = getattr(getattr(exc, "problem_mark", None), "line", None)
         raise ConfigError(str(path), "", f"not valid YAML: {exc}", line=line + 1 if line is not None else None) from exc
-    return config_from_dict(data, source=str(path), lines=_line_map(root))
+    return data, _line_map(root)
+
+
+def load_graph_config(path: str | Path) -> GraphConfig:
+    """Read and validate a graph config file; raises ``ConfigError`` naming file, line and path."""
+    data, lines = read_config_yaml(path)
+    return config_from_dict(data, source=str(path), lines=lines)
 
 
 def config_from_dict(data: Any, source: str = "<dict>", lines: dict[str, int] | None = None) -> GraphConfig:

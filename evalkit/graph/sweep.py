@@ -41,10 +41,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from evalkit.errors import ConfigError, did_you_mean
-from evalkit.graph.config import TOP_LEVEL_KEYS, GraphConfig, _line_map, config_from_dict
+from evalkit.graph.config import TOP_LEVEL_KEYS, GraphConfig, config_from_dict, read_config_yaml
 
 SWEEP_KEY = "sweep"
 MAX_VARIANTS = 512
@@ -59,19 +58,7 @@ def load_variants(path: str | Path) -> list[GraphConfig]:
     Every variant is validated before any is returned; errors are ``ConfigError``
     naming the file, the line and the path (for a swept value: the sweep key).
     """
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(str(path), "", f"cannot read graph config ({exc.strerror})") from exc
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ConfigError(str(path), "", f"not valid YAML: {exc}",
-                          line=mark.line + 1 if mark is not None else None) from exc
-    lines = _line_map(root)
+    data, lines = read_config_yaml(path)
     source = str(path)
     if not isinstance(data, dict) or SWEEP_KEY not in data:
         return [config_from_dict(data, source=source, lines=lines)]
