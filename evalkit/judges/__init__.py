@@ -4,6 +4,8 @@
 (:mod:`evalkit.judges.offline`); other backends (``llm``, ``ragas``) register in
 :data:`JUDGES`. Every judge returns a :class:`JudgeResult` of :class:`ClaimVerdict`.
 """
+from typing import Any
+
 from evalkit.judges.base import (
     JUDGES,
     VERDICTS,
@@ -16,6 +18,27 @@ from evalkit.judges.base import (
     register_judge,
 )
 from evalkit.judges.claims import split_claims
+
+
+def _llm_judge(cache_root: Any = None, **options: Any) -> Judge:
+    """``llm``: claims + verdicts from the configured LLM (imported only when built)."""
+    from evalkit.judges.llm import make_llm_judge
+
+    return make_llm_judge(cache_root=cache_root, **options)
+
+
+def _ragas_judge(cache_root: Any = None, **options: Any) -> Judge:
+    """``ragas``: ragas 0.4 Faithfulness on the configured LLM (ragas is imported only when built)."""
+    from evalkit.judges.llm import _spec
+
+    _spec(options.get("llm"), "ragas")  # a missing LLM fails before the 3 s ragas import
+    from evalkit.judges.ragas_judge import make_ragas_judge
+
+    return make_ragas_judge(cache_root=cache_root, **options)
+
+
+register_judge("llm", _llm_judge)
+register_judge("ragas", _ragas_judge)
 
 __all__ = ["JUDGES", "VERDICTS", "ClaimVerdict", "Judge", "JudgeResult", "UnknownJudgeError", "Verdict",
            "make_judge", "register_judge", "split_claims"]
