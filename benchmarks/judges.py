@@ -4,6 +4,7 @@ answers from answers with one planted error, and how fast.
 
     python benchmarks/judges.py                    # every registered judge, both data sets
     python benchmarks/judges.py --judge offline --cv --rgb-questions 0
+    python benchmarks/judges.py --llm judge_llm.yaml --limit 40 --rgb-questions 10   # + llm, ragas
 
 What it does:
 
@@ -11,6 +12,13 @@ What it does:
    Chinese, half English, half supported, half with one planted error of six kinds).
 2. Builds each judge in ``evalkit.judges.JUDGES`` (a backend that cannot be built here,
    e.g. an LLM judge with no endpoint configured, is reported as skipped) and runs it.
+   ``--llm FILE.yaml`` (an ``LLMSpec``: ``{backend: local, max_tokens: 256}`` or an
+   OpenAI-compatible endpoint) configures the ``llm`` and ``ragas`` judges; their LLM
+   cache is a fresh temporary folder unless ``--llm-cache`` names one, so the cost shown
+   is a first run's (a repeated run with the same cache costs no model call).
+   ``--limit N`` judges a seeded subset of at most N cases per data set, scenarios kept
+   whole (a supported answer and its planted-error twins share evidence), drawn
+   round-robin over language and error type; every judge sees the same subset.
 3. With ``--cv`` also reports the offline judge's *out-of-fold* numbers: its thresholds
    chosen by 5-fold cross-validation grouped by scenario, each case judged with
    thresholds it did not help choose (the honest estimate; the shipped defaults were
@@ -28,7 +36,9 @@ What it does:
    passages appended (extra_sentence). Absent: says so and skips it.
 5. Prints, per data set and judge: balanced accuracy, precision and recall of
    "unsupported", false-alarm rate on supported answers (overall and per language),
-   recall per error type, not-checkable claim counts, and speed (answers/s, ms/answer).
+   recall per error type, not-checkable claim counts, and speed (answers/s, ms/answer);
+   for judges that call an LLM, the cost per answer: calls, cache hits, tokens in/out,
+   corrective retries, failed calls and seconds.
 
 An answer counts as "unsupported" when any of its claims is; ``not_checkable`` claims are
 counted separately. Exit code 0 (1 with ``--strict`` when the offline judge misses a
@@ -67,6 +77,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--cv", action="store_true", help="Also report the offline judge's out-of-fold (5-fold CV) numbers.")
     p.add_argument("--option", action="append", default=[], metavar="JUDGE.KEY=VALUE",
                    help="A judge option, e.g. offline.embedder=e5 (repeatable; values parsed as JSON when they can be).")
+    p.add_argument("--llm", type=Path, metavar="FILE.yaml",
+                   help="LLM spec (YAML) for the llm and ragas judges, e.g. {backend: local, max_tokens: 256}.")
+    p.add_argument("--llm-cache", type=Path, metavar="DIR",
+                   help="Cache root for the judges' LLM calls (default: a fresh temporary folder).")
+    p.add_argument("--limit", type=int, default=0,
+                   help="Judge at most N cases per data set (seeded, stratified; 0 = all).")
     p.add_argument("--json", type=Path, help="Also write every number to this JSON file.")
     p.add_argument("--strict", action="store_true", help="Exit 1 when the offline judge misses a target.")
     return p.parse_args(argv)
@@ -185,6 +201,71 @@ def rgb_cases(path: Path, n_questions: int, seed: int) -> list[Any]:
     return out
 
 
+# --- subsets and cost -----------------------------------------------------------------------------
+def subset(cases: list[Any], limit: int, seed: int) -> list[Any]:
+    """At most ``limit`` cases: whole scenarios (cases sharing evidence), seeded, round-robin over
+    (language, error type) so a small subset still covers every slice; original order kept."""
+    if limit <= 0 or limit >= len(cases):
+        return list(cases)
+    groups: dict[Any, list[Any]] = {}
+    for c in cases:
+        groups.setdefault(c.evidence, []).append(c)
+    buckets: dict[tuple[str, str], list[list[Any]]] = {}
+    for g in groups.values():
+        kind = next((c.error_type for c in g if c.error_type), "none")
+        buckets.setdefault((g[0].lang, kind), []).append(g)
+    rng = random.Random(seed)
+    for key in sorted(buckets):
+        rng.shuffle(buckets[key])
+    order = sorted(buckets)
+    rng.shuffle(order)
+    chosen: list[Any] = []
+    while any(buckets[k] for k in order):
+        for k in order:
+            if buckets[k]:
+                g = buckets[k].pop()
+                if len(chosen) + len(g) <= limit:
+                    chosen += g
+    keep = {c.id for c in chosen}
+    return [c for c in cases if c.id in keep]
+
+
+def predict_with_cost(judge: Any, cases: list[Any]) -> tuple[list[Any], dict[str, float]]:
+    """``predict`` plus the LLM usage (every purpose) spent per case, summed and per answer."""
+    import time
+
+    from evalkit.judges.scoring import Prediction
+    from evalkit.llm.usage import Usage, usage_scope
+
+    out, total = [], Usage()
+    for c in cases:
+        with usage_scope() as spent:
+            t0 = time.perf_counter()
+            r = judge.judge(c.question, c.answer, c.evidence)
+            dt = time.perf_counter() - t0
+        for u in spent.values():
+            total.add(u)
+        out.append(Prediction(c, r, dt))
+    n = max(1, len(cases))
+    seconds = sum(p.seconds for p in out)
+    cost = {"answers": len(cases), "llm_calls": total.calls, "cache_hits": total.cache_hits,
+            "tokens_in": total.tokens_in, "tokens_out": total.tokens_out, "retries": total.retries,
+            "failed_calls": total.failures, "seconds": round(seconds, 3),
+            "calls_per_answer": round(total.calls / n, 2), "tokens_per_answer": round(
+                (total.tokens_in + total.tokens_out) / n, 1), "seconds_per_answer": round(seconds / n, 3)}
+    return out, cost
+
+
+def print_cost(costs: dict[str, dict[str, float]]) -> None:
+    """One line per judge that called an LLM."""
+    for name, c in costs.items():
+        if c["llm_calls"]:
+            print(f"{name}: cost per answer {c['calls_per_answer']} LLM calls, {c['tokens_per_answer']} tokens "
+                  f"({c['tokens_in']} in / {c['tokens_out']} out over {c['answers']} answers), "
+                  f"{c['seconds_per_answer']:.2f} s; cache hits {c['cache_hits']}, corrective retries "
+                  f"{c['retries']}, failed calls {c['failed_calls']}")
+
+
 # --- running and printing ----------------------------------------------------------------------
 def _options(raw: list[str]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
@@ -236,7 +317,6 @@ def run(args: argparse.Namespace) -> int:
         cross_validate,
         load_cases,
         median_thresholds,
-        predict,
         report_rows,
     )
 
@@ -249,11 +329,30 @@ def run(args: argparse.Namespace) -> int:
             datasets.append((title, rgb))
         else:
             print(f"RGB data not found at {args.rgb}: skipping it (see ../shared/datasets/rgb_zh_refine/SOURCE.md)")
+    if args.limit > 0:
+        datasets = [(f"{title}; subset of {len(sub)} cases (--limit {args.limit}, seed {args.seed})", sub)
+                    for title, data in datasets for sub in [subset(data, args.limit, args.seed)]]
+        cases = datasets[0][1]
     opts = _options(args.option)
+    llm_opts: dict[str, Any] = {}
+    if args.llm is not None:
+        import tempfile
+
+        import yaml
+
+        from evalkit.llm.base import LLMSpec
+
+        spec = LLMSpec(**(yaml.safe_load(args.llm.read_text(encoding="utf-8")) or {}))
+        root = args.llm_cache or Path(tempfile.mkdtemp(prefix="evalkit-judge-bench-"))
+        llm_opts = {"llm": spec, "cache_root": root}
+        print(f"LLM for the llm/ragas judges: {spec.model_dump(exclude_defaults=True)}; LLM cache {root}")
     judges = {}
     for name in args.judge or list(JUDGES):
+        if name in ("llm", "ragas") and not llm_opts:
+            print(f"judge '{name}' skipped: it needs an LLM (--llm FILE.yaml)")
+            continue
         try:
-            judges[name] = make_judge(name, **opts.get(name, {}))
+            judges[name] = make_judge(name, **(llm_opts if name in ("llm", "ragas") else {}), **opts.get(name, {}))
         except Exception as e:  # noqa: BLE001 - a backend that needs configuration we do not have
             print(f"judge '{name}' skipped: {type(e).__name__}: {e}")
     if not judges:
@@ -263,20 +362,25 @@ def run(args: argparse.Namespace) -> int:
     status = 0
     for title, data in datasets:
         columns: dict[str, dict[str, Any]] = {}
+        costs: dict[str, dict[str, float]] = {}
         for name, judge in judges.items():
-            columns[f"{name} [{judge.identity}]"] = {"rows": report_rows(predict(judge, data))}
+            preds, cost = predict_with_cost(judge, data)
+            columns[f"{name} [{judge.identity}]"] = {"rows": report_rows(preds), "cost": cost}
+            costs[name] = cost
             if args.cv and name == "offline" and data is cases:
                 cv = cross_validate(judge, data)
                 columns[f"{name} (5-fold CV, out-of-fold)"] = {"rows": report_rows(cv.predictions)}
                 print(f"CV thresholds per fold: {cv.fold_thresholds}; median {median_thresholds(cv.fold_thresholds)}")
         print_table(title, columns)
+        print_cost(costs)
         dump[title] = {n: {r: m.as_dict() | {"seconds": m.seconds} for r, m in c["rows"].items()}
-                       for n, c in columns.items()}
+                       | ({"cost": c["cost"]} if "cost" in c else {}) for n, c in columns.items()}
         if data is cases and "offline" in judges:
             rows = next(c["rows"] for n, c in columns.items() if n.startswith("offline ["))
             missed = [f"{r} {k} {getattr(rows[r], k):.3f} (target {op} {b})" for r, k, b, op in TARGETS
                       if getattr(rows[r], k) is None or (getattr(rows[r], k) < b if op == ">=" else getattr(rows[r], k) > b)]
-            print("\noffline judge vs targets: " + ("all met" if not missed else "MISSED: " + "; ".join(missed)))
+            where = f" (on a {len(cases)}-case subset)" if args.limit > 0 else ""
+            print(f"\noffline judge vs targets{where}: " + ("all met" if not missed else "MISSED: " + "; ".join(missed)))
             status = 1 if (missed and args.strict) else status
     if args.json:
         args.json.write_text(json.dumps(dump, indent=2, ensure_ascii=False))
