@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from evalkit.analysis import stats
-from evalkit.analysis.direction import higher_is_better, sign
+from evalkit.analysis.direction import higher_is_better, per_query_hint, sign
 from evalkit.analysis.pairing import check_eval_sets, check_shared_queries, metric_names, pair, per_query_values
 from evalkit.analysis.runs import LoadedRun
 from evalkit.analysis.tables import is_nan, text_table
@@ -175,7 +175,8 @@ def _metrics(refs: Sequence[VariantRef], results: dict[str, list], wanted: Seque
         return common
     for m in wanted:
         if m not in common:
-            raise EvalkitError(f"metric '{m}' is not in every compared variant{did_you_mean(m, common)}")
+            raise EvalkitError(f"metric '{m}' is not in every compared variant"
+                               f"{per_query_hint(m) or did_you_mean(m, common)}")
     return list(dict.fromkeys(wanted))
 
 

@@ -46,3 +46,27 @@ class LowerIsBetter:
 
     def __contains__(self, metric: object) -> bool:
         return isinstance(metric, str) and not higher_is_better(metric)
+
+
+PER_QUERY_NAMES: dict[str, str] = {
+    "hallucination_rate": "hallucinated",
+    "claim_hallucination_rate": "claims_unsupported",
+    "abstention_rate": "abstained",
+    "correct_abstention_rate": "abstained",
+    "unanswerable_hallucination_rate": "answered",
+    "invalid_citation_rate": "citations_invalid",
+}
+"""Variant-level answer metrics and the per-query metric they are aggregated from."""
+
+
+def per_query_hint(metric: str) -> str:
+    """Why ``metric`` cannot be paired query by query, and what to name instead ("" if no hint).
+
+    ``compare`` and ``gate`` pair per-query values; a variant-level rate such as
+    ``hallucination_rate`` exists only in the summary.
+    """
+    if metric not in PER_QUERY_NAMES:
+        return ""
+    return (f"; '{metric}' is a variant-level rate, and paired tests need a per-query metric: use "
+            f"'{PER_QUERY_NAMES[metric]}' (see evalkit/metrics/answer.py for how the rate aggregates it)")
+

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.analysis import stats
-from evalkit.analysis.direction import higher_is_better, sign
+from evalkit.analysis.direction import higher_is_better, per_query_hint, sign
 from evalkit.analysis.pairing import (
     TamperedEvalSetError,
     check_eval_sets,
@@ -131,7 +131,8 @@ def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, c
     checks = []
     for metric, max_drop in margins:
         if metric not in available:
-            raise EvalkitError(f"metric '{metric}' is not in both runs{did_you_mean(metric, available)}")
+            raise EvalkitError(f"metric '{metric}' is not in both runs"
+                               f"{per_query_hint(metric) or did_you_mean(metric, available)}")
         p = pair(per_query_values(base, metric), per_query_values(cand, metric), only)
         if len(p) == 0:
             raise EvalkitError(f"metric '{metric}': no shared query has a value in both runs")

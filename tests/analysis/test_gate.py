@@ -128,6 +128,8 @@ def test_usage_errors_exit_2_and_help_lists_exit_codes(tmp_path: Path, es):
     base = _run(tmp_path, "base", _results(QUESTIONS), es)
     res = _gate(base, base, "--metric", "hit@6", "--max-drop", "0.02")
     assert res.exit_code == 2 and "did you mean 'hit@5'" in res.output
+    res = _gate(base, base, "--metric", "hallucination_rate", "--max-drop", "0.02")
+    assert res.exit_code == 2 and "variant-level rate" in res.output and "use 'hallucinated'" in res.output
     res = _gate(base, base, "--metric", "hit@5", "--max-drop", "0.02", "--variant", "nope")
     assert res.exit_code == 2 and "no variant 'nope'" in res.output
     res = _gate(base, base, "--metric", "hit@5", "--metric", "ndcg@10", "--max-drop", "0.1", "--max-drop", "0.1",
