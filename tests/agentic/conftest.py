@@ -7,10 +7,8 @@ need the real offline models say so (``integration``).
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -86,24 +84,6 @@ def evalset(tmp_path: Path) -> Path:
                             + "\n" for i, q, g, t, lang in questions), encoding="utf-8")
     freeze(path, corpus=str(corpus))
     return path
-
-
-def _load_fault_server():
-    # tests/ is not a package: load the LLM tests' helper by path (as tests/llm/conftest.py does)
-    name = "evalkit_tests_llm_fault_server"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).parents[1] / "llm" / "fault_server.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-@pytest.fixture
-def fault_server():
-    """A started OpenAI-compatible server; script every reply (``text:...``, ``500``, ``badjson``)."""
-    with _load_fault_server().FaultServer() as srv:
-        yield srv
 
 
 @pytest.fixture

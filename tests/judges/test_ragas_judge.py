@@ -10,12 +10,9 @@ and from inside a running event loop. One smoke test runs the real SmolLM2.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import math
 import os
-import sys
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
@@ -30,23 +27,9 @@ from ragas.metrics.collections.faithfulness.util import (
 )
 
 
-def _fault_server_module():
-    name = "evalkit_tests_llm_fault_server"  # the name tests/llm/conftest.py uses: load it once
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "llm" / "fault_server.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
 @pytest.fixture
-def server():
-    with _fault_server_module().FaultServer() as srv:
-        yield srv
-    unscripted = [r for r in srv.requests if r.action == "ok"]
-    assert not unscripted, "a request went past the fault script (to the real model): script every reply"
+def server(scripted_server):
+    return scripted_server
 
 
 def spec_for(srv, **kw) -> LLMSpec:
