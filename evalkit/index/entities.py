@@ -1,9 +1,17 @@
-"""Entity extraction for the entity graph: normalisation, aliases, and the ``fast`` extractor.
+"""Entity extraction for the entity graph: normalisation, aliases, the extractors and the ``fast`` one.
 
 An extractor is a function ``extract(chunk_text) -> (mentions, relations)``, chosen by
-``mode`` from ``EXTRACTORS``. Only ``fast`` exists today: it reads entities off the text
-itself, with no model and no network (the language rules are in
-``evalkit.index.entity_rules``):
+``mode`` from ``EXTRACTORS``. Two modes exist:
+
+- ``fast`` (below) reads entities off the text itself, with no model and no network
+  (the language rules are in ``evalkit.index.entity_rules``);
+- ``llm`` (``evalkit.index.llm_entities``) asks a configured LLM, one JSON call per
+  passage, for entities and typed, directed relations with an evidence span and a
+  confidence; its names go through the same normalisation and alias table, so both
+  modes make one node of one thing. At query time it finds entities with the ``fast``
+  rules (no LLM call per question).
+
+The ``fast`` extractor:
 
 - Chinese (runs with CJK characters) through ``jieba.posseg`` part-of-speech tags: ``nr``
   person, ``ns`` place, ``nt`` organisation, ``nz`` other proper noun, plus noun
@@ -17,10 +25,9 @@ itself, with no model and no network (the language rules are in
   also names it elsewhere.
 - Names from the alias table (canonical names and their variants) wherever they occur.
 
-Relations are ``co_occurs`` (fast mode has no typed relations): a pair of entities in
-the same sentence gets ``sentence_weight`` per shared sentence; a pair that shares only
-the chunk gets ``chunk_weight`` once. An ``llm`` mode returning typed relations can be
-added to ``EXTRACTORS`` without touching the graph builder or the nodes.
+Its relations are ``co_occurs`` (no typed relations): a pair of entities in the same
+sentence gets ``sentence_weight`` per shared sentence; a pair that shares only the
+chunk gets ``chunk_weight`` once.
 
 Normalisation makes one node of spellings that differ in case, width, whitespace,
 punctuation or a legal suffix: ``ACME Corp.``, ``Acme Corp`` and ``ACME`` all become
@@ -34,6 +41,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from evalkit.index.entity_rules import HAS_CJK, LEGAL_EN, LEGAL_ZH, chinese, english
@@ -44,7 +52,7 @@ _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _NON_CJK_RUN = re.compile(f"[^{_CJK}（）()]+")
 _HARD_END = re.compile(r"[。！？；!?;\n]+")
 _SOFT_END = re.compile(r"(?<=[.])\s+(?=[A-Z0-9\"'(])")
-_ABBREV = re.compile(r"\b(?:pte|ltd|co|inc|corp|mr|mrs|ms|dr|st|vs|no|jr|sr|e\.g|i\.e|u\.s)\.$", re.I)
+_ABBREV = re.compile(r"\b(?:pte|ltd|co|inc|corp|mr|mrs|ms|dr|st|vs|no|jr|sr|e\.g|i\.e|u\.s)\.$", re.IGNORECASE)
 
 _PLACE_BEFORE_LEGAL = re.compile(r"\([^()]{1,8}\)\s*(?=(?:股份)?有限(?:责任)?公司|集团)")
 _PUNCT = re.compile(r"[^\w]|_")
@@ -89,13 +97,19 @@ class Mention:
 
 @dataclass(frozen=True)
 class Relation:
-    """An edge between two node ids: type, weight, and how many sentences support it."""
+    """An edge between two node ids: type, weight, and how many sentences support it.
+
+    Typed relations (``llm`` mode) also carry the passage words that state them
+    (``evidence``) and the extractor's ``confidence``.
+    """
 
     source: str
     target: str
     type: str
     weight: float
     sentences: int = 0
+    evidence: str = ""
+    confidence: float | None = None
 
 
 Extractor = Callable[[str], tuple[list[Mention], list[Relation]]]
@@ -248,23 +262,34 @@ class FastExtractor:
         return mentions, relations
 
 
-def _fast(params: Mapping[str, Any], aliases: AliasTable) -> FastExtractor:
+def _fast(params: Mapping[str, Any], aliases: AliasTable, cache_root: Path | None = None) -> FastExtractor:
     return FastExtractor(aliases, params["sentence_weight"], params["chunk_weight"], params["noun_compounds"],
                          params["strip_legal_suffixes"], params["min_chars"])
 
 
-# mode -> factory(params, aliases) -> extractor; an ``llm`` mode plugs in here.
-EXTRACTORS: dict[str, Callable[[Mapping[str, Any], AliasTable], Any]] = {"fast": _fast}
-PLANNED_MODES = {"llm": "extraction mode 'llm' is not available yet (it needs the LLM backends, "
-                        "which have not landed); use mode: fast"}
+def _llm(params: Mapping[str, Any], aliases: AliasTable, cache_root: Path | None = None) -> Any:
+    # imported here: the llm mode's module (and the LLM client it builds) only when asked for
+    from evalkit.index.llm_entities import make_llm_extractor
+
+    return make_llm_extractor(params, aliases, cache_root)
 
 
-def make_extractor(mode: str, params: Mapping[str, Any], aliases: AliasTable) -> Any:
-    """The extractor for ``mode`` (raises ``ValueError`` naming the valid modes)."""
+# mode -> factory(params, aliases, cache_root) -> extractor
+EXTRACTORS: dict[str, Callable[..., Any]] = {"fast": _fast, "llm": _llm}
+# mode -> why it cannot be used yet (none today)
+PLANNED_MODES: dict[str, str] = {}
+
+
+def make_extractor(mode: str, params: Mapping[str, Any], aliases: AliasTable, cache_root: Path | None = None) -> Any:
+    """The extractor for ``mode`` (raises ``ValueError`` naming the valid modes).
+
+    ``cache_root`` is where an ``llm`` extractor keeps its LLM answer cache (default:
+    ``$EVALKIT_CACHE``); ``fast`` ignores it.
+    """
     if mode in PLANNED_MODES:
         raise ValueError(PLANNED_MODES[mode])
     if mode not in EXTRACTORS:
         from evalkit.errors import did_you_mean
 
         raise ValueError(f"unknown extraction mode '{mode}'{did_you_mean(mode, EXTRACTORS)}")
-    return EXTRACTORS[mode](params, aliases)
+    return EXTRACTORS[mode](params, aliases, cache_root)

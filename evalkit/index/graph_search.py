@@ -168,10 +168,15 @@ class LocalGraphSearch:
         lines = []
         for v in sorted(parents, key=lambda n: (-scores[n], n))[:limit]:
             u, rel, _ = parents[v]
-            data = self.g.graph.get_edge_data(u, v, rel) or self.g.graph.get_edge_data(v, u, rel) or {}
+            a, b = u, v
+            data = self.g.graph.get_edge_data(u, v, rel)
+            if data is None:
+                data = self.g.graph.get_edge_data(v, u, rel) or {}
+                if data.get("directed"):  # a typed relation reached backwards: say it the way it reads
+                    a, b = v, u
             chunks = data.get("chunks", {})
-            pid = sorted(chunks.items(), key=lambda kv: (-kv[1], kv[0]))[0][0] if chunks else ""
-            lines.append(f"{self.g.name(u)} [{rel}] {self.g.name(v)} ({self.g.passage_doc.get(pid, '?')})")
+            pid = min(chunks.items(), key=lambda kv: (-kv[1], kv[0]))[0] if chunks else ""
+            lines.append(f"{self.g.name(a)} [{rel}] {self.g.name(b)} ({self.g.passage_doc.get(pid, '?')})")
         return lines
 
     def search(self, queries: list[str], max_evidence: int = 0) -> LocalResult:

@@ -36,14 +36,18 @@ def _graph(node_type: str, params: dict) -> dict:
 @pytest.mark.parametrize("node_type, params, where, message", [
     ("graph_local", {"deph": 2}, "nodes.g.params.deph", "did you mean 'depth'"),
     ("graph_local", {"depth": 9}, "nodes.g.params.depth", "less than or equal to 4"),
-    ("graph_local", {"graph": {"mode": "llm"}}, "nodes.g.params.graph.mode", "'llm' is not available yet"),
+    ("graph_local", {"graph": {"mode": "llm"}}, "nodes.g.params.graph.llm", "'llm' needs an LLM: set 'llm'"),
     ("graph_local", {"graph": {"chunk_wieght": 1}}, "nodes.g.params.graph.chunk_wieght", "did you mean 'chunk_weight'"),
     ("graph_local", {"link": {"threshold": 2}}, "nodes.g.params.link.threshold", "less than or equal to 1"),
-    ("graph_global", {"graph": {"mode": "llm"}}, "nodes.g.params.graph.mode", "not available yet"),
+    ("graph_global", {"graph": {"mode": "llm"}}, "nodes.g.params.graph.llm", "needs an LLM"),
+    ("graph_local", {"graph": {"mode": "llm", "llm": {"backend": "extractive"}}}, "nodes.g.params.graph.llm",
+     "needs a model backend"),
+    ("graph_local", {"graph": {"mode": "llm", "llm": {"backend": "local"}, "min_confidence": 0.9}},
+     "nodes.g.params.graph", "full_confidence (0.8) is below min_confidence (0.9)"),
     ("graph_global", {"communities": {"algorithm": "spectral"}}, "nodes.g.params.communities.algorithm",
      "'auto', 'louvain' or 'leiden'"),
     ("agent_scheduler", {"llm": {"model": "x"}}, "nodes.g.params.llm", "not available yet"),
-    ("agent_scheduler", {"graph": {"graph": {"mode": "llm"}}}, "nodes.g.params.graph.graph.mode", "not available"),
+    ("agent_scheduler", {"graph": {"graph": {"mode": "llm"}}}, "nodes.g.params.graph.graph.llm", "needs an LLM"),
 ])
 def test_bad_params_are_refused_at_load_time(node_type, params, where, message):
     with pytest.raises(ConfigError) as err:
@@ -51,9 +55,9 @@ def test_bad_params_are_refused_at_load_time(node_type, params, where, message):
     assert err.value.where == where and message in err.value.message
 
 
-def test_llm_mode_in_a_yaml_file_names_the_file_and_line(tmp_path):
+def test_llm_mode_without_an_llm_in_a_yaml_file_names_the_file_and_field(tmp_path):
     path = tmp_path / "g.yaml"
     path.write_text("name: g\nnodes:\n  g:\n    type: graph_local\n    params:\n      graph:\n        mode: llm\n"
                     "edges: {start: g, g: end}\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"g\.yaml:7: nodes\.g\.params\.graph\.mode: .*not available yet"):
+    with pytest.raises(ConfigError, match=r"g\.yaml(:\d+)?: nodes\.g\.params\.graph\.llm: .*needs an LLM"):
         load_graph_config(path)

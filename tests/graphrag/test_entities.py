@@ -86,7 +86,7 @@ def test_sentences_split_on_chinese_and_english_ends_but_not_abbreviations():
 
 def test_fast_relations_weigh_sentence_over_chunk_cooccurrence():
     x = FastExtractor(sentence_weight=1.0, chunk_weight=0.25)
-    mentions, relations = x("The KS-9 chip is made by Borealis. Borealis is in Oslo. Borealis ships to Oslo.")
+    _, relations = x("The KS-9 chip is made by Borealis. Borealis is in Oslo. Borealis ships to Oslo.")
     w = {(r.source, r.target): r.weight for r in relations}
     assert w[("borealis", "ks9")] == 1.0          # one shared sentence
     assert w[("borealis", "oslo")] == 2.0         # two shared sentences
@@ -94,8 +94,10 @@ def test_fast_relations_weigh_sentence_over_chunk_cooccurrence():
     assert all(r.type == "co_occurs" for r in relations)
 
 
-def test_llm_mode_is_not_available_yet():
-    with pytest.raises(ValueError, match="not available yet"):
+def test_llm_mode_needs_an_llm_spec():
+    with pytest.raises(ValueError, match="'llm' needs an LLM"):
         make_extractor("llm", {}, AliasTable())
+    with pytest.raises(ValueError, match="needs a model backend"):
+        make_extractor("llm", {"llm": {"backend": "extractive"}}, AliasTable())
     with pytest.raises(ValueError, match="did you mean 'fast'"):
         make_extractor("fats", {}, AliasTable())

@@ -2,13 +2,18 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import networkx as nx
 import pytest
 from pydantic import ValidationError
 
 import evalkit.index.entity_graph as eg
-from evalkit.index.communities import CommunitySpec, detect_communities, leiden_available
+from evalkit.index.communities import (
+    CommunitySpec,
+    detect_communities,
+    leiden_available,
+)
 from evalkit.index.entity_graph import GraphSpec
 from evalkit.index.resources import Resources
 
@@ -105,8 +110,8 @@ def test_title_as_entity_links_the_title_to_every_entity(view):
     assert g.graph.get_edge_data("oslo", "vendorprofile", "co_occurs")["weight"] >= 1.0
 
 
-def test_spec_refuses_llm_mode_unknown_modes_and_bad_aliases():
-    with pytest.raises(ValidationError, match="'llm' is not available yet"):
+def test_spec_refuses_llm_mode_without_llm_unknown_modes_and_bad_aliases():
+    with pytest.raises(ValidationError, match="'llm' needs an LLM"):
         GraphSpec(mode="llm")
     with pytest.raises(ValidationError, match="did you mean 'fast'"):
         GraphSpec(mode="fsat")
@@ -120,11 +125,11 @@ def test_communities_are_seeded_deterministic_and_cached(view, tmp_path):
     g = view.graph_index(GraphSpec(aliases=LANYU))
     spec = CommunitySpec(algorithm="louvain", min_size=1)
     first = detect_communities(g, spec, seed=7)
-    cached = json.loads(open(first.meta["path"], encoding="utf-8").read())
+    cached = json.loads(Path(first.meta["path"]).read_text(encoding="utf-8"))
     assert cached["meta"]["algorithm"] == "louvain" and cached["meta"]["seed"] == 7
     g.folder = None  # no cache: compute again from scratch
     second = detect_communities(g, spec, seed=7)
-    partition = lambda cs: sorted(sorted(c.centrality) for c in cs.items)  # noqa: E731
+    partition = lambda cs: sorted(sorted(c.centrality) for c in cs.items)
     assert partition(first) == partition(second)
     members = {n for c in first.items for n in c.centrality}
     assert members == set(g.graph.nodes)
