@@ -5,8 +5,13 @@ disk (``per_query.jsonl``, the summary file) is exactly these records.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
+
+
+def _fields(obj: Any) -> dict[str, Any]:
+    """A dataclass's fields as a dict, without copying the values (unlike ``dataclasses.asdict``)."""
+    return {f.name: getattr(obj, f.name) for f in fields(obj)}
 
 
 @dataclass(frozen=True)
@@ -92,7 +97,9 @@ class TraceEvent:
     reused: bool = False  # the result was computed by another variant (shared work, see graph.memo)
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        # shallow on purpose: the fields are already JSON-ready values (``wrote`` is built by
+        # graph.state.compact for this event); asdict's recursive deep copy cost milliseconds a query
+        d = _fields(self)
         d["duration_ms"] = round(self.duration_ms, 3)
         return d
 
@@ -125,7 +132,10 @@ class QueryResult:
     usage: dict[str, dict[str, float]] = field(default_factory=dict)  # LLM usage by purpose
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # shallow (shares the lists and dicts, which are plain JSON values): it is only serialised,
+        # for per_query.jsonl and Ray; asdict deep-copied every hit of every ranking and trace event
+        # twice per query, which was most of a warm variant's wall time (reports/scale.md)
+        return _fields(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> QueryResult:
