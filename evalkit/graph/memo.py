@@ -1,13 +1,18 @@
 """Shared work across variants: node results memoised by what determines them.
 
-Variants that share a prefix of the graph (eight fusion settings over the same dense
-and BM25 retrieval) compute that prefix once per query. A node execution is identified
+Variants that share a prefix of the graph (the same rewrite and retrieval before
+different rerankers, guards or generators) compute that prefix once per query. A node execution is identified
 by its type, its parameters, the variant context that changes its output (chunking,
 seed) and the values of the state fields it reads; an identical execution in another
 variant reuses the stored result, which the trace marks ``reused``. LLM usage of the
 original execution is replayed as cache hits and its duration is reported, so per-query
 tokens and latency do not depend on which variant ran first (the time saved shows in
 the variant's wall-clock ``seconds``). Only successful executions are stored.
+
+Sharing here is per node. A ``retrieve`` node searches its channels *and* fuses them, so
+two fusion settings are two different nodes; their common searches are shared one level
+down, by the indexes themselves (``BM25Index`` memoises ``search``; query embeddings come
+from the embedding cache). ``benchmarks/sweep_cost.py`` measures what a fusion sweep costs.
 """
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from evalkit.index.chunking import Passages, chunk_corpus, chunking_id
 from evalkit.index.corpus import Corpus
 from evalkit.index.store import default_cache_root
 from evalkit.models.cache import EmbeddingCache
-from evalkit.models.embedders import CachedEmbedder, ModelSpec, load_embedder
+from evalkit.models.embedders import CachedEmbedder, ModelSpec
 
 
 @dataclass
@@ -28,6 +28,7 @@ class Resources:
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     _memo: dict[tuple, Any] = field(default_factory=dict, repr=False)
     _emb_cache: EmbeddingCache | None = field(default=None, repr=False)
+    share_work: bool = True  # memoise index searches across the variants using an index (bm25)
 
     def _once(self, key: tuple, build: Any) -> Any:
         with self._lock:
@@ -39,8 +40,7 @@ class Resources:
         return self._once(("emb_cache",), lambda: EmbeddingCache(Path(self.cache_root) / "embeddings.sqlite"))
 
     def embedder(self, spec: ModelSpec) -> CachedEmbedder:
-        return self._once(("embedder", spec.key()), lambda: CachedEmbedder(load_embedder(spec),
-                                                                          self.embedding_cache()))
+        return self._once(("embedder", spec.key()), lambda: CachedEmbedder.lazy(spec, self.embedding_cache()))
 
     def reranker(self, spec: ModelSpec) -> Any:
         from evalkit.models.rerankers import load_reranker
@@ -71,8 +71,10 @@ class Resources:
 
         def build() -> Any:
             p = self.passages(chunking)
-            return build_or_load_bm25(p.unit_texts(), [u.id for u in p.units], Tokenizer(tokenizer, stem, stopwords),
-                                      self.index_key(chunking), Path(self.cache_root), k1, b, idf)
+            index = build_or_load_bm25(p.unit_texts(), [u.id for u in p.units], Tokenizer(tokenizer, stem, stopwords),
+                                       self.index_key(chunking), Path(self.cache_root), k1, b, idf)
+            index.memoize = self.share_work
+            return index
 
         return self._once(("bm25", tokenizer, stem, stopwords, chunking_id(chunking), k1, b, idf), build)
 

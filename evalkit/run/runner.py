@@ -77,7 +77,8 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
     for m in options.metrics:
         parse_metric(m)
     corpus = eval_set.corpus or load_corpus(eval_set.corpus_path)
-    resources = Resources(corpus, **({"cache_root": options.cache_root} if options.cache_root else {}))
+    resources = Resources(corpus, share_work=options.share_work,
+                          **({"cache_root": options.cache_root} if options.cache_root else {}))
     ref = eval_set.ref()
     ref.corpus, ref.corpus_sha256 = str(eval_set.corpus_path), corpus.sha256
     summary = RunSummary(eval_set=ref, variants={}, git_commit=git_commit())

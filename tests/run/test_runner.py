@@ -246,3 +246,21 @@ def test_shared_prefix_runs_once_and_changes_no_number(evalset: Path, tmp_path: 
         x = read_results(tmp_path / "s" / name / "per_query.jsonl")
         y = read_results(tmp_path / "n" / name / "per_query.jsonl")
         assert [(r.retrieved, r.reranked) for r in x] == [(r.retrieved, r.reranked) for r in y]
+
+
+def test_fusion_sweep_scores_each_query_once_per_bm25_index(evalset: Path, tmp_path: Path, monkeypatch):
+    # two retrieve nodes that differ only in fusion: no node-level sharing, but one BM25 search per query
+    from evalkit.index.bm25 import BM25Index
+
+    scored: list[str] = []
+    real = BM25Index._score
+    monkeypatch.setattr(BM25Index, "_score", lambda self, q, k: scored.append(q) or real(self, q, k))
+    k20 = json.loads(json.dumps(BM25))
+    k20["name"], k20["nodes"]["retrieve"]["params"]["fusion"] = "bm25_k20", {"k": 20}
+    shared = _run(evalset, [BM25, k20], tmp_path / "s.json")
+    assert sorted(scored) == sorted(q[1] for q in QUESTIONS)
+    scored.clear()
+    alone = _run(evalset, [BM25, k20], tmp_path / "n.json", share_work=False)
+    assert sorted(scored) == sorted(q[1] for q in QUESTIONS * 2)  # --no-share: every variant pays
+    for name in ("bm25", "bm25_k20"):
+        assert shared.variants[name].metrics == alone.variants[name].metrics
