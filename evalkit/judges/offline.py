@@ -285,11 +285,10 @@ class OfflineJudge:
             from evalkit.models.embedders import (
                 CachedEmbedder,
                 ModelSpec,
-                load_embedder,
             )
 
             cache = EmbeddingCache(default_cache_root() / "embeddings.sqlite")
-            self._encoder = CachedEmbedder(load_embedder(ModelSpec(name=self.embedder)), cache)
+            self._encoder = CachedEmbedder.lazy(ModelSpec(name=self.embedder), cache)
         qv = self._encoder.encode_queries(claims)
         pv = self._encoder.encode_passages([w.text for w in windows])
         return (qv @ pv.T).tolist()

