@@ -306,7 +306,7 @@ def print_table(title: str, columns: dict[str, dict[str, Any]]) -> None:
     for n in names:
         c = columns[n]
         o = c["rows"]["overall"]
-        speed = (f"{o.n / o.seconds:.1f} answers/s, {1000 * o.seconds / o.n:.1f} ms/answer" if o.seconds else "n/a")
+        speed = (f"{o.n / o.seconds:.3g} answers/s, {1000 * o.seconds / o.n:.1f} ms/answer" if o.seconds else "n/a")
         print(f"{n}: not_checkable claims {o.not_checkable}, answers with no checkable claim "
               f"{o.all_not_checkable}, judge errors {o.errors}; speed {speed}")
 
@@ -377,10 +377,14 @@ def run(args: argparse.Namespace) -> int:
                        | ({"cost": c["cost"]} if "cost" in c else {}) for n, c in columns.items()}
         if data is cases and "offline" in judges:
             rows = next(c["rows"] for n, c in columns.items() if n.startswith("offline ["))
-            missed = [f"{r} {k} {getattr(rows[r], k):.3f} (target {op} {b})" for r, k, b, op in TARGETS
-                      if getattr(rows[r], k) is None or (getattr(rows[r], k) < b if op == ">=" else getattr(rows[r], k) > b)]
+            # a --limit subset may hold no case of a slice: that target is not checked, not missed
+            absent = [f"{r} {k}" for r, k, _, _ in TARGETS if r not in rows]
+            missed = [f"{r} {k} {_fmt(getattr(rows[r], k))} (target {op} {b})" for r, k, b, op in TARGETS
+                      if r in rows and (getattr(rows[r], k) is None
+                                        or (getattr(rows[r], k) < b if op == ">=" else getattr(rows[r], k) > b))]
             where = f" (on a {len(cases)}-case subset)" if args.limit > 0 else ""
-            print(f"\noffline judge vs targets{where}: " + ("all met" if not missed else "MISSED: " + "; ".join(missed)))
+            print(f"\noffline judge vs targets{where}: " + ("all met" if not missed else "MISSED: " + "; ".join(missed))
+                  + (f"; not checked (no such case in the data): {', '.join(absent)}" if absent else ""))
             status = 1 if (missed and args.strict) else status
     if args.json:
         args.json.write_text(json.dumps(dump, indent=2, ensure_ascii=False))
