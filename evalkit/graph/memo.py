@@ -10,9 +10,9 @@ tokens and latency do not depend on which variant ran first (the time saved show
 the variant's wall-clock ``seconds``). Only successful executions are stored.
 
 Sharing here is per node. A ``retrieve`` node searches its channels *and* fuses them, so
-two fusion settings are two different nodes; their common searches are shared one level
-down, by the indexes themselves (``BM25Index`` memoises ``search``; query embeddings come
-from the embedding cache). ``benchmarks/sweep_cost.py`` measures what a fusion sweep costs.
+two fusion settings are two different nodes; their common channel searches are shared
+one level down, by ``Resources.shared_search``. ``benchmarks/sweep_cost.py`` measures
+what a fusion sweep costs.
 """
 from __future__ import annotations
 

@@ -5,18 +5,11 @@ and the Lucene IDF ``log(1 + (N - n + 0.5) / (n + 0.5))``, which is never negati
 ``idf: okapi`` selects rank-bm25's own BM25Okapi IDF instead (negative IDFs floored at
 ``epsilon`` x the mean IDF). Passages that share no term with the query score 0 and are
 not returned. Tokenised passages are cached on disk (corpus hash + chunking + tokenizer).
-
-Search results are memoised per index object (``(query, k)`` -> hits, bounded): the
-index is shared by every variant of an invocation that configures the same BM25
-channel, so a sweep over fusion settings scores each query once, not once per variant
-(the ``retrieve`` node is one node, so node-level sharing in ``evalkit.graph.memo``
-cannot reuse it when only the fusion differs).
 """
 from __future__ import annotations
 
 import json
 import math
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +17,6 @@ import numpy as np
 
 from evalkit.index.store import cache_dir_for, read_meta, write_meta
 from evalkit.index.tokenize import Tokenizer
-
-MEMO_SIZE = 50_000  # memoised searches per index (about 100 hits each); cleared when full
 
 
 def _bm25_class(idf: str) -> Any:
@@ -53,29 +44,8 @@ class BM25Index:
                  k1: float, b: float, idf: str):
         self.ids, self.tokenizer, self.meta = ids, tokenizer, meta
         self._bm25 = _bm25_class(idf)(tokens, k1=k1, b=b)
-        self._memo: dict[tuple[str, int], list[tuple[str, float]]] = {}
-        self._lock = threading.Lock()
-        self.searches = self.memo_hits = 0
-        self.memoize = True  # off under ``evalkit run --no-share``: every variant pays for its searches
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
-        """Top-k (passage id, score) for ``query``; memoised (see the module docstring)."""
-        if not self.memoize:
-            return self._score(query, k)
-        with self._lock:
-            self.searches += 1
-            found = self._memo.get((query, k))
-            if found is not None:
-                self.memo_hits += 1
-                return list(found)
-        hits = self._score(query, k)
-        with self._lock:
-            if len(self._memo) >= MEMO_SIZE:
-                self._memo.clear()
-            self._memo[(query, k)] = hits
-        return list(hits)
-
-    def _score(self, query: str, k: int) -> list[tuple[str, float]]:
         terms = self.tokenizer(query)
         if not terms or not self.ids:
             return []

@@ -8,6 +8,7 @@ view a node receives as ``self.resources``.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,8 @@ from evalkit.index.corpus import Corpus
 from evalkit.index.store import default_cache_root
 from evalkit.models.cache import EmbeddingCache
 from evalkit.models.embedders import CachedEmbedder, ModelSpec
+
+SEARCH_MEMO_SIZE = 100_000  # shared channel searches kept per invocation (see Resources.shared_search)
 
 
 @dataclass
@@ -28,7 +31,9 @@ class Resources:
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     _memo: dict[tuple, Any] = field(default_factory=dict, repr=False)
     _emb_cache: EmbeddingCache | None = field(default=None, repr=False)
-    share_work: bool = True  # memoise index searches across the variants using an index (bm25)
+    share_work: bool = True  # share identical index searches across variants (shared_search)
+    _searches: dict[tuple, Any] = field(default_factory=dict, repr=False)
+    search_hits: int = 0
 
     def _once(self, key: tuple, build: Any) -> Any:
         with self._lock:
@@ -71,10 +76,8 @@ class Resources:
 
         def build() -> Any:
             p = self.passages(chunking)
-            index = build_or_load_bm25(p.unit_texts(), [u.id for u in p.units], Tokenizer(tokenizer, stem, stopwords),
-                                       self.index_key(chunking), Path(self.cache_root), k1, b, idf)
-            index.memoize = self.share_work
-            return index
+            return build_or_load_bm25(p.unit_texts(), [u.id for u in p.units], Tokenizer(tokenizer, stem, stopwords),
+                                      self.index_key(chunking), Path(self.cache_root), k1, b, idf)
 
         return self._once(("bm25", tokenizer, stem, stopwords, chunking_id(chunking), k1, b, idf), build)
 
@@ -94,6 +97,28 @@ class Resources:
 
         return self._once(("graph_communities", spec.key(), community.model_dump_json(), chunking_id(chunking), seed),
                           lambda: detect_communities(self.graph_index(spec, chunking), community, seed))
+
+    def shared_search(self, key: tuple, search: Callable[[], Any]) -> Any:
+        """``search()``, computed once per ``key`` for all variants of an invocation.
+
+        The ``retrieve`` node searches its channels *and* fuses them, so two fusion
+        settings are two different nodes for ``evalkit.graph.memo``; their identical
+        channel searches (same index, settings and queries) are shared here instead. A
+        search is deterministic, so sharing changes no number. Off (every variant pays)
+        under ``evalkit run --no-share``. Bounded: cleared when ``SEARCH_MEMO_SIZE`` is reached.
+        """
+        if not self.share_work:
+            return search()
+        with self._lock:
+            if key in self._searches:
+                self.search_hits += 1
+                return self._searches[key]
+        found = search()
+        with self._lock:
+            if len(self._searches) >= SEARCH_MEMO_SIZE:
+                self._searches.clear()
+            self._searches.setdefault(key, found)
+        return found
 
     def index_metadata(self) -> list[dict[str, Any]]:
         """Metadata of every index built so far (for run tags and the summary)."""
@@ -144,6 +169,9 @@ class VariantResources:
 
     def embedder(self, spec: ModelSpec) -> CachedEmbedder:
         return self.shared.embedder(spec)
+
+    def shared_search(self, key: tuple, search: Callable[[], Any]) -> Any:
+        return self.shared.shared_search((chunking_id(self.chunking), self.seed, *key), search)
 
     def reranker(self, spec: ModelSpec) -> Any:
         return self.shared.reranker(spec)

@@ -6,6 +6,9 @@ parent passage (best child's score, first occurrence kept). One ranking alone is
 through; several (channels x queries) are fused by ``fusion`` (RRF or weighted sum, see
 ``evalkit.nodes.fusion``). Writes ``retrieved`` (the fused top ``top_k``) and
 ``channel_hits`` (each channel's own ranking, for the trace and for fusion analysis).
+A channel's search is shared with every other variant of the invocation that runs the
+same search (same channel settings, chunking and queries; ``Resources.shared_search``),
+so a sweep over fusion settings searches each query once.
 
 YAML::
 
@@ -102,13 +105,16 @@ class Retrieve(Node):
         queries = list(state["queries"]) or [state["question"]]
         channels: dict[str, list[list[Hit]]] = {}
         p = self.params
+        share = self.resources.shared_search  # identical searches of other variants are reused
         if self._dense is not None:
-            vecs = self._query_model.encode_queries(queries)
-            found = self._dense.search(vecs, self._unit_k(p.dense.top_k), self._query_model.identity)
-            channels["dense"] = [self._to_hits(r, p.dense.top_k) for r in found]
+            d = p.dense
+            channels["dense"] = share(("dense", d.model_dump_json(exclude={"weight"}), tuple(queries)),
+                                      lambda: self._dense_search(queries))
         if self._bm25 is not None:
-            channels["bm25"] = [self._to_hits(self._bm25.search(q, self._unit_k(p.bm25.top_k)), p.bm25.top_k)
-                                for q in queries]
+            b = p.bm25
+            channels["bm25"] = share(("bm25", b.model_dump_json(exclude={"weight"}), tuple(queries)),
+                                     lambda: [self._to_hits(self._bm25.search(q, self._unit_k(b.top_k)), b.top_k)
+                                              for q in queries])
         rankings = [r for lists in channels.values() for r in lists]
         weights = [getattr(p, ch).weight for ch, lists in channels.items() for _ in lists]
         if len(rankings) == 1:
@@ -120,6 +126,11 @@ class Retrieve(Node):
         channel_hits = {ch: (lists[0] if len(lists) == 1 else rrf(lists, [1.0] * len(lists), p.fusion.k))
                         for ch, lists in channels.items()}
         return {"retrieved": fused[:p.top_k], "channel_hits": channel_hits}
+
+    def _dense_search(self, queries: list[str]) -> list[list[Hit]]:
+        vecs = self._query_model.encode_queries(queries)
+        found = self._dense.search(vecs, self._unit_k(self.params.dense.top_k), self._query_model.identity)
+        return [self._to_hits(r, self.params.dense.top_k) for r in found]
 
     def _unit_k(self, k: int) -> int:
         # parent-child: several children may share a parent; over-fetch so k parents remain

@@ -248,13 +248,13 @@ def test_shared_prefix_runs_once_and_changes_no_number(evalset: Path, tmp_path: 
         assert [(r.retrieved, r.reranked) for r in x] == [(r.retrieved, r.reranked) for r in y]
 
 
-def test_fusion_sweep_scores_each_query_once_per_bm25_index(evalset: Path, tmp_path: Path, monkeypatch):
+def test_fusion_sweep_searches_each_query_once(evalset: Path, tmp_path: Path, monkeypatch):
     # two retrieve nodes that differ only in fusion: no node-level sharing, but one BM25 search per query
     from evalkit.index.bm25 import BM25Index
 
     scored: list[str] = []
-    real = BM25Index._score
-    monkeypatch.setattr(BM25Index, "_score", lambda self, q, k: scored.append(q) or real(self, q, k))
+    real = BM25Index.search
+    monkeypatch.setattr(BM25Index, "search", lambda self, q, k: scored.append(q) or real(self, q, k))
     k20 = json.loads(json.dumps(BM25))
     k20["name"], k20["nodes"]["retrieve"]["params"]["fusion"] = "bm25_k20", {"k": 20}
     shared = _run(evalset, [BM25, k20], tmp_path / "s.json")
