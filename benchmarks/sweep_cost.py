@@ -27,8 +27,9 @@ What it does:
    checks that variant 1's metrics are identical in every run.
 6. With ``--what-if``, also runs the smallest and largest count (shared work on) with
    BM25 and faiss searches memoised across variants by a patch inside this script
-   (``search_memo``): an estimate of channel-level sharing, which evalkit does not do
-   (fusion is part of the ``retrieve`` node, so the node memo cannot share the searches).
+   (``search_memo``). It estimated channel-level sharing before evalkit did it itself
+   (``Resources.shared_search``, since 2026-11-30); now it should change nothing, and it
+   is kept as a check of that. The "BM25/faiss searches" columns count searches actually run.
 
 Target (issue 7): 8 variants cost at most 1.5x one variant. Threads: ``--threads``
 (default 1; see reports/scale.md for why not 2 on this machine). Python, torch and
