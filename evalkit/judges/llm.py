@@ -22,6 +22,10 @@ the content-addressed cache makes re-judging free and the usage is accounted und
    (counted as a retry); still unusable -> ``JudgeResult(error=...)``: a failure is
    counted, never turned into a verdict.
 
+``correctness`` (a third call, made by the runner for answered questions that have a
+``reference_answer``) asks whether the answer states the reference's key facts; it feeds
+the ``answer_correctness`` metric (``evalkit.metrics.answer``).
+
 Prompts: instructions in English, answers in any language, two few-shot examples
 (English and Chinese) per step. Deterministic: temperature 0 and the spec's seed on
 every call. ``identity`` names the judge version, ``PROMPT_VERSION``, the LLM backend
@@ -93,6 +97,28 @@ Claims:
 1. 2022年冬奥会在上海举办。
 2. 2022年冬奥会共有91个代表团参加。
 {"verdicts": [{"claim": "2022年冬奥会在上海举办。", "verdict": "unsupported", "reason": "passage 1 says Beijing (北京), not Shanghai", "evidence_id": "1"}, {"claim": "2022年冬奥会共有91个代表团参加。", "verdict": "supported", "reason": "passage 2 states 91 delegations", "evidence_id": "2"}]}"""
+
+CORRECTNESS_SYSTEM = """You compare an answer with the reference answer to the same question.
+Decide whether the answer is "correct": it states the reference's key facts (same numbers, dates, names,
+polarity; other wording, units, formats, languages and extra detail are fine) and contradicts nothing in it.
+Otherwise it is "incorrect" (a wrong or missing key fact, or a refusal when the reference has an answer).
+Reply with only a JSON object: {"verdict": "correct|incorrect", "reason": "short reason"}
+
+Example 1
+Question: How many days of parental leave do employees get?
+Reference: 10 days.
+Answer: Employees can take ten days of parental leave [hr-1].
+{"verdict": "correct", "reason": "ten days = 10 days"}
+
+Example 2
+Question: 单张电子发票报销上限是多少？
+Reference: 5000元
+Answer: 上限为3000元。
+{"verdict": "incorrect", "reason": "the answer says 3000元, the reference 5000元"}"""
+
+_CORRECTNESS_WORDS = {"correct": "correct", "true": "correct", "yes": "correct", "1": "correct",
+                      "incorrect": "incorrect", "wrong": "incorrect", "false": "incorrect", "no": "incorrect",
+                      "0": "incorrect"}
 
 _VERDICT_WORDS = {
     "supported": "supported", "support": "supported", "entailed": "supported", "true": "supported",
@@ -253,6 +279,22 @@ class LLMJudge:
             eid = _evidence_id(v.get("evidence_id"), ids) if word == "supported" else None
             out.append(ClaimVerdict(claim, word, reason, eid))
         return out
+
+    def correctness(self, question: str, answer: str, reference: str) -> dict[str, Any]:
+        """Whether ``answer`` states the key facts of ``reference``: ``{"verdict": "correct" |
+        "incorrect" | None, "reason": ...}``; None (with the reason) when the LLM failed or its
+        reply stayed unusable: a failure is never read as a verdict."""
+        user = f"Question: {question}\nReference: {reference}\nAnswer: {answer}"
+        try:
+            value, _ = self.client.chat_json(user, system=CORRECTNESS_SYSTEM, temperature=0.0, expect=dict)
+        except LLMError as e:
+            return {"verdict": None, "reason": f"llm judge: {e.kind}: {_short(str(e), 300)}"}
+        word = _CORRECTNESS_WORDS.get(str(value.get("verdict", "")).strip().lower())
+        if word is None:
+            record(self.client.purpose, Usage(failures=1))
+            return {"verdict": None, "reason": f"llm judge: bad_schema: verdict {value.get('verdict')!r} is not "
+                                               "correct or incorrect"}
+        return {"verdict": word, "reason": " ".join(str(value.get("reason") or "").split()) or "no reason given"}
 
     # -- the Judge interface -----------------------------------------------------------------
     def judge(self, question: str, answer: str, evidence: Sequence[tuple[str, str]]) -> JudgeResult:

@@ -19,6 +19,10 @@ Per query (``score_answer``), for variants that generate an answer:
   F1 with it. Tokens are words for Latin script and single characters for CJK, after
   lower-casing, removing punctuation and thousands separators (so "5,000元" and "5000 元"
   match). Answerable questions with a reference only.
+- ``answer_correctness``: 1 / 0 when a judge that can grade correctness (the ``llm``
+  judge) says the answer states / misses the reference's key facts. Answered answerable
+  questions with a reference only; ``None`` for abstentions and when the judge failed
+  (``correctness_failed`` = 1, counted per variant as ``n_correctness_failed``).
 - ``citation_precision``: cited documents that are gold / cited documents (valid ones;
   ``None`` without valid citations). ``invalid_citation_rate``: citations to ids that were
   not in the evidence / all citations (``None`` without citations); ``citations`` and
@@ -28,6 +32,7 @@ Per variant (``aggregate_answers``): ``faithfulness`` (mean over answered querie
 is defined), ``hallucination_rate`` (share of answered answerable questions, among those
 the judge could decide, with a hallucinated answer), ``claim_hallucination_rate`` (unsupported / checkable claims, pooled),
 ``answer_em`` / ``answer_f1`` (mean over answerable questions with a reference),
+``answer_correctness`` (mean where the judge gave a verdict),
 ``citation_precision`` (mean where defined), ``invalid_citation_rate`` (pooled),
 ``abstention_rate`` (abstained / answerable questions: false abstentions),
 ``correct_abstention_rate`` (abstained / unanswerable questions) and
@@ -80,7 +85,7 @@ def token_f1(answer: str, reference: str) -> float:
 
 def score_answer(*, answerable: bool, answered: bool, abstained: bool, judgement: Mapping[str, Any] | None,
                  answer: str, reference: str | None, cited_docs: Sequence[str], invalid_citations: int,
-                 gold: Sequence[str]) -> dict[str, float | None]:
+                 gold: Sequence[str], correctness: Mapping[str, Any] | None = None) -> dict[str, float | None]:
     """Per-query answer metrics (see the module docstring); ``None`` marks undefined values."""
     out: dict[str, float | None] = {"answered": float(answered), "abstained": float(abstained)}
     verdicts = [c["verdict"] for c in (judgement or {}).get("claims", [])]
@@ -99,6 +104,10 @@ def score_answer(*, answerable: bool, answered: bool, abstained: bool, judgement
     if answerable and reference:
         out["answer_em"] = exact_match(answer, reference)
         out["answer_f1"] = token_f1(answer, reference)
+        if answered and correctness is not None:  # a judge was asked (see the module docstring)
+            verdict = correctness.get("verdict")
+            out["answer_correctness"] = None if verdict is None else float(verdict == "correct")
+            out["correctness_failed"] = float(verdict is None)
     n_cited = len(cited_docs) + invalid_citations
     out["citations"], out["citations_invalid"] = float(n_cited), float(invalid_citations)
     out["citation_precision"] = (sum(d in set(gold) for d in cited_docs) / len(cited_docs)) if cited_docs else None
@@ -130,6 +139,7 @@ def aggregate_answers(rows: Sequence[tuple[bool, Mapping[str, float | None]]]) -
         "claim_hallucination_rate": unsup / (sup + unsup) if sup + unsup else None,
         "answer_em": _mean([m.get("answer_em") for m in ans_q]),
         "answer_f1": _mean([m.get("answer_f1") for m in ans_q]),
+        "answer_correctness": _mean([m.get("answer_correctness") for m in ans_q]),
         "citation_precision": _mean([m.get("citation_precision") for _, m in gen]),
         "invalid_citation_rate": n_bad / n_cit if n_cit else None,
         "abstention_rate": _mean([m["abstained"] for m in ans_q]),
@@ -140,5 +150,7 @@ def aggregate_answers(rows: Sequence[tuple[bool, Mapping[str, float | None]]]) -
         "n_no_checkable_claims": float(sum(1 for m in answered if m.get("faithfulness") is None
                                            and not m.get("judge_failed"))),
         "n_judge_failed": float(sum(m.get("judge_failed") or 0 for _, m in gen)),
+        "n_correctness_failed": float(sum(m.get("correctness_failed") or 0 for _, m in gen))
+        if any("correctness_failed" in m for _, m in gen) else None,
     }
     return {k: v for k, v in out.items() if v is not None}

@@ -92,6 +92,14 @@ def _judge_answer(ctx: QueryContext, record: EvalRecord, state: dict[str, Any],
         except Exception as exc:  # a judge failure is counted, never read as a verdict
             judgement = {"claims": [], "error": f"{type(exc).__name__}: {exc}"}
         record_usage("judge", Usage(latency_ms=(time.perf_counter() - t0) * 1000.0))
+    correct = None
+    grade = getattr(ctx.judge, "correctness", None)  # judges that can grade against the reference
+    if answered and grade is not None and record.answerable and record.reference_answer:
+        try:
+            correct = grade(record.question, answer, record.reference_answer)
+        except Exception as exc:  # noqa: BLE001 - counted like any judge failure, never a verdict
+            correct = {"verdict": None, "reason": f"{type(exc).__name__}: {exc}"}
+        judgement = {**(judgement or {"claims": [], "error": None}), "correctness": correct}
     generation = {"answer": answer, "abstained": abstained, "answered": answered,
                   "citations": list(state.get("citations", [])), "used_documents": list(state.get("used_documents", [])),
                   "invalid_citations": list(state.get("invalid_citations", [])),
@@ -101,5 +109,6 @@ def _judge_answer(ctx: QueryContext, record: EvalRecord, state: dict[str, Any],
     scores = score_answer(answerable=record.answerable, answered=answered, abstained=abstained,
                           judgement=judgement, answer=answer, reference=record.reference_answer,
                           cited_docs=generation["used_documents"],
-                          invalid_citations=len(generation["invalid_citations"]), gold=record.relevant_doc_ids)
+                          invalid_citations=len(generation["invalid_citations"]), gold=record.relevant_doc_ids,
+                          correctness=correct)
     return generation, scores

@@ -12,6 +12,7 @@ import pytest
 from evalkit.judges import JUDGES, JudgeResult, make_judge
 from evalkit.judges.llm import (
     CLAIMS_SYSTEM,
+    CORRECTNESS_SYSTEM,
     PROMPT_VERSION,
     VERDICTS_SYSTEM,
     LLMJudge,
@@ -70,10 +71,25 @@ def test_claims_then_verdicts_over_http(server, tmp_path):
     assert set(usage) == {"judge"} and usage["judge"].calls == 2 and usage["judge"].failures == 0
 
 
+def test_correctness_against_the_reference(server, tmp_path):
+    server.push(text({"verdict": "incorrect", "reason": "1,500 is not 1,200"}), text({"verdict": "Correct"}),
+                text({"verdict": "maybe"}), "500", "500")
+    judge = make_judge("llm", cache_root=tmp_path, llm=spec_for(server))
+    assert judge.correctness(Q, ANSWER, "$1,200") == {"verdict": "incorrect", "reason": "1,500 is not 1,200"}
+    assert server.requests[0].body["messages"][0] == {"role": "system", "content": CORRECTNESS_SYSTEM}
+    assert "Reference: $1,200" in server.requests[0].body["messages"][1]["content"]
+    assert judge.correctness(Q, "It is $1,200.", "$1,200")["verdict"] == "correct"
+    unusable = judge.correctness(Q, "It is $1,200 per year.", "$1,200")  # a verdict word it does not know
+    assert unusable["verdict"] is None and "bad_schema" in unusable["reason"]
+    failed = judge.correctness(Q, "It is $1,200, paid once.", "$1,200")  # HTTP 500 after the retry
+    assert failed["verdict"] is None and "llm judge" in failed["reason"]
+
+
 def test_prompts_are_bilingual_with_an_english_and_a_chinese_example():
     for prompt in (CLAIMS_SYSTEM, VERDICTS_SYSTEM):
         assert "Example 1" in prompt and "Example 2" in prompt
         assert "冬奥会" in prompt and "Lisbon" in prompt
+    assert "Example 1" in CORRECTNESS_SYSTEM and "报销" in CORRECTNESS_SYSTEM
     assert "do NOT translate" in CLAIMS_SYSTEM and "any language" in VERDICTS_SYSTEM
 
 

@@ -57,6 +57,23 @@ def test_three_kinds_of_undefined_stay_distinct():
     assert agg["abstention_rate"] == pytest.approx(1 / 3)
 
 
+def test_answer_correctness_is_the_judges_verdict_and_a_failure_is_counted_not_scored():
+    def score(correctness, answered=True):
+        return score_answer(answerable=True, answered=answered, abstained=not answered, judgement=judged("supported"),
+                            answer="10 days", reference="10 days", cited_docs=[], invalid_citations=0, gold=["d1"],
+                            correctness=correctness)
+
+    right, wrong = score({"verdict": "correct"}), score({"verdict": "incorrect"})
+    failed, not_asked = score({"verdict": None, "reason": "timeout"}), score(None)
+    abstained = score({"verdict": "incorrect"}, answered=False)
+    assert (right["answer_correctness"], wrong["answer_correctness"]) == (1.0, 0.0)
+    assert failed["answer_correctness"] is None and failed["correctness_failed"] == 1
+    assert "answer_correctness" not in not_asked and "answer_correctness" not in abstained
+    agg = aggregate_answers([(True, m) for m in (right, wrong, failed, not_asked, abstained)])
+    assert agg["answer_correctness"] == 0.5 and agg["n_correctness_failed"] == 1
+    assert "n_correctness_failed" not in aggregate_answers([(True, not_asked)])  # no judge asked: no count
+
+
 def test_answering_an_unanswerable_question_is_a_hallucination():
     answered = score_answer(answerable=False, answered=True, abstained=False, judgement=judged("supported"),
                             answer="x", reference=None, cited_docs=[], invalid_citations=0, gold=[])

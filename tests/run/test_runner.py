@@ -264,3 +264,50 @@ def test_fusion_sweep_searches_each_query_once(evalset: Path, tmp_path: Path, mo
     assert sorted(scored) == sorted(q[1] for q in QUESTIONS * 2)  # --no-share: every variant pays
     for name in ("bm25", "bm25_k20"):
         assert shared.variants[name].metrics == alone.variants[name].metrics
+
+
+class _GradingJudge:
+    """A judge with a ``correctness`` grade (the runner wiring; LLMJudge.correctness is tested over HTTP)."""
+
+    identity = "test-grading-judge"
+
+    def judge(self, question, answer, evidence):
+        from evalkit.judges import ClaimVerdict, JudgeResult
+
+        return JudgeResult([ClaimVerdict(answer, "supported", "test")])
+
+    def correctness(self, question, answer, reference):
+        if "5000" in reference:
+            return {"verdict": "correct" if "5000" in answer else "incorrect", "reason": "test"}
+        return {"verdict": None, "reason": "test: judge failed"}
+
+
+def test_answer_correctness_flows_from_the_judge_to_the_summary(tmp_path: Path):
+    from evalkit.judges import JUDGES, register_judge
+
+    if "test_grading" not in JUDGES:
+        register_judge("test_grading", lambda cache_root=None: _GradingJudge())
+    (tmp_path / "corpora").mkdir()
+    corpus = tmp_path / "corpora" / "tiny.jsonl"
+    corpus.write_text("".join(json.dumps({"id": i, "title": t, "text": x}, ensure_ascii=False) + "\n"
+                              for i, t, x in DOCS), encoding="utf-8")
+    rows = [("q1", "电子发票报销上限是多少", ["fin-001"], "5000元"), ("q2", "孩子出生能休几天假", ["hr-001"], "10天"),
+            ("q3", "what does error E-4012 mean", ["it-002"], None)]
+    path = tmp_path / "qa.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "question": q, "relevant_doc_ids": g, "reference_answer": r,
+                                        "type": "single", "lang": "zh"}, ensure_ascii=False) + "\n"
+                            for i, q, g, r in rows), encoding="utf-8")
+    freeze(path, corpus=str(corpus))
+    rag = {"name": "rag", "nodes": {"retrieve": {"type": "retrieve", "params": {"bm25": {"tokenizer": "auto"}}},
+                                    "generate": {"type": "generate", "params": {"llm": {"backend": "extractive"},
+                                                                                "evidence_from": "retrieved",
+                                                                                "evidence_k": 1}}},
+           "edges": {"start": "retrieve", "retrieve": "generate", "generate": "end"}}
+    summary = _run(path, [rag], tmp_path / "qa_out.json", judge="test_grading")
+    per_query = {r.query_id: r for r in read_results(tmp_path / "qa_out" / "rag" / "per_query.jsonl")}
+    assert per_query["q1"].metrics["answer_correctness"] == 1.0
+    assert per_query["q1"].generation["judgement"]["correctness"] == {"verdict": "correct", "reason": "test"}
+    assert per_query["q2"].metrics["answer_correctness"] is None and per_query["q2"].metrics["correctness_failed"] == 1
+    assert "answer_correctness" not in per_query["q3"].metrics  # no reference answer: nothing to grade against
+    m = summary.variants["rag"].metrics
+    assert m["answer_correctness"] == 1.0 and m["n_correctness_failed"] == 1
