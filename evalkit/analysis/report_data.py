@@ -15,7 +15,7 @@ Per variant:
 Generation is read in one place (:func:`_generation`): ``QueryResult.generation`` (the
 answer, its valid citations, whether it abstained) and the per-query answer metrics of
 :mod:`evalkit.metrics.answer` (``hallucinated``, ``faithfulness``, ``answer_f1``, and any
-future ``*correctness*`` metric). Runs without generation show those stages as n/a.
+``answer_correctness`` when an LLM judge graded it). Runs without generation show those stages as n/a.
 """
 from __future__ import annotations
 
@@ -75,7 +75,8 @@ def _generation(r: QueryResult, raw: dict[str, Any]) -> dict[str, bool | None]:
     From ``QueryResult.generation`` (answer, ``used_documents`` = valid citations,
     ``abstained``) and the per-query answer metrics of ``evalkit.metrics.answer``:
     supported = answered with every checkable claim supported (``hallucinated`` 0 and
-    ``faithfulness`` 1); correct = a ``*correctness*`` metric >= 0.5 when one exists,
+    ``faithfulness`` 1); correct = a ``*correctness`` metric (``answer_correctness``, the
+    LLM judge's grade) >= 0.5 when one exists,
     else ``answer_f1`` >= :data:`CORRECT_F1` (token F1 with the reference answer).
     """
     gen = r.generation if r.generation is not None else raw.get("generation")
@@ -88,7 +89,7 @@ def _generation(r: QueryResult, raw: dict[str, Any]) -> dict[str, bool | None]:
     supported = None
     if answered and (halluc or faith):
         supported = not (any(v > 0 for v in halluc) or any(v < 1 for v in faith))
-    graded = [v for k, v in m.items() if "correctness" in k and v is not None]
+    graded = [v for k, v in m.items() if k.endswith("correctness") and v is not None]
     correct = None
     if answered and graded:
         correct = all(v >= 0.5 for v in graded)

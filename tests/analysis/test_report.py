@@ -143,3 +143,19 @@ def test_report_logged_to_the_parent_run(tmp_path: Path, mlflow_store):
     assert f"logged the report to parent run {parent}" in res.output
     names = {Path(a.path).name for a in MlflowClient(run.tracking_uri).list_artifacts(parent, "report")}
     assert names == {"report.html", "report.md"}
+
+
+def test_the_llm_grade_decides_correct_and_its_failure_flag_does_not():
+    from evalkit.analysis.report_data import failure_label
+
+    gen = {"answered": True, "abstained": False, "used_documents": ["d1"]}
+    def label(**metrics):
+        r = qr("q", ["d1"], {"hallucinated": 0.0, "faithfulness": 1.0, **metrics}, retrieved=["d1"])
+        r.generation = gen
+        return failure_label(r, {}, reranks=False)
+
+    assert label(answer_correctness=0.0, answer_f1=0.9) == "wrong answer"   # the grade wins over F1
+    assert label(answer_correctness=1.0, answer_f1=0.0) == "ok"
+    # a failed grade (correctness_failed = 1) is not a grade: fall back to token F1
+    assert label(answer_correctness=None, correctness_failed=1.0, answer_f1=0.9) == "ok"
+    assert label(answer_correctness=None, correctness_failed=1.0, answer_f1=0.0) == "wrong answer"
