@@ -1,4 +1,4 @@
-"""Shared helpers of the scale and speed benchmarks (``sweep_cost``, ``cold_warm``, ``overhead``).
+"""Shared helpers of the SciFact-based benchmarks (``scifact``, ``sweep_cost``, ``cold_warm``, ``overhead``).
 
 Not a benchmark itself. It provides:
 
@@ -26,7 +26,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 DATA_DIR = REPO.parent / "shared" / "datasets" / "scifact"
 FILES = {"corpus": "corpus.derived.jsonl", "queries": "topics.beir-v1.0.0-scifact.test.tsv.gz",
-         "qrels": "qrels.beir-v1.0.0-scifact.test.txt"}  # as in benchmarks/scifact.py
+         "qrels": "qrels.beir-v1.0.0-scifact.test.txt"}
 MASTER_CACHE = Path("/tmp/evalkit-scifact/cache")
 
 

@@ -38,11 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-DATA_DIR = REPO.parent / "shared" / "datasets" / "scifact"
+from scale_common import DATA_DIR, FILES, REPO, _fix_threads, _inside_repo, _quiet_env
+
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
-FILES = {"corpus": "corpus.derived.jsonl", "queries": "topics.beir-v1.0.0-scifact.test.tsv.gz",
-         "qrels": "qrels.beir-v1.0.0-scifact.test.txt"}
 VARIANTS = {"bm25": "scifact_bm25", "minilm": "scifact_minilm", "hybrid_rrf": "scifact_hybrid_rrf",
             "hybrid_weighted": "scifact_hybrid_weighted", "rerank_guard": "scifact_hybrid_rrf_rerank_guard"}
 METRICS = ("recall@20", "hit@5", "mrr@10", "ndcg@10", "recall@100")
@@ -87,29 +85,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--markdown", action="store_true", help="Print the tables as Markdown (for reports/).")
     p.add_argument("--strict", action="store_true", help="Exit 1 when a checked yardstick is missed.")
     return p.parse_args(argv)
-
-
-def _quiet_env(threads: int) -> None:
-    for key, value in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "MLFLOW_DISABLE_TELEMETRY": "true",
-                       "TOKENIZERS_PARALLELISM": "false", "RAGAS_DO_NOT_TRACK": "true",
-                       "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}.items():
-        os.environ.setdefault(key, value)
-
-
-def _fix_threads(threads: int) -> None:
-    import faiss
-    import torch
-
-    torch.set_num_threads(threads)
-    faiss.omp_set_num_threads(threads)
-
-
-def _inside_repo(path: Path) -> bool:
-    try:
-        path.resolve().relative_to(REPO)
-        return True
-    except ValueError:
-        return False
 
 
 def load_configs(names: list[str]) -> list[Any]:
