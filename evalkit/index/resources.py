@@ -33,7 +33,6 @@ class Resources:
     _emb_cache: EmbeddingCache | None = field(default=None, repr=False)
     share_work: bool = True  # share identical index searches across variants (shared_search)
     _searches: dict[tuple, Any] = field(default_factory=dict, repr=False)
-    search_hits: int = 0
 
     def _once(self, key: tuple, build: Any) -> Any:
         with self._lock:
@@ -111,7 +110,6 @@ class Resources:
             return search()
         with self._lock:
             if key in self._searches:
-                self.search_hits += 1
                 return self._searches[key]
         found = search()
         with self._lock:
