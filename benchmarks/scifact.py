@@ -38,7 +38,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scale_common import DATA_DIR, FILES, REPO, _fix_threads, _inside_repo, _quiet_env
+from scale_common import (
+    DATA_DIR,
+    FILES,
+    REPO,
+    _fix_threads,
+    _inside_repo,
+    _quiet_env,
+    table,
+)
 
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 VARIANTS = {"bm25": "scifact_bm25", "minilm": "scifact_minilm", "hybrid_rrf": "scifact_hybrid_rrf",
@@ -109,19 +117,6 @@ def _fmt(x: float | None, signed: bool = False) -> str:
     return f"{x:+.4f}" if signed else f"{x:.4f}"
 
 
-def _table(header: list[str], rows: list[list[str]], markdown: bool) -> str:
-    if markdown:
-        lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-        lines += ["| " + " | ".join(r) + " |" for r in rows]
-        return "\n".join(lines)
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
-
-    return "\n".join([line(header), line(["-" * w for w in widths]), *[line(r) for r in rows]])
-
-
 def report(summary: Any, wall: dict[str, float], markdown: bool) -> tuple[str, bool]:
     """The measured table, the yardstick table and whether every checked yardstick holds."""
     header = ["variant", *COLUMNS, "wall s", "build s", "ms/query"]
@@ -148,11 +143,11 @@ def report(summary: Any, wall: dict[str, float], markdown: bool) -> tuple[str, b
     times = ", ".join(f"{k} {s:.1f} s" for k, s in wall.items())
     text = "\n\n".join([
         f"SciFact test: {summary.eval_set.n_queries} queries, eval set sha256 {summary.eval_set.sha256[:12]}",
-        _table(header, rows, markdown),
+        table(header, rows, markdown),
         "recall@k: the retrieval ranking; hit/mrr/ndcg: the final ranking (the same list, except after the rerank variant's re-score). "
         "wall s: the variant's build + queries; build s: index build or load (the first dense build encodes "
         "the corpus).",
-        _table(yheader, yrows, markdown) if yrows else "(no variant with a published yardstick was run)",
+        table(yheader, yrows, markdown) if yrows else "(no variant with a published yardstick was run)",
         f"wall time: {times}",
     ])
     return text, ok
