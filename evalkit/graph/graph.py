@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import pickle
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +64,11 @@ class Graph:
     max_steps: int = 50
     check_mutation: bool = False
     memo: Any = None  # a NodeMemo shared by the variants of one invocation (evalkit.graph.memo)
+
+    def prepare(self, questions: Sequence[str]) -> None:
+        """Let every node batch its work for these questions (``Node.prepare``); changes no result."""
+        for node in self.nodes.values():
+            node.prepare(questions)
 
     def run(self, initial: Mapping[str, Any]) -> RunOutcome:
         """Execute the graph on a deep copy of ``initial``; never raises for node errors."""

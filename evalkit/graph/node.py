@@ -7,7 +7,7 @@ and the trace can record exactly what each step wrote. Parameters are a pydantic
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
@@ -45,6 +45,13 @@ class Node:
 
     def next(self, state: Mapping[str, Any]) -> str:
         return ""
+
+    def prepare(self, questions: Sequence[str]) -> None:
+        """Called once per variant before any query runs, with every question about to run.
+
+        Batch work belongs here (encode all questions in one call, warm a cache). It must
+        not change any result: a query's output is the same whether or not ``prepare`` ran.
+        """
 
     @classmethod
     def reads_for(cls, params: NodeParams) -> tuple[str, ...]:

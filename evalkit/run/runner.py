@@ -113,6 +113,8 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
             ctx = QueryContext(graph, options.metrics, generates=generates(config),
                                judge=judge if generates(config) else None, passages=view.passages())
             payload = _payload(config, eval_set, resources, options) if options.executor == "ray" else None
+            if payload is None and todo:
+                graph.prepare([r.question for r in todo])  # batch work (e.g. query encoding) before the loop
             for result in _run_all(ctx, payload, todo, options, config.name):
                 results[result.query_id] = result
                 store.append(result)
