@@ -95,12 +95,16 @@ class TraceEvent:
     attempt: int | None = None  # the reflection-loop attempt the state was at after this node
     llm: dict[str, float] | None = None  # LLM calls/tokens/latency spent inside this node
     reused: bool = False  # the result was computed by another variant (shared work, see graph.memo)
+    elapsed_ms: float | None = None  # wall time this step really took here (~0 when reused; duration_ms is
+    # the pipeline's latency: for a reused result, that of the execution it came from)
 
     def to_dict(self) -> dict[str, Any]:
         # shallow on purpose: the fields are already JSON-ready values (``wrote`` is built by
         # graph.state.compact for this event); asdict's recursive deep copy cost milliseconds a query
         d = _fields(self)
         d["duration_ms"] = round(self.duration_ms, 3)
+        if self.elapsed_ms is not None:
+            d["elapsed_ms"] = round(self.elapsed_ms, 3)
         return d
 
     @classmethod

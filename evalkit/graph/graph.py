@@ -103,7 +103,8 @@ class Graph:
                 self.memo.put(memo_key, wrote, llm_used, (time.perf_counter() - t0) * 1000.0)
             # a reused result reports the duration of the execution it came from: per-query latency
             # describes the pipeline, not which variant happened to run first
-            duration = reused[2] if reused is not None else (time.perf_counter() - t0) * 1000.0
+            elapsed = (time.perf_counter() - t0) * 1000.0
+            duration = reused[2] if reused is not None else elapsed
             if error is None:
                 state = {**state, **wrote}
             elif current in self.on_error:
@@ -114,7 +115,7 @@ class Graph:
             trace.append(TraceEvent(step=step, node=current, type=node.type, started_at=started,
                                     duration_ms=duration, wrote=compact(wrote), edge=nxt,
                                     edge_reason=reason, error=error, attempt=state.get("attempt"),
-                                    llm=flat(llm_used), reused=reused is not None))
+                                    llm=flat(llm_used), reused=reused is not None, elapsed_ms=elapsed))
             if nxt is None:
                 return RunOutcome(state, trace, {"node": current, "step": step, **(error or {})})
             current = nxt
