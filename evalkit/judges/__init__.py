@@ -31,10 +31,13 @@ def _ragas_judge(cache_root: Any = None, **options: Any) -> Judge:
     """``ragas``: ragas 0.4 Faithfulness on the configured LLM (ragas is imported only when built)."""
     from evalkit.judges.llm import _spec
 
-    _spec(options.get("llm"), "ragas")  # a missing LLM fails before the 3 s ragas import
-    from evalkit.judges.ragas_judge import make_ragas_judge
+    from evalkit.extras import check, require
 
-    return make_ragas_judge(cache_root=cache_root, **options)
+    _spec(options.get("llm"), "ragas")  # a missing LLM fails before the 3 s ragas import
+    check("ragas", "the ragas judge")
+    # imported through evalkit's module (it turns ragas' telemetry off before importing ragas)
+    module = require("ragas", "the ragas judge", module="evalkit.judges.ragas_judge")
+    return module.make_ragas_judge(cache_root=cache_root, **options)
 
 
 register_judge("llm", _llm_judge)

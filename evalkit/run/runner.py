@@ -19,6 +19,7 @@ from typing import Any
 
 from evalkit.errors import EvalkitError
 from evalkit.evalsets import EvalSet
+from evalkit.extras import check as check_extra
 from evalkit.graph import GraphConfig, build_graph
 from evalkit.graph.memo import NodeMemo
 from evalkit.index.corpus import load_corpus
@@ -76,6 +77,8 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
         raise EvalkitError(f"two graph configs share the variant name {dupes}; give each a distinct 'name:'")
     for m in options.metrics:
         parse_metric(m)
+    if options.executor == "ray":
+        check_extra("ray", "--executor ray")  # before any index is built
     corpus = eval_set.corpus or load_corpus(eval_set.corpus_path)
     resources = Resources(corpus, share_work=options.share_work,
                           **({"cache_root": options.cache_root} if options.cache_root else {}))

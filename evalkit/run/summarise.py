@@ -53,7 +53,7 @@ def usage_totals(results: Sequence[QueryResult]) -> dict[str, dict[str, float]]:
     totals: dict[str, Usage] = {}
     for r in results:
         for purpose, u in r.usage.items():
-            totals.setdefault(purpose, Usage()).add(Usage(**u))
+            totals.setdefault(purpose, Usage()).add(Usage.from_dict(u))
     return {k: v.to_dict() for k, v in sorted(totals.items())}
 
 

@@ -14,6 +14,12 @@ queue consumed one entry per request (empty queue = ``ok``):
 | ``badjson`` | HTTP 200 whose body is not JSON |
 | ``echo401`` | HTTP 401 whose body quotes the request's Authorization header (a leaky server) |
 | ``text:T`` | a well-formed completion whose content is T (for the client's JSON repair paths) |
+| ``drip:S`` | the whole response (status line, headers, body: a completion ``dripped``) one byte every S seconds |
+| ``dripbody:S`` | headers at once, then that body one byte every S seconds |
+| ``finish:R`` | a completion whose ``finish_reason`` is R; its content is null for ``content_filter`` |
+
+A drip stops when the client hangs up (the next write fails), so it never outlives a
+client that gave up by more than a byte or two.
 
 Every request is recorded (``Seen``: start/end times on the server's clock, the
 action, headers, body), and the number of requests in flight is tracked, so tests
@@ -37,13 +43,29 @@ from typing import Any, Self
 from evalkit.llm.base import ChatRequest, LLMSpec, Message
 
 
+class Headers(dict):
+    """Request headers by case-insensitive name (HTTP clients differ in the case they send)."""
+
+    def __init__(self, items: Any = ()):
+        super().__init__((str(k).lower(), v) for k, v in items)
+
+    def __getitem__(self, name: str) -> str:
+        return super().__getitem__(name.lower())
+
+    def __contains__(self, name: object) -> bool:
+        return super().__contains__(str(name).lower())
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return super().get(name.lower(), default)
+
+
 @dataclass
 class Seen:
     """One request as the server saw it."""
 
     action: str
     t_start: float
-    headers: dict[str, str]
+    headers: Headers
     body: dict[str, Any] | None
     t_end: float = 0.0
     status: int = 0
@@ -131,7 +153,7 @@ class FaultServer:
         return _completion(reply.text, reply.finish_reason, reply.tokens_in, reply.tokens_out, body.get("model", ""))
 
 
-def _completion(text: str, finish: str, tokens_in: int, tokens_out: int, model: str) -> dict[str, Any]:
+def _completion(text: str | None, finish: str, tokens_in: int, tokens_out: int, model: str) -> dict[str, Any]:
     """An OpenAI chat.completion body."""
     return {
         "id": "chatcmpl-fault", "object": "chat.completion", "model": model,
@@ -157,6 +179,23 @@ def _handler(server: FaultServer) -> type[BaseHTTPRequestHandler]:
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (timed out) before we answered
 
+        def _drip(self, payload: bytes, interval: float, headers_at_once: bool) -> None:
+            """Write a 200 response slowly: byte by byte, ``interval`` seconds apart (see ``drip:S``)."""
+            head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
+                    "Connection: close\r\n\r\n").encode()
+            self.close_connection = True
+            try:
+                if headers_at_once:
+                    self.wfile.write(head)
+                    self.wfile.flush()
+                    head = b""
+                for i in range(len(head) + len(payload)):
+                    time.sleep(interval)
+                    self.wfile.write((head + payload)[i:i + 1])
+                    self.wfile.flush()
+            except OSError:
+                pass  # the client hung up: it timed out, as it should
+
         def _client_gone(self) -> bool:
             """True when the client closed the connection (e.g. it timed out) while we were sleeping."""
             readable, _, _ = select.select([self.connection], [], [], 0)
@@ -174,9 +213,10 @@ def _handler(server: FaultServer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = None
             action = server.next_action()
-            seen = Seen(action, time.monotonic(), dict(self.headers.items()), body)
+            seen = Seen(action, time.monotonic(), Headers(self.headers.items()), body)
             server.begin(seen)
             status, payload, headers = 200, b"", {}
+            drip: tuple[bytes, float, bool] | None = None
             try:
                 if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
                     status, payload = 404, b'{"error": {"message": "not found"}}'
@@ -201,6 +241,14 @@ def _handler(server: FaultServer) -> type[BaseHTTPRequestHandler]:
                 elif action == "echo401":
                     status = 401
                     payload = json.dumps({"error": {"message": f"bad key: {self.headers.get('Authorization')}"}}).encode()
+                elif action.startswith(("drip:", "dripbody:")):
+                    kind, interval = action.split(":", 1)
+                    completion = json.dumps(_completion("dripped", "stop", 1, 1, body.get("model", ""))).encode()
+                    drip = (completion, float(interval), kind == "dripbody")
+                elif action.startswith("finish:"):
+                    reason = action.split(":", 1)[1]
+                    text = None if reason == "content_filter" else f"an answer that ended by {reason}"
+                    payload = json.dumps(_completion(text, reason, 3, 5, body.get("model", ""))).encode()
                 elif action.startswith("text:"):
                     payload = json.dumps(_completion(action[5:], "stop", 0, 0, body.get("model", ""))).encode()
                 else:
@@ -208,8 +256,13 @@ def _handler(server: FaultServer) -> type[BaseHTTPRequestHandler]:
             except Exception as e:  # noqa: BLE001 - the model failed: answer like a real server would
                 status, payload = 500, json.dumps({"error": {"message": f"{type(e).__name__}: {e}"}}).encode()
             finally:
-                seen.status = status
+                seen.status = 200 if drip else status
+                if not drip:
+                    server.end(seen)
+            if drip:
+                self._drip(*drip)
                 server.end(seen)
+                return
             self._send(status, payload, headers)
 
     return Handler

