@@ -65,6 +65,7 @@ class LLMCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=60)
             self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: crash-safe, no fsync per put
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS llm (key TEXT PRIMARY KEY, identity TEXT, text TEXT,"
                 " tokens_in INTEGER, tokens_out INTEGER, finish_reason TEXT, latency_ms REAL, created REAL)"

@@ -124,8 +124,11 @@ class OpenAIBackend:
         self.url = f"{self.base_url}/chat/completions"
         self.where = redact(self.url)  # what messages show: credentials in the URL masked
         self.identity = spec.identity() if spec.base_url else f"{spec.identity()}|base_url={self.base_url}"
-        self._sdk: openai.AsyncOpenAI | None = None  # built on the loop thread at the first call
+        self._sdk: openai.AsyncOpenAI | None = None
         self._sdk_pid = 0
+        # built now, on the loop thread, with the SDK's chat module loaded: the ~1-3 s this takes on a
+        # busy machine would otherwise land in the first call (and before its deadline starts)
+        _run(self._build())
 
     def _key(self) -> str:
         """The API key from the variable ``api_key_env`` names ("" when it names none)."""
@@ -137,6 +140,9 @@ class OpenAIBackend:
             raise LLMError(f"the API key variable {name} (named by the LLM's api_key_env) is not set or empty; "
                            f"export {name}=... before running", kind="config")
         return key
+
+    async def _build(self) -> None:
+        self._client().chat.completions  # noqa: B018 - the SDK imports its resource modules on first access
 
     async def _current_key(self) -> str:
         return self._key()

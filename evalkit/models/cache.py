@@ -28,6 +28,7 @@ class EmbeddingCache:
         self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=60)
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: crash-safe, no fsync per put
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS emb (model TEXT, role TEXT, key TEXT, dim INTEGER, vec BLOB,"
                 " PRIMARY KEY (model, role, key))"
