@@ -47,3 +47,13 @@ def test_variant_totals_sum_finish_reasons_over_queries():
     assert totals["generate"]["calls"] == 4
     assert totals["generate"]["finish_reason.stop"] == 2 and totals["generate"]["finish_reason.length"] == 1
     assert totals["judge"]["finish_reason.content_filter"] == 1
+
+
+def test_finish_reason_counts_reach_the_mlflow_metrics():
+    from evalkit.records import VariantSummary
+    from evalkit.track.mlflow_log import variant_metrics
+
+    usage = {"generate": Usage(calls=3, finish_reasons={"length": 1, "content_filter": 2}).to_dict()}
+    metrics = variant_metrics(VariantSummary(metrics={}, n_failed=0, n_queries=3, n_excluded=0, usage=usage))
+    assert metrics["usage.generate.finish_reason.length"] == 1.0
+    assert metrics["usage.generate.finish_reason.content_filter"] == 2.0
