@@ -95,6 +95,7 @@ class TraceEvent:
     attempt: int | None = None  # the reflection-loop attempt the state was at after this node
     llm: dict[str, float] | None = None  # LLM calls/tokens/latency spent inside this node
     reused: bool = False  # the result was computed by another variant (shared work, see graph.memo)
+    role: str | None = None  # the node's role (evalkit.graph.schema.Role): what metrics and analysis ask for
     elapsed_ms: float | None = None  # wall time this step really took here (~0 when reused; duration_ms is
     # the pipeline's latency: for a reused result, that of the execution it came from)
 

@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from evalkit.graph.events import events_of, first_write, wrote
+from evalkit.graph.schema import GUARD_THRESHOLD, RERANK_MODEL, Role
 from evalkit.analysis import stats
 from evalkit.analysis.tables import is_nan
 from evalkit.errors import EvalkitError
@@ -76,12 +78,12 @@ def collect(results: Sequence[QueryResult], variant: str, positive: str = "unans
     rerankers: list[str] = []
     current = None
     for r in rows:
-        for e in r.trace:
-            wrote = e.get("wrote") if isinstance(e.get("wrote"), dict) else {}
-            if e.get("type") == "rerank" and wrote.get("rerank_model") and wrote["rerank_model"] not in rerankers:
-                rerankers.append(wrote["rerank_model"])
-            if e.get("type") == "guard" and current is None and wrote.get("guard_threshold") is not None:
-                current = float(wrote["guard_threshold"])
+        for e in events_of(r.trace, Role.RERANKER):
+            model = wrote(e).get(RERANK_MODEL)
+            if model and model not in rerankers:
+                rerankers.append(model)
+    threshold = first_write(rows, Role.GUARD, GUARD_THRESHOLD)
+    current = None if threshold is None else float(threshold)
     return Scores(variant, [r.query_id for r in rows], np.array([float(r.rerank_top1) for r in rows]), pos,
                   answerable, top5, len(results) - len(rows), rerankers or ["(not recorded)"], current)
 

@@ -30,6 +30,9 @@ from typing import Any
 import numpy as np
 
 from evalkit.analysis import stats
+from evalkit.graph.events import event_role, events_of, wrote
+from evalkit.graph.node import node_types
+from evalkit.graph.schema import CHANNEL_HITS, QUERIES, Role
 from evalkit.records import Hit, QueryResult
 
 TOP_N = 20
@@ -38,9 +41,9 @@ WEIGHTS: tuple[float, ...] = tuple(round(0.1 * i, 1) for i in range(11))
 
 def channel_hits(result: QueryResult) -> tuple[dict[str, list[Hit]], bool]:
     """Each channel's ranking from the retrieve trace event, and whether the trace was cut short."""
-    for event in result.trace:
-        if event.get("type") == "retrieve" and isinstance(event.get("wrote"), dict):
-            raw = event["wrote"].get("channel_hits")
+    for event in events_of(result.trace, Role.RETRIEVER):
+        if CHANNEL_HITS in wrote(event):
+            raw = wrote(event)[CHANNEL_HITS]
             if not isinstance(raw, dict):
                 return {}, False
             out: dict[str, list[Hit]] = {}
@@ -57,9 +60,9 @@ def channel_hits(result: QueryResult) -> tuple[dict[str, list[Hit]], bool]:
 def _rewrote_queries(result: QueryResult) -> bool:
     """True when a node before retrieval replaced the queries (channel_hits are then RRF-merged)."""
     for event in result.trace:
-        if event.get("type") == "retrieve":
+        if event_role(event) is Role.RETRIEVER:
             return False
-        if isinstance(event.get("wrote"), dict) and "queries" in event["wrote"]:
+        if QUERIES in wrote(event):
             return True
     return False
 
@@ -111,8 +114,9 @@ def channel_diagnostics(results: Sequence[QueryResult], top_n: int = TOP_N) -> d
 def _retrieve_params(config: Any) -> dict[str, Any] | None:
     if config is None:
         return None
-    for spec in config.nodes.values():
-        if spec["type"] == "retrieve":
+    types = node_types()
+    for spec in config.nodes.values():  # the first retriever with fusable channels (the retrieve node's params)
+        if types[spec["type"]].role is Role.RETRIEVER and {"dense", "bm25"} & set(spec["params"]):
             return spec["params"]
     return None
 

@@ -22,11 +22,18 @@ def with_guard(config: Any, *, threshold: float | None = None, percentile: float
                calibration: str | None = None, name: str | None = None) -> Any:
     """A validated copy of ``config`` whose guard uses ``threshold`` (absolute) or ``percentile`` (relative)."""
     from evalkit.graph.config import END, config_from_dict
+    from evalkit.graph.node import node_types
+    from evalkit.graph.schema import GUARD_TRIGGERED, Role
+
+    types = node_types()
+
+    def having(role: Role) -> list[str]:
+        return [n for n, spec in data["nodes"].items() if types[spec["type"]].role is role]
 
     if (threshold is None) == (percentile is None):
         raise ValueError("give exactly one of threshold (absolute) or percentile (relative)")
     data = copy.deepcopy(config.to_dict())
-    guards = [n for n, spec in data["nodes"].items() if spec["type"] == "guard"]
+    guards = having(Role.GUARD)
     if len(guards) > 1:
         raise EvalkitError(f"config '{config.name}' has {len(guards)} guard nodes ({', '.join(guards)}); "
                            "edit the threshold by hand")
@@ -35,7 +42,7 @@ def with_guard(config: Any, *, threshold: float | None = None, percentile: float
         old = data["nodes"][node].get("params") or {}
         kept = {k: old[k] for k in ("min_documents", "evidence_k") if k in old}
     else:
-        reranks = [n for n, spec in data["nodes"].items() if spec["type"] == "rerank"]
+        reranks = having(Role.RERANKER)
         if len(reranks) != 1:
             raise EvalkitError(f"config '{config.name}' has no guard and {len(reranks)} rerank nodes; "
                                "add a guard node after the rerank node by hand")
@@ -44,7 +51,7 @@ def with_guard(config: Any, *, threshold: float | None = None, percentile: float
         data["nodes"][node] = {"type": "guard", "params": {}}
         data["edges"][node] = data["edges"][reranks[0]]
         data["edges"][reranks[0]] = node
-        data.setdefault("routes", {})[node] = {"field": "guard_triggered", "cases": {True: END}}
+        data.setdefault("routes", {})[node] = {"field": GUARD_TRIGGERED, "cases": {True: END}}
     if threshold is not None:
         params = {"mode": "absolute", "threshold": round(float(threshold), 6), **kept}
     else:

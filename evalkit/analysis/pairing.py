@@ -19,10 +19,9 @@ import numpy as np
 
 from evalkit.analysis.direction import is_descriptive
 from evalkit.errors import EvalkitError
+from evalkit.graph.events import guard_ran, guard_tripped
 from evalkit.records import EvalSetRef, QueryResult
 
-NO_EVIDENCE = "no_reliable_evidence"
-GUARD_OUTCOMES = (NO_EVIDENCE, "evidence_found")
 ABSTAIN_RATES = {"abstain_rate_answerable": True, "abstain_rate_unanswerable": False}
 """Abstention rate name -> whether it is computed over answerable (True) or unanswerable queries."""
 
@@ -50,20 +49,9 @@ def is_retrieval_metric(name: str) -> bool:
     return True
 
 
-def _guard_events(r: QueryResult) -> list[dict]:
-    return [e for e in r.trace if isinstance(e, dict) and e.get("type") == "guard"]
-
-
 def has_guard(results: Sequence[QueryResult]) -> bool:
-    """Whether a guard node ran on these queries (a guard trace event, or an outcome only it writes)."""
-    return any(_guard_events(r) or r.outcome in GUARD_OUTCOMES for r in results)
-
-
-def guard_tripped(r: QueryResult) -> bool:
-    """Whether the guard stopped this query (its trace says ``guard_triggered``; later nodes may
-    overwrite ``outcome``, e.g. a fallback answer)."""
-    return r.outcome == NO_EVIDENCE or any((e.get("wrote") or {}).get("guard_triggered") is True
-                                           for e in _guard_events(r))
+    """Whether a guard node ran on these queries."""
+    return any(guard_ran(r) for r in results)
 
 
 def per_query_values(results: Sequence[QueryResult], metric: str) -> dict[str, float]:

@@ -26,6 +26,8 @@ from typing import Any
 import numpy as np
 
 from evalkit.analysis import stats
+from evalkit.graph.events import first_write
+from evalkit.graph.schema import GUARD_THRESHOLD, RERANK_MODEL, Role
 from evalkit.analysis.pairing import guard_tripped, has_guard, metric_names, per_query_values
 from evalkit.analysis.runs import LoadedRun
 from evalkit.records import QueryResult
@@ -181,15 +183,6 @@ def usage(results: list[QueryResult]) -> dict[str, dict[str, float]]:
     return out
 
 
-def _first(results: list[QueryResult], node_type: str, key: str) -> Any:
-    for r in results:
-        for e in _events(r):
-            wrote = e.get("wrote") if isinstance(e.get("wrote"), dict) else {}
-            if e.get("type") == node_type and wrote.get(key) is not None:
-                return wrote[key]
-    return None
-
-
 def variant_report(run: LoadedRun, name: str, n_resamples: int = 2000, confidence: float = 0.95,
                    seed: int = 0, worst_n: int = WORST_N) -> VariantReport:
     """Compute one variant's part of the report."""
@@ -219,7 +212,7 @@ def variant_report(run: LoadedRun, name: str, n_resamples: int = 2000, confidenc
             "answerable, gold in top 5" if _gold_in(r.reranked, set(r.gold_doc_ids), FINAL_DEPTH)
             else "answerable, gold not in top 5")
         scores[key].append(float(r.rerank_top1))
-    threshold = _first(results, "guard", "guard_threshold")
+    threshold = first_write(results, Role.GUARD, GUARD_THRESHOLD)
     counts = Counter(labels.values())
     return VariantReport(
         name=name, n_queries=len(results), n_answerable=len(answerable),
@@ -230,7 +223,7 @@ def variant_report(run: LoadedRun, name: str, n_resamples: int = 2000, confidenc
         worst=[{"query_id": r.query_id, "question": r.question, "label": labels[r.query_id], "gold": r.gold_doc_ids,
                 "top5": [d["doc_id"] for d in (r.reranked or r.retrieved)[:FINAL_DEPTH]],
                 "metrics": dict(r.metrics), "error": r.error} for r in worst],
-        primary=primary, reranker=_first(results, "rerank", "rerank_model"),
+        primary=primary, reranker=first_write(results, Role.RERANKER, RERANK_MODEL),
         guard_threshold=None if threshold is None else float(threshold),
         scores=scores if reranks else {},
         traces={r.query_id: {"trace": r.trace, "outcome": r.outcome, "error": r.error} for r in worst})

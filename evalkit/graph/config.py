@@ -32,7 +32,8 @@ from pydantic import ValidationError
 from evalkit.errors import ConfigError, did_you_mean
 from evalkit.graph.graph import END, START, Graph, Route
 from evalkit.graph.node import node_types
-from evalkit.graph.state import INITIAL_FIELDS
+from evalkit.graph.schema import Role
+from evalkit.graph.dataflow import check_dataflow, contracts_of
 from evalkit.index.chunking import check_chunking, with_defaults
 
 TOP_LEVEL_KEYS = ("name", "description", "seed", "max_steps", "chunking", "nodes", "edges", "routes", "on_error")
@@ -64,6 +65,11 @@ class GraphConfig:
         if self.on_error:
             d["on_error"] = self.on_error
         return d
+
+    def roles(self) -> set[Role]:
+        """The roles of this variant's nodes (what the runner and analysis ask for)."""
+        types = node_types()
+        return {types[spec["type"]].role for spec in self.nodes.values()}
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
@@ -175,16 +181,11 @@ def config_from_dict(data: Any, source: str = "<dict>", lines: dict[str, int] | 
         for key in spec:
             if key not in ROUTE_KEYS:
                 raise fail(f"{where}.{key}", f"unknown key '{key}'{did_you_mean(key, ROUTE_KEYS)}")
-        writers = _writers(nodes, types)
-        if spec["field"] not in writers and spec["field"] not in INITIAL_FIELDS:
-            raise fail(f"{where}.field", f"no node writes state field '{spec['field']}'"
-                       f"{did_you_mean(spec['field'], [*writers, *INITIAL_FIELDS])}")
         for value, dst in spec["cases"].items():
             if dst not in known:
                 raise fail(f"{where}.cases.{value}", f"route to unknown node '{dst}'{did_you_mean(str(dst), known)}")
         routes[str(src)] = {"field": spec["field"], "cases": dict(spec["cases"])}
 
-    _check_reads(nodes, types, fail)
     dynamic = {name: types[spec["type"]].next_targets(types[spec["type"]].Params(**spec["params"]))
                for name, spec in nodes.items()}
     for name, targets in dynamic.items():
@@ -192,6 +193,7 @@ def config_from_dict(data: Any, source: str = "<dict>", lines: dict[str, int] | 
             if dst not in known:
                 raise fail(f"nodes.{name}.params", f"next() may go to unknown node '{dst}'{did_you_mean(dst, known)}")
     _check_reachability(nodes, edges, routes, on_error, dynamic, fail)
+    check_dataflow(nodes, contracts_of(nodes, types, fail), edges, routes, on_error, dynamic, fail)
     seed, max_steps = data.get("seed", 0), data.get("max_steps", 50)
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise fail("seed", f"seed must be an integer, got {seed!r}")
@@ -213,8 +215,8 @@ def build_graph(config: GraphConfig, resources: Any = None, check_mutation: bool
                 memo: Any = None) -> Graph:
     """Instantiate the nodes of a validated config (models and indexes load here).
 
-    With ``memo`` (a ``NodeMemo`` shared across variants), identical node executions of
-    different variants are computed once.
+    With ``memo`` (a ``WorkMemo`` shared across variants), identical node executions and
+    shared parts of different variants are computed once (``evalkit.graph.memo``).
     """
     from evalkit.graph.memo import node_identity
 
@@ -224,7 +226,8 @@ def build_graph(config: GraphConfig, resources: Any = None, check_mutation: bool
     for name, spec in config.nodes.items():
         cls = types[spec["type"]]
         node = cls(name, cls.Params(**spec["params"]), resources)
-        node.memo_id = node_identity(node, context)
+        node.context, node.work = dict(context), memo
+        node.identity = node_identity(node.type, node.params, context, node.fingerprint())
         nodes[name] = node
     routes = {src: Route(field=r["field"], cases=r["cases"]) for src, r in config.routes.items()}
     return Graph(name=config.name, nodes=nodes, edges=dict(config.edges), routes=routes,
@@ -275,20 +278,6 @@ def _string_map(raw: Any, section: str, fail: Any) -> dict[str, str]:
             raise fail(f"{section}.{src}", f"expected the name of one node, got {dst!r}")
         out[str(src)] = dst
     return out
-
-
-def _writers(nodes: dict[str, dict[str, Any]], types: dict[str, Any]) -> set[str]:
-    return {f for spec in nodes.values() for f in types[spec["type"]].writes}
-
-
-def _check_reads(nodes: dict[str, dict[str, Any]], types: dict[str, Any], fail: Any) -> None:
-    available = _writers(nodes, types) | set(INITIAL_FIELDS)
-    for name, spec in nodes.items():
-        cls = types[spec["type"]]
-        for f in cls.reads_for(cls.Params(**spec["params"])):
-            if f not in available:
-                raise fail(f"nodes.{name}", f"node type '{spec['type']}' reads state field '{f}', "
-                           "which no node in this graph writes; add a node that produces it")
 
 
 def _check_reachability(nodes: dict, edges: dict, routes: dict, on_error: dict,

@@ -1,14 +1,20 @@
 """A graph of nodes over one shared state: nodes, default edges, conditional routes.
 
-Three ideas only (as in LangGraph): the state (a dict), nodes (``evalkit.graph.node``)
-and edges. Every node has one default edge. A route is data: a state field and a map
-from its value to the next node. A node's ``next(state)`` may also name the next node.
-Order of precedence after a node runs: ``next()`` result, then the route, then the
-default edge. ``on_error`` optionally names where to go when a node raises; without it
-the query stops and is marked failed. Execution starts at ``start`` and stops at ``end``.
-Each trace event also carries the loop ``attempt`` the state was at (reflection loops
-count attempts in ``state["attempt"]``), the LLM work the node did (calls, tokens), and
-``reused`` when the result came from another variant's identical execution (``memo``).
+Three ideas only (as in LangGraph): the state (a dict whose fields the schema declares),
+nodes (``evalkit.graph.node``) and edges. Every node has one default edge. A route is
+data: a state field and a map from its value to the next node. A node's ``next(state)``
+may also name the next node. Order of precedence after a node runs: ``next()`` result,
+then the route, then the default edge. ``on_error`` optionally names where to go when a
+node raises; without it the query stops and is marked failed. Execution starts at
+``start`` and stops at ``end``.
+
+The engine enforces each node's contract: the node sees a :class:`StateView` that fails
+on an undeclared read; what it returns must be a dict holding every field it promised
+(``writes``) and nothing it did not declare; writes are combined with the state by the
+schema's reducers. A broken contract fails the query with a :class:`GraphError` naming
+the node, its type and the field. Each trace event carries the node's role, the loop
+``attempt`` the state was at, the LLM work the node did (calls, tokens), and ``reused``
+when the result came from another variant's identical execution (``memo``).
 """
 from __future__ import annotations
 
@@ -19,8 +25,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalkit.errors import EvalkitError
+from evalkit.graph.memo import Stored, WorkMemo
 from evalkit.graph.node import Node
-from evalkit.graph.state import compact
+from evalkit.graph.schema import FIELDS, NODE_ERRORS, Contract
+from evalkit.graph.state import StateView, UndeclaredRead, compact
 from evalkit.llm.usage import flat, replay, usage_delta, usage_snapshot
 from evalkit.records import TraceEvent
 
@@ -48,22 +57,37 @@ class RunOutcome:
         return self.error is not None
 
 
-class GraphError(Exception):
-    """A node broke the graph's contract at run time (undeclared write, in-place mutation)."""
+class GraphError(EvalkitError):
+    """A node broke its contract at run time (undeclared read or write, missing write, in-place mutation)."""
+
+
+def merge(state: Mapping[str, Any], wrote: Mapping[str, Any]) -> dict[str, Any]:
+    """The state after a node's writes, combined field by field with the schema's reducers."""
+    out = dict(state)
+    for name, value in wrote.items():
+        if FIELDS[name].reducer == "append":
+            out[name] = [*out.get(name, []), value]
+        else:
+            out[name] = value
+    return out
 
 
 @dataclass
 class Graph:
-    """Nodes by name plus the edges between them. Build with ``evalkit.graph.load_graph``."""
+    """Nodes by name plus the edges between them. Build with ``evalkit.graph.build_graph``."""
 
     name: str
-    nodes: dict[str, Node]
+    nodes: dict[str, Node[Any]]
     edges: dict[str, str]
     routes: dict[str, Route] = field(default_factory=dict)
     on_error: dict[str, str] = field(default_factory=dict)
     max_steps: int = 50
     check_mutation: bool = False
-    memo: Any = None  # a NodeMemo shared by the variants of one invocation (evalkit.graph.memo)
+    memo: WorkMemo | None = None  # shared by the variants of one invocation (evalkit.graph.memo)
+    _contracts: dict[str, Contract] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self._contracts = {n: type(node).contract(node.params) for n, node in self.nodes.items()}
 
     def prepare(self, questions: Sequence[str]) -> None:
         """Let every node batch its work for these questions (``Node.prepare``); changes no result."""
@@ -79,43 +103,53 @@ class Graph:
             if current == END:
                 return RunOutcome(state, trace)
             node = self.nodes[current]
+            contract = self._contracts[current]
             started = time.time()
             t0 = time.perf_counter()
             error: dict[str, str] | None = None
             wrote: dict[str, Any] = {}
             llm_before = usage_snapshot()
-            memo_key = self.memo.key(node, state) if self.memo is not None else None
-            reused = self.memo.get(memo_key) if memo_key is not None else None
+            identity = getattr(node, "identity", None) if self.memo is not None and node.memoize else None
+            reused = self.memo.lookup(identity, state) if identity is not None else None
+            view = StateView(state, contract.all_reads)
             try:
                 if reused is not None:
-                    wrote = reused[0]
-                    replay(reused[1])
+                    wrote = reused.wrote
+                    replay(reused.usage)
                 else:
                     before = _fingerprint(state) if self.check_mutation else None
-                    updates = node.run(state)
-                    self._check_contract(node, state, updates, before)
+                    try:
+                        updates = node.run(view)
+                    except UndeclaredRead:
+                        updates = None
+                    if view.violation is not None:
+                        raise GraphError(f"node '{node.name}' ({node.type}) read state field '{view.violation}', "
+                                         f"which it does not declare; declared reads: {sorted(contract.all_reads)}. "
+                                         "Add it to the node's reads (or optional_reads / contract())")
+                    self._check_contract(node, contract, state, updates, before)
                     wrote = updates
-                nxt, reason = self._choose_edge(node, {**state, **wrote})
+                nxt, reason = self._choose_edge(node, merge(state, wrote))
             except Exception as exc:  # a failing node must not kill the run
                 error = {"type": type(exc).__name__, "message": str(exc)}
             llm_used = usage_delta(llm_before)
-            if error is None and reused is None and memo_key is not None:
-                self.memo.put(memo_key, wrote, llm_used, (time.perf_counter() - t0) * 1000.0)
-            # a reused result reports the duration of the execution it came from: per-query latency
-            # describes the pipeline, not which variant happened to run first
             elapsed = (time.perf_counter() - t0) * 1000.0
-            duration = reused[2] if reused is not None else elapsed
+            if error is None and reused is None and identity is not None and self.memo is not None:
+                self.memo.store(identity, view.read, Stored(wrote, llm_used, elapsed))
+            # a reused result reports the duration of the execution it came from: per-query latency
+            # describes the pipeline, not which variant happened to run first (elapsed_ms is the real time)
+            duration = reused.duration_ms if reused is not None else elapsed
             if error is None:
-                state = {**state, **wrote}
+                state = merge(state, wrote)
             elif current in self.on_error:
                 nxt, reason = self.on_error[current], "on_error"
-                state = {**state, "node_errors": [*state.get("node_errors", []), {"node": current, **error}]}
+                state = merge(state, {NODE_ERRORS: {"node": current, **error}})
             else:
                 nxt, reason = None, "error"
             trace.append(TraceEvent(step=step, node=current, type=node.type, started_at=started,
                                     duration_ms=duration, wrote=compact(wrote), edge=nxt,
                                     edge_reason=reason, error=error, attempt=state.get("attempt"),
-                                    llm=flat(llm_used), reused=reused is not None, elapsed_ms=elapsed))
+                                    llm=flat(llm_used), reused=reused is not None, elapsed_ms=elapsed,
+                                    role=node.role.value))
             if nxt is None:
                 return RunOutcome(state, trace, {"node": current, "step": step, **(error or {})})
             current = nxt
@@ -125,7 +159,7 @@ class Graph:
                "message": f"stopped after max_steps={self.max_steps} without reaching '{END}'"}
         return RunOutcome(state, trace, err)
 
-    def _choose_edge(self, node: Node, state: Mapping[str, Any]) -> tuple[str, str]:
+    def _choose_edge(self, node: Node[Any], state: Mapping[str, Any]) -> tuple[str, str]:
         chosen = node.next(state)
         if chosen:
             if chosen != END and chosen not in self.nodes:
@@ -140,16 +174,21 @@ class Graph:
         return self.edges[node.name], "default"
 
     @staticmethod
-    def _check_contract(node: Node, state: Mapping[str, Any], updates: Any, before: bytes | None) -> None:
-        if not isinstance(updates, dict):
-            raise GraphError(f"node '{node.name}' returned {type(updates).__name__}, expected a dict of state fields")
-        undeclared = sorted(set(updates) - set(node.writes))
-        if undeclared:
-            raise GraphError(f"node '{node.name}' ({node.type}) wrote undeclared field(s) {undeclared}; "
-                             f"declared writes: {list(node.writes)}")
+    def _check_contract(node: Node[Any], contract: Contract, state: Mapping[str, Any], updates: Any,
+                        before: bytes | None) -> None:
+        where = f"node '{node.name}' ({node.type})"
         if before is not None and _fingerprint(state) != before:
-            raise GraphError(f"node '{node.name}' ({node.type}) mutated the state in place; "
-                             "return new values instead")
+            raise GraphError(f"{where} mutated the state in place; return new values instead")
+        if not isinstance(updates, dict):
+            raise GraphError(f"{where} returned {type(updates).__name__}, expected a dict of state fields")
+        undeclared = sorted(set(updates) - contract.all_writes)
+        if undeclared:
+            raise GraphError(f"{where} wrote undeclared field(s) {undeclared}; declared writes: "
+                             f"{sorted(contract.all_writes)}")
+        missing = sorted(contract.writes - set(updates))
+        if missing:
+            raise GraphError(f"{where} did not write {missing}, which it declares it always writes "
+                             "(move them to optional_writes if they are sometimes absent)")
 
 
 def _same(case: Any, value: Any) -> bool:

@@ -1,18 +1,29 @@
-"""Shared work across variants: node results memoised by what determines them.
+"""Shared work across variants: the one mechanism, keyed by what a computation actually read.
 
-Variants that share a prefix of the graph (the same rewrite and retrieval before
-different rerankers, guards or generators) compute that prefix once per query. A node execution is identified
-by its type, its parameters, the variant context that changes its output (chunking,
-seed) and the values of the state fields it reads; an identical execution in another
-variant reuses the stored result, which the trace marks ``reused``. LLM usage of the
-original execution is replayed as cache hits and its duration is reported, so per-query
-tokens and latency do not depend on which variant ran first (the time saved shows in
-the variant's wall-clock ``seconds``). Only successful executions are stored.
+Variants of one invocation often repeat work: the same rewrite and retrieval before
+different rerankers, the same channel searches before different fusion settings.
+:class:`WorkMemo` computes such work once. There are two entry points, one store, one
+switch (``evalkit run --no-share`` gives no memo at all) and one set of counters:
 
-Sharing here is per node. A ``retrieve`` node searches its channels *and* fuses them, so
-two fusion settings are two different nodes; their common channel searches are shared
-one level down, by ``Resources.shared_search``. ``benchmarks/sweep_cost.py`` measures
-what a fusion sweep costs.
+- **Node executions** (the engine): a node's result is stored under its *identity*
+  (type, params, the variant context that changes outputs such as chunking and seed, and
+  the node's own ``fingerprint()``) and the values of the state fields **it actually
+  read**, as recorded by the state view the engine handed it. A later execution with the
+  same identity reuses the result only when the current state holds the same values in
+  every field that the earlier execution read (absent fields included). A node can only
+  see the state through that view, so equal reads mean equal output: sharing never
+  changes a number. Only successful executions are stored.
+- **Shared parts** (``Node.shared``): a sub-computation a node declares in
+  ``shared_parts(params)`` (a channel search inside ``retrieve``) keyed by the part's
+  description, the variant context and its explicit inputs (the queries).
+
+``--dry-run`` (:mod:`evalkit.run.plan`) estimates the sharing with :func:`inputs_digest` and
+the same identities, over the fields each node declares it may read, where each input is
+the provenance of the value (which execution wrote it) instead of the value.
+
+The trace marks a reused execution ``reused``; its LLM usage is replayed as cache hits and
+its ``duration_ms`` is that of the execution it came from (``elapsed_ms`` is the real ~0),
+so per-query tokens and latency do not depend on which variant ran first.
 """
 from __future__ import annotations
 
@@ -20,51 +31,104 @@ import hashlib
 import json
 import pickle
 import threading
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+ABSENT = "\x00absent"  # how a field that was not in the state is keyed (never a real value)
 
 
-def node_identity(node: Any, context: Mapping[str, Any]) -> str:
-    """Type + parameters + variant context of a node, as a short hash."""
-    payload = json.dumps({"type": node.type, "params": node.params.model_dump(mode="json"), "context": context},
-                         sort_keys=True, default=str)
+def node_identity(node_type: str, params: Any, context: Mapping[str, Any],
+                  fingerprint: Mapping[str, Any] | None = None) -> str:
+    """Type + parameters + variant context (+ fingerprint) of a node, as a short hash."""
+    payload = json.dumps({"type": node_type, "params": params.model_dump(mode="json"), "context": context,
+                          "fingerprint": fingerprint or {}}, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()[:24]
 
 
-class NodeMemo:
-    """Results of deterministic node executions, shared by the variants of one invocation."""
+def part_identity(part: Mapping[str, Any], context: Mapping[str, Any]) -> str:
+    """Identity of a shared part (``Node.shared_parts``) in a variant context."""
+    payload = json.dumps({"part": part, "context": context}, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()[:24]
+
+
+def inputs_digest(pairs: Iterable[tuple[str, Any]]) -> str | None:
+    """A digest of ``(field, value)`` pairs; None when a value cannot be pickled (then nothing is shared)."""
+    try:
+        blob = pickle.dumps(tuple(pairs), protocol=4)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return None
+    return hashlib.sha256(blob).hexdigest()
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A node execution that other variants may reuse: what it wrote, its LLM usage, its duration."""
+
+    wrote: dict[str, Any]
+    usage: Any
+    duration_ms: float
+
+
+class WorkMemo:
+    """Results of node executions and shared parts, for the variants of one invocation."""
 
     def __init__(self) -> None:
-        self._store: dict[tuple[str, str], tuple[dict[str, Any], Any, float]] = {}
+        # identity -> [(fields read, {digest of their values: Stored})]
+        self._nodes: dict[str, list[tuple[tuple[str, ...], dict[str, Stored]]]] = {}
+        self._parts: dict[tuple[str, str], Any] = {}
         self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
+        self.hits = self.misses = self.part_hits = self.part_misses = 0
 
-    @staticmethod
-    def key(node: Any, state: Mapping[str, Any]) -> tuple[str, str] | None:
-        identity = getattr(node, "memo_id", None)
-        if identity is None or not getattr(node, "memoize", True):
-            return None
-        reads = node.reads_for(node.params)
-        try:
-            blob = pickle.dumps(tuple((f, state.get(f)) for f in reads), protocol=4)
-        except (pickle.PicklingError, TypeError, AttributeError):
-            return None
-        return identity, hashlib.sha256(blob).hexdigest()
-
-    def get(self, key: tuple[str, str] | None) -> tuple[dict[str, Any], Any, float] | None:
-        """(fields written, LLM usage, duration in ms) of a stored execution, or None."""
-        if key is None:
-            return None
+    # --- node executions (the engine) ---------------------------------------------------------------
+    def lookup(self, identity: str, state: Mapping[str, Any]) -> Stored | None:
+        """A stored execution of ``identity`` whose recorded reads all equal ``state``'s values, or None."""
         with self._lock:
-            found = self._store.get(key)
-            if found is None:
-                self.misses += 1
-            else:
-                self.hits += 1
-            return found
+            candidates = list(self._nodes.get(identity, ()))
+        for fields, table in candidates:
+            digest = inputs_digest((f, state.get(f, ABSENT)) for f in fields)
+            found = table.get(digest) if digest is not None else None
+            if found is not None:
+                with self._lock:
+                    self.hits += 1
+                return found
+        with self._lock:
+            self.misses += 1
+        return None
 
-    def put(self, key: tuple[str, str] | None, wrote: dict[str, Any], usage: Any, duration_ms: float) -> None:
-        if key is not None:
-            with self._lock:
-                self._store.setdefault(key, (wrote, usage, duration_ms))
+    def store(self, identity: str, reads: Mapping[str, Any], stored: Stored) -> None:
+        """Keep an execution that read ``reads`` (field -> value, ``ABSENT`` for a missing field)."""
+        fields = tuple(sorted(reads))
+        digest = inputs_digest((f, reads[f]) for f in fields)
+        if digest is None:
+            return
+        with self._lock:
+            tables = self._nodes.setdefault(identity, [])
+            for known, table in tables:
+                if known == fields:
+                    table.setdefault(digest, stored)
+                    return
+            tables.append((fields, {digest: stored}))
+
+    # --- shared parts (Node.shared) -----------------------------------------------------------------
+    def shared(self, identity: str, inputs: Any, compute: Callable[[], T]) -> T:
+        """``compute()`` once per (part identity, inputs); unpicklable inputs are never shared."""
+        digest = inputs_digest([("inputs", inputs)])
+        if digest is None:
+            return compute()
+        key = (identity, digest)
+        with self._lock:
+            if key in self._parts:
+                self.part_hits += 1
+                return self._parts[key]
+        value = compute()
+        with self._lock:
+            self.part_misses += 1
+            return self._parts.setdefault(key, value)
+
+    def stats(self) -> dict[str, int]:
+        """Counters for the summary and for tests that compare them with the dry-run estimate."""
+        with self._lock:
+            return {"node_hits": self.hits, "node_misses": self.misses, "part_hits": self.part_hits,
+                    "part_misses": self.part_misses}

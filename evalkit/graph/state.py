@@ -1,31 +1,83 @@
-"""The shared state a graph runs over, and how its values are summarised in traces.
+"""The shared state a graph runs over: its start, the view a node sees, and trace summaries.
 
-The state is a plain dict. A query starts with the fields in ``INITIAL_FIELDS``; nodes
-add or replace fields by returning them. The trace keeps a compact form of every
-written value: ids and scores, never whole texts.
+The state is a plain dict whose fields are declared in :mod:`evalkit.graph.schema`. A
+query starts with :func:`initial_state`; nodes add or replace fields by returning them
+(the schema's reducers say how). A node never receives the dict itself but a
+:class:`StateView`: read-only, limited to the fields the node declared, and recording
+every field it reads (the key the work memo shares results under). The trace keeps a
+compact form of every written value: ids and scores, never whole texts.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from evalkit.graph.memo import ABSENT
 from evalkit.records import Hit
-
-# Fields every query starts with; node ``reads`` may name these without a writer.
-INITIAL_FIELDS: dict[str, str] = {
-    "query_id": "id of the eval-set record",
-    "question": "the user's original question; no node may overwrite it",
-    "lang": "language of the question (zh, en, ...)",
-    "queries": "the queries retrieval runs (starts as [question]; rewrite nodes replace it)",
-    "attempt": "reflection-loop attempt: 0 until a query_rewrite node runs (each run sets previous + 1)",
-}
 
 MAX_TRACE_ITEMS = 100  # enough to keep a whole top-100 channel ranking (fusion analysis reads it)
 MAX_TRACE_CHARS = 160
 
 
-def initial_state(query_id: str, question: str, lang: str) -> dict[str, Any]:
-    """The state one query starts from."""
-    return {"query_id": query_id, "question": question, "lang": lang, "queries": [question], "attempt": 0}
+def initial_state(query_id: str, question: str, lang: str, history: Sequence[Mapping[str, str]] = (),
+                  tenant: str | None = None) -> dict[str, Any]:
+    """The state one query starts from (the schema's ``INITIAL_FIELDS``)."""
+    return {"query_id": query_id, "question": question, "lang": lang, "history": [dict(t) for t in history],
+            "tenant": tenant, "queries": [question], "attempt": 0}
+
+
+class UndeclaredRead(KeyError):
+    """A node read a field it did not declare (the engine turns it into a ``GraphError``)."""
+
+    def __init__(self, field: str):
+        super().__init__(field)
+        self.field = field
+
+
+class StateView(Mapping[str, Any]):
+    """What a node sees of the state: only its declared fields, read-only, every read recorded.
+
+    ``read`` maps each field the node looked at (by ``[]``, ``get``, ``in`` or iteration)
+    to the value it saw, or ``ABSENT``. An undeclared read raises :class:`UndeclaredRead`
+    and is remembered in ``violation``, so a node that catches every exception cannot hide it.
+    """
+
+    __slots__ = ("_state", "_allowed", "read", "violation")
+
+    def __init__(self, state: Mapping[str, Any], allowed: frozenset[str]):
+        self._state = state
+        self._allowed = allowed
+        self.read: dict[str, Any] = {}
+        self.violation: str | None = None  # the first undeclared field read (kept even if the node caught it)
+
+    def _see(self, key: str) -> Any:
+        if key not in self._allowed:
+            if self.violation is None:
+                self.violation = key
+            raise UndeclaredRead(key)
+        value = self._state.get(key, ABSENT)
+        self.read[key] = value
+        return value
+
+    def __getitem__(self, key: str) -> Any:
+        value = self._see(key)
+        if value is ABSENT:
+            raise KeyError(key)
+        return value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = self._see(key)
+        return default if value is ABSENT else value
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self._see(key) is not ABSENT
+
+    def __iter__(self) -> Iterator[str]:
+        present = [k for k in sorted(self._allowed) if self._see(k) is not ABSENT]
+        return iter(present)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def compact(value: Any) -> Any:

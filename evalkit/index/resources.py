@@ -8,7 +8,6 @@ view a node receives as ``self.resources``.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,6 @@ from evalkit.index.store import default_cache_root
 from evalkit.models.cache import EmbeddingCache
 from evalkit.models.embedders import CachedEmbedder, ModelSpec
 
-SEARCH_MEMO_SIZE = 100_000  # shared channel searches kept per invocation (see Resources.shared_search)
 
 
 @dataclass
@@ -29,16 +27,15 @@ class Resources:
     corpus: Corpus
     cache_root: Path = field(default_factory=default_cache_root)
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
-    _memo: dict[tuple, Any] = field(default_factory=dict, repr=False)
-    _emb_cache: EmbeddingCache | None = field(default=None, repr=False)
-    share_work: bool = True  # share identical index searches across variants (shared_search)
-    _searches: dict[tuple, Any] = field(default_factory=dict, repr=False)
+    _built: dict[tuple, Any] = field(default_factory=dict, repr=False)
 
     def _once(self, key: tuple, build: Any) -> Any:
+        """Build a model, index or client once per invocation (results of queries are shared by
+        ``evalkit.graph.memo``, not here)."""
         with self._lock:
-            if key not in self._memo:
-                self._memo[key] = build()
-            return self._memo[key]
+            if key not in self._built:
+                self._built[key] = build()
+            return self._built[key]
 
     def embedding_cache(self) -> EmbeddingCache:
         return self._once(("emb_cache",), lambda: EmbeddingCache(Path(self.cache_root) / "embeddings.sqlite"))
@@ -97,31 +94,17 @@ class Resources:
         return self._once(("graph_communities", spec.key(), community.model_dump_json(), chunking_id(chunking), seed),
                           lambda: detect_communities(self.graph_index(spec, chunking), community, seed))
 
-    def shared_search(self, key: tuple, search: Callable[[], Any]) -> Any:
-        """``search()``, computed once per ``key`` for all variants of an invocation.
+    def llm(self, spec: Any, purpose: str) -> Any:
+        """The ``LLMClient`` for ``spec`` and ``purpose``, built once (its concurrency limit is shared)."""
+        from evalkit.llm.client import LLMClient
 
-        The ``retrieve`` node searches its channels *and* fuses them, so two fusion
-        settings are two different nodes for ``evalkit.graph.memo``; their identical
-        channel searches (same index, settings and queries) are shared here instead. A
-        search is deterministic, so sharing changes no number. Off (every variant pays)
-        under ``evalkit run --no-share``. Bounded: cleared when ``SEARCH_MEMO_SIZE`` is reached.
-        """
-        if not self.share_work:
-            return search()
-        with self._lock:
-            if key in self._searches:
-                return self._searches[key]
-        found = search()
-        with self._lock:
-            if len(self._searches) >= SEARCH_MEMO_SIZE:
-                self._searches.clear()
-            self._searches.setdefault(key, found)
-        return found
+        return self._once(("llm", spec.model_dump_json(), purpose),
+                          lambda: LLMClient(spec, Path(self.cache_root), purpose=purpose))
 
     def index_metadata(self) -> list[dict[str, Any]]:
         """Metadata of every index built so far (for run tags and the summary)."""
         with self._lock:
-            return [v.meta for k, v in self._memo.items() if k[0] in ("dense", "bm25", "graph", "graph_communities")]
+            return [v.meta for k, v in self._built.items() if k[0] in ("dense", "bm25", "graph", "graph_communities")]
 
     def for_variant(self, chunking: dict[str, Any], seed: int = 0, base_dir: Path | None = None) -> VariantResources:
         return VariantResources(self, chunking, seed, base_dir)
@@ -168,8 +151,8 @@ class VariantResources:
     def embedder(self, spec: ModelSpec) -> CachedEmbedder:
         return self.shared.embedder(spec)
 
-    def shared_search(self, key: tuple, search: Callable[[], Any]) -> Any:
-        return self.shared.shared_search((chunking_id(self.chunking), self.seed, *key), search)
+    def llm(self, spec: Any, purpose: str) -> Any:
+        return self.shared.llm(spec, purpose)
 
     def reranker(self, spec: ModelSpec) -> Any:
         return self.shared.reranker(spec)

@@ -14,9 +14,10 @@ retrieval ranking when there is no rerank), reduced to documents in rank order.
 ``hit@5`` reads the final ranking, ``recall@20`` the retrieval ranking (the conventions
 of ``evalkit.metrics.registry``). Answerable queries only.
 
-**Gate.** The graph's own gate of an attempt is its ``grade`` decision (passes when
-``generate``) and its ``self_check`` decision (passes when ``pass`` or ``skipped``); an
-attempt whose gate node did not run passes.
+**Gate.** The graph's own gate of an attempt is every gate decision a node of that attempt
+wrote: the fields the state schema marks as gates, with the values that pass
+(``grade_decision``: ``generate``; ``self_check_decision``: ``pass`` or ``skipped``;
+:func:`evalkit.graph.schema.gate_fields`). An attempt without a gate decision passes.
 
 **Good final outcome.** Answerable query: final ``hit@5`` = 1 and, when the variant
 generates answers, a supported answer: answered, no unsupported claim, judge not failed.
@@ -61,13 +62,12 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from evalkit.graph.events import events_of, roles_in, wrote
+from evalkit.graph.schema import AGENTIC_ROLES, LLM_FALLBACK, LOOP_ROLES, RERANKED, RETRIEVED, REWRITE_FUTILE, ROUTE, \
+    Role, gate_fields
 from evalkit.metrics.retrieval import hit, recall
 from evalkit.records import QueryResult
 
-LOOP_TYPES = frozenset({"query_rewrite", "grade", "self_check"})
-AGENTIC_TYPES = LOOP_TYPES | {"intent_router"}
-GATE_PASS = {"grade": ("grade_decision", frozenset({"generate"})),
-             "self_check": ("self_check_decision", frozenset({"pass", "skipped"}))}
 HIT_K, RECALL_K = 5, 20
 _FLAGS = ("rescued", "rescued_new_docs", "harmed", "futile")
 
@@ -92,20 +92,21 @@ def attempt_rankings(trace: Sequence[Mapping[str, Any]]) -> dict[int, tuple[list
     """``{attempt: (retrieval-stage documents, final documents)}`` from a query's trace."""
     stages: dict[int, dict[str, list[str]]] = {}
     for e in trace:
-        wrote = e.get("wrote") or {}
-        for key in ("retrieved", "reranked"):
-            if key in wrote:
-                stages.setdefault(attempt_of(e), {})[key] = _docs(wrote[key])
+        written = wrote(e)
+        for key in (RETRIEVED, RERANKED):
+            if key in written:
+                stages.setdefault(attempt_of(e), {})[key] = _docs(written[key])
     return {a: (s.get("retrieved", s.get("reranked", [])), s.get("reranked", s.get("retrieved", [])))
             for a, s in sorted(stages.items())}
 
 
 def _gate_failed(trace: Sequence[Mapping[str, Any]], attempt: int) -> bool:
+    gates = gate_fields()
     for e in trace:
-        gate = GATE_PASS.get(str(e.get("type")))
-        if gate and attempt_of(e) == attempt and not e.get("error"):
-            value = (e.get("wrote") or {}).get(gate[0])
-            if value is not None and value not in gate[1]:
+        if attempt_of(e) != attempt or e.get("error"):
+            continue
+        for name, value in wrote(e).items():
+            if name in gates and value is not None and value not in gates[name]:
                 return True
     return False
 
@@ -137,12 +138,12 @@ def final_good(result: QueryResult) -> bool | None:
 def query_loop_metrics(result: QueryResult) -> dict[str, float | None]:
     """Per-query loop metrics (module docstring); ``{}`` when no agentic node ran."""
     trace = [e for e in result.trace if isinstance(e, Mapping)]
-    types = {str(e.get("type")) for e in trace}
-    if not types & AGENTIC_TYPES:
+    roles = roles_in(trace)
+    if not roles & AGENTIC_ROLES:
         return {}
     out: dict[str, float | None] = {
-        "llm_fallbacks": float(sum(1 for e in trace if (e.get("wrote") or {}).get("llm_fallback")))}
-    if not types & LOOP_TYPES:
+        "llm_fallbacks": float(sum(1 for e in trace if wrote(e).get(LLM_FALLBACK)))}
+    if not roles & LOOP_ROLES:
         return out
     attempts = max((attempt_of(e) for e in trace), default=1)
     looped = attempts > 1
@@ -165,7 +166,7 @@ def query_loop_metrics(result: QueryResult) -> dict[str, float | None]:
                 "final_good": None if good is None else float(good),
                 **{k: (None if good is None else float(v)) for k, v in flags.items()},
                 "loop_ms": ms, "loop_llm_calls": calls, "loop_tokens": tokens,
-                "futile_rewrites": float(sum(1 for e in trace if (e.get("wrote") or {}).get("rewrite_futile")))})
+                "futile_rewrites": float(sum(1 for e in trace if wrote(e).get(REWRITE_FUTILE)))})
     return out
 
 
@@ -187,8 +188,7 @@ def aggregate_loops(results: Sequence[QueryResult]) -> dict[str, float]:
     if not rows:
         return {}
     out: dict[str, float | None] = {"llm_fallbacks": math.fsum(m["llm_fallbacks"] or 0 for _, m in rows)}
-    routes = [str(e["wrote"]["route"]) for r, _ in rows for e in r.trace[:] if e.get("type") == "intent_router"
-              and "route" in (e.get("wrote") or {})]
+    routes = [str(wrote(e)[ROUTE]) for r, _ in rows for e in events_of(r.trace, Role.ROUTER) if ROUTE in wrote(e)]
     for label in sorted(set(routes)):
         out[f"route_share.{label}"] = routes.count(label) / len(rows)
     loops = [m for _, m in rows if "attempts" in m]

@@ -31,6 +31,25 @@ from typing import Any, Literal
 from pydantic import Field
 
 from evalkit.graph.node import Node, NodeParams, register_node
+from evalkit.graph.schema import (
+    ABSTAINED,
+    ANSWER,
+    ANSWER_EVIDENCE,
+    CITATIONS,
+    EVIDENCE,
+    GENERATOR,
+    INVALID_CITATIONS,
+    OUTCOME,
+    OUTCOME_ABSTAINED,
+    OUTCOME_ANSWERED,
+    OUTCOME_FALLBACK,
+    QUESTION,
+    RERANKED,
+    RETRIEVED,
+    USED_DOCUMENTS,
+    Contract,
+    Role,
+)
 from evalkit.llm.base import LLMSpec
 from evalkit.llm.extractive import INSUFFICIENT_EVIDENCE as NO_EVIDENCE_ANSWER  # one wording everywhere
 
@@ -88,29 +107,29 @@ class GenerateParams(NodeParams):
 
 
 @register_node
-class Generate(Node):
+class Generate(Node[GenerateParams]):
     type = "generate"
-    reads = ("question", "evidence")
-    writes = ("answer", "citations", "used_documents", "invalid_citations", "abstained", "answer_evidence",
-              "generator", "outcome")
+    role = Role.GENERATOR
+    reads = (QUESTION, EVIDENCE)
+    writes = (ANSWER, CITATIONS, USED_DOCUMENTS, INVALID_CITATIONS, ABSTAINED, ANSWER_EVIDENCE, GENERATOR, OUTCOME)
     Params = GenerateParams
 
     @classmethod
-    def reads_for(cls, params: GenerateParams) -> tuple[str, ...]:
-        return ("question", params.evidence_from)
+    def contract(cls, params: GenerateParams) -> Contract:
+        base = super().contract(params)
+        evidence = {"evidence": EVIDENCE, "reranked": RERANKED, "retrieved": RETRIEVED}[params.evidence_from]
+        return Contract(frozenset({QUESTION, evidence}), base.optional_reads, base.writes, base.optional_writes)
 
     def __init__(self, name: str, params: GenerateParams, resources: Any = None):
         super().__init__(name, params, resources)
-        from evalkit.llm.client import LLMClient
-
         self.passages = resources.passages()
-        self.client = LLMClient(params.llm, getattr(resources, "cache_root", None), purpose="generate")
+        self.client = self.llm_client(params.llm, "generate")
 
     def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
         p = self.params
         hits = list(state[p.evidence_from])[: p.evidence_k]
         shown = [(h.doc_id, self.passages.text(h.id), float(h.score)) for h in hits]
-        question = state["question"]
+        question = state[QUESTION]
         if shown:
             user = (f"Evidence:\n{render_evidence(shown, p.max_chars_per_passage)}\n\n"
                     f"Question: {question}\nAnswer (cite ids like [{shown[0][0]}]):")
@@ -123,9 +142,9 @@ class Generate(Node):
         doc_of = {h.id: h.doc_id for h in hits}
         used, invalid = parse_citations(answer, valid_ids, doc_of)
         abstained = is_abstention(answer)
-        return {"answer": answer, "citations": used + invalid, "used_documents": used,
-                "invalid_citations": invalid, "abstained": abstained, "answer_evidence": hits,
-                "generator": self.client.identity, "outcome": "abstained" if abstained else "answered"}
+        return {ANSWER: answer, CITATIONS: used + invalid, USED_DOCUMENTS: used, INVALID_CITATIONS: invalid,
+                ABSTAINED: abstained, ANSWER_EVIDENCE: hits, GENERATOR: self.client.identity,
+                OUTCOME: OUTCOME_ABSTAINED if abstained else OUTCOME_ANSWERED}
 
 
 class FallbackParams(NodeParams):
@@ -133,13 +152,13 @@ class FallbackParams(NodeParams):
 
 
 @register_node
-class Fallback(Node):
+class Fallback(Node[FallbackParams]):
     type = "fallback"
+    role = Role.GENERATOR
     reads = ()
-    writes = ("answer", "citations", "used_documents", "invalid_citations", "abstained", "answer_evidence",
-              "outcome")
+    writes = (ANSWER, CITATIONS, USED_DOCUMENTS, INVALID_CITATIONS, ABSTAINED, ANSWER_EVIDENCE, OUTCOME)
     Params = FallbackParams
 
     def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
-        return {"answer": self.params.answer, "citations": [], "used_documents": [], "invalid_citations": [],
-                "abstained": True, "answer_evidence": [], "outcome": "fallback"}
+        return {ANSWER: self.params.answer, CITATIONS: [], USED_DOCUMENTS: [], INVALID_CITATIONS: [],
+                ABSTAINED: True, ANSWER_EVIDENCE: [], OUTCOME: OUTCOME_FALLBACK}

@@ -56,6 +56,22 @@ from typing import Any, Literal
 from pydantic import Field
 
 from evalkit.graph.node import Node, NodeParams, register_node
+from evalkit.graph.schema import (
+    ATTEMPT,
+    EVIDENCE,
+    GRADE_DECISION,
+    GRADE_METHOD,
+    GRADE_REASON,
+    GRADED,
+    LLM_FALLBACK,
+    QUESTION,
+    REFLECTION,
+    RELEVANT_RATIO,
+    RERANKED,
+    RETRIEVED,
+    Contract,
+    Role,
+)
 from evalkit.llm.base import LLMError, LLMSpec
 from evalkit.models.embedders import ModelSpec
 from evalkit.nodes.rewrite import fallback_record, fold
@@ -169,26 +185,26 @@ def salient_terms(texts: Sequence[str], question: str, limit: int) -> list[str]:
 
 
 @register_node
-class Grade(Node):
+class Grade(Node[GradeParams]):
     type = "grade"
-    reads = ("question", "retrieved", "attempt")
-    writes = ("evidence", "graded", "relevant_ratio", "grade_decision", "grade_reason", "reflection",
-              "grade_method", "llm_fallback")
+    role = Role.GRADER
+    reads = (QUESTION, RETRIEVED, ATTEMPT)
+    writes = (EVIDENCE, GRADED, RELEVANT_RATIO, GRADE_DECISION, GRADE_REASON, REFLECTION, GRADE_METHOD)
+    optional_writes = (LLM_FALLBACK,)
     Params = GradeParams
 
     @classmethod
-    def reads_for(cls, params: GradeParams) -> tuple[str, ...]:
-        return ("question", params.candidates_from, "attempt")
+    def contract(cls, params: GradeParams) -> Contract:
+        base = super().contract(params)
+        candidates = {"retrieved": RETRIEVED, "reranked": RERANKED}[params.candidates_from]
+        return Contract(frozenset({QUESTION, candidates, ATTEMPT}), base.optional_reads, base.writes,
+                        base.optional_writes)
 
     def __init__(self, name: str, params: GradeParams, resources: Any = None):
         super().__init__(name, params, resources)
         self.passages = resources.passages()
         self.embedder = resources.embedder(ModelSpec.of(params.embedder))
-        self.client = None
-        if params.llm is not None:
-            from evalkit.llm.client import LLMClient
-
-            self.client = LLMClient(params.llm, getattr(resources, "cache_root", None), purpose="grade")
+        self.client = self.llm_client(params.llm, "grade") if params.llm is not None else None
 
     def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
         from evalkit.judges.lexicon import content_terms

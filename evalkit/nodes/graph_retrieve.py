@@ -46,6 +46,17 @@ from typing import Any
 from pydantic import Field
 
 from evalkit.graph.node import Node, NodeParams, register_node
+from evalkit.graph.schema import (
+    CHANNEL_HITS,
+    GRAPH_COMMUNITIES,
+    GRAPH_ENTITIES,
+    GRAPH_EVIDENCE,
+    QUERIES,
+    QUESTION,
+    RETRIEVED,
+    Contract,
+    Role,
+)
 from evalkit.index.communities import CommunitySpec
 from evalkit.index.entity_graph import GraphSpec
 from evalkit.index.graph_search import LocalGraphSearch, cosine_top
@@ -112,27 +123,40 @@ def local_searcher(params: GraphSearchParams, resources: Any) -> LocalGraphSearc
     return LocalGraphSearch(graph, params, embedder)
 
 
-def fuse(node: Node, own: list[Hit], state: Mapping[str, Any]) -> tuple[list[Hit], dict[str, list[Hit]]]:
+def with_fuse_read(base: Contract, params: GraphLocalParams | GraphGlobalParams) -> Contract:
+    """A graph node's reads plus, with ``fuse_with``, the ranking it fuses with (config loading checks
+    that an upstream node writes it) and the channels that ranking came from (when present)."""
+    if not params.fuse_with:
+        return base
+    return Contract(base.reads | {params.fuse_with}, base.optional_reads | {CHANNEL_HITS}, base.writes,
+                    base.optional_writes)
+
+
+def fuse(node: Any, own: list[Hit], state: Mapping[str, Any]) -> tuple[list[Hit], dict[str, list[Hit]]]:
     """``retrieved`` and ``channel_hits`` of a graph node: its own ranking, or RRF with ``fuse_with``."""
     p = node.params
     if not p.fuse_with:
         return own[: p.top_k], {"graph": own}
-    other = state.get(p.fuse_with)
-    if other is None:
-        raise ValueError(f"node '{node.name}' ({node.type}) has fuse_with: {p.fuse_with}, but no earlier node "
-                         f"wrote '{p.fuse_with}'; put a node that writes it (e.g. retrieve) before '{node.name}'")
-    if not all(isinstance(h, Hit) for h in other):
-        raise ValueError(f"node '{node.name}': fuse_with field '{p.fuse_with}' is not a ranking (a list of Hit)")
+    other = state[p.fuse_with]
+    if not isinstance(other, (list, tuple)) or not all(isinstance(h, Hit) for h in other):
+        from evalkit.graph.graph import GraphError
+
+        raise GraphError(f"node '{node.name}': fuse_with field '{p.fuse_with}' is not a ranking (a list of Hit)")
     fused = rrf([list(other), own], [p.fusion.fuse_weight, p.fusion.weight], p.fusion.k)
-    return fused[: p.top_k], {**dict(state.get("channel_hits") or {}), "graph": own}
+    return fused[: p.top_k], {**dict(state.get(CHANNEL_HITS) or {}), "graph": own}
 
 
 @register_node
-class GraphLocal(Node):
+class GraphLocal(Node[GraphLocalParams]):
     type = "graph_local"
-    reads = ("queries",)
-    writes = ("retrieved", "channel_hits", "graph_entities", "graph_evidence")
+    role = Role.RETRIEVER
+    reads = (QUERIES, QUESTION)
+    writes = (RETRIEVED, CHANNEL_HITS, GRAPH_ENTITIES, GRAPH_EVIDENCE)
     Params = GraphLocalParams
+
+    @classmethod
+    def contract(cls, params: GraphLocalParams) -> Contract:
+        return with_fuse_read(super().contract(params), params)
 
     def __init__(self, name: str, params: GraphLocalParams, resources: Any = None):
         super().__init__(name, params, resources)
@@ -148,11 +172,16 @@ class GraphLocal(Node):
 
 
 @register_node
-class GraphGlobal(Node):
+class GraphGlobal(Node[GraphGlobalParams]):
     type = "graph_global"
-    reads = ("queries",)
-    writes = ("retrieved", "channel_hits", "graph_communities")
+    role = Role.RETRIEVER
+    reads = (QUERIES, QUESTION)
+    writes = (RETRIEVED, CHANNEL_HITS, GRAPH_COMMUNITIES)
     Params = GraphGlobalParams
+
+    @classmethod
+    def contract(cls, params: GraphGlobalParams) -> Contract:
+        return with_fuse_read(super().contract(params), params)
 
     def __init__(self, name: str, params: GraphGlobalParams, resources: Any = None):
         super().__init__(name, params, resources)

@@ -22,9 +22,19 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, model_validator
 
+from evalkit.errors import EvalkitError
 from evalkit.graph.node import Node, NodeParams, register_node
-
-NO_EVIDENCE = "no_reliable_evidence"
+from evalkit.graph.schema import (
+    EVIDENCE,
+    GUARD_REASON,
+    GUARD_THRESHOLD,
+    GUARD_TRIGGERED,
+    OUTCOME,
+    OUTCOME_EVIDENCE_FOUND,
+    OUTCOME_NO_EVIDENCE,
+    RERANKED,
+    Role,
+)
 
 
 class GuardParams(NodeParams):
@@ -53,38 +63,44 @@ def calibration_scores(path: Path) -> list[float]:
     else:
         scores = json.loads(text)
     if not isinstance(scores, list) or not scores or not all(isinstance(s, (int, float)) for s in scores):
-        raise ValueError(f"{path}: no calibration scores (need a non-empty list of numbers, "
+        raise EvalkitError(f"{path}: no calibration scores (need a non-empty list of numbers, "
                          "or a per_query.jsonl with rerank_top1 for answerable queries)")
     return [float(s) for s in scores]
 
 
 @register_node
-class Guard(Node):
+class Guard(Node[GuardParams]):
     type = "guard"
-    reads = ("reranked",)
-    writes = ("guard_triggered", "guard_reason", "guard_threshold", "evidence", "outcome")
+    role = Role.GUARD
+    reads = (RERANKED,)
+    writes = (GUARD_TRIGGERED, GUARD_REASON, GUARD_THRESHOLD, EVIDENCE, OUTCOME)
     Params = GuardParams
 
     def __init__(self, name: str, params: GuardParams, resources: Any = None):
         super().__init__(name, params, resources)
-        if params.mode == "absolute":
+        if params.threshold is not None and params.mode == "absolute":
             self.threshold = float(params.threshold)
         else:
-            path = Path(params.calibration)
+            path = Path(str(params.calibration))
             base = getattr(resources, "base_dir", None)
             if not path.is_absolute() and base is not None and not path.exists():
                 path = Path(base) / path
             self.threshold = float(np.percentile(calibration_scores(path), params.percentile))
 
+    def fingerprint(self) -> dict[str, Any]:
+        # a relative threshold comes from a calibration file: two variants naming the same relative path
+        # in different folders differ here, so their results are never shared
+        return {"threshold": self.threshold}
+
     def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
-        ranked = list(state["reranked"])
+        ranked = list(state[RERANKED])
         p = self.params
         if len(ranked) < max(p.min_documents, 1):
             reason = f"{len(ranked)} passage(s) after rerank, fewer than min_documents={max(p.min_documents, 1)}"
         elif ranked[0].score < self.threshold:
             reason = f"top score {ranked[0].score:.4f} < threshold {self.threshold:.4f}"
         else:
-            return {"guard_triggered": False, "guard_reason": "", "guard_threshold": self.threshold,
-                    "evidence": ranked[: p.evidence_k], "outcome": "evidence_found"}
-        return {"guard_triggered": True, "guard_reason": reason, "guard_threshold": self.threshold,
-                "evidence": [], "outcome": NO_EVIDENCE}
+            return {GUARD_TRIGGERED: False, GUARD_REASON: "", GUARD_THRESHOLD: self.threshold,
+                    EVIDENCE: ranked[: p.evidence_k], OUTCOME: OUTCOME_EVIDENCE_FOUND}
+        return {GUARD_TRIGGERED: True, GUARD_REASON: reason, GUARD_THRESHOLD: self.threshold,
+                EVIDENCE: [], OUTCOME: OUTCOME_NO_EVIDENCE}

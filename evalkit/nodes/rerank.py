@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import Field
 
 from evalkit.graph.node import Node, NodeParams, register_node
+from evalkit.graph.schema import QUESTION, RERANK_MODEL, RERANK_SCORES, RERANKED, RETRIEVED, Role
 from evalkit.models.embedders import ModelSpec
 from evalkit.records import Hit
 
@@ -25,10 +26,11 @@ class RerankParams(NodeParams):
 
 
 @register_node
-class Rerank(Node):
+class Rerank(Node[RerankParams]):
     type = "rerank"
-    reads = ("question", "retrieved")
-    writes = ("reranked", "rerank_scores", "rerank_model")
+    role = Role.RERANKER
+    reads = (QUESTION, RETRIEVED)
+    writes = (RERANKED, RERANK_SCORES, RERANK_MODEL)
     Params = RerankParams
 
     def __init__(self, name: str, params: RerankParams, resources: Any = None):
@@ -37,7 +39,7 @@ class Rerank(Node):
         self.model = resources.reranker(ModelSpec.of(params.model))
 
     def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
-        candidates = list(state["retrieved"])[: self.params.top_k]
-        scores = self.model.score(state["question"], [self.passages.text(h.id) for h in candidates])
+        candidates = list(state[RETRIEVED])[: self.params.top_k]
+        scores = self.model.score(state[QUESTION], [self.passages.text(h.id) for h in candidates])
         ranked = sorted((Hit(h.id, h.doc_id, s) for h, s in zip(candidates, scores)), key=lambda h: (-h.score, h.id))
-        return {"reranked": ranked, "rerank_scores": [h.score for h in ranked], "rerank_model": self.model.identity}
+        return {RERANKED: ranked, RERANK_SCORES: [h.score for h in ranked], RERANK_MODEL: self.model.identity}

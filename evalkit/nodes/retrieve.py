@@ -6,9 +6,9 @@ parent passage (best child's score, first occurrence kept). One ranking alone is
 through; several (channels x queries) are fused by ``fusion`` (RRF or weighted sum, see
 ``evalkit.nodes.fusion``). Writes ``retrieved`` (the fused top ``top_k``) and
 ``channel_hits`` (each channel's own ranking, for the trace and for fusion analysis).
-A channel's search is shared with every other variant of the invocation that runs the
-same search (same channel settings, chunking and queries; ``Resources.shared_search``),
-so a sweep over fusion settings searches each query once.
+A channel's search is a shared part (``shared_parts``): every other variant of the
+invocation that runs the same search (same channel settings, chunking and queries) reuses
+it through the work memo, so a sweep over fusion settings searches each query once.
 
 YAML::
 
@@ -28,6 +28,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from evalkit.graph.node import Node, NodeParams, register_node
+from evalkit.graph.schema import CHANNEL_HITS, QUERIES, QUESTION, RETRIEVED, Role
 from evalkit.models.embedders import ModelSpec
 from evalkit.nodes.fusion import rrf, weighted
 from evalkit.records import Hit
@@ -82,10 +83,11 @@ class RetrieveParams(NodeParams):
 
 
 @register_node
-class Retrieve(Node):
+class Retrieve(Node[RetrieveParams]):
     type = "retrieve"
-    reads = ("queries",)
-    writes = ("retrieved", "channel_hits")
+    role = Role.RETRIEVER
+    reads = (QUERIES, QUESTION)
+    writes = (RETRIEVED, CHANNEL_HITS)
     Params = RetrieveParams
 
     def __init__(self, name: str, params: RetrieveParams, resources: Any = None):
@@ -101,20 +103,25 @@ class Retrieve(Node):
             c = params.bm25
             self._bm25 = resources.bm25_index(c.tokenizer, c.k1, c.b, c.idf, c.stem, c.stopwords)
 
+    @classmethod
+    def shared_parts(cls, params: RetrieveParams) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
+        """One channel search each: what other variants (other fusion settings) may share."""
+        parts = []
+        for channel in ("dense", "bm25"):
+            c = getattr(params, channel)
+            if c is not None:
+                parts.append(({"search": channel, **c.model_dump(mode="json", exclude={"weight"})},
+                              (QUERIES, QUESTION)))
+        return parts
+
     def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
-        queries = list(state["queries"]) or [state["question"]]
+        queries = list(state[QUERIES]) or [state[QUESTION]]
+        searches = {"dense": self._dense_search, "bm25": self._bm25_search}
         channels: dict[str, list[list[Hit]]] = {}
+        for part, _ in self.shared_parts(self.params):
+            channel = part["search"]
+            channels[channel] = self.shared(part, tuple(queries), lambda c=channel: searches[c](queries))
         p = self.params
-        share = self.resources.shared_search  # identical searches of other variants are reused
-        if self._dense is not None:
-            d = p.dense
-            channels["dense"] = share(("dense", d.model_dump_json(exclude={"weight"}), tuple(queries)),
-                                      lambda: self._dense_search(queries))
-        if self._bm25 is not None:
-            b = p.bm25
-            channels["bm25"] = share(("bm25", b.model_dump_json(exclude={"weight"}), tuple(queries)),
-                                     lambda: [self._to_hits(self._bm25.search(q, self._unit_k(b.top_k)), b.top_k)
-                                              for q in queries])
         rankings = [r for lists in channels.values() for r in lists]
         weights = [getattr(p, ch).weight for ch, lists in channels.items() for _ in lists]
         if len(rankings) == 1:
@@ -125,12 +132,19 @@ class Retrieve(Node):
             fused = weighted(rankings, weights, p.fusion.norm, p.fusion.missing)
         channel_hits = {ch: (lists[0] if len(lists) == 1 else rrf(lists, [1.0] * len(lists), p.fusion.k))
                         for ch, lists in channels.items()}
-        return {"retrieved": fused[:p.top_k], "channel_hits": channel_hits}
+        return {RETRIEVED: fused[:p.top_k], CHANNEL_HITS: channel_hits}
 
     def _dense_search(self, queries: list[str]) -> list[list[Hit]]:
+        dense = self.params.dense
+        assert dense is not None and self._dense is not None
         vecs = self._query_model.encode_queries(queries)
-        found = self._dense.search(vecs, self._unit_k(self.params.dense.top_k), self._query_model.identity)
-        return [self._to_hits(r, self.params.dense.top_k) for r in found]
+        found = self._dense.search(vecs, self._unit_k(dense.top_k), self._query_model.identity)
+        return [self._to_hits(r, dense.top_k) for r in found]
+
+    def _bm25_search(self, queries: list[str]) -> list[list[Hit]]:
+        bm25 = self.params.bm25
+        assert bm25 is not None and self._bm25 is not None
+        return [self._to_hits(self._bm25.search(q, self._unit_k(bm25.top_k)), bm25.top_k) for q in queries]
 
     def _unit_k(self, k: int) -> int:
         # parent-child: several children may share a parent; over-fetch so k parents remain

@@ -62,6 +62,20 @@ from typing import Any
 from pydantic import Field
 
 from evalkit.graph.node import Node, NodeParams, register_node
+from evalkit.graph.schema import (
+    ATTEMPT,
+    LLM_FALLBACK,
+    QUERIES,
+    QUESTION,
+    REFLECTION,
+    REWRITE,
+    REWRITE_FUTILE,
+    REWRITE_HISTORY,
+    REWRITE_REASON,
+    REWRITE_SOURCE,
+    SUB_QUERIES,
+    Role,
+)
 from evalkit.llm.base import LLMError, LLMSpec
 from evalkit.models.embedders import ModelSpec
 
@@ -185,21 +199,18 @@ def fallback_record(node: str, attempt: int, exc: Exception) -> dict[str, Any]:
 
 
 @register_node
-class QueryRewrite(Node):
+class QueryRewrite(Node[RewriteParams]):
     type = "query_rewrite"
-    memoize = False  # also reads the optional 'reflection' (absent from graphs without grade/self_check)
-    reads = ("question", "attempt", "rewrite_history")
-    writes = ("attempt", "queries", "rewrite", "sub_queries", "rewrite_source", "rewrite_reason",
-              "rewrite_history", "rewrite_futile", "llm_fallback")
+    role = Role.REWRITER
+    reads = (QUESTION, ATTEMPT)
+    optional_reads = (REWRITE_HISTORY, REFLECTION)  # absent before the first rewrite / without a grader
+    writes = (ATTEMPT, QUERIES, REWRITE, SUB_QUERIES, REWRITE_SOURCE, REWRITE_REASON, REWRITE_HISTORY, REWRITE_FUTILE)
+    optional_writes = (LLM_FALLBACK,)
     Params = RewriteParams
 
     def __init__(self, name: str, params: RewriteParams, resources: Any = None):
         super().__init__(name, params, resources)
-        self.client = None
-        if params.llm is not None:
-            from evalkit.llm.client import LLMClient
-
-            self.client = LLMClient(params.llm, getattr(resources, "cache_root", None), purpose="rewrite")
+        self.client = self.llm_client(params.llm, "rewrite") if params.llm is not None else None
         self._embedder = None
         if params.similarity_guard is not None:
             self._embedder = resources.embedder(ModelSpec.of(params.similarity_guard.embedder))

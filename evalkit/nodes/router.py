@@ -36,6 +36,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from evalkit.graph.node import Node, NodeParams, register_node
+from evalkit.graph.schema import ATTEMPT, LLM_FALLBACK, QUESTION, ROUTE, ROUTE_REASON, ROUTE_SOURCE, Role
 from evalkit.llm.base import LLMError, LLMSpec
 from evalkit.nodes.rewrite import fallback_record
 from evalkit.nodes.scheduler import Rule, classify
@@ -85,19 +86,17 @@ class IntentRouterParams(NodeParams):
 
 
 @register_node
-class IntentRouter(Node):
+class IntentRouter(Node[IntentRouterParams]):
     type = "intent_router"
-    reads = ("question",)
-    writes = ("route", "route_reason", "route_source", "llm_fallback")
+    role = Role.ROUTER
+    reads = (QUESTION, ATTEMPT)
+    writes = (ROUTE, ROUTE_REASON, ROUTE_SOURCE)
+    optional_writes = (LLM_FALLBACK,)
     Params = IntentRouterParams
 
     def __init__(self, name: str, params: IntentRouterParams, resources: Any = None):
         super().__init__(name, params, resources)
-        self.client = None
-        if params.llm is not None:
-            from evalkit.llm.client import LLMClient
-
-            self.client = LLMClient(params.llm, getattr(resources, "cache_root", None), purpose="route")
+        self.client = self.llm_client(params.llm, "route") if params.llm is not None else None
 
     def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
         p = self.params

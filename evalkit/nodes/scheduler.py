@@ -35,6 +35,7 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from evalkit.graph.node import Node, NodeParams, register_node
+from evalkit.graph.schema import QUERIES, QUESTION, RETRIEVED, SCHEDULER_CLASS, SCHEDULER_REASON, TOOL_HITS, Role
 from evalkit.nodes.fusion import rrf
 from evalkit.nodes.graph_retrieve import GraphSearchParams, local_searcher
 from evalkit.nodes.retrieve import BM25Channel, DenseChannel, Retrieve, RetrieveParams
@@ -143,10 +144,11 @@ def dedupe_by_document(hits: list[Hit]) -> list[Hit]:
 
 
 @register_node
-class AgentScheduler(Node):
+class AgentScheduler(Node[SchedulerParams]):
     type = "agent_scheduler"
-    reads = ("question", "queries")
-    writes = ("retrieved", "scheduler_class", "scheduler_reason", "tool_hits")
+    role = Role.RETRIEVER
+    reads = (QUESTION, QUERIES)
+    writes = (RETRIEVED, SCHEDULER_CLASS, SCHEDULER_REASON, TOOL_HITS)
     Params = SchedulerParams
 
     def __init__(self, name: str, params: SchedulerParams, resources: Any = None):
@@ -162,10 +164,21 @@ class AgentScheduler(Node):
         if "graph" in used:
             self.tools["graph"] = local_searcher(params.graph, resources)
 
+    @classmethod
+    def shared_parts(cls, params: SchedulerParams) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
+        """The dense and BM25 tools' channel searches, shared like a ``retrieve`` node's."""
+        parts = []
+        for tool in ("dense", "bm25"):
+            if any(w.get(tool, 0) > 0 for w in params.weights.values()):
+                parts += Retrieve.shared_parts(RetrieveParams(**{tool: getattr(params, tool)}, top_k=params.top_k))
+        return parts
+
     def _call(self, tool: str, queries: list[str], question: str) -> list[Hit]:
         if tool == "graph":
             return [Hit(pid, doc, s) for pid, doc, s in self.tools["graph"].search(queries).passages]
-        return list(self.tools[tool].run({"queries": queries, "question": question})["retrieved"])
+        retriever = self.tools[tool]
+        retriever.work, retriever.context = self.work, self.context  # share its searches like a retrieve node
+        return list(retriever.run({"queries": queries, "question": question})["retrieved"])
 
     def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
         p = self.params

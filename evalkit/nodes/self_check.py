@@ -32,6 +32,20 @@ from typing import Any, Literal
 from pydantic import Field
 
 from evalkit.graph.node import Node, NodeParams, register_node
+from evalkit.graph.schema import (
+    ABSTAINED,
+    ANSWER,
+    ANSWER_EVIDENCE,
+    ATTEMPT,
+    LLM_FALLBACK,
+    QUESTION,
+    REFLECTION,
+    SELF_CHECK_CLAIMS,
+    SELF_CHECK_DECISION,
+    SELF_CHECK_PASSED,
+    SELF_CHECK_REASON,
+    Role,
+)
 
 
 class SelfCheckParams(NodeParams):
@@ -46,11 +60,12 @@ class SelfCheckParams(NodeParams):
 
 
 @register_node
-class SelfCheck(Node):
+class SelfCheck(Node[SelfCheckParams]):
     type = "self_check"
-    reads = ("question", "answer", "answer_evidence", "abstained", "attempt")
-    writes = ("self_check_passed", "self_check_decision", "self_check_reason", "self_check_claims", "reflection",
-              "llm_fallback")
+    role = Role.CHECKER
+    reads = (QUESTION, ANSWER, ANSWER_EVIDENCE, ABSTAINED, ATTEMPT)
+    writes = (SELF_CHECK_PASSED, SELF_CHECK_DECISION, SELF_CHECK_REASON, SELF_CHECK_CLAIMS, REFLECTION)
+    optional_writes = (LLM_FALLBACK,)
     Params = SelfCheckParams
 
     def __init__(self, name: str, params: SelfCheckParams, resources: Any = None):
@@ -102,7 +117,9 @@ class SelfCheck(Node):
 
     @staticmethod
     def _done(decision: str, passed: bool | None, reason: str) -> dict[str, Any]:
-        return {"self_check_decision": decision, "self_check_passed": passed, "self_check_reason": reason}
+        """The decision fields; no claims and no feedback (a failure adds both)."""
+        return {SELF_CHECK_DECISION: decision, SELF_CHECK_PASSED: passed, SELF_CHECK_REASON: reason,
+                SELF_CHECK_CLAIMS: [], REFLECTION: None}
 
     def _reflection(self, question: str, attempt: int, reason: str, claims: list[dict[str, Any]],
                     texts: list[str]) -> dict[str, Any]:

@@ -2,20 +2,28 @@
 
 Nothing runs and no model loads. The estimate follows each variant's default path from
 ``start`` to ``end`` (conditional routes and loops can add executions; the estimate says
-so), counts node executions before and after sharing (a node whose whole prefix on the
-path is identical in another variant runs once per query), LLM calls per query
-(``generate`` and any node with a model ``llm``; judge calls for generating variants),
-and, per dense index, how many passages the embedding cache has not seen yet.
+so) and counts node executions and shared parts (channel searches) before and after
+sharing with the work memo's own code (:mod:`evalkit.graph.memo`): the same node
+identities and the same input digests, where each input is the *provenance* of a field's
+value (the start of the query, or the node execution that wrote it) instead of the value.
+Two executions with the same identity whose declared reads come from the same
+executions are shared; the real run can only share more (equal values from different
+executions), never less. It also counts LLM calls per query (any node whose params hold
+an LLM on a model backend; judge calls for generating variants) and, per dense index, how
+many passages the embedding cache has not seen yet.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from evalkit.graph import END, START, GraphConfig, node_types
-from evalkit.graph.memo import node_identity
+from evalkit.graph.memo import ABSENT, inputs_digest, node_identity, part_identity
+from evalkit.graph.schema import INITIAL_FIELDS, Role
 
 MODEL_BACKENDS = ("local", "openai")
 
@@ -36,6 +44,8 @@ class Plan:
     node_executions: int
     node_executions_shared: int
     judge_calls: int
+    searches: int = 0
+    searches_shared: int = 0
     to_encode: dict[str, int] = field(default_factory=dict)  # embedder identity -> passages not in the cache
 
     def table(self) -> str:
@@ -47,7 +57,10 @@ class Plan:
                          f"~{v.tokens_per_query} tokens/query{loop}")
         saved = self.node_executions - self.node_executions_shared
         lines.append(f"node executions: {self.node_executions} on the default paths, "
-                     f"{self.node_executions_shared} after sharing identical prefixes ({saved} saved)")
+                     f"{self.node_executions_shared} after sharing ({saved} saved)")
+        if self.searches:
+            lines.append(f"channel searches: {self.searches} needed by the executions that run, "
+                         f"{self.searches_shared} after sharing")
         llm = sum(v.llm_calls_per_query for v in self.variants) * self.queries
         lines.append(f"LLM calls: at most {llm} by nodes and {self.judge_calls} by the judge "
                      "(before the LLM cache; cached calls cost nothing)")
@@ -66,15 +79,30 @@ def default_path(config: GraphConfig) -> tuple[list[str], bool]:
     return path, bool(config.routes) or node != END
 
 
-def _llm_per_query(config: GraphConfig, path: list[str]) -> tuple[int, int]:
+def llm_specs(params: Any) -> Iterator[Any]:
+    """Every ``LLMSpec`` inside a params model (nested models, lists and dicts included)."""
+    from evalkit.llm.base import LLMSpec
+
+    if isinstance(params, LLMSpec):
+        yield params
+    elif isinstance(params, BaseModel):
+        for name in type(params).model_fields:
+            yield from llm_specs(getattr(params, name))
+    elif isinstance(params, (list, tuple)):
+        for v in params:
+            yield from llm_specs(v)
+    elif isinstance(params, dict):
+        for v in params.values():
+            yield from llm_specs(v)
+
+
+def _llm_per_query(params: Any) -> tuple[int, int]:
     calls = tokens = 0
-    for name in path:
-        params = config.nodes[name]["params"]
-        llm = params.get("llm")
-        if isinstance(llm, dict) and llm.get("backend", "local") in MODEL_BACKENDS:
+    for spec in llm_specs(params):
+        if spec.backend in MODEL_BACKENDS:
             calls += 1
-            chars = params.get("evidence_k", 5) * params.get("max_chars_per_passage", 600)
-            tokens += chars // 2 + 200 + int(llm.get("max_tokens", 512))
+            chars = getattr(params, "evidence_k", 5) * getattr(params, "max_chars_per_passage", 600)
+            tokens += chars // 2 + 200 + int(spec.max_tokens)
     return calls, tokens
 
 
@@ -83,32 +111,42 @@ def make_plan(eval_set: Any, configs: Sequence[GraphConfig], judge: str, cache_r
     """Estimate the work of running ``configs`` on ``eval_set`` (no model loads)."""
     types = node_types()
     n = len(eval_set.records)
-    variants, chains, total = [], set(), 0
-    judge_calls = 0
+    variants: list[VariantPlan] = []
+    nodes_seen: set[Any] = set()
+    parts_seen: set[Any] = set()
+    total = searches = judge_calls = 0
     for config in configs:
         path, loops = default_path(config)
-        calls, tokens = _llm_per_query(config, path)
-        variants.append(VariantPlan(config.name, path, loops, calls, tokens))
         context = {"chunking": config.chunking, "seed": config.seed}
-        prefix: tuple[str, ...] = ()
+        provenance: dict[str, Any] = {str(f): f"start:{f}" for f in INITIAL_FIELDS}
+        calls = tokens = 0
+        generator = False
         for name in path:
             spec = config.nodes[name]
-            prefix = (*prefix, _identity(types[spec["type"]], spec, context))
-            chains.add(prefix if share_work else (config.name, *prefix))
+            cls = types[spec["type"]]
+            params = cls.Params(**spec["params"])
+            contract = cls.contract(params)
+            c, t = _llm_per_query(params)
+            calls, tokens, generator = calls + c, tokens + t, generator or cls.role is Role.GENERATOR
+            identity = node_identity(cls.type, params, context)
+            inputs = inputs_digest((f, provenance.get(f, ABSENT)) for f in sorted(contract.all_reads))
+            key = (identity, inputs) if share_work and cls.memoize else (config.name, name, identity, inputs)
             total += 1
-        if judge in ("llm", "ragas") and any(config.nodes[x]["type"] == "generate" for x in path):
+            if key not in nodes_seen:
+                nodes_seen.add(key)
+                for part, fields in cls.shared_parts(params):
+                    searches += 1
+                    pkey = (part_identity(part, context),
+                            inputs_digest((f, provenance.get(f, ABSENT)) for f in fields))
+                    parts_seen.add(pkey if share_work else (config.name, name, *pkey))
+            for f in contract.all_writes:
+                provenance[f] = f"{key}:{f}"
+        variants.append(VariantPlan(config.name, path, loops, calls, tokens))
+        if judge in ("llm", "ragas") and generator:
             judge_calls += 2 * n
     return Plan(queries=n, variants=variants, node_executions=total * n,
-                node_executions_shared=len(chains) * n, judge_calls=judge_calls,
-                to_encode=_to_encode(eval_set, configs, cache_root))
-
-
-def _identity(cls: Any, spec: dict[str, Any], context: dict[str, Any]) -> str:
-    class _Probe:  # node_identity reads only .type and .params
-        type = cls.type
-        params = cls.Params(**spec["params"])
-
-    return node_identity(_Probe, context)
+                node_executions_shared=len(nodes_seen) * n, judge_calls=judge_calls, searches=searches * n,
+                searches_shared=len(parts_seen) * n, to_encode=_to_encode(eval_set, configs, cache_root))
 
 
 def _to_encode(eval_set: Any, configs: Sequence[GraphConfig], cache_root: Path) -> dict[str, int]:
@@ -118,22 +156,24 @@ def _to_encode(eval_set: Any, configs: Sequence[GraphConfig], cache_root: Path) 
     from evalkit.models.cache import EmbeddingCache, text_key
     from evalkit.models.embedders import ModelSpec, embedder_identity
 
+    types = node_types()
     corpus = getattr(eval_set, "corpus", None) or load_corpus(eval_set.corpus_path)
     cache = EmbeddingCache(Path(cache_root) / "embeddings.sqlite")
     out: dict[str, int] = {}
     seen: set[tuple[str, str]] = set()
     for config in configs:
         for spec in config.nodes.values():
-            dense = spec["params"].get("dense") if spec["type"] == "retrieve" else None
-            if dense is None:
-                continue
-            ident = embedder_identity(ModelSpec.of(dense.get("embedder", "e5")))
-            key = (str(ident), str(sorted(config.chunking.items())))
-            if ident is None or key in seen:
-                continue
-            seen.add(key)
-            keys = list(dict.fromkeys(text_key(t) for t in chunk_corpus(corpus, config.chunking).unit_texts()))
-            found = cache.get_many(ident, "passage", keys)
-            out[ident] = out.get(ident, 0) + len(keys) - len(found)
+            cls = types[spec["type"]]
+            for part, _ in cls.shared_parts(cls.Params(**spec["params"])):
+                if part.get("search") != "dense":
+                    continue
+                ident = embedder_identity(ModelSpec.of(part.get("embedder", "e5")))
+                key = (str(ident), str(sorted(config.chunking.items())))
+                if ident is None or key in seen:
+                    continue
+                seen.add(key)
+                keys = list(dict.fromkeys(text_key(t) for t in chunk_corpus(corpus, config.chunking).unit_texts()))
+                found = cache.get_many(ident, "passage", keys)
+                out[ident] = out.get(ident, 0) + len(keys) - len(found)
     cache.close()
     return out

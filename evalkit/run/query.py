@@ -17,14 +17,26 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalkit.graph import Graph, initial_state
+from evalkit.graph.schema import (
+    ABSTAINED,
+    ABSTAINING_OUTCOMES,
+    ANSWER,
+    ANSWER_EVIDENCE,
+    CITATIONS,
+    GENERATOR,
+    INVALID_CITATIONS,
+    OUTCOME,
+    RERANK_SCORES,
+    RERANKED,
+    RETRIEVED,
+    USED_DOCUMENTS,
+)
 from evalkit.llm.usage import Usage, usage_scope
 from evalkit.llm.usage import record as record_usage
 from evalkit.metrics import score_query
 from evalkit.metrics.answer import score_answer
 from evalkit.records import EvalRecord, Hit, QueryResult
 
-# outcomes that mean the pipeline declined to answer (guard tripped, fallback node)
-ABSTAINING_OUTCOMES = ("no_reliable_evidence", "fallback")
 
 
 def doc_ranking(hits: Sequence[Hit]) -> list[dict[str, Any]]:
@@ -54,8 +66,8 @@ def run_query(ctx: QueryContext, record: EvalRecord) -> QueryResult:
     with usage_scope() as usage:
         outcome = ctx.graph.run(initial_state(record.id, record.question, record.lang))
         state = outcome.state
-        retrieved_hits = list(state.get("retrieved", []))
-        final_hits = list(state["reranked"]) if "reranked" in state else retrieved_hits
+        retrieved_hits = list(state.get(RETRIEVED, []))
+        final_hits = list(state[RERANKED]) if RERANKED in state else retrieved_hits
         retrieved, reranked = doc_ranking(retrieved_hits), doc_ranking(final_hits)
         scores: dict[str, Any] = {}
         if record.answerable:
@@ -65,8 +77,8 @@ def run_query(ctx: QueryContext, record: EvalRecord) -> QueryResult:
         if ctx.generates:
             generation, answer_scores = _judge_answer(ctx, record, state, outcome.failed)
             scores.update(answer_scores)
-    top1 = state.get("rerank_scores", [None])[0] if state.get("rerank_scores") else None
-    result_outcome = state.get("outcome") or ("failed" if outcome.failed else "completed")
+    top1 = state[RERANK_SCORES][0] if state.get(RERANK_SCORES) else None
+    result_outcome = state.get(OUTCOME) or ("failed" if outcome.failed else "completed")
     return QueryResult(
         query_id=record.id, question=record.question, gold_doc_ids=list(record.relevant_doc_ids),
         retrieved=retrieved, reranked=reranked, metrics=scores, trace=[e.to_dict() for e in outcome.trace],
@@ -79,10 +91,10 @@ def run_query(ctx: QueryContext, record: EvalRecord) -> QueryResult:
 def _judge_answer(ctx: QueryContext, record: EvalRecord, state: dict[str, Any],
                   failed: bool) -> tuple[dict[str, Any], dict[str, Any]]:
     """The answer record (answer, citations, verdicts) and its per-query answer metrics."""
-    answer = state.get("answer", "")
-    abstained = bool(state.get("abstained")) or state.get("outcome") in ABSTAINING_OUTCOMES
+    answer = state.get(ANSWER, "")
+    abstained = bool(state.get(ABSTAINED)) or state.get(OUTCOME) in ABSTAINING_OUTCOMES
     answered = bool(answer) and not abstained and not failed
-    evidence = list(state.get("answer_evidence", []))
+    evidence = list(state.get(ANSWER_EVIDENCE, []))
     judgement = None
     if answered and ctx.judge is not None:
         texts = [(h.doc_id, ctx.passages.text(h.id)) for h in evidence]
@@ -101,10 +113,10 @@ def _judge_answer(ctx: QueryContext, record: EvalRecord, state: dict[str, Any],
             correct = {"verdict": None, "reason": f"{type(exc).__name__}: {exc}"}
         judgement = {**(judgement or {"claims": [], "error": None}), "correctness": correct}
     generation = {"answer": answer, "abstained": abstained, "answered": answered,
-                  "citations": list(state.get("citations", [])), "used_documents": list(state.get("used_documents", [])),
-                  "invalid_citations": list(state.get("invalid_citations", [])),
+                  "citations": list(state.get(CITATIONS, [])), "used_documents": list(state.get(USED_DOCUMENTS, [])),
+                  "invalid_citations": list(state.get(INVALID_CITATIONS, [])),
                   "evidence": [[h.id, h.doc_id, round(float(h.score), 6)] for h in evidence],
-                  "generator": state.get("generator"), "judgement": judgement,
+                  "generator": state.get(GENERATOR), "judgement": judgement,
                   "judge": getattr(ctx.judge, "identity", None)}
     scores = score_answer(answerable=record.answerable, answered=answered, abstained=abstained,
                           judgement=judgement, answer=answer, reference=record.reference_answer,

@@ -21,7 +21,8 @@ from evalkit.errors import EvalkitError
 from evalkit.evalsets import EvalSet
 from evalkit.extras import check as check_extra
 from evalkit.graph import GraphConfig, build_graph
-from evalkit.graph.memo import NodeMemo
+from evalkit.graph.memo import WorkMemo
+from evalkit.graph.schema import Role
 from evalkit.index.corpus import load_corpus
 from evalkit.index.resources import Resources
 from evalkit.metrics import DEFAULT_METRICS, parse_metric
@@ -80,14 +81,14 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
     if options.executor == "ray":
         check_extra("ray", "--executor ray")  # before any index is built
     corpus = eval_set.corpus or load_corpus(eval_set.corpus_path)
-    resources = Resources(corpus, share_work=options.share_work,
+    resources = Resources(corpus,
                           **({"cache_root": options.cache_root} if options.cache_root else {}))
     ref = eval_set.ref()
     ref.corpus, ref.corpus_sha256 = str(eval_set.corpus_path), corpus.sha256
     summary = RunSummary(eval_set=ref, variants={}, git_commit=git_commit())
     folder = results_folder(options.output)
     judge = _make_judge(options, configs, resources)
-    memo = NodeMemo() if options.share_work else None
+    memo = WorkMemo() if options.share_work else None
     all_results: dict[str, list[QueryResult]] = {}
     stores: dict[str, VariantStore] = {}
     for config in configs:
@@ -144,8 +145,8 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
 
 
 def generates(config: GraphConfig) -> bool:
-    """Whether a variant produces answers (has a generate or fallback node) that must be judged."""
-    return any(spec["type"] in ("generate", "fallback") for spec in config.nodes.values())
+    """Whether a variant produces answers (has a node with the generator role) that must be judged."""
+    return Role.GENERATOR in config.roles()
 
 
 def _make_judge(options: RunOptions, configs: Sequence[GraphConfig], resources: Resources) -> Any:

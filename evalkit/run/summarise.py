@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from evalkit.graph.events import guard_ran, guard_tripped
 from evalkit.llm.usage import Usage
 from evalkit.metrics import DEFAULT_METRICS, aggregate
 from evalkit.metrics.agentic import aggregate_loops
 from evalkit.metrics.answer import aggregate_answers
 from evalkit.records import QueryResult
 
-NO_EVIDENCE = "no_reliable_evidence"
 
 
 def variant_metrics(results: Sequence[QueryResult], retrieval: Sequence[str] = DEFAULT_METRICS
@@ -30,22 +30,14 @@ def variant_metrics(results: Sequence[QueryResult], retrieval: Sequence[str] = D
     """
     answerable = [r for r in results if r.gold_doc_ids]
     metrics = aggregate([{m: r.metrics[m] for m in retrieval} for r in answerable])
-    if any(r.outcome in (NO_EVIDENCE, "evidence_found") or _guard_ran(r) for r in results):
+    if any(guard_ran(r) for r in results):
         unanswerable = [r for r in results if not r.gold_doc_ids]
         for name, group in (("abstain_rate_answerable", answerable), ("abstain_rate_unanswerable", unanswerable)):
             if group:
-                metrics[name] = sum(_guard_tripped(r) for r in group) / len(group)
+                metrics[name] = sum(guard_tripped(r) for r in group) / len(group)
     metrics.update(aggregate_answers([(bool(r.gold_doc_ids), r.metrics) for r in results]))
     metrics.update(aggregate_loops(results))  # reflection loops / router: evalkit.metrics.agentic
     return metrics, len(results) - len(answerable)
-
-
-def _guard_ran(r: QueryResult) -> bool:
-    return any(e["type"] == "guard" for e in r.trace)
-
-
-def _guard_tripped(r: QueryResult) -> bool:
-    return any(e["type"] == "guard" and e["wrote"].get("guard_triggered") for e in r.trace)
 
 
 def usage_totals(results: Sequence[QueryResult]) -> dict[str, dict[str, float]]:

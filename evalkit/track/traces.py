@@ -40,6 +40,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evalkit.graph.events import event_role
+from evalkit.graph.schema import Role
 from evalkit.records import QueryResult
 from evalkit.track.mlflow_log import MASK, is_secret_key
 
@@ -52,10 +54,9 @@ MAX_STRING = 300            # characters kept of one string
 MAX_JSON = 4000             # characters of one span's outputs, as JSON
 TOP_DOCS = 10               # documents listed in the root span's outputs
 
-SPAN_TYPES = {"retrieve": "RETRIEVER", "graph_local": "RETRIEVER", "graph_global": "RETRIEVER",
-              "agent_scheduler": "AGENT", "rerank": "RERANKER", "guard": "GUARDRAIL",
-              "generate": "LLM", "fallback": "CHAIN"}
-"""MLflow span type of each evalkit node type (the UI shows an icon per type); others: CHAIN."""
+SPAN_TYPES = {Role.RETRIEVER: "RETRIEVER", Role.RERANKER: "RERANKER", Role.GUARD: "GUARDRAIL",
+              Role.GENERATOR: "LLM", Role.ROUTER: "AGENT", Role.GRADER: "EVALUATOR", Role.CHECKER: "EVALUATOR"}
+"""MLflow span type of each node role (the UI shows an icon per type); others: CHAIN."""
 
 _SECRET_PATTERNS = re.compile(
     r"(sk-[A-Za-z0-9_\-]{8,}|(?i:bearer)\s+[A-Za-z0-9._\-]{8,}"
@@ -177,7 +178,7 @@ def build_spans(result: QueryResult, variant: str, run_id: str, secrets: Sequenc
         error = f"{err.get('type', 'Error')}: {err.get('message', '')}" if err else None
         spans.append(span(
             str(e["node"]), _hex_id(trace_id, str(e.get("step", i)), bits=64), root_id, start, end,
-            SPAN_TYPES.get(str(e.get("type")), "CHAIN"),
+            SPAN_TYPES.get(event_role(e), "CHAIN"),  # type: ignore[arg-type]
             {"query_id": result.query_id, "step": e.get("step"), "from": previous},
             {"wrote": shorten(e.get("wrote") or {})},
             {"evalkit.node_type": e.get("type"), "evalkit.step": e.get("step"),

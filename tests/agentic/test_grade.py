@@ -41,7 +41,7 @@ def state(question: str, retrieved, attempt: int = 1):
 def test_config_round_trips_and_reads_the_chosen_candidates():
     cfg = config_from_dict(GRAPH)
     assert config_from_dict(cfg.to_dict()).to_dict() == cfg.to_dict()
-    assert Grade.reads_for(GradeParams(candidates_from="reranked")) == ("question", "reranked", "attempt")
+    assert Grade.contract(GradeParams(candidates_from="reranked")).reads == {"question", "reranked", "attempt"}
 
 
 def test_relevant_candidates_become_evidence_and_the_gate_passes(view):

@@ -4,7 +4,13 @@ from __future__ import annotations
 import pytest
 
 from evalkit.graph import END, START, Graph, Node, NodeParams, Route, initial_state, register_node
+from evalkit.graph.schema import declare_field
 from evalkit.records import Hit
+
+# toy fields, declared the way a plugin declares its own
+declare_field("n", "int", "test counter")
+declare_field("hits", "list[Hit]", "test ranking")
+declare_field("secret_field", "int", "a field the Undeclared node writes without declaring it")
 
 
 class CountParams(NodeParams):
@@ -17,6 +23,7 @@ class Count(Node):
 
     type = "test_count"
     reads = ("question",)
+    optional_reads = ("n",)
     writes = ("n", "hits")
     Params = CountParams
 
@@ -37,6 +44,7 @@ class Sloppy(Node):
     """Breaks the contract: mutates a list in the state in place."""
 
     type = "test_sloppy"
+    reads = ("hits",)
     writes = ("hits",)
 
     def run(self, state):
@@ -57,6 +65,7 @@ class Jump(Node):
 
     type = "test_jump"
     writes = ()
+    optional_reads = ("n",)
 
     def run(self, state):
         return {}

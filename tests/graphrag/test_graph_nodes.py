@@ -103,12 +103,15 @@ def test_graph_local_fuses_with_the_hybrid_ranking(view):
     assert "d-chip" in fused
 
 
-def test_fuse_with_a_field_nobody_wrote_fails_with_the_fix(view):
-    cfg = config_from_dict({"name": "t", "nodes": {"g": {"type": "graph_local", "params": {
-        "link": {"embedding": False}, "fuse_with": "retrieved"}}}, "edges": {"start": "g", "g": "end"}})
-    outcome = build_graph(cfg, view).run(initial_state("q1", BRIDGE_Q, "en"))
-    assert "no earlier node wrote 'retrieved'" in outcome.error["message"]
-    assert "before 'g'" in outcome.error["message"]
+def test_fuse_with_a_field_nobody_wrote_fails_at_load_with_the_fix():
+    from evalkit.errors import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        config_from_dict({"name": "t", "nodes": {"g": {"type": "graph_local", "params": {
+            "link": {"embedding": False}, "fuse_with": "retrieved"}}}, "edges": {"start": "g", "g": "end"}})
+    assert err.value.where == "nodes.g"
+    assert "reads state field 'retrieved'" in str(err.value) and "path start -> g" in str(err.value)
+    assert "no node in this graph writes it" in str(err.value)
 
 
 def test_graph_global_matches_communities_and_ranks_their_passages(view):

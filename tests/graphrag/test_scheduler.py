@@ -50,6 +50,7 @@ class FakeTool:
 def _scheduler(**params) -> AgentScheduler:
     node = AgentScheduler.__new__(AgentScheduler)
     node.name, node.params, node.resources = "s", SchedulerParams(**params), None
+    node.work, node.context = None, {}  # what build_graph sets (no work sharing here)
     return node
 
 

@@ -10,7 +10,9 @@ from pydantic import ValidationError
 
 from evalkit.errors import ConfigError
 from evalkit.graph import config_from_dict
-from evalkit.nodes.guard import NO_EVIDENCE, Guard, GuardParams, calibration_scores
+from evalkit.errors import EvalkitError
+from evalkit.graph.schema import OUTCOME_NO_EVIDENCE as NO_EVIDENCE
+from evalkit.nodes.guard import Guard, GuardParams, calibration_scores
 from evalkit.records import Hit
 
 
@@ -99,7 +101,7 @@ def test_relative_path_resolves_against_config_folder(tmp_path):
 def test_calibration_without_scores_is_an_error(tmp_path, name, content):
     path = tmp_path / name
     path.write_text(content)
-    with pytest.raises(ValueError, match="no calibration scores"):
+    with pytest.raises(EvalkitError, match="no calibration scores"):
         guard(mode="relative", calibration=str(path))
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from evalkit.graph.schema import declare_field
 from evalkit.cli import cli
 from evalkit.evalsets import freeze, load_eval_set
 from evalkit.graph import Node, NodeParams, config_from_dict, register_node
@@ -116,6 +117,9 @@ class FlakyParams(NodeParams):
 
 
 CALLS: list[str] = []
+
+
+declare_field("flaky_seen", "bool", "the test's flaky node ran")
 
 
 @register_node
