@@ -37,3 +37,12 @@ class EvalSetError(LocatedError):
 
 class IndexMismatchError(EvalkitError):
     """A query-side model that differs from the one the index was built with."""
+
+
+class UnknownNameError(EvalkitError, ValueError):
+    """A name that no registry knows (LLM backend, embedder, reranker, tokenizer...); says the valid ones."""
+
+
+class ModelSetupError(EvalkitError):
+    """A model that cannot be set up as configured: a missing local folder or package, a loaded model
+    that is not the one its cache identity names."""

@@ -194,6 +194,7 @@ class RunSummary:
     variants: dict[str, VariantSummary]
     mlflow: dict[str, Any] = field(default_factory=dict)
     git_commit: str | None = None
+    sharing: dict[str, int] = field(default_factory=dict)  # work memo counters (evalkit.graph.memo), {} when off
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -201,4 +202,5 @@ class RunSummary:
             "variants": {k: v.to_dict() for k, v in self.variants.items()},
             "mlflow": self.mlflow,
             "git_commit": self.git_commit,
+            "sharing": self.sharing,
         }

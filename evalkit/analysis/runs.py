@@ -128,7 +128,7 @@ def summary_from_dict(data: dict[str, Any], source: str = "<dict>") -> RunSummar
         raise EvalkitError(f"{source}: not an evalkit run summary (missing {exc}); pass the --output file of "
                            "`evalkit run`") from exc
     return RunSummary(eval_set=ref, variants=variants, mlflow=data.get("mlflow") or {},
-                      git_commit=data.get("git_commit"))
+                      git_commit=data.get("git_commit"), sharing=data.get("sharing") or {})
 
 
 def summary_metrics(results: list[QueryResult]) -> dict[str, float]:

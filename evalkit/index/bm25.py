@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from evalkit.errors import UnknownNameError
 from evalkit.index.store import cache_dir_for, read_meta, write_meta
 from evalkit.index.tokenize import Tokenizer
 
@@ -25,7 +26,7 @@ def _bm25_class(idf: str) -> Any:
     if idf == "okapi":
         return BM25Okapi
     if idf != "lucene":
-        raise ValueError(f"unknown idf '{idf}'; valid: lucene, okapi")
+        raise UnknownNameError(f"unknown idf '{idf}'; valid: lucene, okapi")
 
     class LuceneBM25(BM25Okapi):
         """BM25Okapi scoring with Lucene's always-positive IDF."""

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalkit.errors import UnknownNameError, did_you_mean
 from evalkit.index.entity_rules import HAS_CJK, LEGAL_EN, LEGAL_ZH, chinese, english
 
 # Bump when the fast extractor's output changes for the same input (part of the cache key).
@@ -287,9 +288,7 @@ def make_extractor(mode: str, params: Mapping[str, Any], aliases: AliasTable, ca
     ``$EVALKIT_CACHE``); ``fast`` ignores it.
     """
     if mode in PLANNED_MODES:
-        raise ValueError(PLANNED_MODES[mode])
+        raise UnknownNameError(PLANNED_MODES[mode])
     if mode not in EXTRACTORS:
-        from evalkit.errors import did_you_mean
-
-        raise ValueError(f"unknown extraction mode '{mode}'{did_you_mean(mode, EXTRACTORS)}")
+        raise UnknownNameError(f"unknown extraction mode '{mode}'{did_you_mean(mode, EXTRACTORS)}")
     return EXTRACTORS[mode](params, aliases, cache_root)

@@ -16,6 +16,8 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
+from evalkit.errors import UnknownNameError
+
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _RUNS = re.compile(f"([{_CJK}]+)|([^{_CJK}]+)")
 _WORD = re.compile(r"[A-Za-z0-9]+(?:[-_./][A-Za-z0-9]+)*")
@@ -90,7 +92,7 @@ class Tokenizer:
 
     def __init__(self, mode: str = "auto", stem: bool = True, stopwords: bool = True):
         if mode not in MODES:
-            raise ValueError(f"unknown tokenizer '{mode}'; valid: {', '.join(MODES)}")
+            raise UnknownNameError(f"unknown tokenizer '{mode}'; valid: {', '.join(MODES)}")
         self.mode, self.stem, self.stopwords = mode, stem, stopwords
 
     @property

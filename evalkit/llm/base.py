@@ -19,6 +19,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from evalkit.errors import EvalkitError
+
 Role = Literal["system", "user", "assistant"]
 _WARNED_BACKOFF = False
 
@@ -66,7 +68,7 @@ class ChatResponse:
     raw: dict[str, Any] = field(default_factory=dict)
 
 
-class LLMError(Exception):
+class LLMError(EvalkitError):
     """A call that failed for good (after the configured retries); says why."""
 
     def __init__(self, message: str, *, kind: str = "error", retries: int = 0):

@@ -26,6 +26,7 @@ import threading
 import time
 from pathlib import Path
 
+from evalkit.errors import UnknownNameError
 from evalkit.llm.base import CacheMiss, ChatRequest, ChatResponse
 
 MODES = ("off", "read-write", "replay-only")
@@ -53,7 +54,7 @@ class LLMCache:
 
     def __init__(self, path: str | Path, mode: str = "read-write"):
         if mode not in MODES:
-            raise ValueError(f"unknown LLM cache mode '{mode}'; valid: {', '.join(MODES)}")
+            raise UnknownNameError(f"unknown LLM cache mode '{mode}'; valid: {', '.join(MODES)}")
         self.path, self.mode = Path(path), mode
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None

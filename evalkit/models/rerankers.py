@@ -20,6 +20,7 @@ from typing import Protocol
 
 import numpy as np
 
+from evalkit.errors import ModelSetupError
 from evalkit.models.embedders import CachedEmbedder, ModelSpec, folder_fingerprint, load_embedder
 
 
@@ -89,10 +90,10 @@ class STCrossEncoder:
 
 def _local_folder(spec: ModelSpec) -> Path:
     if not spec.path:
-        raise ValueError(f"reranker '{spec.name}' needs 'path': a local model folder (no weights are downloaded)")
+        raise ModelSetupError(f"reranker '{spec.name}' needs 'path': a local model folder (no weights are downloaded)")
     path = Path(spec.path).expanduser()
     if not path.is_dir():
-        raise FileNotFoundError(f"reranker model folder not found: {path}")
+        raise ModelSetupError(f"reranker model folder not found: {path}")
     return path
 
 
@@ -110,8 +111,8 @@ RERANKERS: dict[str, RerankerFactory] = {
 def load_reranker(spec: ModelSpec, embedder: Callable[[ModelSpec], CachedEmbedder] | None = None) -> Reranker:
     """Instantiate the reranker a spec names; bi-encoders come from ``embedder`` (shared, cached)."""
     if spec.name not in RERANKERS:
-        from evalkit.errors import did_you_mean
+        from evalkit.errors import UnknownNameError, did_you_mean
 
-        raise ValueError(f"unknown reranker '{spec.name}'{did_you_mean(spec.name, RERANKERS)}")
+        raise UnknownNameError(f"unknown reranker '{spec.name}'{did_you_mean(spec.name, RERANKERS)}")
     embedder = embedder or (lambda s: CachedEmbedder(load_embedder(s), None))
     return RERANKERS[spec.name](spec, embedder)

@@ -137,6 +137,7 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
             judge=judge.identity if judge is not None and generates(config) else None)
         all_results[config.name] = ordered
         stores[config.name] = store
+        summary.sharing = memo.stats() if memo is not None else {}
         write_json_atomic(options.output, summary.to_dict())
     if options.mlflow:
         _log_mlflow(summary, configs, all_results, stores, options, echo)

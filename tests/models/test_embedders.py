@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import evalkit.models.embedders as emb
+from evalkit.errors import ModelSetupError
 from evalkit.models.cache import EmbeddingCache
 from evalkit.models.embedders import CachedEmbedder, ModelSpec, embedder_dim, embedder_identity
 
@@ -39,5 +40,5 @@ def test_warm_cache_never_loads_the_model(tmp_path, monkeypatch, minilm_model):
 def test_a_model_that_is_not_what_the_key_promised_is_refused(tmp_path, e5_model):
     cached = CachedEmbedder(None, EmbeddingCache(tmp_path / "e.sqlite"), loader=lambda: e5_model,
                             identity="some-other-model", dim=e5_model.dim)
-    with pytest.raises(RuntimeError, match="cache key says some-other-model"):
+    with pytest.raises(ModelSetupError, match="cache key says some-other-model"):
         cached.encode_queries(["hello"])

@@ -11,6 +11,7 @@ import shutil
 
 import pytest
 
+from evalkit.errors import ModelSetupError
 from evalkit.models.embedders import CachedEmbedder, ModelSpec, folder_fingerprint
 from evalkit.models.rerankers import load_reranker
 
@@ -148,7 +149,7 @@ def test_missing_path(name):
 
 @pytest.mark.parametrize("name", ["flag", "cross-encoder"])
 def test_missing_folder(name, tmp_path):
-    with pytest.raises(FileNotFoundError, match=f"reranker model folder not found: {tmp_path / 'nope'}"):
+    with pytest.raises(ModelSetupError, match=f"reranker model folder not found: {tmp_path / 'nope'}"):
         load_reranker(ModelSpec(name=name, path=str(tmp_path / "nope")))
 
 

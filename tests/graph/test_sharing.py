@@ -1,0 +1,198 @@
+"""Work sharing can never change a number: random graphs and sweeps give identical per-query records
+with sharing on and off, on 1 and 2 workers and on Ray; the dry run's estimate is the real sharing.
+
+The per-query records are compared whole (rankings, scores, metrics, answers, judge verdicts,
+every trace event's writes and edges); only wall-clock fields (when a step started, how long it
+took, whether it was reused, cache hits and latencies of LLM calls) are left out.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from evalkit.evalsets import freeze, load_eval_set
+from evalkit.graph import config_from_dict
+from evalkit.run.runner import RunOptions, run_eval
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "eval_sets" / "demo_kb.jsonl"
+CORPUS = REPO / "eval_sets" / "corpora" / "demo_kb.jsonl"
+N_QUERIES = 24
+_WALL_CLOCK = {"started_at", "duration_ms", "elapsed_ms", "reused", "latency_ms", "cache_hits", "latency_ms_mean"}
+
+
+def comparable(value: Any) -> Any:
+    """A per-query record without its wall-clock fields (see the module docstring)."""
+    if isinstance(value, dict):
+        return {k: comparable(v) for k, v in value.items() if k not in _WALL_CLOCK}
+    if isinstance(value, list):
+        return [comparable(v) for v in value]
+    return value
+
+
+def records(out: Path, name: str) -> list[str]:
+    lines = (out.with_suffix("") / name / "per_query.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.dumps(comparable(json.loads(line)), sort_keys=True, ensure_ascii=False) for line in lines]
+
+
+@pytest.fixture(scope="module")
+def demo_subset(tmp_path_factory) -> Any:
+    """The first ``N_QUERIES`` questions of the bundled demo, as a frozen eval set over the demo corpus."""
+    folder = tmp_path_factory.mktemp("subset")
+    path = folder / "demo_sub.jsonl"
+    path.write_text("".join(DEMO.read_text(encoding="utf-8").splitlines(keepends=True)[:N_QUERIES]), encoding="utf-8")
+    freeze(path, corpus=str(CORPUS))
+    return load_eval_set(f"{path}@v1")
+
+
+def run(eval_set: Any, configs: list[dict], out: Path, **options: Any) -> Any:
+    loaded = [config_from_dict(copy.deepcopy(c), source=str(out.parent / f"{c['name']}.yaml")) for c in configs]
+    return run_eval(eval_set, loaded, RunOptions(output=out, mlflow=False, progress=False, **options),
+                    echo=lambda _: None)
+
+
+# --- the case the issue reported -----------------------------------------------------------------
+def graph_after_bm25(name: str, top_k: int) -> dict:
+    return {"name": name, "nodes": {
+        "retrieve": {"type": "retrieve", "params": {"bm25": {"top_k": top_k}, "top_k": top_k}},
+        "graph": {"type": "graph_local", "params": {"link": {"embedding": False}, "fuse_with": "retrieved"}}},
+        "edges": {"start": "retrieve", "retrieve": "graph", "graph": "end"}}
+
+
+def test_graph_fused_with_different_retrievals_is_never_shared(demo_subset, tmp_path: Path):
+    variants = [graph_after_bm25("bm25_2_graph", 2), graph_after_bm25("bm25_50_graph", 50)]
+    shared = run(demo_subset, variants, tmp_path / "on.json")
+    alone = run(demo_subset, variants, tmp_path / "off.json", share_work=False)
+    for v in variants:
+        assert records(tmp_path / "on.json", v["name"]) == records(tmp_path / "off.json", v["name"])
+        assert shared.variants[v["name"]].metrics == alone.variants[v["name"]].metrics
+    # the two graph nodes are identical in config, but read different rankings: nothing may be reused
+    assert shared.sharing["node_hits"] == 0
+    a, b = records(tmp_path / "on.json", "bm25_2_graph"), records(tmp_path / "on.json", "bm25_50_graph")
+    assert sum(x != y for x, y in zip(a, b)) >= N_QUERIES // 2  # reuse would have made them equal
+
+
+# --- random graphs and sweeps ----------------------------------------------------------------------
+def random_variants(seed: int) -> list[dict]:
+    """A random pipeline over the bundled node types and 2 variants of it that change one parameter each."""
+    rng = random.Random(seed)
+    nodes: dict[str, dict] = {}
+    order: list[str] = []
+    if rng.random() < 0.4:
+        nodes["rewrite"] = {"type": "query_rewrite", "params": {"split": rng.choice([True, False])}}
+        order.append("rewrite")
+    channels = rng.choice([["bm25"], ["dense"], ["bm25", "dense"]])
+    retrieve: dict[str, Any] = {c: {"top_k": rng.choice([5, 20, 50])} for c in channels}
+    if channels == ["bm25"]:
+        retrieve["bm25"]["tokenizer"] = "auto"
+    retrieve["fusion"] = {"method": rng.choice(["rrf", "weighted"]), "k": rng.choice([20, 60])}
+    retrieve["top_k"] = rng.choice([20, 50])
+    nodes["retrieve"] = {"type": "retrieve", "params": retrieve}
+    order.append("retrieve")
+    if rng.random() < 0.3:
+        nodes["graph"] = {"type": "graph_local", "params": {"link": {"embedding": False}, "depth": rng.choice([1, 2]),
+                                                            "fuse_with": rng.choice(["retrieved", None])}}
+        order.append("graph")
+    if rng.random() < 0.6:
+        nodes["rerank"] = {"type": "rerank", "params": {"model": "e5", "top_k": rng.choice([5, 10])}}
+        order.append("rerank")
+    routes: dict[str, Any] = {}
+    generate = rng.random() < 0.6
+    if "rerank" in nodes and rng.random() < 0.6:
+        nodes["guard"] = {"type": "guard", "params": {"threshold": rng.choice([0.8, 0.86, 0.9])}}
+        order.append("guard")
+        routes["guard"] = {"field": "guard_triggered", "cases": {True: "fallback" if generate else "end"}}
+    if generate:
+        source = "evidence" if "guard" in nodes else rng.choice(["retrieved", "reranked" if "rerank" in nodes
+                                                                 else "retrieved"])
+        nodes["generate"] = {"type": "generate", "params": {"llm": {"backend": "extractive"}, "evidence_from": source}}
+        order.append("generate")
+    edges = {"start": order[0]}
+    for a, b in zip(order, [*order[1:], "end"]):
+        edges[a] = b
+    if generate:
+        if "rewrite" in nodes and rng.random() < 0.5:  # a reflection loop: self-check sends failures back
+            nodes["check"] = {"type": "self_check", "params": {"max_attempts": 2}}
+            edges["generate"], edges["check"] = "check", "end"
+            routes["check"] = {"field": "self_check_decision", "cases": {"retry": "rewrite", "exhausted": "fallback"}}
+        if "guard" in nodes or "check" in nodes:
+            nodes["fallback"] = {"type": "fallback", "params": {}}
+            edges["fallback"] = "end"
+    base = {"name": f"g{seed}", "nodes": nodes, "edges": edges, "routes": routes}
+    config_from_dict(copy.deepcopy(base))  # every generated pipeline is a valid config
+    variants = [base]
+    tweaks = [("retrieve", "top_k", [10, 30]), ("retrieve", "fusion", [{"method": "rrf", "k": 5}]),
+              ("rerank", "top_k", [3, 8]), ("guard", "threshold", [0.83, 0.88]), ("graph", "depth", [0])]
+    for i in range(2):
+        node, param, values = rng.choice([t for t in tweaks if t[0] in nodes])
+        v = copy.deepcopy(base)
+        v["name"] = f"g{seed}_v{i}"
+        v["nodes"][node]["params"][param] = rng.choice(values)
+        variants.append(v)
+    return variants
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_sweeps_are_identical_with_sharing_on_and_off_and_on_two_workers(demo_subset, tmp_path: Path,
+                                                                                seed: int):
+    variants = random_variants(seed)
+    (tmp_path / "variants.yaml").write_text(yaml.safe_dump(variants), encoding="utf-8")  # kept for a failure
+    runs = {"shared_1": {}, "alone_1": {"share_work": False}, "shared_2": {"workers": 2}}
+    for label, options in runs.items():
+        run(demo_subset, variants, tmp_path / f"{label}.json", **options)
+    for v in variants:
+        want = records(tmp_path / "alone_1.json", v["name"])
+        assert len(want) == N_QUERIES
+        for label in ("shared_1", "shared_2"):
+            assert records(tmp_path / f"{label}.json", v["name"]) == want, (label, v["name"])
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("seed", [1, 4])
+def test_random_sweeps_are_identical_on_ray(demo_subset, tmp_path: Path, seed: int):
+    pytest.importorskip("ray")
+    variants = random_variants(seed)
+    run(demo_subset, variants, tmp_path / "local.json")
+    run(demo_subset, variants, tmp_path / "ray.json", executor="ray", workers=2)
+    for v in variants:
+        assert records(tmp_path / "ray.json", v["name"]) == records(tmp_path / "local.json", v["name"])
+
+
+# --- the dry run estimates exactly what the memo shares (graphs without routes) -----------------------
+def test_dry_run_estimate_equals_the_real_sharing(demo_subset, tmp_path: Path):
+    from evalkit.run.plan import make_plan
+
+    hybrid = {"dense": {"embedder": "e5"}, "bm25": {}}
+    variants = [
+        {"name": "rrf", "nodes": {"retrieve": {"type": "retrieve", "params": {**hybrid, "fusion": {"method": "rrf"}}},
+                                  "rerank": {"type": "rerank", "params": {"model": "e5"}}},
+         "edges": {"start": "retrieve", "retrieve": "rerank", "rerank": "end"}},
+        {"name": "rrf_k20", "nodes": {"retrieve": {"type": "retrieve", "params": {**hybrid,
+                                                                                 "fusion": {"method": "rrf", "k": 20}}},
+                                      "rerank": {"type": "rerank", "params": {"model": "e5"}}},
+         "edges": {"start": "retrieve", "retrieve": "rerank", "rerank": "end"}},
+        {"name": "rrf_rerank5", "nodes": {"retrieve": {"type": "retrieve", "params": {**hybrid,
+                                                                                     "fusion": {"method": "rrf"}}},
+                                          "rerank": {"type": "rerank", "params": {"model": "e5", "top_k": 5}}},
+         "edges": {"start": "retrieve", "retrieve": "rerank", "rerank": "end"}},
+        {"name": "bm25", "nodes": {"retrieve": {"type": "retrieve", "params": {"bm25": {}}}},
+         "edges": {"start": "retrieve", "retrieve": "end"}},
+    ]
+    configs = [config_from_dict(copy.deepcopy(v)) for v in variants]
+    plan = make_plan(demo_subset, configs, "offline", tmp_path / "cache")
+    summary = run(demo_subset, variants, tmp_path / "on.json")
+    n = N_QUERIES
+    # hand count: 7 node executions per query; rrf_rerank5's retrieve is rrf's; rrf_k20's rerank reads another
+    # ranking; 4 channel searches needed (rrf: dense+bm25, rrf_k20: dense+bm25 reused, bm25: bm25 reused)
+    assert plan.node_executions == 7 * n and plan.node_executions_shared == 6 * n
+    assert plan.searches == 5 * n and plan.searches_shared == 2 * n
+    stats = summary.sharing
+    assert stats["node_misses"] == plan.node_executions_shared and stats["node_hits"] == 1 * n
+    assert stats["part_misses"] == plan.searches_shared
+    assert stats["part_hits"] == plan.searches - plan.searches_shared
