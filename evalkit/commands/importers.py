@@ -5,25 +5,11 @@ exit code 1.
 """
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import click
 
-from evalkit.errors import EvalkitError
-
-
-def _user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn ``EvalkitError`` (bad input file, existing output...) into one line and exit code 1."""
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except EvalkitError as exc:
-            raise click.ClickException(str(exc)) from exc
-    return wrapper
+from evalkit.commands import user_errors
 
 
 @click.group("import", context_settings={"help_option_names": ["-h", "--help"]})
@@ -66,7 +52,7 @@ _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
                    "(default: skip them).")
 @click.option("--description", default=None, help="One line for the manifest (default: where the data came from).")
 @click.option("--force", is_flag=True, help="Replace an existing eval set and corpus of the same name.")
-@_user_errors
+@user_errors
 def beir(source: Path | None, split: str, corpus: Path | None, queries: Path | None, qrels: Path | None,
          name: str | None, out_dir: Path, lang: str, keep_unanswerable: bool, description: str | None,
          force: bool) -> None:
@@ -128,7 +114,7 @@ _SOURCE = click.Path(exists=True, path_type=Path)
               help="Keep rows without gold documents, as type 'unanswerable' (default: skip them).")
 @click.option("--description", default=None, help="One line for the manifest (default: where the data came from).")
 @click.option("--force", is_flag=True, help="Replace an existing eval set and corpus of the same name.")
-@_user_errors
+@user_errors
 def dataset(source: Path, corpus: Path, name: str, maps: tuple[str, ...], corpus_maps: tuple[str, ...],
             split: str | None, corpus_split: str | None, out_dir: Path, lang: str, keep_unanswerable: bool,
             description: str | None, force: bool) -> None:
@@ -168,7 +154,7 @@ def dataset(source: Path, corpus: Path, name: str, maps: tuple[str, ...], corpus
               help="Keep samples without reference contexts, as type 'unanswerable' (default: skip them).")
 @click.option("--description", default=None, help="One line for the manifest (default: where the data came from).")
 @click.option("--force", is_flag=True, help="Replace an existing eval set and corpus of the same name.")
-@_user_errors
+@user_errors
 def ragas(source: Path, name: str, maps: tuple[str, ...], split: str | None, no_retrieved: bool, out_dir: Path,
           lang: str, keep_unanswerable: bool, description: str | None, force: bool) -> None:
     """Import ragas samples: contexts become the corpus, reference contexts the gold documents.

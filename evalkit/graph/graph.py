@@ -64,7 +64,8 @@ class GraphError(EvalkitError):
 def merge(state: Mapping[str, Any], wrote: Mapping[str, Any]) -> dict[str, Any]:
     """The state after a node's writes, combined field by field with the schema's reducers."""
     out = dict(state)
-    for name, value in wrote.items():
+    for field, value in wrote.items():
+        name = str(field)  # a StateField or its name: the state is keyed by plain names
         if FIELDS[name].reducer == "append":
             out[name] = [*out.get(name, []), value]
         else:
@@ -108,9 +109,10 @@ class Graph:
             t0 = time.perf_counter()
             error: dict[str, str] | None = None
             wrote: dict[str, Any] = {}
+            nxt: str | None = None
             llm_before = usage_snapshot()
             identity = getattr(node, "identity", None) if self.memo is not None and node.memoize else None
-            reused = self.memo.lookup(identity, state) if identity is not None else None
+            reused = self.memo.lookup(identity, state) if identity is not None and self.memo is not None else None
             view = StateView(state, contract.all_reads)
             try:
                 if reused is not None:
@@ -118,10 +120,11 @@ class Graph:
                     replay(reused.usage)
                 else:
                     before = _fingerprint(state) if self.check_mutation else None
+                    updates: Any = None
                     try:
                         updates = node.run(view)
                     except UndeclaredRead:
-                        updates = None
+                        pass
                     if view.violation is not None:
                         raise GraphError(f"node '{node.name}' ({node.type}) read state field '{view.violation}', "
                                          f"which it does not declare; declared reads: {sorted(contract.all_reads)}. "

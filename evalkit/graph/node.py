@@ -23,6 +23,7 @@ A new node type is one module: a ``Params`` model, a class with ``type``, ``role
 """
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
@@ -62,7 +63,7 @@ class Node(Generic[P]):
     optional_reads: ClassVar[tuple[str, ...]] = ()
     writes: ClassVar[tuple[str, ...]] = ()
     optional_writes: ClassVar[tuple[str, ...]] = ()
-    Params: ClassVar[type[NodeParams]] = NodeParams
+    Params: ClassVar[builtins.type[NodeParams]] = NodeParams
 
     def __init__(self, name: str, params: P, resources: Any = None):
         self.name = name

@@ -59,6 +59,11 @@ class StateField(str):
         obj.passes = frozenset(passes) if passes is not None else None
         return obj
 
+    def __reduce__(self) -> tuple[type[str], tuple[str]]:
+        # copies and pickles are plain strings: a state keyed by fields deep-copies, pickles and hashes
+        # exactly like one keyed by their names
+        return (str, (str(self),))
+
 
 FIELDS: dict[str, StateField] = {}
 """Every declared state field by name."""
@@ -237,3 +242,18 @@ def describe(field: Any) -> str:
     """One line for docs and errors: ``name (type, reducer): meaning``."""
     f = FIELDS[str(field)]
     return f"{f} ({f.type_}, {f.reducer}): {f.meaning}"
+
+
+def fields_markdown() -> str:
+    """The schema as a Markdown table (docs/graph.md embeds it; a test keeps the page current)."""
+    rows = ["| field | type | combines | meaning |", "|---|---|---|---|"]
+    for f in FIELDS.values():
+        if f in _BUILTIN:
+            gate = f" Gate: passes on {', '.join(sorted(f.passes))}." if f.passes else ""
+            rows.append(f"| `{f}` | `{f.type_.replace('|', 'or')}` | {f.reducer} | {f.meaning}.{gate} |")
+    roles = ["| role | must write |", "|---|---|"]
+    roles += [f"| `{r.value}` | {', '.join(f'`{f}`' for f in fields) or '-'} |" for r, fields in ROLE_FIELDS.items()]
+    return "\n".join(rows) + "\n\n" + "\n".join(roles) + "\n"
+
+
+_BUILTIN = frozenset(FIELDS)  # the fields above; plugins' fields are theirs to document

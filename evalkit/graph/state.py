@@ -56,7 +56,7 @@ class StateView(Mapping[str, Any]):
                 self.violation = key
             raise UndeclaredRead(key)
         value = self._state.get(key, ABSENT)
-        self.read[key] = value
+        self.read[str(key)] = value  # plain names: digests do not depend on how the node spelled the key
         return value
 
     def __getitem__(self, key: str) -> Any:

@@ -119,14 +119,14 @@ def expand_sweep(raw: dict[str, Any], source: str = "<dict>",
             _set(cfg, path, copy.deepcopy(value))
         suffix = "__".join(f"{label}-{_slug(v)}" for label, v in zip(labels, combo, strict=True))
         vname = f"{name}__{suffix}"
-        shown = ", ".join(f"{label}={_canonical(v)}" for label, v in zip(labels, combo, strict=True))
+        assigned = ", ".join(f"{label}={_canonical(v)}" for label, v in zip(labels, combo, strict=True))
         if vname in names:
-            raise fail(SWEEP_KEY, f"values {names[vname]} and {shown} give the same variant name '{vname}'; "
+            raise fail(SWEEP_KEY, f"values {names[vname]} and {assigned} give the same variant name '{vname}'; "
                        "use values that differ in letters or digits")
-        names[vname] = shown
+        names[vname] = assigned
         cfg["name"] = vname
         desc = str(base.get("description") or "").strip()
-        cfg["description"] = f"{desc} (sweep: {shown})" if desc else f"sweep: {shown}"
+        cfg["description"] = f"{desc} (sweep: {assigned})" if desc else f"sweep: {assigned}"
         out.append((vname, cfg))
     return out
 
@@ -136,7 +136,7 @@ def resolve_path(config: dict[str, Any], key: str, fail: Any) -> tuple[str, ...]
     parts = tuple(key.split("."))
     if not key or any(not p for p in parts):
         raise fail(f"'{key}' is not a dotted path such as nodes.retrieve.params.top_k or retrieve.top_k")
-    nodes = config.get("nodes") if isinstance(config.get("nodes"), dict) else {}
+    nodes: dict[str, Any] = config["nodes"] if isinstance(config.get("nodes"), dict) else {}
     head = parts[0]
     if head == SWEEP_KEY or head == "name":
         raise fail(f"'{head}' cannot be swept (variant names come from the sweep)")
@@ -153,8 +153,8 @@ def resolve_path(config: dict[str, Any], key: str, fail: Any) -> tuple[str, ...]
                    f"{did_you_mean(head, [*TOP_LEVEL_KEYS, *nodes])}")
     if head == "nodes":
         if len(parts) < 2 or parts[1] not in nodes:
-            node = parts[1] if len(parts) > 1 else ""
-            raise fail(f"no node '{node}' in this config{did_you_mean(node, nodes)}")
+            missing = parts[1] if len(parts) > 1 else ""
+            raise fail(f"no node '{missing}' in this config{did_you_mean(missing, nodes)}")
         if len(parts) < 4 or parts[2] != "params":
             raise fail(f"'{key}': sweep a node's parameters (nodes.{parts[1]}.params.NAME), not its "
                        f"{'.'.join(parts[2:]) or 'whole spec'}")

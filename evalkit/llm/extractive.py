@@ -20,7 +20,6 @@ backend only quotes evidence.
 from __future__ import annotations
 
 import re
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -61,24 +60,16 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
-_E5: Any = None
-_E5_LOCK = threading.Lock()
-_EMBEDDERS: dict[str, Any] = {}
-
-
 def _embedder(cache_root: Path) -> Any:
-    """The e5 embedder (loaded once per process) behind the embedding cache of ``cache_root``."""
-    global _E5
+    """The e5 embedder (weights loaded once per process) behind the embedding cache of ``cache_root``."""
     from evalkit.models.cache import EmbeddingCache
-    from evalkit.models.embedders import CachedEmbedder, E5Embedder
+    from evalkit.models.embedders import CachedEmbedder, ModelSpec, shared_embedder
+    from evalkit.models.store import MODELS
 
-    with _E5_LOCK:
-        if _E5 is None:
-            _E5 = E5Embedder()
-        key = str(Path(cache_root).resolve())
-        if key not in _EMBEDDERS:
-            _EMBEDDERS[key] = CachedEmbedder(_E5, EmbeddingCache(Path(cache_root) / "embeddings.sqlite"))
-        return _EMBEDDERS[key]
+    root = Path(cache_root).resolve()
+    return MODELS.get(("cached-embedder", "e5", str(root)),
+                      lambda: CachedEmbedder(shared_embedder(ModelSpec(name="e5")),
+                                             EmbeddingCache(root / "embeddings.sqlite")))
 
 
 class ExtractiveBackend:

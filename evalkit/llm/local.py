@@ -49,31 +49,27 @@ class _Loaded:
     lock: threading.Lock
 
 
-_LOADED: dict[tuple[str, int, int], _Loaded] = {}
-_LOAD_LOCK = threading.Lock()
-
-
 def _load(path: Path, n_ctx: int, threads: int) -> _Loaded:
-    """The model at ``path``, loaded once per process for these settings."""
-    key = (str(path.resolve()), n_ctx, threads)
-    with _LOAD_LOCK:
-        if key not in _LOADED:
-            xlc = require("local-llm", "LLM backend 'local'")
+    """The model at ``path``, loaded once per process for these settings (``evalkit.models.store``)."""
+    from evalkit.models.store import MODELS
 
-            params = xlc.CommonParams()
-            params.model.path = str(path)
-            params.n_ctx = n_ctx
-            params.n_parallel = 1
-            params.cpuparams.n_threads = threads
-            params.cpuparams_batch.n_threads = threads
-            params.n_threads_http = 1
-            params.verbosity = -1  # llama.cpp logs every slot event to stderr otherwise
-            try:
-                server = xlc.Server(params)
-            except Exception as e:  # native loader errors have no common type
-                raise LLMError(f"could not load GGUF model {path}: {type(e).__name__}: {e}", kind="config") from e
-            _LOADED[key] = _Loaded(server, threading.Lock())
-        return _LOADED[key]
+    def load() -> _Loaded:
+        xlc = require("local-llm", "LLM backend 'local'")
+        params = xlc.CommonParams()
+        params.model.path = str(path)
+        params.n_ctx = n_ctx
+        params.n_parallel = 1
+        params.cpuparams.n_threads = threads
+        params.cpuparams_batch.n_threads = threads
+        params.n_threads_http = 1
+        params.verbosity = -1  # llama.cpp logs every slot event to stderr otherwise
+        try:
+            server = xlc.Server(params)
+        except Exception as e:  # native loader errors have no common type
+            raise LLMError(f"could not load GGUF model {path}: {type(e).__name__}: {e}", kind="config") from e
+        return _Loaded(server, threading.Lock())
+
+    return MODELS.get(("gguf", str(path.resolve()), n_ctx, threads), load)
 
 
 class LocalBackend:

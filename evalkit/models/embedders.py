@@ -197,6 +197,13 @@ def embedder_dim(spec: ModelSpec) -> int | None:
     return int(dim) if dim else None
 
 
+def shared_embedder(spec: ModelSpec) -> Embedder:
+    """The embedder ``spec`` names, its weights loaded once per process (``evalkit.models.store``)."""
+    from evalkit.models.store import MODELS
+
+    return MODELS.get(("embedder", spec.key()), lambda: load_embedder(spec))
+
+
 def load_embedder(spec: ModelSpec) -> Embedder:
     """Instantiate the embedder a spec names (loads model weights from local files)."""
     if spec.name not in EMBEDDERS:
@@ -247,8 +254,8 @@ class CachedEmbedder:
         loading (``embedder_identity``, ``embedder_dim``); otherwise load it now."""
         identity, dim = embedder_identity(spec), embedder_dim(spec)
         if identity is None or dim is None:
-            return cls(load_embedder(spec), cache)
-        return cls(None, cache, loader=lambda: load_embedder(spec), identity=identity, dim=dim)
+            return cls(shared_embedder(spec), cache)
+        return cls(None, cache, loader=lambda: shared_embedder(spec), identity=identity, dim=dim)
 
     @property
     def inner(self) -> Embedder:

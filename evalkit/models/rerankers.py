@@ -21,7 +21,8 @@ from typing import Protocol
 import numpy as np
 
 from evalkit.errors import ModelSetupError
-from evalkit.models.embedders import CachedEmbedder, ModelSpec, folder_fingerprint, load_embedder
+from evalkit.models.embedders import CachedEmbedder, ModelSpec, folder_fingerprint, shared_embedder
+from evalkit.models.store import MODELS
 
 
 class Reranker(Protocol):
@@ -102,9 +103,10 @@ RerankerFactory = Callable[[ModelSpec, Callable[[ModelSpec], CachedEmbedder]], R
 RERANKERS: dict[str, RerankerFactory] = {
     "e5": lambda spec, emb: BiEncoderReranker(emb(ModelSpec(name="e5"))),
     "minilm": lambda spec, emb: BiEncoderReranker(emb(ModelSpec(name="minilm", max_length=spec.max_length))),
-    "flag": lambda spec, emb: FlagCrossEncoder(_local_folder(spec), spec.max_length or 512, spec.batch_size,
-                                               spec.normalize),
-    "cross-encoder": lambda spec, emb: STCrossEncoder(_local_folder(spec), spec.max_length or 512, spec.batch_size),
+    "flag": lambda spec, emb: MODELS.get(("reranker", spec.key()), lambda: FlagCrossEncoder(
+        _local_folder(spec), spec.max_length or 512, spec.batch_size, spec.normalize)),
+    "cross-encoder": lambda spec, emb: MODELS.get(("reranker", spec.key()), lambda: STCrossEncoder(
+        _local_folder(spec), spec.max_length or 512, spec.batch_size)),
 }
 
 
@@ -114,5 +116,5 @@ def load_reranker(spec: ModelSpec, embedder: Callable[[ModelSpec], CachedEmbedde
         from evalkit.errors import UnknownNameError, did_you_mean
 
         raise UnknownNameError(f"unknown reranker '{spec.name}'{did_you_mean(spec.name, RERANKERS)}")
-    embedder = embedder or (lambda s: CachedEmbedder(load_embedder(s), None))
+    embedder = embedder or (lambda s: CachedEmbedder(shared_embedder(s), None))
     return RERANKERS[spec.name](spec, embedder)

@@ -83,7 +83,8 @@ GRADE_PROMPT = (
     '{"relevant": "yes" or "no", "reason": "<one short sentence>"}'
 )
 _YES, _NO = frozenset({"yes", "y", "true", "relevant", "1"}), frozenset({"no", "n", "false", "irrelevant", "0"})
-ATOM_KINDS = ("code", "entity", "date")
+AtomKind = Literal["code", "entity", "date", "number", "duration", "time"]
+ATOM_KINDS: tuple[AtomKind, ...] = ("code", "entity", "date")
 _LEADING = ("are is was were am do does did can could should would will shall may might must has have had between "
             "besides beside among compare name list tell give describe explain which who whom whose what when where "
             "why how the a an both in on at of for from with by after before since during if")
@@ -110,8 +111,7 @@ class GradeParams(NodeParams):
     min_ratio: float = Field(default=0.0, ge=0, le=1)
     require_atoms: bool = True
     atom_rescue: bool = Field(default=True, description="a missing atom pulls in the best candidate stating it")
-    atom_kinds: list[Literal["code", "entity", "date", "number", "duration", "time"]] = Field(
-        default_factory=lambda: list(ATOM_KINDS))
+    atom_kinds: list[AtomKind] = Field(default_factory=lambda: list(ATOM_KINDS))
     max_attempts: int = Field(default=3, ge=1)
     on_exhausted: Literal["fallback", "generate"] = Field(
         default="fallback", description="at max_attempts: the fallback, or generate from what was kept (if any)")
@@ -312,6 +312,8 @@ class Grade(Node[GradeParams]):
     def _ask(self, question: str, doc_id: str, text: str) -> tuple[bool, str]:
         """The LLM's verdict on one candidate; ``LLMError`` for a reply without a yes/no."""
         user = f"Question: {question}\n\nPassage [{doc_id}]:\n{text[:1500]}\n\nIs the passage relevant?"
+        if self.client is None:
+            raise LLMError("grade has no llm configured", kind="config")
         value, _ = self.client.chat_json(user, system=self.params.system_prompt, expect=dict, max_tokens=80)
         label = str(value.get("relevant", "")).strip().lower()
         if label not in _YES | _NO:

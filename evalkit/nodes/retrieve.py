@@ -106,7 +106,7 @@ class Retrieve(Node[RetrieveParams]):
     @classmethod
     def shared_parts(cls, params: RetrieveParams) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
         """One channel search each: what other variants (other fusion settings) may share."""
-        parts = []
+        parts: list[tuple[dict[str, Any], tuple[str, ...]]] = []
         for channel in ("dense", "bm25"):
             c = getattr(params, channel)
             if c is not None:
@@ -120,7 +120,8 @@ class Retrieve(Node[RetrieveParams]):
         channels: dict[str, list[list[Hit]]] = {}
         for part, _ in self.shared_parts(self.params):
             channel = part["search"]
-            channels[channel] = self.shared(part, tuple(queries), lambda c=channel: searches[c](queries))
+            search = searches[channel]
+            channels[channel] = self.shared(part, tuple(queries), lambda s=search: s(queries))  # type: ignore[misc]
         p = self.params
         rankings = [r for lists in channels.values() for r in lists]
         weights = [getattr(p, ch).weight for ch, lists in channels.items() for _ in lists]

@@ -234,7 +234,7 @@ class QueryRewrite(Node[RewriteParams]):
         subs = list(dict.fromkeys(subs + llm_subs))[: p.max_subqueries]
         if rewrite is not None and fold(rewrite) == fold(question):
             rewrite = None
-        if rewrite is not None and self._embedder is not None:
+        if rewrite is not None and self._embedder is not None and p.similarity_guard is not None:
             cos = self._cosine(question, rewrite)
             if cos > p.similarity_guard.max_cosine:
                 reason += f"; guard: cosine {cos:.3f} > {p.similarity_guard.max_cosine}, original kept"
@@ -296,6 +296,8 @@ class QueryRewrite(Node[RewriteParams]):
                       f"Senses to avoid: {', '.join(map(str, feedback.get('exclude_terms') or [])) or '-'}",
                       "Queries already tried (write a DIFFERENT one): " + " | ".join(earlier)]
         lines.append(f"At most {self.params.max_subqueries} sub_queries.")
+        if self.client is None:
+            raise LLMError("query_rewrite has no llm configured", kind="config")
         value, _ = self.client.chat_json("\n".join(lines), system=self.params.system_prompt, expect=dict,
                                          max_tokens=200)
         query, subs = value.get("query"), value.get("sub_queries") or []
@@ -307,5 +309,7 @@ class QueryRewrite(Node[RewriteParams]):
         return " ".join(query.split()), clean[: self.params.max_subqueries]
 
     def _cosine(self, a: str, b: str) -> float:
+        if self._embedder is None:
+            raise ValueError("query_rewrite: the similarity guard has no embedder")
         vecs = self._embedder.encode_queries([a, b])
         return float(vecs[0] @ vecs[1])

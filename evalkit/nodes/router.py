@@ -124,6 +124,8 @@ class IntentRouter(Node[IntentRouterParams]):
     def _ask(self, question: str) -> tuple[str, str]:
         """The LLM's route label (stripped, as given) and reason; ``LLMError`` without a label."""
         listing = "\n".join(f"- {label}: {what}" for label, what in self.params.routes.items())
+        if self.client is None:
+            raise LLMError("intent_router has no llm configured", kind="config")
         value, _ = self.client.chat_json(f"Routes:\n{listing}\n\nQuestion: {question}",
                                          system=self.params.system_prompt, expect=dict, max_tokens=80)
         label = value.get("route")

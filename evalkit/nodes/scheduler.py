@@ -161,7 +161,7 @@ class AgentScheduler(Node[SchedulerParams]):
         if "bm25" in used:
             self.tools["bm25"] = Retrieve(f"{name}.bm25", RetrieveParams(bm25=params.bm25, top_k=params.top_k),
                                           resources)
-        if "graph" in used:
+        if "graph" in used and params.graph is not None:
             self.tools["graph"] = local_searcher(params.graph, resources)
 
     @classmethod

@@ -95,7 +95,7 @@ class SelfCheck(Node[SelfCheckParams]):
             error = result.error
         except Exception as exc:  # noqa: BLE001 - a judge failure is counted, never a crash
             result, error = None, f"{type(exc).__name__}: {exc}"
-        if error is not None:
+        if error is not None or result is None:
             out["llm_fallback"] = {"node": self.name, "attempt": attempt, "kind": "judge_error",
                                    "message": str(error)[:200]}
             passed = p.on_judge_error == "pass"

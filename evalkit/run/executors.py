@@ -57,7 +57,8 @@ def ray_init(address: str | None, num_cpus: int) -> None:
     if address:
         ray.init(address=address, **kwargs)
     else:
-        ray.init(num_cpus=max(1, num_cpus), include_dashboard=False, **kwargs)
+        # address="local": start our own Ray, never attach to a cluster someone else left running here
+        ray.init(address="local", num_cpus=max(1, num_cpus), include_dashboard=False, **kwargs)
 
 
 def run_ray(payload: dict[str, Any], records: Sequence[EvalRecord], workers: int,

@@ -58,7 +58,7 @@ def shared(e5_model, minilm_model, tmp_path_factory):
 @pytest.fixture
 def models(shared, monkeypatch):
     """Make ``Resources`` use the shared models instead of loading new ones."""
-    monkeypatch.setattr(embedders_mod, "load_embedder", lambda spec: shared[spec.name])
+    monkeypatch.setattr(embedders_mod, "shared_embedder", lambda spec: shared[spec.name])
     return shared
 
 
@@ -123,7 +123,7 @@ def test_index_cached_on_disk_and_reloaded(resources, corpus, e5_model, models, 
     assert (meta["kind"], meta["dim"], meta["n"]) == ("flat", 384, 6)
 
     # a fresh Resources (new process, same cache folder) loads the index from disk
-    monkeypatch.setattr(embedders_mod, "load_embedder", lambda spec: RefusingEmbedder(e5_model))
+    monkeypatch.setattr(embedders_mod, "shared_embedder", lambda spec: RefusingEmbedder(e5_model))
     again = Resources(corpus, cache_root=tmp_path).dense_index(ModelSpec(name="e5"), DOC_CHUNKING)
     assert again.meta == index.meta and again.ids == index.ids
     q = models["e5"].encode_queries([ZH_QUERY[0]])

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evalkit.llm.base import ChatRequest, ChatResponse, Message
+from evalkit.llm.base import ChatRequest, Message
 from evalkit.llm.cache import LLMCache
 from evalkit.models.cache import EmbeddingCache
 

@@ -89,9 +89,9 @@ def test_deterministic_and_cached(tmp_path):
     assert a.text == b.text and b.cache_hit
     assert (tmp_path / "embeddings.sqlite").exists()  # sentence vectors are cached too
     assert "extractive/v2" in c.identity
-    from evalkit.llm.extractive import _E5
+    from evalkit.models.embedders import ModelSpec, embedder_identity
 
-    assert f"e5={_E5.identity}|" in c.identity  # the identity names the model that scored the sentences
+    assert f"e5={embedder_identity(ModelSpec(name='e5'))}|" in c.identity  # the identity names the model that scored the sentences
 
 
 def test_json_mode_is_refused(client):

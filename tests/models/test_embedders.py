@@ -20,7 +20,7 @@ def test_identity_and_size_without_loading_match_the_loaded_model(fixture, reque
 
 def test_warm_cache_never_loads_the_model(tmp_path, monkeypatch, minilm_model):
     loads: list[str] = []
-    monkeypatch.setattr(emb, "load_embedder", lambda spec: loads.append(spec.name) or minilm_model)
+    monkeypatch.setattr(emb, "shared_embedder", lambda spec: loads.append(spec.name) or minilm_model)
     cache = EmbeddingCache(tmp_path / "embeddings.sqlite")
     texts = ["The KS-9 chip is made by Borealis.", "Parental leave is 10 days."]
 

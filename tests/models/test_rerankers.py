@@ -143,7 +143,7 @@ def test_rerank_node_sorts_by_score(flag):
 
 @pytest.mark.parametrize("name", ["flag", "cross-encoder"])
 def test_missing_path(name):
-    with pytest.raises(ValueError, match=f"reranker '{name}' needs 'path': a local model folder"):
+    with pytest.raises(ModelSetupError, match=f"reranker '{name}' needs 'path': a local model folder"):
         load_reranker(ModelSpec(name=name))
 
 
