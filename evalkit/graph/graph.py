@@ -64,8 +64,8 @@ class GraphError(EvalkitError):
 def merge(state: Mapping[str, Any], wrote: Mapping[str, Any]) -> dict[str, Any]:
     """The state after a node's writes, combined field by field with the schema's reducers."""
     out = dict(state)
-    for field, value in wrote.items():
-        name = str(field)  # a StateField or its name: the state is keyed by plain names
+    for key, value in wrote.items():
+        name = str(key)  # a StateField or its name: the state is keyed by plain names
         if FIELDS[name].reducer == "append":
             out[name] = [*out.get(name, []), value]
         else:
