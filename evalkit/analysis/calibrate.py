@@ -37,7 +37,7 @@ import numpy as np
 from evalkit.graph.events import events_of, first_write, wrote
 from evalkit.graph.schema import GUARD_THRESHOLD, RERANK_MODEL, Role
 from evalkit.analysis import stats
-from evalkit.analysis.tables import is_nan
+from evalkit.analysis.tables import Column, Layout, TableData, is_nan, render, wrap
 from evalkit.errors import EvalkitError
 from evalkit.records import QueryResult
 
@@ -228,59 +228,68 @@ def calibrate(s: Scores, objective: str = "f1", target: float | None = None, pos
         settings={"n_resamples": n_resamples, "confidence": confidence, "seed": seed})
 
 
-def _rule(label: str, at: dict[str, float] | None) -> str:
+def _rule(label: str, at: dict[str, float] | None) -> list[str]:
     if at is None:
-        return f"  {label}: none"
-    return (f"  {label}: t = {at['threshold']:.4f}  abstains on {at['abstained']}  precision {_f(at['precision'])}  "
-            f"recall {_f(at['recall'])}  F1 {_f(at['f1'])}")
+        return [label, "-", "-", "-", "-", "-"]
+    return [label, f"{at['threshold']:.4f}", str(at["abstained"]), _f(at["precision"]), _f(at["recall"]), _f(at["f1"])]
+
+
+def threshold_table(c: Calibration) -> TableData:
+    """The thresholds of one variant: recommended, relative rule, current guard (rows)."""
+    rows = [] if c.chosen is None else [_rule("recommended", c.chosen)]
+    rows.append(_rule(f"relative rule (P{c.relative['percentile']:g} of answerable scores)", c.relative))
+    if c.current is not None:
+        rows.append(_rule("current guard", c.current))
+    cols = [Column("rule", numeric=False), Column("t"), Column("abstains on"), Column("precision"), Column("recall"),
+            Column("F1")]
+    return TableData("", cols, rows)
 
 
 def _f(x: float) -> str:
     return "n/a" if is_nan(x) else f"{x:.3f}"
 
 
-def format_calibration(cals: Sequence[Calibration]) -> str:
-    """Plain-text report: one block per variant, then a note when the rerankers differ."""
+def format_calibration(cals: Sequence[Calibration], layout: Layout | None = None) -> str:
+    """Plain-text report: one block per variant (prose and a threshold table), then a note when rerankers differ."""
+    layout = layout or Layout()
+    width = 100_000 if layout.wide else layout.width
     out: list[str] = []
     for c in cals:
         goal = {"f1": "maximise F1 of abstention",
                 "precision": f"the highest abstention recall with precision >= {c.target} (lowest such t)",
                 "recall": f"the lowest t whose recall >= {c.target}"}[c.objective]
         lo, mid, hi = c.score_range
-        out += [f"variant {c.variant}", f"  reranker: {', '.join(c.reranker)}",
-                (f"  rule: abstain when top-1 rerank score < t; positive (should abstain) = "
-                 f"{POSITIVES[c.positive]} [--positive {c.positive}]"),
-                (f"  queries: {c.n} with a score ({c.n_positive} positive), {c.excluded} without a score (failed, "
-                 f"or nothing to rerank); scores min {lo:.4f} median {mid:.4f} max {hi:.4f}; ROC AUC {_f(c.auc)}"),
-                f"  objective: {goal}"]
+        lines = [f"variant {c.variant}", f"  reranker: {', '.join(c.reranker)}",
+                 (f"  rule: abstain when top-1 rerank score < t; positive (should abstain) = "
+                  f"{POSITIVES[c.positive]} [--positive {c.positive}]"),
+                 (f"  queries: {c.n} with a score ({c.n_positive} positive), {c.excluded} without a score (failed, "
+                  f"or nothing to rerank); scores min {lo:.4f} median {mid:.4f} max {hi:.4f}; ROC AUC {_f(c.auc)}"),
+                 f"  objective: {goal}"]
         if c.chosen is None:
             best = max((p for p in c.curve.get(c.objective, []) if not is_nan(p)), default=float("nan"))
-            out.append(f"  no threshold reaches {c.objective} >= {c.target} on this data (the best any t reaches: "
-                       f"{_f(best)})")
+            lines.append(f"  no threshold reaches {c.objective} >= {c.target} on this data (the best any t reaches: "
+                         f"{_f(best)})")
         else:
             level = f"{c.settings['confidence']:.0%}"
             t_lo, t_hi = c.threshold_ci or (float("nan"), float("nan"))
-            out.append(_rule("recommended", c.chosen))
-            out.append(f"    {level} bootstrap CI of t: [{t_lo:.4f}, {t_hi:.4f}] ({c.settings['n_resamples']} stratified "
-                       f"resamples, seed {c.settings['seed']}"
-                       + (f"; target unreachable in {c.undefined_resamples}" if c.undefined_resamples else "") + ")")
+            lines.append(f"  recommended t = {c.chosen['threshold']:.4f}; {level} bootstrap CI of t: [{t_lo:.4f}, "
+                         f"{t_hi:.4f}] ({c.settings['n_resamples']} stratified resamples, seed {c.settings['seed']}"
+                         + (f"; target unreachable in {c.undefined_resamples}" if c.undefined_resamples else "") + ")")
             p_ci, r_ci = c.precision_ci, c.recall_ci
             if p_ci and r_ci:
-                out.append(f"    expected at t (in-sample): precision {_f(c.chosen['precision'])} [{p_ci[0]:.3f}, "
-                           f"{p_ci[1]:.3f}], recall {_f(c.chosen['recall'])} [{r_ci[0]:.3f}, {r_ci[1]:.3f}]; "
-                           f"out-of-bag: precision {_f(c.out_of_bag['precision'])}, "
-                           f"recall {_f(c.out_of_bag['recall'])}")
-        out.append(_rule(f"relative rule (P{c.relative['percentile']:g} of answerable scores)", c.relative))
-        if c.current is not None:
-            out.append(_rule("current guard", c.current))
-        out.append("")
+                lines.append(f"  expected at t (in-sample): precision {_f(c.chosen['precision'])} [{p_ci[0]:.3f}, "
+                             f"{p_ci[1]:.3f}], recall {_f(c.chosen['recall'])} [{r_ci[0]:.3f}, {r_ci[1]:.3f}]; "
+                             f"out-of-bag: precision {_f(c.out_of_bag['precision'])}, "
+                             f"recall {_f(c.out_of_bag['recall'])}")
+        out += [wrap(line, width, "      ") for line in lines]
+        out += [render([threshold_table(c)], layout), ""]
     models = {", ".join(c.reranker) for c in cals}
     if len(models) > 1:
-        out.append("rerankers differ: " + "; ".join(
+        out.append(wrap("rerankers differ: " + "; ".join(
             f"{c.variant} ({', '.join(c.reranker)}): t = {c.chosen['threshold']:.4f}" if c.chosen else
-            f"{c.variant} ({', '.join(c.reranker)}): no t" for c in cals))
-        out.append("their scores live on different scales: each threshold is valid for its own reranker only; "
-                   "recalibrate whenever the reranker changes (or use the relative rule)")
+            f"{c.variant} ({', '.join(c.reranker)}): no t" for c in cals), width))
+        out.append(wrap("their scores live on different scales: each threshold is valid for its own reranker only; "
+                        "recalibrate whenever the reranker changes (or use the relative rule)", width))
     return "\n".join(out).rstrip()
 
 

@@ -23,7 +23,7 @@ from evalkit.analysis import stats
 from evalkit.analysis.direction import higher_is_better, per_query_hint, sign
 from evalkit.analysis.pairing import check_eval_sets, check_shared_queries, metric_names, pair, per_query_values
 from evalkit.analysis.runs import LoadedRun
-from evalkit.analysis.tables import is_nan, text_table
+from evalkit.analysis.tables import Column, Layout, TableData, is_nan, render, wrap
 from evalkit.errors import EvalkitError, did_you_mean
 
 
@@ -55,6 +55,9 @@ class MetricTest:
     ties: int = 0
     losses: int = 0
     higher_is_better: bool = True
+    win_ids: list[str] = field(default_factory=list)  # queries where the variant is better (sorted ids)
+    tie_ids: list[str] = field(default_factory=list)
+    loss_ids: list[str] = field(default_factory=list)
 
     def verdict(self, alpha: float) -> str:
         """``better`` / ``worse`` (adjusted p < alpha, in the metric's direction) or ``n.s.``."""
@@ -77,6 +80,7 @@ class Comparison:
     alpha: float
     notes: list[str] = field(default_factory=list)
     fusion: list[dict[str, Any]] = field(default_factory=list)
+    reference_note: str = ""  # how the reference was chosen, when the user did not name it
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -85,39 +89,61 @@ class Comparison:
         return d
 
 
-def resolve_variants(runs: Sequence[LoadedRun], spec: str | None) -> list[VariantRef]:
-    """Parse ``--variants``: ``a,b`` (names in the only run, or unique across runs) or ``RUN:NAME``.
+class TooFewVariantsError(EvalkitError):
+    """Fewer than two variants to compare (a usage error: the command exits 2)."""
 
-    ``RUN`` is the run's position among the arguments (1-based) or its label (summary
-    file stem). Without a spec: every variant of a single run.
+
+def resolve_variants(runs: Sequence[LoadedRun], spec: str | None, reference: str | None = None) -> list[VariantRef]:
+    """Parse ``--variants`` and ``--reference`` into the compared variants, the reference first.
+
+    Items are ``NAME`` (in the only run, or unique across runs) or ``RUN:NAME`` (``RUN``:
+    the run's position among the arguments, 1-based, or its label, the summary file
+    stem). ``--variants``: its first item is the reference unless ``reference`` names
+    another one. Without ``--variants``: every variant of a single run, the reference
+    being ``reference`` or else the run's first variant (:func:`reference_note` says so).
     """
     if not spec:
         if len(runs) != 1:
             raise EvalkitError("several runs given: name the variants with --variants RUN:NAME,RUN:NAME "
                                "(RUN = position or file stem)")
-        return [VariantRef(n, runs[0], n) for n in runs[0].variant_names]
-    refs: list[VariantRef] = []
-    for item in [s.strip() for s in spec.split(",") if s.strip()]:
-        run_key, _, name = item.rpartition(":")
-        if run_key:
-            run = _run_by_key(runs, run_key)
-        else:
-            holders = [r for r in runs if name in r.summary.variants]
-            if len(holders) != 1:
-                known = sorted({v for r in runs for v in r.variant_names})
-                why = "in no run" + did_you_mean(name, known) if not holders else \
-                    f"in {len(holders)} runs; write RUN:{name} (RUN = position or file stem)"
-                raise EvalkitError(f"variant '{name}' is {why}")
-            run = holders[0]
-        run.variant(name)
-        label = name if len(runs) == 1 else f"{run.label}:{name}"
-        refs.append(VariantRef(label, run, name))
+        refs = [VariantRef(n, runs[0], n) for n in runs[0].variant_names]
+    else:
+        refs = [_ref(runs, item) for item in [s.strip() for s in spec.split(",") if s.strip()]]
+    if reference:
+        ref = _ref(runs, reference)
+        refs = [ref, *[r for r in refs if (r.run, r.variant) != (ref.run, ref.variant)]]
     labels = [r.label for r in refs]
     if len(set(labels)) != len(labels):
         raise EvalkitError(f"--variants names the same variant twice: {', '.join(labels)}")
     if len(refs) < 2:
-        raise EvalkitError("compare needs at least two variants, e.g. --variants hybrid_rrf,hybrid_weighted")
+        have = f"only '{refs[0].label}'" if refs else "none"
+        raise TooFewVariantsError(f"compare needs at least two variants ({have} given), e.g. --variants "
+                                  "hybrid_rrf,hybrid_weighted (the first is the reference)")
     return refs
+
+
+def reference_note(spec: str | None, reference: str | None, refs: Sequence[VariantRef]) -> str:
+    """A sentence announcing the reference when the user named none ("" when they did)."""
+    if spec or reference:
+        return ""
+    return (f"reference: {refs[0].label}, the run's first variant (not chosen by you: pick one with "
+            "--reference NAME, or --variants REF,OTHER,...)")
+
+
+def _ref(runs: Sequence[LoadedRun], item: str) -> VariantRef:
+    run_key, _, name = item.rpartition(":")
+    if run_key:
+        run = _run_by_key(runs, run_key)
+    else:
+        holders = [r for r in runs if name in r.summary.variants]
+        if len(holders) != 1:
+            known = sorted({v for r in runs for v in r.variant_names})
+            why = "in no run" + did_you_mean(name, known) if not holders else \
+                f"in {len(holders)} runs; write RUN:{name} (RUN = position or file stem)"
+            raise EvalkitError(f"variant '{name}' is {why}")
+        run = holders[0]
+    run.variant(name)
+    return VariantRef(name if len(runs) == 1 else f"{run.label}:{name}", run, name)
 
 
 def _run_by_key(runs: Sequence[LoadedRun], key: str) -> LoadedRun:
@@ -155,11 +181,12 @@ def compare_variants(refs: Sequence[VariantRef], metrics: Sequence[str] | None =
             s = stats.derive_seed(seed, m, base.label, r.label)
             lo, hi = stats.bootstrap_ci(p.diffs, n_resamples, confidence, s)
             wins, ties, losses = stats.win_tie_loss(p.diffs, sign(m))
+            won, tied, lost = stats.win_tie_loss_ids(p.query_ids, p.diffs, sign(m))
             tests.append(MetricTest(
                 metric=m, reference=base.label, variant=r.label, n=len(p), mean_reference=float(p.a.mean()),
                 mean_variant=float(p.b.mean()), diff=float(p.diffs.mean()), ci_low=lo, ci_high=hi,
                 p=stats.sign_flip_pvalue(p.diffs, n_resamples, s), wins=wins, ties=ties, losses=losses,
-                higher_is_better=higher_is_better(m)))
+                higher_is_better=higher_is_better(m), win_ids=won, tie_ids=tied, loss_ids=lost))
     for test, adj in zip(tests, stats.adjust([t.p for t in tests], correction)):
         test.p_adjusted = adj
     return Comparison(eval_set=note, labels=[r.label for r in refs], tests=tests, correction=correction,
@@ -180,33 +207,65 @@ def _metrics(refs: Sequence[VariantRef], results: dict[str, list], wanted: Seque
     return list(dict.fromkeys(wanted))
 
 
-def format_comparison(c: Comparison) -> str:
-    """The comparison as a plain-text table, one block per variant against the reference."""
-    level = f"{c.confidence:.0%}"
-    corr = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no"}[c.correction]
-    out = [f"{c.eval_set}; reference: {c.labels[0]}",
-           (f"paired bootstrap ({c.n_resamples} resamples, seed {c.seed}) {level} CI of the mean difference; "
-            f"two-sided sign-flip permutation p; {corr} correction over {len(c.tests)} tests; alpha {c.alpha}"),
-           ("retrieval metrics: answerable queries only; W/T/L: queries where the variant wins/ties/loses "
-            "(in each metric's direction)")]
-    for label in c.labels[1:]:
-        tests = [t for t in c.tests if t.variant == label]
-        if not tests:
+SHOW_TIES = 10
+"""Tie ids are printed only when there are at most this many (every id is in ``--json``)."""
+
+
+def comparison_table(c: Comparison, label: str) -> TableData | None:
+    """The table of ``label`` against the reference, metrics as rows (None when nothing was tested)."""
+    tests = [t for t in c.tests if t.variant == label]
+    if not tests:
+        return None
+    cols = [Column("metric", numeric=False), Column("n"), Column("reference"), Column("variant"), Column("diff"),
+            Column("CI", f"{c.confidence:.0%} CI"), Column("verdict", numeric=False), Column(f"p_{c.correction}"),
+            Column("W/T/L"), Column("p")]
+    rows = [[t.metric + ("" if t.higher_is_better else " (lower=better)"), str(t.n), f"{t.mean_reference:.4f}",
+             f"{t.mean_variant:.4f}", f"{t.diff:+.4f}", f"[{t.ci_low:+.4f}, {t.ci_high:+.4f}]",
+             t.verdict(c.alpha), _p(t.p_adjusted), f"{t.wins}/{t.ties}/{t.losses}", _p(t.p)] for t in tests]
+    real = [t for t in tests if t.verdict(c.alpha) != "n.s."]
+    if real:
+        notes = ["real differences: " + "; ".join(f"{t.metric} {t.verdict(c.alpha)} ({t.diff:+.4f}, "
+                                                  f"p_{c.correction} {_p(t.p_adjusted)})" for t in real)]
+    else:
+        notes = [f"no difference is significant at alpha {c.alpha} after correction: the data cannot tell "
+                 f"{label} from {c.labels[0]}"]
+    return TableData(f"{label} vs {c.labels[0]} (reference)", cols, rows, notes=notes)
+
+
+def query_id_lines(c: Comparison, label: str, width: int) -> list[str]:
+    """The queries behind each W/T/L count of ``label``'s tests (ties listed when few)."""
+    lines = []
+    for t in (t for t in c.tests if t.variant == label):
+        if not (t.win_ids or t.loss_ids):
+            lines.append(f"  {t.metric}: no query differs ({t.ties} ties)")
             continue
-        header = ["metric", "n", c.labels[0], label, "diff", f"{level} CI", "p", f"p_{c.correction}", "W/T/L",
-                  "verdict"]
-        rows = [[t.metric + ("" if t.higher_is_better else " (lower=better)"), str(t.n), f"{t.mean_reference:.4f}",
-                 f"{t.mean_variant:.4f}", f"{t.diff:+.4f}", f"[{t.ci_low:+.4f}, {t.ci_high:+.4f}]", _p(t.p),
-                 _p(t.p_adjusted), f"{t.wins}/{t.ties}/{t.losses}", t.verdict(c.alpha)] for t in tests]
-        out += ["", f"{label} vs {c.labels[0]}", *text_table(header, rows)]
-        real = [t for t in tests if t.verdict(c.alpha) != "n.s."]
-        if real:
-            out.append("real differences: " + "; ".join(f"{t.metric} {t.verdict(c.alpha)} ({t.diff:+.4f}, "
-                                                         f"p_{c.correction} {_p(t.p_adjusted)})" for t in real))
-        else:
-            out.append(f"no difference is significant at alpha {c.alpha} after correction: the data cannot tell "
-                       f"{label} from {c.labels[0]}")
-    out += [f"note: {n}" for n in c.notes]
+        ties = " ".join(t.tie_ids) if len(t.tie_ids) <= SHOW_TIES else f"{t.ties} queries (ids in --json)"
+        text = (f"  {t.metric}: wins ({t.wins}) {' '.join(t.win_ids) or '-'}; losses ({t.losses}) "
+                f"{' '.join(t.loss_ids) or '-'}; ties {ties or '-'}")
+        lines.append(wrap(text, width, indent="      "))
+    return lines
+
+
+def format_comparison(c: Comparison, layout: Layout | None = None) -> str:
+    """The comparison as text: the method, one table per variant against the reference, the query ids."""
+    layout = layout or Layout()
+    width = 100_000 if layout.wide else layout.width
+    corr = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no"}[c.correction]
+    head = [f"{c.eval_set}; reference: {c.labels[0]}"]
+    if c.reference_note:
+        head.append(c.reference_note)
+    head += [(f"paired bootstrap ({c.n_resamples} resamples, seed {c.seed}) {c.confidence:.0%} CI of the mean "
+              f"difference; two-sided sign-flip permutation p; {corr} correction over {len(c.tests)} tests; "
+              f"alpha {c.alpha}"),
+             ("retrieval metrics: answerable queries only; reference / variant: the two means; W/T/L: queries "
+              "where the variant wins/ties/loses (in each metric's direction)")]
+    out = [wrap(h, width) for h in head]
+    for label in c.labels[1:]:
+        table = comparison_table(c, label)
+        if table is not None:
+            out += ["", render([table], layout), f"query ids ({label} vs {c.labels[0]}):",
+                    *query_id_lines(c, label, width)]
+    out += [wrap(f"note: {n}", width) for n in c.notes]
     return "\n".join(out)
 
 

@@ -33,7 +33,7 @@ from evalkit.analysis.pairing import (
     per_query_values,
 )
 from evalkit.analysis.runs import LoadedRun
-from evalkit.analysis.tables import text_table
+from evalkit.analysis.tables import Column, Layout, TableData, render, wrap
 from evalkit.errors import EvalkitError, EvalSetError, did_you_mean
 
 
@@ -147,8 +147,22 @@ def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, c
                       n_resamples=n_resamples, seed=seed, failed_share=share, verified=verified)
 
 
-def format_gate(g: GateResult) -> str:
-    """The gate's table: one row per metric with its margin, interval and PASS/FAIL."""
+def gate_table(g: GateResult) -> TableData:
+    """One row per metric with its margin, interval and PASS/FAIL."""
+    cols = [Column("metric", numeric=False), Column("n"), Column("baseline"), Column("candidate"), Column("diff"),
+            Column("CI", f"{g.confidence:.0%} CI"), Column("max_drop"), Column("worst case"),
+            Column("result", numeric=False)]
+    rows = [[c.metric + ("" if c.higher_is_better else " (lower=better)"), str(c.n), f"{c.baseline:.4f}",
+             f"{c.candidate:.4f}", f"{c.diff:+.4f}", f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}]", f"{c.max_drop:.4f}",
+             f"{-c.bound:.4f} worse" if c.bound < 0 else "no drop", "PASS" if c.passed else "FAIL"]
+            for c in g.checks]
+    return TableData("", cols, rows)
+
+
+def format_gate(g: GateResult, layout: Layout | None = None) -> str:
+    """The gate's method, its table and the verdict."""
+    layout = layout or Layout()
+    width = 100_000 if layout.wide else layout.width
     level = f"{g.confidence:.0%}"
     head = [f"gate: candidate {g.candidate} vs baseline {g.baseline}; {g.eval_set}"]
     if g.shared_queries != max(g.baseline_queries, g.candidate_queries):
@@ -156,12 +170,8 @@ def format_gate(g: GateResult) -> str:
                     f"candidate {g.candidate_queries})")
     head.append(f"non-inferior when the lower {level} bound of the paired-bootstrap improvement > -max_drop "
                 f"({g.n_resamples} resamples, seed {g.seed}); candidate failed share {g.failed_share:.1%}")
-    header = ["metric", "n", "baseline", "candidate", "diff", f"{level} CI", "max_drop", "worst case", "result"]
-    rows = [[c.metric + ("" if c.higher_is_better else " (lower=better)"), str(c.n), f"{c.baseline:.4f}",
-             f"{c.candidate:.4f}", f"{c.diff:+.4f}", f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}]", f"{c.max_drop:.4f}",
-             f"{-c.bound:.4f} worse" if c.bound < 0 else "no drop", "PASS" if c.passed else "FAIL"]
-            for c in g.checks]
     failed = [c.metric for c in g.checks if not c.passed]
     verdict = ("PASS: the candidate is non-inferior on every metric" if not failed else
                f"FAIL: the candidate may be worse by more than the margin on {', '.join(failed)}")
-    return "\n".join([*head, *text_table(header, rows), *[f"note: {v}" for v in g.verified], verdict])
+    lines = [*head, render([gate_table(g)], layout), *[f"note: {v}" for v in g.verified], verdict]
+    return "\n".join(wrap(line, width) if "\n" not in line else line for line in lines)

@@ -203,3 +203,14 @@ def win_tie_loss(diffs: Sequence[float] | np.ndarray, direction: int = 1, tol: f
     """Counts of queries where b is better, equal (within ``tol``), worse; ``direction`` -1 for lower-is-better."""
     d = _as_1d(diffs) * direction
     return int(np.sum(d > tol)), int(np.sum(np.abs(d) <= tol)), int(np.sum(d < -tol))
+
+
+def win_tie_loss_ids(ids: Sequence[str], diffs: Sequence[float] | np.ndarray, direction: int = 1,
+                     tol: float = 1e-12) -> tuple[list[str], list[str], list[str]]:
+    """The ids behind :func:`win_tie_loss`: (b better, equal within ``tol``, b worse), in the given order."""
+    d = _as_1d(diffs) * direction
+    if len(ids) != len(d):
+        raise ValueError(f"{len(ids)} ids for {len(d)} differences")
+    return ([q for q, x in zip(ids, d) if x > tol], [q for q, x in zip(ids, d) if abs(x) <= tol],
+            [q for q, x in zip(ids, d) if x < -tol])
+

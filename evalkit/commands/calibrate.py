@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from evalkit.commands.options import layout, render_checked, table_options
+
 
 @click.command("calibrate")
 @click.argument("run_ref", metavar="RUN")
@@ -34,9 +36,11 @@ import click
 @click.option("--tracking-uri", default=None, help="MLflow store (a run id as RUN needs it; default: the run's own).")
 @click.option("--experiment", default="evalkit", show_default=True, help="Experiment for a new MLflow run.")
 @click.option("--no-mlflow", is_flag=True, help="Do not log the figures to MLflow.")
+@table_options
 def calibrate(run_ref: str, variants: tuple[str, ...], objective: str, target: float | None, positive: str,
               percentile: float, resamples: int, confidence: float, seed: int, out_dir: Path | None,
-              write_config: Path | None, rule: str, tracking_uri: str | None, experiment: str, no_mlflow: bool) -> int:
+              write_config: Path | None, rule: str, tracking_uri: str | None, experiment: str, no_mlflow: bool,
+              wide: bool, columns: str | None) -> int:
     """Recommend a guard threshold on the top-1 rerank score of a finished run.
 
     RUN is a summary JSON (results/NAME.json), its results folder, or an MLflow run id
@@ -87,9 +91,8 @@ def calibrate(run_ref: str, variants: tuple[str, ...], objective: str, target: f
                                                  encoding="utf-8")
         files["calibration.json"] = folder / "calibration.json"
         written[name] = files
-    report = format_calibration(cals)
-    click.echo(report)
-    (out_dir / "calibration.txt").write_text(report + "\n", encoding="utf-8")
+    click.echo(render_checked(lambda lay: format_calibration(cals, lay), layout(wide, columns)))
+    (out_dir / "calibration.txt").write_text(format_calibration(cals) + "\n", encoding="utf-8")
     click.echo(f"\nfigures and calibration.json: {display_path(out_dir)}/<variant>/")
     for msg in run.warnings:
         click.echo(f"warning: {msg}", err=True)

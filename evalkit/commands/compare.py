@@ -6,12 +6,17 @@ from pathlib import Path
 
 import click
 
+from evalkit.commands.options import layout, render_checked, table_options
+
 
 @click.command("compare")
 @click.argument("runs", nargs=-1, required=True, metavar="RUN [RUN...]")
 @click.option("--variants", default=None, metavar="A,B[,C...]",
               help="Variants to compare, the first is the reference. With several runs write RUN:NAME "
                    "(RUN = position 1.. or summary file stem). Default: every variant of the one run.")
+@click.option("--reference", default=None, metavar="NAME",
+              help="The variant every other one is compared with (NAME or RUN:NAME). Default: the first of "
+                   "--variants, else the run's first variant (announced in the output).")
 @click.option("--metric", "metrics", multiple=True, metavar="NAME",
               help="Compare only these metrics (repeatable); default: every metric all variants have.")
 @click.option("--resamples", type=click.IntRange(100, 1_000_000), default=10_000, show_default=True,
@@ -31,15 +36,18 @@ import click
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write every number as JSON to this file.")
 @click.option("--tracking-uri", default=None, help="MLflow store, when a RUN is an MLflow run id.")
-def compare(runs: tuple[str, ...], variants: str | None, metrics: tuple[str, ...], resamples: int, confidence: float,
-            correction: str, alpha: float, seed: int, sweep_metric: str, folds: int, no_fusion: bool,
-            json_path: Path | None, tracking_uri: str | None) -> int:
+@table_options
+def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, metrics: tuple[str, ...],
+            resamples: int, confidence: float, correction: str, alpha: float, seed: int, sweep_metric: str, folds: int,
+            no_fusion: bool, json_path: Path | None, tracking_uri: str | None, wide: bool, columns: str | None) -> int:
     """Is the difference between variants real? Paired tests on per-query metrics.
 
     Each variant is compared with the first on the same queries: mean difference with a
     paired bootstrap CI, a sign-flip permutation p-value, p corrected for all tests in
-    the table (Holm, or --correction bh), and win/tie/loss counts. Retrieval metrics use
-    answerable queries only. Variants may come from several runs of the same eval set
+    the table (Holm, or --correction bh), and win/tie/loss counts with the ids of the
+    queries behind them (all of them in --json). Retrieval metrics use answerable
+    queries only. Name the reference with --reference or as the first of --variants;
+    otherwise it is the run's first variant, and the output says so. Variants may come from several runs of the same eval set
     version; other eval sets are refused.
 
     For hybrid variants it adds fusion diagnostics from the retrieve trace: gold
@@ -51,9 +59,16 @@ def compare(runs: tuple[str, ...], variants: str | None, metrics: tuple[str, ...
       evalkit compare results/demo_kb.json --variants hybrid_rrf,hybrid_weighted
       evalkit compare results/a.json results/b.json --variants a:bm25,b:bm25 --correction bh
     """
-    from evalkit.analysis.compare import compare_variants, format_comparison, resolve_variants
+    from evalkit.analysis.compare import (
+        TooFewVariantsError,
+        compare_variants,
+        format_comparison,
+        reference_note,
+        resolve_variants,
+    )
     from evalkit.analysis.fusion_diag import channel_diagnostics, format_fusion, is_hybrid, weight_sweep
     from evalkit.analysis.runs import load_run
+    from evalkit.analysis.tables import WIDE, wrap_lines
 
     loaded = []
     for ref in runs:
@@ -61,10 +76,18 @@ def compare(runs: tuple[str, ...], variants: str | None, metrics: tuple[str, ...
         if any(run.label == other.label for other in loaded):
             run.label = f"{run.label}#{len(loaded) + 1}"
         loaded.append(run)
-    refs = resolve_variants(loaded, variants)
+    try:
+        refs = resolve_variants(loaded, variants, reference)
+    except TooFewVariantsError as exc:
+        raise click.UsageError(str(exc)) from exc
+    note = reference_note(variants, reference, refs)
+    if note:
+        click.echo(note, err=True)
     result = compare_variants(refs, metrics or None, n_resamples=resamples, confidence=confidence, seed=seed,
                               correction=correction, alpha=alpha)
-    click.echo(format_comparison(result))
+    result.reference_note = note
+    lay = layout(wide, columns)
+    click.echo(render_checked(lambda lay: format_comparison(result, lay), lay))
     if not no_fusion:
         for ref in refs:
             results = ref.run.results(ref.variant)
@@ -74,7 +97,7 @@ def compare(runs: tuple[str, ...], variants: str | None, metrics: tuple[str, ...
             sweep = weight_sweep(results, ref.run.config(ref.variant), sweep_metric, folds, seed, resamples,
                                  confidence)
             result.fusion.append({"variant": ref.label, "channels": diag, "sweep": sweep})
-            click.echo("\n" + format_fusion(ref.label, diag, sweep))
+            click.echo("\n" + wrap_lines(format_fusion(ref.label, diag, sweep), WIDE if lay.wide else lay.width))
     for run in loaded:
         for msg in run.warnings:
             click.echo(f"warning: {msg}", err=True)

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from evalkit.commands.options import layout, table_options
+
 REPO = Path(__file__).resolve().parents[2]
 DEMO_EVAL_SET = REPO / "eval_sets" / "demo_kb.jsonl"
 DEMO_CONFIGS = REPO / "graph_configs"
@@ -18,8 +20,10 @@ DEMO_CONFIGS = REPO / "graph_configs"
               help="Parallel query threads (results are identical for any value).")
 @click.option("--config", "configs", multiple=True, metavar="NAME",
               help="Run only these bundled configs (file stem, repeatable); default: all of graph_configs/.")
-@click.option("--no-progress", is_flag=True, help="Hide the progress bars.")
-def demo(output: Path, workers: int, configs: tuple[str, ...], no_progress: bool) -> int:
+@click.option("--no-progress", is_flag=True, help="Hide the progress display.")
+@table_options
+def demo(output: Path, workers: int, configs: tuple[str, ...], no_progress: bool, wide: bool,
+         columns: str | None) -> int:
     """Run the bundled graph variants on the bundled bilingual demo eval set.
 
     No keys and no network: models come from installed packages (multilingual e5 via
@@ -42,6 +46,6 @@ def demo(output: Path, workers: int, configs: tuple[str, ...], no_progress: bool
     t0 = time.perf_counter()
     request = RunRequest(eval_set=str(DEMO_EVAL_SET), graph_configs=[str(p) for p in paths], output=str(output),
                          workers=workers)
-    code = execute(request, progress=not no_progress)
+    code = execute(request, progress=not no_progress, layout=layout(wide, columns))
     click.echo(f"demo finished in {time.perf_counter() - t0:.1f} s", err=True)
     return code

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from evalkit.commands.options import layout, render_checked, table_options
+
 
 @click.command("gate")
 @click.option("--baseline", "baseline_ref", required=True, metavar="RUN",
@@ -28,11 +30,12 @@ import click
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the result as JSON to this file.")
 @click.option("--tracking-uri", default=None, help="MLflow store, when a RUN is an MLflow run id.")
+@table_options
 @click.pass_context
 def gate(ctx: click.Context, baseline_ref: str, candidate_ref: str, metrics: tuple[str, ...],
          max_drops: tuple[float, ...], variant: str | None, baseline_variant: str | None,
          candidate_variant: str | None, max_failed_share: float, confidence: float, resamples: int, seed: int,
-         json_path: Path | None, tracking_uri: str | None) -> None:
+         json_path: Path | None, tracking_uri: str | None, wide: bool, columns: str | None) -> None:
     """Pass (exit 0) when the candidate is not worse than the baseline by more than a margin.
 
     For every --metric the per-query values of both runs are paired on their shared
@@ -75,7 +78,7 @@ def gate(ctx: click.Context, baseline_ref: str, candidate_ref: str, metrics: tup
     except EvalkitError as exc:
         click.echo(f"error: {exc}", err=True)
         ctx.exit(getattr(exc, "exit_code", 2))
-    click.echo(format_gate(result))
+    click.echo(render_checked(lambda lay: format_gate(result, lay), layout(wide, columns)))
     if json_path:
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")

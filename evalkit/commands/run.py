@@ -8,6 +8,10 @@ from typing import Any
 
 import click
 
+from evalkit.analysis.tables import Layout
+from evalkit.commands.options import layout as table_layout
+from evalkit.commands.options import table_options
+
 INVOCATION = "invocation.json"  # in the results folder: what `--resume OUTPUT` re-runs
 
 
@@ -55,10 +59,10 @@ class RunRequest:
         return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
 
 
-def execute(request: RunRequest, *, resume: bool = False, progress: bool = True, dry_run: bool = False) -> int:
+def execute(request: RunRequest, *, resume: bool = False, progress: bool = True, dry_run: bool = False,
+            layout: Layout | None = None) -> int:
     """Shared body of ``evalkit run``, ``evalkit demo`` and ``runners/eval_runner.py``."""
     _env_quiet()
-    from evalkit.analysis.report import by_type_table, comparison_table
     from evalkit.evalsets import load_eval_set
     from evalkit.graph.sweep import load_variants
     from evalkit.metrics import DEFAULT_METRICS
@@ -90,10 +94,7 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
                          executor=request.executor, ray_address=request.ray_address)
     request.save()
     summary = run_eval(eval_set, configs, options, echo=lambda m: click.echo(m, err=True))
-    click.echo(comparison_table(summary))
-    per_type = by_type_table(summary, "hit@5")
-    if per_type:
-        click.echo("\n" + per_type)
+    click.echo(_tables(summary, layout or Layout()))
     click.echo(f"\nsummary: {output}\nper-query records and traces: {output.with_suffix('')}/<variant>/per_query.jsonl")
     if summary.mlflow:
         click.echo(f"MLflow: {summary.mlflow.get('tracking_uri')}  (open it: {summary.mlflow.get('ui_command')})")
@@ -101,6 +102,21 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
     if failed:
         click.echo(f"note: {failed} query run(s) failed; see 'error' and 'trace' in per_query.jsonl", err=True)
     return 0
+
+
+def _tables(summary: Any, layout: Layout) -> str:
+    """The run's tables and its hit@5-by-type table; an unknown ``--columns`` name warns (the run is done)."""
+    from evalkit.analysis.report import by_type_table, comparison_table
+    from evalkit.analysis.tables import ColumnsError
+
+    try:
+        text = comparison_table(summary, layout)
+    except ColumnsError as exc:
+        click.echo(f"warning: --columns: {exc}; printing the default tables", err=True)
+        layout = Layout(width=layout.width, wide=layout.wide)
+        text = comparison_table(summary, layout)
+    per_type = by_type_table(summary, "hit@5", layout)
+    return text + ("\n\n" + per_type if per_type else "")
 
 
 @click.command("run")
@@ -142,10 +158,12 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
 @click.option("--no-traces", is_flag=True, help="Do not log per-query MLflow traces (one span per node).")
 @click.option("--trace-limit", type=click.IntRange(0), default=None,
               help="Log MLflow traces for at most N queries per variant (default: all).")
+@table_options
 def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | None, resume: str | None,
         workers: int | None, executor: str | None, ray_address: str | None, dry_run: bool, metrics: tuple[str, ...],
         tracking_uri: str | None, experiment: str | None, no_mlflow: bool, no_progress: bool, judge: str | None,
-        judge_llm: Path | None, no_share: bool, no_traces: bool, trace_limit: int | None) -> int:
+        judge_llm: Path | None, no_share: bool, no_traces: bool, trace_limit: int | None, wide: bool,
+        columns: str | None) -> int:
     """Run each graph variant on every query of an eval set.
 
     \b
@@ -185,7 +203,8 @@ def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | No
     for key, flag in (("mlflow", no_mlflow), ("share_work", no_share), ("traces", no_traces)):
         if flag:
             setattr(request, key, False)
-    return execute(request, resume=resume is not None, progress=not no_progress, dry_run=dry_run)
+    return execute(request, resume=resume is not None, progress=not no_progress, dry_run=dry_run,
+                   layout=table_layout(wide, columns))
 
 
 def _absolute_spec(spec: str) -> str:

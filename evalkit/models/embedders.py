@@ -220,11 +220,9 @@ PROGRESS_MIN = 256  # show a progress bar when at least this many texts must be 
 def _progress(total: int, desc: str) -> Any:
     if total < PROGRESS_MIN:
         return None
-    import sys
+    from evalkit.progress import progress
 
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=desc, unit="text", file=sys.stderr, leave=False)
+    return progress(total, desc, unit="text", leave=False)
 
 
 class CachedEmbedder:

@@ -10,7 +10,6 @@ unseeded, and results are ordered by the eval set before anything is aggregated.
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -172,9 +171,9 @@ def _run_all(ctx: QueryContext, payload: dict[str, Any] | None, records: list, o
         raise EvalkitError(f"unknown executor '{options.executor}'; valid: {', '.join(EXECUTORS)}")
     bar = None
     if options.progress and records:
-        from tqdm import tqdm
+        from evalkit.progress import progress
 
-        bar = tqdm(total=len(records), desc=name, unit="q", file=sys.stderr, leave=True)
+        bar = progress(len(records), name, unit="q")
     try:
         if payload is not None:
             results = run_ray(payload, records, options.workers, options.ray_address)

@@ -110,9 +110,12 @@ def test_cli_on_a_real_run(tiny, tmp_path: Path):
     res = CliRunner().invoke(cli, ["compare", str(tiny["run"]), "--variants", "bm25,bm25_plain,hybrid_weighted",
                                    "--resamples", "2000", "--json", str(out)])
     assert res.exit_code == 0, res.output
-    assert "bm25_plain vs bm25" in res.output and "hybrid_weighted vs bm25" in res.output
-    assert "Holm correction over 8 tests" in res.output
-    assert "fusion diagnostics: hybrid_weighted" in res.output and "5-fold CV" in res.output
+    text = " ".join(res.output.split())  # prose lines are wrapped to the width
+    assert "bm25_plain vs bm25" in text and "hybrid_weighted vs bm25" in text
+    assert "Holm correction over 8 tests" in text
+    assert "fusion diagnostics: hybrid_weighted" in text and "5-fold CV" in text
+    assert "the run's first variant" not in text                   # --variants named the reference
+    assert all(len(line) <= 120 for line in res.output.splitlines())
     data = json.loads(out.read_text())
     assert {t["variant"] for t in data["tests"]} == {"bm25_plain", "hybrid_weighted"}
     assert all(t["n"] == 12 for t in data["tests"])               # 12 answerable queries
@@ -124,4 +127,51 @@ def test_cli_errors_name_the_fix(tiny):
     res = CliRunner().invoke(cli, ["compare", str(tiny["run"]), "--variants", "bm25,bm26"])
     assert res.exit_code != 0 and "did you mean 'bm25'" in str(res.exception)
     res = CliRunner().invoke(cli, ["compare", str(tiny["run"]), "--variants", "bm25"])
-    assert "at least two variants" in str(res.exception)
+    assert res.exit_code == 2 and "at least two variants (only 'bm25' given)" in res.output   # a usage error
+
+
+def test_query_ids_behind_wins_ties_losses(synthetic: Path, tmp_path: Path):
+    # hand count (see _variants): hit@5 B wins q00-q11, ties q12-q29; hallucination (lower=better) B wins q00-q19
+    c = compare_variants(resolve_variants([load_run(synthetic)], "A,B"), n_resamples=500)
+    t = {x.metric: x for x in c.tests}
+    assert t["hit@5"].win_ids == [f"q{i:02d}" for i in range(12)] and t["hit@5"].loss_ids == []
+    assert t["hit@5"].tie_ids == [f"q{i:02d}" for i in range(12, 30)]
+    assert t["hallucination"].win_ids == [f"q{i:02d}" for i in range(20)]
+    assert t["faithfulness"].win_ids == ["q30", "q31", "q32", "q33"]
+    for x in c.tests:                                           # the ids add up to the counts
+        assert (len(x.win_ids), len(x.tie_ids), len(x.loss_ids)) == (x.wins, x.ties, x.losses)
+    # A against B: every win becomes a loss
+    back = {x.metric: x for x in compare_variants(resolve_variants([load_run(synthetic)], "B,A"), n_resamples=500).tests}
+    assert back["hit@5"].loss_ids == t["hit@5"].win_ids and back["hit@5"].win_ids == []
+    out = tmp_path / "c.json"
+    res = CliRunner().invoke(cli, ["compare", str(synthetic), "--variants", "A,B", "--resamples", "500",
+                                   "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "hit@5: wins (12) q00 q01" in res.output and "ties 18 queries (ids in --json)" in res.output
+    assert "faithfulness: wins (4) q30 q31 q32 q33; losses (0) -" in res.output
+    data = {d["metric"]: d for d in json.loads(out.read_text())["tests"]}
+    assert data["hit@5"]["win_ids"] == t["hit@5"].win_ids and data["hit@5"]["tie_ids"] == t["hit@5"].tie_ids
+
+
+def test_reference_is_named_or_announced(synthetic: Path, tmp_path: Path):
+    res = CliRunner().invoke(cli, ["compare", str(synthetic), "--resamples", "200"])
+    assert res.exit_code == 0, res.output
+    assert "reference: A, the run's first variant (not chosen by you" in " ".join(res.output.split())
+    res = CliRunner().invoke(cli, ["compare", str(synthetic), "--reference", "B", "--resamples", "200"])
+    assert res.exit_code == 0 and "A vs B (reference)" in res.output and "first variant" not in res.output
+    res = CliRunner().invoke(cli, ["compare", str(synthetic), "--variants", "A,B", "--reference", "B",
+                                   "--resamples", "200"])
+    assert res.exit_code == 0 and "A vs B (reference)" in res.output
+    one = write_run(tmp_path, "one", {"A": _variants()["A"]})
+    res = CliRunner().invoke(cli, ["compare", str(one)])          # a one-variant run: nothing to compare
+    assert res.exit_code == 2 and "Usage:" in res.output and "only 'A' given" in res.output
+    res = CliRunner().invoke(cli, ["compare", str(synthetic), "--columns", "verdikt"])
+    assert res.exit_code == 2 and "did you mean 'verdict'" in res.output
+
+
+def test_columns_choose_and_width_fits(synthetic: Path):
+    res = CliRunner().invoke(cli, ["compare", str(synthetic), "--variants", "A,B", "--resamples", "200",
+                                   "--columns", "diff,verdict"])
+    assert res.exit_code == 0, res.output
+    header = next(line for line in res.output.splitlines() if line.startswith("metric"))
+    assert header.split() == ["metric", "diff", "verdict"]
