@@ -7,7 +7,8 @@ report draws one small chart per family; both ask this module.
   and the guard's abstention rates (``abstain_rate_answerable`` / ``_unanswerable``);
 * **answers**: the answer metrics of :mod:`evalkit.metrics.answer` (faithfulness,
   hallucination, correctness, citations, abstentions, claim counts);
-* **agentic**: the loop and router metrics of :mod:`evalkit.metrics.agentic`;
+* **agentic**: the loop metrics of :mod:`evalkit.metrics.agentic`;
+* **routes**: a router's share of queries per route (``route_share.<label>``);
 * **cost**: latency and LLM usage (the runner's timing, not metrics);
 * **other**: anything else, shown last.
 
@@ -17,7 +18,7 @@ order after the listed ones.
 """
 from __future__ import annotations
 
-CONCERNS = ("retrieval", "answers", "agentic", "cost", "other")
+CONCERNS = ("retrieval", "answers", "agentic", "routes", "cost", "other")
 
 ORDER: dict[str, tuple[tuple[str, str], ...]] = {
     "retrieval": (("recall@20", "recall@20"), ("hit@5", "hit@5"), ("mrr@10", "mrr@10"), ("ndcg@10", "ndcg@10"),
@@ -57,6 +58,8 @@ def concern(name: str) -> str:
     """One of :data:`CONCERNS` for a metric name (see the module docstring)."""
     if any(name == n for n, _ in ORDER["cost"]) or "latency" in name:
         return "cost"
+    if name.startswith("route_share."):
+        return "routes"
     if any(m in name for m in _AGENTIC_MARKERS):
         return "agentic"
     if _is_retrieval(name):
@@ -79,8 +82,8 @@ def is_count(name: str) -> bool:
 
 
 def header(name: str) -> str:
-    """The short column header of a metric (its own name when it has none)."""
-    return _HEADER.get(name, name)
+    """The short column header of a metric (its own name when it has none; a route's label for route shares)."""
+    return name.removeprefix("route_share.") if name.startswith("route_share.") else _HEADER.get(name, name)
 
 
 def ordered(names: list[str]) -> list[str]:
@@ -110,8 +113,8 @@ def chart_family(name: str) -> str | None:
     c = concern(name)
     if c == "answers":
         return "citations" if "citation" in name else "answers"
+    if c == "routes":
+        return "routes"
     if c == "agentic":
-        if name.startswith("route_share"):
-            return "routes"
         return "agentic" if name.endswith(("_rate", "_first")) or "@" in name else None
     return None

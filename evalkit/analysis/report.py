@@ -13,40 +13,42 @@ and Markdown for ``reports/``; both come from the same rows.
 from __future__ import annotations
 
 from evalkit.analysis import concerns
-from evalkit.analysis.direction import LowerIsBetter
+from evalkit.analysis.direction import LowerIsBetter, is_descriptive
 from evalkit.analysis.tables import Column, Layout, TableData, markdown, render
 from evalkit.records import RunSummary, VariantSummary
 
 LOWER_IS_BETTER = LowerIsBetter()  # the one rule of evalkit.analysis.direction (hallucination, latency, ...)
 TITLES = {"retrieval": "retrieval", "answers": "answers (generating variants; judged claims)",
-          "agentic": "agentic (reflection loops and routers)", "cost": "cost", "other": "other"}
-RETRIEVAL_NOTE = ("recall@k: retrieval stage (before rerank); hit/mrr/ndcg: final ranking (after rerank if any); "
-                  "guard(ans/unans): share of answerable / unanswerable queries the guard stopped. * = best")
+          "agentic": "agentic (reflection loops)", "routes": "routes (share of queries per route)", "cost": "cost",
+          "other": "other"}
+NOTES = {"retrieval": [("recall@k: retrieval stage (before rerank); hit/mrr/ndcg: final ranking (after rerank if any); "
+                  "guard(ans/unans): share of answerable / unanswerable queries the guard stopped. * = best")],
+         "agentic": ["looped: share of queries that took a second attempt; rescued / harmed / futile: queries "
+                     "(definitions in evalkit/metrics/agentic.py)"]}
 
 
-def _cell(name: str, value: float | None, best: float | None) -> str:
-    if value is None:
-        return "-"
+def _cells(name: str, values: list[float | None], best: float | None) -> list[str]:
+    """One column's cells: counts as integers, rates with 4 decimals, larger means with 2; ``*`` on the best."""
     if concerns.is_count(name):
-        return f"{value:g}"
-    mark = "*" if best is not None and value == best else ""
-    return f"{value:.4f}{mark}" if 0.0 <= value <= 1.0 else f"{value:.2f}{mark}"
+        return ["-" if x is None else f"{x:g}" for x in values]
+    digits = 4 if all(x is None or 0.0 <= x <= 1.0 for x in values) else 2
+    return ["-" if x is None else f"{x:.{digits}f}" + ("*" if best is not None and x == best else "") for x in values]
 
 
 def _best(summary: RunSummary, name: str) -> float | None:
     values = [v.metrics[name] for v in summary.variants.values() if name in v.metrics]
-    if len(values) < 2 or len(set(values)) < 2 or concerns.is_count(name):
+    if len(values) < 2 or len(set(values)) < 2 or concerns.is_count(name) or is_descriptive(name):
         return None
     return min(values) if name in LOWER_IS_BETTER else max(values)
 
 
 def _metric_table(summary: RunSummary, concern: str, names: list[str]) -> TableData:
     names = concerns.ordered(names)
-    best = {n: _best(summary, n) for n in names}
-    rows = [[variant, *[_cell(n, v.metrics.get(n), best[n]) for n in names]]
-            for variant, v in summary.variants.items() if any(n in v.metrics for n in names)]
+    variants = [(n, v) for n, v in summary.variants.items() if any(m in v.metrics for m in names)]
+    columns = [_cells(m, [v.metrics.get(m) for _, v in variants], _best(summary, m)) for m in names]
+    rows = [[name, *[col[i] for col in columns]] for i, (name, _) in enumerate(variants)]
     cols = [Column("variant", numeric=False), *[Column(n, concerns.header(n)) for n in names]]
-    return TableData(TITLES[concern], cols, rows, notes=[RETRIEVAL_NOTE] if concern == "retrieval" else [])
+    return TableData(TITLES[concern], cols, rows, notes=NOTES.get(concern, []))
 
 
 def _cost_row(name: str, v: VariantSummary) -> list[str]:

@@ -173,6 +173,10 @@ def arrange(tables: Sequence[TableData], layout: Layout) -> list[TableData]:
             if dropped:
                 t = replace(t, notes=[*t.notes, f"not shown to fit {layout.width} columns: {', '.join(dropped)} "
                                                 "(--wide shows every column, --columns NAME,... chooses)"])
+        blank = [r for r in t.rows if all(c in EMPTY_CELLS for c in r[t.keep:])]
+        if blank and len(t.columns) > t.keep:
+            t = replace(t, rows=[r for r in t.rows if r not in blank],
+                        notes=[*t.notes, f"no value in the columns shown: {', '.join(r[0] for r in blank)}"])
         out.append(t)
     return out
 
