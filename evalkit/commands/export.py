@@ -9,7 +9,8 @@ import click
 @click.command("export")
 @click.argument("run_ref", metavar="RUN")
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv", "trec"]), default="parquet", show_default=True,
-              help="parquet/csv: one row per variant x query, every metric a column; trec: qrels.txt plus "
+              help="parquet/csv: one row per variant x query, every per-query metric a column (docs/export.md); "
+                   "trec: qrels.txt plus "
                    "<variant>.retrieval.run and <variant>.final.run.")
 @click.option("--output", "-o", type=click.Path(path_type=Path), default=None,
               help="File to write (parquet/csv) or folder (trec). Default: beside the summary, "

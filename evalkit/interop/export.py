@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 STAGES = ("retrieval", "final")
 SCORE_MODES = ("rank", "native")
 FORMATS = ("parquet", "csv", "trec")
-LIST_COLUMNS = ("gold_doc_ids", "path")
+LIST_COLUMNS = ("gold_doc_ids", "cited_docs", "evidence_passages", "path")
 _SPACE = re.compile(r"\s")
 
 
@@ -145,64 +145,97 @@ def _error_text(error: dict[str, Any] | None) -> str | None:
     return f"{error.get('type', 'Error')}: {error.get('message', '')}"
 
 
+FIXED_COLUMNS: tuple[str, ...] = (
+    "variant", "query_id", "question", "type", "lang", "gold_doc_ids", "n_gold", "outcome", "error", "error_node",
+    "rerank_top1", "guard_stopped", "answer", "cited_docs", "evidence_passages", "judge_error", "n_retrieved",
+    "n_final", "top_doc", "path", "n_steps", "latency_ms", "mlflow_run_id")
+"""The columns every table starts with, in order (each documented in docs/export.md); metrics follow."""
+METRIC_PREFIX = "metric:"
+"""Prefix of a metric column whose name would repeat a fixed column (none does today)."""
+
+
+def metric_column(name: str) -> str:
+    """The column of per-query metric ``name``: its printed name, unless a fixed column has it."""
+    return METRIC_PREFIX + name if name in FIXED_COLUMNS else name
+
+
+def _metric_names(loaded: LoadedRun, names: Sequence[str]) -> list[str]:
+    """Per-query metric names: those of the variants' summaries first (in that order), then the rest as seen.
+
+    Only names some query carries: a variant-level rate such as ``hallucination_rate``
+    has no per-query value and no column (its per-query source, ``hallucinated``, has one).
+    """
+    seen: list[str] = []
+    for name in names:
+        for r in loaded.rows(name):
+            seen += [m for m in (r.get("metrics") or {}) if m not in seen]
+    summary_order = [m for name in names for m in loaded.variant(name).metrics]
+    first = [m for m in dict.fromkeys(summary_order) if m in seen]
+    return first + [m for m in seen if m not in first]
+
+
+def _row(name: str, r: dict[str, Any], run_id: str | None, guard: bool) -> dict[str, Any]:
+    from evalkit.analysis.pairing import guard_tripped
+    from evalkit.records import QueryResult
+
+    trace = r.get("trace") or []
+    generation = r.get("generation") or {}
+    judgement = generation.get("judgement") or {}
+    final = r.get("reranked") or []
+    return {
+        "variant": name, "query_id": r["query_id"], "question": r.get("question"), "type": r.get("type"),
+        "lang": r.get("lang"), "gold_doc_ids": list(r.get("gold_doc_ids") or []),
+        "n_gold": len(r.get("gold_doc_ids") or []), "outcome": r.get("outcome"),
+        "error": _error_text(r.get("error")), "error_node": (r.get("error") or {}).get("node"),
+        "rerank_top1": r.get("rerank_top1"),
+        "guard_stopped": guard_tripped(QueryResult.from_dict(r)) if guard else None,
+        "answer": generation.get("answer") if generation else None,
+        "cited_docs": list(generation.get("used_documents") or []),
+        "evidence_passages": [str(e[0]) for e in generation.get("evidence") or [] if e],
+        "judge_error": judgement.get("error") if isinstance(judgement, dict) else None,
+        "n_retrieved": len(r.get("retrieved") or []), "n_final": len(final),
+        "top_doc": final[0]["doc_id"] if final else None, "path": [str(e.get("node")) for e in trace],
+        "n_steps": len(trace), "latency_ms": round(sum(float(e.get("duration_ms") or 0) for e in trace), 3),
+        "mlflow_run_id": run_id}
+
+
 def to_dataframe(run: str | Path | LoadedRun, variants: Sequence[str] | None = None,
                  tracking_uri: str | None = None) -> pd.DataFrame:
-    """One row per variant x query of a finished run, every metric a column.
+    """One row per variant x query of a finished run, every per-query metric a column.
 
-    Columns: ``variant, query_id, question, type, lang, gold_doc_ids, n_gold, outcome,
-    error, error_node, rerank_top1, answer, answered, abstained, n_retrieved, n_final,
-    top_doc, path, n_steps, latency_ms, mlflow_run_id``, then one float column per
-    metric (named as evalkit prints it, e.g. ``recall@20``; NaN where a query has no
-    value, such as retrieval metrics of unanswerable queries). Rows follow the summary's
+    Columns: :data:`FIXED_COLUMNS`, then one float column per per-query metric, named as
+    evalkit prints it (``recall@20``, ``faithfulness``, ``answered``; NaN where a query has
+    no value, such as retrieval metrics of unanswerable queries). Every name is unique
+    (:func:`metric_column`); docs/export.md defines each column. Rows follow the summary's
     variant order, then the eval set's order.
     """
     import pandas as pd
 
+    from evalkit.analysis.pairing import has_guard
+
     loaded = _load(run, tracking_uri)
     names = _variants(loaded, variants)
+    metrics = _metric_names(loaded, names)
     records: list[dict[str, Any]] = []
-    metric_names: list[str] = []
-    for name in names:
-        for m in loaded.variant(name).metrics:
-            if m not in metric_names:
-                metric_names.append(m)
     for name in names:
         run_id = loaded.variant(name).mlflow_run_id
+        guard = has_guard(loaded.results(name))
         for r in loaded.rows(name):
-            trace = r.get("trace") or []
-            generation = r.get("generation") or {}
-            final = r.get("reranked") or []
-            for m in (r.get("metrics") or {}):
-                if m not in metric_names:
-                    metric_names.append(m)
-            records.append({
-                "variant": name, "query_id": r["query_id"], "question": r.get("question"), "type": r.get("type"),
-                "lang": r.get("lang"), "gold_doc_ids": list(r.get("gold_doc_ids") or []),
-                "n_gold": len(r.get("gold_doc_ids") or []), "outcome": r.get("outcome"),
-                "error": _error_text(r.get("error")), "error_node": (r.get("error") or {}).get("node"),
-                "rerank_top1": r.get("rerank_top1"), "answer": generation.get("answer"),
-                "answered": generation.get("answered"), "abstained": generation.get("abstained"),
-                "n_retrieved": len(r.get("retrieved") or []), "n_final": len(final),
-                "top_doc": final[0]["doc_id"] if final else None, "path": [str(e.get("node")) for e in trace],
-                "n_steps": len(trace), "latency_ms": round(sum(float(e.get("duration_ms") or 0) for e in trace), 3),
-                "mlflow_run_id": run_id, "_metrics": r.get("metrics") or {}})
-    for rec in records:
-        values = rec.pop("_metrics")
-        for m in metric_names:
-            v = values.get(m)
-            rec[m] = float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else float("nan")
-    df = pd.DataFrame.from_records(records, columns=_columns(metric_names))
-    for col in ("rerank_top1", "latency_ms", *metric_names):
+            rec = _row(name, r, run_id, guard)
+            values = r.get("metrics") or {}
+            for m in metrics:
+                v = values.get(m)
+                rec[metric_column(m)] = float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) \
+                    else float("nan")
+            records.append(rec)
+    columns = [*FIXED_COLUMNS, *[metric_column(m) for m in metrics]]
+    if len(set(columns)) != len(columns):  # cannot happen (metric_column), but never write a table that lies
+        raise EvalkitError(f"duplicate export columns: {sorted({c for c in columns if columns.count(c) > 1})}")
+    df = pd.DataFrame.from_records(records, columns=columns)
+    for col in ("rerank_top1", "latency_ms", *[metric_column(m) for m in metrics]):
         df[col] = df[col].astype("float64")
-    for col in ("answered", "abstained"):
-        df[col] = df[col].astype("boolean")
+    df["guard_stopped"] = df["guard_stopped"].astype("boolean")
     return df
-
-
-def _columns(metric_names: list[str]) -> list[str]:
-    return ["variant", "query_id", "question", "type", "lang", "gold_doc_ids", "n_gold", "outcome", "error",
-            "error_node", "rerank_top1", "answer", "answered", "abstained", "n_retrieved", "n_final", "top_doc",
-            "path", "n_steps", "latency_ms", "mlflow_run_id", *metric_names]
 
 
 def write_table(df: pd.DataFrame, path: str | Path, fmt: str) -> Path:

@@ -208,3 +208,22 @@ def test_cli_export_defaults_beside_the_summary(run_path: Path):
 def test_export_run_rejects_unknown_format(run_path: Path):
     with pytest.raises(EvalkitError, match="unknown export format"):
         export_run(run_path, "xml")
+
+
+def test_column_names_are_unique_even_when_a_metric_repeats_a_fixed_name(run_path: Path, tmp_path: Path):
+    from evalkit.interop.export import FIXED_COLUMNS, metric_column
+
+    assert metric_column("hit@5") == "hit@5" and metric_column("answer") == "metric:answer"
+    rows = [json.loads(x) for x in (run_path.with_suffix("") / "bm25" / "per_query.jsonl").read_text().splitlines()]
+    rows[0]["metrics"]["outcome"] = 0.5                          # a (hypothetical) metric named like a fixed column
+    folder = tmp_path / "clash"
+    (folder / "clash" / "bm25").mkdir(parents=True)
+    (folder / "clash" / "bm25" / "per_query.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    summary = json.loads(run_path.read_text())
+    summary["variants"] = {"bm25": summary["variants"]["bm25"]}
+    (folder / "clash.json").write_text(json.dumps(summary))
+    df = to_dataframe(folder / "clash.json")
+    assert len(set(df.columns)) == len(df.columns) and list(df.columns[:len(FIXED_COLUMNS)]) == list(FIXED_COLUMNS)
+    assert df["metric:outcome"].iloc[0] == 0.5 and df["outcome"].iloc[0] == "completed"
+    back = pd.read_csv(write_table(df, tmp_path / "c.csv", "csv"))
+    assert list(back.columns) == list(df.columns)
