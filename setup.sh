@@ -13,9 +13,10 @@ command -v "$PY" >/dev/null 2>&1 || PY=python3
 
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 
-# Headless Chromium (Debian's `chromium`) renders the HTML report in tests/analysis; optional.
-if ! command -v chromium >/dev/null 2>&1; then
-  apt_chromium() { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1; }
+# Headless Chromium (Debian's `chromium`) renders the HTML report in tests/analysis, with a CJK font
+# (fonts-wqy-microhei, 5 MB) so its screenshots show Chinese; optional.
+if ! command -v chromium >/dev/null 2>&1 || ! fc-list :lang=zh 2>/dev/null | grep -q .; then
+  apt_chromium() { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-wqy-microhei >/dev/null 2>&1; }
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
      && { apt_chromium || { apt-get update -qq >/dev/null 2>&1 && apt_chromium; }; }; then
     :

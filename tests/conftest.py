@@ -74,3 +74,51 @@ def closed_port() -> int:
     """A port on 127.0.0.1 where nothing listens (connection refused)."""
     return _load_fault_server().closed_port()
 
+
+
+DEMO_SLICE_PER_TYPE = {"single": 3, "exact_term": 2, "colloquial": 2, "multi_hop": 2, "comparison": 1, "unanswerable": 2}
+DEMO_SLICE_EXTRA_DOCS = 12
+
+
+def _demo_slice(folder: Path) -> Path:
+    """12 questions of the bundled demo (first of each type, both languages) over their gold documents plus 12
+    others, frozen as an eval set of its own."""
+    import json
+
+    from evalkit.evalsets import freeze
+
+    repo = Path(__file__).resolve().parents[1]
+    read = lambda p: [json.loads(x) for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]  # noqa: E731
+    rows, docs = read(repo / "eval_sets" / "demo_kb.jsonl"), read(repo / "eval_sets" / "corpora" / "demo_kb.jsonl")
+    picked, left = [], dict(DEMO_SLICE_PER_TYPE)
+    for r in rows:
+        if left.get(r["type"], 0) > 0:
+            picked.append(r)
+            left[r["type"]] -= 1
+    assert {r["lang"] for r in picked} == {"en", "zh"}
+    gold = {d for r in picked for d in r["relevant_doc_ids"]}
+    keep = [d for d in docs if d["id"] in gold] + [d for d in docs if d["id"] not in gold][:DEMO_SLICE_EXTRA_DOCS]
+    (folder / "corpora").mkdir(parents=True)
+    corpus = folder / "corpora" / "slice.jsonl"
+    corpus.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in keep), encoding="utf-8")
+    path = folder / "slice.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in picked), encoding="utf-8")
+    freeze(path, corpus=str(corpus))
+    return path
+
+
+@pytest.fixture(scope="session")
+def demo_slice_run(tmp_path_factory, _evalkit_cache) -> Path:
+    """Every bundled graph config run on a 12-question slice of the demo (real models; ~1 min), once a session."""
+    from evalkit.evalsets import load_eval_set
+    from evalkit.graph.sweep import load_variants
+    from evalkit.run.runner import RunOptions, run_eval
+
+    folder = tmp_path_factory.mktemp("demo_slice")
+    configs = [c for p in sorted((Path(__file__).resolve().parents[1] / "graph_configs").glob("*.yaml"))
+               for c in load_variants(p)]
+    out = folder / "results" / "slice.json"
+    summary = run_eval(load_eval_set(str(_demo_slice(folder))), configs,
+                       RunOptions(output=out, progress=False, mlflow=False), echo=lambda m: None)
+    assert list(summary.variants) == [c.name for c in configs] and len(configs) == 12
+    return out

@@ -18,12 +18,15 @@ order after the listed ones.
 """
 from __future__ import annotations
 
+import re
+
 CONCERNS = ("retrieval", "answers", "agentic", "routes", "cost", "other")
 
 ORDER: dict[str, tuple[tuple[str, str], ...]] = {
     "retrieval": (("recall@20", "recall@20"), ("hit@5", "hit@5"), ("mrr@10", "mrr@10"), ("ndcg@10", "ndcg@10"),
                   ("abstain_rate_answerable", "guard(ans)"), ("abstain_rate_unanswerable", "guard(unans)")),
-    "answers": (("faithfulness", "faithful"), ("hallucination_rate", "halluc"), ("answer_f1", "F1"),
+    "answers": (("faithfulness", "faithful"), ("hallucination_rate", "halluc"), ("hallucinated", "halluc"),
+                ("answer_f1", "F1"),
                 ("answer_correctness", "correct"), ("citation_precision", "cite.prec"),
                 ("abstention_rate", "declined(ans)"), ("correct_abstention_rate", "declined(unans)"),
                 ("unanswerable_hallucination_rate", "answered(unans)"), ("claim_hallucination_rate", "halluc(claims)"),
@@ -83,7 +86,10 @@ def is_count(name: str) -> bool:
 
 def header(name: str) -> str:
     """The short column header of a metric (its own name when it has none; a route's label for route shares)."""
-    return name.removeprefix("route_share.") if name.startswith("route_share.") else _HEADER.get(name, name)
+    if name.startswith("route_share."):
+        return name.removeprefix("route_share.")
+    attempt = re.fullmatch(r"attempt(\d+)_(.+)", name)
+    return f"{attempt.group(2)}({attempt.group(1)})" if attempt else _HEADER.get(name, name)
 
 
 def ordered(names: list[str]) -> list[str]:
@@ -112,9 +118,16 @@ def chart_family(name: str) -> str | None:
         return parse_metric(name).family
     c = concern(name)
     if c == "answers":
-        return "citations" if "citation" in name else "answers"
+        if name in CHARTED_ANSWERS:
+            return "answers"
+        return "citations" if name in ("citation_precision", "invalid_citation_rate") else None
     if c == "routes":
         return "routes"
     if c == "agentic":
         return "agentic" if name.endswith(("_rate", "_first")) or "@" in name else None
     return None
+
+
+CHARTED_ANSWERS = ("faithfulness", "hallucination_rate", "hallucinated", "answer_f1", "answer_em", "answer_correctness",
+                   "claim_hallucination_rate")
+"""Answer metrics drawn in the "answers" panel (claim counts and failure flags are not rates worth a bar)."""

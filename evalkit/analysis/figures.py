@@ -84,22 +84,72 @@ def pr_figure(recall: Sequence[float], precision: Sequence[float], base_rate: fl
     return _png(fig)
 
 
-def metric_bars(variants: Sequence[str], metrics: Sequence[str], means: dict[tuple[str, str], float],
-                intervals: dict[tuple[str, str], tuple[float, float]], title: str) -> bytes:
-    """Grouped bars: one group per metric, one bar per variant, with confidence-interval error bars."""
-    import numpy as np
+def variant_colors(names: Sequence[str]) -> dict[str, str]:
+    """One distinct colour per variant, in order: tab20's ten dark shades, its ten light ones, then tab20b/c.
 
-    fig, ax = _figure(max(6.4, 1.4 * len(metrics) + 2), 4.0)
-    width = 0.8 / max(1, len(variants))
-    x = np.arange(len(metrics))
-    for i, (v, color) in enumerate(zip(variants, COLORS * 10)):
-        ys = [means.get((v, m), np.nan) for m in metrics]
-        err = [[max(0.0, y - intervals.get((v, m), (y, y))[0]) for m, y in zip(metrics, ys)],
-               [max(0.0, intervals.get((v, m), (y, y))[1] - y) for m, y in zip(metrics, ys)]]
-        ax.bar(x + (i - (len(variants) - 1) / 2) * width, ys, width, yerr=err, capsize=2, color=color, label=v)
-    ax.set_xticks(x)
-    ax.set_xticklabels(metrics, fontsize=8)
-    ax.set_ylim(0, 1.05)
-    ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=7, ncol=2)
-    return _png(fig)
+    Sixty colours before any repeats; every figure and the HTML tables use this mapping,
+    so a variant has the same colour everywhere in a report.
+    """
+    from matplotlib import colormaps
+    from matplotlib.colors import to_hex
+
+    tab20 = colormaps["tab20"]
+    palette = [to_hex(tab20(i)) for i in (*range(0, 20, 2), *range(1, 20, 2))]
+    palette += [to_hex(colormaps[m](i)) for m in ("tab20b", "tab20c") for i in range(20)]
+    return {n: palette[i % len(palette)] for i, n in enumerate(names)}
+
+
+PANEL_COLUMNS = 3
+FIGURE_WIDTH_IN = 12.0  # x 100 dpi = 1200 px: shown at its own size in the report, never squeezed
+
+
+def metric_panels(panels: Sequence[tuple[str, Sequence[str]]], variants: Sequence[str], colors: dict[str, str],
+                  means: dict[tuple[str, str], float], intervals: dict[tuple[str, str], tuple[float, float]],
+                  labels: dict[str, str] | None = None) -> bytes:
+    """Small multiples: one panel per metric family (its metrics on the x axis), one bar per variant.
+
+    Each variant keeps its colour of ``colors`` in every panel; one legend for all (the
+    caption is the page's: no title in the image); ``labels`` are short tick labels. Bars
+    show the mean, whiskers the confidence interval; a variant without the metric has no bar.
+    1200 px wide, about 280 px per row of three panels.
+    """
+    import math
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    rows = max(1, math.ceil(len(panels) / PANEL_COLUMNS))
+    legend_rows = math.ceil(len(variants) / 6)
+    fig = Figure(figsize=(FIGURE_WIDTH_IN, 0.3 + 0.25 * legend_rows + 2.6 * rows), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(rows, PANEL_COLUMNS, squeeze=False)
+    for ax, (family, metrics) in zip(axes.flat, panels):
+        present = [v for v in variants if any((v, m) in means for m in metrics)]
+        width = 0.8 / max(1, len(present))
+        for i, v in enumerate(present):
+            xs, ys, lo, hi = [], [], [], []
+            for j, m in enumerate(metrics):
+                if (v, m) not in means:
+                    continue
+                y = means[(v, m)]
+                a, b = intervals.get((v, m), (y, y))
+                xs.append(j + (i - (len(present) - 1) / 2) * width)
+                ys.append(y)
+                lo.append(max(0.0, y - a))
+                hi.append(max(0.0, b - y))
+            ax.bar(xs, ys, width * 0.92, yerr=[lo, hi], capsize=1.5, color=colors[v], error_kw={"linewidth": 0.8})
+        ax.set_xticks(range(len(metrics)))
+        ax.set_xticklabels([labels.get(m, m) if labels else m for m in metrics], fontsize=9)
+        ax.set_ylim(0, 1.05)
+        ax.tick_params(axis="y", labelsize=8)
+        ax.grid(axis="y", color="#dddddd", linewidth=0.6)
+        ax.set_axisbelow(True)
+        ax.set_title(family, fontsize=11, loc="left")
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    fig.legend(handles=[Patch(color=colors[v], label=v) for v in variants], loc="outside upper center",
+               ncol=min(6, len(variants)), fontsize=9, frameon=False)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()

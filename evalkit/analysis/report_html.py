@@ -1,30 +1,57 @@
-"""Rendering a run report: one self-contained HTML file and its Markdown twin.
+"""Rendering a run report with jinja2: one self-contained HTML file and its Markdown twin.
+
+The pages are the templates in ``evalkit/analysis/templates/`` (``report.html.j2`` with
+``macros.html.j2``, and ``report.md.j2``); this module turns the computed report
+(:mod:`evalkit.analysis.report_data`, :mod:`evalkit.analysis.report_queries`) into the
+tables and values they show. HTML is autoescaped; nothing is concatenated by hand.
 
 The HTML has no external assets: figures are base64 PNG ``data:`` URIs, the style and
 one small script are inline, and a Content-Security-Policy forbids every other load.
 The script runs on ``load`` and writes ``<p id="render-check" data-images="N"
 data-loaded="M">`` (images present / decoded with a non-zero size): a headless browser
-can prove the page rendered. Worst queries link to anchors (``#trace-<variant>-<n>``)
-whose sections show that query's trace. The Markdown twin holds the same tables (no
-images, traces summarised as one line per query).
+can prove the page rendered. Chinese text carries ``lang="zh"`` and is set in a CJK font
+stack (:data:`CSS`). Worst queries link to anchors (``#trace-<variant>-<n>``) whose
+sections show the query's drill-down and trace.
 """
 from __future__ import annotations
 
 import base64
-import html
+import functools
 import json
+import re
+import struct
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from evalkit.analysis import concerns
 from evalkit.analysis.report_data import LABELS, VariantReport
 from evalkit.analysis.tables import is_nan
 
-CSS = """body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}
-table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px}
-th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-h2{border-bottom:2px solid #ddd;padding-bottom:3px;margin-top:2em}pre{background:#f7f7f7;padding:8px;
-overflow-x:auto;font-size:12px;max-height:400px}.note{color:#666;font-size:13px}img{max-width:100%}
-details{margin:.3em 0}section.trace{border-left:3px solid #bbb;padding-left:10px;margin:1em 0}"""
+TEMPLATES = Path(__file__).parent / "templates"
+CJK_FONTS = ('"Noto Sans CJK SC", "Source Han Sans SC", "PingFang SC", "Hiragino Sans GB", "Microsoft YaHei", '
+             '"WenQuanYi Micro Hei", "Noto Sans SC"')
+LATIN_FONTS = '-apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Liberation Sans", "Noto Sans", "DejaVu Sans"'
+CSS = f"""body{{font-family:{LATIN_FONTS},{CJK_FONTS},sans-serif;
+margin:1.2em auto;max-width:1200px;padding:0 16px;color:#222;line-height:1.4}}
+:lang(zh){{font-family:{CJK_FONTS},{LATIN_FONTS},sans-serif}}
+table{{border-collapse:collapse;margin:.4em 0 1.2em}}td,th{{border:1px solid #ccc;padding:3px 7px;font-size:13px;
+vertical-align:top}}th{{background:#f3f3f3;text-align:left}}td.num{{text-align:right;font-variant-numeric:tabular-nums;
+white-space:nowrap}}td.num small{{color:#666}}h2{{border-bottom:2px solid #ddd;padding-bottom:3px;margin-top:1.8em}}
+pre{{background:#f7f7f7;padding:8px;overflow-x:auto;font-size:12px;max-height:400px}}.note{{color:#666;font-size:13px}}
+.warn{{color:#8a5a00}}.bad{{color:#b00020}}img{{max-width:100%;height:auto}}img.chart{{display:block;margin:.5em 0}}
+details{{margin:.25em 0}}summary{{cursor:pointer}}section.trace{{border-top:1px solid #ddd;margin:1em 0}}
+.sw{{display:inline-block;width:.8em;height:.8em;border-radius:2px;margin-right:.35em;vertical-align:-.05em}}
+.scroll{{overflow-x:auto}}.side{{display:grid;grid-template-columns:1fr 1fr;gap:12px}}
+.query{{border-left:4px solid #999;padding:2px 10px;font-size:14px;min-width:0}}.query p{{margin:.3em 0}}
+.answer,.ptext{{white-space:pre-wrap;background:#f7f7f7;padding:6px 8px;border-radius:3px;font-size:13px}}
+.gold{{background:#e3f4e1;color:#1b5e20;font-size:11px;padding:0 4px;border-radius:3px}}.goldrow{{font-weight:600}}
+ol.ranking{{margin:.2em 0 .4em 1.4em;padding:0;font-size:13px}}.v-supported{{color:#1b5e20}}
+.v-unsupported{{color:#b00020;font-weight:600}}.v-not_checkable{{color:#666}}details.pair{{border:1px solid #e3e3e3;
+padding:4px 8px;border-radius:4px}}details.passage{{font-size:13px}}nav.toc a{{margin-right:1em;font-size:13px}}
+table.findings th{{background:#fafafa;font-weight:normal;color:#555;width:30%}}
+.query table{{width:100%;table-layout:fixed}}.query td,.query th{{overflow-wrap:anywhere}}"""
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 CHECK_SCRIPT = """window.addEventListener('load',function(){var imgs=document.images,ok=0;
 for(var i=0;i<imgs.length;i++){if(imgs[i].complete&&imgs[i].naturalWidth>0&&imgs[i].naturalHeight>0)ok++;}
@@ -32,18 +59,45 @@ var p=document.createElement('p');p.id='render-check';p.className='note';p.setAt
 p.setAttribute('data-loaded',ok);p.textContent='rendered: '+ok+' of '+imgs.length+' images';
 document.body.appendChild(p);});"""
 WROTE_CHARS = 4000
+HEADLINE = {"retrieval": 4, "answers": 3}
+"""How many metrics of each concern the summary table shows (the rest is behind a details element)."""
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
 
 
-def _e(x: Any) -> str:
-    return html.escape(str(x), quote=True)
+@dataclass(frozen=True)
+class Cell:
+    """A table cell with more than text: trusted ``html`` (built here, escaped), a CSS class, a variant colour."""
+
+    text: str
+    html: str | None = None
+    cls: str = ""
+    color: str | None = None
+
+
+@dataclass
+class Table:
+    """Header and rows for a template; a cell is a string (escaped by the template) or a :class:`Cell`."""
+
+    header: list[str]
+    rows: list[list[Any]]
+    title: str = ""
+    plain: list[list[str]] = field(default_factory=list)  # the same rows as text (Markdown)
 
 
 def _num(x: float | None, digits: int = 4) -> str:
     return "n/a" if is_nan(x) else f"{x:.{digits}f}"
 
 
-def _ci(m: dict[str, float]) -> str:
-    return f"{m['mean']:.4f} [{m['low']:.4f}, {m['high']:.4f}]"
+def _value(x: Any) -> str:
+    """A per-query value: whole numbers without decimals (counts, flags), others with 4."""
+    if isinstance(x, float) and x.is_integer():
+        return f"{x:g}"
+    return _num(x) if isinstance(x, (int, float)) else str(x)
+
+
+def _lang(text: str | None) -> str:
+    """``zh`` when the text has CJK characters, else ``en`` (for ``lang=`` and the CJK font stack)."""
+    return "zh" if text and _CJK.search(text) else "en"
 
 
 def _safe(name: str) -> str:
@@ -51,183 +105,184 @@ def _safe(name: str) -> str:
 
 
 def anchor(variant: str, index: int) -> str:
-    """The HTML id of the trace section of a variant's ``index``-th worst query."""
+    """The HTML id of the detail section of a variant's ``index``-th worst query."""
     return f"trace-{_safe(variant)}-{index}"
 
 
-def _columns(reports: Sequence[VariantReport]) -> list[str]:
-    cols: list[str] = []
-    for v in reports:
-        cols += [m for m in v.metrics if m not in cols]
-    return cols
+def _md(cell: Any) -> str:
+    text = cell.text if isinstance(cell, Cell) else str(cell)
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
-def summary_rows(reports: Sequence[VariantReport]) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of the summary table: each metric as ``mean [low, high]``."""
-    cols = _columns(reports)
-    header = ["variant", *cols, "queries", "failed"]
-    rows = [[v.name, *[_ci(v.metrics[c]) if c in v.metrics else "-" for c in cols], str(v.n_queries),
-             str(v.n_failed)] for v in reports]
-    return header, rows
+@functools.lru_cache(maxsize=1)
+def _env():
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
+                             autoescape=jinja2.select_autoescape(enabled_extensions=("html", "html.j2"),
+                                                                 default_for_string=False),
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters.update(num=_num, lang=_lang, md=_md, value=_value)
+    env.tests["cell"] = lambda x: isinstance(x, Cell)
+    return env
 
 
-def funnel_rows(reports: Sequence[VariantReport]) -> tuple[list[str], list[list[str]]]:
-    header = ["stage (answerable queries)", *[v.name for v in reports]]
-    stages = [s["stage"] for s in reports[0].funnel] if reports else []
+def _variant_cell(name: str, colors: dict[str, str]) -> Cell:
+    return Cell(name, cls="variant", color=colors.get(name))
+
+
+def _ci_cell(m: dict[str, float] | None) -> Cell | str:
+    if m is None:
+        return "-"
+    return Cell(f"{m['mean']:.4f} [{m['low']:.4f}, {m['high']:.4f}]", cls="num",
+                html=f"<b>{m['mean']:.4f}</b><br><small>[{m['low']:.4f}, {m['high']:.4f}]</small>")
+
+
+def _metrics(reports: Sequence[VariantReport]) -> list[str]:
+    return concerns.ordered(list(dict.fromkeys(m for v in reports for m in v.metrics)))
+
+
+def headline_metrics(reports: Sequence[VariantReport]) -> list[str]:
+    """The summary table's metrics: the first :data:`HEADLINE` of each concern that the run has."""
+    names = _metrics(reports)
+    out = []
+    for c, n in HEADLINE.items():
+        out += [m for m in names if concerns.concern(m) == c and not concerns.is_count(m)][:n]
+    return out
+
+
+def metric_tables(reports: Sequence[VariantReport], names: Sequence[str], colors: dict[str, str],
+                  title: str = "", extra: bool = False) -> Table:
+    """Variants as rows, ``names`` as columns (``mean [low, high]``); ``extra`` adds queries and failed."""
+    header = ["variant", *[concerns.header(m) for m in names], *(["queries", "failed"] if extra else [])]
     rows = []
-    for i, stage in enumerate(stages):
-        cells = [stage]
-        for v in reports:
-            s = v.funnel[i]
-            cells.append(f"n/a ({s['note']})" if s["count"] is None else f"{s['count']}/{v.n_answerable} "
-                         f"({s['share']:.1%})")
-        rows.append(cells)
-    return header, rows
+    for v in reports:
+        if not extra and not any(m in v.metrics for m in names):
+            continue
+        rows.append([_variant_cell(v.name, colors), *[_ci_cell(v.metrics.get(m)) for m in names],
+                     *([str(v.n_queries), str(v.n_failed)] if extra else [])])
+    return Table(header, rows, title, [[_md(c) for c in r] for r in rows])
 
 
-def label_rows(reports: Sequence[VariantReport]) -> tuple[list[str], list[list[str]]]:
+def all_metric_tables(reports: Sequence[VariantReport], colors: dict[str, str]) -> list[Table]:
+    """Every metric, one table per concern (behind the summary's details element)."""
+    names = _metrics(reports)
+    return [metric_tables(reports, [m for m in names if concerns.concern(m) == c], colors, c)
+            for c in concerns.CONCERNS if any(concerns.concern(m) == c for m in names)]
+
+
+def funnel_table(reports: Sequence[VariantReport], colors: dict[str, str]) -> Table:
+    stages = [s["stage"] for s in reports[0].funnel] if reports else []
+    rows = [[_variant_cell(v.name, colors),
+             *[f"n/a ({s['note']})" if s["count"] is None else f"{s['count']}/{v.n_answerable} ({s['share']:.1%})"
+               for s in v.funnel]] for v in reports]
+    return Table(["variant", *stages], rows)
+
+
+def label_table(reports: Sequence[VariantReport], colors: dict[str, str]) -> Table:
     used = [lab for lab in LABELS if any(lab in v.label_counts for v in reports)]
-    return ["failure label", *[v.name for v in reports]], [[lab, *[str(v.label_counts.get(lab, 0)) for v in reports]]
-                                                          for lab in used]
+    rows = [[_variant_cell(v.name, colors), *[str(v.label_counts.get(lab, 0)) for lab in used]] for v in reports]
+    return Table(["variant", *used], rows)
 
 
-def per_query_label_rows(reports: Sequence[VariantReport]) -> tuple[list[str], list[list[str]]]:
+def query_label_table(reports: Sequence[VariantReport]) -> Table:
     """One row per query (eval-set order of the first variant), the label each variant got."""
     ids = list(dict.fromkeys(q for v in reports for q in v.labels))
-    return ["query", *[v.name for v in reports]], [[q, *[v.labels.get(q, "-") for v in reports]] for q in ids]
+    return Table(["query", *[v.name for v in reports]], [[q, *[v.labels.get(q, "-") for v in reports]] for q in ids])
 
 
-def latency_rows(reports: Sequence[VariantReport]) -> tuple[list[str], list[list[str]]]:
-    rows = []
-    for v in reports:
-        for node, lat in v.latency.items():
-            rows.append([v.name, node, f"{lat['p50']:.2f}", f"{lat['p95']:.2f}", str(lat["n"])])
-    return ["variant", "node", "p50 ms", "p95 ms", "calls"], rows
+def latency_table(reports: Sequence[VariantReport]) -> Table:
+    rows = [[v.name, node, f"{lat['p50']:.2f}", f"{lat['p95']:.2f}", str(lat["n"])]
+            for v in reports for node, lat in v.latency.items()]
+    return Table(["variant", "node", "p50 ms", "p95 ms", "calls"], rows)
 
 
-def usage_rows(reports: Sequence[VariantReport]) -> tuple[list[str], list[list[str]]]:
+def usage_table(reports: Sequence[VariantReport]) -> Table:
     keys = ("calls", "cache_hits", "tokens_in", "tokens_out", "latency_ms")
     rows = [[v.name, purpose, *[f"{u.get(k, 0):g}" for k in keys]] for v in reports for purpose, u in v.usage.items()]
-    return ["variant", "purpose", *keys], rows
+    return Table(["variant", "purpose", *keys], rows)
 
 
-def _html_table(header: list[str], rows: list[list[str]], tid: str = "", raw_cols: Sequence[int] = ()) -> str:
-    head = "".join(f"<th>{_e(h)}</th>" for h in header)
-    body = []
-    for r in rows:
-        cells = []
-        for i, c in enumerate(r):
-            cls = ' class="num"' if i and c[:1].isdigit() else ""
-            cells.append(f"<td{cls}>{c if i in raw_cols else _e(c)}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    idattr = f' id="{tid}"' if tid else ""
-    return f"<table{idattr}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+def _trace_table(trace: list[dict[str, Any]]) -> Table:
+    from markupsafe import escape
 
-
-def _md_table(header: list[str], rows: list[list[str]]) -> str:
-    def esc(cell: str) -> str:
-        return str(cell).replace("|", "\\|").replace("\n", " ")
-
-    return "\n".join(["| " + " | ".join(esc(h) for h in header) + " |", "|" + "---|" * len(header),
-                      *["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]])
-
-
-def _img(png: bytes, alt: str) -> str:
-    return f'<img alt="{_e(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
-
-
-def _worst_rows(v: VariantReport, link: bool) -> list[list[str]]:
     rows = []
-    for i, w in enumerate(v.worst):
-        qid = f'<a href="#{anchor(v.name, i)}">{_e(w["query_id"])}</a>' if link else w["query_id"]
-        value = w["metrics"].get(v.primary) if v.primary else None
-        rows.append([qid, w["question"], w["label"], _num(value),
-                     ", ".join(w["gold"]), ", ".join(w["top5"])])
-    return rows
-
-
-def _trace_html(v: VariantReport, i: int, w: dict[str, Any]) -> str:
-    t = v.traces.get(w["query_id"], {})
-    rows = []
-    for e in t.get("trace", []):
+    for e in trace:
         wrote = json.dumps(e.get("wrote"), ensure_ascii=False, indent=1)
         if len(wrote) > WROTE_CHARS:
             wrote = wrote[:WROTE_CHARS] + f"\n... ({len(wrote)} chars)"
         err = e.get("error")
-        rows.append([str(e.get("step")), _e(e.get("node")), _e(e.get("type")), f"{float(e.get('duration_ms') or 0):.2f}",
-                     _e(f"{e.get('edge')} ({e.get('edge_reason')})"), _e(json.dumps(err)) if err else "",
-                     f"<details><summary>{_e(', '.join(e.get('wrote') or {}))}</summary><pre>{_e(wrote)}</pre></details>"])
-    table = _html_table(["step", "node", "type", "ms", "next", "error", "wrote"], rows, raw_cols=range(7))
-    return (f'<section class="trace" id="{anchor(v.name, i)}"><h4>{_e(v.name)} / {_e(w["query_id"])}: '
-            f'{_e(w["label"])}</h4><p>{_e(w["question"])}</p><p class="note">outcome {_e(t.get("outcome"))}; gold '
-            f'{_e(", ".join(w["gold"]))}; final top 5 {_e(", ".join(w["top5"]))}</p>{table}</section>')
+        keys = ", ".join(e.get("wrote") or {})
+        rows.append([str(e.get("step")), str(e.get("node")), str(e.get("type")),
+                     f"{float(e.get('duration_ms') or 0):.2f}", f"{e.get('edge')} ({e.get('edge_reason')})",
+                     json.dumps(err) if err else "",
+                     f"<details><summary>{escape(keys)}</summary><pre>{escape(wrote)}</pre></details>"])
+    return Table(["step", "node", "type", "ms", "next", "error", "wrote"], rows)
 
 
-def render_html(title: str, meta: list[str], reports: Sequence[VariantReport], figures: dict[str, bytes]) -> str:
+def worst_section(v: VariantReport, views: dict[str, Any]) -> dict[str, Any]:
+    """The worst-queries table of one variant (ids link to the details) and each query's detail."""
+    from markupsafe import escape
+
+    rows, plain, details = [], [], []
+    for i, w in enumerate(v.worst):
+        value = _num(w["metrics"].get(v.primary) if v.primary else None)
+        cells = [w["question"], w["label"], value, ", ".join(w["gold"]), ", ".join(w["top5"])]
+        rows.append([f'<a href="#{anchor(v.name, i)}">{escape(w["query_id"])}</a>', *cells])
+        plain.append([w["query_id"], *cells])
+        t = v.traces.get(w["query_id"], {})
+        steps = t.get("trace", [])
+        details.append({"anchor": anchor(v.name, i), "view": views[w["query_id"]], "trace": _trace_table(steps),
+                        "outcome": t.get("outcome"),
+                        "path": " -> ".join(f"{e.get('node')} {float(e.get('duration_ms') or 0):.1f} ms"
+                                            for e in steps)})
+    header = ["query", "question", "label", v.primary or "metric", "gold", "final top 5"]
+    return {"variant": v.name, "safe": _safe(v.name), "primary": v.primary, "table": Table(header, rows),
+            "plain": Table(header, plain), "details": details}
+
+
+def _png_width(png: bytes) -> int:
+    return struct.unpack(">I", png[16:20])[0] if png[:8] == b"\x89PNG\r\n\x1a\n" else 0
+
+
+def figure(png: bytes) -> dict[str, Any]:
+    """A PNG as the template shows it: its data URI and natural width (so it is never scaled up)."""
+    return {"uri": "data:image/png;base64," + base64.b64encode(png).decode("ascii"), "width": _png_width(png)}
+
+
+def context(title: str, meta: list[str], reports: Sequence[VariantReport], figures: dict[str, bytes],
+            colors: dict[str, str], worst_views: dict[str, dict[str, Any]], pairs: Sequence[Any],
+            notes: Sequence[str] = ()) -> dict[str, Any]:
+    """Everything both templates show."""
+    headline = metric_tables(reports, headline_metrics(reports), colors, extra=True)
+    hist = [{"variant": v.name, "reranker": v.reranker, "figure": figure(figures[f"scores-{v.name}.png"]),
+             "guard": f"; guard threshold {v.guard_threshold:.4f}" if v.guard_threshold is not None else ""}
+            for v in reports if f"scores-{v.name}.png" in figures]
+    pair_ctx = [{"id": f"pair-{_safe(p.a)}-{_safe(p.b)}", "view": p} for p in pairs]
+    toc = [("summary-section", "summary"), ("funnel-section", "funnel"), ("labels-section", "failure labels"),
+           *[(p["id"], f"{p['view'].b} vs {p['view'].a}") for p in pair_ctx],
+           *([("scores-section", "rerank scores")] if hist else []), ("cost-section", "latency and cost"),
+           ("worst-section", "worst queries")]
+    return {
+        "title": title, "meta": meta, "notes": list(notes), "csp": CSP, "css": CSS, "script": CHECK_SCRIPT,
+        "toc": toc, "colors": colors, "headline": headline, "n_metrics": len(_metrics(reports)),
+        "all_metrics": all_metric_tables(reports, colors),
+        "figures": {k: figure(v) for k, v in figures.items() if k == "metrics.png"},
+        "funnel": funnel_table(reports, colors), "labels": label_table(reports, colors),
+        "label_order": ", ".join(LABELS), "query_labels": query_label_table(reports), "pairs": pair_ctx,
+        "histograms": hist, "latency": latency_table(reports), "usage": usage_table(reports),
+        "worst": [worst_section(v, worst_views.get(v.name, {})) for v in reports],
+        "rerankers": [f"{v.name}: {v.reranker}" + (f", guard threshold {v.guard_threshold:.4f}"
+                                                    if v.guard_threshold is not None else "")
+                      for v in reports if v.reranker]}
+
+
+def render_html(ctx: dict[str, Any]) -> str:
     """The self-contained HTML report."""
-    parts = [f"<h1>{_e(title)}</h1>", *[f'<p class="note">{_e(m)}</p>' for m in meta],
-             "<h2>Summary</h2>", ('<p class="note">mean [95% bootstrap CI] per variant; retrieval metrics over '
-                                  "answerable queries; abstain rates over answerable / unanswerable queries; other "
-                                  "metrics over the queries they are defined on</p>"),
-             _html_table(*summary_rows(reports), tid="summary")]
-    if "metrics.png" in figures:
-        parts.append(_img(figures["metrics.png"], "metric means with confidence intervals"))
-    parts += ["<h2>Funnel</h2>",
-              '<p class="note">answerable queries; each stage keeps the queries that passed the ones before</p>',
-              _html_table(*funnel_rows(reports), tid="funnel"), "<h2>Failure labels</h2>",
-              f'<p class="note">first label that applies, in this order: {_e(", ".join(LABELS))}</p>',
-              _html_table(*label_rows(reports), tid="labels"),
-              "<details><summary>the label of every query</summary>",
-              _html_table(*per_query_label_rows(reports), tid="query-labels"), "</details>"]
-    hist = [(v, figures[f"scores-{v.name}.png"]) for v in reports if f"scores-{v.name}.png" in figures]
-    if hist:
-        parts.append("<h2>Rerank scores</h2>")
-        for v, png in hist:
-            guard = f"; guard threshold {v.guard_threshold:.4f}" if v.guard_threshold is not None else ""
-            parts += [f'<p class="note">{_e(v.name)}: reranker {_e(v.reranker)}{_e(guard)}</p>',
-                      _img(png, f"top-1 rerank scores of {v.name}")]
-    parts += ["<h2>Latency and cost</h2>", _html_table(*latency_rows(reports), tid="latency")]
-    uh, ur = usage_rows(reports)
-    no_usage = '<p class="note">LLM usage: n/a (no LLM calls recorded in this run)</p>'
-    parts.append(_html_table(uh, ur, tid="usage") if ur else no_usage)
-    parts.append("<h2>Worst queries</h2>")
-    for v in reports:
-        parts += [f"<h3>{_e(v.name)}</h3>",
-                  f'<p class="note">answerable queries, lowest {_e(v.primary)} first; click an id for its trace</p>',
-                  _html_table(["query", "question", "label", v.primary or "metric", "gold", "final top 5"],
-                              _worst_rows(v, True), tid=f"worst-{_safe(v.name)}", raw_cols=(0,))]
-    parts.append("<h2>Traces of the worst queries</h2>")
-    for v in reports:
-        parts += [_trace_html(v, i, w) for i, w in enumerate(v.worst)]
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f'<meta http-equiv="Content-Security-Policy" content="{CSP}"><title>{_e(title)}</title>'
-            f"<style>{CSS}</style></head><body>\n" + "\n".join(parts) + f"\n<script>{CHECK_SCRIPT}</script>"
-            "\n</body></html>\n")
+    return _env().get_template("report.html.j2").render(**ctx)
 
 
-def render_markdown(title: str, meta: list[str], reports: Sequence[VariantReport]) -> str:
+def render_markdown(ctx: dict[str, Any]) -> str:
     """The Markdown twin: the same tables, traces as one line per worst query, no images."""
-    out = [f"# {title}", "", *[f"- {m}" for m in meta], "",
-           "## Summary", "", "mean [95% bootstrap CI]; retrieval metrics over answerable queries.", "",
-           _md_table(*summary_rows(reports)), "", "## Funnel", "", _md_table(*funnel_rows(reports)), "",
-           "## Failure labels", "", _md_table(*label_rows(reports)), "",
-           "<details><summary>the label of every query</summary>", "", _md_table(*per_query_label_rows(reports)),
-           "", "</details>", "",
-           "## Latency and cost", "", _md_table(*latency_rows(reports)), ""]
-    uh, ur = usage_rows(reports)
-    out += [_md_table(uh, ur) if ur else "LLM usage: n/a (no LLM calls recorded in this run).", ""]
-    scored = [v for v in reports if v.reranker]
-    if scored:
-        out += ["## Rerankers", "", *[f"- {v.name}: {v.reranker}" + (f", guard threshold {v.guard_threshold:.4f}"
-                                                                     if v.guard_threshold is not None else "")
-                                      for v in scored], "", "Score histograms: see the HTML report.", ""]
-    out += ["## Worst queries", ""]
-    for v in reports:
-        out += [f"### {v.name}", "", _md_table(["query", "question", "label", v.primary or "metric", "gold",
-                                                "final top 5"], _worst_rows(v, False)), ""]
-        for w in v.worst:
-            steps = v.traces.get(w["query_id"], {}).get("trace", [])
-            path = " -> ".join(f"{e.get('node')} {float(e.get('duration_ms') or 0):.1f} ms" for e in steps)
-            out.append(f"- `{w['query_id']}` trace: {path or '(empty)'}")
-        out.append("")
-    return "\n".join(out).rstrip() + "\n"
+    md = _env().get_template("report.md.j2").render(**ctx)
+    return re.sub(r"\n{3,}", "\n\n", md).rstrip() + "\n"

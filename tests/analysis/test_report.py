@@ -108,7 +108,7 @@ def test_html_is_self_contained_and_links_resolve(rich_run: Path):
     every = re.search(r'<table id="query-labels">.*?</table>', html, re.DOTALL).group(0)
     assert every.count("<tr>") == 1 + 10 + 6 and "<td>answered unanswerable</td><td>-</td>" in every
     md = rep.markdown
-    assert md.startswith("# evalkit report: rich") and "| variant |" in md and "| failure label |" in md
+    assert md.startswith("# evalkit report: rich") and "| variant |" in md and "| variant | failed | retrieval miss |" in md
     assert "- `q_fail` trace:" in md and "data:image" not in md
 
 

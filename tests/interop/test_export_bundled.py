@@ -1,10 +1,8 @@
 """Every bundled graph config exports in every format, and the files read back to the run's numbers.
 
-A slice of the bundled demo (so it runs in about a minute): 12 questions of
-``eval_sets/demo_kb.jsonl`` (every type, both languages, two unanswerable) over a corpus
-of their gold documents plus 12 others, frozen as its own eval set. All twelve
-``graph_configs/*.yaml`` run on it (real models: e5, the extractive generator, the
-offline judge, the entity graph), then ``evalkit export`` writes parquet, CSV and TREC.
+The run is ``demo_slice_run`` (tests/conftest.py): all twelve ``graph_configs/*.yaml`` on
+12 questions of the bundled demo (every type, both languages, two unanswerable) with
+real models. ``evalkit export`` writes parquet, CSV and TREC from it.
 Read back with pandas and pytrec_eval, every value is checked against the per-query
 records the runner wrote.
 """
@@ -20,51 +18,17 @@ import pytrec_eval
 from click.testing import CliRunner
 
 from evalkit.cli import cli
-from evalkit.evalsets import freeze, load_eval_set
-from evalkit.graph.sweep import load_variants
 from evalkit.interop.export import FIXED_COLUMNS, LIST_COLUMNS
-from evalkit.run.runner import RunOptions, run_eval
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = sorted((REPO / "graph_configs").glob("*.yaml"))
-PER_TYPE = {"single": 3, "exact_term": 2, "colloquial": 2, "multi_hop": 2, "comparison": 1, "unanswerable": 2}
-EXTRA_DOCS = 12
+N_ANSWERABLE = 10  # of the slice's 12 questions (tests/conftest.py: demo_slice_run)
 
 
-def _slice(folder: Path) -> Path:
-    rows = [json.loads(x) for x in (REPO / "eval_sets" / "demo_kb.jsonl").read_text(encoding="utf-8").splitlines()
-            if x.strip()]
-    docs = [json.loads(x) for x in (REPO / "eval_sets" / "corpora" / "demo_kb.jsonl").read_text(encoding="utf-8")
-            .splitlines() if x.strip()]
-    picked, left = [], dict(PER_TYPE)
-    for r in rows:
-        if left.get(r["type"], 0) > 0:
-            picked.append(r)
-            left[r["type"]] -= 1
-    assert {r["lang"] for r in picked} == {"en", "zh"}
-    gold = {d for r in picked for d in r["relevant_doc_ids"]}
-    keep = [d for d in docs if d["id"] in gold] + [d for d in docs if d["id"] not in gold][:EXTRA_DOCS]
-    (folder / "corpora").mkdir(parents=True)
-    (folder / "corpora" / "slice.jsonl").write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in keep),
-                                                    encoding="utf-8")
-    path = folder / "slice.jsonl"
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in picked), encoding="utf-8")
-    freeze(path, corpus=str(folder / "corpora" / "slice.jsonl"))
-    return path
-
-
-@pytest.fixture(scope="module")
-def bundled_run(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("bundled")
-    configs = [c for p in CONFIGS for c in load_variants(p)]
-    out = folder / "results" / "slice.json"
-    summary = run_eval(load_eval_set(str(_slice(folder))), configs, RunOptions(output=out, progress=False, mlflow=False),
-                       echo=lambda m: None)
-    assert list(summary.variants) == [c.name for c in configs] and len(configs) == len(CONFIGS) == 12
-    return out
-
-
+@pytest.fixture
+def bundled_run(demo_slice_run: Path) -> Path:
+    return demo_slice_run
 def _rows(run: Path, variant: str) -> list[dict]:
     return [json.loads(x) for x in (run.with_suffix("") / variant / "per_query.jsonl").read_text(encoding="utf-8")
             .splitlines() if x.strip()]
@@ -129,7 +93,7 @@ def test_trec_files_rescore_to_the_run_with_pytrec_eval(bundled_run: Path, tmp_p
     assert res.exit_code == 0, res.output
     with (out / "qrels.txt").open() as f:
         qrels = pytrec_eval.parse_qrel(f)
-    assert len(qrels) == sum(PER_TYPE.values()) - PER_TYPE["unanswerable"]
+    assert len(qrels) == N_ANSWERABLE
     for config in CONFIGS:
         rows = {r["query_id"]: r for r in _rows(bundled_run, config.stem) if r["gold_doc_ids"]}
         for stage in ("retrieval", "final"):
