@@ -3,7 +3,7 @@
 The pages are the templates in ``evalkit/analysis/templates/`` (``report.html.j2`` with
 ``macros.html.j2``, and ``report.md.j2``); this module turns the computed report
 (:mod:`evalkit.analysis.report_data`, :mod:`evalkit.analysis.report_queries`) into the
-tables and values they show. HTML is autoescaped; nothing is concatenated by hand.
+tables and values they show. Every value is escaped by the template (autoescape); no HTML is built here.
 
 The HTML has no external assets: figures are base64 PNG ``data:`` URIs, the style and
 one small script are inline, and a Content-Security-Policy forbids every other load.
@@ -21,7 +21,7 @@ import json
 import re
 import struct
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -66,10 +66,17 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-
 
 @dataclass(frozen=True)
 class Cell:
-    """A table cell with more than text: trusted ``html`` (built here, escaped), a CSS class, a variant colour."""
+    """A table cell with more than text (the template escapes every field).
+
+    ``sub``: a second, smaller line (a confidence interval); ``href``: the text links there;
+    ``pre``: the text is the summary of a details element holding ``pre`` preformatted;
+    ``cls``: CSS class; ``color``: a variant's colour swatch before the text.
+    """
 
     text: str
-    html: str | None = None
+    sub: str | None = None
+    href: str | None = None
+    pre: str | None = None
     cls: str = ""
     color: str | None = None
 
@@ -81,7 +88,6 @@ class Table:
     header: list[str]
     rows: list[list[Any]]
     title: str = ""
-    plain: list[list[str]] = field(default_factory=list)  # the same rows as text (Markdown)
 
 
 def _num(x: float | None, digits: int = 4) -> str:
@@ -110,7 +116,7 @@ def anchor(variant: str, index: int) -> str:
 
 
 def _md(cell: Any) -> str:
-    text = cell.text if isinstance(cell, Cell) else str(cell)
+    text = (cell.text + (f" {cell.sub}" if cell.sub else "")) if isinstance(cell, Cell) else str(cell)
     return text.replace("|", "\\|").replace("\n", " ")
 
 
@@ -134,8 +140,7 @@ def _variant_cell(name: str, colors: dict[str, str]) -> Cell:
 def _ci_cell(m: dict[str, float] | None) -> Cell | str:
     if m is None:
         return "-"
-    return Cell(f"{m['mean']:.4f} [{m['low']:.4f}, {m['high']:.4f}]", cls="num",
-                html=f"<b>{m['mean']:.4f}</b><br><small>[{m['low']:.4f}, {m['high']:.4f}]</small>")
+    return Cell(f"{m['mean']:.4f}", sub=f"[{m['low']:.4f}, {m['high']:.4f}]", cls="num")
 
 
 def _metrics(reports: Sequence[VariantReport]) -> list[str]:
@@ -161,7 +166,7 @@ def metric_tables(reports: Sequence[VariantReport], names: Sequence[str], colors
             continue
         rows.append([_variant_cell(v.name, colors), *[_ci_cell(v.metrics.get(m)) for m in names],
                      *([str(v.n_queries), str(v.n_failed)] if extra else [])])
-    return Table(header, rows, title, [[_md(c) for c in r] for r in rows])
+    return Table(header, rows, title)
 
 
 def all_metric_tables(reports: Sequence[VariantReport], colors: dict[str, str]) -> list[Table]:
@@ -204,8 +209,6 @@ def usage_table(reports: Sequence[VariantReport]) -> Table:
 
 
 def _trace_table(trace: list[dict[str, Any]]) -> Table:
-    from markupsafe import escape
-
     rows = []
     for e in trace:
         wrote = json.dumps(e.get("wrote"), ensure_ascii=False, indent=1)
@@ -216,20 +219,17 @@ def _trace_table(trace: list[dict[str, Any]]) -> Table:
         rows.append([str(e.get("step")), str(e.get("node")), str(e.get("type")),
                      f"{float(e.get('duration_ms') or 0):.2f}", f"{e.get('edge')} ({e.get('edge_reason')})",
                      json.dumps(err) if err else "",
-                     f"<details><summary>{escape(keys)}</summary><pre>{escape(wrote)}</pre></details>"])
+                     Cell(keys, pre=wrote)])
     return Table(["step", "node", "type", "ms", "next", "error", "wrote"], rows)
 
 
 def worst_section(v: VariantReport, views: dict[str, Any]) -> dict[str, Any]:
     """The worst-queries table of one variant (ids link to the details) and each query's detail."""
-    from markupsafe import escape
-
-    rows, plain, details = [], [], []
+    rows, details = [], []
     for i, w in enumerate(v.worst):
         value = _num(w["metrics"].get(v.primary) if v.primary else None)
         cells = [w["question"], w["label"], value, ", ".join(w["gold"]), ", ".join(w["top5"])]
-        rows.append([f'<a href="#{anchor(v.name, i)}">{escape(w["query_id"])}</a>', *cells])
-        plain.append([w["query_id"], *cells])
+        rows.append([Cell(w["query_id"], href=f"#{anchor(v.name, i)}"), *cells])
         t = v.traces.get(w["query_id"], {})
         steps = t.get("trace", [])
         details.append({"anchor": anchor(v.name, i), "view": views[w["query_id"]], "trace": _trace_table(steps),
@@ -238,7 +238,7 @@ def worst_section(v: VariantReport, views: dict[str, Any]) -> dict[str, Any]:
                                             for e in steps)})
     header = ["query", "question", "label", v.primary or "metric", "gold", "final top 5"]
     return {"variant": v.name, "safe": _safe(v.name), "primary": v.primary, "table": Table(header, rows),
-            "plain": Table(header, plain), "details": details}
+            "details": details}
 
 
 def _png_width(png: bytes) -> int:

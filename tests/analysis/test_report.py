@@ -159,3 +159,60 @@ def test_the_llm_grade_decides_correct_and_its_failure_flag_does_not():
     # a failed grade (correctness_failed = 1) is not a grade: fall back to token F1
     assert label(answer_correctness=None, correctness_failed=1.0, answer_f1=0.9) == "ok"
     assert label(answer_correctness=None, correctness_failed=1.0, answer_f1=0.0) == "wrong answer"
+
+
+def _answered(qid: str, gold: list[str], ndcg: float, top: list[str], answer: str, claims: list[dict],
+              **extra) -> "QueryResult":
+    r = qr(qid, gold, {"ndcg@10": ndcg, "hit@5": float(bool(set(gold) & set(top[:5])))}, retrieved=top)
+    r.generation = {"answer": answer, "answered": True, "abstained": False, "citations": [top[0]],
+                    "used_documents": [top[0]], "invalid_citations": ["[9]"],
+                    "evidence": [[f"{d}#0", d, 0.9 - 0.1 * i] for i, d in enumerate(top[:2])],
+                    "judgement": {"claims": claims, "error": None}, **extra}
+    return r
+
+
+def test_pair_view_and_drill_down_from_the_records(tmp_path: Path):
+    """Hand-made pair: B wins q1 (ndcg 0.5 -> 1), loses q2, changes q3's answer only, q4 identical."""
+    from evalkit.analysis.report_queries import load_sources, pair_view
+
+    sup = {"claim": "保修期为两年。", "verdict": "supported", "reason": "stated in d1", "evidence_id": "d1"}
+    bad = {"claim": "The fee is 5 yuan.", "verdict": "unsupported", "reason": "5 not in the evidence",
+           "evidence_id": None}
+    a = [_answered("q1", ["d1"], 0.5, ["d2", "d1"], "答案 [d2]", [sup]),
+         _answered("q2", ["d1"], 1.0, ["d1", "d2"], "a [d1]", [sup]),
+         _answered("q3", ["d1"], 1.0, ["d1", "d2"], "old answer [d1]", [bad]),
+         _answered("q4", ["d1"], 1.0, ["d1", "d2"], "same [d1]", [sup])]
+    b = [_answered("q1", ["d1"], 1.0, ["d1", "d2"], "答案 [d1]", [sup],
+                   abstention={"rule": "refusal", "pattern": "抱歉"}),       # a field this report does not know
+         _answered("q2", ["d1"], 0.0, ["d3", "d4"], "a [d3]", [sup]),
+         _answered("q3", ["d1"], 1.0, ["d1", "d2"], "new answer [d1]", [bad]),
+         _answered("q4", ["d1"], 1.0, ["d1", "d2"], "same [d1]", [sup])]
+    path = write_run(tmp_path, "pair", {"A": a, "B": b})
+    run = load_run(path)
+    labels = {n: variant_report(run, n, n_resamples=100).labels for n in ("A", "B")}
+    view = pair_view(run, "A", "B", "ndcg@10", labels, load_sources(run))
+    assert [x.query_id for x, _, _ in view.won] == ["q1"] and [x.query_id for x, _, _ in view.lost] == ["q2"]
+    assert [x.query_id for x, _, _ in view.changed] == ["q3"]
+    assert view.counts == {"won": 1, "lost": 1, "changed": 1, "same": 1, "queries": 4}
+    x, y, delta = view.won[0]
+    assert delta == 0.5 and [d["doc_id"] for d in x.ranking] == ["d2", "d1"] and y.ranking[0]["gold"]
+    assert [p.id for p in y.claims[0].passages] == ["d1#0"]            # the passage that decided the claim
+    assert y.claims[0].passages[0].text is None                         # no corpus recorded: ids only
+    assert ("abstention", '{"rule": "refusal", "pattern": "抱歉"}') in y.findings
+    assert ("invalid citations", "[9]") in y.findings
+    rep = build_report(run, n_resamples=100, pairs=[("A", "B")])
+    assert "passage texts not shown: the run recorded no corpus path" in rep.html
+    assert 'id="pair-A-B"' in rep.html and "抱歉" in rep.html and 'lang="zh"' in rep.html
+    assert "- won: `q1` (0.5000 → 1.0000)" in rep.markdown and "- lost: `q2` (1.0000 → 0.0000)" in rep.markdown
+    res = CliRunner().invoke(cli, ["report", str(path), "--pair", "A,C", "--no-mlflow"])
+    assert res.exit_code != 0 and "no variant 'C'; valid choices: A, B" in str(res.exception)
+
+
+def test_hostile_text_is_escaped(tmp_path: Path):
+    evil = '<script>alert(1)</script><img src=x onerror=alert(2)>'
+    r = _answered("q1", ["d1"], 1.0, ["d1"], evil, [{"claim": evil, "verdict": "supported", "reason": evil,
+                                                      "evidence_id": "d1"}])
+    r.question = evil
+    rep = build_report(load_run(write_run(tmp_path, "evil", {"A": [r]})), n_resamples=100)
+    assert evil not in rep.html and "&lt;script&gt;alert(1)&lt;/script&gt;" in rep.html
+    assert rep.html.count("<script>") == 1                              # only the report's own render check
