@@ -21,7 +21,13 @@ from typing import Any
 
 from evalkit.analysis import stats
 from evalkit.analysis.direction import higher_is_better, per_query_hint, sign
-from evalkit.analysis.pairing import check_eval_sets, check_shared_queries, metric_names, pair, per_query_values
+from evalkit.analysis.pairing import (
+    check_eval_sets,
+    check_shared_queries,
+    metric_names,
+    pair,
+    per_query_values,
+)
 from evalkit.analysis.runs import LoadedRun
 from evalkit.analysis.tables import Column, Layout, TableData, is_nan, render, wrap
 from evalkit.errors import EvalkitError, did_you_mean
@@ -227,8 +233,8 @@ def comparison_table(c: Comparison, label: str) -> TableData | None:
         notes = ["real differences: " + "; ".join(f"{t.metric} {t.verdict(c.alpha)} ({t.diff:+.4f}, "
                                                   f"p_{c.correction} {_p(t.p_adjusted)})" for t in real)]
     else:
-        notes = [f"no difference is significant at alpha {c.alpha} after correction: the data cannot tell "
-                 f"{label} from {c.labels[0]}"]
+        notes = [(f"no difference is significant at alpha {c.alpha} after correction: the data cannot tell "
+                 f"{label} from {c.labels[0]}")]
     return TableData(f"{label} vs {c.labels[0]} (reference)", cols, rows, notes=notes)
 
 

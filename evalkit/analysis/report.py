@@ -23,8 +23,8 @@ TITLES = {"retrieval": "retrieval", "answers": "answers (generating variants; ju
           "other": "other"}
 NOTES = {"retrieval": [("recall@k: retrieval stage (before rerank); hit/mrr/ndcg: final ranking (after rerank if any); "
                   "guard(ans/unans): share of answerable / unanswerable queries the guard stopped. * = best")],
-         "agentic": ["looped: share of queries that took a second attempt; rescued / harmed / futile: queries "
-                     "(definitions in evalkit/metrics/agentic.py)"]}
+         "agentic": [("looped: share of queries that took a second attempt; rescued / harmed / futile: queries "
+                     "(definitions in evalkit/metrics/agentic.py)")]}
 
 
 def _cells(name: str, values: list[float | None], best: float | None) -> list[str]:
@@ -66,8 +66,8 @@ def _cost_table(summary: RunSummary) -> TableData:
     cols = [Column("variant", numeric=False), *[Column(k, h) for k, h in concerns.ORDER["cost"]]]
     rows = [_cost_row(name, v) for name, v in summary.variants.items()]
     return TableData(TITLES["cost"], cols, rows, notes=[
-        "s/query: mean pipeline latency (sum of node durations; a step reused from another variant counts the "
-        "time it took there); reused steps: node executions shared with another variant of this run"])
+        ("s/query: mean pipeline latency (sum of node durations; a step reused from another variant counts the "
+        "time it took there); reused steps: node executions shared with another variant of this run")])
 
 
 def summary_tables(summary: RunSummary) -> list[TableData]:

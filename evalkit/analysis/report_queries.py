@@ -224,8 +224,10 @@ class PairView:
 
 
 def _differs(x: QueryView, y: QueryView) -> bool:
-    return ([d["doc_id"] for d in x.ranking] != [d["doc_id"] for d in y.ranking] or x.answer != y.answer
-            or x.label != y.label)
+    """Another final top 5; or, when both variants generate (or neither does), another answer or label."""
+    if [d["doc_id"] for d in x.ranking] != [d["doc_id"] for d in y.ranking]:
+        return True
+    return x.generates == y.generates and (x.answer != y.answer or x.label != y.label)
 
 
 def pair_view(run: LoadedRun, a: str, b: str, metric: str, labels: dict[str, dict[str, str]], src: Sources,
@@ -233,7 +235,9 @@ def pair_view(run: LoadedRun, a: str, b: str, metric: str, labels: dict[str, dic
     """Compare ``b`` with ``a`` on ``metric`` (answerable queries: retrieval metrics are defined there).
 
     Won / lost: ``b``'s value is higher / lower (in the metric's direction); changed:
-    the same value (or no value) but another final top 5, answer or failure label.
+    the same value (or no value) but another final top 5, or another answer or failure
+    label between two variants that both generate (or both do not: labels of a
+    retrieval-only variant are not comparable with a generating one's).
     Sections are sorted by the size of the difference, then query id, and cut at ``limit``.
     """
     from evalkit.analysis.direction import sign

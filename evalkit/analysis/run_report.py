@@ -17,7 +17,13 @@ from evalkit.analysis import concerns
 from evalkit.analysis import figures as fig
 from evalkit.analysis.report_data import VariantReport, variant_report
 from evalkit.analysis.report_html import context, render_html, render_markdown
-from evalkit.analysis.report_queries import PairView, chunking_of, load_sources, pair_view, query_view
+from evalkit.analysis.report_queries import (
+    PairView,
+    chunking_of,
+    load_sources,
+    pair_view,
+    query_view,
+)
 from evalkit.analysis.runs import LoadedRun
 from evalkit.errors import EvalkitError
 

@@ -171,8 +171,8 @@ def arrange(tables: Sequence[TableData], layout: Layout) -> list[TableData]:
         if not layout.wide:
             t, dropped = fit(t, layout.width)
             if dropped:
-                t = replace(t, notes=[*t.notes, f"not shown to fit {layout.width} columns: {', '.join(dropped)} "
-                                                "(--wide shows every column, --columns NAME,... chooses)"])
+                t = replace(t, notes=[*t.notes, (f"not shown to fit {layout.width} columns: {', '.join(dropped)} "
+                                                "(--wide shows every column, --columns NAME,... chooses)")])
         blank = [r for r in t.rows if all(c in EMPTY_CELLS for c in r[t.keep:])]
         if blank and len(t.columns) > t.keep:
             t = replace(t, rows=[r for r in t.rows if r not in blank],

@@ -66,7 +66,12 @@ def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, 
         reference_note,
         resolve_variants,
     )
-    from evalkit.analysis.fusion_diag import channel_diagnostics, format_fusion, is_hybrid, weight_sweep
+    from evalkit.analysis.fusion_diag import (
+        channel_diagnostics,
+        format_fusion,
+        is_hybrid,
+        weight_sweep,
+    )
     from evalkit.analysis.runs import load_run
     from evalkit.analysis.tables import WIDE, wrap_lines
 

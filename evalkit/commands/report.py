@@ -61,6 +61,9 @@ def report(run_ref: str, variants: tuple[str, ...], html_path: Path | None, md_p
     click.echo(f"wrote {display_path(html_out)} ({len(built.html) // 1024} KB, {len(built.figures)} figures "
                "embedded, no external assets)")
     click.echo(f"wrote {display_path(md_out)}")
+    from evalkit.analysis.tables import output_width, wrap
+
+    width = output_width()
     for note in built.notes:
         click.echo(f"note: {note}", err=True)
     for p in built.pairs:
@@ -70,7 +73,7 @@ def report(run_ref: str, variants: tuple[str, ...], html_path: Path | None, md_p
     for v in built.variants:
         funnel = " -> ".join("n/a" if s["count"] is None else str(s["count"]) for s in v.funnel)
         labels = ", ".join(f"{k} {c}" for k, c in v.label_counts.items())
-        click.echo(f"  {v.name}: funnel {funnel} (of {v.n_answerable} answerable); {labels}")
+        click.echo(wrap(f"  {v.name}: funnel {funnel} (of {v.n_answerable} answerable); {labels}", width, "      "))
     parent = run.mlflow_parent()
     if not no_mlflow and parent:
         from evalkit.analysis.artifacts import log_artifacts, tracking_uri_for

@@ -54,7 +54,7 @@ class Chromium:
     def __enter__(self) -> Chromium:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:

@@ -8,7 +8,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from evalkit.analysis.compare import compare_variants, format_comparison, resolve_variants
+from evalkit.analysis.compare import (
+    compare_variants,
+    format_comparison,
+    resolve_variants,
+)
 from evalkit.analysis.pairing import DifferentEvalSetsError, TamperedEvalSetError
 from evalkit.analysis.runs import load_run
 from evalkit.cli import cli

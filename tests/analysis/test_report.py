@@ -11,6 +11,7 @@ from evalkit.analysis.report_data import variant_report
 from evalkit.analysis.run_report import build_report, default_paths
 from evalkit.analysis.runs import load_run
 from evalkit.cli import cli
+from evalkit.records import QueryResult
 
 from .conftest import qr, write_run
 
@@ -162,7 +163,7 @@ def test_the_llm_grade_decides_correct_and_its_failure_flag_does_not():
 
 
 def _answered(qid: str, gold: list[str], ndcg: float, top: list[str], answer: str, claims: list[dict],
-              **extra) -> "QueryResult":
+              **extra) -> QueryResult:
     r = qr(qid, gold, {"ndcg@10": ndcg, "hit@5": float(bool(set(gold) & set(top[:5])))}, retrieved=top)
     r.generation = {"answer": answer, "answered": True, "abstained": False, "citations": [top[0]],
                     "used_documents": [top[0]], "invalid_citations": ["[9]"],

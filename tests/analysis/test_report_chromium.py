@@ -15,8 +15,8 @@ installs it when run as root).
 from __future__ import annotations
 
 import re
-import struct
 import shutil
+import struct
 import subprocess
 from pathlib import Path
 
@@ -159,5 +159,5 @@ def test_pair_view_and_drill_down_show_what_decided(slice_report: dict, tmp_path
 
     html = slice_report["html"].read_text(encoding="utf-8")
     shown = [q for q in src.references if f">{q}</a>" in html]      # worst queries: their reference answer is shown
-    assert shown and all(f"<b>reference answer:</b> <span lang=" in html and str(escape(src.references[q])) in html
+    assert shown and all("<b>reference answer:</b> <span lang=" in html and str(escape(src.references[q])) in html
                          for q in shown)

@@ -14,8 +14,20 @@ from click.testing import CliRunner
 from rich.cells import cell_len
 
 from evalkit.analysis import concerns
-from evalkit.analysis.report import comparison_markdown, comparison_table, summary_tables
-from evalkit.analysis.tables import Column, ColumnsError, Layout, TableData, arrange, natural_width, render
+from evalkit.analysis.report import (
+    comparison_markdown,
+    comparison_table,
+    summary_tables,
+)
+from evalkit.analysis.tables import (
+    Column,
+    ColumnsError,
+    Layout,
+    TableData,
+    arrange,
+    natural_width,
+    render,
+)
 from evalkit.cli import cli
 from evalkit.records import EvalSetRef, RunSummary, VariantSummary
 
@@ -130,4 +142,4 @@ def test_run_cli_prints_fitted_tables(tmp_path: Path):
     res = CliRunner().invoke(cli, ["demo", "--config", "bm25", "--output", str(out), "--no-progress",
                                    "--columns", "hit@5"])
     assert res.exit_code == 0
-    assert [line.split() for line in _lines(res.output) if line.startswith("variant")][0] == ["variant", "hit@5"]
+    assert next(line.split() for line in _lines(res.output) if line.startswith("variant")) == ["variant", "hit@5"]

@@ -22,7 +22,13 @@ from evalkit.cli import cli
 from evalkit.errors import EvalkitError
 from evalkit.evalsets import freeze, load_eval_set
 from evalkit.graph import Node, NodeParams, config_from_dict, register_node
-from evalkit.interop.export import export_run, export_trec, to_dataframe, trec_run_lines, write_table
+from evalkit.interop.export import (
+    export_run,
+    export_trec,
+    to_dataframe,
+    trec_run_lines,
+    write_table,
+)
 from evalkit.records import Hit
 from evalkit.run.runner import RunOptions, run_eval
 
