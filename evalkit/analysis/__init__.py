@@ -9,7 +9,7 @@
 | ``compare``, ``fusion_diag`` | ``evalkit compare``: paired tests; hybrid fusion diagnostics |
 | ``calibrate``, ``guard_config`` | ``evalkit calibrate``: guard thresholds; calibrated configs |
 | ``gate`` | ``evalkit gate``: non-inferiority for CI, with refusals and exit codes |
-| ``report`` | the run comparison table printed by ``evalkit run`` |
-| ``report_data``, ``report_html``, ``run_report`` | ``evalkit report``: HTML + Markdown report |
-| ``figures``, ``artifacts``, ``tables`` | PNG figures, MLflow artifact logging, text tables |
+| ``report``, ``concerns`` | the run's tables printed by ``evalkit run``; which concern a metric belongs to |
+| ``report_data``, ``report_queries``, ``report_html``, ``run_report`` | ``evalkit report``: numbers, per-query views, jinja2 rendering (``templates/``) |
+| ``figures``, ``artifacts``, ``tables`` | PNG figures, MLflow artifact logging, console tables (rich) |
 """

@@ -21,7 +21,7 @@ import select
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--no-first-run", "--disable-extensions", "--disable-sync",
@@ -43,7 +43,8 @@ class Chromium:
             os.dup2(hi_w, 4)
 
         self.proc = subprocess.Popen([binary, *FLAGS, f"--user-data-dir={profile}", "about:blank"], close_fds=False,
-                                     preexec_fn=fds, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                     preexec_fn=fds,  # noqa: PLW1509 - only dup2 (async-signal-safe) runs there
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for fd in (to_child_r, from_child_w, hi_r, hi_w):
             os.close(fd)
         self._buf = b""
@@ -51,7 +52,7 @@ class Chromium:
         self.events: list[dict[str, Any]] = []
         self.session: str | None = None
 
-    def __enter__(self) -> Chromium:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
