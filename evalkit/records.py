@@ -135,6 +135,7 @@ class QueryResult:
     rerank_top1: float | None = None
     generation: dict[str, Any] | None = None  # answer, citations, evidence ids, judge verdicts
     usage: dict[str, dict[str, float]] = field(default_factory=dict)  # LLM usage by purpose
+    degraded: list[dict[str, Any]] = field(default_factory=list)  # calls that failed for good (evalkit.run.health)
 
     def to_dict(self) -> dict[str, Any]:
         # shallow (shares the lists and dicts, which are plain JSON values): it is only serialised,

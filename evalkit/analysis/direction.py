@@ -4,7 +4,8 @@ Higher is better for every metric except
 
 * names containing one of :data:`LOWER_IS_BETTER_MARKERS`: ``hallucinat`` (the variant's
   ``hallucination_rate`` and the per-query ``hallucinated``), ``abstain_rate_answerable``,
-  ``invalid``, ``latency``, ``unsupported`` (``claims_unsupported``), ``judge_failed``, ``correctness_failed``,
+  ``invalid``, ``latency``, ``degraded`` (queries whose LLM failed), ``truncated`` (answers cut
+  at ``max_tokens``), ``unsupported`` (``claims_unsupported``), ``judge_failed``, ``correctness_failed``,
   and the reflection-loop costs and harms (``harmed``, ``futile``, ``loop_ms``,
   ``loop_llm_calls``, ``loop_tokens``, ``llm_fallbacks``, ``gate_failed_first``);
 * the names in :data:`LOWER_IS_BETTER_NAMES`: ``abstention_rate`` (in
@@ -18,7 +19,7 @@ have no direction; analysis commands leave them out unless asked for by name.
 from __future__ import annotations
 
 LOWER_IS_BETTER_MARKERS: tuple[str, ...] = ("hallucinat", "abstain_rate_answerable", "invalid", "latency",
-                                            "unsupported", "judge_failed", "correctness_failed", "harm", "futile", "loop_ms",
+                                            "degraded", "truncated", "unsupported", "judge_failed", "correctness_failed", "harm", "futile", "loop_ms",
                                             "loop_llm", "loop_tokens", "llm_fallback", "gate_fail")
 LOWER_IS_BETTER_NAMES: frozenset[str] = frozenset({"abstention_rate"})
 DESCRIPTIVE_NAMES: frozenset[str] = frozenset({"answered", "abstained", "claims", "claims_supported",

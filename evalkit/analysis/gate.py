@@ -12,7 +12,12 @@ Before testing, the gate refuses (each refusal is an error class with its own
 corpora (3, ``DifferentEvalSetsError``); an eval set that no longer matches what a run
 recorded, re-verified with :func:`evalkit.evalsets.load_eval_set` when the set file is
 available, or runs that disagree on a shared query (4, ``TamperedEvalSetError``); a
-candidate with more failed queries than allowed (5, :class:`TooManyFailuresError`). Runs of two versions of the same append-only set are compared
+candidate with more failed queries than allowed (5, :class:`TooManyFailuresError`); a candidate
+degraded on a larger share of queries than the baseline's plus ``max_degraded_share`` (6,
+:class:`DegradedCandidateError`; a degraded query is one whose LLM call failed after retries,
+whatever the graph did next, :mod:`evalkit.run.health`). Answer metrics are paired on the
+queries healthy in both runs (the others' answers are fallbacks), and the result says how many
+were left out. Runs of two versions of the same append-only set are compared
 on their shared queries, and the result says how many.
 """
 from __future__ import annotations
@@ -28,6 +33,7 @@ from evalkit.analysis.pairing import (
     TamperedEvalSetError,
     check_eval_sets,
     check_shared_queries,
+    is_retrieval_metric,
     metric_names,
     pair,
     per_query_values,
@@ -35,12 +41,19 @@ from evalkit.analysis.pairing import (
 from evalkit.analysis.runs import LoadedRun
 from evalkit.analysis.tables import Column, Layout, TableData, render, wrap
 from evalkit.errors import EvalkitError, EvalSetError, did_you_mean
+from evalkit.run.health import degradations, is_degraded
 
 
 class TooManyFailuresError(EvalkitError):
     """The candidate failed on more queries than ``max_failed_share`` allows."""
 
     exit_code = 5
+
+
+class DegradedCandidateError(EvalkitError):
+    """The candidate's LLM (or other service) failed on a larger share of queries than the baseline's."""
+
+    exit_code = 6
 
 
 @dataclass
@@ -76,6 +89,8 @@ class GateResult:
     seed: int
     failed_share: float
     verified: list[str] = field(default_factory=list)
+    degraded_share: dict[str, float] = field(default_factory=dict)  # baseline / candidate, on the shared queries
+    degraded_dropped: int = 0  # shared queries left out of the answer metrics (degraded in either run)
 
     @property
     def passed(self) -> bool:
@@ -110,7 +125,7 @@ def verify_eval_set(run: LoadedRun, variant: str) -> str:
 
 def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, candidate_variant: str,
              margins: Sequence[tuple[str, float]], *, confidence: float = 0.95, n_resamples: int = 10_000,
-             seed: int = 0, max_failed_share: float = 0.0) -> GateResult:
+             seed: int = 0, max_failed_share: float = 0.0, max_degraded_share: float = 0.0) -> GateResult:
     """Check the eval sets, the candidate's failures, then every metric (see the module docstring)."""
     note = check_eval_sets(baseline.summary.eval_set, candidate.summary.eval_set, allow_versions=True)
     verified = [verify_eval_set(baseline, baseline_variant), verify_eval_set(candidate, candidate_variant)]
@@ -127,13 +142,26 @@ def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, c
         raise TooManyFailuresError(f"the candidate {labels[1]} failed on {failed} of {len(shared)} queries "
                                    f"({share:.1%}); --max-failed-share allows {max_failed_share:.1%}. See 'error' "
                                    "in its per_query.jsonl")
+    sick = {label: {r.query_id for r in rs if r.query_id in only and is_degraded(r)}
+            for label, rs in (("baseline", base), ("candidate", cand))}
+    degraded = {label: len(ids) / len(shared) for label, ids in sick.items()}
+    if degraded["candidate"] > degraded["baseline"] + max_degraded_share + 1e-12:
+        causes = sorted({d["cause"] for r in cand if r.query_id in sick["candidate"]
+                         for d in (r.degraded or degradations(r.trace))})
+        raise DegradedCandidateError(
+            f"the candidate {labels[1]} is degraded on {len(sick['candidate'])} of {len(shared)} queries "
+            f"({degraded['candidate']:.1%}; causes: {', '.join(causes)}), the baseline on {len(sick['baseline'])} "
+            f"({degraded['baseline']:.1%}); --max-degraded-share allows {max_degraded_share:.1%} more. A degraded "
+            "query is one whose LLM call failed after retries; see 'degraded' in its per_query.jsonl")
+    healthy = only - sick["baseline"] - sick["candidate"]
     available = [m for m in metric_names(base) if m in metric_names(cand)]
     checks = []
     for metric, max_drop in margins:
         if metric not in available:
             raise EvalkitError(f"metric '{metric}' is not in both runs"
                                f"{per_query_hint(metric) or did_you_mean(metric, available)}")
-        p = pair(per_query_values(base, metric), per_query_values(cand, metric), only)
+        keep = only if is_retrieval_metric(metric) or metric == "degraded" else healthy
+        p = pair(per_query_values(base, metric), per_query_values(cand, metric), keep)
         if len(p) == 0:
             raise EvalkitError(f"metric '{metric}': no shared query has a value in both runs")
         s = sign(metric)
@@ -144,7 +172,8 @@ def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, c
                                 passed=lo > -max_drop, higher_is_better=higher_is_better(metric)))
     return GateResult(baseline=labels[0], candidate=labels[1], eval_set=note, shared_queries=len(shared),
                       baseline_queries=len(base), candidate_queries=len(cand), checks=checks, confidence=confidence,
-                      n_resamples=n_resamples, seed=seed, failed_share=share, verified=verified)
+                      n_resamples=n_resamples, seed=seed, failed_share=share, verified=verified,
+                      degraded_share=degraded, degraded_dropped=len(only - healthy))
 
 
 def gate_table(g: GateResult) -> TableData:
@@ -168,6 +197,10 @@ def format_gate(g: GateResult, layout: Layout | None = None) -> str:
     if g.shared_queries != max(g.baseline_queries, g.candidate_queries):
         head.append(f"comparing the {g.shared_queries} shared queries only (baseline {g.baseline_queries}, "
                     f"candidate {g.candidate_queries})")
+    if g.degraded_dropped:
+        head.append(f"answer metrics paired on the queries healthy in both runs: {g.degraded_dropped} degraded "
+                    f"quer{'y' if g.degraded_dropped == 1 else 'ies'} left out (degraded share: baseline "
+                    f"{g.degraded_share.get('baseline', 0):.1%}, candidate {g.degraded_share.get('candidate', 0):.1%})")
     head.append(f"non-inferior when the lower {level} bound of the paired-bootstrap improvement > -max_drop "
                 f"({g.n_resamples} resamples, seed {g.seed}); candidate failed share {g.failed_share:.1%}")
     failed = [c.metric for c in g.checks if not c.passed]

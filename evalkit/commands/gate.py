@@ -22,6 +22,9 @@ from evalkit.commands.options import layout, render_checked, table_options
 @click.option("--candidate-variant", default=None, help="Variant of the candidate run (with --baseline-variant).")
 @click.option("--max-failed-share", type=click.FloatRange(0, 1), default=0.0, show_default=True,
               help="Refuse (exit 5) when a larger share of the candidate's queries failed.")
+@click.option("--max-degraded-share", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+              help="Refuse (exit 6) when the candidate's share of degraded queries (an LLM call failed after "
+                   "retries, whatever the graph did next) exceeds the baseline's by more than this.")
 @click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True,
               help="Two-sided level of the bootstrap interval whose lower bound is tested.")
 @click.option("--resamples", type=click.IntRange(100, 1_000_000), default=10_000, show_default=True,
@@ -34,8 +37,9 @@ from evalkit.commands.options import layout, render_checked, table_options
 @click.pass_context
 def gate(ctx: click.Context, baseline_ref: str, candidate_ref: str, metrics: tuple[str, ...],
          max_drops: tuple[float, ...], variant: str | None, baseline_variant: str | None,
-         candidate_variant: str | None, max_failed_share: float, confidence: float, resamples: int, seed: int,
-         json_path: Path | None, tracking_uri: str | None, wide: bool, columns: str | None) -> None:
+         candidate_variant: str | None, max_failed_share: float, max_degraded_share: float, confidence: float,
+         resamples: int, seed: int, json_path: Path | None, tracking_uri: str | None, wide: bool,
+         columns: str | None) -> None:
     """Pass (exit 0) when the candidate is not worse than the baseline by more than a margin.
 
     For every --metric the per-query values of both runs are paired on their shared
@@ -58,6 +62,9 @@ def gate(ctx: click.Context, baseline_ref: str, candidate_ref: str, metrics: tup
       4  tampered eval set: the set file no longer matches the hash a run recorded
          (re-verified when the file is available), or the runs disagree on a shared query
       5  too many failed queries in the candidate (--max-failed-share, default 0)
+      6  the candidate is degraded on more queries than the baseline: its LLM failed after
+         retries and the graph fell back (--max-degraded-share, default 0); answer metrics
+         are always paired on the queries healthy in both runs
     """
     from evalkit.analysis.gate import format_gate, run_gate
     from evalkit.analysis.runs import load_run
@@ -74,7 +81,7 @@ def gate(ctx: click.Context, baseline_ref: str, candidate_ref: str, metrics: tup
             baseline.label, candidate.label = "baseline", "candidate"
         a, b = _variants(baseline, candidate, variant, baseline_variant, candidate_variant)
         result = run_gate(baseline, candidate, a, b, margins, confidence=confidence, n_resamples=resamples,
-                          seed=seed, max_failed_share=max_failed_share)
+                          seed=seed, max_failed_share=max_failed_share, max_degraded_share=max_degraded_share)
     except EvalkitError as exc:
         click.echo(f"error: {exc}", err=True)
         ctx.exit(getattr(exc, "exit_code", 2))

@@ -26,6 +26,8 @@ from evalkit.errors import EvalSetError, did_you_mean
 from evalkit.index.corpus import Corpus
 from evalkit.records import EvalRecord, EvalSetRef
 
+MAX_QUESTION_CHARS = 4000
+"""Longest question a record may hold (a 5 MB question made the dense encoder run for minutes)."""
 TYPES = ("single", "multi_hop", "comparison", "exact_term", "colloquial", "unanswerable")
 REQUIRED_FIELDS = ("id", "question", "relevant_doc_ids", "type", "lang")
 OPTIONAL_FIELDS = ("reference_answer", "tags")
@@ -167,6 +169,9 @@ def parse_record(file: str, lineno: int, text: str) -> EvalRecord:
         raise fail("id", f"expected a non-empty string, got {_show(rid)}")
     if not isinstance(question, str) or not question.strip():
         raise fail("question", f"expected a non-empty string, got {_show(question)}")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise fail("question", f"{len(question):,} characters, more than the {MAX_QUESTION_CHARS:,} a question may have "
+                   f"(record '{rid}'); a question this long is usually a pasted document: shorten it")
     if not isinstance(gold, list):
         raise fail("relevant_doc_ids", f"expected a list of document ids, got {_show(gold)}")
     for doc_id in gold:

@@ -37,7 +37,7 @@ from evalkit.graph.dataflow import check_dataflow, contracts_of
 from evalkit.index.chunking import check_chunking, with_defaults
 
 TOP_LEVEL_KEYS = ("name", "description", "seed", "max_steps", "chunking", "nodes", "edges", "routes", "on_error")
-NODE_KEYS = ("type", "params")
+NODE_KEYS = ("type", "params", "budget_s")
 ROUTE_KEYS = ("field", "cases")
 
 
@@ -155,6 +155,11 @@ def config_from_dict(data: Any, source: str = "<dict>", lines: dict[str, int] | 
             raise fail(f"{where}.params", "params must be a mapping")
         _check_params(types[ntype], params, f"{where}.params", fail)
         nodes[str(name)] = {"type": ntype, "params": params}
+        if "budget_s" in spec:
+            budget = spec["budget_s"]
+            if isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget <= 0:
+                raise fail(f"{where}.budget_s", f"budget_s must be a positive number of seconds, got {budget!r}")
+            nodes[str(name)]["budget_s"] = float(budget)
 
     edges = _string_map(data["edges"], "edges", fail)
     routes_raw = data.get("routes") or {}
@@ -230,9 +235,10 @@ def build_graph(config: GraphConfig, resources: Any = None, check_mutation: bool
         node.identity = node_identity(node.type, node.params, context, node.fingerprint())
         nodes[name] = node
     routes = {src: Route(field=r["field"], cases=r["cases"]) for src, r in config.routes.items()}
+    budgets = {name: float(spec["budget_s"]) for name, spec in config.nodes.items() if "budget_s" in spec}
     return Graph(name=config.name, nodes=nodes, edges=dict(config.edges), routes=routes,
                  on_error=dict(config.on_error), max_steps=config.max_steps, check_mutation=check_mutation,
-                 memo=memo)
+                 memo=memo, budgets=budgets)
 
 
 def _check_params(cls: Any, params: dict[str, Any], where: str, fail: Any) -> None:

@@ -18,14 +18,17 @@ when the result came from another variant's identical execution (``memo``).
 """
 from __future__ import annotations
 
+import contextvars
 import copy
 import pickle
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from evalkit.errors import EvalkitError
+from evalkit.redact import redact
 from evalkit.graph.memo import Stored, WorkMemo
 from evalkit.graph.node import Node
 from evalkit.graph.schema import FIELDS, NODE_ERRORS, Contract
@@ -61,6 +64,39 @@ class GraphError(EvalkitError):
     """A node broke its contract at run time (undeclared read or write, missing write, in-place mutation)."""
 
 
+class BudgetExceeded(GraphError):
+    """A node ran longer than its ``budget_s``; the graph goes on as after any node error."""
+
+    kind = "budget_exceeded"
+
+
+def run_within(node: Node[Any], view: StateView, budget_s: float | None) -> Any:
+    """``node.run(view)``, given at most ``budget_s`` seconds of wall time (None: no limit).
+
+    Python cannot stop a thread, so an overrunning node is left to finish on a daemon thread
+    and its result is discarded; the query goes on at once (its ``on_error`` edge, or failed).
+    """
+    if budget_s is None:
+        return node.run(view)
+    box: dict[str, Any] = {}
+    context = contextvars.copy_context()  # the query's LLM usage accounting follows the call
+
+    def target() -> None:
+        try:
+            box["value"] = context.run(node.run, view)
+        except BaseException as exc:  # noqa: BLE001 - re-raised on the query's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name=f"evalkit-node-{node.name}", daemon=True)
+    worker.start()
+    worker.join(budget_s)
+    if worker.is_alive():
+        raise BudgetExceeded(f"node '{node.name}' ({node.type}) ran longer than its budget_s={budget_s:g}")
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
 def merge(state: Mapping[str, Any], wrote: Mapping[str, Any]) -> dict[str, Any]:
     """The state after a node's writes, combined field by field with the schema's reducers."""
     out = dict(state)
@@ -85,6 +121,7 @@ class Graph:
     max_steps: int = 50
     check_mutation: bool = False
     memo: WorkMemo | None = None  # shared by the variants of one invocation (evalkit.graph.memo)
+    budgets: dict[str, float] = field(default_factory=dict)  # node name -> wall-clock budget_s
     _contracts: dict[str, Contract] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -122,7 +159,7 @@ class Graph:
                     before = _fingerprint(state) if self.check_mutation else None
                     updates: Any = None
                     try:
-                        updates = node.run(view)
+                        updates = run_within(node, view, self.budgets.get(current))
                     except UndeclaredRead:
                         pass
                     if view.violation is not None:
@@ -133,7 +170,9 @@ class Graph:
                     wrote = updates
                 nxt, reason = self._choose_edge(node, merge(state, wrote))
             except Exception as exc:  # a failing node must not kill the run
-                error = {"type": type(exc).__name__, "message": str(exc)}
+                error = {"type": type(exc).__name__, "message": redact(str(exc))}
+                if isinstance(getattr(exc, "kind", None), str):  # LLMError and friends: timeout, rate_limited...
+                    error["kind"] = exc.kind  # type: ignore[attr-defined]
             llm_used = usage_delta(llm_before)
             elapsed = (time.perf_counter() - t0) * 1000.0
             if error is None and reused is None and identity is not None and self.memo is not None:

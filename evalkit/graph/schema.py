@@ -133,6 +133,8 @@ RELEVANT_RATIO = _("relevant_ratio", "float", "share of the judged candidates fo
 GRADE_DECISION = _("grade_decision", "str", "the grade gate's decision: generate, rewrite or fallback",
                    passes=("generate",))
 GRADE_REASON = _("grade_reason", "str", "why the grade gate decided so")
+GRADE_IF_LAST = _("grade_if_last", "str", "what the grade gate would decide were this the last attempt (generate or "
+                  "fallback): the counterfactual rescue accounting reads it")
 GRADE_METHOD = _("grade_method", "str", "how candidates were judged: offline-rule, llm, llm+offline-rule")
 REFLECTION = _("reflection", "dict | None", "feedback for the next rewrite (missing_terms, add_terms, "
                "exclude_terms, reason); None when the gate passed")

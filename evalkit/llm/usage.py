@@ -131,9 +131,9 @@ def flat(delta: dict[str, Usage] | None) -> dict[str, float] | None:
 def replay(delta: dict[str, Usage] | None) -> None:
     """Record again the LLM work of a reused node result, as cache hits that cost no time.
 
-    Keeps per-query tokens and finish reasons independent of which variant happened to
-    compute a shared node first.
+    Keeps per-query tokens, finish reasons and failures (a degraded query stays degraded,
+    ``evalkit.run.health``) independent of which variant happened to compute a shared node first.
     """
     for purpose, u in (delta or {}).items():
         record(purpose, Usage(calls=u.calls, cache_hits=u.calls, tokens_in=u.tokens_in, tokens_out=u.tokens_out,
-                              finish_reasons=dict(u.finish_reasons)))
+                              retries=u.retries, failures=u.failures, finish_reasons=dict(u.finish_reasons)))

@@ -24,19 +24,40 @@ generates answers, a supported answer: answered, no unsupported claim, judge not
 Unanswerable query: a correct abstention (variants that generate; for retrieval-only
 variants the outcome is undefined and the query is left out of the counts below).
 
-**Rescue accounting** (per query, over queries with a defined outcome):
+**What the loop changed: the counterfactual.** A loop is credited only with what it changed.
+The counterfactual outcome of a query is the one it would have had if the loop had stopped
+after attempt 1, i.e. with ``max_attempts: 1``: a query whose first gate passed did not loop
+(same outcome); a query whose first gate failed would have taken the exhausted path there,
+the fallback (a correct refusal exactly when the question is unanswerable; for a
+retrieval-only variant, the first attempt's ``hit@5``). When the gate recorded that its
+exhausted path generates instead (``grade_if_last: generate``, ``on_exhausted: generate``
+with kept evidence), the counterfactual answer is unknown and the query is undetermined. A
+``self_check`` whose ``exhausted`` decision is routed somewhere other than the fallback is
+outside this definition (the bundled configs route it to the fallback).
+``tests/agentic/test_counterfactual.py`` checks the counts against the same configs run with
+``max_attempts: 1``.
 
-- ``rescued`` = looped AND the first attempt failed its gate AND the final outcome is
-  good. ``rescued_new_docs`` counts the rescues whose first attempt had hit@5 = 0 (the
-  loop found gold documents the first attempt missed, not only a gate's false alarm).
-- ``harmed`` = looped AND the first attempt's documents had hit@5 = 1 AND the final
-  outcome is not good.
-- ``futile`` = looped AND the final outcome is not good AND not harmed.
+**Rescue accounting** (per query, over looped queries whose final and counterfactual
+outcomes are both defined):
+
+- ``rescued`` = looped AND final outcome good AND counterfactual outcome not good.
+  ``rescued_new_docs`` counts the rescues whose first attempt had hit@5 = 0 (the loop
+  found gold documents the first attempt missed, not only a gate's false alarm).
+- ``harmed`` = looped AND final outcome not good AND counterfactual outcome good.
+- ``futile`` = looped AND the final outcome equals the counterfactual one (the loop cost
+  time and calls and changed nothing, e.g. an unanswerable question the gate refused on
+  attempt 1 that still ends in the fallback after 3 attempts).
+- ``loop_undetermined``: looped queries with an undefined final or counterfactual outcome.
+
+**Gate refusals**, reported apart from rescues: ``gate_refused`` = the query ended in the
+fallback after its gate failed on the last attempt; per variant ``gate_refusals`` and
+``gate_refusals_unanswerable`` (of them, on unanswerable questions: correct refusals).
 
 Per query (``per_query.jsonl`` ``metrics``; floats, ``None`` = undefined): ``attempts``,
 ``looped``, ``first_attempt_hit@5``, ``first_attempt_recall@20``, ``attemptN_hit@5`` and
-``attemptN_recall@20`` for N >= 2, ``gate_failed_first``, ``final_good``, ``rescued``,
-``harmed``, ``futile``, ``loop_ms`` / ``loop_llm_calls`` / ``loop_tokens`` (duration,
+``attemptN_recall@20`` for N >= 2, ``gate_failed_first``, ``final_good``,
+``counterfactual_good``, ``rescued``, ``harmed``, ``futile``, ``loop_undetermined``, ``gate_refused``,
+``loop_ms`` / ``loop_llm_calls`` / ``loop_tokens`` (duration,
 LLM calls and tokens of the trace events of attempts >= 2: the extra cost of the loop;
 a node execution reused from another variant of the same invocation, ``reused`` in the
 trace, took ~0 ms, so compare loop times with work sharing off),
@@ -45,8 +66,9 @@ trace, took ~0 ms, so compare loop times with work sharing off),
 graphs get ``llm_fallbacks`` alone.
 
 Per variant (``aggregate_loops``): ``loop_rate`` (share of queries that looped),
-``attempts_mean``, the counts ``rescued``, ``rescued_new_docs``, ``harmed``, ``futile``
-and their rates over the looped queries with a defined outcome (``rescue_rate``,
+``attempts_mean``, the counts ``rescued``, ``rescued_new_docs``, ``harmed``, ``futile``,
+``loop_undetermined``, ``gate_refusals``, ``gate_refusals_unanswerable``, and the rates
+over the looped queries with a defined outcome (``rescue_rate``,
 ``harm_rate``, ``futile_rate``), ``gate_fail_rate_first`` (share of queries whose first
 attempt failed its gate), ``first_attempt_hit@5`` / ``first_attempt_recall@20`` (means over
 answerable queries; compare with ``hit@5`` / ``recall@20``), ``attemptN_hit@5`` /
@@ -63,13 +85,24 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from evalkit.graph.events import events_of, roles_in, wrote
-from evalkit.graph.schema import AGENTIC_ROLES, LLM_FALLBACK, LOOP_ROLES, RERANKED, RETRIEVED, REWRITE_FUTILE, ROUTE, \
-    Role, gate_fields
+from evalkit.graph.schema import (
+    AGENTIC_ROLES,
+    GRADE_IF_LAST,
+    LLM_FALLBACK,
+    LOOP_ROLES,
+    OUTCOME_FALLBACK,
+    RERANKED,
+    RETRIEVED,
+    REWRITE_FUTILE,
+    ROUTE,
+    Role,
+    gate_fields,
+)
 from evalkit.metrics.retrieval import hit, recall
 from evalkit.records import QueryResult
 
 HIT_K, RECALL_K = 5, 20
-_FLAGS = ("rescued", "rescued_new_docs", "harmed", "futile")
+_FLAGS = ("rescued", "rescued_new_docs", "harmed", "futile", "loop_undetermined")
 
 
 def attempt_of(event: Mapping[str, Any]) -> int:
@@ -124,6 +157,8 @@ def _events_cost(events: Iterable[Mapping[str, Any]]) -> tuple[float, float, flo
 def final_good(result: QueryResult) -> bool | None:
     """The good final outcome of the module docstring; None when undefined."""
     gen, m = result.generation, result.metrics
+    if result.degraded:
+        return None  # its outcome is the fallback's, not the loop's (evalkit.run.health)
     if not result.gold_doc_ids:
         return None if gen is None else bool(gen.get("abstained"))
     if not hit([d["doc_id"] for d in result.reranked], result.gold_doc_ids, HIT_K):
@@ -133,6 +168,19 @@ def final_good(result: QueryResult) -> bool | None:
     if m.get("judge_failed"):
         return None
     return bool(gen.get("answered")) and not (m.get("claims_unsupported") or 0) and not m.get("hallucinated")
+
+
+def counterfactual_good(result: QueryResult, trace: Sequence[Mapping[str, Any]],
+                        rankings: Mapping[int, tuple[list[str], list[str]]], good: bool | None) -> bool | None:
+    """The good outcome had the loop stopped after attempt 1 (module docstring); None when unknown."""
+    if not _gate_failed(trace, 1):
+        return good  # the first gate passed: nothing to stop
+    if any(wrote(e).get(GRADE_IF_LAST) == "generate" for e in trace if attempt_of(e) == 1):
+        return None  # the exhausted path would have generated an answer nobody saw
+    gold = result.gold_doc_ids
+    if result.generation is None:  # retrieval-only: the first attempt's final ranking
+        return None if not gold else bool(hit(rankings.get(1, ([], []))[1], gold, HIT_K))
+    return not gold  # the fallback: a correct refusal exactly when the question is unanswerable
 
 
 def query_loop_metrics(result: QueryResult) -> dict[str, float | None]:
@@ -157,14 +205,20 @@ def query_loop_metrics(result: QueryResult) -> dict[str, float | None]:
     good = final_good(result)
     gate_failed = _gate_failed(trace, 1)
     first_hit = out[f"first_attempt_hit@{HIT_K}"]
-    harmed = looped and first_hit == 1.0 and good is False
-    flags = {"rescued": looped and gate_failed and good is True,
-             "rescued_new_docs": looped and gate_failed and good is True and first_hit == 0.0,
-             "harmed": harmed, "futile": looped and good is False and not harmed}
+    stop1 = counterfactual_good(result, trace, rankings, good) if looped else good
+    decided = looped and good is not None and stop1 is not None
+    flags = {"rescued": decided and good is True and stop1 is False,
+             "rescued_new_docs": decided and good is True and stop1 is False and first_hit == 0.0,
+             "harmed": decided and good is False and stop1 is True,
+             "futile": decided and good == stop1}
+    last = max((attempt_of(e) for e in trace), default=1)
+    refused = result.outcome == OUTCOME_FALLBACK and _gate_failed(trace, last)
     ms, calls, tokens = _events_cost(e for e in trace if attempt_of(e) >= 2)
     out.update({"attempts": float(attempts), "looped": float(looped), "gate_failed_first": float(gate_failed),
                 "final_good": None if good is None else float(good),
-                **{k: (None if good is None else float(v)) for k, v in flags.items()},
+                "counterfactual_good": None if stop1 is None else float(stop1),
+                **{k: (float(v) if decided or not looped else None) for k, v in flags.items()},
+                "loop_undetermined": float(looped and not decided), "gate_refused": float(refused),
                 "loop_ms": ms, "loop_llm_calls": calls, "loop_tokens": tokens,
                 "futile_rewrites": float(sum(1 for e in trace if wrote(e).get(REWRITE_FUTILE)))})
     return out
@@ -195,12 +249,15 @@ def aggregate_loops(results: Sequence[QueryResult]) -> dict[str, float]:
     if not loops:
         return {k: v for k, v in out.items() if v is not None}
     looped = [m for m in loops if m["looped"]]
-    decided = [m for m in looped if m["final_good"] is not None]
+    decided = [m for m in looped if m["rescued"] is not None]
     counts = {k: math.fsum(m[k] or 0 for m in loops) for k in _FLAGS}
     ms, calls = math.fsum(m["loop_ms"] for m in loops), math.fsum(m["loop_llm_calls"] for m in loops)
     out.update({
         "loop_rate": len(looped) / len(loops), "attempts_mean": _mean([m["attempts"] for m in loops]),
         **counts,
+        "gate_refusals": math.fsum(m["gate_refused"] for m in loops),
+        "gate_refusals_unanswerable": math.fsum(m["gate_refused"] for r, m in rows
+                                                if "attempts" in m and not r.gold_doc_ids),
         "rescue_rate": counts["rescued"] / len(decided) if decided else None,
         "harm_rate": counts["harmed"] / len(decided) if decided else None,
         "futile_rate": counts["futile"] / len(decided) if decided else None,

@@ -60,6 +60,7 @@ from evalkit.graph.schema import (
     ATTEMPT,
     EVIDENCE,
     GRADE_DECISION,
+    GRADE_IF_LAST,
     GRADE_METHOD,
     GRADE_REASON,
     GRADED,
@@ -189,7 +190,7 @@ class Grade(Node[GradeParams]):
     type = "grade"
     role = Role.GRADER
     reads = (QUESTION, RETRIEVED, ATTEMPT)
-    writes = (EVIDENCE, GRADED, RELEVANT_RATIO, GRADE_DECISION, GRADE_REASON, REFLECTION, GRADE_METHOD)
+    writes = (EVIDENCE, GRADED, RELEVANT_RATIO, GRADE_DECISION, GRADE_REASON, REFLECTION, GRADE_METHOD, GRADE_IF_LAST)
     optional_writes = (LLM_FALLBACK,)
     Params = GradeParams
 
@@ -255,7 +256,9 @@ class Grade(Node[GradeParams]):
             reason = f"{'; '.join(problems)}; attempts exhausted ({attempt}/{p.max_attempts}): {decision}"
         else:
             decision, reason = "rewrite", f"{'; '.join(problems)}; attempt {attempt}/{p.max_attempts}"
+        if_last = "generate" if not problems or (p.on_exhausted == "generate" and kept) else "fallback"
         out: dict[str, Any] = {
+            GRADE_IF_LAST: if_last,
             "evidence": kept, "graded": graded, "relevant_ratio": round(ratio, 4), "grade_decision": decision,
             "grade_reason": reason, "grade_method": self._method(failures),
             "reflection": None if not problems else self._reflection(question, attempt, reason, ratio, missing,

@@ -36,6 +36,7 @@ from evalkit.llm.usage import record as record_usage
 from evalkit.metrics import score_query
 from evalkit.metrics.answer import score_answer
 from evalkit.records import EvalRecord, Hit, QueryResult
+from evalkit.run.health import degradations
 
 
 
@@ -66,6 +67,8 @@ def run_query(ctx: QueryContext, record: EvalRecord) -> QueryResult:
     with usage_scope() as usage:
         outcome = ctx.graph.run(initial_state(record.id, record.question, record.lang))
         state = outcome.state
+        trace = [e.to_dict() for e in outcome.trace]
+        degraded = degradations(trace)
         retrieved_hits = list(state.get(RETRIEVED, []))
         final_hits = list(state[RERANKED]) if RERANKED in state else retrieved_hits
         retrieved, reranked = doc_ranking(retrieved_hits), doc_ranking(final_hits)
@@ -75,26 +78,37 @@ def run_query(ctx: QueryContext, record: EvalRecord) -> QueryResult:
                                  record.relevant_doc_ids, ctx.metrics)
         generation = None
         if ctx.generates:
-            generation, answer_scores = _judge_answer(ctx, record, state, outcome.failed)
+            generation, answer_scores = _judge_answer(ctx, record, state, outcome.failed, bool(degraded))
             scores.update(answer_scores)
+        scores["degraded"] = float(bool(degraded))
     top1 = state[RERANK_SCORES][0] if state.get(RERANK_SCORES) else None
     result_outcome = state.get(OUTCOME) or ("failed" if outcome.failed else "completed")
     return QueryResult(
         query_id=record.id, question=record.question, gold_doc_ids=list(record.relevant_doc_ids),
-        retrieved=retrieved, reranked=reranked, metrics=scores, trace=[e.to_dict() for e in outcome.trace],
+        retrieved=retrieved, reranked=reranked, metrics=scores, trace=trace,
         error=outcome.error, outcome=result_outcome, type=record.type, lang=record.lang,
         rerank_top1=None if top1 is None else round(float(top1), 6), generation=generation,
-        usage={k: v.to_dict() for k, v in sorted(usage.items())},
+        usage={k: v.to_dict() for k, v in sorted(usage.items())}, degraded=degraded,
     )
 
 
-def _judge_answer(ctx: QueryContext, record: EvalRecord, state: dict[str, Any],
-                  failed: bool) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The answer record (answer, citations, verdicts) and its per-query answer metrics."""
+def _judge_answer(ctx: QueryContext, record: EvalRecord, state: dict[str, Any], failed: bool,
+                  degraded: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The answer record (answer, citations, verdicts) and its per-query answer metrics.
+
+    A degraded query (``evalkit.run.health``) is not judged: its answer is whatever the graph
+    fell back to, so it gets only ``degraded = 1`` and stays out of every answer metric.
+    """
     answer = state.get(ANSWER, "")
     abstained = bool(state.get(ABSTAINED)) or state.get(OUTCOME) in ABSTAINING_OUTCOMES
     answered = bool(answer) and not abstained and not failed
     evidence = list(state.get(ANSWER_EVIDENCE, []))
+    if degraded:
+        generation = {"answer": answer, "abstained": abstained, "answered": False, "degraded": True,
+                      "citations": list(state.get(CITATIONS, [])), "used_documents": [], "invalid_citations": [],
+                      "evidence": [[h.id, h.doc_id, round(float(h.score), 6)] for h in evidence],
+                      "generator": state.get(GENERATOR), "judgement": None, "judge": None}
+        return generation, {"degraded": 1.0}
     judgement = None
     if answered and ctx.judge is not None:
         texts = [(h.doc_id, ctx.passages.text(h.id)) for h in evidence]

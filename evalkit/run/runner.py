@@ -77,6 +77,12 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
         raise EvalkitError(f"two graph configs share the variant name {dupes}; give each a distinct 'name:'")
     for m in options.metrics:
         parse_metric(m)
+    from evalkit.evalsets.evalset import MAX_QUESTION_CHARS
+
+    for r in eval_set.records:  # eval sets read from files were checked with file:line; built ones here
+        if len(r.question) > MAX_QUESTION_CHARS:
+            raise EvalkitError(f"{eval_set.path}: record '{r.id}': question has {len(r.question):,} characters, "
+                               f"more than the {MAX_QUESTION_CHARS:,} a question may have; shorten it")
     if options.executor == "ray":
         check_extra("ray", "--executor ray")  # before any index is built
     corpus = eval_set.corpus or load_corpus(eval_set.corpus_path)

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evalkit.graph.events import guard_ran, guard_tripped
+from evalkit.graph.events import events_of, guard_ran, guard_tripped
+from evalkit.graph.schema import Role
+from evalkit.run.health import degraded_metrics
 from evalkit.llm.usage import Usage
 from evalkit.metrics import DEFAULT_METRICS, aggregate
 from evalkit.metrics.agentic import aggregate_loops
@@ -37,7 +39,24 @@ def variant_metrics(results: Sequence[QueryResult], retrieval: Sequence[str] = D
                 metrics[name] = sum(guard_tripped(r) for r in group) / len(group)
     metrics.update(aggregate_answers([(bool(r.gold_doc_ids), r.metrics) for r in results]))
     metrics.update(aggregate_loops(results))  # reflection loops / router: evalkit.metrics.agentic
+    metrics.update(degraded_metrics(results))  # calls that failed for good: evalkit.run.health
+    metrics.update(finish_metrics(results))
     return metrics, len(results) - len(answerable)
+
+
+def finish_metrics(results: Sequence[QueryResult]) -> dict[str, float]:
+    """How generators' answers ended: ``truncated_answers`` (cut at ``max_tokens``, finish reason
+    ``length``) and ``content_filtered`` (the provider refused, ``content_filter``), counted over the
+    queries whose generator events carry that finish reason; absent for variants that do not generate."""
+    counts = {"truncated_answers": 0.0, "content_filtered": 0.0}
+    seen = False
+    for r in results:
+        events = list(events_of(r.trace, Role.GENERATOR))
+        seen = seen or bool(events)
+        llm = [e.get("llm") or {} for e in events]
+        counts["truncated_answers"] += float(any(u.get("finish_reason.length") for u in llm))
+        counts["content_filtered"] += float(any(u.get("finish_reason.content_filter") for u in llm))
+    return counts if seen else {}
 
 
 def usage_totals(results: Sequence[QueryResult]) -> dict[str, dict[str, float]]:

@@ -29,9 +29,10 @@ def attempt(n: int, docs: tuple[str, ...], decision: str, ms: float = 10.0, llm:
 
 
 def result(trace: list[dict], gold: list[str], final: tuple[str, ...], generation: dict | None,
-           metrics: dict | None = None, qid: str = "q") -> QueryResult:
+           metrics: dict | None = None, qid: str = "q", outcome: str | None = None) -> QueryResult:
     return QueryResult(query_id=qid, question="?", gold_doc_ids=gold, retrieved=[], metrics=dict(metrics or {}),
-                       reranked=[{"doc_id": d, "score": 1.0} for d in final], trace=trace, generation=generation)
+                       reranked=[{"doc_id": d, "score": 1.0} for d in final], trace=trace, generation=generation,
+                       outcome=outcome)
 
 
 ANSWERED = {"answered": True, "abstained": False}
@@ -49,14 +50,23 @@ def rescued() -> QueryResult:
 
 
 def harmed() -> QueryResult:
-    # attempt 1 had the gold document (the gate said no anyway); the loop ended in the fallback
+    # unanswerable: the gate refused attempt 1 (stopping there, the fallback refuses: correct); the loop found
+    # look-alike passages on attempt 2, passed the gate and answered: a hallucination the loop caused
+    trace = attempt(1, NOISE, "rewrite") + attempt(2, NOISE, "generate") + [ev("generate", 2, {"answer": "..."})]
+    return result(trace, [], NOISE, ANSWERED, {"answered": 1.0, "abstained": 0.0, "hallucinated": 1.0}, "harmed",
+                  "answered")
+
+
+def lost_gold() -> QueryResult:
+    # attempt 1 had the gold document (the gate said no anyway); the loop ended in the fallback. Stopping after
+    # attempt 1 would have ended in the fallback too: the loop changed nothing (futile), the gate refused
     trace = attempt(1, ("g", *NOISE), "rewrite") + attempt(2, NOISE, "fallback") + [ev("fallback", 2)]
-    return result(trace, ["g"], NOISE, REFUSED, {"answered": 0.0, "abstained": 1.0}, "harmed")
+    return result(trace, ["g"], NOISE, REFUSED, {"answered": 0.0, "abstained": 1.0}, "lost_gold", "fallback")
 
 
 def futile() -> QueryResult:
     trace = attempt(1, NOISE, "rewrite") + attempt(2, NOISE, "rewrite") + attempt(3, NOISE, "fallback")
-    return result(trace, ["g"], NOISE, REFUSED, {"answered": 0.0, "abstained": 1.0}, "futile")
+    return result(trace, ["g"], NOISE, REFUSED, {"answered": 0.0, "abstained": 1.0}, "futile", "fallback")
 
 
 def straight() -> QueryResult:
@@ -66,7 +76,7 @@ def straight() -> QueryResult:
 
 def unanswerable_refused() -> QueryResult:
     trace = attempt(1, NOISE, "rewrite") + attempt(2, NOISE, "fallback") + [ev("fallback", 2)]
-    return result(trace, [], NOISE, REFUSED, {"answered": 0.0, "abstained": 1.0}, "unans")
+    return result(trace, [], NOISE, REFUSED, {"answered": 0.0, "abstained": 1.0}, "unans", "fallback")
 
 
 def test_per_attempt_rankings_come_from_the_trace():
@@ -90,7 +100,11 @@ def test_rescued_query():
 
 def test_harmed_futile_and_straight_queries():
     h = query_loop_metrics(harmed())
-    assert (h["rescued"], h["harmed"], h["futile"]) == (0.0, 1.0, 0.0) and h["first_attempt_hit@5"] == 1.0
+    assert (h["rescued"], h["harmed"], h["futile"]) == (0.0, 1.0, 0.0)
+    assert (h["final_good"], h["counterfactual_good"]) == (0.0, 1.0)
+    lost = query_loop_metrics(lost_gold())
+    assert (lost["rescued"], lost["harmed"], lost["futile"]) == (0.0, 0.0, 1.0) and lost["first_attempt_hit@5"] == 1.0
+    assert lost["gate_refused"] == 1.0
     f = query_loop_metrics(futile())
     assert (f["rescued"], f["harmed"], f["futile"]) == (0.0, 0.0, 1.0) and f["attempts"] == 3.0
     assert f["attempt3_hit@5"] == 0.0
@@ -115,23 +129,41 @@ def test_good_outcome_needs_a_supported_answer_or_a_correct_abstention():
     assert final_good(unanswerable_retrieval) is None  # undefined: left out of the counts
 
 
-def test_unanswerable_refusal_after_a_failed_gate_counts_as_rescued():
+def test_an_unanswerable_question_refused_on_attempt_1_is_a_gate_refusal_not_a_rescue():
+    # the gate refused it on attempt 1 and it ended in the fallback: max_attempts 1 gives the same refusal
     m = query_loop_metrics(unanswerable_refused())
-    assert m["rescued"] == 1.0 and m["rescued_new_docs"] == 0.0 and m["first_attempt_hit@5"] is None
+    assert (m["rescued"], m["harmed"], m["futile"]) == (0.0, 0.0, 1.0) and m["first_attempt_hit@5"] is None
+    assert (m["final_good"], m["counterfactual_good"], m["gate_refused"]) == (1.0, 1.0, 1.0)
+
+
+def test_a_gate_that_would_generate_when_exhausted_leaves_the_counterfactual_undetermined():
+    r = unanswerable_refused()
+    r.trace[2]["wrote"]["grade_if_last"] = "generate"  # on_exhausted: generate, with kept evidence
+    m = query_loop_metrics(r)
+    assert m["counterfactual_good"] is None and m["rescued"] is None and m["loop_undetermined"] == 1.0
+
+
+def test_retrieval_only_counterfactual_is_the_first_attempt_ranking():
+    r = rescued()
+    r.generation = None
+    m = query_loop_metrics(r)
+    assert (m["final_good"], m["counterfactual_good"], m["rescued"]) == (1.0, 0.0, 1.0)
 
 
 def test_variant_aggregates_counts_rates_and_cost_per_rescue():
-    rows = [rescued(), harmed(), futile(), straight(), unanswerable_refused()]
+    rows = [rescued(), harmed(), lost_gold(), futile(), straight(), unanswerable_refused()]
     agg = aggregate_loops(rows)
-    assert agg["loop_rate"] == pytest.approx(4 / 5) and agg["attempts_mean"] == pytest.approx(10 / 5)
-    assert (agg["rescued"], agg["rescued_new_docs"], agg["harmed"], agg["futile"]) == (2.0, 1.0, 1.0, 1.0)
-    assert agg["rescue_rate"] == pytest.approx(2 / 4) and agg["harm_rate"] == pytest.approx(1 / 4)
-    assert agg["gate_fail_rate_first"] == pytest.approx(4 / 5)
+    assert agg["loop_rate"] == pytest.approx(5 / 6) and agg["attempts_mean"] == pytest.approx(12 / 6)
+    assert (agg["rescued"], agg["rescued_new_docs"], agg["harmed"], agg["futile"]) == (1.0, 1.0, 1.0, 3.0)
+    assert agg["rescue_rate"] == pytest.approx(1 / 5) and agg["harm_rate"] == pytest.approx(1 / 5)
+    assert agg["futile_rate"] == pytest.approx(3 / 5) and agg["loop_undetermined"] == 0.0
+    assert (agg["gate_refusals"], agg["gate_refusals_unanswerable"]) == (3.0, 1.0)  # lost_gold, futile, unans
+    assert agg["gate_fail_rate_first"] == pytest.approx(5 / 6)
     assert agg["first_attempt_hit@5"] == pytest.approx(2 / 4)  # answerable queries only
-    assert agg["attempt2_queries"] == 4.0 and agg["attempt3_queries"] == 1.0
-    loop_ms = 65.0 + 30.0 + 10.0 + 60.0 + 40.0  # events of attempts >= 2 (fallbacks included)
-    assert agg["loop_ms"] == pytest.approx(loop_ms) and agg["loop_ms_per_rescue"] == pytest.approx(loop_ms / 2)
-    assert agg["loop_llm_calls"] == 2.0 and agg["loop_llm_calls_per_rescue"] == 1.0
+    assert agg["attempt2_queries"] == 5.0 and agg["attempt3_queries"] == 1.0
+    loop_ms = 65.0 + 40.0 + 40.0 + 60.0 + 40.0  # events of attempts >= 2 (generate / fallback included)
+    assert agg["loop_ms"] == pytest.approx(loop_ms) and agg["loop_ms_per_rescue"] == pytest.approx(loop_ms / 1)
+    assert agg["loop_llm_calls"] == 2.0 and agg["loop_llm_calls_per_rescue"] == 2.0
     assert all(isinstance(v, float) for v in agg.values())
 
 

@@ -1,0 +1,73 @@
+"""Degraded queries: a call that failed for good, whatever edge the graph took next.
+
+An LLM that times out, answers 429/500/garbage or is down does not fail the query when
+the graph routes around it (an ``on_error: {generate: fallback}`` edge, a rewrite or grade
+node falling back to its offline rule). The numbers of such a query describe the
+fallback, not the pipeline, so the query is **degraded**: recorded per query with the
+node, the cause and the tries, counted per variant, left out of the answer metrics (its
+answer is the fallback's), and checked by ``evalkit gate``.
+
+A query is degraded when a trace event shows one of:
+
+- an LLM call that failed after its retries (the event's ``llm.failures`` > 0; this
+  includes a reused result whose original execution had a failure);
+- a failure the node recorded and worked around (each item it wrote to ``llm_fallback``,
+  with its ``kind``: ``timeout``, ``rate_limited``, ``server_error``, ``bad_json``...);
+- a node error after which the graph went on through its ``on_error`` edge (cause: the
+  error's ``kind`` when it has one, else its type).
+
+A query that stopped on an error is *failed*, counted apart (``n_failed``). Reads records
+only (trace events), so finished runs and scored outputs are judged the same way.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from evalkit.graph.schema import LLM_FALLBACK
+
+
+def degradations(trace: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """What degraded a query: ``[{node, step, cause, failed_calls, tries}]`` in step order ([] when healthy)."""
+    out: list[dict[str, Any]] = []
+    for e in trace:
+        if not isinstance(e, Mapping):
+            continue
+        llm = e.get("llm") or {}
+        failed = int(llm.get("failures") or 0)
+        wrote = e.get("wrote") if isinstance(e.get("wrote"), Mapping) else {}
+        recorded = wrote.get(LLM_FALLBACK)
+        err = e.get("error")
+        causes: list[str] = []
+        if isinstance(recorded, Mapping):
+            causes.append(str(recorded.get("kind") or "llm_failure"))
+        if err and e.get("edge_reason") == "on_error":
+            causes.append(str(err.get("kind") or err.get("type") or "error"))
+        if failed and not causes:
+            causes.append(str((err or {}).get("kind") or "llm_failure"))
+        for cause in dict.fromkeys(causes):
+            out.append({"node": e.get("node"), "step": e.get("step"), "cause": cause, "failed_calls": failed,
+                        "tries": int(llm.get("calls") or 0) + int(llm.get("retries") or 0)})
+    return out
+
+
+def is_degraded(result: Any) -> bool:
+    """Whether a finished query was degraded (records written before this field are judged by their trace)."""
+    return bool(getattr(result, "degraded", None)) or bool(degradations(result.trace))
+
+
+def degraded_metrics(results: Sequence[Any]) -> dict[str, float]:
+    """Per variant: ``degraded`` (queries), ``degraded_share`` and ``degraded.<cause>`` (queries with that cause)."""
+    if not results:
+        return {}
+    causes: Counter[str] = Counter()
+    n = 0
+    for r in results:
+        found = r.degraded or []
+        if found:
+            n += 1
+            causes.update({d["cause"] for d in found})
+    out = {"degraded": float(n), "degraded_share": n / len(results)}
+    out.update({f"degraded.{cause}": float(k) for cause, k in sorted(causes.items())})
+    return out

@@ -1,0 +1,180 @@
+"""Failures the gate could not see: a query whose LLM call failed after retries is degraded, whatever edge
+the graph took next; it is counted per variant, left out of the answer metrics, and the gate refuses a
+candidate degraded more than its baseline. Real HTTP: the fault server on 127.0.0.1 and a refused port."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from evalkit.cli import cli
+from evalkit.errors import EvalSetError
+from evalkit.evalsets import freeze, load_eval_set
+from evalkit.graph import Node, NodeParams, config_from_dict, register_node
+from evalkit.graph.schema import RETRIEVED
+from evalkit.run.runner import RunOptions, run_eval
+from evalkit.run.store import read_results
+
+DOCS = [("hr-1", "育儿假", "子女出生后，员工可享受10天育儿假。"),
+        ("it-1", "Laptop repair", "If your laptop is broken, open a ticket in the IT portal. Repairs take 3 days."),
+        ("fin-1", "电子发票", "单张电子发票金额上限为5000元。")]
+QUESTIONS = [("q1", "孩子出生能休几天假", ["hr-1"], "single", "zh"),
+             ("q2", "how long do laptop repairs take", ["it-1"], "single", "en"),
+             ("q3", "电子发票上限是多少", ["fin-1"], "single", "zh"),
+             ("q4", "海外出差每天补贴多少", [], "unanswerable", "zh")]
+
+
+@pytest.fixture
+def evalset(tmp_path: Path):
+    (tmp_path / "corpora").mkdir()
+    corpus = tmp_path / "corpora" / "c.jsonl"
+    corpus.write_text("".join(json.dumps({"id": i, "title": t, "text": x}, ensure_ascii=False) + "\n"
+                              for i, t, x in DOCS), encoding="utf-8")
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "question": q, "relevant_doc_ids": g, "type": t, "lang": lang},
+                                       ensure_ascii=False) + "\n" for i, q, g, t, lang in QUESTIONS), encoding="utf-8")
+    freeze(path, corpus=str(corpus))
+    return load_eval_set(f"{path}@v1")
+
+
+def answering(name: str, llm: dict) -> dict:
+    return {"name": name, "nodes": {
+        "retrieve": {"type": "retrieve", "params": {"bm25": {"tokenizer": "auto"}}},
+        "generate": {"type": "generate", "params": {"llm": llm, "evidence_from": "retrieved", "evidence_k": 2}},
+        "fallback": {"type": "fallback"}},
+        "edges": {"start": "retrieve", "retrieve": "generate", "generate": "end", "fallback": "end"},
+        "on_error": {"generate": "fallback"}}
+
+
+def run(evalset, configs: list[dict], out: Path):
+    loaded = [config_from_dict(c, source=str(out.parent / f"{c['name']}.yaml")) for c in configs]
+    return run_eval(evalset, loaded, RunOptions(output=out, mlflow=False, progress=False), echo=lambda _: None)
+
+
+def openai(base_url: str) -> dict:
+    return {"backend": "openai", "model": "m", "base_url": base_url, "max_retries": 1, "timeout_s": 5,
+            "cache": "off"}
+
+
+def test_an_llm_that_is_down_degrades_every_query_and_the_gate_refuses(evalset, tmp_path: Path, closed_port):
+    base = answering("base", {"backend": "extractive"})
+    down = answering("down", openai(f"http://127.0.0.1:{closed_port}/v1"))
+    summary = run(evalset, [base, down], tmp_path / "r.json")
+    cand = summary.variants["down"]
+    assert cand.n_failed == 0  # the on_error edge hid the outage from the failure count...
+    rows = read_results(tmp_path / "r" / "down" / "per_query.jsonl")
+    asked = [r for r in rows if r.retrieved]  # generate calls its LLM only when there is evidence to show
+    assert len(asked) >= 3
+    assert cand.metrics["degraded"] == len(asked) and cand.metrics["degraded.connection"] == len(asked)  # ...not here
+    assert cand.metrics["degraded_share"] == len(asked) / 4
+    for r in asked:
+        assert r.degraded == [{"node": "generate", "step": 1, "cause": "connection", "failed_calls": 1, "tries": 2}]
+        assert r.metrics["degraded"] == 1.0 and r.generation["degraded"] is True
+        assert r.generation["judgement"] is None and "hallucinated" not in r.metrics
+    assert summary.variants["base"].metrics["degraded"] == 0.0
+    # the gate: its own exit code, the causes named
+    res = CliRunner().invoke(cli, ["gate", "--baseline", str(tmp_path / "r.json"), "--candidate",
+                                   str(tmp_path / "r.json"), "--baseline-variant", "base", "--candidate-variant",
+                                   "down", "--metric", "hit@5", "--max-drop", "0.5"])
+    assert res.exit_code == 6, res.output
+    assert f"degraded on {len(asked)} of 4 queries" in res.output and "causes: connection" in res.output
+
+
+def test_a_partial_outage_degrades_only_its_queries_and_the_gate_pairs_the_healthy_ones(
+        evalset, tmp_path: Path, scripted_server):
+    # q1 and q3 get a real answer; q2 gets HTTP 500 twice (its retry too); q4 a real answer
+    scripted_server.push("text:子女出生后可休10天育儿假 [hr-1]", "500", "500", "text:上限为5000元 [fin-1]",
+                         "text:I do not know.")
+    flaky = answering("flaky", openai(scripted_server.base_url))
+    out = tmp_path / "p.json"
+    summary = run(evalset, [flaky], out)
+    m = summary.variants["flaky"].metrics
+    assert m["degraded"] == 1.0 and m["degraded_share"] == 0.25 and m["degraded.server_error"] == 1.0
+    rows = {r.query_id: r for r in read_results(out.with_suffix("") / "flaky" / "per_query.jsonl")}
+    assert [q for q, r in rows.items() if r.degraded] == ["q2"]
+    # the answer metrics are means over the 3 healthy queries only (hand count from their records)
+    healthy = [r for q, r in rows.items() if q != "q2"]
+    assert m["n_answered"] == sum(r.metrics["answered"] for r in healthy)
+    # gate the flaky run against itself allowing the outage: q2 is dropped from the answer metrics, and said so
+    res = CliRunner().invoke(cli, ["gate", "--baseline", str(out), "--candidate", str(out), "--metric",
+                                   "citations_invalid", "--max-drop", "0.01", "--metric", "hit@5", "--max-drop", "0.01"])
+    assert res.exit_code == 0, res.output
+    assert "1 degraded query left out" in res.output
+
+
+def test_a_reused_execution_keeps_its_failure(evalset, tmp_path: Path, closed_port):
+    # two variants share a rewrite whose LLM is down (it falls back to its offline path): both are degraded
+    def variant(name: str, k: int) -> dict:
+        return {"name": name, "nodes": {
+            "rewrite": {"type": "query_rewrite", "params": {"llm": openai(f"http://127.0.0.1:{closed_port}/v1")}},
+            "retrieve": {"type": "retrieve", "params": {"bm25": {"tokenizer": "auto", "top_k": k}}}},
+            "edges": {"start": "rewrite", "rewrite": "retrieve", "retrieve": "end"}}
+    summary = run(evalset, [variant("a", 10), variant("b", 20)], tmp_path / "m.json")
+    assert summary.sharing["node_hits"] == 4  # b reused a's rewrites
+    for name in ("a", "b"):
+        assert summary.variants[name].metrics["degraded"] == 4.0
+        rows = read_results(tmp_path / "m" / name / "per_query.jsonl")
+        assert all(r.degraded[0]["node"] == "rewrite" and r.degraded[0]["cause"] == "connection" for r in rows)
+
+
+
+
+class SleepParams(NodeParams):
+    seconds: float = 1.0
+
+
+@register_node
+class Sleeper(Node[SleepParams]):
+    """Test node: passes the ranking through after sleeping (a hung service)."""
+
+    type = "test_sleeper"
+    reads = (RETRIEVED,)
+    writes = (RETRIEVED,)
+    Params = SleepParams
+
+    def run(self, state):
+        time.sleep(self.params.seconds)
+        return {RETRIEVED: list(state[RETRIEVED])}
+
+
+def test_a_node_over_its_budget_degrades_the_query_and_the_run_goes_on(evalset, tmp_path: Path):
+    cfg = {"name": "slow", "nodes": {
+        "retrieve": {"type": "retrieve", "params": {"bm25": {"tokenizer": "auto"}}},
+        "hang": {"type": "test_sleeper", "params": {"seconds": 5}, "budget_s": 0.2},
+        "fallback": {"type": "fallback"}},
+        "edges": {"start": "retrieve", "retrieve": "hang", "hang": "end", "fallback": "end"},
+        "on_error": {"hang": "fallback"}}
+    t0 = time.monotonic()
+    summary = run(evalset, [cfg], tmp_path / "b.json")
+    assert time.monotonic() - t0 < 4 * 5  # nobody waited the 5 s sleeps out
+    assert summary.variants["slow"].metrics["degraded.budget_exceeded"] == 4.0
+    rows = read_results(tmp_path / "b" / "slow" / "per_query.jsonl")
+    event = rows[0].trace[1]
+    assert event["error"]["type"] == "BudgetExceeded" and "budget_s=0.2" in event["error"]["message"]
+    assert config_from_dict(cfg).to_dict()["nodes"]["hang"]["budget_s"] == 0.2
+
+
+def test_a_bad_budget_is_refused_at_load():
+    cfg = {"name": "x", "nodes": {"r": {"type": "retrieve", "params": {"bm25": {}}, "budget_s": 0}},
+           "edges": {"start": "r", "r": "end"}}
+    from evalkit.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="nodes.r.budget_s: budget_s must be a positive number"):
+        config_from_dict(cfg)
+
+
+def test_a_huge_question_is_refused_naming_the_record(tmp_path: Path):
+    (tmp_path / "corpora").mkdir()
+    corpus = tmp_path / "corpora" / "c.jsonl"
+    corpus.write_text(json.dumps({"id": "d", "title": "t", "text": "x"}) + "\n", encoding="utf-8")
+    path = tmp_path / "big.jsonl"
+    path.write_text(json.dumps({"id": "ok", "question": "short?", "relevant_doc_ids": ["d"], "type": "single",
+                                "lang": "en"}) + "\n" +
+                    json.dumps({"id": "huge", "question": "word " * 1_000_000, "relevant_doc_ids": ["d"],
+                                "type": "single", "lang": "en"}) + "\n", encoding="utf-8")
+    with pytest.raises(EvalSetError) as err:
+        freeze(path, corpus=str(corpus))
+    assert f"{path}:2: question: 5,000,000 characters" in str(err.value) and "'huge'" in str(err.value)
