@@ -9,7 +9,8 @@ report draws one small chart per family; both ask this module.
   hallucination, correctness, citations, abstentions, claim counts);
 * **agentic**: the loop metrics of :mod:`evalkit.metrics.agentic`;
 * **routes**: a router's share of queries per route (``route_share.<label>``);
-* **cost**: latency and LLM usage (the runner's timing, not metrics);
+* **cost**: failures, degraded queries (``degraded_share``, ``degraded.<cause>``), latency and
+  LLM usage (the runner's timing, not metrics);
 * **other**: anything else, shown last.
 
 Within a concern, :data:`ORDER` lists the columns most important first (tables that
@@ -34,12 +35,13 @@ ORDER: dict[str, tuple[tuple[str, str], ...]] = {
                 ("n_abstained", "declined"), ("n_no_checkable_claims", "no-claims"), ("n_judge_failed", "judge-failed"),
                 ("n_correctness_failed", "grade-failed")),
     "agentic": (("loop_rate", "looped"), ("attempts_mean", "attempts"), ("rescued", "rescued"),
-                ("harmed", "harmed"), ("futile", "futile"), ("gate_fail_rate_first", "gate-fail(1st)"),
+                ("harmed", "harmed"), ("futile", "futile"), ("gate_refusals", "gate-refused"),
+                ("gate_fail_rate_first", "gate-fail(1st)"),
                 ("first_attempt_hit@5", "hit@5(1st)"), ("rescue_rate", "rescue%"), ("harm_rate", "harm%"),
                 ("futile_rate", "futile%"), ("rescued_new_docs", "rescued(new)"), ("loop_ms_mean", "loop ms/q"),
                 ("llm_fallbacks", "llm-fallback"), ("futile_rewrites", "same-rewrite"),
                 ("first_attempt_recall@20", "recall@20(1st)")),
-    "cost": (("failed", "failed"), ("s/query", "s/query"), ("p95 s", "p95 s"), ("llm_calls", "LLM calls"),
+    "cost": (("failed", "failed"), ("degraded_share", "degraded"), ("s/query", "s/query"), ("p95 s", "p95 s"), ("llm_calls", "LLM calls"),
              ("tokens_in", "tokens in"), ("tokens_out", "tokens out"), ("cache_hits", "LLM cache hits"),
              ("reused", "reused steps")),
 }
@@ -59,7 +61,7 @@ def _is_retrieval(name: str) -> bool:
 
 def concern(name: str) -> str:
     """One of :data:`CONCERNS` for a metric name (see the module docstring)."""
-    if any(name == n for n, _ in ORDER["cost"]) or "latency" in name:
+    if any(name == n for n, _ in ORDER["cost"]) or "latency" in name or name.startswith("degraded"):
         return "cost"
     if name.startswith("route_share."):
         return "routes"
@@ -73,14 +75,15 @@ def concern(name: str) -> str:
 
 
 COUNTS = frozenset({"rescued", "rescued_new_docs", "harmed", "futile", "llm_fallbacks", "futile_rewrites", "loop_ms",
-                    "loop_llm_calls", "loop_tokens"})
+                    "loop_llm_calls", "loop_tokens", "loop_undetermined", "gate_refusals", "gate_refusals_unanswerable",
+                    "degraded", "truncated_answers", "content_filtered"})
 
 
 def is_count(name: str) -> bool:
     """A count (printed as an integer, never "best"): ``n_*``, ``attemptN_queries``, the loop counts and totals."""
     from evalkit.analysis.direction import is_descriptive
 
-    return name in COUNTS or name.startswith("n_") or name.endswith("_queries") or (
+    return name in COUNTS or name.startswith(("n_", "degraded.")) or name.endswith("_queries") or (
         is_descriptive(name) and not name.endswith(("_mean", "_rate")))
 
 

@@ -22,7 +22,7 @@ LOWER_IS_BETTER_MARKERS: tuple[str, ...] = ("hallucinat", "abstain_rate_answerab
                                             "degraded", "truncated", "unsupported", "judge_failed", "correctness_failed", "harm", "futile", "loop_ms",
                                             "loop_llm", "loop_tokens", "llm_fallback", "gate_fail")
 LOWER_IS_BETTER_NAMES: frozenset[str] = frozenset({"abstention_rate"})
-DESCRIPTIVE_NAMES: frozenset[str] = frozenset({"answered", "abstained", "claims", "claims_supported",
+DESCRIPTIVE_NAMES: frozenset[str] = frozenset({"answered", "abstained", "degraded", "claims", "claims_supported",
                                                "claims_not_checkable", "citations", "attempts", "attempts_mean",
                                                "looped", "loop_rate"})
 

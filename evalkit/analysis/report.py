@@ -56,7 +56,10 @@ def _cost_row(name: str, v: VariantSummary) -> list[str]:
     usage = {k: sum(u.get(k, 0) for u in v.usage.values()) for k in ("calls", "tokens_in", "tokens_out", "cache_hits")}
     executions = v.timing.get("node_executions")
     reused = v.timing.get("node_executions_reused")
-    return [name, str(v.n_failed), "-" if mean is None else f"{mean / 1000:.3f}",
+    degraded = v.metrics.get("degraded")
+    return [name, str(v.n_failed), "-" if degraded is None else
+            f"{degraded:g} ({v.metrics.get('degraded_share', 0):.0%})" if degraded else "0",
+            "-" if mean is None else f"{mean / 1000:.3f}",
             "-" if p95 is None else f"{p95 / 1000:.3f}",
             *["-" if not v.usage else f"{usage[k]:g}" for k in ("calls", "tokens_in", "tokens_out", "cache_hits")],
             f"{reused:g}/{executions:g}" if executions and reused else "-"]
@@ -65,7 +68,11 @@ def _cost_row(name: str, v: VariantSummary) -> list[str]:
 def _cost_table(summary: RunSummary) -> TableData:
     cols = [Column("variant", numeric=False), *[Column(k, h) for k, h in concerns.ORDER["cost"]]]
     rows = [_cost_row(name, v) for name, v in summary.variants.items()]
-    return TableData(TITLES["cost"], cols, rows, notes=[
+    causes = {name: ", ".join(f"{k.removeprefix('degraded.')} {n:g}" for k, n in v.metrics.items()
+                              if k.startswith("degraded.") and n) for name, v in summary.variants.items()}
+    notes = [f"degraded: queries whose LLM call failed after retries (their answers are left out of the answer "
+             f"metrics); {'; '.join(f'{n}: {c}' for n, c in causes.items() if c)}"] if any(causes.values()) else []
+    return TableData(TITLES["cost"], cols, rows, notes=[*notes,
         ("s/query: mean pipeline latency (sum of node durations; a step reused from another variant counts the "
         "time it took there); reused steps: node executions shared with another variant of this run")])
 

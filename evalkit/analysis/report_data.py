@@ -31,9 +31,10 @@ from evalkit.graph.schema import GUARD_THRESHOLD, RERANK_MODEL, Role
 from evalkit.analysis.pairing import guard_tripped, has_guard, metric_names, per_query_values
 from evalkit.analysis.runs import LoadedRun
 from evalkit.records import QueryResult
+from evalkit.run.health import is_degraded
 
 RETRIEVAL_DEPTH, FINAL_DEPTH = 20, 5
-LABELS = ("failed", "retrieval miss", "rerank drop", "ranking miss", "guard abstained", "generator abstained",
+LABELS = ("failed", "degraded", "retrieval miss", "rerank drop", "ranking miss", "guard abstained", "generator abstained",
           "unsupported claim", "wrong answer", "ok", "abstained (correct)", "answered unanswerable", "not abstained")
 """Failure labels in the order they are tested; the last three are for unanswerable questions."""
 CORRECT_F1 = 0.5
@@ -105,6 +106,8 @@ def failure_label(r: QueryResult, raw: dict[str, Any], reranks: bool) -> str:
     """The first label of :data:`LABELS` that applies to one query."""
     if r.error is not None:
         return "failed"
+    if is_degraded(r):
+        return "degraded"  # an LLM call failed and the graph fell back: not the pipeline's own answer
     gen = _generation(r, raw)
     if not r.gold_doc_ids:
         if guard_tripped(r) or gen["abstained"]:

@@ -4,6 +4,7 @@ run with ``max_attempts: 1`` on its gates (the counterfactual, computed here by 
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
 import pytest
@@ -16,13 +17,19 @@ from evalkit.run.runner import RunOptions, run_eval
 
 REPO = Path(__file__).resolve().parents[2]
 LOOPING = ["agentic_reflect.yaml", "modular_rag.yaml"]
+# agentic_reflect loops on these demo questions (measured on the full demo, 2026-12-01: 14 of 120, 9 of them
+# unanswerable), plus a few it answers straight; modular_rag's offline self-check passes every extractive answer
+# on the demo, so it never loops there (its equality check below still runs on every query)
+LOOPED = ("q030", "q032", "q067", "q077", "q096", "q109", "q110", "q111", "q113", "q114", "q115", "q116", "q118",
+          "q120")
+STRAIGHT = ("q001", "q002", "q003", "q050", "q108")
 
 
 @pytest.fixture(scope="module")
 def subset(tmp_path_factory):
-    """Every unanswerable demo question and every third answerable one (enough loops of each kind)."""
+    """The demo questions agentic_reflect loops on, and a few it does not."""
     lines = (REPO / "eval_sets" / "demo_kb.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
-    keep = [line for i, line in enumerate(lines) if '"unanswerable"' in line or i % 3 == 0]
+    keep = [line for line in lines if json.loads(line)["id"] in LOOPED + STRAIGHT]
     path = tmp_path_factory.mktemp("cf") / "demo_cf.jsonl"
     path.write_text("".join(keep), encoding="utf-8")
     freeze(path, corpus=str(REPO / "eval_sets" / "corpora" / "demo_kb.jsonl"))
@@ -52,7 +59,8 @@ def test_rescue_counts_equal_the_max_attempts_1_counterfactual(subset, tmp_path:
     full = {r.query_id: r for r in read_results(out.with_suffix("") / configs[0].name / "per_query.jsonl")}
     once = {r.query_id: r for r in read_results(out.with_suffix("") / configs[1].name / "per_query.jsonl")}
     looped = [q for q, r in full.items() if r.metrics.get("looped")]
-    assert looped, "the subset must exercise the loop"
+    if name == "agentic_reflect.yaml":
+        assert looped, "the subset must exercise the loop"
     counts = {"rescued": 0, "harmed": 0, "futile": 0}
     for q, r in full.items():
         good, stop1 = r.metrics.get("final_good"), once[q].metrics.get("final_good")
