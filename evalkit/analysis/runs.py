@@ -86,10 +86,12 @@ class LoadedRun:
         v = self.variant(name)
         try:
             if name in self._config_text:
-                import yaml
+                from evalkit.errors import ConfigError
+                from evalkit.yamlio import parse_yaml
 
-                return config_from_dict(yaml.safe_load(self._config_text[name]),
-                                        source=f"{self.source}:{name}/config.yaml")
+                source = f"{self.source}:{name}/config.yaml"
+                data, lines = parse_yaml(self._config_text[name], source, error=ConfigError)
+                return config_from_dict(data, source=source, lines=lines)
             if not v.config_path or not Path(v.config_path).is_file():
                 self.warnings.append(f"variant '{name}': graph config {v.config_path or '(not recorded)'} not found")
                 return None

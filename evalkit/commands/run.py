@@ -76,11 +76,9 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
         return 0
     judge_options: dict[str, Any] = {}
     if request.judge_llm:
-        import yaml
-
         from evalkit.llm.base import LLMSpec
 
-        judge_options["llm"] = LLMSpec(**(yaml.safe_load(Path(request.judge_llm).read_text(encoding="utf-8")) or {}))
+        judge_options["llm"] = LLMSpec.from_yaml(request.judge_llm)
     output = Path(request.output)
     options = RunOptions(output=output, workers=request.workers, resume=resume,
                          metrics=tuple(request.metrics) or DEFAULT_METRICS, tracking_uri=request.tracking_uri,

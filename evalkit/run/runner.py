@@ -21,6 +21,7 @@ from evalkit.errors import EvalkitError
 from evalkit.evalsets import EvalSet
 from evalkit.extras import check as check_extra
 from evalkit.graph import GraphConfig, build_graph
+from evalkit.graph.config import VARIANT_NAME
 from evalkit.graph.memo import WorkMemo
 from evalkit.graph.schema import Role
 from evalkit.index.corpus import load_corpus
@@ -73,6 +74,10 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
              echo: Callable[[str], None] = print) -> RunSummary:
     """Run every config on every record of ``eval_set``; write files; log to MLflow; return the summary."""
     names = [c.name for c in configs]
+    unsafe = [n for n in names if not VARIANT_NAME.fullmatch(n) or n in (".", "..")]
+    if unsafe:  # configs loaded from YAML are checked at load; this guards hand-built ones
+        raise EvalkitError(f"variant name {unsafe[0][:80]!r} is not a safe identifier (letters, digits, '_', '.', "
+                           "'-'): it names a folder under --output")
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise EvalkitError(f"two graph configs share the variant name {dupes}; give each a distinct 'name:'")
