@@ -18,6 +18,7 @@ from typing import Any
 
 from evalkit.analysis.report_data import LABELS, VariantReport
 from evalkit.analysis.tables import is_nan
+from evalkit.redact import redact
 
 CSS = """body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px}
@@ -35,7 +36,8 @@ WROTE_CHARS = 4000
 
 
 def _e(x: Any) -> str:
-    return html.escape(str(x), quote=True)
+    """Text as HTML: secrets masked (:func:`evalkit.redact.redact`), then escaped. Every text cell goes here."""
+    return html.escape(redact(str(x)), quote=True)
 
 
 def _num(x: float | None, digits: int = 4) -> str:
@@ -126,7 +128,7 @@ def _html_table(header: list[str], rows: list[list[str]], tid: str = "", raw_col
 
 def _md_table(header: list[str], rows: list[list[str]]) -> str:
     def esc(cell: str) -> str:
-        return str(cell).replace("|", "\\|").replace("\n", " ")
+        return redact(str(cell)).replace("|", "\\|").replace("\n", " ")
 
     return "\n".join(["| " + " | ".join(esc(h) for h in header) + " |", "|" + "---|" * len(header),
                       *["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]])
@@ -230,4 +232,4 @@ def render_markdown(title: str, meta: list[str], reports: Sequence[VariantReport
             path = " -> ".join(f"{e.get('node')} {float(e.get('duration_ms') or 0):.1f} ms" for e in steps)
             out.append(f"- `{w['query_id']}` trace: {path or '(empty)'}")
         out.append("")
-    return "\n".join(out).rstrip() + "\n"
+    return redact("\n".join(out).rstrip() + "\n")

@@ -41,9 +41,12 @@ class RunRequest:
     ray_address: str | None = None
 
     def save(self) -> None:
+        """Write ``invocation.json`` (secrets masked: a credential in ``--tracking-uri`` is not kept)."""
+        from evalkit import redact
+
         folder = Path(self.output).with_suffix("")
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / INVOCATION).write_text(json.dumps(asdict(self), indent=2), encoding="utf-8")
+        (folder / INVOCATION).write_text(redact.dumps(asdict(self), indent=2), encoding="utf-8")
 
     @classmethod
     def load(cls, output: Path) -> RunRequest:
@@ -170,6 +173,10 @@ def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | No
             raise click.UsageError(f"missing {', '.join(missing)} (or use --resume OUTPUT to continue a run)")
         request = RunRequest(eval_set=_absolute_spec(eval_set), output=str(output),
                              graph_configs=[str(Path(p).resolve()) for p in graph_configs])
+    if resume and tracking_uri is None and request.tracking_uri and "***" in request.tracking_uri:
+        raise click.UsageError(f"the run being resumed used a --tracking-uri with credentials, which evalkit never "
+                               f"stores ({request.tracking_uri}); give --tracking-uri again, or pass the credentials "
+                               "in MLFLOW_TRACKING_USERNAME / MLFLOW_TRACKING_PASSWORD / MLFLOW_TRACKING_TOKEN")
     if eval_set and resume:
         request.eval_set = _absolute_spec(eval_set)
     if graph_configs and resume:

@@ -7,7 +7,9 @@ every ``FSYNC_EVERY_S`` seconds, so a power loss costs at most that much work, w
 ``--resume`` re-runs) and ``run.json`` (the fingerprint of what produced it: eval set hash,
 config hash, metric names). ``--resume`` keeps the lines whose fingerprint matches and
 re-runs the rest, including queries that failed. On completion ``per_query.jsonl`` is
-rewritten in eval-set order, atomically.
+rewritten in eval-set order, atomically. Every line and every JSON file is written through
+:func:`evalkit.redact.dumps`: a key in an LLM's ``base_url`` or an error message never
+reaches the disk.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from evalkit import redact
 from evalkit.records import QueryResult
 
 FSYNC_EVERY_S = 1.0  # an fsync per query cost ~4 ms, more than a warm BM25 query (reports/scale.md)
@@ -32,7 +35,7 @@ def results_folder(output: Path) -> Path:
 def write_json_atomic(path: Path, data: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.write_text(redact.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     tmp.replace(path)
 
 
@@ -76,7 +79,7 @@ class VariantStore:
             self._write(result)
 
     def _write(self, result: QueryResult) -> None:
-        self._fh.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
+        self._fh.write(redact.dumps(result.to_dict(), ensure_ascii=False) + "\n")
         self._fh.flush()
         now = time.monotonic()
         if now - self._synced >= FSYNC_EVERY_S:
@@ -90,7 +93,7 @@ class VariantStore:
             self._fh = None
         tmp = self.path.with_name(self.path.name + ".tmp")
         with open(tmp, "w", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in ordered)
+            fh.writelines(redact.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in ordered)
         tmp.replace(self.path)
 
     def close(self) -> None:
