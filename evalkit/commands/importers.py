@@ -102,7 +102,8 @@ _SOURCE = click.Path(exists=True, path_type=Path)
 @click.option("--name", required=True, help="Eval set name: writes OUT_DIR/NAME.jsonl and OUT_DIR/corpora/NAME.jsonl.")
 @click.option("--map", "maps", multiple=True, metavar="FIELD=COLUMN",
               help="Read eval set FIELD from source COLUMN (repeatable): id, question, relevant_doc_ids, type, "
-                   "lang, reference_answer, tags. Unmapped fields use the column of the same name.")
+                   "lang, reference_answer, tags, relevance ({doc id: grade}). Unmapped fields use the column "
+                   "of the same name.")
 @click.option("--corpus-map", "corpus_maps", multiple=True, metavar="FIELD=COLUMN",
               help="Read corpus FIELD (id, title, text) from COLUMN (repeatable); other columns become metadata.")
 @click.option("--split", default=None, help="Split of a datasets folder holding several (DatasetDict).")

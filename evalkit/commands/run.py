@@ -39,6 +39,8 @@ class RunRequest:
     share_work: bool = True
     executor: str = "local"
     ray_address: str | None = None
+    relevance_level: int = 1
+    ties: str = "pipeline"
 
     def save(self) -> None:
         """Write ``invocation.json`` (secrets masked: a credential in ``--tracking-uri`` is not kept)."""
@@ -64,9 +66,10 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
     from evalkit.analysis.report import by_type_table, comparison_table
     from evalkit.evalsets import load_eval_set
     from evalkit.graph.sweep import load_variants
-    from evalkit.metrics import DEFAULT_METRICS
+    from evalkit.metrics import DEFAULT_METRICS, Scoring
     from evalkit.run.runner import RunOptions, run_eval
 
+    scoring = Scoring(relevance_level=request.relevance_level, ties=request.ties)
     eval_set = load_eval_set(request.eval_set)
     configs = [c for p in request.graph_configs for c in load_variants(p)]
     click.echo(f"eval set {eval_set.name} v{eval_set.version} ({len(eval_set.records)} queries, "
@@ -88,7 +91,9 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
                          experiment=request.experiment, mlflow=request.mlflow, progress=progress,
                          judge=request.judge, judge_options=judge_options, traces=request.traces,
                          trace_limit=request.trace_limit, share_work=request.share_work,
-                         executor=request.executor, ray_address=request.ray_address)
+                         executor=request.executor, ray_address=request.ray_address, scoring=scoring)
+    if scoring != Scoring():
+        click.echo(f"scoring: {scoring.describe()} (see docs/metrics.md)", err=True)
     request.save()
     summary = run_eval(eval_set, configs, options, echo=lambda m: click.echo(m, err=True))
     click.echo(comparison_table(summary))
@@ -124,6 +129,12 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
               "without it --executor ray starts a local Ray.")
 @click.option("--dry-run", is_flag=True, help="Estimate the work (node executions after sharing, LLM calls, "
               "passages to encode) from the configs and cache state, and exit.")
+@click.option("--relevance-level", type=click.IntRange(1), default=None,
+              help="Grade from which a document counts as relevant for recall, hit, precision and MRR "
+                   "(trec_eval -l; nDCG always uses the grades as gains). [default: 1]")
+@click.option("--ties", type=click.Choice(["pipeline", "trec"]), default=None,
+              help="Order the rankings are scored in: the pipeline's own, or trec_eval's (by score, equal "
+                   "scores by document id descending). [default: pipeline]")
 @click.option("--metric", "metrics", multiple=True, metavar="NAME",
               help="Metric to compute (repeatable), e.g. recall@100, final:recall@20. Default: recall@20 "
                    "(retrieval stage), hit@5, mrr@10, ndcg@10 (after rerank).")
@@ -146,7 +157,8 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
 def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | None, resume: str | None,
         workers: int | None, executor: str | None, ray_address: str | None, dry_run: bool, metrics: tuple[str, ...],
         tracking_uri: str | None, experiment: str | None, no_mlflow: bool, no_progress: bool, judge: str | None,
-        judge_llm: Path | None, no_share: bool, no_traces: bool, trace_limit: int | None) -> int:
+        judge_llm: Path | None, no_share: bool, no_traces: bool, trace_limit: int | None,
+        relevance_level: int | None, ties: str | None) -> int:
     """Run each graph variant on every query of an eval set.
 
     \b
@@ -183,7 +195,8 @@ def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | No
         request.graph_configs = [str(Path(p).resolve()) for p in graph_configs]
     overrides = {"workers": workers, "executor": executor, "ray_address": ray_address, "tracking_uri": tracking_uri,
                  "experiment": experiment, "judge": judge, "judge_llm": str(judge_llm) if judge_llm else None,
-                 "trace_limit": trace_limit, "metrics": list(metrics) or None}
+                 "trace_limit": trace_limit, "metrics": list(metrics) or None, "relevance_level": relevance_level,
+                 "ties": ties}
     for key, value in overrides.items():
         if value is not None:
             setattr(request, key, value)

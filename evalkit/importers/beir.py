@@ -19,7 +19,10 @@ Any file may be gzip-compressed (detected by its magic bytes). Output, for ``NAM
                               "lang", "tags": ["beir", NAME]} per query
     OUT/NAME.manifest.json   version 1, frozen with :func:`evalkit.evalsets.freeze`
 
-``relevant_doc_ids`` are the documents judged ``rel > 0``, in qrels order. Queries the
+``relevant_doc_ids`` are the documents judged ``rel > 0``, in qrels order; when a query has a
+grade other than 1 (graded qrels: 1/2/3), its grades are kept as ``relevance: {doc id: grade}``
+(nDCG uses them as gains; recall, hit and MRR count grades >= the run's
+``--relevance-level``). Judgements of 0 or below mean "not relevant" and are not kept. Queries the
 qrels never mention (other splits) are not imported; queries judged but with no
 positive judgement are skipped unless ``keep_unanswerable`` (then they are written as
 ``type: unanswerable``, empty gold list). Records follow the queries file's order.
@@ -106,6 +109,7 @@ class ImportResult:
     n_unjudged: int = 0
     n_no_positive: int = 0
     n_unanswerable_kept: int = 0
+    n_graded: int = 0
     formats: dict[str, str] = field(default_factory=dict)
 
     def lines(self) -> list[str]:
@@ -118,6 +122,9 @@ class ImportResult:
             f"eval set  {self.eval_set_path}: {self.n_records} records, frozen as v{self.version['version']} "
             f"(sha256 {self.version['sha256']})",
         ]
+        if self.n_graded:
+            out.append(f"graded    {self.n_graded} queries have relevance grades other than 1: kept as 'relevance' "
+                       "(gains of nDCG; see --relevance-level of evalkit run)")
         if self.n_unjudged:
             out.append(f"skipped   {self.n_unjudged} queries the qrels do not mention (other splits)")
         if self.n_no_positive:
@@ -173,7 +180,7 @@ def import_beir(files: BeirFiles, name: str, out_dir: str | Path = EVAL_SETS_DIR
 
     # records: queries-file order; gold = docs with rel > 0 in qrels order
     records: list[dict[str, Any]] = []
-    n_unjudged = n_no_positive = n_unanswerable = 0
+    n_unjudged = n_no_positive = n_unanswerable = n_graded = 0
     for qid, text in queries.items():
         if qid not in qrels.judgements:
             n_unjudged += 1
@@ -184,8 +191,13 @@ def import_beir(files: BeirFiles, name: str, out_dir: str | Path = EVAL_SETS_DIR
                 n_no_positive += 1
                 continue
             n_unanswerable += 1
-        records.append({"id": qid, "question": text, "relevant_doc_ids": gold,
-                        "type": "single" if gold else "unanswerable", "lang": lang, "tags": ["beir", name]})
+        record = {"id": qid, "question": text, "relevant_doc_ids": gold,
+                  "type": "single" if gold else "unanswerable", "lang": lang, "tags": ["beir", name]}
+        grades = {d: qrels.judgements[qid][d] for d in gold}
+        if any(g != 1 for g in grades.values()):  # graded qrels keep their grades (binary ones stay as they were)
+            record["relevance"] = grades
+            n_graded += 1
+        records.append(record)
     if not records:
         raise ImportFormatError(str(files.qrels), "", f"no query has a relevant document (rel > 0) among the "
                                 f"{len(queries)} queries of {files.queries}; nothing to import")
@@ -227,7 +239,7 @@ def import_beir(files: BeirFiles, name: str, out_dir: str | Path = EVAL_SETS_DIR
         name=name, corpus_path=corpus_path, eval_set_path=set_path, manifest_path=manifest_path, version=version,
         n_documents=n_docs, n_queries_read=len(queries), n_records=len(records), n_qrels=len(qrels),
         n_positive_qrels=sum(len(qrels.positive(q)) for q in qrels.judgements), n_unjudged=n_unjudged,
-        n_no_positive=n_no_positive, n_unanswerable_kept=n_unanswerable,
+        n_no_positive=n_no_positive, n_unanswerable_kept=n_unanswerable, n_graded=n_graded,
         formats={"corpus": "jsonl", "queries": q_format, "qrels": qrels.format})
 
 

@@ -12,7 +12,8 @@ Sources (the format is chosen from the path):
 (``--map question=query --map relevant_doc_ids=positive_ids``); a field without a
 mapping is read from the column of the same name. Eval set fields: ``question`` and
 ``relevant_doc_ids`` (required), ``id`` (default ``NAME-q00001``...), ``type``,
-``lang``, ``reference_answer``, ``tags``. Corpus fields: ``id``, ``text`` (required),
+``lang``, ``reference_answer``, ``tags``, ``relevance`` (graded judgements ``{doc id: grade}``
+over the gold documents; grades <= 0 are dropped as "not relevant"). Corpus fields: ``id``, ``text`` (required),
 ``title``; other columns go to the document's ``metadata``.
 
 :func:`import_ragas` reads ragas samples (``user_input``, ``reference_contexts``,
@@ -43,7 +44,7 @@ from evalkit.errors import EvalkitError, EvalSetError, did_you_mean
 from evalkit.importers.beir import NAME_RE, output_paths
 from evalkit.importers.formats import ImportFormatError
 
-EVAL_FIELDS = ("id", "question", "relevant_doc_ids", "type", "lang", "reference_answer", "tags")
+EVAL_FIELDS = ("id", "question", "relevant_doc_ids", "type", "lang", "reference_answer", "tags", "relevance")
 CORPUS_FIELDS = ("id", "title", "text")
 RAGAS_FIELDS = ("id", "user_input", "reference_contexts", "retrieved_contexts", "reference", "response",
                 "synthesizer_name")
@@ -218,6 +219,18 @@ def _id_list(value: Any) -> list[str] | None:
     return None if any(i is None for i in ids) else list(dict.fromkeys(ids))
 
 
+def _grades(value: Any) -> Any:
+    """A ``relevance`` cell as ``{doc id: grade}`` without the grades <= 0 (not relevant); other values
+    are passed on for the eval set format to refuse, naming the row."""
+    value = _jsonable(value)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        return value
+    return {k: v for k, v in value.items()
+            if v is not None and not (isinstance(v, (int, float)) and not isinstance(v, bool) and v <= 0)}
+
+
 def _tags(value: Any) -> list[Any]:
     """Row tags as a list (a single tag, a list or an array); values are checked by the eval set format."""
     value = _jsonable(value)
@@ -285,6 +298,9 @@ def import_dataset(source: str | Path, name: str, out_dir: str | Path, *, corpus
                   "lang": _get(row, cols, "lang") or lang, "tags": ["dataset", name, *_tags(_get(row, cols, "tags"))]}
         if _get(row, cols, "reference_answer") is not None:
             record["reference_answer"] = _get(row, cols, "reference_answer")
+        grades = _grades(_get(row, cols, "relevance"))
+        if grades is not None:
+            record["relevance"] = grades
         records.append(record)
         numbered.append(n)
     written = _write(name, out_dir, label, cols, docs, records, numbered, force,

@@ -26,7 +26,7 @@ from evalkit.graph.memo import WorkMemo
 from evalkit.graph.schema import Role
 from evalkit.index.corpus import load_corpus
 from evalkit.index.resources import Resources
-from evalkit.metrics import DEFAULT_METRICS, parse_metric
+from evalkit.metrics import DEFAULT_METRICS, Scoring, parse_metric
 from evalkit.metrics.agentic import add_loop_metrics
 from evalkit.records import QueryResult, RunSummary, VariantSummary
 from evalkit.run.executors import EXECUTORS, run_local, run_ray
@@ -59,6 +59,7 @@ class RunOptions:
     judge_options: dict[str, Any] = field(default_factory=dict)
     executor: str = "local"  # local (threads) or ray
     ray_address: str | None = None
+    scoring: Scoring = field(default_factory=Scoring)  # relevance level and tie order of the retrieval metrics
 
 
 def git_commit() -> str | None:
@@ -90,7 +91,7 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
                           **({"cache_root": options.cache_root} if options.cache_root else {}))
     ref = eval_set.ref()
     ref.corpus, ref.corpus_sha256 = str(eval_set.corpus_path), corpus.sha256
-    summary = RunSummary(eval_set=ref, variants={}, git_commit=git_commit())
+    summary = RunSummary(eval_set=ref, variants={}, git_commit=git_commit(), scoring=options.scoring.to_dict())
     folder = results_folder(options.output)
     judge = _make_judge(options, configs, resources)
     memo = WorkMemo() if options.share_work else None
@@ -109,6 +110,8 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
         build_s = time.perf_counter() - t0
         fingerprint = {"eval_set_sha256": ref.sha256, "eval_set_version": ref.version,
                        "config_sha256": config.sha256(), "metrics": list(options.metrics),
+                       # non-default scoring only, so runs made before it existed still resume
+                       **({"scoring": options.scoring.to_dict()} if options.scoring != Scoring() else {}),
                        "corpus_sha256": corpus.sha256,
                        "judge": judge.identity if judge is not None and generates(config) else None}
         store = VariantStore(folder / config.name, fingerprint)
@@ -120,7 +123,8 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
         results = dict(kept)
         try:
             ctx = QueryContext(graph, options.metrics, generates=generates(config),
-                               judge=judge if generates(config) else None, passages=view.passages())
+                               judge=judge if generates(config) else None, passages=view.passages(),
+                               scoring=options.scoring)
             payload = _payload(config, eval_set, resources, options) if options.executor == "ray" else None
             if payload is None and todo:
                 graph.prepare([r.question for r in todo])  # batch work (e.g. query encoding) before the loop
@@ -168,6 +172,7 @@ def _payload(config: GraphConfig, eval_set: EvalSet, resources: Resources, optio
     judge_options = {k: (v.model_dump() if hasattr(v, "model_dump") else v) for k, v in options.judge_options.items()}
     return {"config": config.to_dict(), "source": config.source, "corpus_path": str(eval_set.corpus_path),
             "cache_root": str(Path(resources.cache_root).resolve()), "metrics": list(options.metrics),
+            "scoring": options.scoring.to_dict(),
             "judge": options.judge if generates(config) else None, "judge_options": judge_options}
 
 

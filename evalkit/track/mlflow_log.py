@@ -3,7 +3,7 @@
 Layout in the tracking store::
 
     experiment "evalkit"
-      parent run  "<eval set> v<version>"   tags evalset.*, git.commit, user tags
+      parent run  "<eval set> v<version>"   tags evalset.*, scoring.* (relevance level, ties), git.commit, user tags
         artifact comparison.json            every variant's metrics side by side
         child run "<variant name>"          tag mlflow.parentRunId
           params   the flattened graph config (secrets masked, long values truncated)
@@ -310,7 +310,8 @@ def log_invocation(run: RunSummary, variants: list[VariantLog], output_dir: Path
 
     es = run.eval_set
     parent_tags = {"evalset.name": es.name, "evalset.version": str(es.version), "evalset.sha256": es.sha256,
-                   "evalset.corpus_sha256": es.corpus_sha256, "evalkit.variants": ",".join(names)}
+                   "evalset.corpus_sha256": es.corpus_sha256, "evalkit.variants": ",".join(names),
+                   **{f"scoring.{k}": str(v) for k, v in run.scoring.items()}}
     if run.git_commit:
         parent_tags["git.commit"] = run.git_commit
     parent_tags.update({str(k): str(v) for k, v in (tags or {}).items()})
