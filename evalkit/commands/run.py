@@ -71,6 +71,8 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
 
     scoring = Scoring(relevance_level=request.relevance_level, ties=request.ties)
     eval_set = load_eval_set(request.eval_set)
+    for warning in eval_set.warnings:
+        click.echo(f"warning: {warning}", err=True)
     configs = [c for p in request.graph_configs for c in load_variants(p)]
     click.echo(f"eval set {eval_set.name} v{eval_set.version} ({len(eval_set.records)} queries, "
                f"sha256 {eval_set.sha256[:12]}); {len(configs)} variant(s)", err=True)

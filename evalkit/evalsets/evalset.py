@@ -22,7 +22,8 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,7 @@ class EvalSet:
     corpus_path: Path
     manifest_path: Path
     corpus: Corpus | None = None
+    warnings: list[str] = field(default_factory=list)  # e.g. a version frozen without a corpus hash
 
     def __len__(self) -> int:
         return len(self.records)
@@ -265,11 +267,20 @@ def record_stats(records: list[EvalRecord]) -> dict[str, Any]:
     }
 
 
-def _close_id(doc_id: str, corpus: Corpus) -> str:
-    if len(corpus) > 20000:  # difflib over a huge corpus is slow; the id alone is enough
+MAX_ID_SUGGESTIONS = 3
+SUGGEST_UP_TO = 20000  # difflib over a bigger corpus is slow; the id alone is then enough
+
+
+def close_ids(doc_id: str, ids: Collection[str]) -> str:
+    """`` (did you mean 'a', 'b' or 'c'?)`` for an unknown document id: at most 3 close ids, never the whole list."""
+    if len(ids) > SUGGEST_UP_TO:
         return ""
-    hint = did_you_mean(doc_id, corpus.by_id)
+    hint = did_you_mean(doc_id, ids, n=MAX_ID_SUGGESTIONS)
     return f" ({hint[2:]})" if hint.startswith("; did you mean") else ""
+
+
+def _close_id(doc_id: str, corpus: Corpus) -> str:
+    return close_ids(doc_id, corpus.by_id)
 
 
 def _show(value: Any) -> str:
