@@ -41,14 +41,15 @@ class RunRequest:
     ray_address: str | None = None
     relevance_level: int = 1
     ties: str = "pipeline"
+    overwrite: bool = False
 
     def save(self) -> None:
         """Write ``invocation.json`` (secrets masked: a credential in ``--tracking-uri`` is not kept)."""
         from evalkit import redact
 
-        folder = Path(self.output).with_suffix("")
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / INVOCATION).write_text(redact.dumps(asdict(self), indent=2), encoding="utf-8")
+        from evalkit.fileio import write_atomic
+
+        write_atomic(Path(self.output).with_suffix("") / INVOCATION, redact.dumps(asdict(self), indent=2))
 
     @classmethod
     def load(cls, output: Path) -> RunRequest:
@@ -93,9 +94,14 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
                          experiment=request.experiment, mlflow=request.mlflow, progress=progress,
                          judge=request.judge, judge_options=judge_options, traces=request.traces,
                          trace_limit=request.trace_limit, share_work=request.share_work,
-                         executor=request.executor, ray_address=request.ray_address, scoring=scoring)
+                         executor=request.executor, ray_address=request.ray_address, scoring=scoring,
+                         overwrite=request.overwrite)
     if scoring != Scoring():
         click.echo(f"scoring: {scoring.describe()} (see docs/metrics.md)", err=True)
+    from evalkit.run.store import prepare_output
+
+    prepare_output(output, eval_set.ref(), overwrite=request.overwrite)  # refuse a bad --output before any work
+    request.overwrite = False  # done: a later --resume must not delete what this run writes
     request.save()
     summary = run_eval(eval_set, configs, options, echo=lambda m: click.echo(m, err=True))
     click.echo(comparison_table(summary))
@@ -144,6 +150,8 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
 @click.option("--experiment", default=None, help="MLflow experiment name. [default: evalkit]")
 @click.option("--no-mlflow", is_flag=True, help="Skip MLflow logging (files are still written).")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bars.")
+@click.option("--overwrite", is_flag=True,
+              help="Replace the results of another eval set found in the --output folder (refused otherwise).")
 @click.option("--judge", default=None,
               help="Judge of generated answers: offline (no LLM), llm or ragas (these need --judge-llm). "
                    "[default: offline]")
@@ -160,7 +168,7 @@ def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | No
         workers: int | None, executor: str | None, ray_address: str | None, dry_run: bool, metrics: tuple[str, ...],
         tracking_uri: str | None, experiment: str | None, no_mlflow: bool, no_progress: bool, judge: str | None,
         judge_llm: Path | None, no_share: bool, no_traces: bool, trace_limit: int | None,
-        relevance_level: int | None, ties: str | None) -> int:
+        relevance_level: int | None, ties: str | None, overwrite: bool) -> int:
     """Run each graph variant on every query of an eval set.
 
     \b
@@ -205,6 +213,7 @@ def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | No
     for key, flag in (("mlflow", no_mlflow), ("share_work", no_share), ("traces", no_traces)):
         if flag:
             setattr(request, key, False)
+    request.overwrite = overwrite
     return execute(request, resume=resume is not None, progress=not no_progress, dry_run=dry_run)
 
 

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalkit.fileio import write_atomic
 from evalkit.index.corpus import Corpus
 
 MAX_SHOWN = 5  # ids listed per kind of change; the rest are counted
@@ -60,12 +60,8 @@ def sidecar_path(manifest_path: Path, name: str, digest: str) -> Path:
 
 def save_fingerprints(path: Path, prints: Mapping[str, str]) -> None:
     """Write the fingerprints file atomically (one pair per line, so it diffs well); never leaves a ``.tmp``."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(json.dumps(dict(prints), indent=0, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_atomic(path, json.dumps(dict(prints), indent=0, ensure_ascii=False) + "\n",
+                 hint="make the eval set's folder writable")
 
 
 def load_fingerprints(path: Path) -> dict[str, str] | None:

@@ -29,8 +29,17 @@ from typing import Any
 
 from evalkit.errors import EvalSetError, did_you_mean
 from evalkit.evalsets import corpus_identity
-from evalkit.evalsets.evalset import (EvalSet, check_gold_ids, display_path, duplicate_questions, parse_records,
-                                      read_lines, record_stats, resolve_spec)
+from evalkit.evalsets.evalset import (
+    EvalSet,
+    check_gold_ids,
+    display_path,
+    duplicate_questions,
+    parse_records,
+    read_lines,
+    record_stats,
+    resolve_spec,
+)
+from evalkit.fileio import write_atomic
 from evalkit.index.corpus import Corpus, load_corpus
 from evalkit.records import EvalRecord
 
@@ -77,9 +86,8 @@ class Manifest:
 
     def save(self) -> None:
         """Write the manifest atomically as pretty JSON with a fixed key order."""
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.replace(tmp, self.path)
+        write_atomic(self.path, json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n",
+                     hint="make the eval set's folder writable")
 
 
 def manifest_path_for(path: Path) -> Path:

@@ -43,7 +43,14 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
-from evalkit.importers.formats import ImportFormatError, Qrels, iter_corpus, read_qrels, read_queries
+from evalkit.fileio import ensure_folder, output_error, write_atomic
+from evalkit.importers.formats import (
+    ImportFormatError,
+    Qrels,
+    iter_corpus,
+    read_qrels,
+    read_queries,
+)
 from evalkit.importers.skipped import Skipped, SkipReport
 
 EVAL_SETS_DIR = Path("eval_sets")
@@ -164,7 +171,10 @@ def import_beir(files: BeirFiles, name: str, out_dir: str | Path = EVAL_SETS_DIR
     and checked before anything is written.
     """
     from evalkit.evalsets import freeze
-    from evalkit.evalsets.evalset import _LANG, parse_records  # the format's own language rule
+    from evalkit.evalsets.evalset import (  # the format's own language rule
+        _LANG,
+        parse_records,
+    )
 
     if not NAME_RE.fullmatch(name) or name.endswith(".jsonl"):
         raise EvalkitError(f"bad eval set name {name!r}: use letters, digits, '_', '-' and '.', starting with a "
@@ -219,7 +229,7 @@ def import_beir(files: BeirFiles, name: str, out_dir: str | Path = EVAL_SETS_DIR
     for r in records:
         for d in r["relevant_doc_ids"]:
             gold_ids.setdefault(d, []).append(r["id"])
-    corpus_path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_folder(corpus_path.parent, "choose another --out-dir")
     tmp_corpus = corpus_path.with_name(corpus_path.name + ".tmp")
     n_docs = 0
     try:
@@ -247,6 +257,9 @@ def import_beir(files: BeirFiles, name: str, out_dir: str | Path = EVAL_SETS_DIR
                                     f"{files.corpus} lacks ({len(skips)} skipped); nothing to import")
         lines = [(json.dumps(r, ensure_ascii=False) + "\n").encode("utf-8") for r in records]
         parse_records(str(set_path), lines)  # the eval set format's own checks (lang, ids...) before writing
+    except OSError as exc:  # writing the corpus copy (reading errors are ImportFormatError)
+        tmp_corpus.unlink(missing_ok=True)
+        raise output_error(corpus_path, exc, "choose another --out-dir") from None
     except BaseException:
         tmp_corpus.unlink(missing_ok=True)
         raise
@@ -255,9 +268,7 @@ def import_beir(files: BeirFiles, name: str, out_dir: str | Path = EVAL_SETS_DIR
         for p in existing:
             p.unlink()
     os.replace(tmp_corpus, corpus_path)
-    tmp_set = set_path.with_name(set_path.name + ".tmp")
-    tmp_set.write_bytes(b"".join(lines))
-    os.replace(tmp_set, set_path)
+    write_atomic(set_path, b"".join(lines), hint="choose another --out-dir")
     text = description if description is not None else (
         f"BEIR import of {files.qrels.name}: {len(records)} queries over {n_docs} documents")
     version = freeze(set_path, corpus=str(corpus_path), description=text)

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from evalkit.errors import LocatedError
+from evalkit.fileio import write_atomic
 
 SUFFIX = ".skipped.tsv"
 HEADER = ("file", "line", "field", "value", "problem")
@@ -72,15 +72,12 @@ class SkipReport:
         if not self.rows:
             path.unlink(missing_ok=True)
             return None
-        tmp = path.with_name(path.name + ".tmp")
-        try:
-            with tmp.open("w", encoding="utf-8", newline="") as fh:
-                writer = csv.writer(fh, delimiter="\t", lineterminator="\n")
-                writer.writerow(HEADER)
-                writer.writerows(r.cells() for r in self.rows)
-            os.replace(tmp, path)
-        finally:
-            tmp.unlink(missing_ok=True)
+        def rows(fh: Any) -> None:
+            writer = csv.writer(fh, delimiter="\t", lineterminator="\n")
+            writer.writerow(HEADER)
+            writer.writerows(r.cells() for r in self.rows)
+
+        write_atomic(path, rows, hint="choose another --out-dir")
         return path
 
 

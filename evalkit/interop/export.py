@@ -140,9 +140,9 @@ def export_trec(run: str | Path | LoadedRun, out_dir: str | Path, variants: Sequ
 
 
 def _write_lines(path: Path, lines: list[str]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8", newline="\n")
-    tmp.replace(path)
+    from evalkit.fileio import write_atomic
+
+    write_atomic(path, "".join(line + "\n" for line in lines), hint="choose another --output folder")
 
 
 # ---------------------------------------------------------------------------- table

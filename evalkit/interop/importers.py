@@ -34,13 +34,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError, EvalSetError
 from evalkit.evalsets.evalset import close_ids
+from evalkit.fileio import write_atomic
 from evalkit.importers.beir import NAME_RE, output_paths
 from evalkit.importers.formats import ImportFormatError
 from evalkit.importers.skipped import Skipped, SkipReport
@@ -307,12 +307,9 @@ def _write(name: str, out_dir: str | Path, label: str, cols: ColumnMap, docs: li
                            "versions are never overwritten: choose another --name, or pass --force to replace it")
     for p in existing:
         p.unlink()
-    corpus_path.parent.mkdir(parents=True, exist_ok=True)
     for path, text in ((corpus_path, "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs)),
                        (set_path, "".join(lines))):
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8", newline="\n")
-        os.replace(tmp, path)
+        write_atomic(path, text, hint="choose another --out-dir")
     version = freeze(set_path, corpus=str(corpus_path), description=description)
     report = skips.write(set_path)
     return {"corpus_path": corpus_path, "eval_set_path": set_path, "manifest_path": manifest_path, "version": version,

@@ -31,7 +31,7 @@ from evalkit.metrics.agentic import add_loop_metrics
 from evalkit.records import QueryResult, RunSummary, VariantSummary
 from evalkit.run.executors import EXECUTORS, run_local, run_ray
 from evalkit.run.query import QueryContext
-from evalkit.run.store import VariantStore, results_folder, write_json_atomic
+from evalkit.run.store import VariantStore, prepare_output, results_folder, write_json_atomic
 from evalkit.run.summarise import metrics_by_type, timing, usage_totals, variant_metrics
 
 __all__ = ["RunOptions", "generates", "run_eval", "variant_metrics"]
@@ -60,6 +60,7 @@ class RunOptions:
     executor: str = "local"  # local (threads) or ray
     ray_address: str | None = None
     scoring: Scoring = field(default_factory=Scoring)  # relevance level and tie order of the retrieval metrics
+    overwrite: bool = False  # replace the results of another eval set found in the output folder
 
 
 def git_commit() -> str | None:
@@ -86,6 +87,7 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
         parse_metric(m)
     if options.executor == "ray":
         check_extra("ray", "--executor ray")  # before any index is built
+    prepare_output(options.output, eval_set.ref(), overwrite=options.overwrite)  # before any work
     corpus = eval_set.corpus or load_corpus(eval_set.corpus_path)
     resources = Resources(corpus,
                           **({"cache_root": options.cache_root} if options.cache_root else {}))
@@ -132,7 +134,7 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
                 results[result.query_id] = result
                 store.append(result)
         except BaseException:
-            store.close()
+            store.close(quiet=True)
             raise
         ordered = [results[r.id] for r in eval_set.records]
         add_loop_metrics(ordered)  # per-query loop metrics into per_query.jsonl and MLflow
