@@ -93,7 +93,8 @@ def test_no_key_reaches_any_file_or_the_console(tmp_path: Path, evalset: Path, s
     seen = scripted_server.requests
     assert len(seen) == 9
     assert all(r.headers.get("Authorization", "").startswith("Basic ") for r in seen[:3])
-    assert all(f"api_key={QUERY_KEY}" in r.path for r in seen[3:6])
+    assert all(r.path == f"/v1/chat/completions?api_key={QUERY_KEY}" for r in seen[3:6])
+    assert [r.status for r in seen] == [200] * 6 + [401] * 3
     assert all(r.headers.get("Authorization") == f"Bearer {ENV_KEY}" for r in seen[6:])
 
     written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
