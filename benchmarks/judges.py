@@ -338,14 +338,12 @@ def run(args: argparse.Namespace) -> int:
     if args.llm is not None:
         import tempfile
 
-        import yaml
-
         from evalkit.llm.base import LLMSpec
 
-        spec = LLMSpec(**(yaml.safe_load(args.llm.read_text(encoding="utf-8")) or {}))
+        spec = LLMSpec.from_yaml(args.llm)
         root = args.llm_cache or Path(tempfile.mkdtemp(prefix="evalkit-judge-bench-"))
         llm_opts = {"llm": spec, "cache_root": root}
-        print(f"LLM for the llm/ragas judges: {spec.model_dump(exclude_defaults=True)}; LLM cache {root}")
+        print(f"LLM for the llm/ragas judges: {spec.identity()}; LLM cache {root}")
     judges = {}
     for name in args.judge or list(JUDGES):
         if name in ("llm", "ragas") and not llm_opts:

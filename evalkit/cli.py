@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import Any
 
 import click
 
@@ -73,10 +74,40 @@ def cli() -> None:
     """
 
 
+class RedactingStream:
+    """A text stream that masks secrets (:func:`evalkit.redact.redact`) in everything written to it.
+
+    ``main`` puts one in front of stdout and stderr, so whatever the CLI prints (tables,
+    warnings, progress bars, log records, error messages, tracebacks) passes the one
+    masking function on its way to the console or a CI log.
+    """
+
+    def __init__(self, stream: Any):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        from evalkit.redact import redact
+
+        self._stream.write(redact(text) if isinstance(text, str) else text)
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:  # flush, isatty, fileno, encoding...
+        return getattr(self._stream, name)
+
+
 def main() -> None:
-    """Console-script entry point: user errors print one clear line and exit 2."""
+    """Console-script entry point: user errors print one clear line and exit 2.
+
+    Everything printed goes through :class:`RedactingStream` (secrets masked).
+    """
     from evalkit.errors import EvalkitError
 
+    if not isinstance(sys.stdout, RedactingStream):
+        sys.stdout, sys.stderr = RedactingStream(sys.stdout), RedactingStream(sys.stderr)
     try:
         rv = cli.main(standalone_mode=False)
     except click.ClickException as exc:

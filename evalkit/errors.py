@@ -9,13 +9,23 @@ class EvalkitError(Exception):
     """Base class of errors caused by user input; the CLI prints them without a traceback."""
 
 
-def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """A ' did you mean ...?' suffix, or a list of the valid choices when nothing is close."""
+MAX_LISTED = 12
+"""At most this many valid choices are listed when none is close (a corpus has thousands of ids)."""
+
+
+def did_you_mean(word: str, choices: Iterable[str], n: int = 1) -> str:
+    """A '; did you mean ...?' suffix naming up to ``n`` close choices; when none is close, the
+    valid choices if there are at most :data:`MAX_LISTED`, else only how many there are."""
     choices = sorted(str(c) for c in choices)
-    close = difflib.get_close_matches(str(word), choices, n=1, cutoff=0.6)
+    close = difflib.get_close_matches(str(word), choices, n=n, cutoff=0.6)
     if close:
-        return f"; did you mean '{close[0]}'?"
-    return f"; valid choices: {', '.join(choices)}" if choices else ""
+        quoted = [f"'{c}'" for c in close]
+        return f"; did you mean {quoted[0] if len(quoted) == 1 else ', '.join(quoted[:-1]) + ' or ' + quoted[-1]}?"
+    if not choices:
+        return ""
+    if len(choices) <= MAX_LISTED:
+        return f"; valid choices: {', '.join(choices)}"
+    return f"; none of the {len(choices)} valid choices is close"
 
 
 class LocatedError(EvalkitError):

@@ -58,7 +58,12 @@ class Hit:
 
 @dataclass(frozen=True)
 class EvalRecord:
-    """One question of an eval set, with its gold documents."""
+    """One question of an eval set, with its gold documents.
+
+    ``relevance`` holds graded judgements ``{doc id: grade >= 1}`` over exactly the
+    ``relevant_doc_ids`` (TREC/BEIR qrels with grades 1/2/3); ``None`` means binary
+    relevance, every gold document of grade 1. :attr:`grades` is the one view metrics read.
+    """
 
     id: str
     question: str
@@ -67,15 +72,23 @@ class EvalRecord:
     lang: str
     reference_answer: str | None = None
     tags: tuple[str, ...] = ()
+    relevance: dict[str, int] | None = None
 
     @property
     def answerable(self) -> bool:
         return bool(self.relevant_doc_ids)
 
+    @property
+    def grades(self) -> dict[str, int]:
+        """``{gold doc id: grade}``: the graded judgements, or grade 1 for every gold document."""
+        return dict(self.relevance) if self.relevance is not None else {d: 1 for d in self.relevant_doc_ids}
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["relevant_doc_ids"] = list(self.relevant_doc_ids)
         d["tags"] = list(self.tags)
+        if self.relevance is None:
+            d.pop("relevance")
         return d
 
 
@@ -136,6 +149,12 @@ class QueryResult:
     generation: dict[str, Any] | None = None  # answer, citations, evidence ids, judge verdicts
     usage: dict[str, dict[str, float]] = field(default_factory=dict)  # LLM usage by purpose
     degraded: list[dict[str, Any]] = field(default_factory=list)  # calls that failed for good (evalkit.run.health)
+    gold_relevance: dict[str, int] | None = None  # graded judgements of gold_doc_ids (None: all grade 1)
+
+    @property
+    def gold_grades(self) -> dict[str, int]:
+        """``{gold doc id: grade}`` the metrics were computed with."""
+        return dict(self.gold_relevance) if self.gold_relevance else {d: 1 for d in self.gold_doc_ids}
 
     def to_dict(self) -> dict[str, Any]:
         # shallow (shares the lists and dicts, which are plain JSON values): it is only serialised,
@@ -196,10 +215,13 @@ class RunSummary:
     mlflow: dict[str, Any] = field(default_factory=dict)
     git_commit: str | None = None
     sharing: dict[str, int] = field(default_factory=dict)  # work memo counters (evalkit.graph.memo), {} when off
+    scoring: dict[str, Any] = field(default_factory=lambda: {"relevance_level": 1, "ties": "pipeline"})
+    # how rankings were scored (evalkit.metrics.Scoring); runs made before it existed used these defaults
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "eval_set": self.eval_set.to_dict(),
+            "scoring": dict(self.scoring),
             "variants": {k: v.to_dict() for k, v in self.variants.items()},
             "mlflow": self.mlflow,
             "git_commit": self.git_commit,

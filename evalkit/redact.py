@@ -1,32 +1,79 @@
 """Secrets never travel: the one function that masks them, wherever text leaves evalkit.
 
 A key can hide in a URL (``http://user:KEY@host/v1``, ``https://host/v1?api_key=KEY``),
-in an ``Authorization: Bearer KEY`` header quoted by a server, or be pasted where the
+in an ``Authorization: Bearer KEY`` header quoted by a server, in an assignment quoted
+in an error (``password=KEY``, ``"api_key": "KEY"``), in the value of an environment
+variable whose name says it is secret (``OPENAI_API_KEY``), or be pasted where the
 *name* of an environment variable belongs (``api_key_env: sk-...``). Everything evalkit
-writes (MLflow params and artifacts, ``config.yaml``, ``per_query.jsonl``, traces, error
-messages, HTML reports) passes through :func:`redact` (text) or :func:`redact_obj`
-(nested JSON-like values) first. Masked parts become ``***``; the rest of the text is kept
-so a reader still sees which host or parameter was meant.
+writes (MLflow params, tags and artifacts, ``config.yaml``, ``per_query.jsonl``,
+``summary.json``, traces, error messages, HTML and Markdown reports, the console) passes
+through :func:`redact` (text), :func:`redact_obj` (nested JSON-like values) or
+:func:`dumps` (JSON text) first. Masked parts become ``***``; the rest of the text is
+kept so a reader still sees which host or parameter was meant.
 """
 from __future__ import annotations
 
+import functools
+import json
+import os
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 MASK = "***"
 
 # query-string / form / header-style parameters whose values are secrets
 _SECRET_NAMES = r"(?:api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|secret|" \
-                r"client[_-]?secret|password|passwd|pwd|sig|signature|key|x-api-key|subscription-key|code)"
-_QUERY_SECRET = re.compile(rf"(?i)([?&;]{_SECRET_NAMES}=)[^&#\s'\"<>]*")
+                r"client[_-]?secret|password|passwd|pwd|sig|signature|key|x-api-key|subscription-key|code|" \
+                r"auth|access[_-]?key|private[_-]?key|credentials?)"
+# (the value stops before a trailing ':', ',', '.', ';' or ')' of the sentence around the URL)
+_QUERY_SECRET = re.compile(rf"(?i)([?&;]{_SECRET_NAMES}=)(?!\*\*\*)(?:[^&#\s'\"<>]*[^&#\s'\"<>:,.;)])?")
 # scheme://user:password@host  or  scheme://token@host
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s'\"<>]+@")
 _BEARER = re.compile(r"(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{8,}")
+# an assignment in free text, YAML or JSON: api_key=K, password: K, "client_secret": "K", X-Api-Key: K, hf_token=K
+# (the name must END in a secret word: `api_key_env: OPENAI_API_KEY` and `max_tokens: 512` are not secrets)
+_ASSIGNED = re.compile(
+    r"(?i)\b([\w.-]*(?:api[_-]?key|apikey|token|secret|password|passwd|private[_-]?key|access[_-]?key)"
+    r"[\"']?\s*[=:]\s*[\"']?)(?!\*\*\*)[^\s,;&\"'<>{}\[\]]{4,}")
 # well-known key shapes (OpenAI/Anthropic/DeepSeek sk-, HF hf_, GitHub ghp_/gho_/github_pat_, AWS AKIA, Google AIza,
 # Slack xox?-), matched anywhere
 _KEY_SHAPES = re.compile(
     r"\b(?:sk-[A-Za-z0-9_-]{16,}|hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|"
     r"AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|xox[abprs]-[A-Za-z0-9-]{10,})")
+
+# Substrings (of the lower-cased text) without which a pattern cannot match: each pattern
+# runs only when one is present (see redact).
+_BEARER_TRIGGERS = ("bearer", "basic", "token")
+_ASSIGNED_TRIGGERS = ("key", "token", "secret", "passw")
+_SHAPE_TRIGGERS = ("sk-", "hf_", "gh", "akia", "aiza", "xox")
+
+_WORD_SPLIT = re.compile(r"[^a-z0-9]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+MIN_ENV_SECRET = 6  # shorter values of secret variables are not masked (they would mask ordinary words)
+
+
+@functools.lru_cache(maxsize=4096)
+def is_secret_key(key: str) -> bool:
+    """Whether a key (a param, a dict key, an environment variable) names a secret.
+
+    Matched case-insensitively (camelCase is split first): any key containing
+    ``api_key``/``apikey``, ``secret``, ``password``/``passwd``, or a word that is or ends
+    in ``token`` (``token``, ``hf_token``, ``accessToken``). ``max_tokens`` and
+    ``tokenizer`` are *not* secrets: a plain substring match on ``token`` would hide the
+    generation budget of every LLM node.
+    """
+    low = _CAMEL.sub("_", str(key)).lower()
+    if any(s in low for s in ("api_key", "apikey", "api-key", "secret", "password", "passwd")):
+        return True
+    return any(w.endswith("token") for w in _WORD_SPLIT.split(low) if w)
+
+
+def secret_env_values(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Values of environment variables whose names are secrets (``OPENAI_API_KEY``...), longest first."""
+    env = os.environ if environ is None else environ
+    return sorted({v for k, v in env.items() if len(v) >= MIN_ENV_SECRET and is_secret_key(k)},
+                  key=len, reverse=True)
 
 
 def looks_like_key(value: str) -> bool:
@@ -46,22 +93,62 @@ def looks_like_key(value: str) -> bool:
     return len(v) >= 16
 
 
-def redact(text: str) -> str:
-    """``text`` with URL credentials, secret query parameters, bearer tokens and key-shaped strings masked."""
-    if not text:
+def redact(text: str, secrets: Sequence[str] | None = None) -> str:
+    """``text`` with URL credentials, secret parameters and assignments, bearer tokens, key-shaped
+    strings and the values of secret environment variables masked.
+
+    ``secrets`` are extra literal values to mask; ``None`` means the values of the
+    current process's secret environment variables (:func:`secret_env_values`).
+    """
+    if not text or not isinstance(text, str):
         return text
-    out = _URL_USERINFO.sub(lambda m: f"{m.group(1)}{MASK}@", text)
-    out = _QUERY_SECRET.sub(lambda m: f"{m.group(1)}{MASK}", out)
-    out = _BEARER.sub(lambda m: f"{m.group(1)} {MASK}", out)
-    return _KEY_SHAPES.sub(MASK, out)
+    for s in secret_env_values() if secrets is None else secrets:
+        if s in text:
+            text = text.replace(s, MASK)
+    # Each pattern runs only when a cheap substring test says it could match: a per-query
+    # record is ~10 KB, and scanning it with five case-insensitive regexes cost ~15 ms.
+    low = text.lower()
+    if "://" in text and "@" in text:
+        text = _URL_USERINFO.sub(lambda m: f"{m.group(1)}{MASK}@", text)
+    if "=" in text:
+        text = _QUERY_SECRET.sub(lambda m: f"{m.group(1)}{MASK}", text)
+    if any(w in low for w in _BEARER_TRIGGERS):
+        text = _BEARER.sub(lambda m: f"{m.group(1)} {MASK}", text)
+    if any(w in low for w in _ASSIGNED_TRIGGERS):
+        text = _ASSIGNED.sub(lambda m: f"{m.group(1)}{MASK}", text)
+    if any(p in low for p in _SHAPE_TRIGGERS):
+        text = _KEY_SHAPES.sub(MASK, text)
+    return text
 
 
-def redact_obj(value: Any) -> Any:
-    """:func:`redact` applied to every string inside dicts, lists and tuples (keys included)."""
+def redact_obj(value: Any, secrets: Sequence[str] | None = None) -> Any:
+    """:func:`redact` applied to every string inside dicts, lists and tuples (keys included).
+
+    The value of a dict key that names a secret (:func:`is_secret_key`) is masked whole.
+    """
+    if secrets is None:
+        secrets = secret_env_values()
     if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {redact_obj(k): redact_obj(v) for k, v in value.items()}
+        return redact(value, secrets)
+    if isinstance(value, Mapping):
+        return {redact_obj(k, secrets): (MASK if isinstance(k, str) and is_secret_key(k) and v not in (None, "")
+                                         and not isinstance(v, (dict, list, bool, int, float))
+                                         else redact_obj(v, secrets))
+                for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(redact_obj(v) for v in value)
+        return type(value)(redact_obj(v, secrets) for v in value)
     return value
+
+
+def dumps(obj: Any, **kwargs: Any) -> str:
+    """``json.dumps(obj, **kwargs)`` with every secret masked (the way files are written).
+
+    Fast path: the JSON text is redacted as a whole; only when that changed something is
+    the object itself redacted (:func:`redact_obj`) and dumped again, so masking can
+    never break the JSON (a value cut inside an escape sequence).
+    """
+    text = json.dumps(obj, **kwargs)
+    secrets = secret_env_values()
+    if redact(text, secrets) == text:
+        return text
+    return json.dumps(redact_obj(obj, secrets), **kwargs)

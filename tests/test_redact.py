@@ -1,6 +1,8 @@
 """The one secret-masking function: every form a key can travel in is masked, the rest kept."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from evalkit.redact import looks_like_key, redact, redact_obj
@@ -44,3 +46,45 @@ def test_redact_obj_walks_nested_values():
 ])
 def test_looks_like_key(value, is_key):
     assert looks_like_key(value) is is_key
+
+
+@pytest.mark.parametrize("text, kept", [
+    (f'{{"api_key": "{KEY[3:]}", "model": "m"}}', '"model": "m"'),            # JSON, not key-shaped
+    (f"password=hunter2hunter2 rest", "rest"),
+    (f"X-Api-Key: {KEY[3:]}", "X-Api-Key: "),
+    (f"aws_secret_access_key = AbCdEf0123456789xyz", "aws_secret_access_key = "),
+    (f"hf_token={KEY[3:]}", "hf_token="),
+    (f"https://h/v1?auth={KEY[3:]}&x=1", "x=1"),
+])
+def test_redact_masks_assignments_and_more_query_names(text, kept):
+    out = redact(text)
+    assert KEY[3:] not in out and "hunter2" not in out and "AbCdEf0123456789xyz" not in out
+    assert kept in out and "***" in out
+
+
+def test_redact_is_idempotent_and_keeps_punctuation():
+    once = redact(f"rejected by http://h/v1/chat/completions?api_key={KEY}: HTTP 404")
+    assert once == "rejected by http://h/v1/chat/completions?api_key=***: HTTP 404"
+    assert redact(once) == once
+
+
+@pytest.mark.parametrize("text", ["api_key_env: OPENAI_API_KEY", "max_tokens: 512", "tokens_in=5",
+                                  "tokenizer: auto", "task-management-and-planning", "risk-free-rate-model"])
+def test_redact_leaves_names_and_lookalikes(text):
+    assert redact(text) == text
+
+
+def test_values_of_secret_environment_variables_are_masked(monkeypatch):
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "plain-looking-value-42")
+    assert redact("server said plain-looking-value-42 twice") == "server said *** twice"
+    assert redact("x", secrets=()) == "x"
+
+
+def test_dumps_never_breaks_json_and_masks_by_key():
+    from evalkit.redact import dumps
+
+    obj = {"url": f"http://h/v1?token=abc\"def {KEY}", "client_secret": "s3cr3t", "n": 1, "ok": "plain"}
+    out = json.loads(dumps(obj))
+    assert KEY not in json.dumps(out) and out["client_secret"] == "***" and out["n"] == 1 and out["ok"] == "plain"
+    plain = {"a": "nothing secret here", "b": [1, 2]}
+    assert dumps(plain) == json.dumps(plain)

@@ -23,6 +23,7 @@ from evalkit.analysis import stats
 from evalkit.analysis.direction import higher_is_better, per_query_hint, sign
 from evalkit.analysis.pairing import (
     check_eval_sets,
+    check_scoring,
     check_shared_queries,
     metric_names,
     pair,
@@ -172,6 +173,7 @@ def compare_variants(refs: Sequence[VariantRef], metrics: Sequence[str] | None =
     note = ""
     for r in refs[1:]:
         note = check_eval_sets(base.run.summary.eval_set, r.run.summary.eval_set, allow_versions=False)
+        check_scoring(base.run.summary.scoring, r.run.summary.scoring, (base.label, r.label))
     results = {r.label: r.run.results(r.variant) for r in refs}
     for r in refs[1:]:
         check_shared_queries(results[base.label], results[r.label], (base.label, r.label))

@@ -122,12 +122,17 @@ def _retrieve_params(config: Any) -> dict[str, Any] | None:
 
 
 def weight_sweep(results: Sequence[QueryResult], config: Any, metric: str = "ndcg@10", folds: int = 5,
-                 seed: int = 0, n_resamples: int = 10_000, confidence: float = 0.95) -> dict[str, Any]:
+                 seed: int = 0, n_resamples: int = 10_000, confidence: float = 0.95,
+                 scoring: Any = None) -> dict[str, Any]:
     """Sweep the dense weight of a weighted-fusion variant; in-sample best, CV estimate, configured weight.
 
+    Re-fused rankings are scored as the run scored its own (``scoring``: the run's
+    ``evalkit.metrics.Scoring``, relevance grades of each record included).
     Returns ``{"skipped": reason}`` when the variant is not a weighted dense+BM25 fusion.
     """
-    from evalkit.metrics import parse_metric, score_query
+    from evalkit.metrics import Scoring, order_ranking, parse_metric, score_query
+
+    scoring = scoring or Scoring()
     from evalkit.nodes.fusion import weighted
 
     params = _retrieve_params(config)
@@ -162,12 +167,18 @@ def weight_sweep(results: Sequence[QueryResult], config: Any, metric: str = "ndc
         return {"skipped": "no answerable query has both channels in its trace"}
     rows.sort(key=lambda row: row[0])
 
-    def fuse(dense: list[Hit], bm25: list[Hit], w: float) -> list[str]:
-        return top_docs(weighted([dense, bm25], [w, 1.0 - w], norm, missing)[:top_k], top_k)
+    def fuse(dense: list[Hit], bm25: list[Hit], w: float) -> list[tuple[str, float]]:
+        firsts: dict[str, float] = {}
+        for h in weighted([dense, bm25], [w, 1.0 - w], norm, missing)[:top_k]:
+            firsts.setdefault(h.doc_id, round(float(h.score), 6))  # as the run records a ranking
+        return list(firsts.items())[:top_k]
 
-    scores = np.array([[score_query(docs, docs, r.gold_doc_ids, (metric,))[metric]
-                        for _, d, b, r in rows for docs in [fuse(d, b, w)]] for w in grid])
-    reproduced = sum(fuse(d, b, configured)[:TOP_N] == [x["doc_id"] for x in r.retrieved[:TOP_N]]
+    def score(scored: list[tuple[str, float]], r: QueryResult) -> float:
+        docs = order_ranking(scored, scoring.ties)
+        return score_query(docs, docs, r.gold_grades, (metric,), scoring.relevance_level)[metric]
+
+    scores = np.array([[score(fuse(d, b, w), r) for _, d, b, r in rows] for w in grid])
+    reproduced = sum([doc for doc, _ in fuse(d, b, configured)][:TOP_N] == [x["doc_id"] for x in r.retrieved[:TOP_N]]
                      for _, d, b, r in rows)
     means = scores.mean(axis=1)
     best = _best(grid, means, configured)

@@ -32,6 +32,7 @@ from evalkit.analysis.direction import higher_is_better, per_query_hint, sign
 from evalkit.analysis.pairing import (
     TamperedEvalSetError,
     check_eval_sets,
+    check_scoring,
     check_shared_queries,
     is_retrieval_metric,
     metric_names,
@@ -128,6 +129,7 @@ def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, c
              seed: int = 0, max_failed_share: float = 0.0, max_degraded_share: float = 0.0) -> GateResult:
     """Check the eval sets, the candidate's failures, then every metric (see the module docstring)."""
     note = check_eval_sets(baseline.summary.eval_set, candidate.summary.eval_set, allow_versions=True)
+    check_scoring(baseline.summary.scoring, candidate.summary.scoring, (baseline.label, candidate.label))
     verified = [verify_eval_set(baseline, baseline_variant), verify_eval_set(candidate, candidate_variant)]
     base = baseline.results(baseline_variant)
     cand = candidate.results(candidate_variant)

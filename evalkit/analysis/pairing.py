@@ -131,6 +131,24 @@ def check_eval_sets(a: EvalSetRef, b: EvalSetRef, *, allow_versions: bool, what:
     return f"eval set {a.name} v{a.version} vs v{b.version} (append-only: shared queries only)"
 
 
+def check_scoring(a: dict | None, b: dict | None, labels: tuple[str, str]) -> None:
+    """Refuse two runs whose retrieval metrics were scored differently (relevance level or tie order).
+
+    ``a`` and ``b`` are the ``scoring`` of two run summaries (absent: the defaults, which
+    runs made before it was recorded used).
+
+    Raises:
+        DifferentEvalSetsError: the same metric names would mean different numbers.
+    """
+    from evalkit.metrics import Scoring
+
+    sa, sb = Scoring.from_dict(a), Scoring.from_dict(b)
+    if sa != sb:
+        raise DifferentEvalSetsError(f"{labels[0]} was scored with {sa.describe()} and {labels[1]} with "
+                                     f"{sb.describe()}: their retrieval metrics do not pair; re-run one of them with "
+                                     f"the other's --relevance-level and --ties")
+
+
 def check_shared_queries(a: Sequence[QueryResult], b: Sequence[QueryResult], labels: tuple[str, str]) -> list[str]:
     """Ids present in both; a shared id whose question or gold documents differ raises ``TamperedEvalSetError``."""
     by_id = {r.query_id: r for r in a}
@@ -139,8 +157,9 @@ def check_shared_queries(a: Sequence[QueryResult], b: Sequence[QueryResult], lab
         other = by_id.get(r.query_id)
         if other is None:
             continue
-        if other.question != r.question or sorted(other.gold_doc_ids) != sorted(r.gold_doc_ids):
-            field = "question" if other.question != r.question else "gold documents"
+        if other.question != r.question or other.gold_grades != r.gold_grades:
+            field = ("question" if other.question != r.question else
+                     "gold documents" if sorted(other.gold_doc_ids) != sorted(r.gold_doc_ids) else "relevance grades")
             raise TamperedEvalSetError(f"query '{r.query_id}' has a different {field} in {labels[0]} and "
                                        f"{labels[1]}: the eval set was edited between the runs")
         shared.append(r.query_id)

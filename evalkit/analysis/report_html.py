@@ -28,6 +28,7 @@ from typing import Any
 from evalkit.analysis import concerns
 from evalkit.analysis.report_data import LABELS, VariantReport
 from evalkit.analysis.tables import is_nan
+from evalkit.redact import redact
 
 TEMPLATES = Path(__file__).parent / "templates"
 CJK_FONTS = ('"Noto Sans CJK SC", "Source Han Sans SC", "PingFang SC", "Hiragino Sans GB", "Microsoft YaHei", '
@@ -121,13 +122,23 @@ def _md(cell: Any) -> str:
 
 
 @functools.lru_cache(maxsize=1)
+def _masked(value: Any) -> Any:
+    """Every value a template prints, with secrets masked (``evalkit.redact``); images are left whole."""
+    if isinstance(value, str) and not value.startswith("data:image/"):
+        from markupsafe import Markup
+
+        return Markup(redact(str(value))) if isinstance(value, Markup) else redact(value)
+    return value
+
+
 def _env():
     import jinja2
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
                              autoescape=jinja2.select_autoescape(enabled_extensions=("html", "html.j2"),
                                                                  default_for_string=False),
-                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                             finalize=_masked)
     env.filters.update(num=_num, lang=_lang, md=_md, value=_value)
     env.tests["cell"] = lambda x: isinstance(x, Cell)
     return env

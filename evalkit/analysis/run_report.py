@@ -122,7 +122,8 @@ def default_paths(run: LoadedRun) -> tuple[Path, Path]:
 
 def write_report(report: Report, html_path: Path, md_path: Path) -> tuple[Path, Path]:
     """Write both pages (folders created); returns their paths."""
+    from evalkit.fileio import write_atomic
+
     for path, text in ((html_path, report.html), (md_path, report.markdown)):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        write_atomic(path, text, hint="choose another --output")
     return html_path, md_path

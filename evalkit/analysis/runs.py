@@ -86,10 +86,12 @@ class LoadedRun:
         v = self.variant(name)
         try:
             if name in self._config_text:
-                import yaml
+                from evalkit.errors import ConfigError
+                from evalkit.yamlio import parse_yaml
 
-                return config_from_dict(yaml.safe_load(self._config_text[name]),
-                                        source=f"{self.source}:{name}/config.yaml")
+                source = f"{self.source}:{name}/config.yaml"
+                data, lines = parse_yaml(self._config_text[name], source, error=ConfigError)
+                return config_from_dict(data, source=source, lines=lines)
             if not v.config_path or not Path(v.config_path).is_file():
                 self.warnings.append(f"variant '{name}': graph config {v.config_path or '(not recorded)'} not found")
                 return None
@@ -127,8 +129,11 @@ def summary_from_dict(data: dict[str, Any], source: str = "<dict>") -> RunSummar
     except (KeyError, TypeError) as exc:
         raise EvalkitError(f"{source}: not an evalkit run summary (missing {exc}); pass the --output file of "
                            "`evalkit run`") from exc
+    from evalkit.metrics import Scoring
+
     return RunSummary(eval_set=ref, variants=variants, mlflow=data.get("mlflow") or {},
-                      git_commit=data.get("git_commit"), sharing=data.get("sharing") or {})
+                      git_commit=data.get("git_commit"), sharing=data.get("sharing") or {},
+                      scoring=Scoring.from_dict(data.get("scoring")).to_dict())
 
 
 def summary_metrics(results: list[QueryResult]) -> dict[str, float]:
@@ -223,8 +228,11 @@ def _from_mlflow(run_id: str, uri: str) -> LoadedRun:
     ref = EvalSetRef(name=tags["evalset.name"], version=int(tags.get("evalset.version", 0)),
                      sha256=tags.get("evalset.sha256", ""), n_queries=n_queries,
                      corpus_sha256=tags.get("evalset.corpus_sha256", ""))
+    from evalkit.metrics import Scoring
+
+    scoring = Scoring.from_dict({k.split(".", 1)[1]: v for k, v in tags.items() if k.startswith("scoring.")})
     summary = RunSummary(eval_set=ref, variants=variants, git_commit=tags.get("git.commit"),
                          mlflow={"tracking_uri": uri, "parent_run_id": parent.info.run_id,
-                                 "experiment_id": parent.info.experiment_id})
+                                 "experiment_id": parent.info.experiment_id}, scoring=scoring.to_dict())
     return LoadedRun(source=run_id, label=f"mlflow-{run_id[:8]}", summary=summary, folder=folder,
                      tracking_uri=uri, _config_text=config_text)

@@ -99,8 +99,10 @@ def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, 
             if not is_hybrid(results):
                 continue
             diag = channel_diagnostics(results)
+            from evalkit.metrics import Scoring
+
             sweep = weight_sweep(results, ref.run.config(ref.variant), sweep_metric, folds, seed, resamples,
-                                 confidence)
+                                 confidence, scoring=Scoring.from_dict(ref.run.summary.scoring))
             result.fusion.append({"variant": ref.label, "channels": diag, "sweep": sweep})
             click.echo("\n" + wrap_lines(format_fusion(ref.label, diag, sweep), WIDE if lay.wide else lay.width))
     for run in loaded:

@@ -21,9 +21,12 @@ DEMO_CONFIGS = REPO / "graph_configs"
 @click.option("--config", "configs", multiple=True, metavar="NAME",
               help="Run only these bundled configs (file stem, repeatable); default: all of graph_configs/.")
 @click.option("--no-progress", is_flag=True, help="Hide the progress display.")
+@click.option("--ties", type=click.Choice(["pipeline", "trec"]), default="pipeline", show_default=True,
+              help="Order the rankings are scored in: the pipeline's, or trec_eval's (see evalkit run --help).")
+@click.option("--overwrite", is_flag=True, help="Replace the results of another eval set found in the --output folder.")
 @table_options
-def demo(output: Path, workers: int, configs: tuple[str, ...], no_progress: bool, wide: bool,
-         columns: str | None) -> int:
+def demo(output: Path, workers: int, configs: tuple[str, ...], no_progress: bool, ties: str, overwrite: bool,
+         wide: bool, columns: str | None) -> int:
     """Run the bundled graph variants on the bundled bilingual demo eval set.
 
     No keys and no network: models come from installed packages (multilingual e5 via
@@ -45,7 +48,7 @@ def demo(output: Path, workers: int, configs: tuple[str, ...], no_progress: bool
         paths = [by_stem[c] for c in configs]
     t0 = time.perf_counter()
     request = RunRequest(eval_set=str(DEMO_EVAL_SET), graph_configs=[str(p) for p in paths], output=str(output),
-                         workers=workers)
+                         workers=workers, ties=ties, overwrite=overwrite)
     code = execute(request, progress=not no_progress, layout=layout(wide, columns))
     click.echo(f"demo finished in {time.perf_counter() - t0:.1f} s", err=True)
     return code

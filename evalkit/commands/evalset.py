@@ -45,14 +45,17 @@ def freeze(name_or_path: str, corpus: str | None, description: str | None) -> No
     """Freeze the current lines as a new, immutable version.
 
     The new version covers every line of NAME_OR_PATH (NAME means
-    eval_sets/NAME.jsonl). All lines are validated first: format, unique ids,
-    and gold ids present in the corpus.
+    eval_sets/NAME.jsonl) and records the content hash of the corpus. All lines
+    are validated first: format, unique ids, and gold ids present in the corpus.
+    With no new lines, a new version is recorded only if the corpus content
+    changed (or the latest version was frozen without a corpus hash).
     """
     from evalkit.evalsets import freeze as freeze_, resolve_spec
 
     path, _ = resolve_spec(name_or_path)
     entry = freeze_(name_or_path, corpus=corpus, description=description)
-    click.echo(f"Froze {path} v{entry['version']}: {entry['lines']} lines, sha256 {entry['sha256']}")
+    click.echo(f"Froze {path} v{entry['version']}: {entry['lines']} lines, sha256 {entry['sha256']}, "
+               f"corpus content sha256 {entry['corpus_content_sha256'][:16]}")
     click.echo(f"Pin it in a run with: --eval-set {path}@v{entry['version']}")
 
 
@@ -81,8 +84,9 @@ def append(name_or_path: str, records_file: str) -> None:
 def validate(path: str) -> None:
     """Check an eval set and its frozen versions.
 
-    Checks the whole file: frozen lines untouched, every record well-formed, gold
-    ids in the corpus named by the manifest. Prints OK with the latest version,
+    Checks the whole file: frozen lines untouched, every record well-formed, the
+    corpus unchanged since the latest version was frozen (changed, added and
+    removed documents are named), gold ids in the corpus named by the manifest. Prints OK with the latest version,
     its line count and hash, then any warnings (unfrozen lines, duplicate
     questions). Exits 1 on the first error.
     """

@@ -16,11 +16,12 @@ import click
               help="File to write (parquet/csv) or folder (trec). Default: beside the summary, "
                    "results/NAME.parquet, results/NAME.csv or results/NAME.trec/.")
 @click.option("--variant", "variants", multiple=True, metavar="NAME", help="Export only these variants (repeatable).")
-@click.option("--scores", type=click.Choice(["rank", "native"]), default="rank", show_default=True,
+@click.option("--scores", type=click.Choice(["rank", "native"]), default=None,
               help="TREC scores: rank (n - position, so trec_eval keeps evalkit's order) or native (pipeline "
-                   "scores; trec_eval re-sorts ties by document id).")
+                   "scores; trec_eval re-sorts ties by document id). Default: what the run scored: rank, or "
+                   "native for a run made with --ties trec.")
 @click.option("--tracking-uri", default=None, help="MLflow store, when RUN is an MLflow run id.")
-def export(run_ref: str, fmt: str, output: Path | None, variants: tuple[str, ...], scores: str,
+def export(run_ref: str, fmt: str, output: Path | None, variants: tuple[str, ...], scores: str | None,
            tracking_uri: str | None) -> int:
     """Export a finished run for pandas, trec_eval, ranx or a spreadsheet.
 

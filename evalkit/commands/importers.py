@@ -51,11 +51,14 @@ _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
               help="Keep judged queries without any relevant document, as type 'unanswerable' "
                    "(default: skip them).")
 @click.option("--description", default=None, help="One line for the manifest (default: where the data came from).")
+@click.option("--skip-invalid", is_flag=True,
+              help="Drop rows that fail a check (e.g. a gold id the corpus lacks) instead of stopping, and list "
+                   "them (file, line, field, value) in OUT_DIR/NAME.skipped.tsv.")
 @click.option("--force", is_flag=True, help="Replace an existing eval set and corpus of the same name.")
 @user_errors
 def beir(source: Path | None, split: str, corpus: Path | None, queries: Path | None, qrels: Path | None,
          name: str | None, out_dir: Path, lang: str, keep_unanswerable: bool, description: str | None,
-         force: bool) -> None:
+         skip_invalid: bool, force: bool) -> None:
     """Import a BEIR dataset as a corpus plus an eval set frozen as v1.
 
     SOURCE is a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv).
@@ -86,7 +89,7 @@ def beir(source: Path | None, split: str, corpus: Path | None, queries: Path | N
                                      param_hint=["--name"])
         name = source.resolve().name
     result = import_beir(files, name, out_dir, lang=lang, force=force, keep_unanswerable=keep_unanswerable,
-                         description=description)
+                         description=description, skip_invalid=skip_invalid)
     for line in result.lines():
         click.echo(line)
     click.echo(f"Pin it in a run with: --eval-set {result.eval_set_path}@v{result.version['version']}")
@@ -102,7 +105,8 @@ _SOURCE = click.Path(exists=True, path_type=Path)
 @click.option("--name", required=True, help="Eval set name: writes OUT_DIR/NAME.jsonl and OUT_DIR/corpora/NAME.jsonl.")
 @click.option("--map", "maps", multiple=True, metavar="FIELD=COLUMN",
               help="Read eval set FIELD from source COLUMN (repeatable): id, question, relevant_doc_ids, type, "
-                   "lang, reference_answer, tags. Unmapped fields use the column of the same name.")
+                   "lang, reference_answer, tags, relevance ({doc id: grade}). Unmapped fields use the column "
+                   "of the same name.")
 @click.option("--corpus-map", "corpus_maps", multiple=True, metavar="FIELD=COLUMN",
               help="Read corpus FIELD (id, title, text) from COLUMN (repeatable); other columns become metadata.")
 @click.option("--split", default=None, help="Split of a datasets folder holding several (DatasetDict).")
@@ -113,11 +117,14 @@ _SOURCE = click.Path(exists=True, path_type=Path)
 @click.option("--keep-unanswerable", is_flag=True,
               help="Keep rows without gold documents, as type 'unanswerable' (default: skip them).")
 @click.option("--description", default=None, help="One line for the manifest (default: where the data came from).")
+@click.option("--skip-invalid", is_flag=True,
+              help="Drop rows that fail a check (e.g. a gold id the corpus lacks) instead of stopping, and list "
+                   "them (file, line, field, value) in OUT_DIR/NAME.skipped.tsv.")
 @click.option("--force", is_flag=True, help="Replace an existing eval set and corpus of the same name.")
 @user_errors
 def dataset(source: Path, corpus: Path, name: str, maps: tuple[str, ...], corpus_maps: tuple[str, ...],
             split: str | None, corpus_split: str | None, out_dir: Path, lang: str, keep_unanswerable: bool,
-            description: str | None, force: bool) -> None:
+            description: str | None, skip_invalid: bool, force: bool) -> None:
     """Import questions (SOURCE) and documents (--corpus) as a corpus plus an eval set frozen as v1.
 
     SOURCE and --corpus are each a Hugging Face datasets folder (save_to_disk), a
@@ -133,7 +140,7 @@ def dataset(source: Path, corpus: Path, name: str, maps: tuple[str, ...], corpus
     result = import_dataset(source, name, out_dir, corpus=corpus, mapping=parse_mapping(maps, EVAL_FIELDS),
                             corpus_mapping=parse_mapping(corpus_maps, CORPUS_FIELDS, "--corpus-map"), split=split,
                             corpus_split=corpus_split, lang=lang, keep_unanswerable=keep_unanswerable, force=force,
-                            description=description)
+                            description=description, skip_invalid=skip_invalid)
     for line in result.lines():
         click.echo(line)
     click.echo(f"Pin it in a run with: --eval-set {result.eval_set_path}@v{result.version['version']}")
@@ -153,10 +160,13 @@ def dataset(source: Path, corpus: Path, name: str, maps: tuple[str, ...], corpus
 @click.option("--keep-unanswerable", is_flag=True,
               help="Keep samples without reference contexts, as type 'unanswerable' (default: skip them).")
 @click.option("--description", default=None, help="One line for the manifest (default: where the data came from).")
+@click.option("--skip-invalid", is_flag=True,
+              help="Drop rows that fail a check (e.g. a gold id the corpus lacks) instead of stopping, and list "
+                   "them (file, line, field, value) in OUT_DIR/NAME.skipped.tsv.")
 @click.option("--force", is_flag=True, help="Replace an existing eval set and corpus of the same name.")
 @user_errors
 def ragas(source: Path, name: str, maps: tuple[str, ...], split: str | None, no_retrieved: bool, out_dir: Path,
-          lang: str, keep_unanswerable: bool, description: str | None, force: bool) -> None:
+          lang: str, keep_unanswerable: bool, description: str | None, skip_invalid: bool, force: bool) -> None:
     """Import ragas samples: contexts become the corpus, reference contexts the gold documents.
 
     SOURCE is a datasets folder (e.g. EvaluationDataset.to_hf_dataset().save_to_disk),
@@ -172,7 +182,7 @@ def ragas(source: Path, name: str, maps: tuple[str, ...], split: str | None, no_
 
     result = import_ragas(source, name, out_dir, mapping=parse_mapping(maps, RAGAS_FIELDS), split=split, lang=lang,
                           keep_unanswerable=keep_unanswerable, include_retrieved=not no_retrieved, force=force,
-                          description=description)
+                          description=description, skip_invalid=skip_invalid)
     for line in result.lines():
         click.echo(line)
     click.echo(f"Pin it in a run with: --eval-set {result.eval_set_path}@v{result.version['version']}")

@@ -43,11 +43,17 @@ class RunRequest:
     share_work: bool = True
     executor: str = "local"
     ray_address: str | None = None
+    relevance_level: int = 1
+    ties: str = "pipeline"
+    overwrite: bool = False
 
     def save(self) -> None:
-        folder = Path(self.output).with_suffix("")
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / INVOCATION).write_text(json.dumps(asdict(self), indent=2), encoding="utf-8")
+        """Write ``invocation.json`` (secrets masked: a credential in ``--tracking-uri`` is not kept)."""
+        from evalkit import redact
+
+        from evalkit.fileio import write_atomic
+
+        write_atomic(Path(self.output).with_suffix("") / INVOCATION, redact.dumps(asdict(self), indent=2))
 
     @classmethod
     def load(cls, output: Path) -> RunRequest:
@@ -65,10 +71,13 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
     _env_quiet()
     from evalkit.evalsets import load_eval_set
     from evalkit.graph.sweep import load_variants
-    from evalkit.metrics import DEFAULT_METRICS
+    from evalkit.metrics import DEFAULT_METRICS, Scoring
     from evalkit.run.runner import RunOptions, run_eval
 
+    scoring = Scoring(relevance_level=request.relevance_level, ties=request.ties)
     eval_set = load_eval_set(request.eval_set)
+    for warning in eval_set.warnings:
+        click.echo(f"warning: {warning}", err=True)
     configs = [c for p in request.graph_configs for c in load_variants(p)]
     click.echo(f"eval set {eval_set.name} v{eval_set.version} ({len(eval_set.records)} queries, "
                f"sha256 {eval_set.sha256[:12]}); {len(configs)} variant(s)", err=True)
@@ -80,18 +89,23 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
         return 0
     judge_options: dict[str, Any] = {}
     if request.judge_llm:
-        import yaml
-
         from evalkit.llm.base import LLMSpec
 
-        judge_options["llm"] = LLMSpec(**(yaml.safe_load(Path(request.judge_llm).read_text(encoding="utf-8")) or {}))
+        judge_options["llm"] = LLMSpec.from_yaml(request.judge_llm)
     output = Path(request.output)
     options = RunOptions(output=output, workers=request.workers, resume=resume,
                          metrics=tuple(request.metrics) or DEFAULT_METRICS, tracking_uri=request.tracking_uri,
                          experiment=request.experiment, mlflow=request.mlflow, progress=progress,
                          judge=request.judge, judge_options=judge_options, traces=request.traces,
                          trace_limit=request.trace_limit, share_work=request.share_work,
-                         executor=request.executor, ray_address=request.ray_address)
+                         executor=request.executor, ray_address=request.ray_address, scoring=scoring,
+                         overwrite=request.overwrite)
+    if scoring != Scoring():
+        click.echo(f"scoring: {scoring.describe()} (see docs/metrics.md)", err=True)
+    from evalkit.run.store import prepare_output
+
+    prepare_output(output, eval_set.ref(), overwrite=request.overwrite)  # refuse a bad --output before any work
+    request.overwrite = False  # done: a later --resume must not delete what this run writes
     request.save()
     summary = run_eval(eval_set, configs, options, echo=lambda m: click.echo(m, err=True))
     click.echo(_tables(summary, layout or Layout()))
@@ -139,6 +153,12 @@ def _tables(summary: Any, layout: Layout) -> str:
               "without it --executor ray starts a local Ray.")
 @click.option("--dry-run", is_flag=True, help="Estimate the work (node executions after sharing, LLM calls, "
               "passages to encode) from the configs and cache state, and exit.")
+@click.option("--relevance-level", type=click.IntRange(1), default=None,
+              help="Grade from which a document counts as relevant for recall, hit, precision and MRR "
+                   "(trec_eval -l; nDCG always uses the grades as gains). [default: 1]")
+@click.option("--ties", type=click.Choice(["pipeline", "trec"]), default=None,
+              help="Order the rankings are scored in: the pipeline's own, or trec_eval's (by score, equal "
+                   "scores by document id descending). [default: pipeline]")
 @click.option("--metric", "metrics", multiple=True, metavar="NAME",
               help="Metric to compute (repeatable), e.g. recall@100, final:recall@20. Default: recall@20 "
                    "(retrieval stage), hit@5, mrr@10, ndcg@10 (after rerank).")
@@ -146,6 +166,8 @@ def _tables(summary: Any, layout: Layout) -> str:
 @click.option("--experiment", default=None, help="MLflow experiment name. [default: evalkit]")
 @click.option("--no-mlflow", is_flag=True, help="Skip MLflow logging (files are still written).")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bars.")
+@click.option("--overwrite", is_flag=True,
+              help="Replace the results of another eval set found in the --output folder (refused otherwise).")
 @click.option("--judge", default=None,
               help="Judge of generated answers: offline (no LLM), llm or ragas (these need --judge-llm). "
                    "[default: offline]")
@@ -162,8 +184,8 @@ def _tables(summary: Any, layout: Layout) -> str:
 def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | None, resume: str | None,
         workers: int | None, executor: str | None, ray_address: str | None, dry_run: bool, metrics: tuple[str, ...],
         tracking_uri: str | None, experiment: str | None, no_mlflow: bool, no_progress: bool, judge: str | None,
-        judge_llm: Path | None, no_share: bool, no_traces: bool, trace_limit: int | None, wide: bool,
-        columns: str | None) -> int:
+        judge_llm: Path | None, no_share: bool, no_traces: bool, trace_limit: int | None,
+        relevance_level: int | None, ties: str | None, overwrite: bool, wide: bool, columns: str | None) -> int:
     """Run each graph variant on every query of an eval set.
 
     \b
@@ -190,19 +212,25 @@ def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | No
             raise click.UsageError(f"missing {', '.join(missing)} (or use --resume OUTPUT to continue a run)")
         request = RunRequest(eval_set=_absolute_spec(eval_set), output=str(output),
                              graph_configs=[str(Path(p).resolve()) for p in graph_configs])
+    if resume and tracking_uri is None and request.tracking_uri and "***" in request.tracking_uri:
+        raise click.UsageError(f"the run being resumed used a --tracking-uri with credentials, which evalkit never "
+                               f"stores ({request.tracking_uri}); give --tracking-uri again, or pass the credentials "
+                               "in MLFLOW_TRACKING_USERNAME / MLFLOW_TRACKING_PASSWORD / MLFLOW_TRACKING_TOKEN")
     if eval_set and resume:
         request.eval_set = _absolute_spec(eval_set)
     if graph_configs and resume:
         request.graph_configs = [str(Path(p).resolve()) for p in graph_configs]
     overrides = {"workers": workers, "executor": executor, "ray_address": ray_address, "tracking_uri": tracking_uri,
                  "experiment": experiment, "judge": judge, "judge_llm": str(judge_llm) if judge_llm else None,
-                 "trace_limit": trace_limit, "metrics": list(metrics) or None}
+                 "trace_limit": trace_limit, "metrics": list(metrics) or None, "relevance_level": relevance_level,
+                 "ties": ties}
     for key, value in overrides.items():
         if value is not None:
             setattr(request, key, value)
     for key, flag in (("mlflow", no_mlflow), ("share_work", no_share), ("traces", no_traces)):
         if flag:
             setattr(request, key, False)
+    request.overwrite = overwrite
     return execute(request, resume=resume is not None, progress=not no_progress, dry_run=dry_run,
                    layout=table_layout(wide, columns))
 

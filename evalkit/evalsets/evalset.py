@@ -6,7 +6,11 @@ An eval set is ``eval_sets/NAME.jsonl``; each line is one question::
      "type": "single", "lang": "zh", "reference_answer": "...", "tags": ["finance"]}
 
 ``relevant_doc_ids`` empty means the question is unanswerable, and then (and only
-then) ``type`` must be ``unanswerable``. Every problem raises one ``EvalSetError``
+then) ``type`` must be ``unanswerable``. Graded judgements (TREC/BEIR qrels with grades
+1/2/3) go in the optional ``relevance`` beside it, ``{"fin-001": 2, "fin-007": 1}``: one
+positive integer grade per gold document, the same documents as ``relevant_doc_ids``
+(judged non-relevant documents, grade 0, are left out). Without ``relevance`` every gold
+document has grade 1; nDCG uses the grades as gains (see ``evalkit.metrics.retrieval``). Every problem raises one ``EvalSetError``
 naming the file, the line and the field, e.g.
 ``eval_sets/demo_kb.jsonl:17: relevant_doc_ids: expected a list of document ids, got "fin-001"``.
 
@@ -18,7 +22,8 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +35,7 @@ MAX_QUESTION_CHARS = 4000
 """Longest question a record may hold (a 5 MB question made the dense encoder run for minutes)."""
 TYPES = ("single", "multi_hop", "comparison", "exact_term", "colloquial", "unanswerable")
 REQUIRED_FIELDS = ("id", "question", "relevant_doc_ids", "type", "lang")
-OPTIONAL_FIELDS = ("reference_answer", "tags")
+OPTIONAL_FIELDS = ("reference_answer", "tags", "relevance")
 FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS
 EVAL_SETS_DIR = "eval_sets"
 _LANG = re.compile(r"[a-z]{2,3}([-_][A-Za-z0-9]{2,8})*")
@@ -57,6 +62,7 @@ class EvalSet:
     corpus_path: Path
     manifest_path: Path
     corpus: Corpus | None = None
+    warnings: list[str] = field(default_factory=list)  # e.g. a version frozen without a corpus hash
 
     def __len__(self) -> int:
         return len(self.records)
@@ -196,8 +202,27 @@ def parse_record(file: str, lineno: int, text: str) -> EvalRecord:
     tags = obj.get("tags") or []
     if not isinstance(tags, list) or not all(isinstance(t, str) and t for t in tags):
         raise fail("tags", f"expected a list of non-empty strings, got {_show(obj.get('tags'))}")
+    relevance = _relevance(obj, gold, fail) if "relevance" in obj else None
     return EvalRecord(id=rid, question=question, relevant_doc_ids=tuple(gold), type=rtype, lang=lang,
-                      reference_answer=answer, tags=tuple(tags))
+                      reference_answer=answer, tags=tuple(tags), relevance=relevance)
+
+
+def _relevance(obj: dict[str, Any], gold: list[str], fail: Any) -> dict[str, int]:
+    """The ``relevance`` grades of a record: positive integers over exactly its ``relevant_doc_ids``."""
+    grades = obj["relevance"]
+    if not isinstance(grades, dict):
+        raise fail("relevance", f"expected an object {{doc id: grade}}, e.g. {{\"fin-001\": 2}}, got {_show(grades)}")
+    for doc_id, grade in grades.items():
+        if isinstance(grade, bool) or not isinstance(grade, int) or grade < 1:
+            raise fail("relevance", f"grade of '{doc_id}' must be a positive integer (1, 2, 3...), got {_show(grade)}; "
+                       "leave judged non-relevant documents (grade 0) out")
+    missing = [d for d in gold if d not in grades]
+    extra = [d for d in grades if d not in gold]
+    if missing or extra:
+        what = (f"'{missing[0]}' is in relevant_doc_ids but has no grade" if missing
+                else f"'{extra[0]}' has a grade but is not in relevant_doc_ids")
+        raise fail("relevance", f"{what}; relevance grades exactly the gold documents")
+    return {d: grades[d] for d in gold}
 
 
 def check_gold_ids(file: str, records: Numbered, corpus: Corpus) -> None:
@@ -247,11 +272,20 @@ def record_stats(records: list[EvalRecord]) -> dict[str, Any]:
     }
 
 
-def _close_id(doc_id: str, corpus: Corpus) -> str:
-    if len(corpus) > 20000:  # difflib over a huge corpus is slow; the id alone is enough
+MAX_ID_SUGGESTIONS = 3
+SUGGEST_UP_TO = 20000  # difflib over a bigger corpus is slow; the id alone is then enough
+
+
+def close_ids(doc_id: str, ids: Collection[str]) -> str:
+    """`` (did you mean 'a', 'b' or 'c'?)`` for an unknown document id: at most 3 close ids, never the whole list."""
+    if len(ids) > SUGGEST_UP_TO:
         return ""
-    hint = did_you_mean(doc_id, corpus.by_id)
+    hint = did_you_mean(doc_id, ids, n=MAX_ID_SUGGESTIONS)
     return f" ({hint[2:]})" if hint.startswith("; did you mean") else ""
+
+
+def _close_id(doc_id: str, corpus: Corpus) -> str:
+    return close_ids(doc_id, corpus.by_id)
 
 
 def _show(value: Any) -> str:

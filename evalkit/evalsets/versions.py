@@ -4,11 +4,15 @@
 L lines, whose bytes hash to H" in ``eval_sets/NAME.manifest.json``::
 
     {"name": "demo_kb", "corpus": "corpora/demo_kb.jsonl", "description": "...",
-     "versions": [{"version": 1, "lines": 84, "sha256": "...", "created": "2026-11-29T12:00:00Z"}],
+     "versions": [{"version": 1, "lines": 84, "sha256": "...", "created": "2026-11-29T12:00:00Z",
+                   "corpus_content_sha256": "..."}],
      "line_sha256": ["<16 hex chars per line of the latest version>", ...]}
 
 ``corpus`` is relative to the manifest's folder. The per-line hashes let the tamper
-check name the first line that was edited, deleted or moved since it was frozen.
+check name the first line that was edited, deleted or moved since it was frozen. Each
+version also records the content hash of the corpus it was labelled against
+(``corpus_identity``); a run or ``validate`` on a changed corpus is refused, naming the
+changed documents.
 Lines after the latest version are unfrozen: checked for format, not yet citable.
 
 A run loads a pinned version with ``load_eval_set("eval_sets/NAME.jsonl@v2")``.
@@ -24,14 +28,25 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalSetError, did_you_mean
-from evalkit.evalsets.evalset import (EvalSet, check_gold_ids, display_path, duplicate_questions, parse_records,
-                                      read_lines, record_stats, resolve_spec)
+from evalkit.evalsets import corpus_identity
+from evalkit.evalsets.evalset import (
+    EvalSet,
+    check_gold_ids,
+    display_path,
+    duplicate_questions,
+    parse_records,
+    read_lines,
+    record_stats,
+    resolve_spec,
+)
+from evalkit.fileio import write_atomic
 from evalkit.index.corpus import Corpus, load_corpus
 from evalkit.records import EvalRecord
 
 MANIFEST_SUFFIX = ".manifest.json"
 MANIFEST_KEYS = ("name", "corpus", "description", "versions", "line_sha256")
 VERSION_KEYS = ("version", "lines", "sha256", "created")
+OPTIONAL_VERSION_KEYS = (corpus_identity.CONTENT_KEY,)  # absent in versions frozen by older evalkits
 _FIX = "restore it, or append a corrected record with a new id"
 
 
@@ -65,14 +80,14 @@ class Manifest:
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "corpus": self.corpus, "description": self.description,
-                "versions": [{k: e[k] for k in VERSION_KEYS} for e in self.versions],
+                "versions": [{k: e[k] for k in (*VERSION_KEYS, *OPTIONAL_VERSION_KEYS) if k in e}
+                             for e in self.versions],
                 "line_sha256": list(self.line_sha256)}
 
     def save(self) -> None:
         """Write the manifest atomically as pretty JSON with a fixed key order."""
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.replace(tmp, self.path)
+        write_atomic(self.path, json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n",
+                     hint="make the eval set's folder writable")
 
 
 def manifest_path_for(path: Path) -> Path:
@@ -111,15 +126,19 @@ def read_manifest(path: Path) -> Manifest | None:
     if data["name"] != path.stem:
         raise fail("name", f"names eval set '{data['name']}' but sits beside {path.name}; the manifest "
                    "belongs to another set")
-    prev_lines = 0
+    prev_lines, prev_corpus = 0, None
     for i, entry in enumerate(data["versions"], start=1):
-        ok = isinstance(entry, dict) and set(entry) == set(VERSION_KEYS) and entry["version"] == i \
-            and isinstance(entry["lines"], int) and entry["lines"] > prev_lines \
-            and isinstance(entry["sha256"], str) and isinstance(entry["created"], str)
-        if not ok:
-            raise fail(f"versions[{i - 1}]", f"expected {{version: {i}, lines > {prev_lines}, sha256, created}}, "
-                       f"got {json.dumps(entry)[:120]}")
-        prev_lines = entry["lines"]
+        ok = isinstance(entry, dict) and set(VERSION_KEYS) <= set(entry) <= {*VERSION_KEYS, *OPTIONAL_VERSION_KEYS} \
+            and entry["version"] == i and isinstance(entry["lines"], int) \
+            and isinstance(entry["sha256"], str) and isinstance(entry["created"], str) \
+            and isinstance(entry.get(corpus_identity.CONTENT_KEY, ""), str)
+        # a version covers more lines than the one before, or the same lines over a changed corpus
+        grows = ok and (entry["lines"] > prev_lines or (entry["lines"] == prev_lines and i > 1 and bool(
+            entry.get(corpus_identity.CONTENT_KEY)) and entry.get(corpus_identity.CONTENT_KEY) != prev_corpus))
+        if not grows:
+            raise fail(f"versions[{i - 1}]", f"expected {{version: {i}, lines > {prev_lines} (or = {prev_lines} with "
+                       f"a new corpus_content_sha256), sha256, created}}, got {json.dumps(entry)[:120]}")
+        prev_lines, prev_corpus = entry["lines"], entry.get(corpus_identity.CONTENT_KEY)
     hashes = data["line_sha256"]
     if len(hashes) != prev_lines or not all(isinstance(h, str) for h in hashes):
         raise fail("line_sha256", f"expected {prev_lines} line hashes (one per line of the latest version), "
@@ -179,20 +198,24 @@ def load_eval_set(spec: str | Path, check_corpus: bool = True) -> EvalSet:
     check_untampered(file, lines, manifest)
     entry = manifest.get(want) if want else manifest.latest
     numbered = parse_records(file, lines[: entry["lines"]])
-    corpus = None
+    corpus, warnings = None, []
     if check_corpus:
         corpus = _load_corpus(manifest)
+        warning = _check_corpus(file, manifest, entry, corpus)
+        warnings += [warning] if warning else []
         check_gold_ids(file, numbered, corpus)
     return EvalSet(name=manifest.name, path=path, version=entry["version"], sha256=entry["sha256"],
                    records=[r for _, r in numbered], corpus_path=manifest.corpus_path,
-                   manifest_path=manifest.path, corpus=corpus)
+                   manifest_path=manifest.path, corpus=corpus, warnings=warnings)
 
 
 def freeze(path: str | Path, corpus: str | None = None, description: str | None = None) -> dict[str, Any]:
-    """Record a new version covering every current line; returns its manifest entry.
+    """Record a new version covering every current line and the corpus's content; returns its manifest entry.
 
     All lines are validated first (format, unique ids, gold ids in the corpus). The
-    first freeze must name the corpus; later ones may repeat it but not change it.
+    first freeze must name the corpus; later ones may repeat it but not change its path.
+    A new version may cover the same lines as the latest when the corpus content changed
+    (or the latest was frozen without a corpus hash): it records the corpus as it is now.
     """
     path = _whole_file(path, "freeze")
     file = str(path)
@@ -216,16 +239,20 @@ def freeze(path: str | Path, corpus: str | None = None, description: str | None 
         done, next_version = manifest.latest["lines"], manifest.latest["version"] + 1
     if not lines:
         raise EvalSetError(file, "", "nothing to freeze: the file has no records")
-    if len(lines) == done:
-        raise EvalSetError(file, "", f"nothing to freeze: version {next_version - 1} already covers all {done} lines")
+    corpus_ = _load_corpus(manifest)
     numbered = parse_records(file, lines)
-    check_gold_ids(file, numbered, _load_corpus(manifest))
+    check_gold_ids(file, numbered, corpus_)
+    content = corpus_identity.record(mpath, manifest.name, corpus_)
+    if len(lines) == done and manifest.latest.get(corpus_identity.CONTENT_KEY) == content:
+        raise EvalSetError(file, "", f"nothing to freeze: version {next_version - 1} already covers all {done} lines "
+                           "and the corpus is unchanged")
     if not lines[-1].endswith(b"\n"):  # frozen lines end with a newline, so appending never alters them
         with path.open("ab") as fh:
             fh.write(b"\n")
         lines[-1] += b"\n"
     entry = {"version": next_version, "lines": len(lines),
-             "sha256": hashlib.sha256(b"".join(lines)).hexdigest(), "created": _now()}
+             "sha256": hashlib.sha256(b"".join(lines)).hexdigest(), "created": _now(),
+             corpus_identity.CONTENT_KEY: content}
     manifest.versions.append(entry)
     manifest.line_sha256 = [line_hash(line) for line in lines]
     if description is not None:
@@ -283,7 +310,8 @@ class CheckResult:
 
 
 def check(path: str | Path) -> CheckResult:
-    """Validate the whole file: tamper check, every line's format, gold ids in the corpus."""
+    """Validate the whole file: tamper check, every line's format, the corpus unchanged since the
+    latest version, gold ids in the corpus."""
     path = _whole_file(path, "validate")
     file = str(path)
     lines = read_lines(path)
@@ -296,7 +324,10 @@ def check(path: str | Path) -> CheckResult:
         warnings.append(f"not frozen yet (no {manifest_path_for(path).name}), so gold ids were not checked "
                         f"against a corpus: run `evalkit evalset freeze {path.stem} --corpus PATH`")
     else:
-        check_gold_ids(file, numbered, _load_corpus(manifest))
+        corpus = _load_corpus(manifest)
+        warning = _check_corpus(file, manifest, manifest.latest, corpus)
+        warnings += [warning] if warning else []
+        check_gold_ids(file, numbered, corpus)
         done = manifest.latest["lines"]
         if len(lines) > done:
             span = f"line {done + 1} is" if len(lines) == done + 1 else f"lines {done + 1}-{len(lines)} are"
@@ -346,6 +377,12 @@ def _load_corpus(manifest: Manifest) -> Corpus:
         raise EvalSetError(str(manifest.path), "corpus", f"corpus {display_path(manifest.corpus_path)} does not exist "
                            f"('{manifest.corpus}' is relative to {display_path(manifest.path.parent)}/); restore it")
     return load_corpus(manifest.corpus_path)
+
+
+def _check_corpus(file: str, manifest: Manifest, entry: dict[str, Any], corpus: Corpus) -> str | None:
+    """Refuse a corpus changed since ``entry`` was frozen (see ``corpus_identity``); a warning when unknown."""
+    return corpus_identity.check(manifest.path, manifest.name, entry, manifest.latest["version"], corpus, file,
+                                 display_path(manifest.corpus_path))
 
 
 def _version_covering(manifest: Manifest, lineno: int) -> int:

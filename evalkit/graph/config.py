@@ -16,11 +16,13 @@ Everything is checked at load time, before any model loads: unknown top-level ke
 node types and parameters (with a did-you-mean), edges and routes to missing nodes,
 nodes without a default edge, nodes unreachable from ``start`` and nodes from which
 ``end`` cannot be reached. Errors name the file, the line and the path inside it.
-YAML is read with ``yaml.SafeLoader``: a config never executes code.
+YAML is read by ``evalkit.yamlio`` (the safe loader; a key given twice is an error naming both
+lines): a config never executes code.
 """
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +38,8 @@ from evalkit.graph.schema import Role
 from evalkit.graph.dataflow import check_dataflow, contracts_of
 from evalkit.index.chunking import check_chunking, with_defaults
 
+VARIANT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}")
+"""What a variant name may hold: it is a folder name, an MLflow run name and a tag value."""
 TOP_LEVEL_KEYS = ("name", "description", "seed", "max_steps", "chunking", "nodes", "edges", "routes", "on_error")
 NODE_KEYS = ("type", "params", "budget_s")
 ROUTE_KEYS = ("field", "cases")
@@ -96,19 +100,14 @@ class GraphConfig:
 
 
 def read_config_yaml(path: str | Path) -> tuple[Any, dict[str, int]]:
-    """Parse a config file safely: (data, dotted key path -> line number); ``ConfigError`` if unreadable."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(str(path), "", f"cannot read graph config ({exc.strerror})") from exc
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        line = getattr(getattr(exc, "problem_mark", None), "line", None)
-        raise ConfigError(str(path), "", f"not valid YAML: {exc}", line=line + 1 if line is not None else None) from exc
-    return data, _line_map(root)
+    """Parse a config file safely: (data, dotted key path -> line number); ``ConfigError`` if unreadable.
+
+    Read with :func:`evalkit.yamlio.read_yaml`: a key given twice (two ``retrieve:`` nodes)
+    is an error naming both lines, never a silent merge.
+    """
+    from evalkit.yamlio import read_yaml
+
+    return read_yaml(path, error=ConfigError, what="graph config")
 
 
 def load_graph_config(path: str | Path) -> GraphConfig:
@@ -210,10 +209,28 @@ def config_from_dict(data: Any, source: str = "<dict>", lines: dict[str, int] | 
     problem = check_chunking(chunking)
     if problem:
         raise fail("chunking", problem)
-    name = data.get("name") or Path(source).stem
+    name = variant_name(data.get("name"), source, fail)
     return GraphConfig(name=str(name), nodes=nodes, edges=edges, routes=routes, on_error=on_error,
                        chunking=chunking, description=str(data.get("description", "")), seed=seed,
                        max_steps=max_steps, source=source)
+
+
+def variant_name(raw: Any, source: str, fail: Any) -> str:
+    """The variant's name: ``name:``, or the file's stem; it becomes a folder under ``--output``.
+
+    An explicit name must be a safe identifier (:data:`VARIANT_NAME`: letters, digits and
+    ``_ . -``, not ``.`` or ``..``), refused at load with the line of ``name:``, so that
+    ``name: ../../x`` or an absolute path can never write outside the results folder.
+    A name taken from the file's stem has every other character replaced by ``_``.
+    """
+    if raw is None or raw == "":
+        stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(source).stem).strip("._") or "variant"
+        return stem
+    name = str(raw)
+    if not VARIANT_NAME.fullmatch(name) or name in (".", ".."):
+        raise fail("name", f"variant name {name[:80]!r} is not a safe identifier: use letters, digits, '_', '.' "
+                   "and '-' only (it names the variant's results folder), e.g. hybrid_rrf-v2")
+    return name
 
 
 def build_graph(config: GraphConfig, resources: Any = None, check_mutation: bool = False,
@@ -319,19 +336,3 @@ def _closure(origin: str, links: dict[str, set[str]]) -> set[str]:
                 seen.add(nxt)
                 todo.append(nxt)
     return seen
-
-
-def _line_map(root: yaml.Node | None) -> dict[str, int]:
-    """Map each dotted key path of a YAML document to its 1-based line number."""
-    out: dict[str, int] = {}
-
-    def walk(node: yaml.Node, prefix: str) -> None:
-        if isinstance(node, yaml.MappingNode):
-            for key_node, value_node in node.value:
-                path = f"{prefix}.{key_node.value}" if prefix else str(key_node.value)
-                out[path] = key_node.start_mark.line + 1
-                walk(value_node, path)
-
-    if root is not None:
-        walk(root, "")
-    return out

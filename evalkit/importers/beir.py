@@ -19,13 +19,19 @@ Any file may be gzip-compressed (detected by its magic bytes). Output, for ``NAM
                               "lang", "tags": ["beir", NAME]} per query
     OUT/NAME.manifest.json   version 1, frozen with :func:`evalkit.evalsets.freeze`
 
-``relevant_doc_ids`` are the documents judged ``rel > 0``, in qrels order. Queries the
+``relevant_doc_ids`` are the documents judged ``rel > 0``, in qrels order; when a query has a
+grade other than 1 (graded qrels: 1/2/3), its grades are kept as ``relevance: {doc id: grade}``
+(nDCG uses them as gains; recall, hit and MRR count grades >= the run's
+``--relevance-level``). Judgements of 0 or below mean "not relevant" and are not kept. Queries the
 qrels never mention (other splits) are not imported; queries judged but with no
 positive judgement are skipped unless ``keep_unanswerable`` (then they are written as
 ``type: unanswerable``, empty gold list). Records follow the queries file's order.
 
 Every malformed input raises :class:`ImportFormatError` naming the file and the line;
-nothing is written until every input has been read and checked.
+nothing is written until every input has been read and checked. With ``skip_invalid``,
+judgements of queries the queries file lacks and queries whose relevant documents the
+corpus lacks are dropped instead, and listed in ``OUT/NAME.skipped.tsv``
+(:mod:`evalkit.importers.skipped`).
 """
 from __future__ import annotations
 
@@ -37,7 +43,15 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
-from evalkit.importers.formats import ImportFormatError, Qrels, iter_corpus, read_qrels, read_queries
+from evalkit.fileio import ensure_folder, output_error, write_atomic
+from evalkit.importers.formats import (
+    ImportFormatError,
+    Qrels,
+    iter_corpus,
+    read_qrels,
+    read_queries,
+)
+from evalkit.importers.skipped import Skipped, SkipReport
 
 EVAL_SETS_DIR = Path("eval_sets")
 SPLIT_DEFAULT = "test"
@@ -106,7 +120,10 @@ class ImportResult:
     n_unjudged: int = 0
     n_no_positive: int = 0
     n_unanswerable_kept: int = 0
+    n_graded: int = 0
     formats: dict[str, str] = field(default_factory=dict)
+    n_skipped: int = 0  # invalid judgements dropped by --skip-invalid, listed in skipped_report
+    skipped_report: Path | None = None
 
     def lines(self) -> list[str]:
         """A human summary, one fact per line."""
@@ -118,6 +135,9 @@ class ImportResult:
             f"eval set  {self.eval_set_path}: {self.n_records} records, frozen as v{self.version['version']} "
             f"(sha256 {self.version['sha256']})",
         ]
+        if self.n_graded:
+            out.append(f"graded    {self.n_graded} queries have relevance grades other than 1: kept as 'relevance' "
+                       "(gains of nDCG; see --relevance-level of evalkit run)")
         if self.n_unjudged:
             out.append(f"skipped   {self.n_unjudged} queries the qrels do not mention (other splits)")
         if self.n_no_positive:
@@ -126,6 +146,9 @@ class ImportResult:
         if self.n_unanswerable_kept:
             out.append(f"kept      {self.n_unanswerable_kept} judged queries without a relevant document, "
                        "as type 'unanswerable'")
+        if self.n_skipped:
+            out.append(f"skipped   {self.n_skipped} invalid judgement(s) (--skip-invalid); file, line, field and "
+                       f"value of each: {self.skipped_report}")
         return out
 
 
@@ -140,7 +163,7 @@ def output_paths(out_dir: str | Path, name: str) -> tuple[Path, Path, Path]:
 
 def import_beir(files: BeirFiles, name: str, out_dir: str | Path = EVAL_SETS_DIR, *, lang: str = "en",
                 force: bool = False, keep_unanswerable: bool = False,
-                description: str | None = None) -> ImportResult:
+                description: str | None = None, skip_invalid: bool = False) -> ImportResult:
     """Read ``files``, write the corpus and the eval set under ``out_dir``, and freeze v1.
 
     Raises :class:`ImportFormatError` for malformed input (file and line named) and
@@ -148,7 +171,10 @@ def import_beir(files: BeirFiles, name: str, out_dir: str | Path = EVAL_SETS_DIR
     and checked before anything is written.
     """
     from evalkit.evalsets import freeze
-    from evalkit.evalsets.evalset import _LANG, parse_records  # the format's own language rule
+    from evalkit.evalsets.evalset import (  # the format's own language rule
+        _LANG,
+        parse_records,
+    )
 
     if not NAME_RE.fullmatch(name) or name.endswith(".jsonl"):
         raise EvalkitError(f"bad eval set name {name!r}: use letters, digits, '_', '-' and '.', starting with a "
@@ -163,17 +189,22 @@ def import_beir(files: BeirFiles, name: str, out_dir: str | Path = EVAL_SETS_DIR
 
     queries, q_format = read_queries(files.queries)
     qrels = read_qrels(files.qrels)
+    skips = SkipReport(skip_invalid)
     unknown_q = [q for q in qrels.judgements if q not in queries]
-    if unknown_q:
+    if unknown_q and not skip_invalid:
         first = unknown_q[0]
         line = qrels.lines[(first, next(iter(qrels.judgements[first])))]
         raise ImportFormatError(str(files.qrels), "", f"{len(unknown_q)} judged query id(s) not in "
                                 f"{files.queries}, first '{first}'; are the qrels and queries from the same "
-                                "dataset?", line=line)
+                                "dataset? (--skip-invalid drops such judgements and lists them)", line=line)
+    for qid in unknown_q:  # --skip-invalid: judgements of queries the queries file lacks
+        for doc in qrels.judgements[qid]:
+            skips.add(Skipped(str(files.qrels), qrels.lines[(qid, doc)], "query-id", qid,
+                              f"judged query not in {files.queries}"))
 
     # records: queries-file order; gold = docs with rel > 0 in qrels order
     records: list[dict[str, Any]] = []
-    n_unjudged = n_no_positive = n_unanswerable = 0
+    n_unjudged = n_no_positive = n_unanswerable = n_graded = 0
     for qid, text in queries.items():
         if qid not in qrels.judgements:
             n_unjudged += 1
@@ -184,16 +215,21 @@ def import_beir(files: BeirFiles, name: str, out_dir: str | Path = EVAL_SETS_DIR
                 n_no_positive += 1
                 continue
             n_unanswerable += 1
-        records.append({"id": qid, "question": text, "relevant_doc_ids": gold,
-                        "type": "single" if gold else "unanswerable", "lang": lang, "tags": ["beir", name]})
+        record = {"id": qid, "question": text, "relevant_doc_ids": gold,
+                  "type": "single" if gold else "unanswerable", "lang": lang, "tags": ["beir", name]}
+        grades = {d: qrels.judgements[qid][d] for d in gold}
+        if any(g != 1 for g in grades.values()):  # graded qrels keep their grades (binary ones stay as they were)
+            record["relevance"] = grades
+            n_graded += 1
+        records.append(record)
     if not records:
         raise ImportFormatError(str(files.qrels), "", f"no query has a relevant document (rel > 0) among the "
                                 f"{len(queries)} queries of {files.queries}; nothing to import")
-    lines = [(json.dumps(r, ensure_ascii=False) + "\n").encode("utf-8") for r in records]
-    parse_records(str(set_path), lines)  # the eval set format's own checks (lang, ids...) before writing
-
-    gold_ids = {d: (r["id"]) for r in records for d in r["relevant_doc_ids"]}
-    corpus_path.parent.mkdir(parents=True, exist_ok=True)
+    gold_ids: dict[str, list[str]] = {}  # gold doc -> the queries naming it, until the corpus shows it
+    for r in records:
+        for d in r["relevant_doc_ids"]:
+            gold_ids.setdefault(d, []).append(r["id"])
+    ensure_folder(corpus_path.parent, "choose another --out-dir")
     tmp_corpus = corpus_path.with_name(corpus_path.name + ".tmp")
     n_docs = 0
     try:
@@ -204,11 +240,26 @@ def import_beir(files: BeirFiles, name: str, out_dir: str | Path = EVAL_SETS_DIR
                 n_docs += 1
         if n_docs == 0:
             raise ImportFormatError(str(files.corpus), "", "the corpus holds no documents")
-        if gold_ids:
-            doc_id, qid = next(iter(gold_ids.items()))
+        if gold_ids and not skip_invalid:
+            doc_id, qids = next(iter(gold_ids.items()))
             raise ImportFormatError(str(files.qrels), "", f"{len(gold_ids)} relevant document id(s) not in the "
-                                    f"corpus {files.corpus}, first '{doc_id}' (query '{qid}'); is the corpus "
-                                    "complete?", line=qrels.lines[(qid, doc_id)])
+                                    f"corpus {files.corpus}, first '{doc_id}' (query '{qids[0]}'); is the corpus "
+                                    "complete? (--skip-invalid drops such queries and lists them)",
+                                    line=qrels.lines[(qids[0], doc_id)])
+        dropped = {q for qids in gold_ids.values() for q in qids}
+        for doc_id, qids in gold_ids.items():
+            for qid in qids:
+                skips.add(Skipped(str(files.qrels), qrels.lines[(qid, doc_id)], "corpus-id", doc_id,
+                                  f"relevant document of query '{qid}' not in the corpus {files.corpus}"))
+        records = [r for r in records if r["id"] not in dropped]
+        if not records:
+            raise ImportFormatError(str(files.qrels), "", f"every query names a relevant document the corpus "
+                                    f"{files.corpus} lacks ({len(skips)} skipped); nothing to import")
+        lines = [(json.dumps(r, ensure_ascii=False) + "\n").encode("utf-8") for r in records]
+        parse_records(str(set_path), lines)  # the eval set format's own checks (lang, ids...) before writing
+    except OSError as exc:  # writing the corpus copy (reading errors are ImportFormatError)
+        tmp_corpus.unlink(missing_ok=True)
+        raise output_error(corpus_path, exc, "choose another --out-dir") from None
     except BaseException:
         tmp_corpus.unlink(missing_ok=True)
         raise
@@ -217,17 +268,17 @@ def import_beir(files: BeirFiles, name: str, out_dir: str | Path = EVAL_SETS_DIR
         for p in existing:
             p.unlink()
     os.replace(tmp_corpus, corpus_path)
-    tmp_set = set_path.with_name(set_path.name + ".tmp")
-    tmp_set.write_bytes(b"".join(lines))
-    os.replace(tmp_set, set_path)
+    write_atomic(set_path, b"".join(lines), hint="choose another --out-dir")
     text = description if description is not None else (
         f"BEIR import of {files.qrels.name}: {len(records)} queries over {n_docs} documents")
     version = freeze(set_path, corpus=str(corpus_path), description=text)
+    report = skips.write(set_path)
     return ImportResult(
         name=name, corpus_path=corpus_path, eval_set_path=set_path, manifest_path=manifest_path, version=version,
         n_documents=n_docs, n_queries_read=len(queries), n_records=len(records), n_qrels=len(qrels),
         n_positive_qrels=sum(len(qrels.positive(q)) for q in qrels.judgements), n_unjudged=n_unjudged,
-        n_no_positive=n_no_positive, n_unanswerable_kept=n_unanswerable,
+        n_no_positive=n_no_positive, n_unanswerable_kept=n_unanswerable, n_graded=n_graded,
+        n_skipped=len(skips), skipped_report=report,
         formats={"corpus": "jsonl", "queries": q_format, "qrels": qrels.format})
 
 

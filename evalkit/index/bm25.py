@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from evalkit.errors import UnknownNameError
+from evalkit.fileio import write_atomic
 from evalkit.index.store import cache_dir_for, read_meta, write_meta
 from evalkit.index.tokenize import Tokenizer
 
@@ -71,7 +72,7 @@ def build_or_load_bm25(texts: list[str], ids: list[str], tokenizer: Tokenizer, k
         meta = stored
     else:
         tokens = [tokenizer(t) for t in texts]
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "tokens.json").write_text(json.dumps(tokens, ensure_ascii=False), encoding="utf-8")
+        write_atomic(folder / "tokens.json", json.dumps(tokens, ensure_ascii=False),
+                     hint="point EVALKIT_CACHE at a writable folder")
         meta = write_meta(folder, meta)
     return BM25Index(ids, tokens, tokenizer, {**meta, "k1": k1, "b": b, "idf": idf}, k1, b, idf)

@@ -137,10 +137,10 @@ def detect_communities(egraph: Any, spec: CommunitySpec, seed: int = 0) -> Commu
                       "largest_share": round(len(parts[0]) / max(1, h.number_of_nodes()), 4) if parts else 0.0,
                       "detect_s": round(time.perf_counter() - t0, 3)}}
     if path is not None:
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps({"meta": {**meta, "path": str(path)}, "communities": [asdict(c) for c in items]},
-                                  ensure_ascii=False), encoding="utf-8")
-        tmp.replace(path)
+        from evalkit.fileio import write_atomic
+
+        write_atomic(path, json.dumps({"meta": {**meta, "path": str(path)}, "communities": [asdict(c) for c in items]},
+                                      ensure_ascii=False), hint="point EVALKIT_CACHE at a writable folder")
         meta["path"] = str(path)
     return Communities(items, meta)
 

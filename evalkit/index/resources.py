@@ -66,16 +66,18 @@ class Resources:
         return self._once(("dense", spec.key(), chunking_id(chunking), kind, nlist, nprobe, seed), build)
 
     def bm25_index(self, tokenizer: str, chunking: dict[str, Any], k1: float, b: float, idf: str,
-                   stem: bool = True, stopwords: bool = True) -> Any:
+                   stem: bool = True, stopwords: bool = True, accents: str = "keep", letters: str = "unicode") -> Any:
         from evalkit.index.bm25 import build_or_load_bm25
         from evalkit.index.tokenize import Tokenizer
 
         def build() -> Any:
             p = self.passages(chunking)
-            return build_or_load_bm25(p.unit_texts(), [u.id for u in p.units], Tokenizer(tokenizer, stem, stopwords),
+            tok = Tokenizer(tokenizer, stem, stopwords, accents=accents, letters=letters)
+            return build_or_load_bm25(p.unit_texts(), [u.id for u in p.units], tok,
                                       self.index_key(chunking), Path(self.cache_root), k1, b, idf)
 
-        return self._once(("bm25", tokenizer, stem, stopwords, chunking_id(chunking), k1, b, idf), build)
+        return self._once(("bm25", tokenizer, stem, stopwords, accents, letters, chunking_id(chunking), k1, b, idf),
+                          build)
 
     def graph_index(self, spec: Any, chunking: dict[str, Any]) -> Any:
         """The entity graph (``evalkit.index.entity_graph``) built with ``spec`` over these passages."""
@@ -133,8 +135,8 @@ class VariantResources:
         return index
 
     def bm25_index(self, tokenizer: str, k1: float, b: float, idf: str, stem: bool = True,
-                   stopwords: bool = True) -> Any:
-        index = self.shared.bm25_index(tokenizer, self.chunking, k1, b, idf, stem, stopwords)
+                   stopwords: bool = True, accents: str = "keep", letters: str = "unicode") -> Any:
+        index = self.shared.bm25_index(tokenizer, self.chunking, k1, b, idf, stem, stopwords, accents, letters)
         self._note(index.meta)
         return index
 

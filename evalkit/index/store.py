@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit import __version__
+from evalkit.fileio import write_atomic
 
 CACHE_ENV = "EVALKIT_CACHE"
 
@@ -38,7 +39,6 @@ def read_meta(folder: Path) -> dict[str, Any] | None:
 def write_meta(folder: Path, meta: dict[str, Any]) -> dict[str, Any]:
     meta = {**meta, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "evalkit": __version__, "path": str(folder)}
-    tmp = folder / "meta.json.tmp"
-    tmp.write_text(json.dumps(meta, indent=2, sort_keys=True, ensure_ascii=False), encoding="utf-8")
-    tmp.replace(folder / "meta.json")
+    write_atomic(folder / "meta.json", json.dumps(meta, indent=2, sort_keys=True, ensure_ascii=False),
+                 hint=f"point {CACHE_ENV} at a writable folder")
     return meta

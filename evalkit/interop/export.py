@@ -10,15 +10,17 @@ TREC files (``trec_eval``, ``pytrec_eval``, ranx ``Run.from_file(kind="trec")``)
   one line per ranked document of the retrieval-stage and the final (after rerank;
   the same as retrieval without a reranker) ranking, the document-level rankings
   evalkit's metrics read. A query with an empty ranking has no lines.
-* ``qrels.txt``: ``qid 0 docid 1`` for every gold document of every answerable query
-  (unanswerable queries are left out: trec_eval, like evalkit, cannot score them).
+* ``qrels.txt``: ``qid 0 docid grade`` for every gold document of every answerable query
+  (grade 1 unless the eval set is graded; unanswerable queries are left out: trec_eval,
+  like evalkit, cannot score them).
 
 Scores: trec_eval re-sorts a run by score and breaks ties by document id (descending),
-so tied pipeline scores would be re-ordered. ``scores="rank"`` (default) writes
-``n - position`` (n = length of the ranking): strictly decreasing, so any tool sees
-evalkit's exact order and re-scores to the same numbers. ``scores="native"`` writes
-the pipeline's own scores (6 decimals), for fusion or calibration work; with ties the
-re-scored metrics can then differ from evalkit's.
+so tied pipeline scores would be re-ordered. ``scores="rank"`` writes ``n - position``
+(n = length of the ranking): strictly decreasing, so any tool sees evalkit's exact order
+and re-scores to the same numbers. ``scores="native"`` writes the pipeline's own scores
+(6 decimals): trec_eval then re-sorts ties, which is what a run made with ``--ties trec``
+scored. The default is the one that reproduces the run: ``rank``, or ``native`` for a
+``--ties trec`` run (pass ``trec_eval -l N`` for a run's ``--relevance-level N``).
 
 Caveats when comparing with trec_eval: evalkit's ``mrr@k`` is ``recip_rank`` on the run
 cut to k; queries with an empty ranking are 0 in evalkit but missing in trec_eval
@@ -90,14 +92,17 @@ def trec_run_lines(rows: Sequence[dict[str, Any]], stage: str, run_name: str, sc
 
 
 def trec_qrels_lines(rows: Sequence[dict[str, Any]], source: str = "run") -> list[str]:
-    """``qid 0 docid 1`` for each gold document of each answerable query, in record order."""
+    """``qid 0 docid grade`` for each gold document of each answerable query, in record order.
+
+    The grade is the record's ``gold_relevance`` (graded eval sets), else 1.
+    """
     return [f"{_trec_id(str(r['query_id']), 'query id', source)} 0 "
-            f"{_trec_id(str(d), 'document id', source)} 1"
+            f"{_trec_id(str(d), 'document id', source)} {int((r.get('gold_relevance') or {}).get(d, 1))}"
             for r in rows for d in (r.get("gold_doc_ids") or [])]
 
 
 def export_trec(run: str | Path | LoadedRun, out_dir: str | Path, variants: Sequence[str] | None = None,
-                scores: str = "rank", tracking_uri: str | None = None) -> list[Path]:
+                scores: str | None = None, tracking_uri: str | None = None) -> list[Path]:
     """Write ``qrels.txt`` and ``<variant>.<stage>.run`` for every variant and stage; return the paths.
 
     The qrels come from the gold ids in the per-query records (the eval set version the
@@ -105,6 +110,10 @@ def export_trec(run: str | Path | LoadedRun, out_dir: str | Path, variants: Sequ
     """
     loaded = _load(run, tracking_uri)
     names = _variants(loaded, variants)
+    if scores is None:  # what the run scored: its pipeline order (rank scores), or trec_eval's (native scores)
+        from evalkit.metrics import Scoring
+
+        scores = "native" if Scoring.from_dict(loaded.summary.scoring).ties == "trec" else "rank"
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     gold: dict[str, list[str]] = {}
@@ -131,9 +140,9 @@ def export_trec(run: str | Path | LoadedRun, out_dir: str | Path, variants: Sequ
 
 
 def _write_lines(path: Path, lines: list[str]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8", newline="\n")
-    tmp.replace(path)
+    from evalkit.fileio import write_atomic
+
+    write_atomic(path, "".join(line + "\n" for line in lines), hint="choose another --output folder")
 
 
 # ---------------------------------------------------------------------------- table
@@ -256,7 +265,7 @@ def write_table(df: pd.DataFrame, path: str | Path, fmt: str) -> Path:
 
 
 def export_run(run: str | Path, fmt: str, output: str | Path | None = None, variants: Sequence[str] | None = None,
-               scores: str = "rank", tracking_uri: str | None = None) -> list[Path]:
+               scores: str | None = None, tracking_uri: str | None = None) -> list[Path]:
     """``evalkit export``: write ``fmt`` (parquet, csv or trec) to ``output`` (default beside the summary)."""
     if fmt not in FORMATS:
         raise EvalkitError(f"unknown export format '{fmt}'; choose one of {', '.join(FORMATS)}")

@@ -12,7 +12,8 @@ Sources (the format is chosen from the path):
 (``--map question=query --map relevant_doc_ids=positive_ids``); a field without a
 mapping is read from the column of the same name. Eval set fields: ``question`` and
 ``relevant_doc_ids`` (required), ``id`` (default ``NAME-q00001``...), ``type``,
-``lang``, ``reference_answer``, ``tags``. Corpus fields: ``id``, ``text`` (required),
+``lang``, ``reference_answer``, ``tags``, ``relevance`` (graded judgements ``{doc id: grade}``
+over the gold documents; grades <= 0 are dropped as "not relevant"). Corpus fields: ``id``, ``text`` (required),
 ``title``; other columns go to the document's ``metadata``.
 
 :func:`import_ragas` reads ragas samples (``user_input``, ``reference_contexts``,
@@ -33,23 +34,37 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalkit.errors import EvalkitError, EvalSetError, did_you_mean
+from evalkit.errors import EvalkitError, EvalSetError
+from evalkit.evalsets.evalset import close_ids
+from evalkit.fileio import write_atomic
 from evalkit.importers.beir import NAME_RE, output_paths
 from evalkit.importers.formats import ImportFormatError
+from evalkit.importers.skipped import Skipped, SkipReport
+from evalkit.interop.rows import (
+    ColumnMap,
+    _get,
+    _grades,
+    _id,
+    _id_list,
+    _jsonable,
+    _tags,
+    parse_mapping,
+    read_rows,
+    resolve_columns,
+)
 
-EVAL_FIELDS = ("id", "question", "relevant_doc_ids", "type", "lang", "reference_answer", "tags")
+__all__ = ["CORPUS_FIELDS", "EVAL_FIELDS", "RAGAS_FIELDS", "ColumnMap", "InteropImportResult", "context_id",
+           "import_dataset", "import_ragas", "parse_mapping", "read_rows", "resolve_columns"]
+
+EVAL_FIELDS = ("id", "question", "relevant_doc_ids", "type", "lang", "reference_answer", "tags", "relevance")
 CORPUS_FIELDS = ("id", "title", "text")
 RAGAS_FIELDS = ("id", "user_input", "reference_contexts", "retrieved_contexts", "reference", "response",
                 "synthesizer_name")
 
-ColumnMap = dict[str, str]
-Row = tuple[int, dict[str, Any]]
 
 
 @dataclass
@@ -69,6 +84,8 @@ class InteropImportResult:
     n_duplicate_contexts: int = 0
     n_responses_ignored: int = 0
     columns: dict[str, str] = field(default_factory=dict)
+    n_skipped: int = 0  # invalid rows dropped by --skip-invalid
+    skipped_report: Path | None = None
 
     def lines(self) -> list[str]:
         """A human summary, one fact per line."""
@@ -85,155 +102,10 @@ class InteropImportResult:
             out.append(f"kept      {self.n_unanswerable_kept} rows without a gold document, as type 'unanswerable'")
         if self.n_responses_ignored:
             out.append(f"ignored   {self.n_responses_ignored} 'response' values (system outputs are not eval data)")
+        if self.n_skipped:
+            out.append(f"skipped   {self.n_skipped} invalid row(s) (--skip-invalid); file, line, field and value of "
+                       f"each: {self.skipped_report}")
         return out
-
-
-# ---------------------------------------------------------------------------------------- reading
-
-
-def read_rows(source: str | Path, split: str | None = None) -> tuple[str, list[Row], list[str]]:
-    """Read a dataset folder, parquet or JSONL file: ``(label for errors, [(line or row, row)], columns)``."""
-    path = Path(source)
-    if path.is_dir():
-        return _read_hf(path, split)
-    if not path.is_file():
-        raise ImportFormatError(str(path), "", "no such file or folder (expected a datasets folder written by "
-                                "save_to_disk, a .parquet file or a JSONL file)")
-    if split is not None:
-        raise ImportFormatError(str(path), "", f"--split '{split}' applies to a datasets folder only")
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes[-1:] == [".parquet"]:
-        import pyarrow.parquet as pq
-
-        try:
-            table = pq.read_table(path)
-        except Exception as exc:  # pyarrow raises several types for a bad file
-            raise ImportFormatError(str(path), "", f"cannot read parquet ({exc})") from exc
-        return str(path), list(enumerate(table.to_pylist(), start=1)), list(table.column_names)
-    if not {".jsonl", ".json", ".ndjson"} & set(suffixes):
-        raise ImportFormatError(str(path), "", "unknown file type: use .parquet, .jsonl (optionally .gz) or a "
-                                "datasets folder (save_to_disk)")
-    return _read_json(path)
-
-
-def _read_hf(path: Path, split: str | None) -> tuple[str, list[Row], list[str]]:
-    import datasets
-
-    try:
-        ds = datasets.load_from_disk(str(path))
-    except Exception as exc:  # datasets raises FileNotFoundError or its own errors
-        raise ImportFormatError(str(path), "", f"not a datasets folder written by save_to_disk ({exc})") from exc
-    label = str(path)
-    if isinstance(ds, datasets.DatasetDict):
-        splits = list(ds)
-        if split is None and len(splits) == 1:
-            split = splits[0]
-        if split not in ds:
-            msg = (f"no split '{split}'{did_you_mean(split, splits)}" if split is not None else
-                   f"the dataset has splits {', '.join(splits)}; choose one with --split")
-            raise ImportFormatError(label, "", msg)
-        ds, label = ds[split], f"{path}[{split}]"
-    elif split is not None:
-        raise ImportFormatError(label, "", f"--split '{split}' given but the folder holds one Dataset, not splits")
-    return label, list(enumerate(ds.to_list(), start=1)), list(ds.column_names)
-
-
-def _read_json(path: Path) -> tuple[str, list[Row], list[str]]:
-    from evalkit.importers.formats import _json_object, _lines
-
-    lines = list(_lines(path))
-    if lines and lines[0][1].lstrip().startswith("["):
-        try:
-            data = json.loads("\n".join(text for _, text in lines))
-        except json.JSONDecodeError as exc:
-            raise ImportFormatError(str(path), "", f"not valid JSON ({exc.msg} at line {exc.lineno})") from exc
-        if not all(isinstance(x, dict) for x in data):
-            raise ImportFormatError(str(path), "", "a JSON array must hold one object per record")
-        rows = list(enumerate(data, start=1))
-    else:
-        rows = [(n, _json_object(path, n, text)) for n, text in lines]
-    if not rows:
-        raise ImportFormatError(str(path), "", "the file holds no records")
-    columns: dict[str, None] = {}
-    for _, r in rows:
-        columns.update(dict.fromkeys(r))
-    return str(path), rows, list(columns)
-
-
-# ---------------------------------------------------------------------------------------- mapping
-
-
-def parse_mapping(items: Sequence[str], fields: Sequence[str], option: str = "--map") -> ColumnMap:
-    """``["question=query", ...]`` -> ``{"question": "query"}``; unknown fields and repeats are errors."""
-    out: ColumnMap = {}
-    for item in items:
-        target, sep, column = item.partition("=")
-        target, column = target.strip(), column.strip()
-        if not sep or not target or not column:
-            raise EvalkitError(f"{option} {item!r}: write FIELD=COLUMN, e.g. {option} {fields[1]}=my_column")
-        if target not in fields:
-            raise EvalkitError(f"{option} {item!r}: unknown field '{target}'{did_you_mean(target, fields)}")
-        if target in out:
-            raise EvalkitError(f"{option}: field '{target}' mapped twice ('{out[target]}' and '{column}')")
-        out[target] = column
-    return out
-
-
-def resolve_columns(label: str, columns: Sequence[str], mapping: ColumnMap, fields: Sequence[str],
-                    required: Sequence[str], option: str = "--map") -> ColumnMap:
-    """``{field: column}`` for every field found (mapped, or same-named); missing required fields raise."""
-    out: ColumnMap = {}
-    for f in fields:
-        col = mapping.get(f, f)
-        if col in columns:
-            out[f] = col
-        elif f in mapping:
-            raise ImportFormatError(label, f, f"{option} {f}={col}: no column '{col}'{did_you_mean(col, columns)}")
-        elif f in required:
-            raise ImportFormatError(label, f, f"no column '{f}' (columns: {', '.join(columns) or 'none'}); map one "
-                                    f"with {option} {f}=COLUMN")
-    return out
-
-
-def _get(row: dict[str, Any], cols: ColumnMap, f: str) -> Any:
-    return row.get(cols[f]) if f in cols else None
-
-
-def _id(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return str(value)
-    return value.strip() if isinstance(value, str) and value.strip() else None
-
-
-def _id_list(value: Any) -> list[str] | None:
-    """A list of ids from a list, a tuple, a numpy array, a single id, or None (empty); else None."""
-    if value is None:
-        return []
-    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
-        value = value.tolist()
-    items = value if isinstance(value, (list, tuple)) else [value]
-    ids = [_id(v) for v in items]
-    return None if any(i is None for i in ids) else list(dict.fromkeys(ids))
-
-
-def _tags(value: Any) -> list[Any]:
-    """Row tags as a list (a single tag, a list or an array); values are checked by the eval set format."""
-    value = _jsonable(value)
-    return [] if value is None else list(value) if isinstance(value, list) else [value]
-
-
-def _jsonable(value: Any) -> Any:
-    if hasattr(value, "tolist"):
-        value = value.tolist()
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
 
 
 # ---------------------------------------------------------------------------------------- importing
@@ -243,8 +115,13 @@ def import_dataset(source: str | Path, name: str, out_dir: str | Path, *, corpus
                    mapping: ColumnMap | None = None, corpus_mapping: ColumnMap | None = None,
                    split: str | None = None, corpus_split: str | None = None, lang: str = "en",
                    keep_unanswerable: bool = False, force: bool = False,
-                   description: str | None = None) -> InteropImportResult:
-    """Questions from ``source``, documents from ``corpus`` -> ``OUT/corpora/NAME.jsonl``, frozen ``OUT/NAME.jsonl``."""
+                   description: str | None = None, skip_invalid: bool = False) -> InteropImportResult:
+    """Questions from ``source``, documents from ``corpus`` -> ``OUT/corpora/NAME.jsonl``, frozen ``OUT/NAME.jsonl``.
+
+    ``skip_invalid``: drop rows that fail a check (a gold id the corpus lacks, a malformed
+    field) and list them in ``OUT/NAME.skipped.tsv`` (:mod:`evalkit.importers.skipped`)
+    instead of stopping at the first. The corpus itself is always checked strictly.
+    """
     _check_name_lang(name, lang)
     label, rows, columns = read_rows(source, split)
     cols = resolve_columns(label, columns, mapping or {}, EVAL_FIELDS, ("question", "relevant_doc_ids"))
@@ -265,15 +142,24 @@ def import_dataset(source: str | Path, name: str, out_dir: str | Path, *, corpus
         meta = {k: _jsonable(v) for k, v in row.items() if k not in c_cols.values()}
         docs.append({"id": doc_id, "title": title or "", "text": text, "metadata": meta})
     records, numbered, no_gold, kept = [], [], 0, 0
+    skips = SkipReport(skip_invalid)
     for n, row in rows:
         gold = _id_list(_get(row, cols, "relevant_doc_ids"))
         if gold is None:
-            raise _err(label, n, "relevant_doc_ids", cols, "expected a list of document ids (strings or integers), "
-                       f"got {_show(_get(row, cols, 'relevant_doc_ids'))}")
+            _skip_or_raise(skips, _err(label, n, "relevant_doc_ids", cols, "expected a list of document ids (strings "
+                           f"or integers), got {_show(_get(row, cols, 'relevant_doc_ids'))}"),
+                           _get(row, cols, "relevant_doc_ids"))
+            continue
         missing = [d for d in gold if d not in doc_rows]
         if missing:
-            raise _err(label, n, "relevant_doc_ids", cols, f"{len(missing)} gold id(s) not in the corpus {c_label}, "
-                       f"first '{missing[0]}'{did_you_mean(missing[0], doc_rows) if len(doc_rows) <= 20000 else ''}")
+            if not skips.enabled:
+                raise _err(label, n, "relevant_doc_ids", cols, f"{len(missing)} gold id(s) not in the corpus "
+                           f"{c_label}, first '{missing[0]}'{close_ids(missing[0], doc_rows)} (--skip-invalid drops "
+                           "such rows and lists them)")
+            for d in missing:
+                skips.add(Skipped.from_error(_err(label, n, "relevant_doc_ids", cols, f"gold id not in the corpus "
+                                                  f"{c_label}{close_ids(d, doc_rows)}"), d))
+            continue
         if not gold:
             if not keep_unanswerable:
                 no_gold += 1
@@ -285,12 +171,15 @@ def import_dataset(source: str | Path, name: str, out_dir: str | Path, *, corpus
                   "lang": _get(row, cols, "lang") or lang, "tags": ["dataset", name, *_tags(_get(row, cols, "tags"))]}
         if _get(row, cols, "reference_answer") is not None:
             record["reference_answer"] = _get(row, cols, "reference_answer")
+        grades = _grades(_get(row, cols, "relevance"))
+        if grades is not None:
+            record["relevance"] = grades
         records.append(record)
         numbered.append(n)
     written = _write(name, out_dir, label, cols, docs, records, numbered, force,
-                     description or f"import of {label}: {len(records)} questions over {len(docs)} documents")
+                     description or f"import of {label}: {len(records)} questions over {len(docs)} documents", skips)
     return InteropImportResult(name=name, **written, n_documents=len(docs), n_rows=len(rows),
-                               n_records=len(records), n_no_gold=no_gold, n_unanswerable_kept=kept, columns=cols)
+                               n_no_gold=no_gold, n_unanswerable_kept=kept, columns=cols)
 
 
 def context_id(text: str) -> str:
@@ -301,15 +190,25 @@ def context_id(text: str) -> str:
 def import_ragas(source: str | Path, name: str, out_dir: str | Path, *, mapping: ColumnMap | None = None,
                  split: str | None = None, lang: str = "en", keep_unanswerable: bool = False,
                  include_retrieved: bool = True, force: bool = False,
-                 description: str | None = None) -> InteropImportResult:
-    """ragas samples -> a corpus of their contexts (deduplicated by content) + an eval set frozen as v1."""
+                 description: str | None = None, skip_invalid: bool = False) -> InteropImportResult:
+    """ragas samples -> a corpus of their contexts (deduplicated by content) + an eval set frozen as v1.
+
+    ``skip_invalid`` drops malformed rows and lists them, as in :func:`import_dataset`.
+    """
     _check_name_lang(name, lang)
     label, rows, columns = read_rows(source, split)
     cols = resolve_columns(label, columns, mapping or {}, RAGAS_FIELDS, ("user_input", "reference_contexts"))
     docs: dict[str, dict[str, Any]] = {}
     records, numbered, no_gold, kept, dupes, responses = [], [], 0, 0, 0, 0
+    skips = SkipReport(skip_invalid)
     for n, row in rows:
         ids: dict[str, list[str]] = {}
+        bad = [f for f in ("reference_contexts", "retrieved_contexts") if not _context_list(_get(row, cols, f))]
+        if bad:
+            value = _get(row, cols, bad[0])
+            _skip_or_raise(skips, _err(label, n, bad[0], cols, f"expected a list of context strings, got "
+                                       f"{_show(value)}"), value)
+            continue
         for f in ("reference_contexts", "retrieved_contexts"):
             if f == "retrieved_contexts" and not include_retrieved:
                 continue
@@ -317,8 +216,6 @@ def import_ragas(source: str | Path, name: str, out_dir: str | Path, *, mapping:
             value = value.tolist() if hasattr(value, "tolist") else value
             if value is None:
                 value = []
-            if not isinstance(value, (list, tuple)) or not all(isinstance(t, str) for t in value):
-                raise _err(label, n, f, cols, f"expected a list of context strings, got {_show(value)}")
             ids[f] = []
             for text in value:
                 if not text.strip():
@@ -349,8 +246,9 @@ def import_ragas(source: str | Path, name: str, out_dir: str | Path, *, mapping:
     field_names = {"question": "user_input", "reference_answer": "reference", "id": "id"}
     written = _write(name, out_dir, label, {k: cols[v] for k, v in field_names.items() if v in cols},
                      list(docs.values()), records, numbered, force,
-                     description or f"ragas import of {label}: {len(records)} questions over {len(docs)} contexts")
-    return InteropImportResult(name=name, **written, n_documents=len(docs), n_rows=len(rows), n_records=len(records),
+                     description or f"ragas import of {label}: {len(records)} questions over {len(docs)} contexts",
+                     skips)
+    return InteropImportResult(name=name, **written, n_documents=len(docs), n_rows=len(rows),
                                n_no_gold=no_gold, n_unanswerable_kept=kept, n_duplicate_contexts=dupes,
                                n_responses_ignored=responses, columns=cols)
 
@@ -359,7 +257,9 @@ def import_ragas(source: str | Path, name: str, out_dir: str | Path, *, mapping:
 
 
 def _check_name_lang(name: str, lang: str) -> None:
-    from evalkit.evalsets.evalset import _LANG  # the eval set format's own language rule
+    from evalkit.evalsets.evalset import (
+        _LANG,  # the eval set format's own language rule
+    )
 
     if not NAME_RE.fullmatch(name) or name.endswith(".jsonl"):
         raise EvalkitError(f"bad eval set name {name!r}: use letters, digits, '_', '-' and '.', starting with a "
@@ -369,16 +269,18 @@ def _check_name_lang(name: str, lang: str) -> None:
 
 
 def _write(name: str, out_dir: str | Path, label: str, cols: ColumnMap, docs: list[dict[str, Any]],
-           records: list[dict[str, Any]], numbered: list[int], force: bool, description: str) -> dict[str, Any]:
-    """Check every record with the eval set format (errors name the source row), write, freeze v1."""
+           records: list[dict[str, Any]], numbered: list[int], force: bool, description: str,
+           skips: SkipReport) -> dict[str, Any]:
+    """Check every record with the eval set format (errors name the source row), write, freeze v1.
+
+    With ``skips.enabled`` a record that fails is dropped and listed instead; the report
+    is written beside the eval set.
+    """
     from evalkit.evalsets import freeze
     from evalkit.evalsets.evalset import parse_record
 
     if not docs:
         raise ImportFormatError(label, "", "no documents to import: the corpus is empty")
-    if not records:
-        raise ImportFormatError(label, "", "no row has a gold document; nothing to import (--keep-unanswerable "
-                                "imports them as unanswerable questions)")
     seen: dict[str, int] = {}
     lines = []
     for n, record in zip(numbered, records, strict=True):
@@ -386,11 +288,18 @@ def _write(name: str, out_dir: str | Path, label: str, cols: ColumnMap, docs: li
         try:
             parse_record(label, n, text)
         except EvalSetError as exc:
-            raise _err(label, n, exc.where, cols, exc.message) from exc
+            _skip_or_raise(skips, _err(label, n, exc.where, cols, exc.message), record.get(exc.where), exc)
+            continue
         if record["id"] in seen:
-            raise _err(label, n, "id", cols, f"duplicate id '{record['id']}' (first in row {seen[record['id']]})")
+            _skip_or_raise(skips, _err(label, n, "id", cols, f"duplicate id '{record['id']}' (first in row "
+                                       f"{seen[record['id']]})"), record["id"])
+            continue
         seen[record["id"]] = n
         lines.append(text + "\n")
+    if not lines:
+        more = f"; {len(skips)} invalid row(s) were skipped" if len(skips) else ""
+        raise ImportFormatError(label, "", f"no row has a gold document; nothing to import (--keep-unanswerable "
+                                f"imports them as unanswerable questions){more}")
     corpus_path, set_path, manifest_path = output_paths(out_dir, name)
     existing = [p for p in (set_path, manifest_path, corpus_path) if p.exists()]
     if existing and not force:
@@ -398,14 +307,26 @@ def _write(name: str, out_dir: str | Path, label: str, cols: ColumnMap, docs: li
                            "versions are never overwritten: choose another --name, or pass --force to replace it")
     for p in existing:
         p.unlink()
-    corpus_path.parent.mkdir(parents=True, exist_ok=True)
     for path, text in ((corpus_path, "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs)),
                        (set_path, "".join(lines))):
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8", newline="\n")
-        os.replace(tmp, path)
+        write_atomic(path, text, hint="choose another --out-dir")
     version = freeze(set_path, corpus=str(corpus_path), description=description)
-    return {"corpus_path": corpus_path, "eval_set_path": set_path, "manifest_path": manifest_path, "version": version}
+    report = skips.write(set_path)
+    return {"corpus_path": corpus_path, "eval_set_path": set_path, "manifest_path": manifest_path, "version": version,
+            "n_records": len(lines), "n_skipped": len(skips), "skipped_report": report}
+
+
+def _skip_or_raise(skips: SkipReport, error: ImportFormatError, value: Any, cause: Exception | None = None) -> None:
+    """Drop the row and list it (``--skip-invalid``), or raise ``error``."""
+    if not skips.enabled:
+        raise error from cause
+    skips.add(Skipped.from_error(error, value))
+
+
+def _context_list(value: Any) -> bool:
+    """Whether a ragas contexts cell is a list of strings (or empty)."""
+    value = value.tolist() if hasattr(value, "tolist") else value
+    return value is None or (isinstance(value, (list, tuple)) and all(isinstance(t, str) for t in value))
 
 
 def _err(label: str, n: int, f: str, cols: ColumnMap, message: str) -> ImportFormatError:

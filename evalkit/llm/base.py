@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from evalkit.redact import looks_like_key, redact
 
 from evalkit.errors import EvalkitError
 
@@ -81,9 +84,18 @@ class CacheMiss(LLMError):
 
 
 class LLMSpec(BaseModel):
-    """How configs name an LLM. Secrets are never stored here: only the NAME of the env var."""
+    """How configs name an LLM. Secrets are never stored here: only the NAME of the env var.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    ``api_key_env`` must be a variable *name* (``OPENAI_API_KEY``): a value that looks
+    like a key itself is refused without being echoed. A key inside ``base_url``
+    (``http://user:KEY@host/v1``, ``?api_key=KEY``) is sent to the server but masked
+    (:func:`evalkit.redact.redact`) wherever the URL is shown or recorded, ``identity``
+    included. ``cache: off`` written unquoted reads as YAML ``false`` and is accepted as
+    ``off`` (``true`` / ``on`` means the default ``read-write``). Validation errors never
+    quote the input value (``hide_input_in_errors``), so a pasted key cannot travel in one.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
 
     backend: Literal["openai", "local", "extractive"] = "local"
     model: str = ""
@@ -112,9 +124,56 @@ class LLMSpec(BaseModel):
                 "backoff (0.5 s doubling per retry, at most 8 s, or the server's Retry-After); remove it")
         return self
 
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name_not_key(cls, value: str | None) -> str | None:
+        if value is not None and looks_like_key(value):
+            raise ValueError("api_key_env must be the NAME of an environment variable holding the key (e.g. "
+                             "OPENAI_API_KEY), but the value given looks like a key itself (not shown here). Remove "
+                             "it from the config, export it as a variable, and put the variable's name here")
+        return value
+
+    @field_validator("cache", mode="before")
+    @classmethod
+    def _yaml_booleans(cls, value: Any) -> Any:
+        if value is False:  # `cache: off` unquoted is YAML 1.1's false
+            return "off"
+        if value is True:  # `cache: on` / `cache: true`
+            return "read-write"
+        return value
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> LLMSpec:
+        """Read an LLM spec file (``--judge-llm``): ``{backend: openai, base_url: ..., model: ...}``.
+
+        Read with the one YAML reader (duplicate keys refused); a bad field raises
+        ``ConfigError`` naming the file, the line and the field, never the value given.
+        """
+        from pydantic import ValidationError
+
+        from evalkit.errors import ConfigError
+        from evalkit.yamlio import read_yaml
+
+        data, lines = read_yaml(path, error=ConfigError, what="LLM spec")
+        data = {} if data is None else data
+        if not isinstance(data, dict):
+            raise ConfigError(str(path), "", "an LLM spec must be a mapping such as {backend: openai, base_url: "
+                              "http://host:8000/v1, model: NAME, api_key_env: VAR}")
+        try:
+            return cls(**{str(k): v for k, v in data.items()})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ConfigError(str(path), where, first["msg"], line=lines.get(where)) from None
+
     def identity(self) -> str:
-        """Backend, model and every parameter that changes outputs (no secrets, no timeouts)."""
-        keep = {"backend": self.backend, "model": self.model, "base_url": self.base_url, "gguf_path": self.gguf_path,
+        """Backend, model and every parameter that changes outputs (no secrets, no timeouts).
+
+        A credential inside ``base_url`` does not change outputs and is masked, so the
+        identity (the LLM cache key, the ``generator`` of each answer) never holds it.
+        """
+        keep = {"backend": self.backend, "model": self.model,
+                "base_url": redact(self.base_url) if self.base_url else None, "gguf_path": self.gguf_path,
                 "n_ctx": self.n_ctx if self.backend == "local" else None}
         return "|".join(f"{k}={v}" for k, v in keep.items() if v not in (None, ""))
 

@@ -16,6 +16,10 @@ docs/llm.md describes the behaviour below for users.
   ``(max_retries + 1) * timeout_s`` plus the waits.
 - **Concurrency**: at most ``spec.concurrency`` HTTP requests in flight per backend (one
   backend per ``LLMClient``), whatever the number of threads using it.
+- **Credentials in the URL** (``http://user:KEY@host/v1`` becomes Basic auth; a query
+  string such as ``?api_key=KEY`` or ``?api-version=...`` is sent after the path, on every
+  request) reach the server as given and are masked wherever the URL is shown (``where``,
+  ``identity``: :func:`evalkit.redact.redact`).
 - **API key**: read at each request from the environment variable *named* by
   ``spec.api_key_env`` (none: no ``Authorization`` header; the SDK's ``OPENAI_API_KEY`` is
   never used implicitly). Never logged, never in an error (server text quoted in one is
@@ -36,6 +40,7 @@ import contextvars
 import os
 import threading
 import time
+import urllib.parse
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -120,8 +125,11 @@ class OpenAIBackend:
         if not spec.model:
             raise LLMError("backend 'openai' needs 'model' (the model name the endpoint serves)", kind="config")
         self.spec = spec
-        self.base_url = (spec.base_url or DEFAULT_BASE_URL).rstrip("/")
-        self.url = f"{self.base_url}/chat/completions"
+        base, _, query = (spec.base_url or DEFAULT_BASE_URL).strip().partition("?")
+        self.base_url = base.rstrip("/")
+        # a query string in base_url (?api-version=..., ?api_key=...) goes after the path, on every request
+        self.query = dict(urllib.parse.parse_qsl(query, keep_blank_values=True))
+        self.url = f"{self.base_url}/chat/completions" + (f"?{query}" if query else "")
         self.where = redact(self.url)  # what messages show: credentials in the URL masked
         self.identity = spec.identity() if spec.base_url else f"{spec.identity()}|base_url={self.base_url}"
         self._sdk: openai.AsyncOpenAI | None = None
@@ -152,6 +160,7 @@ class OpenAIBackend:
             transport = DeadlineTransport(self.spec.timeout_s, self.spec.concurrency)
             self._sdk = openai.AsyncOpenAI(
                 api_key=self._current_key, base_url=self.base_url, max_retries=self.spec.max_retries,
+                default_query=self.query or None,
                 timeout=self.spec.timeout_s,  # per phase, under the whole-request deadline
                 http_client=httpx2.AsyncClient(transport=transport, timeout=self.spec.timeout_s))
             self._sdk_pid = os.getpid()

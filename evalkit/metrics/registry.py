@@ -20,18 +20,20 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from evalkit.errors import EvalkitError, did_you_mean
 from evalkit.metrics import retrieval
+from evalkit.metrics.retrieval import Relevance
 
 __all__ = [
     "DEFAULT_METRICS",
     "GRAMMAR",
     "REGISTRY",
     "STAGES",
+    "Scoring",
     "MetricFamily",
     "MetricFn",
     "MetricNameError",
@@ -45,8 +47,43 @@ __all__ = [
 Stage = Literal["retrieval", "final"]
 STAGES: tuple[Stage, ...] = get_args(Stage)
 
-MetricFn = Callable[[Sequence[str], Collection[str], int], float]
-"""A per-query metric: ``fn(ranked, relevant, k) -> float`` (see :mod:`.retrieval`)."""
+MetricFn = Callable[..., float]
+"""A per-query metric: ``fn(ranked, relevant, k, *, level=1) -> float`` (see :mod:`.retrieval`)."""
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """How a run turns rankings into numbers, beside the metric names; recorded with every run.
+
+    ``relevance_level``: the grade from which a document counts as relevant for recall,
+    hit, precision and MRR (trec_eval's ``relevance_level``, default 1; nDCG uses the
+    grades as gains whatever the level). ``ties``: ``pipeline`` scores the order the
+    pipeline returned (default), ``trec`` re-sorts by score with equal scores by document
+    id, descending, as trec_eval does (:func:`evalkit.metrics.retrieval.order_ranking`).
+    Two runs scored differently are not compared (``compare`` and ``gate`` refuse them).
+    """
+
+    relevance_level: int = 1
+    ties: str = "pipeline"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.relevance_level, bool) or not isinstance(self.relevance_level, int) \
+                or self.relevance_level < 1:
+            raise EvalkitError(f"relevance level must be a positive integer (a grade), got {self.relevance_level!r}")
+        if self.ties not in retrieval.TIES:
+            raise EvalkitError(f"unknown tie order {self.ties!r}; valid: {', '.join(retrieval.TIES)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"relevance_level": self.relevance_level, "ties": self.ties}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any] | None) -> Scoring:
+        """From a summary's ``scoring`` (absent in runs made before it existed: the defaults, which they used)."""
+        d = d or {}
+        return cls(relevance_level=int(d.get("relevance_level", 1)), ties=str(d.get("ties", "pipeline")))
+
+    def describe(self) -> str:
+        return f"relevance level {self.relevance_level}, ties {self.ties}"
 
 
 class MetricNameError(EvalkitError, ValueError):
@@ -82,7 +119,7 @@ _register(MetricFamily("hit", retrieval.hit, "final",
 _register(MetricFamily("mrr", retrieval.mrr, "final",
                        "1 / rank of the first relevant document in the top k (ranx mrr@k)"))
 _register(MetricFamily("ndcg", retrieval.ndcg, "final",
-                       "binary-gain nDCG of the top k (trec_eval ndcg_cut_k)"))
+                       "nDCG of the top k, the relevance grades as gains (trec_eval ndcg_cut_k)"))
 _register(MetricFamily("precision", retrieval.precision, "final",
                        "share of the top k positions holding a relevant document (trec_eval P_k)"))
 
@@ -110,11 +147,12 @@ class MetricSpec:
         self,
         retrieval_ranking: Sequence[str],
         final_ranking: Sequence[str],
-        relevant: Collection[str],
+        relevant: Relevance,
+        relevance_level: int = 1,
     ) -> float:
-        """Score one query on the ranking this metric's stage reads."""
+        """Score one query on the ranking this metric's stage reads (``relevance_level``: see :mod:`.retrieval`)."""
         ranked = retrieval_ranking if self.stage == "retrieval" else final_ranking
-        return self.fn(ranked, relevant, self.k)
+        return self.fn(ranked, relevant, self.k, level=relevance_level)
 
 
 _NAME_RE = re.compile(r"(?:(?P<stage>[^:@]*):)?(?P<family>[^:@]*)@(?P<k>[^:@]*)")
@@ -177,18 +215,23 @@ def _parse_all(metrics: Sequence[str]) -> list[MetricSpec]:
 def score_query(
     retrieval_ranking: Sequence[str],
     final_ranking: Sequence[str],
-    relevant: Collection[str],
+    relevant: Relevance,
     metrics: Sequence[str] = DEFAULT_METRICS,
+    relevance_level: int = 1,
 ) -> dict[str, float]:
     """Score one query: ``{printed metric name: value}`` for each name in ``metrics``.
 
     Args:
-        retrieval_ranking: document ids from the retrieval stage, best first (before rerank).
+        retrieval_ranking: document ids from the retrieval stage, best first (before rerank),
+            in the order to score (see :func:`evalkit.metrics.retrieval.order_ranking` for ties).
         final_ranking: document ids after rerank; pass the retrieval ranking again when
             the variant has no reranker.
-        relevant: the gold document ids of the query; must not be empty.
+        relevant: the gold documents of the query, ``{doc id: grade}`` or a collection of
+            ids (grade 1 each); must not be empty.
         metrics: printed metric names (see :data:`GRAMMAR`); each reads the ranking of
             its stage. Both rankings are deduplicated at the document level.
+        relevance_level: the grade from which a document counts as relevant for recall,
+            hit, precision and MRR (trec_eval ``relevance_level``); nDCG uses the grades.
 
     Raises:
         ValueError: ``relevant`` is empty (such queries are excluded, never scored 0).
@@ -202,7 +245,7 @@ def score_query(
             "relevant is empty: a query without gold documents cannot be scored; "
             "exclude it before scoring (it is not a 0)"
         )
-    return {s.name: s.score(retrieval_ranking, final_ranking, relevant) for s in specs}
+    return {s.name: s.score(retrieval_ranking, final_ranking, relevant, relevance_level) for s in specs}
 
 
 def aggregate(per_query: Sequence[Mapping[str, float]]) -> dict[str, float]:

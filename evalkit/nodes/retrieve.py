@@ -56,6 +56,8 @@ class BM25Channel(NodeParams):
     idf: Literal["lucene", "okapi"] = "lucene"
     stem: bool = True
     stopwords: bool = True
+    accents: Literal["keep", "strip"] = "keep"  # strip: Besançon and Besancon are one term (matching only)
+    letters: Literal["unicode", "ascii"] = "unicode"  # ascii: the tokenizer before Unicode letters (old numbers)
     top_k: int = Field(default=100, ge=1)
     weight: float = Field(default=1.0, ge=0)
 
@@ -101,7 +103,8 @@ class Retrieve(Node[RetrieveParams]):
             self._dense.check_query_model(self._query_model.identity)  # refuse a mismatch before any query
         if params.bm25 is not None:
             c = params.bm25
-            self._bm25 = resources.bm25_index(c.tokenizer, c.k1, c.b, c.idf, c.stem, c.stopwords)
+            self._bm25 = resources.bm25_index(c.tokenizer, c.k1, c.b, c.idf, c.stem, c.stopwords,
+                                              accents=c.accents, letters=c.letters)
 
     @classmethod
     def shared_parts(cls, params: RetrieveParams) -> list[tuple[dict[str, Any], tuple[str, ...]]]:

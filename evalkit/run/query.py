@@ -4,7 +4,9 @@ The graph knows nothing of metrics; this is the one place where a finished state
 the gold labels. Rankings are reduced to documents here (first occurrence keeps its
 rank) and scored with the metric registry. A query whose graph failed is still scored,
 on whatever ranking it produced (usually none, so zeros): a failure is a miss, never a
-hole in the average. Queries without gold documents get no retrieval metrics.
+hole in the average. Queries without gold documents get no retrieval metrics. The
+record's relevance grades, the run's relevance level and its tie order
+(``QueryContext.scoring``) are applied here and nowhere else in a run.
 For variants that generate, the answer is judged against the passages it was shown
 and scored with ``evalkit.metrics.answer``; LLM usage of the query (generation and
 judging) is collected in ``usage``.
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from evalkit.graph import Graph, initial_state
@@ -33,7 +35,7 @@ from evalkit.graph.schema import (
 )
 from evalkit.llm.usage import Usage, usage_scope
 from evalkit.llm.usage import record as record_usage
-from evalkit.metrics import score_query
+from evalkit.metrics import Scoring, order_ranking, score_query
 from evalkit.metrics.answer import score_answer
 from evalkit.records import EvalRecord, Hit, QueryResult
 from evalkit.run.health import degradations
@@ -60,6 +62,7 @@ class QueryContext:
     generates: bool = False
     judge: Any = None  # an ``evalkit.judges`` Judge, used when the variant generates answers
     passages: Any = None  # resolves evidence passage ids to the texts the answer is judged against
+    scoring: Scoring = field(default_factory=Scoring)  # relevance level and tie order of the metrics
 
 
 def run_query(ctx: QueryContext, record: EvalRecord) -> QueryResult:
@@ -74,8 +77,9 @@ def run_query(ctx: QueryContext, record: EvalRecord) -> QueryResult:
         retrieved, reranked = doc_ranking(retrieved_hits), doc_ranking(final_hits)
         scores: dict[str, Any] = {}
         if record.answerable:
-            scores = score_query([d["doc_id"] for d in retrieved], [d["doc_id"] for d in reranked],
-                                 record.relevant_doc_ids, ctx.metrics)
+            ties = ctx.scoring.ties
+            scores = score_query(_ordered(retrieved, ties), _ordered(reranked, ties), record.grades, ctx.metrics,
+                                 ctx.scoring.relevance_level)
         generation = None
         if ctx.generates:
             generation, answer_scores = _judge_answer(ctx, record, state, outcome.failed, bool(degraded))
@@ -89,7 +93,17 @@ def run_query(ctx: QueryContext, record: EvalRecord) -> QueryResult:
         error=outcome.error, outcome=result_outcome, type=record.type, lang=record.lang,
         rerank_top1=None if top1 is None else round(float(top1), 6), generation=generation,
         usage={k: v.to_dict() for k, v in sorted(usage.items())}, degraded=degraded,
+        gold_relevance=dict(record.relevance) if record.relevance is not None else None,
     )
+
+
+def _ordered(ranking: list[dict[str, Any]], ties: str) -> list[str]:
+    """Document ids of a recorded ranking in the order to score: the pipeline's, or trec_eval's.
+
+    Scores are the recorded ones (6 decimals), so a TREC run exported from the records
+    (``evalkit export --format trec --scores native``) makes trec_eval see the same ties.
+    """
+    return order_ranking([(d["doc_id"], d["score"]) for d in ranking], ties)
 
 
 def _judge_answer(ctx: QueryContext, record: EvalRecord, state: dict[str, Any], failed: bool,

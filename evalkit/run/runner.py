@@ -20,16 +20,17 @@ from evalkit.errors import EvalkitError
 from evalkit.evalsets import EvalSet
 from evalkit.extras import check as check_extra
 from evalkit.graph import GraphConfig, build_graph
+from evalkit.graph.config import VARIANT_NAME
 from evalkit.graph.memo import WorkMemo
 from evalkit.graph.schema import Role
 from evalkit.index.corpus import load_corpus
 from evalkit.index.resources import Resources
-from evalkit.metrics import DEFAULT_METRICS, parse_metric
+from evalkit.metrics import DEFAULT_METRICS, Scoring, parse_metric
 from evalkit.metrics.agentic import add_loop_metrics
 from evalkit.records import QueryResult, RunSummary, VariantSummary
 from evalkit.run.executors import EXECUTORS, run_local, run_ray
 from evalkit.run.query import QueryContext
-from evalkit.run.store import VariantStore, results_folder, write_json_atomic
+from evalkit.run.store import VariantStore, prepare_output, results_folder, write_json_atomic
 from evalkit.run.summarise import metrics_by_type, timing, usage_totals, variant_metrics
 
 __all__ = ["RunOptions", "generates", "run_eval", "variant_metrics"]
@@ -57,6 +58,8 @@ class RunOptions:
     judge_options: dict[str, Any] = field(default_factory=dict)
     executor: str = "local"  # local (threads) or ray
     ray_address: str | None = None
+    scoring: Scoring = field(default_factory=Scoring)  # relevance level and tie order of the retrieval metrics
+    overwrite: bool = False  # replace the results of another eval set found in the output folder
 
 
 def git_commit() -> str | None:
@@ -72,6 +75,10 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
              echo: Callable[[str], None] = print) -> RunSummary:
     """Run every config on every record of ``eval_set``; write files; log to MLflow; return the summary."""
     names = [c.name for c in configs]
+    unsafe = [n for n in names if not VARIANT_NAME.fullmatch(n) or n in (".", "..")]
+    if unsafe:  # configs loaded from YAML are checked at load; this guards hand-built ones
+        raise EvalkitError(f"variant name {unsafe[0][:80]!r} is not a safe identifier (letters, digits, '_', '.', "
+                           "'-'): it names a folder under --output")
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise EvalkitError(f"two graph configs share the variant name {dupes}; give each a distinct 'name:'")
@@ -85,12 +92,13 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
                                f"more than the {MAX_QUESTION_CHARS:,} a question may have; shorten it")
     if options.executor == "ray":
         check_extra("ray", "--executor ray")  # before any index is built
+    prepare_output(options.output, eval_set.ref(), overwrite=options.overwrite)  # before any work
     corpus = eval_set.corpus or load_corpus(eval_set.corpus_path)
     resources = Resources(corpus,
                           **({"cache_root": options.cache_root} if options.cache_root else {}))
     ref = eval_set.ref()
     ref.corpus, ref.corpus_sha256 = str(eval_set.corpus_path), corpus.sha256
-    summary = RunSummary(eval_set=ref, variants={}, git_commit=git_commit())
+    summary = RunSummary(eval_set=ref, variants={}, git_commit=git_commit(), scoring=options.scoring.to_dict())
     folder = results_folder(options.output)
     judge = _make_judge(options, configs, resources)
     memo = WorkMemo() if options.share_work else None
@@ -109,6 +117,8 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
         build_s = time.perf_counter() - t0
         fingerprint = {"eval_set_sha256": ref.sha256, "eval_set_version": ref.version,
                        "config_sha256": config.sha256(), "metrics": list(options.metrics),
+                       # non-default scoring only, so runs made before it existed still resume
+                       **({"scoring": options.scoring.to_dict()} if options.scoring != Scoring() else {}),
                        "corpus_sha256": corpus.sha256,
                        "judge": judge.identity if judge is not None and generates(config) else None}
         store = VariantStore(folder / config.name, fingerprint)
@@ -120,7 +130,8 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
         results = dict(kept)
         try:
             ctx = QueryContext(graph, options.metrics, generates=generates(config),
-                               judge=judge if generates(config) else None, passages=view.passages())
+                               judge=judge if generates(config) else None, passages=view.passages(),
+                               scoring=options.scoring)
             payload = _payload(config, eval_set, resources, options) if options.executor == "ray" else None
             if payload is None and todo:
                 graph.prepare([r.question for r in todo])  # batch work (e.g. query encoding) before the loop
@@ -128,7 +139,7 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
                 results[result.query_id] = result
                 store.append(result)
         except BaseException:
-            store.close()
+            store.close(quiet=True)
             raise
         ordered = [results[r.id] for r in eval_set.records]
         add_loop_metrics(ordered)  # per-query loop metrics into per_query.jsonl and MLflow
@@ -168,6 +179,7 @@ def _payload(config: GraphConfig, eval_set: EvalSet, resources: Resources, optio
     judge_options = {k: (v.model_dump() if hasattr(v, "model_dump") else v) for k, v in options.judge_options.items()}
     return {"config": config.to_dict(), "source": config.source, "corpus_path": str(eval_set.corpus_path),
             "cache_root": str(Path(resources.cache_root).resolve()), "metrics": list(options.metrics),
+            "scoring": options.scoring.to_dict(),
             "judge": options.judge if generates(config) else None, "judge_options": judge_options}
 
 

@@ -7,7 +7,9 @@ every ``FSYNC_EVERY_S`` seconds, so a power loss costs at most that much work, w
 ``--resume`` re-runs) and ``run.json`` (the fingerprint of what produced it: eval set hash,
 config hash, metric names). ``--resume`` keeps the lines whose fingerprint matches and
 re-runs the rest, including queries that failed. On completion ``per_query.jsonl`` is
-rewritten in eval-set order, atomically.
+rewritten in eval-set order, atomically. Every line and every JSON file is written through
+:func:`evalkit.redact.dumps`: a key in an LLM's ``base_url`` or an error message never
+reaches the disk.
 """
 from __future__ import annotations
 
@@ -19,8 +21,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from evalkit import redact
+from evalkit.fileio import OutputError, ensure_folder, output_error, write_atomic
 from evalkit.records import QueryResult
 
+RESUME_HINT = ("make room (or fix the folder), then `evalkit run --resume OUTPUT` goes on from the queries already "
+               "written; or choose another --output")
 FSYNC_EVERY_S = 1.0  # an fsync per query cost ~4 ms, more than a warm BM25 query (reports/scale.md)
 
 
@@ -29,11 +35,73 @@ def results_folder(output: Path) -> Path:
     return output.with_suffix("")
 
 
+VARIANT_FILES = ("run.json", "per_query.jsonl", "per_query.jsonl.tmp", "run.json.tmp")
+"""What the runner writes in a variant folder (``--overwrite`` removes these and nothing else)."""
+
+
+def prepare_output(output: Path, eval_set: Any, *, overwrite: bool = False) -> None:
+    """Check, before any work, that ``output`` can take this run's results; create its folder.
+
+    Refuses (``OutputError``, one line naming the path and the fix): an ``--output``
+    that is a folder or has no suffix (its records folder would be the file itself); a
+    results folder, or one of its parents, that exists as a file; a folder that cannot
+    be written (read-only, no permission, a full disk: found with a probe file, not after
+    an hour of queries); and a results folder holding the results of another eval set
+    (another name, version or content), unless ``overwrite``, which removes the old
+    summary and the runner's files in its variant folders first.
+    """
+    output = Path(output)
+    folder = results_folder(output)
+    if output.is_dir():
+        raise OutputError(f"--output {output} is a folder; give the summary file to write, e.g. {output / 'run.json'}"
+                          f" (per-query records then go to {output / 'run'}/)")
+    if folder == output:
+        raise OutputError(f"--output {output} has no suffix, so its records folder would be the file itself; "
+                          f"use {output}.json")
+    ensure_folder(folder)
+    probe = folder / ".evalkit-write-test"
+    write_atomic(probe, "")
+    probe.unlink(missing_ok=True)
+    other = recorded_eval_set(output)
+    mine = (eval_set.name, eval_set.version, eval_set.sha256)
+    if other is None or other == mine:
+        return
+    if not overwrite:
+        raise OutputError(f"{folder}/ holds the results of eval set '{other[0]}' v{other[1]} (sha256 {other[2][:12]}), "
+                          f"not of '{mine[0]}' v{mine[1]} (sha256 {mine[2][:12]}); choose another --output, or pass "
+                          "--overwrite to replace them")
+    output.unlink(missing_ok=True)
+    for sub in folder.iterdir():
+        if sub.is_dir() and (sub / "run.json").is_file():
+            for name in VARIANT_FILES:
+                (sub / name).unlink(missing_ok=True)
+            if not any(sub.iterdir()):
+                sub.rmdir()
+
+
+def recorded_eval_set(output: Path) -> tuple[str, int, str] | None:
+    """``(name, version, sha256)`` of the eval set whose results ``output`` (or its folder) already holds."""
+    try:
+        es = json.loads(Path(output).read_text(encoding="utf-8"))["eval_set"]
+        return str(es["name"]), int(es["version"]), str(es["sha256"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    folder = results_folder(Path(output))
+    runs = sorted(folder.glob("*/run.json")) if folder.is_dir() else []
+    for meta in runs:  # no summary (a run killed early): the variants' fingerprints say which set
+        try:
+            fp = json.loads(meta.read_text(encoding="utf-8"))
+            invocation = json.loads((folder / "invocation.json").read_text(encoding="utf-8"))
+            name = Path(str(invocation["eval_set"]).partition("@")[0]).stem
+            return name, int(fp["eval_set_version"]), str(fp["eval_set_sha256"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return None
+
+
 def write_json_atomic(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    """Write ``data`` as pretty JSON (secrets masked) atomically; ``OutputError`` names the path on failure."""
+    write_atomic(path, redact.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 class VariantStore:
@@ -65,18 +133,24 @@ class VariantStore:
         return done
 
     def start(self, kept: Iterable[QueryResult]) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
+        ensure_folder(self.folder, RESUME_HINT)
         write_json_atomic(self.folder / "run.json", self.fingerprint)
-        self._fh = open(self.path, "w", encoding="utf-8")
-        for r in kept:
-            self._write(r)
+        try:
+            self._fh = open(self.path, "w", encoding="utf-8")
+            for r in kept:
+                self._write(r)
+        except OSError as exc:
+            raise output_error(self.path, exc, RESUME_HINT) from None
 
     def append(self, result: QueryResult) -> None:
         with self._lock:
-            self._write(result)
+            try:
+                self._write(result)
+            except OSError as exc:
+                raise output_error(self.path, exc, RESUME_HINT) from None
 
     def _write(self, result: QueryResult) -> None:
-        self._fh.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
+        self._fh.write(redact.dumps(result.to_dict(), ensure_ascii=False) + "\n")
         self._fh.flush()
         now = time.monotonic()
         if now - self._synced >= FSYNC_EVERY_S:
@@ -85,18 +159,19 @@ class VariantStore:
 
     def finish(self, ordered: list[QueryResult]) -> None:
         """Close the incremental file and rewrite it in eval-set order."""
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in ordered)
-        tmp.replace(self.path)
+        self.close()
+        write_atomic(self.path, lambda fh: fh.writelines(redact.dumps(r.to_dict(), ensure_ascii=False) + "\n"
+                                                        for r in ordered), hint=RESUME_HINT)
 
-    def close(self) -> None:
+    def close(self, quiet: bool = False) -> None:
+        """Close the incremental file; ``quiet`` (on the way out of another error) swallows a second failure."""
         if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+            fh, self._fh = self._fh, None
+            try:
+                fh.close()
+            except OSError as exc:
+                if not quiet:
+                    raise output_error(self.path, exc, RESUME_HINT) from None
 
 
 def read_results(path: Path) -> list[QueryResult]:

@@ -3,7 +3,7 @@
 Layout in the tracking store::
 
     experiment "evalkit"
-      parent run  "<eval set> v<version>"   tags evalset.*, git.commit, user tags
+      parent run  "<eval set> v<version>"   tags evalset.*, scoring.* (relevance level, ties), git.commit, user tags
         artifact comparison.json            every variant's metrics side by side
         child run "<variant name>"          tag mlflow.parentRunId
           params   the flattened graph config (secrets masked, long values truncated)
@@ -46,6 +46,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from evalkit.errors import EvalkitError
+from evalkit.redact import MASK, is_secret_key, redact, redact_obj, secret_env_values
 from evalkit.records import QueryResult, RunSummary, VariantSummary
 
 logger = logging.getLogger(__name__)
@@ -59,14 +60,11 @@ MAX_PARAMS_PER_BATCH = 100
 MAX_TAGS_PER_BATCH = 100
 MAX_ENTITIES_PER_BATCH = 1000
 
-MASK = "***"
 TRUNCATED = "...[truncated by evalkit: {n} chars]"
 SUMMARY_COUNTS = ("n_failed", "n_queries", "n_excluded", "seconds")
 REMOTE_SCHEMES = ("http", "https", "databricks", "databricks-uc")
 
 _UNSAFE_KEY_CHARS = re.compile(r"[^\w./\- ]")   # the Windows-safe subset, so logs move between stores
-_WORD_SPLIT = re.compile(r"[^a-z0-9]+")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 @dataclass
@@ -119,24 +117,12 @@ def _safe_key(key: str) -> str:
     return key
 
 
-def is_secret_key(key: str) -> bool:
-    """Whether a param key names a secret: ``api_key``, ``secret``, ``password`` or a ``token``.
-
-    Matched case-insensitively (camelCase is split first): any key containing
-    ``api_key``/``apikey``, ``secret``, ``password``/``passwd``, or a word that is or ends
-    in ``token`` (``token``, ``hf_token``, ``accessToken``). ``max_tokens`` and
-    ``tokenizer`` are *not* secrets: a plain substring match on ``token`` would hide the
-    generation budget of every LLM node.
-    """
-    low = _CAMEL.sub("_", str(key)).lower()
-    if any(s in low for s in ("api_key", "apikey", "api-key", "secret", "password", "passwd")):
-        return True
-    return any(w.endswith("token") for w in _WORD_SPLIT.split(low) if w)
-
-
 def mask_secrets(params: dict[str, Any]) -> dict[str, str]:
-    """A copy of ``params`` with every secret (see :func:`is_secret_key`) replaced by ``***``."""
-    return {k: (MASK if is_secret_key(k) else str(v)) for k, v in params.items()}
+    """A copy of ``params`` with every secret masked: the value of a key that names one
+    (:func:`evalkit.redact.is_secret_key`) wholly, and any credential inside other values
+    (``base_url: http://user:KEY@host/v1``) by :func:`evalkit.redact.redact`."""
+    secrets = secret_env_values()
+    return {k: (MASK if is_secret_key(k) else redact(str(v), secrets)) for k, v in params.items()}
 
 
 _YAML_PAIR = re.compile(
@@ -158,12 +144,14 @@ def mask_yaml_secrets(text: str) -> str:
             return m.group(0)
         return f"{m.group('key')}{m.group('sep')}'{MASK}'"
 
-    masked = _YAML_PAIR.sub(repl, text)
+    masked = redact(_YAML_PAIR.sub(repl, text))
     import yaml
 
+    from evalkit.yamlio import YamlError, parse_yaml
+
     try:
-        data = yaml.safe_load(masked)
-    except yaml.YAMLError:
+        data, _ = parse_yaml(masked)
+    except YamlError:
         return masked
     clean, changed = _mask_tree(data, "")
     if not changed:
@@ -192,7 +180,7 @@ def _param_value(value: str) -> str:
 
 
 def _tag_value(value: Any) -> str:
-    value = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    value = redact(value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str))
     return value if len(value) <= MAX_TAG_VALUE_LENGTH else value[:MAX_TAG_VALUE_LENGTH - 3] + "..."
 
 
@@ -322,7 +310,8 @@ def log_invocation(run: RunSummary, variants: list[VariantLog], output_dir: Path
 
     es = run.eval_set
     parent_tags = {"evalset.name": es.name, "evalset.version": str(es.version), "evalset.sha256": es.sha256,
-                   "evalset.corpus_sha256": es.corpus_sha256, "evalkit.variants": ",".join(names)}
+                   "evalset.corpus_sha256": es.corpus_sha256, "evalkit.variants": ",".join(names),
+                   **{f"scoring.{k}": str(v) for k, v in run.scoring.items()}}
     if run.git_commit:
         parent_tags["git.commit"] = run.git_commit
     parent_tags.update({str(k): str(v) for k, v in (tags or {}).items()})
@@ -345,7 +334,7 @@ def log_invocation(run: RunSummary, variants: list[VariantLog], output_dir: Path
                 _terminate(client, child_id, e)
                 raise
             client.set_terminated(child_id, "FINISHED")
-        client.log_dict(parent_id, comparison(variants), "comparison.json")
+        client.log_dict(parent_id, redact_obj(comparison(variants)), "comparison.json")
     except BaseException as e:
         _terminate(client, parent_id, e)
         raise

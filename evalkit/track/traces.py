@@ -25,9 +25,9 @@ used: it exports through the process-global tracer to the *global* tracking URI
 experiment) and took ~200 ms per trace here. Trace and span ids are derived from the
 child run id and the query id, so logging is deterministic and needs no RNG.
 
-Nothing secret reaches a span: keys that name secrets (see
-:func:`evalkit.track.mlflow_log.is_secret_key`) are masked, and strings are scrubbed
-of secret-looking tokens and of the values of secret environment variables.
+Nothing secret reaches a span: everything a span holds goes through
+:func:`evalkit.redact.redact_obj` (keys that name secrets, credentials in URLs, key-shaped
+strings, and the values of secret environment variables are masked).
 """
 from __future__ import annotations
 
@@ -35,7 +35,6 @@ import hashlib
 import json
 import logging
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +42,7 @@ from typing import Any
 from evalkit.graph.events import event_role
 from evalkit.graph.schema import Role
 from evalkit.records import QueryResult
-from evalkit.track.mlflow_log import MASK, is_secret_key
+from evalkit.redact import redact_obj, secret_env_values
 
 logger = logging.getLogger(__name__)
 
@@ -57,11 +56,6 @@ TOP_DOCS = 10               # documents listed in the root span's outputs
 SPAN_TYPES = {Role.RETRIEVER: "RETRIEVER", Role.RERANKER: "RERANKER", Role.GUARD: "GUARDRAIL",
               Role.GENERATOR: "LLM", Role.ROUTER: "AGENT", Role.GRADER: "EVALUATOR", Role.CHECKER: "EVALUATOR"}
 """MLflow span type of each node role (the UI shows an icon per type); others: CHAIN."""
-
-_SECRET_PATTERNS = re.compile(
-    r"(sk-[A-Za-z0-9_\-]{8,}|(?i:bearer)\s+[A-Za-z0-9._\-]{8,}"
-    r"|(?i:api[_-]?key|token|secret|password)\s*[=:]\s*[^\s,;&\"']{4,})")
-
 
 @dataclass
 class TraceLogResult:
@@ -80,17 +74,13 @@ class TraceLogResult:
 
 
 def scrub(value: Any, secrets: Sequence[str] = ()) -> Any:
-    """A copy of ``value`` with secret keys masked and secret-looking strings replaced by ``***``."""
-    if isinstance(value, dict):
-        return {str(k): (MASK if is_secret_key(str(k)) and v is not None else scrub(v, secrets))
-                for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [scrub(v, secrets) for v in value]
-    if isinstance(value, str):
-        for s in secrets:
-            value = value.replace(s, MASK)
-        return _SECRET_PATTERNS.sub(MASK, value)
-    return value
+    """A copy of ``value`` with secret keys masked and secrets in strings masked (:func:`evalkit.redact.redact_obj`).
+
+    ``secrets`` are literal values to mask as well (the values of secret environment variables).
+    """
+    if isinstance(value, tuple):
+        value = list(value)
+    return redact_obj(value, list(secrets))
 
 
 def shorten(value: Any, max_items: int = MAX_ITEMS, max_string: int = MAX_STRING) -> Any:
@@ -113,15 +103,6 @@ def bounded(value: Any, max_json: int = MAX_JSON) -> Any:
     if len(text) <= max_json:
         return value
     return {"truncated": True, "json_chars": len(text), "preview": text[:max_json]}
-
-
-def secret_env_values(environ: dict[str, str] | None = None) -> list[str]:
-    """Values of environment variables whose names are secrets (``OPENAI_API_KEY``...), longest first."""
-    env = os.environ if environ is None else environ
-    return sorted({v for k, v in env.items() if is_secret_key(k) and len(v) >= 6}, key=len, reverse=True)
-
-
-# ---------------------------------------------------------------------------- building spans
 
 
 def _hex_id(*parts: str, bits: int) -> int:

@@ -132,8 +132,16 @@ def test_freeze_writes_manifest(frozen: Path) -> None:
     assert list(data) == ["name", "corpus", "description", "versions", "line_sha256"]
     assert data["name"] == "demo" and data["corpus"] == "corpora/demo.jsonl" and data["description"] == "demo"
     raw = frozen.read_bytes()
+    # the corpus content hash, recomputed by hand: sha256 of sorted "id<TAB>fingerprint" lines, a fingerprint being
+    # 16 hex of the sha256 of the document's sorted-key JSON {metadata, text, title}
+    docs = [json.loads(x) for x in (frozen.parent / "corpora" / "demo.jsonl").read_text(encoding="utf-8").splitlines()]
+    prints = {d["id"]: hashlib.sha256(json.dumps({"metadata": d.get("metadata") or {}, "text": d["text"],
+                                                   "title": d.get("title") or ""}, ensure_ascii=False,
+                                                  separators=(",", ":")).encode()).hexdigest()[:16] for d in docs}
+    content = hashlib.sha256("".join(f"{k}\t{prints[k]}\n" for k in sorted(prints)).encode()).hexdigest()
     assert data["versions"] == [{"version": 1, "lines": 3, "sha256": hashlib.sha256(raw).hexdigest(),
-                                 "created": "2026-11-29T12:00:00Z"}]
+                                 "created": "2026-11-29T12:00:00Z", "corpus_content_sha256": content}]
+    assert json.loads((frozen.parent / f"demo.corpus-{content[:16]}.json").read_text()) == dict(sorted(prints.items()))
     assert data["line_sha256"] == [hashlib.sha256(line + b"\n").hexdigest()[:16] for line in raw.split(b"\n")[:3]]
     assert text.startswith("{\n  \"name\"")
 
@@ -283,8 +291,8 @@ def test_ref_records_identity_and_corpus(frozen: Path) -> None:
 def test_load_checks_gold_ids_against_corpus(frozen: Path) -> None:
     corpus = frozen.parent / "corpora" / "demo.jsonl"
     corpus.write_text(jsonl(DOCS[1:]), encoding="utf-8")  # d1 removed from the corpus
-    with pytest.raises(EvalSetError, match="line 1: 'd1'; line 2: 'd1'"):
-        load_eval_set(frozen)
+    with pytest.raises(EvalSetError, match=r"changed since v1 was frozen: 1 removed \(d1\)"):
+        load_eval_set(frozen)  # the corpus check comes first: it says why the gold id is gone
     assert load_eval_set(frozen, check_corpus=False).version == 1
 
 

@@ -80,9 +80,11 @@ def test_beir_folder_through_the_cli(tmp_path: Path) -> None:
     assert records == [
         {"id": "q1", "question": "Does aspirin lower fever?", "relevant_doc_ids": ["d1"], "type": "single",
          "lang": "en", "tags": ["beir", "tiny"]},
+        # graded qrels (d2 judged 2) keep their grades; a query judged all 1 stays binary, as before
         {"id": "q2", "question": "What lowers cholesterol?", "relevant_doc_ids": ["d2", "d3"], "type": "single",
-         "lang": "en", "tags": ["beir", "tiny"]},
+         "lang": "en", "tags": ["beir", "tiny"], "relevance": {"d2": 2, "d3": 1}},
     ]
+    assert "graded    1 queries have relevance grades other than 1" in result.output
     docs = read_jsonl(out / "corpora" / "tiny.jsonl")
     assert docs[0] == {"id": "d1", "title": "Aspirin", "text": "Aspirin lowers fever.", "metadata": {}}
     assert docs[1]["metadata"] == {"year": 2001}

@@ -148,3 +148,15 @@ def test_interrupted_build_is_rebuilt(tmp_path):
     tok = CountingTokenizer()
     build_or_load_bm25(TEXTS, IDS, tok, KEY, tmp_path)
     assert tok.calls == len(TEXTS)
+
+
+def test_words_of_other_alphabets_are_found(tmp_path):
+    texts = ["Москва — столица России.", "Η Αθήνα είναι η πρωτεύουσα της Ελλάδας.", "Zürich liegt am Zürichsee.",
+             "Besançon est en France."]
+    ids = ["ru", "el", "de", "fr"]
+    new = build_or_load_bm25(texts, ids, Tokenizer("auto"), {"corpus": "x"}, tmp_path)
+    assert [new.search(q, 1)[0][0] for q in ("МОСКВА", "Αθήνα", "ZÜRICH", "Besançon")] == ids
+    old = build_or_load_bm25(texts, ids, Tokenizer("auto", letters="ascii"), {"corpus": "x"}, tmp_path)
+    assert old.search("москва", 1) == [] and old.search("Αθήνα", 1) == []  # v3 dropped these words
+    strip = build_or_load_bm25(texts, ids, Tokenizer("auto", accents="strip"), {"corpus": "x"}, tmp_path)
+    assert strip.search("Besancon", 1)[0][0] == "fr" and new.search("Besancon", 1) == []

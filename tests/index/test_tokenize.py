@@ -103,3 +103,54 @@ def test_possessives_are_dropped_and_no_empty_terms(tok):
     # Lucene's English analyzer strips a possessive 's; Porter would stem a stray "s" to ""
     assert Tokenizer("en")("the patient's doctors’ notes") == ["patient", "doctor", "note"]
     assert "" not in Tokenizer("en")("s S 's it's a b")
+
+
+# --- other alphabets (tokenizer v4) ----------------------------------------------------
+
+@pytest.mark.parametrize("text, terms", [
+    # French: accents kept, elision split off, 'à' is a word
+    ("L’été à Besançon, près de Genève", ["l", "été", "à", "besançon", "près", "de", "genève"]),
+    # German: ß case-folds to ss, so Straße matches STRASSE; umlauts kept; only ASCII words are Porter-stemmed
+    ("Die Straße in MÜNCHEN", ["die", "strass", "münchen"]),
+    # Russian and Greek: whole words, case-folded
+    ("Москва — столица России", ["москва", "столица", "россии"]),
+    ("Η Αθήνα είναι η ΠΡΩΤΕΥΟΥΣΑ", ["η", "αθήνα", "είναι", "η", "πρωτευουσα"]),
+])
+def test_unicode_letters_in_four_languages(tok, text, terms):
+    assert tok(text) == terms
+    assert Tokenizer("en")(text) == terms
+
+
+def test_case_folding_and_nfkc_make_variants_match(tok):
+    assert tok("STRASSE") == tok("Straße")
+    assert tok("ΑΘΗΝΑ") == ["αθηνα"] and tok("Αθήνα") == ["αθήνα"]  # accents differ: see accents="strip"
+    assert tok("Ｅ－４０１２") == tok("E-4012") == ["e-4012", "e", "4012"]  # full-width forms
+    assert tok("ﬁle") == tok("file")  # the fi ligature
+    assert tok("α-synuclein") == ["α-synuclein", "α", "synuclein"]  # a code of mixed alphabets, whole and split
+    assert tok("नमस्ते दुनिया") == ["नमस्ते", "दुनिया"]  # combining vowel signs stay inside their word
+
+
+def test_strip_accents_is_for_matching_only():
+    strip = Tokenizer(accents="strip")
+    assert strip("Besançon Genève Zürich") == strip("Besancon Geneve Zurich") == ["besancon", "genev", "zurich"]
+    assert strip("ΑΘΗΝΑ") == strip("Αθήνα") == ["αθηνα"]
+    assert Tokenizer()("Besançon") != Tokenizer()("Besancon")  # the default keeps them apart
+    assert "accents=strip" in strip.identity and strip.identity != Tokenizer().identity
+
+
+def test_ascii_letters_reproduce_the_old_tokenizer():
+    """``letters="ascii"`` is tokenizer v3, byte for byte (these outputs were recorded from v3)."""
+    old = Tokenizer(letters="ascii")
+    assert old("Zürich") == ["z", "rich"]
+    assert old("Москва Αθήνα") == []
+    assert old("L’été à Besançon") == ["l", "t", "besan"]
+    assert old("Straße in München") == ["stra", "e", "m", "nchen"]
+    assert old.identity.startswith("tok=auto/v3") and Tokenizer().identity.startswith("tok=auto/v4")
+    assert old("The retries are running E-4012") == Tokenizer()("The retries are running E-4012")
+
+
+def test_bad_options_are_refused():
+    with pytest.raises(ValueError, match="accents"):
+        Tokenizer(accents="remove")
+    with pytest.raises(ValueError, match="letters"):
+        Tokenizer(letters="latin")

@@ -22,7 +22,7 @@ A drip stops when the client hangs up (the next write fails), so it never outliv
 client that gave up by more than a byte or two.
 
 Every request is recorded (``Seen``: start/end times on the server's clock, the
-action, headers, body), and the number of requests in flight is tracked, so tests
+action, path with its query string, headers, body), and the number of requests in flight is tracked, so tests
 assert on what the server saw rather than on wall-clock time in the test. For a
 refused connection use ``closed_port()``: a port that was bound, then released.
 
@@ -67,6 +67,7 @@ class Seen:
     t_start: float
     headers: Headers
     body: dict[str, Any] | None
+    path: str = ""
     t_end: float = 0.0
     status: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
@@ -213,12 +214,12 @@ def _handler(server: FaultServer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = None
             action = server.next_action()
-            seen = Seen(action, time.monotonic(), Headers(self.headers.items()), body)
+            seen = Seen(action, time.monotonic(), Headers(self.headers.items()), body, path=self.path)
             server.begin(seen)
             status, payload, headers = 200, b"", {}
             drip: tuple[bytes, float, bool] | None = None
             try:
-                if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+                if self.path.split("?", 1)[0].rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
                     status, payload = 404, b'{"error": {"message": "not found"}}'
                 elif action.startswith("slow:"):
                     time.sleep(float(action.split(":", 1)[1]))

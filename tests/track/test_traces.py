@@ -226,7 +226,7 @@ def test_shorten_cuts_lists_and_strings():
 def test_scrub_masks_keys_tokens_and_env_values():
     got = scrub({"llm": {"api_key": "abc", "max_tokens": 5}, "msg": f"token={SECRET} Bearer abcdefghijk",
                  "notes": ["my value env-secret-value-42"]}, secrets=[ENV_SECRET])
-    assert got == {"llm": {"api_key": "***", "max_tokens": 5}, "msg": "*** ***", "notes": ["my value ***"]}
+    assert got == {"llm": {"api_key": "***", "max_tokens": 5}, "msg": "token=*** Bearer ***", "notes": ["my value ***"]}
     assert secret_env_values({"OPENAI_API_KEY": "sk-123456", "PATH": "/usr/bin", "HF_TOKEN": "x"}) == ["sk-123456"]
 
 

@@ -1,0 +1,62 @@
+"""The one YAML reader: duplicate keys are errors naming both lines; data and line map as before."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalkit.errors import ConfigError
+from evalkit.graph.sweep import load_variants
+from evalkit.yamlio import YamlError, parse_yaml, read_yaml
+
+TWO_RETRIEVE = """\
+name: dup
+nodes:
+  retrieve: {type: retrieve, params: {bm25: {top_k: 10}}}
+  rerank: {type: rerank}
+  retrieve: {type: retrieve, params: {dense: {embedder: e5}}}
+edges: {start: retrieve, retrieve: end}
+"""
+
+
+def test_two_nodes_of_one_name_are_refused_with_both_lines(tmp_path: Path):
+    path = tmp_path / "dup.yaml"
+    path.write_text(TWO_RETRIEVE, encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_variants(path)
+    msg = str(info.value)
+    assert msg.startswith(f"{path}:5: nodes.retrieve:")
+    assert "on lines 3 and 5" in msg
+
+
+@pytest.mark.parametrize("text, where, lines", [
+    ("a: 1\nb: 2\na: 3\n", "a", (1, 3)),
+    ("x:\n  y: 1\n  z: 2\n  y: 3\n", "x.y", (2, 4)),
+    ("cases: {true: a, True: b}\n", "cases.True", (1, 1)),  # both are the boolean true
+    ("l:\n  - {k: 1, k: 2}\n", "l.k", (2, 2)),
+])
+def test_duplicates_anywhere(text, where, lines):
+    with pytest.raises(YamlError) as info:
+        parse_yaml(text, "f.yaml")
+    assert info.value.where == where
+    assert f"on lines {lines[0]} and {lines[1]}" in str(info.value)
+
+
+def test_merge_key_may_override_and_lines_are_mapped():
+    data, lines = parse_yaml("base: &b {top_k: 5, k: 1}\nnode:\n  <<: *b\n  top_k: 9\n")
+    assert data["node"] == {"top_k": 9, "k": 1}
+    assert lines == {"base": 1, "base.top_k": 1, "base.k": 1, "node": 2, "node.top_k": 4, "node.k": 1}
+
+
+def test_safe_and_located_errors(tmp_path: Path):
+    with pytest.raises(YamlError) as info:
+        parse_yaml("a: !!python/object/apply:os.system ['echo hi']\n", "evil.yaml")
+    assert str(info.value).startswith("evil.yaml:1: not valid YAML")
+    with pytest.raises(YamlError, match=r"bad.yaml:2: not valid YAML"):
+        parse_yaml("a: 1\n b: [\n", "bad.yaml")
+    with pytest.raises(YamlError, match="cannot read YAML file"):
+        read_yaml(tmp_path / "missing.yaml")
+    (tmp_path / "latin1.yaml").write_bytes(b"a: caf\xe9\n")
+    with pytest.raises(YamlError, match="not UTF-8"):
+        read_yaml(tmp_path / "latin1.yaml")
+    assert parse_yaml("") == (None, {})
