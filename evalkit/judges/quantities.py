@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["CN_NUM", "EN_WORDS", "Quantity", "find_quantities", "find_times", "parse_cn_number", "quantities_match"]
+__all__ = ["CN_NUM", "CURRENCIES", "EN_WORDS", "Quantity", "bare_number_states", "find_quantities", "find_times",
+           "implied_units", "parse_cn_number", "quantities_match"]
 
 CN_DIGIT = {"零": 0, "〇": 0, "○": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
             "八": 8, "九": 9, "壹": 1, "贰": 2, "叁": 3, "肆": 4, "伍": 5, "陆": 6, "柒": 7, "捌": 8, "玖": 9}
@@ -32,7 +33,8 @@ SECONDS = {"ms": 0.001, "s": 1, "min": 60, "h": 3600, "d": 86400, "w": 604800,
            "mo": 31_557_600 / 12, "y": 31_557_600}
 _DURATION_UNITS = [
     (r"milliseconds?|msecs?|ms|毫秒", "ms"), (r"seconds?|secs?|秒钟|秒", "s"),
-    (r"minutes?|mins?|分钟", "min"), (r"hours?|hrs?|小时|钟头|个小时", "h"), (r"days?|天|日", "d"),
+    (r"minutes?|mins?|分钟", "min"), (r"hours?|hrs?|小时|钟头|个小时", "h"),
+    (r"(?:calendar|working|business|natural|consecutive)\s+days?|个?工作日|个?自然日|days?|天|日", "d"),
     (r"weeks?|wks?|周|星期|个星期|个周", "w"), (r"months?|个月|个多月", "mo"), (r"years?|yrs?|年", "y"),
 ]
 _OTHER_UNITS = [
@@ -182,6 +184,8 @@ def find_quantities(text: str) -> list[Quantity]:
         elif m.group("cn"):
             s = m.group("cn")
             rest = text[end:end + 4]
+            if s == "一" and text[end:end + 1] == "次" and re.search(r"每\s*\S{0,4}\d", text[max(0, start - 12):start]):
+                continue  # 每 5 分钟同步一次: the interval carries the frequency, "一次" is "once"
             if _CN_NOT_NUMBER.match(text[start:start + 2]) or not (
                 _CN_MEASURE.match(rest) or text[start - 1:start] == "第" or any(c in "十百千万亿" for c in s)):
                 continue
@@ -286,23 +290,31 @@ def find_times(text: str) -> list[Quantity]:
     return out
 
 
+CURRENCIES = frozenset({"usd", "cny", "eur", "gbp"})
+
+
 def quantities_match(claim: Quantity, evidence: Quantity) -> bool:
     """Whether an evidence quantity supports a claim quantity (same value; the claim may round).
 
     Exact equality, or the claim rounded to its own precision (``1.2 million`` for
-    1,213,000; ``约130万`` for 1,313,851) when within 5%. Units must agree when both sides
-    have one; a duration also matches a bare number equal to its written value
-    (``200 ms`` vs ``backoff_ms defaults to 200``).
+    1,213,000; ``约130万`` for 1,313,851) when within 5%. Units must agree: a claim with a
+    unit is not supported by a number with another unit (``10,000 元`` does not state
+    ``10,000 天``) nor by a bare number (``500`` does not state ``500MB`` or ``500
+    seconds``; see :func:`implied_units` for a unit the evidence names elsewhere, as in
+    ``backoff_ms defaults to 200``). Currencies are the exception: ``CNY 30,000`` is
+    supported by a bare ``30,000`` (a price list rarely repeats its currency). A claim
+    without a unit is supported by the same number with one.
     """
     if claim.kind == "time" or evidence.kind == "time":
         return claim.kind == evidence.kind and claim.value == evidence.value
     if claim.kind == "duration" and evidence.kind == "duration":
         a, b = claim.value, evidence.value
         return abs(a - b) <= 0.03 * max(abs(a), abs(b))
-    if claim.kind != evidence.kind:
-        return claim.raw is not None and evidence.raw is not None and claim.raw == evidence.raw and (
-            claim.unit is None or evidence.unit is None or claim.kind == "duration" or evidence.kind == "duration")
+    if claim.kind != evidence.kind:  # a bare claim number may repeat a duration's written value
+        return claim.kind == "number" and claim.unit is None and claim.raw is not None and claim.raw == evidence.raw
     if claim.unit and evidence.unit and claim.unit != evidence.unit:
+        return False
+    if claim.unit and not evidence.unit and claim.unit not in CURRENCIES:
         return False
     a, b = claim.value, evidence.value
     if abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b)):
@@ -310,3 +322,40 @@ def quantities_match(claim: Quantity, evidence: Quantity) -> bool:
     if claim.step and abs(a - b) < claim.step / 2 - 1e-9 * claim.step:
         return abs(a - b) <= 0.05 * max(abs(a), abs(b))
     return False
+
+
+_UNIT_NAMES = [(r"ms|millis(?:econds?)?|msecs?|毫秒", "ms"), (r"s|secs?|seconds?|秒", "s"), (r"mins?|minutes?|分钟", "min"),
+               (r"h|hrs?|hours?|小时", "h"), (r"d|days?|天", "d"), (r"mb", "mb"), (r"gb", "gb"), (r"kb", "kb"),
+               (r"pct|percent|%|百分比", "%")]
+_HINT = re.compile(
+    r"[A-Za-z0-9][_.-](?P<u1>ms|millis|msec|s|sec|secs|seconds|min|mins|minutes|h|hours|d|days|mb|gb|kb|pct)\b"
+    r"|单位(?:为|是)?\s*[:：]?\s*(?P<u2>毫秒|秒|分钟|小时|天|MB|GB|KB|%)"                               # 单位为秒
+    r"|[（(](?P<u3>毫秒|秒|分钟|小时|天|ms|s|sec|seconds|minutes|min|hours|days|MB|GB|KB|%)[)）]"          # 时长（秒）
+    r"|\bin (?P<u4>milliseconds|seconds|minutes|hours|days)\b", re.IGNORECASE)
+
+
+def implied_units(text: str) -> frozenset[str]:
+    """Units a text names for its bare numbers: ``backoff_ms`` (ms), ``单位为秒`` (s), ``(MB)``, ``in seconds``.
+
+    What it is for: a bare evidence number supports a claim with a unit only when the
+    evidence says which unit its numbers are in (config fields, tables with a unit
+    header); ``500`` alone does not state ``500 seconds``.
+    """
+    out = set()
+    for m in _HINT.finditer(text):
+        word = next(g for g in m.groups() if g).lower()
+        for pattern, code in _UNIT_NAMES:
+            if re.fullmatch(pattern, word, re.IGNORECASE):
+                out.add(code)
+                break
+    return frozenset(out)
+
+
+def bare_number_states(claim: Quantity, evidence: Quantity, units: frozenset[str]) -> bool:
+    """Whether a bare evidence number, read in one of ``units`` (:func:`implied_units`), states ``claim``."""
+    if evidence.kind != "number" or evidence.unit is not None or evidence.raw is None:
+        return False
+    if claim.kind == "duration":
+        return any(code in SECONDS and abs(evidence.raw * SECONDS[code] - claim.value)
+                   <= 0.03 * max(abs(claim.value), 1e-9) for code in units)
+    return claim.kind == "number" and claim.unit in units and claim.raw == evidence.raw
