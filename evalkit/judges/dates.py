@@ -77,6 +77,8 @@ _PATTERNS: list[re.Pattern[str]] = [re.compile(p, re.IGNORECASE) for p in (
     rf"(?:{_CNY}\s*年\s*)?(?:第\s*)?(?P<q>[一二三四1-4])\s*季度",
     rf"{_CNY}\s*年\s*(?:Q|q)(?P<q>[1-4])",
     rf"{_CNY}\s*年\s*{_CNM}\s*月(?!\s*\d)",
+    # a range of months: 4 到 6 月, 4—6 月 (each end is a month)
+    rf"(?<![\d{CN_NUM}]){_CNM}\s*(?:月\s*)?(?:到|至|-|–|~|～|—)\s*(?P<mon2>\d{{1,2}}|[{CN_NUM}]{{1,3}})\s*月(?![份\d])",
     rf"(?<!个)(?<![{CN_NUM}\d]){_CNM}\s*月(?![份\d])",
     # ISO-like: 2026-01-01, 2026/1/1, 2026.1.1
     rf"{_NB}{_Y}(?P<sep>[-/.])(?P<mon>\d{{1,2}})(?P=sep)(?P<d>\d{{1,2}}){_NA}",
@@ -140,6 +142,8 @@ def _values(m: re.Match[str]) -> list[DateValue]:
     out = [DateValue(y, mo, d)]
     if _group(m, "d2"):
         out.append(DateValue(y, mo, _num(m.group("d2"))))
+    if _group(m, "mon2"):
+        out.append(DateValue(y, _month(m.group("mon2"))))
     return out
 
 
@@ -161,7 +165,7 @@ def find_dates(text: str) -> list[DateMention]:
                 continue
             for i in range(m.start(), m.end()):
                 taken[i] = True
-            if len(values) == 2 and _group(m, "d2"):  # a range: two dates
+            if len(values) == 2 and (_group(m, "d2") or _group(m, "mon2")):  # a range: two dates
                 out += [DateMention((v,), m.group(0), m.start(), m.end()) for v in values]
             else:
                 out.append(DateMention(tuple(values), m.group(0), m.start(), m.end()))

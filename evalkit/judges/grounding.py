@@ -12,9 +12,12 @@ so atoms are grounded one by one, across passages, not all in one window:
   and dates of its segment; of a date, the names and codes. A segment that states values
   but names nothing ("2,240 万元" after "华南区更高：") takes the previous segment's subject.
 - An atom is **grounded** when a window (1-3 consecutive sentences of one passage) states
-  it and that passage also states its subject: the nearest name or code of its segment
-  and, for a value, the nearest date, when the answer (not the question) states them; a
+  it and that passage also states its subject: the nearest name or code before it in its
+  segment (else after it) and, for a value, the nearest date on either side, when the answer (not the question) states them; a
   subject the evidence never states is reported on its own and does not block its values.
+  A quarter or month the question gave ("Q2", "4 月") still binds its values in one way:
+  when the windows that state a value name periods, one of them must name the claim's (a
+  report on Q3 does not state a Q2 figure).
 - A number no passage states is still grounded when it is **derived**: the difference,
   sum or percentage change of two quantities the answer states and the evidence grounds
   (:mod:`evalkit.judges.derived`), as comparison answers write ("下降 270 万元（约 7.9%）").
@@ -153,7 +156,7 @@ def coverage(terms: Sequence[str], found_in: Sequence[Window]) -> float:
 
 # --- segments and subjects ---------------------------------------------------------------------
 _COORD = re.compile(
-    r"\s+(?:vs\.?|versus|and|while|whereas|compared (?:with|to)|against)\s+"
+    r"\s+(?:vs\.?|versus|and|to|while|whereas|compared (?:with|to)|against)\s+"
     r"|(?<=[\u4e00-\u9fff\d%）)A-Za-z])\s*(?:对比|相比|对|而|和|与|及|、)\s*(?=[\u4e00-\u9fffA-Za-z\d（(])", re.IGNORECASE)
 
 
@@ -224,14 +227,30 @@ def _subjects_of(i: int, segs: list[Segment], claim: Unit) -> list[int]:
     if seg is None or atom.kind in ("entity", "code"):
         return []
     out = []
-    for kinds in ({"entity", "code"}, {"date"} if atom.kind != "date" else set()):
-        cands = [j for j in seg.subjects if j != i and claim.atoms[j].kind in kinds]
-        before = [j for j in cands if claim.atoms[j].start < atom.start]
-        pick = max(before, key=lambda j: claim.atoms[j].start) if before else \
-            min(cands, key=lambda j: claim.atoms[j].start, default=None)
-        if pick is not None:
-            out.append(pick)
+    names = [j for j in seg.subjects if j != i and claim.atoms[j].kind in ("entity", "code")]
+    before = [j for j in names if claim.atoms[j].start < atom.start]
+    pick = max(before, key=lambda j: claim.atoms[j].start) if before else \
+        min(names, key=lambda j: claim.atoms[j].start, default=None)
+    if pick is not None:  # a name is what comes before its values ("LX-200 为 2GB")
+        out.append(pick)
+    dates = [j for j in seg.subjects if j != i and claim.atoms[j].kind == "date"] if atom.kind != "date" else []
+    if dates:  # a period sits on either side ("CNY 24.6m in Q3", "第三季度 3,150 万元"): the nearest one
+        out.append(min(dates, key=lambda j: (_gap(claim.atoms[j], atom), claim.atoms[j].start)))
     return out
+
+
+def _gap(a: Atom, b: Atom) -> int:
+    return max(a.start - b.end, b.start - a.end, 0)
+
+
+def _is_period(atom: Atom) -> bool:
+    """A quarter or a month (not a day, not a bare year): what a periodic report is about."""
+    return atom.kind == "date" and any((v.quarter or v.month) and not v.day for v in atom.dates)
+
+
+def _names_period(window: Window) -> bool:
+    """Whether a window names a quarter or a month (any date with one)."""
+    return any(v.quarter or v.month for a in window.pool.by_kind.get("date", []) for v in a.dates)
 
 
 def _same_script(atom: Atom, passage: AtomPool) -> bool:
@@ -262,6 +281,18 @@ def ground_atoms(claim: Unit, novel: Sequence[int], wins: Sequence[Window], pool
         stating = [w for w in wins if w.pool.supports(atom)]
         subjects = [claim.atoms[j] for j in _subjects_of(i, segs, claim) if in_evidence.get(j)]
         g.subjects = [s.describe() for s in subjects]
+        periods = [claim.atoms[j] for j in _subjects_of(i, segs, claim) if j not in novel_set
+                   and atom.kind in VALUE_KINDS and _is_period(claim.atoms[j])]
+        if stating and periods:  # a period the question gave ("Q2", "4 月"): not a report on another one
+            named = [w for w in stating if _names_period(w)]
+            same = [w for w in named if all(w.pool.supports(p) for p in periods)]
+            if named and not same:
+                g.window = stating[0]
+                g.problem = (f"{atom.describe()} is in the evidence ({', '.join(sorted({w.passage_id for w in stating})[:3])})"
+                             f" but for another period than {', '.join(p.describe() for p in periods)}")
+                out.append(g)
+                continue
+            stating = same or stating
         if stating:
             with_subject = [w for w in stating if all(pools[w.passage_id].supports(s) for s in subjects
                                                       if _same_script(s, pools[w.passage_id]))]

@@ -139,7 +139,8 @@ _CUR_AFTER = re.compile(r"\s?(?:" + _alt(_CURRENCY_SUFFIX) + r")(?![A-Za-z])")
 _CUR_BEFORE = re.compile(r"(?:" + _alt(_CURRENCY_PREFIX) + r")\s?$")
 _SCALE_AFTER = re.compile(r"\s?(?:" + _alt(_SCALE_SUFFIX) + r")(?![A-Za-z])")
 _NUMBER = re.compile(
-    rf"(?P<pct>百分之(?P<pctnum>{_CN_RUN}|{_ARABIC}))|(?<![A-Za-z0-9.,\-/:])(?P<ar>{_ARABIC})(?![0-9])(?!\.\d)"
+    rf"(?P<pct>百分之(?P<pctnum>{_CN_RUN}|{_ARABIC}))"
+    rf"|(?:(?<![A-Za-z0-9.,\-/:])(?P<neg>[-−])|(?<![A-Za-z0-9.,/:])(?<![A-Za-z_]-)(?<!^-)(?<![\s(（~～]-))(?P<ar>{_ARABIC})(?![0-9])(?!\.\d)"
     rf"|(?P<cn>{_CN_RUN})|(?P<halfzh>半)(?=个?(?:小时|钟头|天|日|年|月|周|星期))"
     rf"|(?<![A-Za-z])(?P<en>{_EN_RUN}|half|a|an)(?![A-Za-z])", re.IGNORECASE)
 _RATE_BEFORE = re.compile(r"(?:\d|[$¥€£%]|\b(?:USD|CNY|RMB|EUR|GBP|dollars?|euros?|yuan|once|twice|thrice|times|per)"
@@ -152,6 +153,10 @@ _CN_MEASURE = re.compile(
 _CN_NOT_NUMBER = re.compile(r"^(?:一个|十分|万一|一一|一些|一般|一直|一样|一起|一定|一切|一旦|一致|一同|一向|一再|一律)")
 _CHENG_WORD = re.compile(r"成(?:为|功|本|立|果|员|都|绩|熟|交|长|年|就|品|型|像|分|效|批|套|行|形|全|人|语)")
 _HALF = re.compile(r"\s*(?:and\s+a\s+half|半)")
+# "from 19.8 to 24.6 million", "2.2 到 2.8 米": the second number's scale and unit are the first's too
+_RANGE_NEXT = re.compile(rf"\s*(?:to|-|–|~|～|and|or|至|到)\s*(?=(?:US\$|\$|¥|￥|€|£)?{_ARABIC})", re.IGNORECASE)
+# a unit evalkit does not know, written as a capitalised token after the number: 4 TOPS, 30 FPS, 100 Mbps
+_UNIT_WORD = re.compile(r"\s?(?P<uw>[A-Z]{2,6}s?|[MGKT]bps|fps|dBm?|lux|nits?)(?![A-Za-z])")
 
 
 def _duration_or_other(value: float, unit: object, kind_code: str | None) -> tuple[str, float, str | None]:
@@ -179,6 +184,8 @@ def find_quantities(text: str) -> list[Quantity]:
             digits = re.sub(r"[,\s\u00a0\u202f]", "", m.group("ar"))
             value = float(digits)
             decimals = len(digits.split(".")[1]) if "." in digits else 0
+            if m.group("neg") or re.search(r"零下\s*$", text[:start]):  # -20°C, 零下 20 度
+                value = -value
         elif m.group("halfzh"):
             value, decimals = 0.5, 0
         elif m.group("cn"):
@@ -201,13 +208,17 @@ def find_quantities(text: str) -> list[Quantity]:
                 if w != "half" and _RATE_BEFORE.search(text[:start]):
                     continue  # "$49 a month", "twice a day": a rate, not a duration
                 nxt = _UNIT_AFTER.match(text, end)
-                if w == "half" and re.match(r"\s+an?\s", text[end:end + 4]):
+                big = re.match(r"\s+an?(?=\s+(?:million|billion|thousand|trillion)\b)", text[end:], re.IGNORECASE)
+                if w == "half" and big:  # half a million: the scale word follows
+                    value, decimals, end = 0.5, 0, end + big.end()
+                elif w == "half" and re.match(r"\s+an?\s", text[end:end + 4]):
                     nxt = _UNIT_AFTER.match(text, end + len(re.match(r"\s+an?", text[end:]).group(0)))
-                if not nxt or _which(nxt, _DURATION_UNITS + _OTHER_UNITS) not in SECONDS:
+                if not big and (not nxt or _which(nxt, _DURATION_UNITS + _OTHER_UNITS) not in SECONDS):
                     continue
-                value, decimals = (0.5 if w == "half" else 1.0), 0
-                if w == "half":
-                    end = nxt.start()
+                if not big:
+                    value, decimals = (0.5 if w == "half" else 1.0), 0
+                    if w == "half":
+                        end = nxt.start()
             else:
                 if w == "one" and not (_UNIT_AFTER.match(text, end) or _SCALE_AFTER.match(text, end)
                                        or text[end:end + 1] == "-"):
@@ -249,6 +260,20 @@ def find_quantities(text: str) -> list[Quantity]:
                 kind, qv, unit = _duration_or_other(value, code, code if code in SECONDS else None)
                 if kind == "number":
                     unit = str(code)
+            elif not sm and not cb and (nxt := _RANGE_NEXT.match(text, end)):
+                other = find_quantities(text[nxt.end():nxt.end() + 40])
+                o = other[0] if other and other[0].start == 0 else None
+                wm = re.match(rf"(?:US\$|\$|¥|￥|€|£)?({_ARABIC})", o.text) if o is not None else None
+                written = abs(float(re.sub(r"[^\d.]", "", wm.group(1)) or 0)) if wm else 0.0
+                scale = abs(o.raw or o.value) / written if o is not None and o.kind == "number" and written else 1.0
+                if o is not None and (o.unit or o.kind == "duration" or scale != 1.0):
+                    if o.kind == "duration":
+                        kind, qv, raw, unit = "duration", value * SECONDS[str(o.unit)], value, o.unit
+                    else:
+                        qv = raw = value * scale
+                        step, unit = step * scale, o.unit
+            if kind == "number" and unit is None and (uw := _UNIT_WORD.match(text, end)):
+                unit = uw.group("uw").lower()  # 4 TOPS is not 4 GB
         hedged = _HEDGE.search(text[:start]) or re.match(r"\s*(?:左右|上下|多|余)", text[end:end + 3])
         if hedged and raw and raw == int(raw) and not decimals:
             zeros = len(str(int(raw))) - len(str(int(raw)).rstrip("0"))

@@ -231,3 +231,56 @@ def test_every_verdict_names_the_passage_that_decided_it(judge):
     (c,) = claims(judge, "?", "华南区为 3,420 万元。", ["sales-002", "sales-005"])
     assert c.verdict == "unsupported" and re.search(r"in the evidence \(sales-002\) but not with entity '华南区'",
                                                     c.reason), c.reason
+
+
+# --- found on the paraphrase set's dev split (benchmarks/data/judge_paraphrases.jsonl) ---------------
+@pytest.mark.parametrize("text, expected", [
+    ("-20°C ~ 60°C", [("number", -20.0, "c"), ("number", 60.0, "c")]),
+    ("工作温度从零下 20 度到 60 度", [("number", -20.0, "c"), ("number", 60.0, "c")]),
+    ("from 19.8 to 24.6 million", [("number", 19.8e6, None), ("number", 24.6e6, None)]),
+    ("建议安装 2.2 到 2.8 米高", [("number", 2.2, "m"), ("number", 2.8, "m")]),
+    ("hold it for 10-15 seconds", [("duration", 10.0, "s"), ("duration", 15.0, "s")]),
+    ("roughly half a million dollars more", [("number", 5e5, "usd")]),
+    ("LX-300 为 8 TOPS", [("number", 8.0, "tops")]),
+    ("12–48V DC", [("number", 12.0, None), ("number", 48.0, None)]),
+])
+def test_signs_ranges_and_unit_words(text, expected):
+    from evalkit.judges.quantities import find_quantities
+
+    assert [(q.kind, q.value, q.unit) for q in find_quantities(text)] == expected
+
+
+def test_a_month_range_is_two_months():
+    from evalkit.judges.dates import find_dates
+
+    assert [str(v) for d in find_dates("体检一般在 4 到 6 月") for v in d.values] == ["????-04", "????-06"]
+
+
+@pytest.mark.parametrize("answer, verdict", [
+    ("工作温度从零下 20 度到 60 度。", "supported"),
+    ("-10°C ~ 60°C。", "unsupported"),   # the sign is part of the value
+])
+def test_negative_temperatures(judge, answer, verdict):
+    assert claims(judge, "LX-200 的工作温度范围是多少？", answer, ["prod-001"])[0].verdict == verdict
+
+
+def test_a_figure_from_a_report_on_another_period_is_caught(judge):
+    q = "How did North China revenue change from Q2 to Q3 2025?"
+    (ok,) = claims(judge, q, "It went from CNY 19.8m in Q2 to CNY 24.6m in Q3.", ["sales-008", "sales-009"])
+    (swapped,) = claims(judge, q, "It fell from CNY 24.6 million in Q2 to CNY 19.8 million in Q3.",
+                        ["sales-008", "sales-009"])
+    assert ok.verdict == "supported", ok.reason
+    assert swapped.verdict == "unsupported" and "another period" in swapped.reason
+
+
+def test_an_unknown_unit_word_is_a_unit(judge):
+    q = "LX-300 和 Tessary T300 的 AI 算力相比如何？"
+    assert claims(judge, q, "LX-300 为 8 TOPS，比 T300 高。", ["prod-003", "sup-010"])[0].verdict == "unsupported"
+    assert claims(judge, q, "LX-300 为 4 TOPS，T300 为 6 TOPS。", ["prod-003", "sup-010"])[0].verdict == "supported"
+
+
+def test_half_a_million_is_a_derived_difference(judge):
+    (c,) = claims(judge, "Compare overseas revenue in Q2 and Q3 2025.",
+                  "It grew from USD 2.1 million in Q2 to USD 2.6 million in Q3, roughly half a million dollars more.",
+                  ["sales-010", "sales-011"])
+    assert c.verdict == "supported" and "derived" in c.reason, c.reason
