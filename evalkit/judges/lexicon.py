@@ -24,7 +24,8 @@ _EN_NOT_NEGATING = re.compile(
     r"\bwhether or not\b|\brather than\b|\binstead of\b|^\s*no\b(?=\s*[,.;:!])", re.IGNORECASE)
 _EN_NEG = re.compile(
     r"\bno longer\b|\bnot any longer\b|\b(?:not|no|never|cannot|without|neither|nor|none|nobody|nothing|nowhere|unable|unavailable|"
-    r"unsupported|prohibit\w*|forbid\w*|disallow\w*)\b|\b\w+n['’]t\b|\bnon-\w+", re.IGNORECASE)
+    r"unsupported|prohibit\w*|forbid\w*|disallow\w*|fail(?:s|ed|ure)?|refuse[sd]?|reject(?:s|ed)?|retired|"
+    r"discontinued|disabled|blocked)\b|\b\w+n['’]t\b|\bnon-\w+", re.IGNORECASE)
 _ZH_NOT_NEGATING = re.compile(
     r"不仅|不但|不过|不断|不少|不久|不同|不管|不论|不错|不得不|不停|不时|不超过|不低于|不少于|不多于|不高于|不大于|"
     r"(?:不|不得|不能|不应|不可|不宜|不会)(?:超过|低于|少于|多于|高于|大于|小于|迟于|晚于|早于)|而不是|而非|无论|毫无疑问|无锡|无线|无人机|非常|除非|非洲|南非|是非|未来|是否|否则|"
@@ -33,15 +34,18 @@ _ZH_NOT_NEGATING = re.compile(
 # inside a longer word is a lexical prefix, not a negation of the clause (不当 "improper",
 # 非正式 "informal", 无线 "wireless", 不满 "dissatisfied").
 _ZH_CUE_TOKEN = re.compile(r"^(?:(?:绝|决|从|并|永|也|都|还)?(?:不|没|无|未|非|毋|勿)(?:会|能|得|可|要|用|该|应|需|须|必|曾|再|予|准|许|让|在|是|宜)?"
-                           r"|没有|无法|从未|未经.*|禁止.*|勿|别|不再|(?:不|无|毋|勿)须.*|无需.*|不必.*)$")
+                           r"|没有|无法|从未|未经.*|禁止.*|勿|别|不再|(?:不|无|毋|勿)须.*|无需.*|不必.*"
+                           # words that say "not" by meaning: 加载失败 = 没能加载, 已停用 = 不能再用
+                           r"|失败|拒绝|停用|禁用|作废|失效|废止|拦截)$")
 
 
 def negation_spans(text: str) -> list[tuple[str, int]]:
     """Each negation cue of ``text`` with the offset just after it (where its scope starts).
 
     English: not, no, never, no longer, cannot, n't, without, neither, nor, none, non-...,
-    unable, prohibited...; Chinese: jieba words 不, 没有, 未, 无, 非, 禁止, 不得, 不能, 无法,
-    无须, 不须, 无需, 不必, 勿, 别...
+    unable, prohibited, failed, refused, retired, disabled, blocked...; Chinese: jieba words
+    不, 没有, 未, 无, 非, 禁止, 不得, 不能, 无法, 无须, 不须, 无需, 不必, 勿, 别, and words that
+    negate by meaning (失败, 拒绝, 停用, 禁用, 作废, 失效, 废止, 拦截)...
     Look-alikes are removed first: bounds ("no more than", 不超过, 不得低于), "not only",
     "rather than", 而不是, 无论, 非常, 是否; and a leading answer word ("No, ...") is not a
     cue: it answers the question, the clause carries the polarity.

@@ -225,7 +225,16 @@ class OfflineJudge:
             s.coverage = coverage(claim.terms, [best])
         zh = is_chinese(claim.text)
         s.cross_lingual = not any(w.zh == zh for w in wins)
-        # polarity compares words: only with evidence in the claim's language
-        pol = check_polarity(claim.clauses, [c for w in used if w.zh == zh for c in w.clauses], q_negated)
+        # polarity compares words: only with evidence in the claim's language; each clause also
+        # with the window that matches it best ("..., and it covers damage from lightning")
+        same_lang = [w for w in wins if w.zh == zh]
+        checked = [w for w in used if w.zh == zh]
+        for c in claim.clauses:
+            if c.terms and same_lang:
+                terms = sorted(c.terms)
+                w = max(same_lang, key=lambda w: (coverage(terms, [w]), -len(w.sentences), -w.index))
+                if w not in checked and coverage(terms, [w]) >= 0.5:
+                    checked.append(w)
+        pol = check_polarity(claim.clauses, [c for w in checked for c in w.clauses], q_negated)
         s.negation_missing, s.flip, s.flip_reason = pol.negation_missing, pol.flip, pol.flip_reason
         return s

@@ -29,19 +29,20 @@ EN_WORDS.update({"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 
 EN_SCALE = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000,
             "trillion": 1_000_000_000_000}
 
-SECONDS = {"ms": 0.001, "s": 1, "min": 60, "h": 3600, "d": 86400, "w": 604800,
+SECONDS = {"ms": 0.001, "s": 1, "min": 60, "h": 3600, "d": 86400, "wd": 86400, "w": 604800,
            "mo": 31_557_600 / 12, "y": 31_557_600}
 _DURATION_UNITS = [
     (r"milliseconds?|msecs?|ms|毫秒", "ms"), (r"seconds?|secs?|秒钟|秒", "s"),
     (r"minutes?|mins?|分钟", "min"), (r"hours?|hrs?|小时|钟头|个小时", "h"),
-    (r"(?:calendar|working|business|natural|consecutive)\s+days?|个?工作日|个?自然日|days?|天|日", "d"),
+    (r"(?:working|business)\s+days?|个?工作日", "wd"),
+    (r"(?:calendar|natural|consecutive)\s+days?|个?自然日|days?|天|日", "d"),
     (r"weeks?|wks?|周|星期|个星期|个周", "w"), (r"months?|个月|个多月", "mo"), (r"years?|yrs?|年", "y"),
 ]
 _OTHER_UNITS = [
     (r"%|％|percent|per cent|pct|个百分点", "%"), (r"kilometres?|kilometers?|km|公里|千米", "km"),
     (r"metres?|meters?|m|米", "m"), (r"centimetres?|centimeters?|cm|厘米", "cm"), (r"mm|毫米", "mm"),
     (r"kilograms?|kg|公斤|千克", "kg"), (r"tonnes?|tons?|吨", "t"), (r"mAh", "mah"), (r"kW|千瓦", "kw"),
-    (r"watts?|W|瓦", "watt"), (r"TB", "tb"), (r"GB", "gb"), (r"MB", "mb"), (r"°C|℃|摄氏度|度", "c"),
+    (r"watts?|W|瓦", "watt"), (r"TB", "tb"), (r"GB", "gb"), (r"MB", "mb"), (r"°C|℃|摄氏度", "c"), (r"°|度", "deg"),
 ]
 _CURRENCY_PREFIX = [(r"US\$|\$|USD\s?", "usd"), (r"¥|￥|CNY\s?|RMB\s?|人民币", "cny"), (r"€|EUR\s?", "eur"),
                     (r"£|GBP\s?", "gbp")]
@@ -145,6 +146,8 @@ _NUMBER = re.compile(
     rf"|(?<![A-Za-z])(?P<en>{_EN_RUN}|half|a|an)(?![A-Za-z])", re.IGNORECASE)
 _RATE_BEFORE = re.compile(r"(?:\d|[$¥€£%]|\b(?:USD|CNY|RMB|EUR|GBP|dollars?|euros?|yuan|once|twice|thrice|times|per)"
                           r")\s*$", re.IGNORECASE)
+_COUNT_BEFORE = re.compile(r"(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|thirty|"
+                           r"hundred|thousand))\s+[A-Za-z-]+(?:\s+[A-Za-z-]+)?\s+$", re.IGNORECASE)  # "600 requests "
 _MONEY_SCALE = re.compile(r"\s?(m|b)(?![A-Za-z])")  # $48.2m, $1.2b
 _CN_MEASURE = re.compile(
     r"(?:个|多|余)?(?:台|家|人|名|位|次|元|块|角|天|日|年|月|周|星期|小时|钟头|分钟|秒|米|公里|千米|厘米|毫米|千克|公斤|克|吨|根|节|条|项|"
@@ -180,6 +183,15 @@ def find_quantities(text: str) -> list[Quantity]:
             if v is not None:
                 out.append(Quantity("number", v, m.group(0), start, end, "%", v))
             continue
+        fm = re.match(rf"([{CN_NUM}]{{1,3}}|\d{{1,3}})分半钟?", text[start:start + 8])
+        if fm and not m.group("pct"):  # 一分半钟 = 90 秒
+            n = fm.group(1)
+            v = float(n) if n.isdigit() else parse_cn_number(n)
+            if v is not None:
+                q_end = start + fm.end()
+                out.append(Quantity("duration", (v + 0.5) * 60, text[start:q_end], start, q_end, "min", v + 0.5))
+                consumed = q_end
+                continue
         if m.group("ar"):
             digits = re.sub(r"[,\s\u00a0\u202f]", "", m.group("ar"))
             value = float(digits)
@@ -205,8 +217,8 @@ def find_quantities(text: str) -> list[Quantity]:
         else:
             w = m.group("en").lower()
             if w in ("a", "an", "half"):
-                if w != "half" and _RATE_BEFORE.search(text[:start]):
-                    continue  # "$49 a month", "twice a day": a rate, not a duration
+                if w != "half" and (_RATE_BEFORE.search(text[:start]) or _COUNT_BEFORE.search(text[:start])):
+                    continue  # "$49 a month", "twice a day", "600 requests a minute": a rate, not a duration
                 nxt = _UNIT_AFTER.match(text, end)
                 big = re.match(r"\s+an?(?=\s+(?:million|billion|thousand|trillion)\b)", text[end:], re.IGNORECASE)
                 if w == "half" and big:  # half a million: the scale word follows
@@ -333,12 +345,14 @@ def quantities_match(claim: Quantity, evidence: Quantity) -> bool:
     if claim.kind == "time" or evidence.kind == "time":
         return claim.kind == evidence.kind and claim.value == evidence.value
     if claim.kind == "duration" and evidence.kind == "duration":
+        if (claim.unit == "wd") != (evidence.unit == "wd"):
+            return False  # 1 个工作日 is not 24 hours
         a, b = claim.value, evidence.value
         return abs(a - b) <= 0.03 * max(abs(a), abs(b))
     if claim.kind != evidence.kind:  # a bare claim number may repeat a duration's written value
         return claim.kind == "number" and claim.unit is None and claim.raw is not None and claim.raw == evidence.raw
-    if claim.unit and evidence.unit and claim.unit != evidence.unit:
-        return False
+    if claim.unit and evidence.unit and claim.unit != evidence.unit and {claim.unit, evidence.unit} != {"c", "deg"}:
+        return False  # 60 度 may be 60°C; 30° is 30 度
     if claim.unit and not evidence.unit and claim.unit not in CURRENCIES:
         return False
     a, b = claim.value, evidence.value

@@ -330,6 +330,10 @@ class AtomPool:
             stripped = re.sub(r"(?:省|市|县|区|州|股份有限公司|有限公司|公司|集团)$", "", k)
             if len(stripped) >= 2 and stripped in self.compact:
                 return True
+            # jieba sometimes glues a preposition to a name (由澄屏, 在上海): the name without it
+            bare = re.sub(r"^[由在从向被给和与对把将经]", "", k)
+            if bare != k and len(bare) >= 2 and bare in self.compact:
+                return True
             # a merged name (哈勃 + 望远镜): every word of it is there
             return bool(atom.parts) and all(re.sub(r"\s", "", p) in self.compact for p in atom.parts)
         toks = [t for t in re.findall(r"[a-z0-9\u00e0-\u024f]+", key) if t not in _CONNECT]

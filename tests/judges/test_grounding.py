@@ -236,7 +236,7 @@ def test_every_verdict_names_the_passage_that_decided_it(judge):
 # --- found on the paraphrase set's dev split (benchmarks/data/judge_paraphrases.jsonl) ---------------
 @pytest.mark.parametrize("text, expected", [
     ("-20°C ~ 60°C", [("number", -20.0, "c"), ("number", 60.0, "c")]),
-    ("工作温度从零下 20 度到 60 度", [("number", -20.0, "c"), ("number", 60.0, "c")]),
+    ("工作温度从零下 20 度到 60 度", [("number", -20.0, "deg"), ("number", 60.0, "deg")]),
     ("from 19.8 to 24.6 million", [("number", 19.8e6, None), ("number", 24.6e6, None)]),
     ("建议安装 2.2 到 2.8 米高", [("number", 2.2, "m"), ("number", 2.8, "m")]),
     ("hold it for 10-15 seconds", [("duration", 10.0, "s"), ("duration", 15.0, "s")]),
@@ -284,3 +284,39 @@ def test_half_a_million_is_a_derived_difference(judge):
                   "It grew from USD 2.1 million in Q2 to USD 2.6 million in Q3, roughly half a million dollars more.",
                   ["sales-010", "sales-011"])
     assert c.verdict == "supported" and "derived" in c.reason, c.reason
+
+
+# --- found on the paraphrase set's first test split (then used as development data) ---------------
+@pytest.mark.parametrize("text, expected", [
+    ("Team tenants can make 600 requests a minute.", [("number", 600.0, None)]),  # a rate, not "a minute"
+    ("You can work remotely two days a week.", [("duration", 172800.0, "d")]),
+    ("默认 90 秒，也就是一分半钟。", [("duration", 90.0, "s"), ("duration", 90.0, "min")]),
+    ("事后 1 个工作日内补充说明", [("duration", 86400.0, "wd")]),
+])
+def test_rates_working_days_and_half_minutes(text, expected):
+    from evalkit.judges.quantities import find_quantities
+
+    assert [(q.kind, q.value, q.unit) for q in find_quantities(text)] == expected
+
+
+def test_a_working_day_is_not_24_hours(judge):
+    q = "What is the maximum validity of temporary production environment access?"
+    assert claims(judge, q, "Up to 24 hours per grant.", ["sec-008"])[0].verdict == "unsupported"
+
+
+def test_degrees_and_glued_prepositions(judge):
+    q = "LX-300 用于人数统计时推荐安装多高？"
+    assert claims(judge, q, "建议装在 2.2 到 2.8 米高，镜头朝下倾斜 30 到 45 度。", ["prod-019"])[0].verdict == "supported"
+    (c,) = claims(judge, "LX-300 的触摸屏是哪家供应商提供的？", "触摸屏 MS-7T 由澄屏光电（厦门）供应。",
+                  ["prod-003", "sup-005"])
+    assert c.verdict == "supported", c.reason
+
+
+@pytest.mark.parametrize("answer, doc, verdict", [
+    ("NPU 模型没能加载，模型文件的校验和对不上。", "prod-009", "supported"),    # 没能加载 = 加载失败
+    ("要装 LanLink，旧的 SecureTunnel 已经不能用了。", "it-004", "supported"),  # 已停用
+    ("36 months from the date of shipment, and it covers damage from lightning.", "prod-012", "unsupported"),
+])
+def test_words_that_negate_by_meaning(judge, answer, doc, verdict):
+    (c,) = claims(judge, "?", answer, [doc])
+    assert c.verdict == verdict, c.reason
