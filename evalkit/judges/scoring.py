@@ -201,6 +201,8 @@ def report_rows(preds: Sequence[Prediction]) -> dict[str, Metrics]:
     error type (an error type's slice is its own cases plus all supported cases of the same
     languages, so its false alarms are shared)."""
     rows = {"overall": metrics(preds)}
+    if any(p.case.error_type == "entity_present" for p in preds):  # the known blind spot, left out
+        rows["overall without entity_present"] = metrics(p for p in preds if p.case.error_type != "entity_present")
     for lang in sorted({p.case.lang for p in preds}):
         rows[f"lang={lang}"] = metrics(p for p in preds if p.case.lang == lang)
     for kind in sorted({p.case.kind for p in preds if p.case.kind}):
