@@ -77,9 +77,16 @@ _EN = [
     r"\b(?:there\s+is|there's|i\s+have|i've\s+got|we\s+have)\s+no\s+(?:\w+\s+){0,2}?" + _INFO_EN + r"\b",
     r"\b" + _SOURCE_EN + r"\s+(?:\w+\s+){0,3}?(?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't|has\s+no|have\s+no|"
     r"contains?\s+no|makes?\s+no|gives?\s+no|provides?\s+no)\s+(?:\w+\s+)?(?:contain|mention|include|provide|say|cover|"
-    r"specify|state|address|have|give|list|show|discuss|describe|information|details|mention|answer|reference)",
+    r"specify|state|address|have|give|list|show|discuss|describe|tell|explain|indicate|answer|clarify|information|"
+    r"details|reference)",
     r"\b" + _SOURCE_EN + r"\s+(?:\w+\s+){0,2}?(?:has|have|contains?|gives?|lists?|includes?|shows?)\s+no\b",
     r"\bnone\s+of\s+the\s+" + _SOURCE_EN,
+    r"\b" + _SOURCE_EN + r"\s+(?:\w+\s+){0,2}?(?:says?|said|has|have|contains?|gives?|mentions?|provides?|offers?)\s+nothing\b",
+    r"\bnothing\s+(?:\w+\s+)?(?:in|from)\s+(?:the\s+)?(?:\w+\s+)?" + _SOURCE_EN,
+    r"\b" + _SOURCE_EN + r"\s+(?:is|are|was|were|seems?|appears?)\s+(?:\w+\s+)?(?:insufficient|silent|inconclusive)",
+    r"\b(?:i|we)\s+(?:don't|do\s+not|didn't|did\s+not)\s+have\s+(?:any\s+|enough\s+|the\s+)?(?:relevant\s+)?" + _INFO_EN,
+    r"\b(?:isn't|is\s+not|aren't|are\s+not|not)\s+(?:answered\s+)?(?:anywhere\s+)?(?:in|within)\s+(?:the\s+|any\s+of\s+the\s+)?"
+    r"(?:\w+\s+){0,2}?" + _SOURCE_EN,
     r"\b(?:not|isn't|is\s+not|aren't|are\s+not|wasn't|was\s+not)\s+(?:\w+\s+)?(?:mentioned|covered|specified|stated|found|"
     r"available|provided|included|given|addressed|listed|described)\s+(?:in|by|within)\s+(?:the\s+|any\s+of\s+the\s+|my\s+)?"
     + _SOURCE_EN,
@@ -95,7 +102,10 @@ _SOURCE_ZH = (r"(?:知识库|资料|文档|文件|参考资料|参考信息|检�
 _INFO_ZH = r"(?:相关|有关|任何|具体|足够的?|可靠的?|这方面的?|该问题的?|此类)?(?:信息|资料|内容|数据|记录|说明|答案|证据|规定)"
 _ZH = [
     r"不知道", r"(?:我|暂时?|目前)不(?:太)?清楚",
-    r"无法(?:回答|确定|提供|找到|判断|得知|查到|给出|确认|获知|知道|解答)",
+    r"(?:无法|没法|无从)(?:回答|确定|提供|找到|判断|得知|查到|给出|确认|获知|知道|解答|作答)",
+    r"不能(?:回答|作答|解答)",
+    r"(?:无法|没法|无从)(?:从|在|根据|通过)[^。，,.]{0,14}?(?:得知|确定|回答|判断|找到|获知|作答|查到)",
+    r"(?:未能|没能|没有|未)(?:在|从)[^。，,.]{0,14}?(?:找到|查到|检索到|搜索到)",
     r"(?:没有|没能|未能|并未|未|无法)(?:找到|检索到|查到|搜索到|发现|查询到)",
     r"找不到|查不到|搜不到|检索不到",
     _SOURCE_ZH + r"(?:中|里|内|里面)?(?:也|均|都|并)?(?:没有|未|并未|没|不|尚未)(?:包含|提及|提到|涉及|说明|记载|列出|给出|"
@@ -103,7 +113,7 @@ _ZH = [
     _SOURCE_ZH + r"(?:中|里|内|里面)?(?:也|均|都|并)?(?:没有|无|暂无|缺乏|缺少)",  # 知识库没有香港的标准
     r"(?:没有|暂无|缺乏|缺少|无)" + _INFO_ZH.replace("(?:相关|", "(?:相关的?|"),
     r"(?:抱歉|对不起|很遗憾)[^。！？]{0,20}(?:无法|不能|没有|找不到|未能|没能)",
-    r"超出了?(?:我的|知识库的?|资料的?)?(?:知识|回答|能力)?范围",
+    r"超出了?[^。，,.]{0,10}?范围",
     r"不足以(?:回答|确定|判断)",
     r"no reliable evidence|insufficient (?:evidence|information)",
 ]
