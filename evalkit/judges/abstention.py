@@ -117,6 +117,48 @@ _ZH = [
     r"不足以(?:回答|确定|判断)",
     r"no reliable evidence|insufficient (?:evidence|information)",
 ]
+# --- the compositional rule: a lack word near an information or ability word, with the source or
+# the speaker nearby ("I'm not finding anything in our docs", "就目前的资料来看，这一点没有记载")
+_LACK = re.compile(
+    r"\b(?:not|no|nothing|none|never|cannot|can't|couldn't|don't|doesn't|didn't|isn't|aren't|wasn't|won't|without|"
+    r"lacks?|lacking|missing|insufficient|unable|unavailable|unknown)\b|n't\b|"
+    r"没有?|未|无(?!论)|不(?!同|仅|但|少|断|久)|缺乏|缺少|不足|找不[到着]|查不[到着]|看不[到着]|搜不[到着]|答不上|回答不了|说不了|"
+    r"不可用", re.IGNORECASE)
+_SPEAKER = re.compile(r"\b(?:i|i'm|i've|i'd|we|we're|me|my)\b|我", re.IGNORECASE)
+_SOURCE = re.compile(_SOURCE_EN.replace("(?:", "(?:reports?|", 1) + r"|" + _SOURCE_ZH + r"|\bsearch(?:es)?\b|段落|摘录|来源|报告|报表|手头|搜索|检索",
+                     re.IGNORECASE)
+_ABILITY = re.compile(r"\b(?:find\w*|found|locat\w*|see|seeing|answer\w*|respond|say|tell|determine|know|confirm|"
+                      r"documented|mention\w*|cover\w*|specif\w*|state[sd]?|address\w*|give[sn]?|provide[sd]?|"
+                      r"contain\w*|include[sd]?)\b|"
+                      r"找|查|答|回复|知道|确定|清楚|说|记载|提及|提到|涉及|给出|包含|作答", re.IGNORECASE)
+_INFO = re.compile(r"\b(?:information|info|details?|data|answers?|anything|nothing|mentions?|records?|results?|"
+                   r"evidence|entry|entries)\b|信息|答案|内容|数据|记录|结果|证据|说法|条目|这个|这一点", re.IGNORECASE)
+_STRONG = re.compile(r"\b(?:answer|respond|reply)\b|回答|作答|回复|答复|解答|得知|获知", re.IGNORECASE)
+_OPENING_DOUBT = re.compile(r"^\W*(?:不清楚|不知道|不确定|不太确定|unknown|not sure)\b", re.IGNORECASE)
+NEAR, FAR = 35, 45  # characters: a lack word and what it negates; and the source or speaker around them
+
+
+def _near(pattern: re.Pattern[str], text: str, at: int, span: int, before: int | None = None) -> bool:
+    """A match of ``pattern`` within ``span`` characters after ``at`` (or ``before`` characters before it)."""
+    back = span if before is None else before
+    return any(at - back <= m.end() and m.start() <= at + span for m in pattern.finditer(text))
+
+
+def _compositional(text: str) -> re.Match[str] | None:
+    """The first lack word that makes a refusal (see the module docstring), or None."""
+    for clause in re.finditer(r"[^.!?。！？;；\n]+", text):
+        c = clause.group(0)
+        if _OPENING_DOUBT.search(c):
+            return _OPENING_DOUBT.search(text, clause.start())
+        for m in _LACK.finditer(c):
+            # what is lacking follows the lack word ("没有记载", "not ... mentions"), or just precedes it ("信息不足")
+            what = _near(_INFO, c, m.start(), NEAR, 10) or _near(_ABILITY, c, m.start(), NEAR, 6)
+            who = _near(_SOURCE, c, m.start(), FAR) or _near(_SPEAKER, c, m.start(), FAR)
+            if (what and who) or _near(_STRONG, c, m.start(), 8):
+                return _LACK.search(text, clause.start() + m.start())
+    return None
+
+
 # a negation of the subject, not of the source: "也未提供住宿补贴", "不得再次借款" are answers
 _CONTRAST = re.compile(r"(?:,|，|;|；|\.|。)?\s*(?:\bbut\b|\bhowever\b|\balthough\b|不过|但是|但|然而)", re.IGNORECASE)
 _REFUSAL = re.compile("|".join(f"(?:{p})" for p in _EN + _ZH), re.IGNORECASE | re.MULTILINE)
@@ -161,12 +203,13 @@ def detect_abstention(answer: str, *, finish_reason: str | None = None, extra_pa
         return Abstention(True, "content_filter", "finish_reason=content_filter")
     if not text.strip():
         return Abstention(True, "empty")
-    m = _REFUSAL.search(text)
+    m = _REFUSAL.search(text) or _compositional(text)
     if m is None:
         return Abstention(False, "answer")
     after = _CONTRAST.search(text, m.end())
     if after is not None:
         rest = re.sub(r"[\W_]+", "", text[after.end():])
-        if len(rest) >= MIN_ANSWER_AFTER_CONTRAST and not _REFUSAL.search(text, after.end()):
+        if len(rest) >= MIN_ANSWER_AFTER_CONTRAST and not _REFUSAL.search(text, after.end()) \
+                and not _compositional(text[after.end():]):
             return Abstention(False, "partial", m.group(0))
     return Abstention(True, "refusal", m.group(0))
