@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalSetError, did_you_mean
-from evalkit.evalsets.evalset import (EvalSet, check_gold_ids, display_path, duplicate_questions, parse_records,
-                                      read_lines, record_stats, resolve_spec)
+from evalkit.evalsets.evalset import (EvalSet, check_gold_ids, display_path, duplicate_questions,
+                                      load_abstention_rules, parse_records, read_lines, record_stats, resolve_spec)
 from evalkit.index.corpus import Corpus, load_corpus
 from evalkit.records import EvalRecord
 
@@ -185,7 +185,7 @@ def load_eval_set(spec: str | Path, check_corpus: bool = True) -> EvalSet:
         check_gold_ids(file, numbered, corpus)
     return EvalSet(name=manifest.name, path=path, version=entry["version"], sha256=entry["sha256"],
                    records=[r for _, r in numbered], corpus_path=manifest.corpus_path,
-                   manifest_path=manifest.path, corpus=corpus)
+                   manifest_path=manifest.path, corpus=corpus, abstention=load_abstention_rules(path))
 
 
 def freeze(path: str | Path, corpus: str | None = None, description: str | None = None) -> dict[str, Any]:

@@ -53,7 +53,10 @@ def refs_in(body: str) -> tuple[str, ...]:
     """The references inside one marker's brackets: labels removed, lists and ranges expanded."""
     out: list[str] = []
     for part in re.split(_SEP, body.strip()):
-        part = _LABEL_PREFIX.sub("", part.strip()).lstrip("^").strip()
+        part = part.strip()
+        while _LABEL_PREFIX.match(part) and _LABEL_PREFIX.sub("", part, count=1):  # 参考：文档1
+            part = _LABEL_PREFIX.sub("", part, count=1)
+        part = part.lstrip("^").strip()
         if not part:
             continue
         m = _RANGE.match(part)
