@@ -134,8 +134,7 @@ def generate_all(backend: str, questions: list[dict[str, Any]], args: argparse.N
             except Exception as e:  # noqa: BLE001 - a failed generation is counted, not fatal
                 answer, error = "", f"{type(e).__name__}: {e}"
         seconds = time.perf_counter() - t0
-        ids = {d for d, _ in q["evidence"]}
-        used, invalid = parse_citations(answer, ids, {})
+        used, invalid = parse_citations(answer, [(d, d) for d, _ in q["evidence"]])
         u = usage.get("generate")
         out.append({"id": q["id"], "answer": answer, "error": error, "abstained": is_abstention(answer),
                     "cited": used, "invalid": invalid, "seconds": seconds, "identity": client.identity,
@@ -190,7 +189,7 @@ def print_report(results: dict[str, dict[str, Any]]) -> None:
     keys = [("faithfulness", "faithfulness"), ("hallucination_rate", "hallucination rate"),
             ("claim_hallucination_rate", "unsupported claims / checkable"), ("answer_f1", "token F1 vs gold"),
             ("gold_in_answer", "gold answer in answer"), ("abstention_rate", "abstention rate"),
-            ("citation_precision", "citation precision"), ("n_no_checkable_claims", "answers with no checkable claim"),
+            ("cited_gold_precision", "cited gold precision"), ("n_no_checkable_claims", "answers with no checkable claim"),
             ("n_judge_failed", "judge failures"), ("n_generation_failed", "generation failures"),
             ("generate_s_per_answer", "generation s/answer"), ("tokens_in_per_answer", "tokens in/answer"),
             ("tokens_out_per_answer", "tokens out/answer"), ("judge_ms_per_answer", "offline judge ms/answer")]

@@ -24,6 +24,7 @@ COMMANDS = {
     "compare": ("evalkit.commands.compare", "compare", "Paired per-query comparison: is a difference real?"),
     "gate": ("evalkit.commands.gate", "gate", "CI gate: exit 0 when a candidate is non-inferior."),
     "report": ("evalkit.commands.report", "report", "Write a self-contained HTML + Markdown run report."),
+    "label": ("evalkit.commands.label", "label", "Draw a sample of judged answers to label (JSONL + HTML page)."),
     "export": ("evalkit.commands.export", "export", "Export a run as parquet/CSV (per query) or TREC run + qrels."),
 }
 

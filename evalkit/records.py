@@ -185,6 +185,7 @@ class VariantSummary:
     by_type: dict[str, dict[str, float]] = field(default_factory=dict)
     usage: dict[str, dict[str, float]] = field(default_factory=dict)  # LLM usage totals by purpose
     judge: str | None = None
+    corrected: dict[str, Any] = field(default_factory=dict)  # judge-corrected estimates (--labels; analysis.labels)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -15,7 +15,7 @@ or versions are refused (``DifferentEvalSetsError``).
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -65,6 +65,7 @@ class MetricTest:
     win_ids: list[str] = field(default_factory=list)  # queries where the variant is better (sorted ids)
     tie_ids: list[str] = field(default_factory=list)
     loss_ids: list[str] = field(default_factory=list)
+    method: str = "paired bootstrap"  # or "PPI++ (labels)": judge-corrected estimates of each variant
 
     def verdict(self, alpha: float) -> str:
         """``better`` / ``worse`` (adjusted p < alpha, in the metric's direction) or ``n.s.``."""
@@ -163,10 +164,21 @@ def _run_by_key(runs: Sequence[LoadedRun], key: str) -> LoadedRun:
                        f"(or a position 1..{len(runs)})")
 
 
+CORRECTED = {"hallucinated": "hallucination_rate", "faithfulness": "faithfulness"}
+"""Per-query metric -> the variant estimate that human labels correct (evalkit.analysis.labels)."""
+
+
 def compare_variants(refs: Sequence[VariantRef], metrics: Sequence[str] | None = None, *, n_resamples: int = 10_000,
                      confidence: float = 0.95, seed: int = 0, correction: str = "holm",
-                     alpha: float = 0.05) -> Comparison:
-    """Compare each of ``refs[1:]`` with ``refs[0]`` on every metric (see the module docstring)."""
+                     alpha: float = 0.05, corrected: Mapping[str, Any] | None = None) -> Comparison:
+    """Compare each of ``refs[1:]`` with ``refs[0]`` on every metric (see the module docstring).
+
+    ``corrected`` (``{label: Corrected}`` from :func:`evalkit.analysis.labels.corrected_for_runs`):
+    when both variants of a pair have a judge-corrected estimate of ``hallucination_rate``
+    or ``faithfulness``, the ``hallucinated`` / ``faithfulness`` row compares those
+    estimates (difference, normal interval from the summed variances, two-sided z test)
+    instead of the raw judge values; win/tie/loss stay the raw per-query counts.
+    """
     if correction not in stats.CORRECTIONS:
         raise EvalkitError(f"unknown correction '{correction}'{did_you_mean(correction, stats.CORRECTIONS)}")
     base = refs[0]
@@ -195,10 +207,29 @@ def compare_variants(refs: Sequence[VariantRef], metrics: Sequence[str] | None =
                 mean_variant=float(p.b.mean()), diff=float(p.diffs.mean()), ci_low=lo, ci_high=hi,
                 p=stats.sign_flip_pvalue(p.diffs, n_resamples, s), wins=wins, ties=ties, losses=losses,
                 higher_is_better=higher_is_better(m), win_ids=won, tie_ids=tied, loss_ids=lost))
+    if corrected:
+        tests = [_corrected_test(t, corrected) for t in tests]
     for test, adj in zip(tests, stats.adjust([t.p for t in tests], correction)):
         test.p_adjusted = adj
     return Comparison(eval_set=note, labels=[r.label for r in refs], tests=tests, correction=correction,
                       n_resamples=n_resamples, confidence=confidence, seed=seed, alpha=alpha, notes=notes)
+
+
+def _corrected_test(t: MetricTest, corrected: Mapping[str, Any]) -> MetricTest:
+    """``t`` with the judge-corrected estimates of both variants, when there are some."""
+    from evalkit.analysis.ppi import difference
+
+    name = CORRECTED.get(t.metric)
+    a, b = corrected.get(t.reference), corrected.get(t.variant)
+    if name is None or a is None or b is None or name not in a.estimates or name not in b.estimates:
+        return t
+    ea, eb = a.estimates[name], b.estimates[name]
+    d, _se, lo, hi, p = difference(ea, eb)
+    return MetricTest(metric=t.metric, reference=t.reference, variant=t.variant, n=min(ea.n_total, eb.n_total),
+                      mean_reference=ea.estimate, mean_variant=eb.estimate, diff=d, ci_low=lo, ci_high=hi, p=p,
+                      wins=t.wins, ties=t.ties, losses=t.losses, higher_is_better=t.higher_is_better,
+                      win_ids=t.win_ids, tie_ids=t.tie_ids, loss_ids=t.loss_ids,
+                      method=f"PPI++ (labels: {ea.n_labelled} + {eb.n_labelled})")
 
 
 def _metrics(refs: Sequence[VariantRef], results: dict[str, list], wanted: Sequence[str] | None) -> list[str]:
@@ -227,7 +258,8 @@ def comparison_table(c: Comparison, label: str) -> TableData | None:
     cols = [Column("metric", numeric=False), Column("n"), Column("reference"), Column("variant"), Column("diff"),
             Column("CI", f"{c.confidence:.0%} CI"), Column("verdict", numeric=False), Column(f"p_{c.correction}"),
             Column("W/T/L"), Column("p")]
-    rows = [[t.metric + ("" if t.higher_is_better else " (lower=better)"), str(t.n), f"{t.mean_reference:.4f}",
+    rows = [[t.metric + ("" if t.higher_is_better else " (lower=better)")
+             + (" [PPI]" if t.method != "paired bootstrap" else ""), str(t.n), f"{t.mean_reference:.4f}",
              f"{t.mean_variant:.4f}", f"{t.diff:+.4f}", f"[{t.ci_low:+.4f}, {t.ci_high:+.4f}]",
              t.verdict(c.alpha), _p(t.p_adjusted), f"{t.wins}/{t.ties}/{t.losses}", _p(t.p)] for t in tests]
     real = [t for t in tests if t.verdict(c.alpha) != "n.s."]
@@ -273,6 +305,9 @@ def format_comparison(c: Comparison, layout: Layout | None = None) -> str:
         if table is not None:
             out += ["", render([table], layout), f"query ids ({label} vs {c.labels[0]}):",
                     *query_id_lines(c, label, width)]
+    if any(t.method != "paired bootstrap" for t in c.tests):
+        out.append(wrap("[PPI]: judge-corrected estimates from human labels (prediction-powered inference, PPI++), "
+                        "normal interval of the difference; see evalkit/analysis/ppi.py", width))
     out += [wrap(f"note: {n}", width) for n in c.notes]
     return "\n".join(out)
 

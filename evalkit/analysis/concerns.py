@@ -28,7 +28,8 @@ ORDER: dict[str, tuple[tuple[str, str], ...]] = {
                   ("abstain_rate_answerable", "guard(ans)"), ("abstain_rate_unanswerable", "guard(unans)")),
     "answers": (("faithfulness", "faithful"), ("hallucination_rate", "halluc"), ("hallucinated", "halluc"),
                 ("answer_f1", "F1"),
-                ("answer_correctness", "correct"), ("citation_precision", "cite.prec"),
+                ("answer_correctness", "correct"), ("citation_recall", "cite.rec"), ("citation_precision", "cite.prec"),
+                ("cited_gold_precision", "cite.gold"),
                 ("abstention_rate", "declined(ans)"), ("correct_abstention_rate", "declined(unans)"),
                 ("unanswerable_hallucination_rate", "answered(unans)"), ("claim_hallucination_rate", "halluc(claims)"),
                 ("answer_em", "EM"), ("invalid_citation_rate", "cite.invalid"), ("n_answered", "answered"),
@@ -123,7 +124,8 @@ def chart_family(name: str) -> str | None:
     if c == "answers":
         if name in CHARTED_ANSWERS:
             return "answers"
-        return "citations" if name in ("citation_precision", "invalid_citation_rate") else None
+        return "citations" if name in ("citation_recall", "citation_precision", "cited_gold_precision",
+                                       "invalid_citation_rate") else None
     if c == "routes":
         return "routes"
     if c == "agentic":

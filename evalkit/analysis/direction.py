@@ -24,7 +24,8 @@ LOWER_IS_BETTER_MARKERS: tuple[str, ...] = ("hallucinat", "abstain_rate_answerab
 LOWER_IS_BETTER_NAMES: frozenset[str] = frozenset({"abstention_rate"})
 DESCRIPTIVE_NAMES: frozenset[str] = frozenset({"answered", "abstained", "degraded", "claims", "claims_supported",
                                                "claims_not_checkable", "citations", "attempts", "attempts_mean",
-                                               "looped", "loop_rate"})
+                                               "looped", "loop_rate", "citation_claims", "citation_claims_supported",
+                                               "citations_checked", "citations_precise"})
 
 
 def higher_is_better(metric: str) -> bool:

@@ -72,6 +72,7 @@ class GateCheck:
     bound: float
     passed: bool
     higher_is_better: bool
+    method: str = "paired bootstrap"  # or "PPI++ (labels)": judge-corrected estimates of both runs
 
 
 @dataclass
@@ -126,8 +127,15 @@ def verify_eval_set(run: LoadedRun, variant: str) -> str:
 
 def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, candidate_variant: str,
              margins: Sequence[tuple[str, float]], *, confidence: float = 0.95, n_resamples: int = 10_000,
-             seed: int = 0, max_failed_share: float = 0.0, max_degraded_share: float = 0.0) -> GateResult:
-    """Check the eval sets, the candidate's failures, then every metric (see the module docstring)."""
+             seed: int = 0, max_failed_share: float = 0.0, max_degraded_share: float = 0.0,
+             corrected: Any = None) -> GateResult:
+    """Check the eval sets, the candidate's failures and degraded share, then every metric (module docstring).
+
+    ``corrected`` (``{"baseline": Corrected, "candidate": Corrected}``): for ``hallucinated``
+    and ``faithfulness``, when both runs have judge-corrected estimates, the check tests
+    the difference of those estimates (lower bound of the normal interval of the
+    improvement, from the summed variances) instead of the raw judge values.
+    """
     note = check_eval_sets(baseline.summary.eval_set, candidate.summary.eval_set, allow_versions=True)
     check_scoring(baseline.summary.scoring, candidate.summary.scoring, (baseline.label, candidate.label))
     verified = [verify_eval_set(baseline, baseline_variant), verify_eval_set(candidate, candidate_variant)]
@@ -167,6 +175,10 @@ def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, c
         if len(p) == 0:
             raise EvalkitError(f"metric '{metric}': no shared query has a value in both runs")
         s = sign(metric)
+        ppi = _corrected_check(metric, max_drop, corrected, s, len(p))
+        if ppi is not None:
+            checks.append(ppi)
+            continue
         lo, hi = stats.bootstrap_ci(s * p.diffs, n_resamples, confidence, stats.derive_seed(seed, "gate", metric))
         checks.append(GateCheck(metric=metric, max_drop=max_drop, n=len(p), baseline=float(p.a.mean()),
                                 candidate=float(p.b.mean()), diff=float(p.diffs.mean()),
@@ -178,12 +190,31 @@ def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, c
                       degraded_share=degraded, degraded_dropped=len(only - healthy))
 
 
+def _corrected_check(metric: str, max_drop: float, corrected: Any, s: int, n: int) -> GateCheck | None:
+    from evalkit.analysis.compare import CORRECTED
+    from evalkit.analysis.ppi import difference, z_value
+
+    name = CORRECTED.get(metric)
+    if not corrected or name is None:
+        return None
+    a, b = corrected.get("baseline"), corrected.get("candidate")
+    if a is None or b is None or name not in a.estimates or name not in b.estimates:
+        return None
+    ea, eb = a.estimates[name], b.estimates[name]
+    d, se, lo, hi, _p = difference(ea, eb)
+    bound = s * d - z_value(ea.confidence) * se  # the improvement's lower bound
+    return GateCheck(metric=metric, max_drop=max_drop, n=n, baseline=ea.estimate, candidate=eb.estimate, diff=d,
+                     ci_low=lo, ci_high=hi, bound=bound, passed=bound > -max_drop, higher_is_better=s > 0,
+                     method=f"PPI++ (labels: {ea.n_labelled} + {eb.n_labelled})")
+
+
 def gate_table(g: GateResult) -> TableData:
     """One row per metric with its margin, interval and PASS/FAIL."""
     cols = [Column("metric", numeric=False), Column("n"), Column("baseline"), Column("candidate"), Column("diff"),
             Column("CI", f"{g.confidence:.0%} CI"), Column("max_drop"), Column("worst case"),
             Column("result", numeric=False)]
-    rows = [[c.metric + ("" if c.higher_is_better else " (lower=better)"), str(c.n), f"{c.baseline:.4f}",
+    rows = [[c.metric + ("" if c.higher_is_better else " (lower=better)")
+             + (" [PPI]" if c.method != "paired bootstrap" else ""), str(c.n), f"{c.baseline:.4f}",
              f"{c.candidate:.4f}", f"{c.diff:+.4f}", f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}]", f"{c.max_drop:.4f}",
              f"{-c.bound:.4f} worse" if c.bound < 0 else "no drop", "PASS" if c.passed else "FAIL"]
             for c in g.checks]
@@ -208,5 +239,7 @@ def format_gate(g: GateResult, layout: Layout | None = None) -> str:
     failed = [c.metric for c in g.checks if not c.passed]
     verdict = ("PASS: the candidate is non-inferior on every metric" if not failed else
                f"FAIL: the candidate may be worse by more than the margin on {', '.join(failed)}")
-    lines = [*head, render([gate_table(g)], layout), *[f"note: {v}" for v in g.verified], verdict]
+    ppi = (["[PPI]: judge-corrected estimates from human labels (PPI++), normal interval of the difference"]
+           if any(c.method != "paired bootstrap" for c in g.checks) else [])
+    lines = [*head, render([gate_table(g)], layout), *ppi, *[f"note: {v}" for v in g.verified], verdict]
     return "\n".join(wrap(line, width) if "\n" not in line else line for line in lines)

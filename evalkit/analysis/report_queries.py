@@ -29,7 +29,7 @@ PAIR_LIMIT = 30  # queries shown per section of a two-variant view (the counts c
 KNOWN_GENERATION = frozenset({"answer", "answered", "abstained", "citations", "used_documents", "invalid_citations",
                               "evidence", "judgement"})
 ANSWER_METRICS = ("faithfulness", "hallucinated", "answer_f1", "answer_em", "answer_correctness",
-                  "citation_precision", "invalid_citation_rate", "claims", "claims_supported", "claims_unsupported",
+                  "citation_recall", "citation_precision", "cited_gold_precision", "invalid_citation_rate", "claims", "claims_supported", "claims_unsupported",
                   "claims_not_checkable")
 
 

@@ -70,8 +70,11 @@ class LoadedRun:
         return self._rows[name]
 
     def results(self, name: str) -> list[QueryResult]:
-        """The per-query records of variant ``name`` as ``QueryResult`` objects."""
-        return [QueryResult.from_dict(r) for r in self.rows(name)]
+        """The per-query records of variant ``name`` as ``QueryResult`` objects (legacy names renamed)."""
+        out = [QueryResult.from_dict(r) for r in self.rows(name)]
+        for r in out:
+            r.metrics = legacy_metrics(r.metrics)
+        return out
 
     def config(self, name: str) -> Any:
         """The variant's ``GraphConfig`` as it ran, or ``None`` (with a warning) when unavailable.
@@ -117,6 +120,18 @@ class LoadedRun:
         return Path.cwd() / self.label
 
 
+LEGACY = {"citation_precision": "cited_gold_precision"}
+"""Metric names of older runs -> today's, when a run has the old name but not the new one (before issue
+13, ``citation_precision`` meant "cited documents that are gold"; it now means ALCE citation precision)."""
+
+
+def legacy_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
+    """``metrics`` with legacy names renamed (see :data:`LEGACY`); a new-style dict is returned unchanged."""
+    if not any(old in metrics and new not in metrics for old, new in LEGACY.items()) or "citation_recall" in metrics:
+        return metrics
+    return {LEGACY.get(k, k) if LEGACY.get(k, k) not in metrics else k: v for k, v in metrics.items()}
+
+
 def summary_from_dict(data: dict[str, Any], source: str = "<dict>") -> RunSummary:
     """Rebuild a ``RunSummary`` from the JSON ``evalkit run --output`` wrote."""
     try:
@@ -125,7 +140,10 @@ def summary_from_dict(data: dict[str, Any], source: str = "<dict>") -> RunSummar
         variants = {}
         for name, v in data["variants"].items():
             known = {k: v[k] for k in VariantSummary.__dataclass_fields__ if k in v}
-            variants[name] = VariantSummary(**known)
+            vs = VariantSummary(**known)
+            vs.metrics = legacy_metrics(vs.metrics)
+            vs.by_type = {t: legacy_metrics(m) for t, m in vs.by_type.items()}
+            variants[name] = vs
     except (KeyError, TypeError) as exc:
         raise EvalkitError(f"{source}: not an evalkit run summary (missing {exc}); pass the --output file of "
                            "`evalkit run`") from exc

@@ -36,10 +36,14 @@ from evalkit.commands.options import layout, render_checked, table_options
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write every number as JSON to this file.")
 @click.option("--tracking-uri", default=None, help="MLflow store, when a RUN is an MLflow run id.")
+@click.option("--labels", "labels", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Human labels from `evalkit label` (repeatable): when both variants of a pair have labels, "
+                   "hallucinated and faithfulness compare judge-corrected (PPI++) estimates.")
 @table_options
 def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, metrics: tuple[str, ...],
             resamples: int, confidence: float, correction: str, alpha: float, seed: int, sweep_metric: str, folds: int,
-            no_fusion: bool, json_path: Path | None, tracking_uri: str | None, wide: bool, columns: str | None) -> int:
+            no_fusion: bool, json_path: Path | None, tracking_uri: str | None, wide: bool, columns: str | None,
+            labels: tuple[Path, ...]) -> int:
     """Is the difference between variants real? Paired tests on per-query metrics.
 
     Each variant is compared with the first on the same queries: mean difference with a
@@ -88,11 +92,21 @@ def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, 
     note = reference_note(variants, reference, refs)
     if note:
         click.echo(note, err=True)
+    corrected = {}
+    if labels:
+        from evalkit.analysis.labels import corrected_for_runs
+
+        corrected = corrected_for_runs([(r.label, r.run, r.variant) for r in refs], labels, confidence=confidence)
     result = compare_variants(refs, metrics or None, n_resamples=resamples, confidence=confidence, seed=seed,
-                              correction=correction, alpha=alpha)
+                              correction=correction, alpha=alpha, corrected=corrected)
     result.reference_note = note
     lay = layout(wide, columns)
     click.echo(render_checked(lambda lay: format_comparison(result, lay), lay))
+    if labels:
+        from evalkit.analysis.labels import format_corrected
+
+        click.echo("\n" + (format_corrected(list(corrected.values())) if corrected else
+                           "--labels: no label line names a compared variant"))
     if not no_fusion:
         for ref in refs:
             results = ref.run.results(ref.variant)

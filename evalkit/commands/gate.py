@@ -33,13 +33,16 @@ from evalkit.commands.options import layout, render_checked, table_options
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the result as JSON to this file.")
 @click.option("--tracking-uri", default=None, help="MLflow store, when a RUN is an MLflow run id.")
+@click.option("--labels", "labels", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Human labels from `evalkit label` (repeatable): when both runs have labels, hallucinated and "
+                   "faithfulness are gated on judge-corrected (PPI++) estimates.")
 @table_options
 @click.pass_context
 def gate(ctx: click.Context, baseline_ref: str, candidate_ref: str, metrics: tuple[str, ...],
          max_drops: tuple[float, ...], variant: str | None, baseline_variant: str | None,
          candidate_variant: str | None, max_failed_share: float, max_degraded_share: float, confidence: float,
          resamples: int, seed: int, json_path: Path | None, tracking_uri: str | None, wide: bool,
-         columns: str | None) -> None:
+         columns: str | None, labels: tuple[Path, ...]) -> None:
     """Pass (exit 0) when the candidate is not worse than the baseline by more than a margin.
 
     For every --metric the per-query values of both runs are paired on their shared
@@ -80,8 +83,15 @@ def gate(ctx: click.Context, baseline_ref: str, candidate_ref: str, metrics: tup
         if baseline.label == candidate.label:
             baseline.label, candidate.label = "baseline", "candidate"
         a, b = _variants(baseline, candidate, variant, baseline_variant, candidate_variant)
+        corrected = None
+        if labels:
+            from evalkit.analysis.labels import corrected_for_runs
+
+            corrected = corrected_for_runs([("baseline", baseline, a), ("candidate", candidate, b)], labels,
+                                           confidence=confidence)
         result = run_gate(baseline, candidate, a, b, margins, confidence=confidence, n_resamples=resamples,
-                          seed=seed, max_failed_share=max_failed_share, max_degraded_share=max_degraded_share)
+                          seed=seed, max_failed_share=max_failed_share, max_degraded_share=max_degraded_share,
+                          corrected=corrected)
     except EvalkitError as exc:
         click.echo(f"error: {exc}", err=True)
         ctx.exit(getattr(exc, "exit_code", 2))

@@ -46,6 +46,7 @@ class RunRequest:
     relevance_level: int = 1
     ties: str = "pipeline"
     overwrite: bool = False
+    labels: list[str] = field(default_factory=list)
 
     def save(self) -> None:
         """Write ``invocation.json`` (secrets masked: a credential in ``--tracking-uri`` is not kept)."""
@@ -108,10 +109,17 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
     request.overwrite = False  # done: a later --resume must not delete what this run writes
     request.save()
     summary = run_eval(eval_set, configs, options, echo=lambda m: click.echo(m, err=True))
+    if request.labels:
+        _apply_labels(summary, output, request.labels)
     click.echo(_tables(summary, layout or Layout()))
     click.echo(f"\nsummary: {output}\nper-query records and traces: {output.with_suffix('')}/<variant>/per_query.jsonl")
     if summary.mlflow:
         click.echo(f"MLflow: {summary.mlflow.get('tracking_uri')}  (open it: {summary.mlflow.get('ui_command')})")
+    corrected = [v.corrected for v in summary.variants.values() if v.corrected]
+    if corrected:
+        from evalkit.analysis.labels import format_corrected, from_dict
+
+        click.echo("\n" + format_corrected([from_dict(c) for c in corrected]))
     failed = sum(v.n_failed for v in summary.variants.values())
     if failed:
         click.echo(f"note: {failed} query run(s) failed; see 'error' and 'trace' in per_query.jsonl", err=True)
@@ -180,12 +188,16 @@ def _tables(summary: Any, layout: Layout) -> str:
 @click.option("--no-traces", is_flag=True, help="Do not log per-query MLflow traces (one span per node).")
 @click.option("--trace-limit", type=click.IntRange(0), default=None,
               help="Log MLflow traces for at most N queries per variant (default: all).")
+@click.option("--labels", "labels", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Human labels (from `evalkit label`, repeatable): the summary adds judge-corrected "
+                   "hallucination rate and faithfulness with confidence intervals, and the judge's agreement.")
 @table_options
 def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | None, resume: str | None,
         workers: int | None, executor: str | None, ray_address: str | None, dry_run: bool, metrics: tuple[str, ...],
         tracking_uri: str | None, experiment: str | None, no_mlflow: bool, no_progress: bool, judge: str | None,
         judge_llm: Path | None, no_share: bool, no_traces: bool, trace_limit: int | None,
-        relevance_level: int | None, ties: str | None, overwrite: bool, wide: bool, columns: str | None) -> int:
+        relevance_level: int | None, ties: str | None, overwrite: bool, wide: bool, columns: str | None,
+        labels: tuple[Path, ...]) -> int:
     """Run each graph variant on every query of an eval set.
 
     \b
@@ -224,6 +236,8 @@ def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | No
                  "experiment": experiment, "judge": judge, "judge_llm": str(judge_llm) if judge_llm else None,
                  "trace_limit": trace_limit, "metrics": list(metrics) or None, "relevance_level": relevance_level,
                  "ties": ties}
+    if labels:
+        overrides["labels"] = [str(Path(p).resolve()) for p in labels]
     for key, value in overrides.items():
         if value is not None:
             setattr(request, key, value)
@@ -233,6 +247,20 @@ def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | No
     request.overwrite = overwrite
     return execute(request, resume=resume is not None, progress=not no_progress, dry_run=dry_run,
                    layout=table_layout(wide, columns))
+
+
+def _apply_labels(summary: Any, output: Path, label_files: list[str]) -> None:
+    """Judge-corrected estimates for every variant the label files name, into summary.json."""
+    from evalkit.analysis.labels import corrected_estimates, load_label_files
+    from evalkit.run.store import read_results, write_json_atomic
+
+    labels = load_label_files(label_files)
+    for name, v in summary.variants.items():
+        results = read_results(output.with_suffix("") / name / "per_query.jsonl")
+        c = corrected_estimates(results, labels, name, run=output.stem)
+        if c is not None:
+            v.corrected = c.to_dict()
+    write_json_atomic(output, summary.to_dict())
 
 
 def _absolute_spec(spec: str) -> str:

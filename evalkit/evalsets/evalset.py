@@ -63,6 +63,7 @@ class EvalSet:
     manifest_path: Path
     corpus: Corpus | None = None
     warnings: list[str] = field(default_factory=list)  # e.g. a version frozen without a corpus hash
+    abstention: AbstentionRules | None = None  # NAME.abstention.yaml beside the set, when present
 
     def __len__(self) -> int:
         return len(self.records)
@@ -73,6 +74,61 @@ class EvalSet:
                           n_queries=len(self.records), path=str(self.path),
                           corpus=display_path(self.corpus_path) if self.corpus else "",
                           corpus_sha256=self.corpus.sha256 if self.corpus else "")
+
+
+ABSTENTION_SUFFIX = ".abstention.yaml"
+
+
+@dataclass(frozen=True)
+class AbstentionRules:
+    """An eval set's own refusal wordings, from ``eval_sets/NAME.abstention.yaml``::
+
+        patterns: ["暂无该数据", "outside my remit"]   # answers that are refusals
+        not_patterns: ["不提供住宿补贴"]               # answers that only look like refusals
+
+    Regular expressions, added to the defaults of :mod:`evalkit.judges.abstention`. They
+    are scoring options, not eval data: not part of the frozen hash, but recorded with
+    every run (``sha256``).
+    """
+
+    patterns: tuple[str, ...] = ()
+    not_patterns: tuple[str, ...] = ()
+    path: str = ""
+    sha256: str = ""
+
+
+def load_abstention_rules(eval_set_path: Path) -> AbstentionRules | None:
+    """``NAME.abstention.yaml`` beside the eval set, validated; None when there is none."""
+    import hashlib
+
+    import yaml
+
+    from evalkit.judges.abstention import AbstentionPatternError, compile_patterns
+
+    path = Path(eval_set_path).with_name(Path(eval_set_path).stem + ABSTENTION_SUFFIX)
+    if not path.is_file():
+        return None
+    raw = path.read_bytes()
+    try:
+        data = yaml.safe_load(raw.decode("utf-8")) or {}
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise EvalSetError(str(path), "", f"cannot read abstention rules ({exc})") from exc
+    if not isinstance(data, dict):
+        raise EvalSetError(str(path), "", "expected a mapping with 'patterns' and/or 'not_patterns'")
+    for key in data:
+        if key not in ("patterns", "not_patterns"):
+            raise EvalSetError(str(path), key, f"unknown key{did_you_mean(key, ('patterns', 'not_patterns'))}")
+    out = {}
+    for key in ("patterns", "not_patterns"):
+        value = data.get(key) or []
+        if not isinstance(value, list):
+            raise EvalSetError(str(path), key, f"expected a list of regular expressions, got {type(value).__name__}")
+        try:
+            compile_patterns(value, key)
+        except AbstentionPatternError as exc:
+            raise EvalSetError(str(path), key, str(exc)) from exc
+        out[key] = tuple(value)
+    return AbstentionRules(out["patterns"], out["not_patterns"], str(path), hashlib.sha256(raw).hexdigest())
 
 
 def display_path(path: Path) -> str:

@@ -34,6 +34,7 @@ from evalkit.evalsets.evalset import (
     check_gold_ids,
     display_path,
     duplicate_questions,
+    load_abstention_rules,
     parse_records,
     read_lines,
     record_stats,
@@ -206,7 +207,8 @@ def load_eval_set(spec: str | Path, check_corpus: bool = True) -> EvalSet:
         check_gold_ids(file, numbered, corpus)
     return EvalSet(name=manifest.name, path=path, version=entry["version"], sha256=entry["sha256"],
                    records=[r for _, r in numbered], corpus_path=manifest.corpus_path,
-                   manifest_path=manifest.path, corpus=corpus, warnings=warnings)
+                   manifest_path=manifest.path, corpus=corpus, warnings=warnings,
+                   abstention=load_abstention_rules(path))
 
 
 def freeze(path: str | Path, corpus: str | None = None, description: str | None = None) -> dict[str, Any]:

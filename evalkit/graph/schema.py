@@ -115,6 +115,8 @@ CITATIONS = _("citations", "list[str]", "every citation in the answer, in order 
 USED_DOCUMENTS = _("used_documents", "list[str]", "cited document ids that were in the evidence shown")
 INVALID_CITATIONS = _("invalid_citations", "list[str]", "cited ids that were not in the evidence shown")
 ABSTAINED = _("abstained", "bool", "the answer declines for lack of evidence")
+ABSTENTION = _("abstention", "dict", "the abstention finding (evalkit.judges.abstention): abstained, reason, "
+               "matched, finish_reason")
 ANSWER_EVIDENCE = _("answer_evidence", "list[Hit]", "the passages the answer was written from (judges check it "
                     "against these)")
 GENERATOR = _("generator", "str", "identity of the model that wrote the answer")

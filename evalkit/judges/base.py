@@ -42,7 +42,8 @@ class ClaimVerdict:
     claim: str
     verdict: Verdict
     reason: str
-    evidence_id: str | None = None  # the passage that supports it, when supported
+    evidence_id: str | None = None  # the passage that decided the verdict (supports it, or was compared)
+    evidence_ids: list[str] = field(default_factory=list)  # every passage the claim is grounded in
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:

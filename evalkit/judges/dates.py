@@ -2,7 +2,7 @@
 
 What it is for: ``2026-01-01``, ``2026/1/1``, ``2026年1月1日``, ``January 1, 2026``,
 ``1 Jan 2026`` and ``2026年元旦`` are one date; ``Q3 2025``, ``third quarter of 2025`` and
-``2025年第三季度`` one quarter. A :class:`DateValue` keeps only the parts the text gave
+``2025年第三季度`` one quarter; ``每月 18 日`` and ``the 18th of each month`` a day of the month. A :class:`DateValue` keeps only the parts the text gave
 (``December`` has a month, no year), and a claim's date is supported by an evidence date
 that agrees on every part the claim gives (see :func:`date_supported`).
 """
@@ -36,6 +36,8 @@ class DateValue:
     def __str__(self) -> str:
         if self.quarter:
             return f"{self.year or '?'}-Q{self.quarter}"
+        if self.day and not self.month and not self.year:
+            return f"day {self.day}"
         parts = [f"{self.year:04d}" if self.year else "????"]
         if self.month:
             parts.append(f"{self.month:02d}")
@@ -69,9 +71,14 @@ _PATTERNS: list[re.Pattern[str]] = [re.compile(p, re.IGNORECASE) for p in (
     # Chinese: 2026年1月1日 / 一九九七年七月一日 / 2026年1月 / 12月20日 / 2026年元旦
     rf"(?:{_CNY}\s*年\s*)?{_CNM}\s*月\s*{_CND}\s*(?:日|号)(?:\s*(?:至|到|-|–|~|—)\s*(?P<d2>\d{{1,2}}|[{CN_NUM}]{{1,3}})\s*(?:日|号))?",
     rf"{_CNY}\s*年\s*(?P<hol>元旦|国庆节|国庆|劳动节|五一|圣诞节)",
+    # a day of the month: 每月 18 日, 次月 5 号, 18 号 (not 5 日内, a duration, nor 3 号楼)
+    rf"(?:每个?月的?|当月|次月|本月|下个?月|上个?月)\s*(?P<d>\d{{1,2}}|[{CN_NUM}]{{1,3}})\s*(?:日|号)(?!\s*(?:内|之内|以内))",
+    rf"(?<![\d{CN_NUM}月.])(?P<d>\d{{1,2}})\s*号(?![楼线门院室座车口位码])",
     rf"(?:{_CNY}\s*年\s*)?(?:第\s*)?(?P<q>[一二三四1-4])\s*季度",
     rf"{_CNY}\s*年\s*(?:Q|q)(?P<q>[1-4])",
     rf"{_CNY}\s*年\s*{_CNM}\s*月(?!\s*\d)",
+    # a range of months: 4 到 6 月, 4—6 月 (each end is a month)
+    rf"(?<![\d{CN_NUM}]){_CNM}\s*(?:月\s*)?(?:到|至|-|–|~|～|—)\s*(?P<mon2>\d{{1,2}}|[{CN_NUM}]{{1,3}})\s*月(?![份\d])",
     rf"(?<!个)(?<![{CN_NUM}\d]){_CNM}\s*月(?![份\d])",
     # ISO-like: 2026-01-01, 2026/1/1, 2026.1.1
     rf"{_NB}{_Y}(?P<sep>[-/.])(?P<mon>\d{{1,2}})(?P=sep)(?P<d>\d{{1,2}}){_NA}",
@@ -80,6 +87,10 @@ _PATTERNS: list[re.Pattern[str]] = [re.compile(p, re.IGNORECASE) for p in (
     # ranges: 12 to 14 January 2026 / January 12-14, 2026
     rf"{_NB}{_D}\s*(?:-|–|to|and)\s*{_D2}\s+(?:of\s+)?{_MON}(?:,?\s+{_Y})?{_NA}",
     rf"{_NB}{_MON}\s+{_D}\s*(?:-|–|to|and)\s*{_D2}(?:,?\s+{_Y})?{_NA}",
+    # the 18th of each month / by the 5th
+    rf"{_NB}(?:the\s+)?{_D.replace('(?:st|nd|rd|th)?', '(?:st|nd|rd|th)')}\s+(?:day\s+)?of\s+(?:each|every|the|the\s+following|the\s+next)\s+month{_NA}",
+    rf"(?:(?<=\bon )|(?<=\bby )|(?<=\bbefore )|(?<=\bafter )|(?<=\buntil ))the\s+"
+    rf"{_D.replace('(?:st|nd|rd|th)?', '(?:st|nd|rd|th)')}{_NA}(?!\s+(?:of\s+)?{_MON2})",
     # 1 March 2026 / 1st of March, 2026 / March 1, 2026 / March 1st 2026
     rf"{_NB}{_D}\s+(?:of\s+)?{_MON}(?:,?\s+{_Y})?{_NA}",
     rf"{_NB}{_MON}\s+{_D}(?:,?\s+{_Y})?{_NA}",
@@ -131,6 +142,8 @@ def _values(m: re.Match[str]) -> list[DateValue]:
     out = [DateValue(y, mo, d)]
     if _group(m, "d2"):
         out.append(DateValue(y, mo, _num(m.group("d2"))))
+    if _group(m, "mon2"):
+        out.append(DateValue(y, _month(m.group("mon2"))))
     return out
 
 
@@ -152,7 +165,7 @@ def find_dates(text: str) -> list[DateMention]:
                 continue
             for i in range(m.start(), m.end()):
                 taken[i] = True
-            if len(values) == 2 and _group(m, "d2"):  # a range: two dates
+            if len(values) == 2 and (_group(m, "d2") or _group(m, "mon2")):  # a range: two dates
                 out += [DateMention((v,), m.group(0), m.start(), m.end()) for v in values]
             else:
                 out.append(DateMention(tuple(values), m.group(0), m.start(), m.end()))
@@ -163,8 +176,11 @@ def date_supported(claim: DateValue, evidence: DateValue) -> bool:
     """Whether ``evidence`` states the claimed date: every part the claim gives agrees.
 
     A claimed quarter is supported by an evidence date whose month lies in it; a claimed
-    day or month is not supported by a mention that lacks it (2026 does not state 2026-03-01).
+    day or month is not supported by a mention that lacks it (2026 does not state 2026-03-01);
+    a day of every month (每月 20 日) only by another day of every month (not by 12 月 20 日).
     """
+    if claim.day is not None and claim.month is None and claim.year is None and claim.quarter is None:
+        return evidence.month is None and evidence.day == claim.day  # 每月 20 日 is not 12 月 20 日
     if claim.year is not None and claim.year != evidence.year:
         return False
     if claim.quarter is not None:

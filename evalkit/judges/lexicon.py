@@ -23,8 +23,9 @@ _EN_NOT_NEGATING = re.compile(
     r"\bnot\s+(?:only|just|to exceed|exceeding|exceed)\b|\bno doubt\b|\bnon-?stop\b|\bnone the less\b|"
     r"\bwhether or not\b|\brather than\b|\binstead of\b|^\s*no\b(?=\s*[,.;:!])", re.IGNORECASE)
 _EN_NEG = re.compile(
-    r"\b(?:not|no|never|cannot|without|neither|nor|none|nobody|nothing|nowhere|unable|unavailable|"
-    r"unsupported|prohibit\w*|forbid\w*|disallow\w*)\b|\b\w+n['’]t\b|\bnon-\w+", re.IGNORECASE)
+    r"\bno longer\b|\bnot any longer\b|\b(?:not|no|never|cannot|without|neither|nor|none|nobody|nothing|nowhere|unable|unavailable|"
+    r"unsupported|prohibit\w*|forbid\w*|disallow\w*|fail(?:s|ed|ure)?|refuse[sd]?|reject(?:s|ed)?|retired|"
+    r"discontinued|disabled|blocked)\b|\b\w+n['’]t\b|\bnon-\w+", re.IGNORECASE)
 _ZH_NOT_NEGATING = re.compile(
     r"不仅|不但|不过|不断|不少|不久|不同|不管|不论|不错|不得不|不停|不时|不超过|不低于|不少于|不多于|不高于|不大于|"
     r"(?:不|不得|不能|不应|不可|不宜|不会)(?:超过|低于|少于|多于|高于|大于|小于|迟于|晚于|早于)|而不是|而非|无论|毫无疑问|无锡|无线|无人机|非常|除非|非洲|南非|是非|未来|是否|否则|"
@@ -32,15 +33,19 @@ _ZH_NOT_NEGATING = re.compile(
 # A Chinese cue is a jieba WORD: 不, 不得, 不会, 绝不会, 没有, 无法, 未经许可, 禁止... A cue character
 # inside a longer word is a lexical prefix, not a negation of the clause (不当 "improper",
 # 非正式 "informal", 无线 "wireless", 不满 "dissatisfied").
-_ZH_CUE_TOKEN = re.compile(r"^(?:(?:绝|决|从|并|永|也|都|还)?(?:不|没|无|未|非)(?:会|能|得|可|要|用|该|应|需|必|曾|再|予|准|许|让|在|是|宜)?"
-                           r"|没有|无法|从未|未经.*|禁止.*|勿|别|不再)$")
+_ZH_CUE_TOKEN = re.compile(r"^(?:(?:绝|决|从|并|永|也|都|还)?(?:不|没|无|未|非|毋|勿)(?:会|能|得|可|要|用|该|应|需|须|必|曾|再|予|准|许|让|在|是|宜)?"
+                           r"|没有|无法|从未|未经.*|禁止.*|勿|别|不再|(?:不|无|毋|勿)须.*|无需.*|不必.*"
+                           # words that say "not" by meaning: 加载失败 = 没能加载, 已停用 = 不能再用
+                           r"|失败|拒绝|停用|禁用|作废|失效|废止|拦截)$")
 
 
 def negation_spans(text: str) -> list[tuple[str, int]]:
     """Each negation cue of ``text`` with the offset just after it (where its scope starts).
 
-    English: not, no, never, cannot, n't, without, neither, nor, none, non-..., unable,
-    prohibited...; Chinese: jieba words 不, 没有, 未, 无, 非, 禁止, 不得, 不能, 无法, 勿, 别...
+    English: not, no, never, no longer, cannot, n't, without, neither, nor, none, non-...,
+    unable, prohibited, failed, refused, retired, disabled, blocked...; Chinese: jieba words
+    不, 没有, 未, 无, 非, 禁止, 不得, 不能, 无法, 无须, 不须, 无需, 不必, 勿, 别, and words that
+    negate by meaning (失败, 拒绝, 停用, 禁用, 作废, 失效, 废止, 拦截)...
     Look-alikes are removed first: bounds ("no more than", 不超过, 不得低于), "not only",
     "rather than", 而不是, 无论, 非常, 是否; and a leading answer word ("No, ...") is not a
     cue: it answers the question, the clause carries the polarity.
@@ -98,12 +103,12 @@ _ZH_STOP = _words(
     "应该 应 须 就是 只是 只有 仅 仅仅 还是 以及 或者 并且 而且 因为 所以 如果 虽然 但是 但 不过 此外 "
     "另外 另 这个 那个 这些 那些 一个 一 二 两 些 多 年 月 日 天 号 点 次 个 种 后 前 里 内 外 "
     "间 通常 一般 大概 大致 目前 当时 届时 期间 同时 时候 这样 那样 如此 其他 别的 自己 本 该 每个 "
-    "有关 关于 对于 根据 按照 不 没 没有 无 非 未 不得 不能 不会 不予 无法 无需 绝不 从不 从未 禁止 "
+    "有关 关于 对于 根据 按照 不 没 没有 无 非 未 不得 不能 不会 不予 无法 无需 无须 不须 毋须 不必 不用 未经 绝不 从不 从未 禁止 "
     "别 勿 会 则 呀 哦 嗯 先 再 才 曾 正 受 之内 之后 之前 以内 以上 以下 当中 起 来 去 过来 出来 "
     "一下"
 )
-_ZH_CUE_WORD = re.compile(r"^(?:绝|决|从|并|也|都|还)?(?:不|没|无|未|非)(?:会|能|得|可|要|用|该|应|需|必|曾|再|予|准|许|让)?$")
-_NEG_PREFIX = re.compile(r"^(?:不得|不能|不予|不会|无法|没有|不|没|无|未|非)(?=[\u3400-\u9fff]{2,})")
+_ZH_CUE_WORD = re.compile(r"^(?:绝|决|从|并|也|都|还)?(?:不|没|无|未|非|毋)(?:会|能|得|可|要|用|该|应|需|须|必|曾|再|予|准|许|让)?$")
+_NEG_PREFIX = re.compile(r"^(?:无须|不须|毋须|无需|不必|不用|不得|不能|不予|不会|无法|没有|未经|不|没|无|未|非)(?=[\u3400-\u9fff]{2,})")
 _NUMERIC = re.compile(r"^[\d.,%]+$|^\d+[a-z]{0,3}$")
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["CN_NUM", "EN_WORDS", "Quantity", "find_quantities", "find_times", "parse_cn_number", "quantities_match"]
+__all__ = ["CN_NUM", "CURRENCIES", "EN_WORDS", "Quantity", "bare_number_states", "find_quantities", "find_times",
+           "implied_units", "parse_cn_number", "quantities_match"]
 
 CN_DIGIT = {"零": 0, "〇": 0, "○": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
             "八": 8, "九": 9, "壹": 1, "贰": 2, "叁": 3, "肆": 4, "伍": 5, "陆": 6, "柒": 7, "捌": 8, "玖": 9}
@@ -28,18 +29,20 @@ EN_WORDS.update({"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 
 EN_SCALE = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000,
             "trillion": 1_000_000_000_000}
 
-SECONDS = {"ms": 0.001, "s": 1, "min": 60, "h": 3600, "d": 86400, "w": 604800,
+SECONDS = {"ms": 0.001, "s": 1, "min": 60, "h": 3600, "d": 86400, "wd": 86400, "w": 604800,
            "mo": 31_557_600 / 12, "y": 31_557_600}
 _DURATION_UNITS = [
     (r"milliseconds?|msecs?|ms|毫秒", "ms"), (r"seconds?|secs?|秒钟|秒", "s"),
-    (r"minutes?|mins?|分钟", "min"), (r"hours?|hrs?|小时|钟头|个小时", "h"), (r"days?|天|日", "d"),
+    (r"minutes?|mins?|分钟", "min"), (r"hours?|hrs?|小时|钟头|个小时", "h"),
+    (r"(?:working|business)\s+days?|个?工作日", "wd"),
+    (r"(?:calendar|natural|consecutive)\s+days?|个?自然日|days?|天|日", "d"),
     (r"weeks?|wks?|周|星期|个星期|个周", "w"), (r"months?|个月|个多月", "mo"), (r"years?|yrs?|年", "y"),
 ]
 _OTHER_UNITS = [
     (r"%|％|percent|per cent|pct|个百分点", "%"), (r"kilometres?|kilometers?|km|公里|千米", "km"),
     (r"metres?|meters?|m|米", "m"), (r"centimetres?|centimeters?|cm|厘米", "cm"), (r"mm|毫米", "mm"),
     (r"kilograms?|kg|公斤|千克", "kg"), (r"tonnes?|tons?|吨", "t"), (r"mAh", "mah"), (r"kW|千瓦", "kw"),
-    (r"watts?|W|瓦", "watt"), (r"TB", "tb"), (r"GB", "gb"), (r"MB", "mb"), (r"°C|℃|摄氏度|度", "c"),
+    (r"watts?|W|瓦", "watt"), (r"TB", "tb"), (r"GB", "gb"), (r"MB", "mb"), (r"°C|℃|摄氏度", "c"), (r"°|度", "deg"),
 ]
 _CURRENCY_PREFIX = [(r"US\$|\$|USD\s?", "usd"), (r"¥|￥|CNY\s?|RMB\s?|人民币", "cny"), (r"€|EUR\s?", "eur"),
                     (r"£|GBP\s?", "gbp")]
@@ -137,11 +140,14 @@ _CUR_AFTER = re.compile(r"\s?(?:" + _alt(_CURRENCY_SUFFIX) + r")(?![A-Za-z])")
 _CUR_BEFORE = re.compile(r"(?:" + _alt(_CURRENCY_PREFIX) + r")\s?$")
 _SCALE_AFTER = re.compile(r"\s?(?:" + _alt(_SCALE_SUFFIX) + r")(?![A-Za-z])")
 _NUMBER = re.compile(
-    rf"(?P<pct>百分之(?P<pctnum>{_CN_RUN}|{_ARABIC}))|(?<![A-Za-z0-9.,\-/:])(?P<ar>{_ARABIC})(?![0-9])(?!\.\d)"
+    rf"(?P<pct>百分之(?P<pctnum>{_CN_RUN}|{_ARABIC}))"
+    rf"|(?:(?<![A-Za-z0-9.,\-/:])(?P<neg>[-−])|(?<![A-Za-z0-9.,/:])(?<![A-Za-z_]-)(?<!^-)(?<![\s(（~～]-))(?P<ar>{_ARABIC})(?![0-9])(?!\.\d)"
     rf"|(?P<cn>{_CN_RUN})|(?P<halfzh>半)(?=个?(?:小时|钟头|天|日|年|月|周|星期))"
     rf"|(?<![A-Za-z])(?P<en>{_EN_RUN}|half|a|an)(?![A-Za-z])", re.IGNORECASE)
 _RATE_BEFORE = re.compile(r"(?:\d|[$¥€£%]|\b(?:USD|CNY|RMB|EUR|GBP|dollars?|euros?|yuan|once|twice|thrice|times|per)"
                           r")\s*$", re.IGNORECASE)
+_COUNT_BEFORE = re.compile(r"(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|thirty|"
+                           r"hundred|thousand))\s+[A-Za-z-]+(?:\s+[A-Za-z-]+)?\s+$", re.IGNORECASE)  # "600 requests "
 _MONEY_SCALE = re.compile(r"\s?(m|b)(?![A-Za-z])")  # $48.2m, $1.2b
 _CN_MEASURE = re.compile(
     r"(?:个|多|余)?(?:台|家|人|名|位|次|元|块|角|天|日|年|月|周|星期|小时|钟头|分钟|秒|米|公里|千米|厘米|毫米|千克|公斤|克|吨|根|节|条|项|"
@@ -150,6 +156,10 @@ _CN_MEASURE = re.compile(
 _CN_NOT_NUMBER = re.compile(r"^(?:一个|十分|万一|一一|一些|一般|一直|一样|一起|一定|一切|一旦|一致|一同|一向|一再|一律)")
 _CHENG_WORD = re.compile(r"成(?:为|功|本|立|果|员|都|绩|熟|交|长|年|就|品|型|像|分|效|批|套|行|形|全|人|语)")
 _HALF = re.compile(r"\s*(?:and\s+a\s+half|半)")
+# "from 19.8 to 24.6 million", "2.2 到 2.8 米": the second number's scale and unit are the first's too
+_RANGE_NEXT = re.compile(rf"\s*(?:to|-|–|~|～|and|or|至|到)\s*(?=(?:US\$|\$|¥|￥|€|£)?{_ARABIC})", re.IGNORECASE)
+# a unit evalkit does not know, written as a capitalised token after the number: 4 TOPS, 30 FPS, 100 Mbps
+_UNIT_WORD = re.compile(r"\s?(?P<uw>[A-Z]{2,6}s?|[MGKT]bps|fps|dBm?|lux|nits?)(?![A-Za-z])")
 
 
 def _duration_or_other(value: float, unit: object, kind_code: str | None) -> tuple[str, float, str | None]:
@@ -173,15 +183,28 @@ def find_quantities(text: str) -> list[Quantity]:
             if v is not None:
                 out.append(Quantity("number", v, m.group(0), start, end, "%", v))
             continue
+        fm = re.match(rf"([{CN_NUM}]{{1,3}}|\d{{1,3}})分半钟?", text[start:start + 8])
+        if fm and not m.group("pct"):  # 一分半钟 = 90 秒
+            n = fm.group(1)
+            v = float(n) if n.isdigit() else parse_cn_number(n)
+            if v is not None:
+                q_end = start + fm.end()
+                out.append(Quantity("duration", (v + 0.5) * 60, text[start:q_end], start, q_end, "min", v + 0.5))
+                consumed = q_end
+                continue
         if m.group("ar"):
             digits = re.sub(r"[,\s\u00a0\u202f]", "", m.group("ar"))
             value = float(digits)
             decimals = len(digits.split(".")[1]) if "." in digits else 0
+            if m.group("neg") or re.search(r"零下\s*$", text[:start]):  # -20°C, 零下 20 度
+                value = -value
         elif m.group("halfzh"):
             value, decimals = 0.5, 0
         elif m.group("cn"):
             s = m.group("cn")
             rest = text[end:end + 4]
+            if s == "一" and text[end:end + 1] == "次" and re.search(r"每\s*\S{0,4}\d", text[max(0, start - 12):start]):
+                continue  # 每 5 分钟同步一次: the interval carries the frequency, "一次" is "once"
             if _CN_NOT_NUMBER.match(text[start:start + 2]) or not (
                 _CN_MEASURE.match(rest) or text[start - 1:start] == "第" or any(c in "十百千万亿" for c in s)):
                 continue
@@ -194,16 +217,20 @@ def find_quantities(text: str) -> list[Quantity]:
         else:
             w = m.group("en").lower()
             if w in ("a", "an", "half"):
-                if w != "half" and _RATE_BEFORE.search(text[:start]):
-                    continue  # "$49 a month", "twice a day": a rate, not a duration
+                if w != "half" and (_RATE_BEFORE.search(text[:start]) or _COUNT_BEFORE.search(text[:start])):
+                    continue  # "$49 a month", "twice a day", "600 requests a minute": a rate, not a duration
                 nxt = _UNIT_AFTER.match(text, end)
-                if w == "half" and re.match(r"\s+an?\s", text[end:end + 4]):
+                big = re.match(r"\s+an?(?=\s+(?:million|billion|thousand|trillion)\b)", text[end:], re.IGNORECASE)
+                if w == "half" and big:  # half a million: the scale word follows
+                    value, decimals, end = 0.5, 0, end + big.end()
+                elif w == "half" and re.match(r"\s+an?\s", text[end:end + 4]):
                     nxt = _UNIT_AFTER.match(text, end + len(re.match(r"\s+an?", text[end:]).group(0)))
-                if not nxt or _which(nxt, _DURATION_UNITS + _OTHER_UNITS) not in SECONDS:
+                if not big and (not nxt or _which(nxt, _DURATION_UNITS + _OTHER_UNITS) not in SECONDS):
                     continue
-                value, decimals = (0.5 if w == "half" else 1.0), 0
-                if w == "half":
-                    end = nxt.start()
+                if not big:
+                    value, decimals = (0.5 if w == "half" else 1.0), 0
+                    if w == "half":
+                        end = nxt.start()
             else:
                 if w == "one" and not (_UNIT_AFTER.match(text, end) or _SCALE_AFTER.match(text, end)
                                        or text[end:end + 1] == "-"):
@@ -245,6 +272,20 @@ def find_quantities(text: str) -> list[Quantity]:
                 kind, qv, unit = _duration_or_other(value, code, code if code in SECONDS else None)
                 if kind == "number":
                     unit = str(code)
+            elif not sm and not cb and (nxt := _RANGE_NEXT.match(text, end)):
+                other = find_quantities(text[nxt.end():nxt.end() + 40])
+                o = other[0] if other and other[0].start == 0 else None
+                wm = re.match(rf"(?:US\$|\$|¥|￥|€|£)?({_ARABIC})", o.text) if o is not None else None
+                written = abs(float(re.sub(r"[^\d.]", "", wm.group(1)) or 0)) if wm else 0.0
+                scale = abs(o.raw or o.value) / written if o is not None and o.kind == "number" and written else 1.0
+                if o is not None and (o.unit or o.kind == "duration" or scale != 1.0):
+                    if o.kind == "duration":
+                        kind, qv, raw, unit = "duration", value * SECONDS[str(o.unit)], value, o.unit
+                    else:
+                        qv = raw = value * scale
+                        step, unit = step * scale, o.unit
+            if kind == "number" and unit is None and (uw := _UNIT_WORD.match(text, end)):
+                unit = uw.group("uw").lower()  # 4 TOPS is not 4 GB
         hedged = _HEDGE.search(text[:start]) or re.match(r"\s*(?:左右|上下|多|余)", text[end:end + 3])
         if hedged and raw and raw == int(raw) and not decimals:
             zeros = len(str(int(raw))) - len(str(int(raw)).rstrip("0"))
@@ -286,23 +327,33 @@ def find_times(text: str) -> list[Quantity]:
     return out
 
 
+CURRENCIES = frozenset({"usd", "cny", "eur", "gbp"})
+
+
 def quantities_match(claim: Quantity, evidence: Quantity) -> bool:
     """Whether an evidence quantity supports a claim quantity (same value; the claim may round).
 
     Exact equality, or the claim rounded to its own precision (``1.2 million`` for
-    1,213,000; ``约130万`` for 1,313,851) when within 5%. Units must agree when both sides
-    have one; a duration also matches a bare number equal to its written value
-    (``200 ms`` vs ``backoff_ms defaults to 200``).
+    1,213,000; ``约130万`` for 1,313,851) when within 5%. Units must agree: a claim with a
+    unit is not supported by a number with another unit (``10,000 元`` does not state
+    ``10,000 天``) nor by a bare number (``500`` does not state ``500MB`` or ``500
+    seconds``; see :func:`implied_units` for a unit the evidence names elsewhere, as in
+    ``backoff_ms defaults to 200``). Currencies are the exception: ``CNY 30,000`` is
+    supported by a bare ``30,000`` (a price list rarely repeats its currency). A claim
+    without a unit is supported by the same number with one.
     """
     if claim.kind == "time" or evidence.kind == "time":
         return claim.kind == evidence.kind and claim.value == evidence.value
     if claim.kind == "duration" and evidence.kind == "duration":
+        if (claim.unit == "wd") != (evidence.unit == "wd"):
+            return False  # 1 个工作日 is not 24 hours
         a, b = claim.value, evidence.value
         return abs(a - b) <= 0.03 * max(abs(a), abs(b))
-    if claim.kind != evidence.kind:
-        return claim.raw is not None and evidence.raw is not None and claim.raw == evidence.raw and (
-            claim.unit is None or evidence.unit is None or claim.kind == "duration" or evidence.kind == "duration")
-    if claim.unit and evidence.unit and claim.unit != evidence.unit:
+    if claim.kind != evidence.kind:  # a bare claim number may repeat a duration's written value
+        return claim.kind == "number" and claim.unit is None and claim.raw is not None and claim.raw == evidence.raw
+    if claim.unit and evidence.unit and claim.unit != evidence.unit and {claim.unit, evidence.unit} != {"c", "deg"}:
+        return False  # 60 度 may be 60°C; 30° is 30 度
+    if claim.unit and not evidence.unit and claim.unit not in CURRENCIES:
         return False
     a, b = claim.value, evidence.value
     if abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b)):
@@ -310,3 +361,40 @@ def quantities_match(claim: Quantity, evidence: Quantity) -> bool:
     if claim.step and abs(a - b) < claim.step / 2 - 1e-9 * claim.step:
         return abs(a - b) <= 0.05 * max(abs(a), abs(b))
     return False
+
+
+_UNIT_NAMES = [(r"ms|millis(?:econds?)?|msecs?|毫秒", "ms"), (r"s|secs?|seconds?|秒", "s"), (r"mins?|minutes?|分钟", "min"),
+               (r"h|hrs?|hours?|小时", "h"), (r"d|days?|天", "d"), (r"mb", "mb"), (r"gb", "gb"), (r"kb", "kb"),
+               (r"pct|percent|%|百分比", "%")]
+_HINT = re.compile(
+    r"[A-Za-z0-9][_.-](?P<u1>ms|millis|msec|s|sec|secs|seconds|min|mins|minutes|h|hours|d|days|mb|gb|kb|pct)\b"
+    r"|单位(?:为|是)?\s*[:：]?\s*(?P<u2>毫秒|秒|分钟|小时|天|MB|GB|KB|%)"                               # 单位为秒
+    r"|[（(](?P<u3>毫秒|秒|分钟|小时|天|ms|s|sec|seconds|minutes|min|hours|days|MB|GB|KB|%)[)）]"          # 时长（秒）
+    r"|\bin (?P<u4>milliseconds|seconds|minutes|hours|days)\b", re.IGNORECASE)
+
+
+def implied_units(text: str) -> frozenset[str]:
+    """Units a text names for its bare numbers: ``backoff_ms`` (ms), ``单位为秒`` (s), ``(MB)``, ``in seconds``.
+
+    What it is for: a bare evidence number supports a claim with a unit only when the
+    evidence says which unit its numbers are in (config fields, tables with a unit
+    header); ``500`` alone does not state ``500 seconds``.
+    """
+    out = set()
+    for m in _HINT.finditer(text):
+        word = next(g for g in m.groups() if g).lower()
+        for pattern, code in _UNIT_NAMES:
+            if re.fullmatch(pattern, word, re.IGNORECASE):
+                out.add(code)
+                break
+    return frozenset(out)
+
+
+def bare_number_states(claim: Quantity, evidence: Quantity, units: frozenset[str]) -> bool:
+    """Whether a bare evidence number, read in one of ``units`` (:func:`implied_units`), states ``claim``."""
+    if evidence.kind != "number" or evidence.unit is not None or evidence.raw is None:
+        return False
+    if claim.kind == "duration":
+        return any(code in SECONDS and abs(evidence.raw * SECONDS[code] - claim.value)
+                   <= 0.03 * max(abs(claim.value), 1e-9) for code in units)
+    return claim.kind == "number" and claim.unit in units and claim.raw == evidence.raw

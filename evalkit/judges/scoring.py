@@ -50,7 +50,12 @@ ERROR_TYPES = ("changed_number", "changed_date", "entity_absent", "entity_presen
 
 @dataclass(frozen=True)
 class JudgeCase:
-    """One labelled judge case (a line of ``benchmarks/data/judge_cases.jsonl``)."""
+    """One labelled judge case (a line of ``benchmarks/data/judge_cases.jsonl``).
+
+    ``kind`` stratifies cases beyond the error type (e.g. ``multi_doc`` for an answer that
+    combines documents, ``rescaled`` for a correct answer that rewrites a number's scale,
+    or the eval-set question type); ``group`` keeps a scenario's cases in one CV fold.
+    """
 
     id: str
     lang: str
@@ -59,26 +64,54 @@ class JudgeCase:
     answer: str
     label: str
     error_type: str | None = None
+    kind: str | None = None
+    scenario: str | None = None
 
     @property
     def group(self) -> str:
         """The scenario this case belongs to (``en-001-s`` and ``en-001-u`` share ``en-001``)."""
-        return self.id.rsplit("-", 1)[0]
+        return self.scenario or self.id.rsplit("-", 1)[0]
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> JudgeCase:
+    def from_dict(cls, d: dict[str, Any], texts: dict[str, str] | None = None) -> JudgeCase:
+        """One case; an evidence entry without ``text`` is a document id looked up in ``texts``."""
         if d.get("label") not in ("supported", "unsupported"):
             raise ValueError(f"case {d.get('id')}: label must be 'supported' or 'unsupported'")
         if d.get("error_type") not in (None, *ERROR_TYPES):
             raise ValueError(f"case {d.get('id')}: unknown error_type '{d.get('error_type')}'")
-        ev = tuple((str(e["id"]), str(e["text"])) for e in d["evidence"])
-        return cls(d["id"], d["lang"], d["question"], ev, d["answer"], d["label"], d.get("error_type"))
+        if (d["label"] == "supported") != (d.get("error_type") is None):
+            raise ValueError(f"case {d.get('id')}: a supported case has no error_type, an unsupported one has one")
+        ev = []
+        for e in d["evidence"]:
+            if "text" in e:
+                ev.append((str(e["id"]), str(e["text"])))
+            elif texts is not None and e["id"] in texts:
+                ev.append((str(e["id"]), texts[e["id"]]))
+            else:
+                raise ValueError(f"case {d.get('id')}: evidence '{e['id']}' has no text and is not in the corpus")
+        return cls(d["id"], d["lang"], d["question"], tuple(ev), d["answer"], d["label"], d.get("error_type"),
+                   d.get("kind"), d.get("scenario"))
 
 
-def load_cases(path: str | Path) -> list[JudgeCase]:
-    """Read labelled cases from a JSON Lines file."""
+def load_cases(path: str | Path, corpus: str | Path | None = None) -> list[JudgeCase]:
+    """Read labelled cases from a JSON Lines file; ``corpus`` (a corpus JSONL) resolves evidence
+    given by document id only. A bad line raises ``LocatedError`` naming the file and line."""
+    from evalkit.errors import LocatedError
+
+    texts = None
+    if corpus is not None:
+        with open(corpus, encoding="utf-8") as f:
+            texts = {d["id"]: d["text"] for d in map(json.loads, filter(str.strip, f))}
+    out = []
     with open(path, encoding="utf-8") as f:
-        return [JudgeCase.from_dict(json.loads(line)) for line in f if line.strip()]
+        for lineno, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                out.append(JudgeCase.from_dict(json.loads(line), texts))
+            except (ValueError, KeyError, TypeError) as exc:
+                raise LocatedError(str(path), "", str(exc).strip("'\""), line=lineno) from exc
+    return out
 
 
 @dataclass
@@ -164,11 +197,16 @@ def metrics(preds: Iterable[Prediction]) -> Metrics:
 
 
 def report_rows(preds: Sequence[Prediction]) -> dict[str, Metrics]:
-    """Metrics overall, per language and per error type (an error type's slice is its own
-    cases plus all supported cases of the same languages, so its false alarms are shared)."""
+    """Metrics overall, per language, per kind (its supported and unsupported cases) and per
+    error type (an error type's slice is its own cases plus all supported cases of the same
+    languages, so its false alarms are shared)."""
     rows = {"overall": metrics(preds)}
+    if any(p.case.error_type == "entity_present" for p in preds):  # the known blind spot, left out
+        rows["overall without entity_present"] = metrics(p for p in preds if p.case.error_type != "entity_present")
     for lang in sorted({p.case.lang for p in preds}):
         rows[f"lang={lang}"] = metrics(p for p in preds if p.case.lang == lang)
+    for kind in sorted({p.case.kind for p in preds if p.case.kind}):
+        rows[f"kind={kind}"] = metrics(p for p in preds if p.case.kind == kind)
     for et in ERROR_TYPES:
         sub = [p for p in preds if p.case.error_type == et]
         if sub:

@@ -7,10 +7,14 @@ code, ``Kraków`` and ``Krakow`` one name. :func:`extract_atoms` reads a text on
 :class:`AtomPool` holds the atoms and text of an evidence window for fast look-ups.
 
 Codes: ``E-4012``, ``LX-200 Pro``, ``retry.max_attempts``, ``/auth/refresh``, e-mail
-addresses. Entities: English capitalised spans (``Space Shuttle Discovery``; a sentence's
-first word only when it is not a common word) and all-caps acronyms; Chinese jieba
-part-of-speech names (nr, ns, nt, nz) merged across ``·``, Latin words in Chinese text,
-and names in 《书名号》 or quotes.
+addresses. Entities: English capitalised spans (``Space Shuttle Discovery``) and all-caps
+acronyms (``IT``, ``RESET``); a sentence's capitalised first word is not a name by itself
+("Keep", "Hold", "Contact": a plain capitalised word alone, or before an acronym or code,
+is left out; "East China", "Zhou Mingxuan" stay whole); Chinese jieba part-of-speech
+names (nr, ns, nt, nz) merged across ``·``, capitalised Latin words in Chinese text
+(``LanCloud``), and names in 《书名号》 or quotes. A text is read as Chinese or English by
+its dominant script (:func:`evalkit.judges.claims.is_chinese`); English with a Chinese
+name in it gets both.
 """
 from __future__ import annotations
 
@@ -19,12 +23,15 @@ import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from evalkit.judges.claims import is_chinese
 from evalkit.judges.dates import DateValue, date_supported, find_dates
 from evalkit.judges.lexicon import CJK
 from evalkit.judges.quantities import (
     Quantity,
+    bare_number_states,
     find_quantities,
     find_times,
+    implied_units,
     quantities_match,
 )
 
@@ -119,6 +126,12 @@ _ZH_GENERIC = _words(
 _QUOTED = re.compile(r"《([^《》]{1,30})》|“([^“”]{1,20})”|「([^「」]{1,20})」|『([^『』]{1,20})』")
 
 
+def _plain_title(tok: str) -> bool:
+    """A plain capitalised word ("Keep", "Zhou"): one capital, then lower-case letters only."""
+    return len(tok) > 1 and tok[0].isupper() and tok[1:].replace("'", "").replace("’", "").islower() \
+        and tok[1:].replace("'", "").replace("’", "").isalpha()
+
+
 def _en_entities(text: str) -> list[Atom]:
     words = list(_EN_WORD.finditer(text))
     out: list[Atom] = []
@@ -131,20 +144,32 @@ def _en_entities(text: str) -> list[Atom]:
             group.pop()
         if not group:
             return
+        if len(group) == 1 and len(group[0].group(0)) == 1 and group[0].start() and (
+                text[group[0].start() - 1].isdigit() or text[group[0].start() - 1] == MASK):
+            return  # the G of 5G, the K of 4K: part of a number, not a name
         first = group[0]
         initial = not re.search(r"[A-Za-z0-9]", text[:first.start()])
         toks = [g.group(0) for g in group]
         if len(toks) == 1 and (toks[0].lower() in _CURRENCY_UNITS or (initial and toks[0].lower() in COMMON)):
             return
+        if initial and _plain_title(toks[0]):
+            # a sentence's first word is capitalised whatever it is ("Keep", "Hold", "Contact", "Fathers"):
+            # alone it is not a name; before an acronym or code ("Hold RESET", "Contact IT") it is not part of one
+            if len(toks) == 1:
+                return
+            if not _plain_title(toks[1]):
+                group.pop(0)
+                first = group[0]
         s = text[first.start():group[-1].end()]
         out.append(Atom("entity", s, fold(s), first.start(), group[-1].end()))
 
     for i, w in enumerate(words):
         tok = w.group(0)
-        cap = tok[0].isupper() or (tok.isupper() and len(tok) > 1)
+        acronym = tok.isupper() and len(tok) > 1 and tok.isalpha()
+        cap = tok[0].isupper() or acronym
         gap = text[words[i - 1].end():w.start()] if i else ""
         joinable = group and re.fullmatch(r"\s+", gap) is not None
-        if cap and tok.lower() not in COMMON | _CURRENCY_UNITS:
+        if cap and (tok.lower() not in COMMON | _CURRENCY_UNITS or (acronym and tok.lower() not in _CURRENCY_UNITS)):
             if not joinable:
                 flush()
                 group.clear()
@@ -178,8 +203,11 @@ def _zh_entities(text: str) -> list[Atom]:
     for word, flag in _posseg(text) + (("", "x"),):
         start = text.find(word, pos) if word else len(text)
         pos = start + len(word)
+        # an English word inside Chinese text is a name when it looks like one (LanCloud, FlowPay, OFD),
+        # not a lower-case term (admin, yaml)
         name_like = (flag in _ZH_NAME_TAGS and word not in _ZH_GENERIC and word.strip()
-                     and not (flag == "eng" and (len(word) < 2 or word.lower() in _CURRENCY_UNITS)))
+                     and not (flag == "eng" and (len(word) < 2 or word.lower() in _CURRENCY_UNITS
+                                                 or not (word[0].isupper() or re.search(r"\d", word)))))
         if name_like or (word == "·" and cur):
             if not cur:
                 cur_start, parts = start, []
@@ -234,7 +262,13 @@ def extract_atoms(text: str, entities: bool = True) -> tuple[Atom, ...]:
     if not entities:
         return tuple(sorted(atoms, key=lambda a: (a.start, a.end)))
     masked = mask_atoms(text, atoms)
-    for e in sorted(_zh_entities(masked) if CJK.search(text) else _en_entities(masked), key=lambda a: a.start):
+    if not CJK.search(text):
+        found = _en_entities(masked)
+    elif is_chinese(text):
+        found = _zh_entities(masked)
+    else:  # English with a Chinese name in it ("its lead is Zhou Mingxuan (周明轩)")
+        found = _en_entities(masked) + [e for e in _zh_entities(masked) if CJK.search(e.text)]
+    for e in sorted(found, key=lambda a: a.start):
         if MASK in e.text:  # a name around another atom (差旅费报销制度（2026版）): keep it as written
             written = text[e.start:e.end]
             key = fold(written).replace(" ", "") if CJK.search(written) else fold(written)
@@ -256,6 +290,7 @@ class AtomPool:
         self.compact = re.sub(r"[\s\-_.·]", "", self.folded)
         self.words = frozenset(re.findall(r"[a-z0-9\u00e0-\u024f]+", self.folded))
         self.codes = {a.key for a in self.atoms if a.kind == "code"}
+        self.units = implied_units(self.text)  # units named for bare numbers (backoff_ms, 单位为秒)
         self.by_kind: dict[str, list[Atom]] = {}
         for a in self.atoms:
             self.by_kind.setdefault(a.kind, []).append(a)
@@ -278,6 +313,10 @@ class AtomPool:
             for e in self.by_kind.get(kind, []):
                 if e.quantity is not None and quantities_match(q, e.quantity):
                     return True
+        if self.units and (q.kind == "duration" or q.unit):
+            if any(e.quantity is not None and bare_number_states(q, e.quantity, self.units)
+                   for e in self.by_kind.get("number", [])):
+                return True
         if q.kind == "number" and q.unit is None and q.value == int(q.value):  # a year written as a number
             return any(v.year == q.value for e in self.by_kind.get("date", []) for v in e.dates)
         return False
@@ -290,6 +329,10 @@ class AtomPool:
                 return True
             stripped = re.sub(r"(?:省|市|县|区|州|股份有限公司|有限公司|公司|集团)$", "", k)
             if len(stripped) >= 2 and stripped in self.compact:
+                return True
+            # jieba sometimes glues a preposition to a name (由澄屏, 在上海): the name without it
+            bare = re.sub(r"^[由在从向被给和与对把将经]", "", k)
+            if bare != k and len(bare) >= 2 and bare in self.compact:
                 return True
             # a merged name (哈勃 + 望远镜): every word of it is there
             return bool(atom.parts) and all(re.sub(r"\s", "", p) in self.compact for p in atom.parts)

@@ -23,17 +23,38 @@ Per query (``score_answer``), for variants that generate an answer:
   judge) says the answer states / misses the reference's key facts. Answered answerable
   questions with a reference only; ``None`` for abstentions and when the judge failed
   (``correctness_failed`` = 1, counted per variant as ``n_correctness_failed``).
-- ``citation_precision``: cited documents that are gold / cited documents (valid ones;
-  ``None`` without valid citations). ``invalid_citation_rate``: citations to ids that were
-  not in the evidence / all citations (``None`` without citations); ``citations`` and
-  ``citations_invalid`` are the counts.
+- ``cited_gold_precision``: cited documents that are gold / cited documents (valid ones;
+  ``None`` without valid citations). Runs before issue 13 called it ``citation_precision``;
+  reading such a run renames it (:mod:`evalkit.analysis.runs`). ``invalid_citation_rate``:
+  citations to ids that were not in the evidence / all citations (``None`` without
+  citations); ``citations`` and ``citations_invalid`` are the counts.
+- **Citation support** (ALCE, Gao et al. 2023; the findings come from
+  :func:`evalkit.judges.citation_support.judge_citations`, with the run's judge in place
+  of ALCE's NLI model). Over the answer's *checkable* claims C (claims the judge called
+  supported or unsupported against all the evidence; ``not_checkable`` claims and claims
+  whose citation check failed are left out):
+
+  ``citation_recall`` = |{c in C : the passages c cites, together, support c}| / |C|.
+  A claim without a valid citation counts as not supported by its citations, so a claim
+  that is true but uncited lowers the recall (as in ALCE). ``None`` when C is empty.
+
+  ``citation_precision`` = precise citations / all citations of the claims in C, where a
+  citation is precise when its claim is supported by its citations and it is not
+  *irrelevant*: with several citations, one that does not support the claim alone while
+  the others support it without it is irrelevant (ALCE). A reference to a passage that
+  was not shown is never precise. ``None`` when the claims in C cite nothing (ALCE scores
+  that 0; here an answer without citations has no citation precision, and its recall is 0).
+
+  ``citation_claims`` (|C|), ``citation_claims_supported`` and ``citations_checked``,
+  ``citations_precise`` are the counts.
 
 Per variant (``aggregate_answers``): ``faithfulness`` (mean over answered queries where it
 is defined), ``hallucination_rate`` (share of answered answerable questions, among those
 the judge could decide, with a hallucinated answer), ``claim_hallucination_rate`` (unsupported / checkable claims, pooled),
 ``answer_em`` / ``answer_f1`` (mean over answerable questions with a reference),
 ``answer_correctness`` (mean where the judge gave a verdict),
-``citation_precision`` (mean where defined), ``invalid_citation_rate`` (pooled),
+``cited_gold_precision``, ``citation_recall`` and ``citation_precision`` (each the mean
+over the answers where it is defined, as ALCE averages per answer), ``invalid_citation_rate`` (pooled),
 ``abstention_rate`` (abstained / answerable questions: false abstentions),
 ``correct_abstention_rate`` (abstained / unanswerable questions) and
 ``unanswerable_hallucination_rate`` (answered / unanswerable questions), plus the counts
@@ -83,9 +104,24 @@ def token_f1(answer: str, reference: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
+def citation_support(findings: Sequence[Mapping[str, Any]] | None) -> dict[str, float | None]:
+    """``citation_recall`` and ``citation_precision`` of one answer from its citation findings (module docstring)."""
+    claims = [f for f in findings or () if f.get("verdict") in ("supported", "unsupported")
+              and f.get("supported_by_citations") is not None]
+    if not claims:
+        return {}
+    supported = sum(bool(f["supported_by_citations"]) for f in claims)
+    precise = [bool(x) for f in claims for x in f.get("precise", [])]
+    return {"citation_recall": supported / len(claims),
+            "citation_precision": sum(precise) / len(precise) if precise else None,
+            "citation_claims": float(len(claims)), "citation_claims_supported": float(supported),
+            "citations_checked": float(len(precise)), "citations_precise": float(sum(precise))}
+
+
 def score_answer(*, answerable: bool, answered: bool, abstained: bool, judgement: Mapping[str, Any] | None,
                  answer: str, reference: str | None, cited_docs: Sequence[str], invalid_citations: int,
-                 gold: Sequence[str], correctness: Mapping[str, Any] | None = None) -> dict[str, float | None]:
+                 gold: Sequence[str], correctness: Mapping[str, Any] | None = None,
+                 citation_findings: Sequence[Mapping[str, Any]] | None = None) -> dict[str, float | None]:
     """Per-query answer metrics (see the module docstring); ``None`` marks undefined values."""
     out: dict[str, float | None] = {"answered": float(answered), "abstained": float(abstained)}
     verdicts = [c["verdict"] for c in (judgement or {}).get("claims", [])]
@@ -110,8 +146,10 @@ def score_answer(*, answerable: bool, answered: bool, abstained: bool, judgement
             out["correctness_failed"] = float(verdict is None)
     n_cited = len(cited_docs) + invalid_citations
     out["citations"], out["citations_invalid"] = float(n_cited), float(invalid_citations)
-    out["citation_precision"] = (sum(d in set(gold) for d in cited_docs) / len(cited_docs)) if cited_docs else None
+    out["cited_gold_precision"] = (sum(d in set(gold) for d in cited_docs) / len(cited_docs)) if cited_docs else None
     out["invalid_citation_rate"] = invalid_citations / n_cited if n_cited else None
+    if answered:
+        out.update(citation_support(citation_findings))
     out["judge_failed"] = float(judge_failed)
     return out
 
@@ -140,7 +178,9 @@ def aggregate_answers(rows: Sequence[tuple[bool, Mapping[str, float | None]]]) -
         "answer_em": _mean([m.get("answer_em") for m in ans_q]),
         "answer_f1": _mean([m.get("answer_f1") for m in ans_q]),
         "answer_correctness": _mean([m.get("answer_correctness") for m in ans_q]),
-        "citation_precision": _mean([m.get("citation_precision") for _, m in gen]),
+        "cited_gold_precision": _mean([m.get("cited_gold_precision") for _, m in gen]),
+        "citation_recall": _mean([m.get("citation_recall") for m in answered]),
+        "citation_precision": _mean([m.get("citation_precision") for m in answered]),
         "invalid_citation_rate": n_bad / n_cit if n_cit else None,
         "abstention_rate": _mean([m["abstained"] for m in ans_q]),
         "correct_abstention_rate": _mean([m["abstained"] for m in unans_q]),

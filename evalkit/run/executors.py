@@ -126,5 +126,10 @@ def build_context(payload: dict[str, Any], resources: Any = None, memo: Any = No
         judge = make_judge(payload["judge"], cache_root=resources.cache_root, **options)
     from evalkit.metrics import Scoring
 
+    rules = payload.get("abstention")
+    if rules is not None:
+        from evalkit.evalsets.evalset import AbstentionRules
+
+        rules = AbstentionRules(tuple(rules["patterns"]), tuple(rules["not_patterns"]), rules["path"], rules["sha256"])
     return QueryContext(graph, tuple(payload["metrics"]), generates=bool(payload.get("judge")), judge=judge,
-                        passages=view.passages(), scoring=Scoring.from_dict(payload.get("scoring")))
+                        passages=view.passages(), scoring=Scoring.from_dict(payload.get("scoring")), abstention=rules)

@@ -20,7 +20,7 @@ from typing import Any
 
 from evalkit.graph import Graph, initial_state
 from evalkit.graph.schema import (
-    ABSTAINED,
+    ABSTENTION,
     ABSTAINING_OUTCOMES,
     ANSWER,
     ANSWER_EVIDENCE,
@@ -63,6 +63,7 @@ class QueryContext:
     judge: Any = None  # an ``evalkit.judges`` Judge, used when the variant generates answers
     passages: Any = None  # resolves evidence passage ids to the texts the answer is judged against
     scoring: Scoring = field(default_factory=Scoring)  # relevance level and tie order of the metrics
+    abstention: Any = None  # the eval set's AbstentionRules (NAME.abstention.yaml), when it has some
 
 
 def run_query(ctx: QueryContext, record: EvalRecord) -> QueryResult:
@@ -114,11 +115,13 @@ def _judge_answer(ctx: QueryContext, record: EvalRecord, state: dict[str, Any], 
     fell back to, so it gets only ``degraded = 1`` and stays out of every answer metric.
     """
     answer = state.get(ANSWER, "")
-    abstained = bool(state.get(ABSTAINED)) or state.get(OUTCOME) in ABSTAINING_OUTCOMES
+    finding = abstention_finding(answer, state.get(ABSTENTION), ctx.abstention, failed)
+    abstained = bool(finding.get("abstained")) or state.get(OUTCOME) in ABSTAINING_OUTCOMES
     answered = bool(answer) and not abstained and not failed
     evidence = list(state.get(ANSWER_EVIDENCE, []))
     if degraded:
-        generation = {"answer": answer, "abstained": abstained, "answered": False, "degraded": True,
+        generation = {"answer": answer, "reference_answer": record.reference_answer, "abstained": abstained,
+                      "abstention": finding, "answered": False, "degraded": True,
                       "citations": list(state.get(CITATIONS, [])), "used_documents": [], "invalid_citations": [],
                       "evidence": [[h.id, h.doc_id, round(float(h.score), 6)] for h in evidence],
                       "generator": state.get(GENERATOR), "judgement": None, "judge": None}
@@ -140,7 +143,16 @@ def _judge_answer(ctx: QueryContext, record: EvalRecord, state: dict[str, Any], 
         except Exception as exc:  # noqa: BLE001 - counted like any judge failure, never a verdict
             correct = {"verdict": None, "reason": f"{type(exc).__name__}: {exc}"}
         judgement = {**(judgement or {"claims": [], "error": None}), "correctness": correct}
-    generation = {"answer": answer, "abstained": abstained, "answered": answered,
+    findings = None
+    if answered and judgement is not None and not judgement.get("error") and judgement.get("claims"):
+        from evalkit.judges.base import JudgeResult
+        from evalkit.judges.citation_support import judge_citations
+
+        shown = [(h.id, h.doc_id, ctx.passages.text(h.id)) for h in evidence]
+        findings = [f.to_dict() for f in judge_citations(ctx.judge, record.question, answer, shown,
+                                                         JudgeResult.from_dict(judgement))]
+    generation = {"answer": answer, "reference_answer": record.reference_answer, "abstained": abstained,
+                  "abstention": finding, "answered": answered, "citation_findings": findings,
                   "citations": list(state.get(CITATIONS, [])), "used_documents": list(state.get(USED_DOCUMENTS, [])),
                   "invalid_citations": list(state.get(INVALID_CITATIONS, [])),
                   "evidence": [[h.id, h.doc_id, round(float(h.score), 6)] for h in evidence],
@@ -150,5 +162,25 @@ def _judge_answer(ctx: QueryContext, record: EvalRecord, state: dict[str, Any], 
                           judgement=judgement, answer=answer, reference=record.reference_answer,
                           cited_docs=generation["used_documents"],
                           invalid_citations=len(generation["invalid_citations"]), gold=record.relevant_doc_ids,
-                          correctness=correct)
+                          correctness=correct, citation_findings=findings)
     return generation, scores
+
+
+def abstention_finding(answer: str, from_node: dict[str, Any] | None, rules: Any, failed: bool = False
+                       ) -> dict[str, Any]:
+    """Whether an answer abstained, and why: the answer source's finding (the ``generate`` node
+    applies the defaults and its own patterns), overridden by the eval set's patterns when one
+    of them decides; an answer source that records no finding gets the defaults."""
+    from evalkit.judges.abstention import detect_abstention
+
+    found = dict(from_node or {})
+    if failed and not answer:
+        return found
+    if not found or rules is not None:
+        mine = detect_abstention(answer, finish_reason=found.get("finish_reason"),
+                                 extra_patterns=getattr(rules, "patterns", ()),
+                                 not_patterns=getattr(rules, "not_patterns", ()))
+        if not found or mine.by_user:
+            found = {**mine.to_dict(), "finish_reason": found.get("finish_reason"),
+                     "source": "eval set" if mine.by_user else "defaults"}
+    return found

@@ -12,7 +12,7 @@ from __future__ import annotations
 import subprocess
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -120,7 +120,8 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
                        # non-default scoring only, so runs made before it existed still resume
                        **({"scoring": options.scoring.to_dict()} if options.scoring != Scoring() else {}),
                        "corpus_sha256": corpus.sha256,
-                       "judge": judge.identity if judge is not None and generates(config) else None}
+                       "judge": judge.identity if judge is not None and generates(config) else None,
+                       "abstention_rules": eval_set.abstention.sha256 if eval_set.abstention else None}
         store = VariantStore(folder / config.name, fingerprint)
         kept = store.resumable() if options.resume else {}
         todo = [r for r in eval_set.records if r.id not in kept]
@@ -131,7 +132,7 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
         try:
             ctx = QueryContext(graph, options.metrics, generates=generates(config),
                                judge=judge if generates(config) else None, passages=view.passages(),
-                               scoring=options.scoring)
+                               scoring=options.scoring, abstention=eval_set.abstention)
             payload = _payload(config, eval_set, resources, options) if options.executor == "ray" else None
             if payload is None and todo:
                 graph.prepare([r.question for r in todo])  # batch work (e.g. query encoding) before the loop
@@ -180,7 +181,8 @@ def _payload(config: GraphConfig, eval_set: EvalSet, resources: Resources, optio
     return {"config": config.to_dict(), "source": config.source, "corpus_path": str(eval_set.corpus_path),
             "cache_root": str(Path(resources.cache_root).resolve()), "metrics": list(options.metrics),
             "scoring": options.scoring.to_dict(),
-            "judge": options.judge if generates(config) else None, "judge_options": judge_options}
+            "judge": options.judge if generates(config) else None, "judge_options": judge_options,
+            "abstention": asdict(eval_set.abstention) if eval_set.abstention else None}
 
 
 def _run_all(ctx: QueryContext, payload: dict[str, Any] | None, records: list, options: RunOptions, name: str):

@@ -45,7 +45,10 @@ def run_graph(view, config: dict, question: str):
 
 
 def test_the_loop_is_bounded_by_max_attempts(view):
-    out = run_graph(view, reflect(**{"grade.offline": {"min_cosine": 0.999}, "grade.max_attempts": 3}),
+    # one feedback term per retry, so that every retry has something new to add ("Price:", a document's
+    # first word, is no longer taken for a name: two terms ran out after the second attempt)
+    out = run_graph(view, reflect(**{"grade.offline": {"min_cosine": 0.999}, "grade.max_attempts": 3,
+                                     "rewrite.feedback_terms": 1}),
                     "Who makes the chip used in the ZX-100?")
     assert not out.failed and out.state["outcome"] == "fallback"
     grades = [e for e in out.trace if e.type == "grade"]

@@ -82,6 +82,11 @@ def test_targets_out_of_fold(cases, capsys):
         print(_table("offline judge, 5-fold CV (out-of-fold) on judge_cases.jsonl", rows))
         print(f"thresholds chosen per fold: {cv.fold_thresholds}")
     assert not _missed(rows)
+    # issue 13: out of fold at least 0.90, and no error type worse than before (offline/v2)
+    assert rows["overall"].balanced_accuracy >= 0.90
+    before = {"changed_number": 1.0, "changed_date": 1.0, "entity_absent": 0.95, "negation": 1.0,
+              "extra_sentence": 1.0}
+    assert all(rows[f"type={t}"].recall >= r for t, r in before.items())
     # the blind spot: measured and printed, not gated
     assert rows["type=entity_present"].recall is not None
 
@@ -93,3 +98,30 @@ def test_targets_with_shipped_thresholds(cases, capsys):
         print(_table("offline judge, shipped thresholds, on judge_cases.jsonl", rows))
     assert not _missed(rows)
     assert all(p.result.error is None for p in preds)
+
+
+REPO = CASES.parents[2]
+
+
+def test_reference_answers_are_not_flagged():
+    """The demo's 107 correct reference answers against their gold documents: at most 5% flagged
+    (28 before issue 13; benchmarks/judges.py prints the list)."""
+    docs = {d["id"]: d["text"] for d in map(json.loads, (REPO / "eval_sets" / "corpora" / "demo_kb.jsonl")
+                                           .read_text(encoding="utf-8").splitlines())}
+    judge = OfflineJudge()
+    qs = [json.loads(x) for x in (REPO / "eval_sets" / "demo_kb.jsonl").read_text(encoding="utf-8").splitlines()]
+    qs = [q for q in qs if q["relevant_doc_ids"] and q.get("reference_answer")]
+    flagged = [q["id"] for q in qs if judge.judge(q["question"], q["reference_answer"],
+                                                   [(d, docs[d]) for d in q["relevant_doc_ids"]]).unsupported]
+    assert len(qs) == 107 and len(flagged) / len(qs) <= 0.05, flagged
+
+
+def test_paraphrase_test_split_meets_its_target():
+    """The held-out split of benchmarks/data/judge_paraphrases.jsonl: balanced accuracy >= 0.80."""
+    path = REPO / "benchmarks" / "data" / "judge_paraphrases.jsonl"
+    split = {json.loads(x)["id"]: json.loads(x)["split"] for x in path.read_text(encoding="utf-8").splitlines()}
+    cases = [c for c in load_cases(path, corpus=REPO / "eval_sets" / "corpora" / "demo_kb.jsonl")
+             if split[c.id] == "test"]
+    assert len(cases) >= 150 and {c.lang for c in cases} == {"en", "zh"}
+    m = report_rows(predict(OfflineJudge(), cases))["overall"]
+    assert m.balanced_accuracy >= 0.80, m.as_dict()

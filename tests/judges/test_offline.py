@@ -107,10 +107,10 @@ def test_question_atoms_are_not_rechecked(judge):
     assert verdicts(judge, q, "Yes, the limit is 50 requests per second for X-100.", ev) == ["not_checkable"]
 
 
-def test_atoms_must_sit_together(judge):
+def test_atoms_must_sit_with_their_subject(judge):
     ev = [("a", "The Basic plan costs $10. It has 5 seats."), ("b", "The Team plan costs $30 and has 25 seats.")]
     (c,) = judge.judge("?", "The Basic plan costs $10 and has 25 seats.", ev).claims
-    assert c.verdict == "unsupported" and "not together" in c.reason
+    assert c.verdict == "unsupported" and "not with entity 'Basic'" in c.reason
 
 
 def test_not_checkable_is_never_supported(judge):

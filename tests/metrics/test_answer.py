@@ -36,7 +36,7 @@ def test_faithfulness_counts_not_checkable_claims_as_neither():
                      cited_docs=["d1", "d2"], invalid_citations=1, gold=["d1"])
     assert m["faithfulness"] == 0.5 and m["hallucinated"] == 1.0
     assert (m["claims"], m["claims_supported"], m["claims_unsupported"], m["claims_not_checkable"]) == (3, 1, 1, 1)
-    assert m["citation_precision"] == 0.5 and m["invalid_citation_rate"] == pytest.approx(1 / 3)
+    assert m["cited_gold_precision"] == 0.5 and m["invalid_citation_rate"] == pytest.approx(1 / 3)
     assert m["answer_em"] == 1.0
 
 
@@ -97,14 +97,16 @@ def test_variant_aggregates():
     assert agg["faithfulness"] == pytest.approx(0.75)  # mean of 1.0 and 0.5
     assert agg["hallucination_rate"] == 0.5
     assert agg["claim_hallucination_rate"] == 0.25  # 1 unsupported of 4 checkable, pooled
-    assert agg["citation_precision"] == 0.5 and agg["invalid_citation_rate"] == pytest.approx(1 / 3)
+    assert agg["cited_gold_precision"] == 0.5 and agg["invalid_citation_rate"] == pytest.approx(1 / 3)
     assert agg["answer_em"] == 0.5 and agg["n_answered"] == 2
 
 
 def test_citations_parse_valid_and_invalid_ids():
-    valid, invalid = parse_citations("Limit is 750 [fin-004]; see 【fin-013】 and [hr-999] [fin-004#1].",
-                                     {"fin-004", "fin-013", "fin-004#1"}, {"fin-004#1": "fin-004"})
+    shown = [("fin-004#0", "fin-004"), ("fin-013", "fin-013"), ("fin-004#1", "fin-004")]
+    valid, invalid = parse_citations("Limit is 750 [fin-004]; see 【fin-013】 and [hr-999] [fin-004#1].", shown)
     assert valid == ["fin-004", "fin-013"] and invalid == ["hr-999"]
+    # numbers name the passages as shown; [4] was not shown
+    assert parse_citations("A [1][2]. B [3, 4].", shown) == (["fin-004", "fin-013"], ["4"])
 
 
 @pytest.mark.parametrize("text,expected", [

@@ -1,0 +1,89 @@
+#!/usr/bin/env python
+"""The abstention detector on labelled answers: precision and recall of "abstained".
+
+    python benchmarks/abstention.py            # both splits
+    python benchmarks/abstention.py --show     # also list every wrong call
+
+What it does: reads ``benchmarks/data/abstention_dev.jsonl`` (the split the default
+patterns of :mod:`evalkit.judges.abstention` were developed on) and
+``benchmarks/data/abstention_test.jsonl`` (written afterwards, in other wordings, and
+measured once: the reported figure). Each line is an answer (``answer``, optional
+``finish_reason``) labelled ``abstained`` (a refusal, in many wordings, en and zh; an
+empty answer; a provider's content filter) or ``answered`` (a plain answer, a correct
+*negative* answer such as "does not contain a built-in Wi-Fi module" / 也未提供住宿补贴,
+or a partial refusal that then answers). Prints, per split, overall and per language and
+per kind: precision and recall of "abstained" (positive class), and the accuracy.
+Targets: precision and recall >= 0.95 on the test split (exit 1 with ``--strict`` when
+missed).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SPLITS = {"dev": REPO / "benchmarks" / "data" / "abstention_dev.jsonl",
+          "test": REPO / "benchmarks" / "data" / "abstention_test.jsonl"}
+TARGET = 0.95
+
+
+def load(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def scores(rows: list[tuple[dict, bool]]) -> dict[str, float | int | None]:
+    tp = sum(1 for r, p in rows if p and r["label"] == "abstained")
+    fp = sum(1 for r, p in rows if p and r["label"] != "abstained")
+    fn = sum(1 for r, p in rows if not p and r["label"] == "abstained")
+    ok = sum(1 for r, p in rows if p == (r["label"] == "abstained"))
+    return {"n": len(rows), "precision": tp / (tp + fp) if tp + fp else None,
+            "recall": tp / (tp + fn) if tp + fn else None, "accuracy": ok / len(rows) if rows else None,
+            "tp": tp, "fp": fp, "fn": fn}
+
+
+def _f(v: float | None) -> str:
+    return "  -  " if v is None else f"{v:.3f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--show", action="store_true", help="List every answer the detector got wrong.")
+    p.add_argument("--strict", action="store_true", help="Exit 1 when the test split misses a target.")
+    args = p.parse_args(argv)
+    from evalkit.judges.abstention import detect_abstention
+
+    missed = []
+    for split, path in SPLITS.items():
+        if not path.exists():
+            print(f"{split}: {path} not found")
+            continue
+        data = [(r, detect_abstention(r["answer"], finish_reason=r.get("finish_reason"))) for r in load(path)]
+        rows = [(r, d.abstained) for r, d in data]
+        print(f"\n## {split} split ({path.name}): {len(rows)} answers, "
+              f"{sum(r['label'] == 'abstained' for r, _ in rows)} labelled abstained")
+        print(f"{'slice':24s} {'n':>4s} {'precision':>9s} {'recall':>7s} {'accuracy':>8s}  tp/fp/fn")
+        slices = {"overall": rows}
+        for key in ("lang", "kind"):
+            for v in sorted({r[key] for r, _ in rows}):
+                slices[f"{key}={v}"] = [(r, q) for r, q in rows if r[key] == v]
+        for name, sub in slices.items():
+            s = scores(sub)
+            print(f"{name:24s} {s['n']:4d} {_f(s['precision']):>9s} {_f(s['recall']):>7s} {_f(s['accuracy']):>8s}"
+                  f"  {s['tp']}/{s['fp']}/{s['fn']}")
+        o = scores(rows)
+        if split == "test":
+            for k in ("precision", "recall"):
+                if o[k] is None or o[k] < TARGET:
+                    missed.append(f"test {k} {_f(o[k])} (target >= {TARGET})")
+        if args.show:
+            for r, d in data:
+                if d.abstained != (r["label"] == "abstained"):
+                    print(f"  WRONG {r['id']} [{r['label']}, {r['kind']}] {r['answer']!r} -> {d.reason} {d.matched!r}")
+    print("\nabstention detector vs targets (test split): " + ("all met" if not missed else "MISSED: " + "; ".join(missed)))
+    return 1 if args.strict and missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,324 @@
+"""Human labels for judged answers: draw a sample to label, read it back, correct the judge's figures.
+
+What it is for: ``evalkit label RUN --variant V`` writes a stratified random sample of a
+variant's judged answers as a JSONL file (and an HTML page to label it in a browser);
+``--labels FILE`` on ``run``, ``compare`` and ``gate`` (and :func:`corrected_estimates`
+for any caller, ``evalkit score`` included) turns the labels into prediction-powered
+estimates (:mod:`evalkit.analysis.ppi`) beside the raw judge figures.
+
+**The population** of a variant is its answered queries whose judge faithfulness is
+defined (the answers the judge could check, exactly those the raw figures average):
+``faithfulness`` over all of them, ``hallucination_rate`` over the answerable ones (on an
+unanswerable question, answering at all is the hallucination: no judge is involved).
+
+**The sample** is stratified by question type (``--strata none``: one stratum): each
+stratum gets a share of ``n`` proportional to its size, at least two labels where it has
+two answers, drawn with a seeded ``random.Random`` over sorted query ids. Every line
+records its stratum, the stratum's size and the seed.
+
+**A label line** holds the question, the answer, the evidence passages (ids and text),
+the judge's claim verdicts, and the fields a person fills: ``claims[i].supported``
+(true / false / null for "cannot tell") and ``hallucinated`` (true when any claim is
+unsupported; left null, it is derived from the claims). The faithfulness label is the
+share of the claims labelled true among those labelled. A line applies to a variant
+whose answer to that query is still the labelled one (an answer that changed since is
+*stale*: it is dropped and counted, never silently relabelled).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalkit.analysis.ppi import Agreement, Estimate, Stratum, agreement, stratified_ppi
+from evalkit.errors import EvalkitError, LocatedError
+from evalkit.records import QueryResult
+
+__all__ = ["Corrected", "LabelError", "answer_sha", "corrected_estimates", "draw_sample", "label_line",
+           "load_label_files", "passage_texts", "population", "read_labels", "write_labels"]
+
+MIN_PER_STRATUM = 2
+METRICS = {"hallucination_rate": "hallucinated", "faithfulness": "faithfulness"}
+"""Variant metric -> the per-query judge value it averages (what the labels correct)."""
+
+
+class LabelError(LocatedError):
+    """A label file that cannot be used: bad JSON, a missing field, a value of the wrong type."""
+
+
+def answer_sha(question: str, answer: str) -> str:
+    """The identity of a labelled answer: sha256 of question and answer (16 hex characters)."""
+    return hashlib.sha256(f"{question}\x1f{answer}".encode()).hexdigest()[:16]
+
+
+def _stratum(r: QueryResult, by: str) -> str:
+    return (r.type or "unknown") if by == "type" else "all"
+
+
+def population(results: Sequence[QueryResult]) -> list[QueryResult]:
+    """The answered queries whose judge faithfulness is defined (see the module docstring)."""
+    return [r for r in results if r.generation and r.generation.get("answered")
+            and r.metrics.get("faithfulness") is not None]
+
+
+def draw_sample(results: Sequence[QueryResult], n: int, *, seed: int = 0, strata: str = "type") -> list[tuple[
+        QueryResult, dict[str, Any]]]:
+    """A stratified random sample of ``n`` answers of the population, each with its sample record."""
+    if strata not in ("type", "none"):
+        raise EvalkitError(f"unknown strata '{strata}': use type or none")
+    pop = sorted(population(results), key=lambda r: r.query_id)
+    if not pop:
+        raise EvalkitError("no answered query with a judge verdict: nothing to label")
+    groups: dict[str, list[QueryResult]] = {}
+    for r in pop:
+        groups.setdefault(_stratum(r, strata), []).append(r)
+    n = min(n, len(pop))
+    alloc = {k: min(len(g), max(MIN_PER_STRATUM, round(n * len(g) / len(pop)))) for k, g in sorted(groups.items())}
+    while sum(alloc.values()) > n:  # trim the largest allocations, keeping the minimum per stratum
+        k = max((k for k in alloc if alloc[k] > MIN_PER_STRATUM), key=lambda k: (alloc[k], k), default=None)
+        if k is None:
+            break
+        alloc[k] -= 1
+    rng = random.Random(seed)
+    out = []
+    for k in sorted(groups):
+        for r in rng.sample(groups[k], alloc[k]):
+            out.append((r, {"stratum": k, "stratum_size": len(groups[k]), "stratum_labelled": alloc[k],
+                            "population": len(pop), "strata_by": strata, "seed": seed}))
+    return sorted(out, key=lambda x: x[0].query_id)
+
+
+def label_line(r: QueryResult, sample: dict[str, Any], variant: str, run: str,
+               texts: dict[str, str]) -> dict[str, Any]:
+    """One line to label (see the module docstring); ``texts`` maps passage ids to their text."""
+    g = r.generation or {}
+    judgement = g.get("judgement") or {}
+    claims = judgement.get("claims") or []
+    return {
+        "query_id": r.query_id, "variant": variant, "run": run, "question": r.question, "answer": g.get("answer", ""),
+        "answer_sha": answer_sha(r.question, g.get("answer", "")), "reference_answer": g.get("reference_answer"),
+        "evidence": [{"id": e[0], "doc_id": e[1], "text": texts.get(e[0], "")} for e in g.get("evidence", [])],
+        "judge": {"identity": g.get("judge"), "hallucinated": r.metrics.get("hallucinated"),
+                  "faithfulness": r.metrics.get("faithfulness"), "claims": claims},
+        "claims": [{"claim": c.get("claim"), "judge": c.get("verdict"), "supported": None} for c in claims],
+        "hallucinated": None, "note": "", "sample": {"variant": variant, **sample},
+    }
+
+
+def write_labels(lines: Iterable[dict[str, Any]], path: Path) -> Path:
+    """Write label lines as JSONL (UTF-8, one object per line)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
+    return path
+
+
+@dataclass
+class Label:
+    """What a person said about one answer, and how it was sampled."""
+
+    query_id: str
+    variant: str
+    answer_sha: str
+    stratum: str
+    hallucinated: bool | None
+    faithfulness: float | None
+    run: str = ""  # the label of the run it was drawn from (summary file stem)
+
+
+def _bool(value: Any, file: str, line: int, where: str) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    raise LabelError(file, where, f"expected true, false or null, got {json.dumps(value)}", line=line)
+
+
+def read_labels(path: str | Path) -> list[Label]:
+    """Read a label file; a bad line raises :class:`LabelError` naming the file, line and field."""
+    file = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise LabelError(file, "", f"cannot read the label file ({exc.strerror})") from exc
+    out = []
+    for i, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            d = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise LabelError(file, "", f"not JSON ({exc.msg})", line=i) from exc
+        for key in ("query_id", "variant", "answer_sha", "claims", "sample"):
+            if key not in d:
+                raise LabelError(file, key, "missing (write label files with `evalkit label`)", line=i)
+        claims = [_bool(c.get("supported"), file, i, f"claims[{k}].supported") for k, c in enumerate(d["claims"])]
+        hall = _bool(d.get("hallucinated"), file, i, "hallucinated")
+        known = [c for c in claims if c is not None]
+        if hall is None and known:
+            hall = not all(known) if (False in known or len(known) == len(claims)) else None
+        faith = sum(known) / len(known) if known else None
+        out.append(Label(str(d["query_id"]), str(d["variant"]), str(d["answer_sha"]),
+                         str((d.get("sample") or {}).get("stratum", "all")), hall, faith, str(d.get("run") or "")))
+    return out
+
+
+@dataclass
+class Corrected:
+    """The corrected figures of one variant: estimates, the raw judge figures and the judge's agreement."""
+
+    variant: str
+    estimates: dict[str, Estimate] = field(default_factory=dict)  # metric -> corrected estimate
+    raw: dict[str, float] = field(default_factory=dict)           # metric -> the judge's figure
+    agreement: Agreement | None = None
+    n_labels: int = 0
+    stale: int = 0            # labelled answers that changed since (dropped)
+    unlabelled: int = 0       # lines with no label filled in yet
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"variant": self.variant, "estimates": {k: e.to_dict() for k, e in self.estimates.items()},
+                "raw": self.raw, "agreement": self.agreement.to_dict() if self.agreement else None,
+                "n_labels": self.n_labels, "stale": self.stale, "unlabelled": self.unlabelled, "notes": self.notes}
+
+
+def corrected_estimates(results: Sequence[QueryResult], labels: Sequence[Label], variant: str, *,
+                        run: str | None = None, confidence: float = 0.95) -> Corrected | None:
+    """Prediction-powered estimates of ``hallucination_rate`` and ``faithfulness`` for one variant.
+
+    ``results`` are the variant's per-query records; ``labels`` those of any label files
+    (lines of other variants are ignored; when some lines name ``run``, only those are
+    used, so two runs with a variant of the same name each get their own sample). None
+    when no label line names this variant.
+    """
+    mine = [lab for lab in labels if lab.variant == variant]
+    if run is not None and any(lab.run == run for lab in mine):
+        mine = [lab for lab in mine if lab.run == run]
+    if not mine:
+        return None
+    out = Corrected(variant)
+    pop = {r.query_id: r for r in population(results)}
+    by_q = {r.query_id: r for r in results}
+    usable: dict[str, Label] = {}
+    for lab in mine:
+        r = by_q.get(lab.query_id)
+        if r is None or lab.query_id not in pop or answer_sha(r.question, (r.generation or {}).get("answer", "")) \
+                != lab.answer_sha:
+            out.stale += 1
+            continue
+        usable[lab.query_id] = lab
+    strata = {q: lab.stratum for q, lab in usable.items()}
+    by = "none" if set(strata.values()) <= {"all"} else "type"
+    for metric, key in METRICS.items():
+        members = [r for r in pop.values() if metric == "faithfulness" or r.gold_doc_ids]
+        value = (lambda lab: lab.faithfulness) if metric == "faithfulness" else \
+            (lambda lab: None if lab.hallucinated is None else float(lab.hallucinated))
+        labelled = {q: value(lab) for q, lab in usable.items() if q in {r.query_id for r in members}
+                    and value(lab) is not None}
+        if not members:
+            continue
+        out.raw[metric] = sum(float(r.metrics[key]) for r in members) / len(members)
+        groups: dict[str, tuple[list[float], list[float], list[float]]] = {}
+        for r in sorted(members, key=lambda r: r.query_id):
+            g = groups.setdefault(_stratum(r, by), ([], [], []))
+            if r.query_id in labelled:
+                g[0].append(labelled[r.query_id])
+                g[1].append(float(r.metrics[key]))
+            else:
+                g[2].append(float(r.metrics[key]))
+        empty = [k for k, g in groups.items() if not g[0]]
+        if empty:
+            out.notes.append(f"{metric}: no label in stratum {', '.join(sorted(empty))}; not corrected")
+            continue
+        out.estimates[metric] = stratified_ppi({k: Stratum(*g) for k, g in groups.items()}, confidence=confidence)
+    hall = [(lab.hallucinated, pop[q].metrics["hallucinated"]) for q, lab in usable.items()
+            if lab.hallucinated is not None and pop[q].gold_doc_ids]
+    out.agreement = agreement([a for a, _ in hall], [b for _, b in hall]) if hall else None
+    out.n_labels = len(usable)
+    out.unlabelled = sum(1 for lab in usable.values() if lab.hallucinated is None and lab.faithfulness is None)
+    if out.stale:
+        out.notes.append(f"{out.stale} labelled answer(s) differ from this run's answers (stale): left out")
+    return out
+
+
+def passage_texts(run: Any, variant: str) -> dict[str, str]:
+    """The text of every passage a variant's answers were shown (chunked as the variant ran).
+
+    The corpus is found from the run's summary (``eval_set.corpus``), else from the manifest
+    of the eval set it names; a run whose corpus cannot be found raises with both places.
+    """
+    from evalkit.index.chunking import chunk_corpus, with_defaults
+    from evalkit.index.corpus import load_corpus
+
+    ref = run.summary.eval_set
+    candidates = [Path(ref.corpus)] if ref.corpus else []
+    if ref.path:
+        from evalkit.evalsets.versions import read_manifest
+
+        try:
+            m = read_manifest(Path(ref.path))
+        except EvalkitError:
+            m = None
+        if m is not None:
+            candidates.append(m.corpus_path)
+    path = next((c for c in candidates if c.is_file()), None)
+    if path is None:
+        raise EvalkitError(f"{run.source}: the corpus of this run was not found (tried "
+                           f"{', '.join(map(str, candidates)) or 'nothing recorded'}); label pages need passage texts")
+    config = run.config(variant)
+    chunking = config.chunking if config is not None else with_defaults(None)
+    passages = chunk_corpus(load_corpus(path), chunking)
+    wanted = {e[0] for r in run.results(variant) for e in (r.generation or {}).get("evidence", [])}
+    out = {}
+    for pid in wanted:
+        try:
+            out[pid] = passages.text(pid)
+        except KeyError:
+            out[pid] = ""
+    return out
+
+
+def load_label_files(paths: Sequence[str | Path]) -> list[Label]:
+    """Every label of every file, in order."""
+    return [lab for p in paths for lab in read_labels(p)]
+
+
+def format_corrected(items: Sequence[Corrected]) -> str:
+    """The corrected figures as plain text: per variant and metric, the judge's figure beside the estimate."""
+    lines = ["judge-corrected estimates (prediction-powered inference, PPI++; evalkit.analysis.ppi):"]
+    for c in items:
+        a = c.agreement
+        agree = (f"judge vs labels on {a.n}: precision {_f(a.precision)}, recall {_f(a.recall)}, "
+                 f"balanced accuracy {_f(a.balanced_accuracy)}") if a else "no hallucination label to compare"
+        lines.append(f"  {c.variant}: {c.n_labels} labels; {agree}")
+        for metric, e in c.estimates.items():
+            lines.append(f"    {metric:20s} judge {c.raw.get(metric, float('nan')):.4f}  corrected {e.estimate:.4f}  "
+                         f"{e.confidence:.0%} CI [{e.ci_low:.4f}, {e.ci_high:.4f}]  (n={e.n_labelled} of N={e.n_total})")
+        lines += [f"    note: {n}" for n in c.notes]
+    return "\n".join(lines)
+
+
+def _f(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3f}"
+
+
+def corrected_for_runs(refs: Sequence[tuple[str, Any, str]], label_files: Sequence[str | Path], *,
+                       confidence: float = 0.95) -> dict[str, Corrected]:
+    """``{label: Corrected}`` for (label, loaded run, variant) triples that have labels (for compare and gate)."""
+    labels = load_label_files(label_files)
+    out = {}
+    for key, run, variant in refs:
+        c = corrected_estimates(run.results(variant), labels, variant, run=run.label, confidence=confidence)
+        if c is not None:
+            out[key] = c
+    return out
+
+
+def from_dict(d: dict[str, Any]) -> Corrected:
+    """A :class:`Corrected` back from :meth:`Corrected.to_dict` (as stored in summary.json)."""
+    a = d.get("agreement")
+    return Corrected(d["variant"], {k: Estimate(**e) for k, e in d.get("estimates", {}).items()}, dict(d.get("raw", {})),
+                     Agreement(a["n"], a["tp"], a["fp"], a["tn"], a["fn"]) if a else None, d.get("n_labels", 0),
+                     d.get("stale", 0), d.get("unlabelled", 0), list(d.get("notes", [])))

@@ -1,0 +1,125 @@
+"""Citation markers as people and models write them, and what they point to.
+
+What it is for: one parser for every place that reads citations (the ``generate`` node,
+claim splitting, the citation metrics, ``evalkit score``). Recognised markers:
+
+- square brackets: ``[fin-004]``, ``[1]``, ``[1, 2]``, ``[a; b]``, ``[1][2]``, ``[1-3]``
+  (a range of numbers), ``[^3]`` (footnote), ``[文档1]``, ``[来源：fin-004]``,
+  ``[Doc 2]``, ``[source: fin-004]``;
+- full-width brackets: ``【1】``, ``【fin-004、fin-013】``;
+- a parenthesised source: ``（来源：fin-004）``, ``(Source: fin-004, fin-013)``,
+  ``（参考：文档1、文档2）``, ``(see [1])``-style nesting is read as the inner marker.
+
+A marker holds one or more *references* (separated by ``,`` ``，`` ``;`` ``、`` or
+spaces after a label). :func:`resolve` maps a reference to a passage of the evidence the
+answer was written from: an exact passage id or document id first, then a number ``n``
+(1-based position in the evidence as shown, what ``citation_style: numbered`` asks for).
+A reference that resolves to nothing is *invalid*. Markdown links (``[text](url)``) and
+bracketed words that contain spaces without a label (``[see below]``) are not markers.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["Marker", "Resolved", "find_markers", "refs_in", "resolve", "resolve_all", "strip_markers"]
+
+_LABEL = r"(?:文档|来源|参考|出处|引用|资料|doc(?:ument)?s?|sources?|refs?|references?|passages?|citations?)"
+_REF = r"[\^]?[\w.:#/\-\u3400-\u9fff]{1,80}"
+_SEP = r"\s*[,，;；、]\s*"
+_LIST = rf"{_REF}(?:{_SEP}{_REF})*"
+# [fin-004] [1, 2] [^3] [文档1] [来源：fin-004] [Doc 2] ... not followed by "(" (a Markdown link)
+_SQUARE = rf"\[(?P<sq>(?:{_LABEL}\s*[:：]?\s*)?{_LIST})\](?!\()"
+_FULL = rf"【(?P<fw>(?:{_LABEL}\s*[:：]?\s*)?{_LIST})】"
+# (来源：fin-004) / （Source: a, b） / （参考：文档1、文档2）: a label is required inside parentheses
+_PAREN = rf"[（(]\s*(?P<pa>{_LABEL}\s*[:：]\s*{_LIST})\s*[)）]"
+MARKER = re.compile(rf"{_SQUARE}|{_FULL}|{_PAREN}", re.IGNORECASE)
+_LABEL_PREFIX = re.compile(rf"^{_LABEL}\s*[:：]?\s*", re.IGNORECASE)
+_RANGE = re.compile(r"^(\d{1,3})\s*[-–~～]\s*(\d{1,3})$")
+MAX_RANGE = 50
+
+
+@dataclass(frozen=True)
+class Marker:
+    """One citation marker in a text: its span and the references it holds, as written."""
+
+    start: int
+    end: int
+    refs: tuple[str, ...]
+
+
+def refs_in(body: str) -> tuple[str, ...]:
+    """The references inside one marker's brackets: labels removed, lists and ranges expanded."""
+    out: list[str] = []
+    for part in re.split(_SEP, body.strip()):
+        part = part.strip()
+        while _LABEL_PREFIX.match(part) and _LABEL_PREFIX.sub("", part, count=1):  # 参考：文档1
+            part = _LABEL_PREFIX.sub("", part, count=1)
+        part = part.lstrip("^").strip()
+        if not part:
+            continue
+        m = _RANGE.match(part)
+        if m and int(m.group(1)) < int(m.group(2)) <= int(m.group(1)) + MAX_RANGE:
+            out += [str(n) for n in range(int(m.group(1)), int(m.group(2)) + 1)]
+        else:
+            out.append(part)
+    return tuple(dict.fromkeys(out))
+
+
+def find_markers(text: str) -> list[Marker]:
+    """Every citation marker of ``text`` in order (see the module docstring for the forms)."""
+    out = []
+    for m in MARKER.finditer(text):
+        body = m.group("sq") or m.group("fw") or m.group("pa") or ""
+        refs = refs_in(body)
+        if refs:
+            out.append(Marker(m.start(), m.end(), refs))
+    return out
+
+
+def strip_markers(text: str) -> str:
+    """``text`` without its citation markers (and the white space before each)."""
+    out, last = [], 0
+    for mk in find_markers(text):
+        out.append(text[last:mk.start].rstrip(" \t"))
+        last = mk.end
+    out.append(text[last:])
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A reference and the passage it points to (``index`` in the evidence, 0-based), or None."""
+
+    ref: str
+    index: int | None
+    passage_id: str | None = None
+    doc_id: str | None = None
+
+    @property
+    def valid(self) -> bool:
+        return self.index is not None
+
+
+def resolve(ref: str, evidence: Sequence[tuple[str, str]]) -> Resolved:
+    """Which passage of ``evidence`` = [(passage id, document id), ...] a reference names.
+
+    An exact passage id, then an exact document id (its first passage), then a number n
+    in 1..len(evidence) (the n-th passage as shown). Anything else is invalid.
+    """
+    for i, (pid, _doc) in enumerate(evidence):
+        if ref == pid:
+            return Resolved(ref, i, pid, evidence[i][1])
+    for i, (pid, doc) in enumerate(evidence):
+        if ref == doc:
+            return Resolved(ref, i, pid, doc)
+    if ref.isdigit() and 1 <= int(ref) <= len(evidence):
+        i = int(ref) - 1
+        return Resolved(ref, i, evidence[i][0], evidence[i][1])
+    return Resolved(ref, None)
+
+
+def resolve_all(refs: Sequence[str], evidence: Sequence[tuple[str, str]]) -> list[Resolved]:
+    """:func:`resolve` for each reference, in order, without repeats."""
+    return [resolve(r, evidence) for r in dict.fromkeys(refs)]

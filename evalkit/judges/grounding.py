@@ -1,0 +1,337 @@
+"""Grounding: where in the evidence each fact of a claim is stated, passage by passage.
+
+What it is for: the offline judge (:mod:`evalkit.judges.offline`) asks, for every novel
+atom of a claim (a number, date, code or name the question did not give), whether some
+evidence passage states it *with its own subject*. Answers that combine documents
+("华南区 2,240 万元，华北区 1,980 万元") put facts from several passages in one sentence,
+so atoms are grounded one by one, across passages, not all in one window:
+
+- A claim is cut into **segments**: its clauses (:func:`evalkit.judges.claims.clause_spans`),
+  cut again at a coordinator (``vs``, ``and``, ``对``, ``和``, ``、``...) when both sides
+  state a value. The **subject** of a value (number, duration, time) is the names, codes
+  and dates of its segment; of a date, the names and codes. A segment that states values
+  but names nothing ("2,240 万元" after "华南区更高：") takes the previous segment's subject.
+- An atom is **grounded** when a window (1-3 consecutive sentences of one passage) states
+  it and that passage also states its subject: the nearest name or code before it in its
+  segment (else after it) and, for a value, the nearest date on either side, when the answer (not the question) states them; a
+  subject the evidence never states is reported on its own and does not block its values.
+  A quarter or month the question gave ("Q2", "4 月") still binds its values in one way:
+  when the windows that state a value name periods, one of them must name the claim's (a
+  report on Q3 does not state a Q2 figure).
+- A number no passage states is still grounded when it is **derived**: the difference,
+  sum or percentage change of two quantities the answer states and the evidence grounds
+  (:mod:`evalkit.judges.derived`), as comparison answers write ("下降 270 万元（约 7.9%）").
+
+Evidence sentences are analysed once per text (cached) without name extraction: a
+claim's name is looked for in the evidence *text* (see :func:`evalkit.judges.values.extract_atoms`).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from evalkit.judges.claims import clause_spans, is_chinese, split_claims, split_clauses
+from evalkit.judges.derived import derivation
+from evalkit.judges.lexicon import CJK, content_terms, negation_spans, term_found
+from evalkit.judges.values import Atom, AtomPool, extract_atoms, fold, mask_atoms
+
+__all__ = ["AtomGrounding", "Clause", "Segment", "Unit", "Window", "analyse", "coverage", "ground_atoms",
+           "passage_pools", "segments", "windows"]
+
+MAX_WINDOW = 3
+SCOPE_TERMS = 4
+VALUE_KINDS = frozenset({"number", "duration", "time"})
+SUBJECT_KINDS = frozenset({"entity", "code", "date"})
+
+
+@dataclass(frozen=True)
+class Clause:
+    """A clause with its comparable terms (content words + atom keys) and its negation cues."""
+
+    text: str
+    terms: frozenset[str]
+    cues: tuple[str, ...]
+    scope: frozenset[str] = frozenset()  # the first content terms after the first cue: what it negates
+    phrases: tuple[str, ...] = ()        # Chinese cue + next character as written ("不限")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """An analysed sentence (claim, evidence sentence or question): atoms, terms, clauses."""
+
+    text: str
+    atoms: tuple[Atom, ...]
+    terms: tuple[str, ...]
+    clauses: tuple[Clause, ...]
+
+
+def _mask_values(text: str, atoms: tuple[Atom, ...]) -> str:
+    """Blank numbers, dates and times (compared as values); codes and names stay as words."""
+    return mask_atoms(text, [a for a in atoms if a.kind not in ("entity", "code")])
+
+
+@lru_cache(maxsize=200_000)
+def _clause(text: str) -> Clause:
+    atoms = extract_atoms(text, entities=False)
+    terms = set(content_terms(_mask_values(text, atoms))) | {a.key for a in atoms if a.kind not in ("entity", "code")}
+    spans = negation_spans(text)
+    scope: tuple[str, ...] = ()
+    if spans:
+        cue, end = spans[0]
+        # "non-refundable", "unavailable": the cue word carries what it negates
+        inner = content_terms(re.sub(r"^(?:non-|un)", "", cue)) if re.match(r"non-|un", cue) else ()
+        after = content_terms(_mask_values(text, atoms)[end:])[:SCOPE_TERMS]
+        # an elliptical negation ("..., HR does not.") negates what comes before it
+        before = content_terms(_mask_values(text, atoms)[:max(0, end - len(cue))])[-SCOPE_TERMS:]
+        scope = inner + (after or (() if inner else before))
+    phrases = tuple(text[max(0, end - len(cue)):end + 1] for cue, end in spans if CJK.search(cue))
+    return Clause(text, frozenset(terms), tuple(c for c, _ in spans), frozenset(scope), phrases)
+
+
+@lru_cache(maxsize=200_000)
+def analyse(text: str, entities: bool = True) -> Unit:
+    """Atoms, content terms and clauses of one sentence (cached by text: passages repeat).
+
+    Evidence sentences are analysed with ``entities=False`` (see :func:`extract_atoms`)."""
+    atoms = extract_atoms(text, entities)
+    return Unit(text, atoms, content_terms(_mask_values(text, atoms)),
+                tuple(_clause(c) for c in split_clauses(text)))
+
+
+@dataclass
+class Window:
+    """Up to three consecutive sentences of one passage, with their atoms and terms."""
+
+    passage_id: str
+    sentences: tuple[Unit, ...]
+    index: int
+
+    def __post_init__(self) -> None:
+        self.text = " ".join(u.text for u in self.sentences)
+        self.pool = AtomPool([a for u in self.sentences for a in u.atoms], self.text)
+        self.terms = frozenset(t for u in self.sentences for t in u.terms)
+        self.folded = fold(self.text)
+        self.clauses = [c for u in self.sentences for c in u.clauses]
+        self.zh = is_chinese(self.text)  # the window's language: words compare within one language only
+
+
+@lru_cache(maxsize=512)
+def _windows(evidence: tuple[tuple[str, str], ...]) -> tuple[list[Window], dict[str, AtomPool]]:
+    """Every window of 1..MAX_WINDOW consecutive sentences of each passage, and one atom pool
+    per passage (cached: the same evidence is often judged with several answers). Never mutated."""
+    out: list[Window] = []
+    pools: dict[str, AtomPool] = {}
+    for pid, text in evidence:
+        units = [analyse(s, entities=False) for s in split_claims(text)]
+        for i in range(len(units)):
+            for n in range(1, MAX_WINDOW + 1):
+                if i + n <= len(units):
+                    out.append(Window(pid, tuple(units[i:i + n]), len(out)))
+        if pid in pools:  # two passages with one id: one pool over both
+            prev = pools[pid]
+            pools[pid] = AtomPool(prev.atoms + [a for u in units for a in u.atoms], prev.text + " " + text)
+        else:
+            pools[pid] = AtomPool([a for u in units for a in u.atoms], text)
+    return out, pools
+
+
+def windows(evidence: Sequence[tuple[str, str]]) -> list[Window]:
+    """The windows of ``evidence`` = [(passage id, text), ...] (see :func:`_windows`)."""
+    return _windows(tuple((str(pid), str(text)) for pid, text in evidence))[0]
+
+
+def passage_pools(evidence: Sequence[tuple[str, str]]) -> dict[str, AtomPool]:
+    """One :class:`AtomPool` per passage id: every atom and the whole text of the passage."""
+    return _windows(tuple((str(pid), str(text)) for pid, text in evidence))[1]
+
+
+def coverage(terms: Sequence[str], found_in: Sequence[Window]) -> float:
+    """Share of ``terms`` found in any of ``found_in`` (a term half-found counts 0.5)."""
+    if not terms:
+        return 1.0
+    return sum(max((term_found(t, w.terms, w.folded) for w in found_in), default=0.0) for t in terms) / len(terms)
+
+
+# --- segments and subjects ---------------------------------------------------------------------
+_COORD = re.compile(
+    r"\s+(?:vs\.?|versus|and|to|while|whereas|compared (?:with|to)|against)\s+"
+    r"|(?<=[\u4e00-\u9fff\d%）)A-Za-z])\s*(?:对比|相比|对|而|和|与|及|、)\s*(?=[\u4e00-\u9fffA-Za-z\d（(])", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One fact's part of a claim: its span, its atoms and the subject atoms its values belong to."""
+
+    start: int
+    end: int
+    atoms: tuple[int, ...]     # indices into the claim's atoms
+    subjects: tuple[int, ...]  # indices of the entity / code / date atoms its values are about
+
+
+def _inside(a: Atom, start: int, end: int) -> bool:
+    return start <= a.start < end
+
+
+def segments(claim: Unit) -> list[Segment]:
+    """The claim's segments in order, each with its own (or the previous segment's) subject."""
+    atoms = claim.atoms
+    spans: list[tuple[int, int]] = []
+    for start, end in clause_spans(claim.text) or [(0, len(claim.text))]:
+        cuts = [start]
+        for m in _COORD.finditer(claim.text, start, end):
+            left = [a for a in atoms if _inside(a, cuts[-1], m.start()) and a.kind in VALUE_KINDS | {"date"}]
+            right = [a for a in atoms if _inside(a, m.end(), end) and a.kind in VALUE_KINDS | {"date"}]
+            if left and right:  # "USD 2.1 million in Q2 vs USD 2.6 million in Q3": two facts
+                spans.append((cuts[-1], m.start()))
+                cuts.append(m.end())
+        spans.append((cuts[-1], end))
+    out: list[Segment] = []
+    taken: set[int] = set()
+    for start, end in spans:
+        idx = tuple(i for i, a in enumerate(atoms) if i not in taken and _inside(a, start, end))
+        taken.update(idx)
+        subj = tuple(i for i in idx if atoms[i].kind in SUBJECT_KINDS)
+        if not subj and out and any(atoms[i].kind in VALUE_KINDS for i in idx):
+            subj = out[-1].subjects  # "华南区更高：2,240 万元": the value belongs to the clause before
+        out.append(Segment(start, end, idx, subj))
+    rest = tuple(i for i in range(len(atoms)) if i not in taken)  # atoms outside every clause (trailing marks)
+    if rest:
+        out.append(Segment(len(claim.text), len(claim.text), rest, out[-1].subjects if out else ()))
+    return out
+
+
+# --- grounding ---------------------------------------------------------------------------------
+@dataclass
+class AtomGrounding:
+    """Where one novel atom of a claim is stated, or why it is not."""
+
+    atom: Atom
+    window: Window | None = None      # the window that states it (None: not stated)
+    derived: str | None = None        # "270 = 3,420 - 3,150": computed from grounded quantities
+    note: str | None = None           # why it counts without a window (a name only its translation states)
+    problem: str | None = None        # why it is not grounded (a verdict reason)
+    subjects: list[str] = field(default_factory=list)  # the subject atoms it was grounded with
+
+    @property
+    def grounded(self) -> bool:
+        return self.problem is None
+
+
+def _subjects_of(i: int, segs: list[Segment], claim: Unit) -> list[int]:
+    """Indices of the subject atoms of atom ``i``: the nearest name or code of its segment
+    (before it, else after it) and, for a value, the nearest date; none for a name or code."""
+    atom = claim.atoms[i]
+    seg = next((s for s in segs if i in s.atoms), None)
+    if seg is None or atom.kind in ("entity", "code"):
+        return []
+    out = []
+    names = [j for j in seg.subjects if j != i and claim.atoms[j].kind in ("entity", "code")]
+    before = [j for j in names if claim.atoms[j].start < atom.start]
+    pick = max(before, key=lambda j: claim.atoms[j].start) if before else \
+        min(names, key=lambda j: claim.atoms[j].start, default=None)
+    if pick is not None:  # a name is what comes before its values ("LX-200 为 2GB")
+        out.append(pick)
+    dates = [j for j in seg.subjects if j != i and claim.atoms[j].kind == "date"] if atom.kind != "date" else []
+    if dates:  # a period sits on either side ("CNY 24.6m in Q3", "第三季度 3,150 万元"): the nearest one
+        out.append(min(dates, key=lambda j: (_gap(claim.atoms[j], atom), claim.atoms[j].start)))
+    return out
+
+
+def _gap(a: Atom, b: Atom) -> int:
+    return max(a.start - b.end, b.start - a.end, 0)
+
+
+def _is_period(atom: Atom) -> bool:
+    """A quarter or a month (not a day, not a bare year): what a periodic report is about."""
+    return atom.kind == "date" and any((v.quarter or v.month) and not v.day for v in atom.dates)
+
+
+def _names_period(window: Window) -> bool:
+    """Whether a window names a quarter or a month (any date with one)."""
+    return any(v.quarter or v.month for a in window.pool.by_kind.get("date", []) for v in a.dates)
+
+
+def _same_script(atom: Atom, passage: AtomPool) -> bool:
+    """Whether a name can be looked for in a passage at all (an English name in a Chinese passage cannot)."""
+    if atom.kind != "entity":
+        return True
+    return bool(CJK.search(atom.text)) == is_chinese(passage.text)
+
+
+def ground_atoms(claim: Unit, novel: Sequence[int], wins: Sequence[Window], pools: dict[str, AtomPool],
+                 rank: dict[int, float], operands: Sequence[Atom] = ()) -> list[AtomGrounding]:
+    """Ground each novel atom (indices into ``claim.atoms``) in the evidence; see the module docstring.
+
+    A subject constrains its values only when the answer states it (a subject the question
+    gave is context, not a claim) and the evidence states it somewhere; an English name is
+    not looked for in a Chinese passage, nor a Chinese name in an English one.
+    ``rank`` orders windows (higher first: content coverage of the claim); ``operands`` are
+    quantities of earlier claims of the same answer, for derived numbers.
+    """
+    segs = segments(claim)
+    novel_set = set(novel)
+    in_evidence = {j: any(p.supports(claim.atoms[j]) for p in pools.values()) for j in novel_set
+                   if claim.atoms[j].kind in SUBJECT_KINDS}
+    out: list[AtomGrounding] = []
+    for i in novel:
+        atom = claim.atoms[i]
+        g = AtomGrounding(atom)
+        stating = [w for w in wins if w.pool.supports(atom)]
+        subjects = [claim.atoms[j] for j in _subjects_of(i, segs, claim) if in_evidence.get(j)]
+        g.subjects = [s.describe() for s in subjects]
+        periods = [claim.atoms[j] for j in _subjects_of(i, segs, claim) if j not in novel_set
+                   and atom.kind in VALUE_KINDS and _is_period(claim.atoms[j])]
+        if stating and periods:  # a period the question gave ("Q2", "4 月"): not a report on another one
+            named = [w for w in stating if _names_period(w)]
+            same = [w for w in named if all(w.pool.supports(p) for p in periods)]
+            if named and not same:
+                g.window = stating[0]
+                g.problem = (f"{atom.describe()} is in the evidence ({', '.join(sorted({w.passage_id for w in stating})[:3])})"
+                             f" but for another period than {', '.join(p.describe() for p in periods)}")
+                out.append(g)
+                continue
+            stating = same or stating
+        if stating:
+            with_subject = [w for w in stating if all(pools[w.passage_id].supports(s) for s in subjects
+                                                      if _same_script(s, pools[w.passage_id]))]
+            if with_subject:
+                # prefer a window that states the subject itself, then the best-ranked one
+                g.window = max(with_subject, key=lambda w: (sum(w.pool.supports(s) for s in subjects),
+                                                              rank.get(w.index, 0.0), -len(w.sentences), -w.index))
+            else:
+                where = sorted({w.passage_id for w in stating})
+                g.window = max(stating, key=lambda w: (rank.get(w.index, 0.0), -w.index))
+                g.problem = (f"{atom.describe()} is in the evidence ({', '.join(where[:3])}) but not with "
+                             f"{', '.join(g.subjects)}")
+        out.append(g)
+    grounded_q = [claim.atoms[j] for j in range(len(claim.atoms)) if claim.atoms[j].quantity is not None
+                  and (j not in novel or any(x.atom is claim.atoms[j] and x.window and x.grounded for x in out))
+                  and any(p.supports(claim.atoms[j]) for p in pools.values())]
+    for g in out:
+        if g.window is not None:
+            continue
+        how = derivation(g.atom, [a for a in list(operands) + grounded_q if a is not g.atom], claim.text)
+        if how:
+            g.derived = how
+            continue
+        best = max(wins, key=lambda w: (rank.get(w.index, 0.0), -w.index), default=None)
+        has = best.pool.nearest(g.atom) if best is not None else []
+        g.problem = f"{g.atom.describe()} not in evidence" + (f" (evidence has {', '.join(has)})" if has else "")
+    # a name the evidence does not state, whose values are grounded in a passage of the other
+    # language ("华北区为 1,980 万元" against an English report): it cannot be matched, only translated
+    by_atom = {id(g.atom): g for g in out}
+    for i in novel:
+        atom = claim.atoms[i]
+        if atom.kind != "entity" or in_evidence.get(i):
+            continue
+        for j in novel:
+            v = by_atom[id(claim.atoms[j])]
+            if i in _subjects_of(j, segs, claim) and v.window is not None and v.problem is None \
+                    and not _same_script(atom, pools[v.window.passage_id]):
+                by_atom[id(atom)].problem = None
+                by_atom[id(atom)].note = (f"{atom.describe()} not compared: its values are in {v.window.passage_id}, "
+                                          "in another language")
+                break
+    return out

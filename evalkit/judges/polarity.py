@@ -1,0 +1,89 @@
+"""Polarity: does a claim say "not" where its evidence does not, or drop a "not" the evidence says?
+
+What it is for: the offline judge's negation check (:mod:`evalkit.judges.offline`),
+clause by clause, against the clauses of the evidence windows the claim was grounded in:
+
+- a **negated claim clause** (a cue of :mod:`evalkit.judges.lexicon` that the question
+  did not bring) needs its best-matching evidence clause to be negated too, or a negated
+  evidence clause it restates (term overlap >= 0.5), or the same Chinese cue phrase
+  written in the evidence ("不限"); otherwise: ``negation_missing``;
+- a **plain claim clause** that restates what a negated evidence clause negates (its
+  *scope*, the first content words after the cue) is a polarity **flip**; its strength is
+  the term overlap, compared with the judge's ``flip_overlap`` threshold.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from evalkit.judges.grounding import Clause
+from evalkit.judges.lexicon import term_found
+
+__all__ = ["Polarity", "check_polarity", "short"]
+
+
+@dataclass
+class Polarity:
+    """The polarity findings of one claim (thresholds are applied by the judge)."""
+
+    negation_missing: str | None = None  # reason, when a claim negation has no negated evidence
+    flip: float = 0.0                    # how strongly a plain claim clause restates a negated evidence clause
+    flip_reason: str = ""
+
+
+def _overlap(a: frozenset[str], b: Clause) -> tuple[float, int]:
+    """(share of ``b``'s terms found in ``a``, number of shared terms)."""
+    if not b.terms:
+        return 0.0, 0
+    joined = " ".join(a)
+    hits = sum(1 for t in b.terms if term_found(t, a, joined) >= 1.0)
+    return hits / len(b.terms), hits
+
+
+def _dice(terms: frozenset[str], e: Clause) -> float:
+    if not terms or not e.terms:
+        return 0.0
+    joined = " ".join(e.terms)
+    hits = sum(1 for t in terms if term_found(t, e.terms, joined) >= 1.0)
+    return 2 * hits / (len(terms) + len(e.terms))
+
+
+def short(text: str, n: int = 60) -> str:
+    """``text`` on one line, cut to ``n`` characters (for reasons)."""
+    text = re.sub(r"\s+", " ", text).strip()
+    return text if len(text) <= n else text[:n - 1] + "…"
+
+
+def check_polarity(claim_clauses: Sequence[Clause], evidence_clauses: Sequence[Clause], q_negated: bool) -> Polarity:
+    """Compare each claim clause's polarity with the evidence clauses (see the module docstring)."""
+    out = Polarity()
+    neg_ev = [c for c in evidence_clauses if c.cues and c.terms]
+    for c in claim_clauses:
+        if not c.terms:
+            continue
+        if c.cues:
+            if q_negated:
+                continue  # the question brought the negation ("Why can't ...?")
+            best = max(evidence_clauses, key=lambda e: _dice(c.terms, e), default=None)
+            restated = any(_overlap(c.terms, e)[0] >= 0.5 and _overlap(c.terms, e)[1] >= 1 for e in neg_ev)
+            # jieba may cut the same words differently in two contexts (企业版不限 / 不限):
+            # the negated phrase written the same way in the evidence counts
+            restated = restated or any(p in e.text for p in c.phrases for e in evidence_clauses)
+            # the best clause must say the same thing: two shared terms (or all of a one-term clause),
+            # else the evidence holds no plain counterpart to compare with
+            same = best is not None and _overlap(best.terms, c)[1] >= min(2, len(c.terms))
+            if same and not best.cues and not restated and out.negation_missing is None:
+                out.negation_missing = f"negation '{c.cues[0]}' absent from best sentence ('{short(best.text)}')"
+            continue
+        joined = " ".join(c.terms)
+        for e in neg_ev:
+            if not any(term_found(t, c.terms, joined) >= 1.0 for t in e.scope):
+                continue  # the claim does not restate what the evidence negates
+            cov_e, hits = _overlap(c.terms, e)
+            cov_c = hits / len(c.terms)
+            score = max(cov_e, cov_c) if hits >= min(2, len(e.terms)) else 0.0
+            if score > out.flip:
+                out.flip = score
+                out.flip_reason = f"polarity flip: evidence says '{short(e.text)}' (negation '{e.cues[0]}'), the claim does not"
+    return out

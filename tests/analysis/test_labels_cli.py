@@ -1,0 +1,138 @@
+"""`evalkit label`, the labelling page, and `--labels` on run, compare and gate, end to end on a tiny run."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from evalkit.cli import cli
+from evalkit.evalsets import freeze
+
+DOCS = [("fin-001", "差旅住宿", "一线城市每晚住宿不超过 750 元。二线城市每晚不超过 550 元。三线城市每晚不超过 400 元。"),
+        ("fin-002", "报销时限", "差旅费须在出差结束后 30 天内提交报销。逾期须部门负责人审批。"),
+        ("hr-001", "Parental leave", "Fathers get 15 calendar days of paternity leave. Mothers get 158 days."),
+        ("it-001", "Laptop refresh", "Laptops are replaced after 48 months of service.")]
+QUESTIONS = [("q1", "一线城市住宿标准？", ["fin-001"], "single", "zh"), ("q2", "二线城市住宿标准？", ["fin-001"], "single", "zh"),
+             ("q3", "报销时限？", ["fin-002"], "single", "zh"), ("q4", "How long is paternity leave?", ["hr-001"], "single", "en"),
+             ("q5", "When are laptops replaced?", ["it-001"], "single", "en"),
+             ("q6", "How long is maternity leave?", ["hr-001"], "colloquial", "en")]
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+
+
+def _variant(name: str, k: int) -> dict:
+    return {"name": name, "chunking": {"method": "document"},
+            "nodes": {"retrieve": {"type": "retrieve", "params": {"bm25": {"tokenizer": "auto", "top_k": 3}}},
+                      "generate": {"type": "generate", "params": {"llm": {"backend": "extractive"},
+                                                                  "evidence_from": "retrieved", "evidence_k": k}}},
+            "edges": {"start": "retrieve", "retrieve": "generate", "generate": "end"}}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Path:
+    import yaml
+
+    tmp = tmp_path_factory.mktemp("labels")
+    (tmp / "corpora").mkdir()
+    corpus = tmp / "corpora" / "kb.jsonl"
+    corpus.write_text("".join(json.dumps({"id": i, "title": t, "text": x}, ensure_ascii=False) + "\n"
+                              for i, t, x in DOCS), encoding="utf-8")
+    path = tmp / "kb.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "question": q, "relevant_doc_ids": g, "type": t, "lang": lang},
+                                       ensure_ascii=False) + "\n" for i, q, g, t, lang in QUESTIONS), encoding="utf-8")
+    freeze(path, corpus=str(corpus))
+    args = ["run", "--eval-set", str(path), "--output", str(tmp / "out.json"), "--no-mlflow", "--no-progress"]
+    for name, k in (("a", 1), ("b", 2)):
+        cfg = tmp / f"{name}.yaml"
+        cfg.write_text(yaml.safe_dump(_variant(name, k), allow_unicode=True), encoding="utf-8")
+        args += ["--graph-config", str(cfg)]
+    res = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    return tmp / "out.json"
+
+
+def _label(run: Path, variant: str, out: Path, n: int = 4) -> list[dict]:
+    res = CliRunner().invoke(cli, ["label", str(run), "--variant", variant, "--n", str(n), "--out", str(out)],
+                             catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    return [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+
+
+def _fill(lines: list[dict], path: Path) -> None:
+    """A person's labels: every claim supported, except q1's first, which is wrong."""
+    for x in lines:
+        for c in x["claims"]:
+            c["supported"] = True
+        if x["query_id"] == "q1" and x["claims"]:
+            x["claims"][0]["supported"] = False
+    path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
+
+
+def test_label_writes_the_sample_with_evidence_and_empty_fields(run: Path, tmp_path: Path):
+    lines = _label(run, "a", tmp_path / "a.jsonl")
+    assert len(lines) == 4 and len({x["query_id"] for x in lines}) == 4
+    x = lines[0]
+    assert x["hallucinated"] is None and all(c["supported"] is None for c in x["claims"])
+    assert x["evidence"] and x["evidence"][0]["text"] and x["judge"]["claims"]
+    assert x["sample"]["strata_by"] == "type" and x["sample"]["population"] == 6
+    assert (tmp_path / "a.html").is_file()
+    # seeded: the same command draws the same sample
+    assert [y["query_id"] for y in _label(run, "a", tmp_path / "again.jsonl")] == [y["query_id"] for y in lines]
+
+
+def test_labels_on_run_compare_and_gate(run: Path, tmp_path: Path):
+    la, lb = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    _fill(_label(run, "a", la), la)
+    _fill(_label(run, "b", lb), lb)
+    # run: resuming the finished run re-runs nothing and adds the corrected figures to the summary
+    res = CliRunner().invoke(cli, ["run", "--resume", str(run), "--labels", str(la), "--labels", str(lb),
+                                   "--no-progress"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert "judge-corrected estimates" in res.output and "faithfulness" in res.output
+    summary = json.loads(run.read_text(encoding="utf-8"))
+    corrected = summary["variants"]["a"]["corrected"]
+    assert corrected["n_labels"] == 4 and set(corrected["estimates"]) == {"hallucination_rate", "faithfulness"}
+    assert corrected["agreement"]["n"] == 4
+    # compare: the hallucinated and faithfulness rows use the corrected estimates
+    res = CliRunner().invoke(cli, ["compare", str(run), "--variants", "a,b", "--labels", str(la), "--labels",
+                                   str(lb), "--resamples", "200", "--no-fusion"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert re.search(r"faithfulness \[PPI\]", res.output) and "PPI++" in res.output
+    # gate: the same run as baseline and candidate, labelled once: corrected rows (4 labels: a wide interval)
+    res = CliRunner().invoke(cli, ["gate", "--baseline", str(run), "--candidate", str(run), "--variant", "a",
+                                   "--metric", "faithfulness", "--max-drop", "1.0", "--labels", str(la),
+                                   "--resamples", "200"], catch_exceptions=False)
+    assert "faithfulness [PPI]" in res.output and res.exit_code == 0, res.output
+
+
+def test_a_bad_label_file_is_a_clear_error(run: Path, tmp_path: Path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"query_id": "q1"}\n', encoding="utf-8")
+    res = CliRunner().invoke(cli, ["compare", str(run), "--variants", "a,b", "--labels", str(bad), "--no-fusion",
+                                   "--resamples", "200"])
+    assert res.exit_code != 0 and "bad.jsonl:1: variant: missing" in str(res.exception or res.output)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium not installed (Debian: apt-get install -y chromium)")
+def test_the_labelling_page_renders_offline_and_holds_the_file(run: Path, tmp_path: Path):
+    lines = _label(run, "a", tmp_path / "a.jsonl")
+    page = tmp_path / "a.html"
+    assert "http://" not in page.read_text(encoding="utf-8").replace("http://x", "")  # no external asset
+    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+           "--no-first-run", "--disable-extensions", f"--user-data-dir={tmp_path / 'profile'}",
+           "--proxy-server=127.0.0.1:9", "--host-resolver-rules=MAP * ~NOTFOUND", "--virtual-time-budget=5000",
+           "--dump-dom", page.as_uri() + "#fresh"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    dom = proc.stdout
+    assert f'data-ready="{len(lines)}"' in dom
+    assert dom.count('class="item') == len(lines) and "0 / 4 labelled" in dom
+    export = re.search(r'<textarea id="export"[^>]*>(.*?)</textarea>', dom, re.DOTALL).group(1)
+    import html
+
+    saved = [json.loads(x) for x in html.unescape(export).splitlines() if x.strip()]
+    assert saved == lines  # the page would save exactly the label file (nothing labelled yet)

@@ -1,0 +1,123 @@
+"""Citation markers as written, claims with their citations, and ALCE citation support
+(recall and precision recomputed by hand on small cases)."""
+from __future__ import annotations
+
+import pytest
+
+from evalkit.judges.base import ClaimVerdict, JudgeResult
+from evalkit.judges.citation_support import judge_citations
+from evalkit.judges.citations import find_markers, resolve, strip_markers
+from evalkit.judges.claims import cited_claims, split_claims
+from evalkit.judges.offline import OfflineJudge
+from evalkit.metrics.answer import aggregate_answers, citation_support, score_answer
+
+
+@pytest.mark.parametrize("text, refs", [
+    ("上限 750 元 [fin-004]。", [("fin-004",)]),
+    ("Cap: CNY 750 [1].", [("1",)]),
+    ("见 [文档1] 和 [来源：fin-013]。", [("1",), ("fin-013",)]),
+    ("（来源：fin-004）", [("fin-004",)]),
+    ("(Source: fin-004, fin-013)", [("fin-004", "fin-013")]),
+    ("【1】【2】", [("1",), ("2",)]),
+    ("[a, b] and [c; d]", [("a", "b"), ("c", "d")]),
+    ("[1][2]", [("1",), ("2",)]),
+    ("[1-3]", [("1", "2", "3")]),
+    ("[Doc 2]", [("2",)]),
+    ("[^3]", [("3",)]),
+    ("（参考：文档1、文档2）", [("1", "2")]),
+    ("【fin-004、fin-013】", [("fin-004", "fin-013")]),
+    ("see [the docs](http://x) and (this)", []),  # a Markdown link and plain parentheses are not citations
+])
+def test_markers(text, refs):
+    assert [m.refs for m in find_markers(text)] == refs
+
+
+def test_strip_keeps_the_text():
+    assert strip_markers("上限 750 元 [1]，超标自付（来源：fin-004）。") == "上限 750 元，超标自付。"
+
+
+def test_resolve_ids_documents_and_numbers():
+    shown = [("fin-004#0", "fin-004"), ("fin-013", "fin-013")]
+    assert resolve("fin-004#0", shown).index == 0
+    assert resolve("fin-004", shown).passage_id == "fin-004#0"  # a document id: its first passage
+    assert resolve("2", shown).passage_id == "fin-013"
+    assert not resolve("3", shown).valid and not resolve("hr-001", shown).valid
+
+
+def test_a_marker_belongs_to_the_sentence_it_ends():
+    answer = "上限 750 元。[fin-004] 超标部分自付 [2]。Hope this helps [1][3]!"
+    assert cited_claims(answer) == [("上限 750 元。", ("fin-004",)), ("超标部分自付。", ("2",)),
+                                    ("Hope this helps!", ("1", "3"))]
+    assert split_claims(answer) == [c for c, _ in cited_claims(answer)]
+
+
+# --- ALCE citation support, by hand ----------------------------------------------------------------
+EV = [("p1", "d1", "The Team plan allows 600 requests per minute."),
+      ("p2", "d2", "The Business plan allows 3,000 requests per minute."),
+      ("p3", "d3", "Lunch is served at noon in the canteen.")]
+Q = "What are the API rate limits?"
+
+
+def findings(answer):
+    judge = OfflineJudge()
+    result = judge.judge(Q, answer, [(doc, text) for _, doc, text in EV])
+    return [f.to_dict() for f in judge_citations(judge, Q, answer, EV, result)]
+
+
+def test_alce_recall_and_precision_by_hand():
+    answer = ("The Team plan allows 600 requests per minute [1]. "     # supported by its citation: precise
+              "The Business plan allows 3,000 requests per minute [1]. "  # true, but [1] does not support it
+              "The Team plan allows 600 requests per minute [1][3]. "   # [3] is irrelevant: [1] alone supports it
+              "The Business plan allows 3,000 requests per minute.")    # true, no citation
+    f = findings(answer)
+    assert [x["supported_by_citations"] for x in f] == [True, False, True, False]
+    assert [x["precise"] for x in f] == [[True], [False], [True, False], []]
+    m = citation_support(f)
+    # recall: 2 of 4 checkable claims are supported by their own citations
+    # precision: precise citations 1 + 0 + 1 = 2 of 1 + 1 + 2 = 4 citations
+    assert m["citation_recall"] == pytest.approx(2 / 4) and m["citation_precision"] == pytest.approx(2 / 4)
+    assert (m["citation_claims"], m["citations_checked"], m["citations_precise"]) == (4, 4, 2)
+
+
+def test_both_citations_needed_are_both_precise():
+    f = findings("Team allows 600 requests per minute and Business allows 3,000 requests per minute [1][2].")
+    assert f[0]["supported_by_citations"] is True and f[0]["precise"] == [True, True]
+
+
+def test_invalid_references_count_and_are_never_precise():
+    f = findings("The Team plan allows 600 requests per minute [1][9].")
+    assert f[0]["invalid"] == ["9"] and f[0]["precise"] == [True, False]
+    assert citation_support(f)["citation_precision"] == 0.5
+
+
+def test_not_checkable_claims_are_left_out_and_no_citations_is_undefined_precision():
+    f = findings("Hope this helps! [1]")
+    assert f[0]["verdict"] == "not_checkable" and citation_support(f) == {}
+    m = citation_support(findings("The Team plan allows 600 requests per minute."))
+    assert m["citation_recall"] == 0.0 and m["citation_precision"] is None
+
+
+def test_a_failing_judge_is_counted_not_scored():
+    class Broken:
+        identity = "broken"
+
+        def judge(self, question, answer, evidence):
+            return JudgeResult(error="boom")
+
+    result = JudgeResult([ClaimVerdict("The Team plan allows 600 requests per minute.", "supported", "ok")])
+    (f,) = judge_citations(Broken(), Q, "The Team plan allows 600 requests per minute [1].", EV, result)
+    assert f.supported_by_citations is None and f.error
+    assert citation_support([f.to_dict()]) == {}
+
+
+def test_score_answer_and_aggregate_carry_citation_support():
+    f = findings("The Team plan allows 600 requests per minute [1]. The Business plan allows 3,000 requests per "
+                 "minute [1].")
+    judgement = {"claims": [{"verdict": x["verdict"]} for x in f], "error": None}
+    m = score_answer(answerable=True, answered=True, abstained=False, judgement=judgement, answer="a", reference=None,
+                     cited_docs=["d1"], invalid_citations=0, gold=["d1", "d2"], citation_findings=f)
+    assert m["citation_recall"] == 0.5 and m["citation_precision"] == 0.5 and m["cited_gold_precision"] == 1.0
+    other = dict(m, citation_recall=1.0, citation_precision=None)
+    agg = aggregate_answers([(True, m), (True, other)])
+    assert agg["citation_recall"] == pytest.approx(0.75)  # the mean over answers (ALCE averages per answer)
+    assert agg["citation_precision"] == 0.5               # undefined for the second answer: left out
