@@ -70,7 +70,10 @@ class EvalRecord:
 
     @property
     def answerable(self) -> bool:
-        return bool(self.relevant_doc_ids)
+        """Whether the question has an answer: gold documents, or (outputs scored without an eval
+        set, where no gold is known) any type but ``unanswerable``. The same for every eval set
+        record, whose format ties an empty gold list to type ``unanswerable``."""
+        return bool(self.relevant_doc_ids) or self.type != "unanswerable"
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -136,6 +139,11 @@ class QueryResult:
     generation: dict[str, Any] | None = None  # answer, citations, evidence ids, judge verdicts
     usage: dict[str, dict[str, float]] = field(default_factory=dict)  # LLM usage by purpose
 
+    @property
+    def answerable(self) -> bool:
+        """As :attr:`EvalRecord.answerable`: gold documents, or a type other than ``unanswerable``."""
+        return bool(self.gold_doc_ids) or (self.type is not None and self.type != "unanswerable")
+
     def to_dict(self) -> dict[str, Any]:
         # shallow (shares the lists and dicts, which are plain JSON values): it is only serialised,
         # for per_query.jsonl and Ray; asdict deep-copied every hit of every ranking and trace event
@@ -165,6 +173,7 @@ class VariantSummary:
     by_type: dict[str, dict[str, float]] = field(default_factory=dict)
     usage: dict[str, dict[str, float]] = field(default_factory=dict)  # LLM usage totals by purpose
     judge: str | None = None
+    source: dict[str, Any] | None = None  # outputs scored from a file (evalkit score): kind, file, sha256...
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -172,7 +181,13 @@ class VariantSummary:
 
 @dataclass
 class EvalSetRef:
-    """Which eval set a run used, pinned by version and content hash."""
+    """Which eval set a run used, pinned by version and content hash.
+
+    ``kind`` is ``eval_set`` (a frozen version of an eval set file) or ``answers_file``:
+    outputs scored by ``evalkit score --answers`` without an eval set, where the file holds
+    the questions itself; then ``name`` is ``answers-`` + 12 hex of its SHA-256, ``sha256``
+    that hash, ``path`` the file and ``version`` 0, so runs of different files never pair.
+    """
 
     name: str
     version: int
@@ -181,6 +196,7 @@ class EvalSetRef:
     path: str = ""
     corpus: str = ""
     corpus_sha256: str = ""
+    kind: str = "eval_set"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -24,7 +24,8 @@ Per query (``score_answer``), for variants that generate an answer:
   questions with a reference only; ``None`` for abstentions and when the judge failed
   (``correctness_failed`` = 1, counted per variant as ``n_correctness_failed``).
 - ``citation_precision``: cited documents that are gold / cited documents (valid ones;
-  ``None`` without valid citations). ``invalid_citation_rate``: citations to ids that were
+  ``None`` without valid citations, and for an answerable question whose gold documents
+  are unknown: answers scored without an eval set). ``invalid_citation_rate``: citations to ids that were
   not in the evidence / all citations (``None`` without citations); ``citations`` and
   ``citations_invalid`` are the counts.
 
@@ -110,7 +111,9 @@ def score_answer(*, answerable: bool, answered: bool, abstained: bool, judgement
             out["correctness_failed"] = float(verdict is None)
     n_cited = len(cited_docs) + invalid_citations
     out["citations"], out["citations_invalid"] = float(n_cited), float(invalid_citations)
-    out["citation_precision"] = (sum(d in set(gold) for d in cited_docs) / len(cited_docs)) if cited_docs else None
+    gold_known = bool(gold) or not answerable  # answers scored without an eval set may have no gold labels
+    out["citation_precision"] = (sum(d in set(gold) for d in cited_docs) / len(cited_docs)
+                                 if cited_docs and gold_known else None)
     out["invalid_citation_rate"] = invalid_citations / n_cited if n_cited else None
     out["judge_failed"] = float(judge_failed)
     return out

@@ -1,19 +1,22 @@
 """Running one eval record through one graph, and turning the outcome into a ``QueryResult``.
 
-The graph knows nothing of metrics; this is the one place where a finished state meets
-the gold labels. Rankings are reduced to documents here (first occurrence keeps its
-rank) and scored with the metric registry. A query whose graph failed is still scored,
-on whatever ranking it produced (usually none, so zeros): a failure is a miss, never a
-hole in the average. Queries without gold documents get no retrieval metrics.
-For variants that generate, the answer is judged against the passages it was shown
-and scored with ``evalkit.metrics.answer``; LLM usage of the query (generation and
-judging) is collected in ``usage``.
+The graph knows nothing of metrics; this is the one place where outputs meet the gold
+labels. :func:`score_outputs` scores a record from given rankings and (optionally) an
+:class:`Answer`, whoever produced them: :func:`run_query` calls it on a graph's final
+state, and ``evalkit score`` (:mod:`evalkit.score`) on outputs read from the user's
+files, so both paths compute every number with the same code. Rankings are reduced to
+documents (first occurrence keeps its rank) and scored with the metric registry. A
+query whose graph failed is still scored, on whatever ranking it produced (usually
+none, so zeros): a failure is a miss, never a hole in the average. Queries without gold
+documents get no retrieval metrics. An answer is judged against the passages it was
+shown and scored with ``evalkit.metrics.answer``; LLM usage of the query (generation
+and judging) is collected in ``usage``.
 """
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from evalkit.graph import Graph, initial_state
@@ -38,7 +41,6 @@ from evalkit.metrics.answer import score_answer
 from evalkit.records import EvalRecord, Hit, QueryResult
 
 
-
 def doc_ranking(hits: Sequence[Hit]) -> list[dict[str, Any]]:
     """Passage hits -> document-level ranking: first occurrence of a document keeps its rank."""
     seen: set[str] = set()
@@ -48,6 +50,37 @@ def doc_ranking(hits: Sequence[Hit]) -> list[dict[str, Any]]:
             seen.add(h.doc_id)
             out.append({"doc_id": h.doc_id, "score": round(float(h.score), 6)})
     return out
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One passage an answer was written from: passage id, its document, its text, its score."""
+
+    id: str
+    doc_id: str
+    text: str
+    score: float = 0.0
+
+
+@dataclass
+class Answer:
+    """An answer to score, however it was produced (a generate node, or the user's own system).
+
+    ``answered`` is derived: a non-empty answer that is not an abstention and did not fail.
+    """
+
+    text: str
+    abstained: bool
+    evidence: list[Evidence] = field(default_factory=list)
+    used_documents: list[str] = field(default_factory=list)
+    invalid_citations: list[str] = field(default_factory=list)
+    citations: list[str] = field(default_factory=list)
+    generator: str | None = None
+    failed: bool = False
+
+    @property
+    def answered(self) -> bool:
+        return bool(self.text) and not self.abstained and not self.failed
 
 
 @dataclass
@@ -61,6 +94,25 @@ class QueryContext:
     passages: Any = None  # resolves evidence passage ids to the texts the answer is judged against
 
 
+def score_outputs(record: EvalRecord, retrieved: Sequence[str], final: Sequence[str], metrics: Sequence[str],
+                  answer: Answer | None = None, judge: Any = None) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Every per-query metric of ``record`` from a pipeline's outputs: ``(metrics, generation record)``.
+
+    ``retrieved`` / ``final`` are document ids, best first, of the retrieval-stage and the
+    final ranking (the same list when there is no reranker); ``answer`` is ``None`` for a
+    pipeline that does not generate. The generation record is what ``per_query.jsonl``
+    keeps under ``generation`` (answer, citations, evidence, verdicts).
+    """
+    scores: dict[str, Any] = {}
+    if record.relevant_doc_ids and metrics:
+        scores = score_query(list(retrieved), list(final), record.relevant_doc_ids, metrics)
+    generation = None
+    if answer is not None:
+        generation, answer_scores = _judge_answer(record, answer, judge)
+        scores.update(answer_scores)
+    return scores, generation
+
+
 def run_query(ctx: QueryContext, record: EvalRecord) -> QueryResult:
     """Execute the graph on ``record``, then score its rankings and (if any) its answer."""
     with usage_scope() as usage:
@@ -69,14 +121,9 @@ def run_query(ctx: QueryContext, record: EvalRecord) -> QueryResult:
         retrieved_hits = list(state.get(RETRIEVED, []))
         final_hits = list(state[RERANKED]) if RERANKED in state else retrieved_hits
         retrieved, reranked = doc_ranking(retrieved_hits), doc_ranking(final_hits)
-        scores: dict[str, Any] = {}
-        if record.answerable:
-            scores = score_query([d["doc_id"] for d in retrieved], [d["doc_id"] for d in reranked],
-                                 record.relevant_doc_ids, ctx.metrics)
-        generation = None
-        if ctx.generates:
-            generation, answer_scores = _judge_answer(ctx, record, state, outcome.failed)
-            scores.update(answer_scores)
+        answer = _state_answer(ctx, state, outcome.failed) if ctx.generates else None
+        scores, generation = score_outputs(record, [d["doc_id"] for d in retrieved], [d["doc_id"] for d in reranked],
+                                           ctx.metrics, answer, ctx.judge)
     top1 = state[RERANK_SCORES][0] if state.get(RERANK_SCORES) else None
     result_outcome = state.get(OUTCOME) or ("failed" if outcome.failed else "completed")
     return QueryResult(
@@ -88,38 +135,45 @@ def run_query(ctx: QueryContext, record: EvalRecord) -> QueryResult:
     )
 
 
-def _judge_answer(ctx: QueryContext, record: EvalRecord, state: dict[str, Any],
-                  failed: bool) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The answer record (answer, citations, verdicts) and its per-query answer metrics."""
-    answer = state.get(ANSWER, "")
+def _state_answer(ctx: QueryContext, state: dict[str, Any], failed: bool) -> Answer:
+    """The answer a graph's final state holds (written by a generate or fallback node)."""
     abstained = bool(state.get(ABSTAINED)) or state.get(OUTCOME) in ABSTAINING_OUTCOMES
-    answered = bool(answer) and not abstained and not failed
-    evidence = list(state.get(ANSWER_EVIDENCE, []))
+    evidence = [Evidence(h.id, h.doc_id, ctx.passages.text(h.id), float(h.score))
+                for h in state.get(ANSWER_EVIDENCE, [])]
+    return Answer(text=state.get(ANSWER, ""), abstained=abstained, evidence=evidence,
+                  used_documents=list(state.get(USED_DOCUMENTS, [])),
+                  invalid_citations=list(state.get(INVALID_CITATIONS, [])),
+                  citations=list(state.get(CITATIONS, [])), generator=state.get(GENERATOR), failed=failed)
+
+
+def _judge_answer(record: EvalRecord, answer: Answer, judge: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The answer record (answer, citations, verdicts) and its per-query answer metrics."""
+    answered = answer.answered
     judgement = None
-    if answered and ctx.judge is not None:
-        texts = [(h.doc_id, ctx.passages.text(h.id)) for h in evidence]
+    if answered and judge is not None:
+        texts = [(e.doc_id, e.text) for e in answer.evidence]
         t0 = time.perf_counter()
         try:
-            judgement = ctx.judge.judge(record.question, answer, texts).to_dict()
+            judgement = judge.judge(record.question, answer.text, texts).to_dict()
         except Exception as exc:  # a judge failure is counted, never read as a verdict
             judgement = {"claims": [], "error": f"{type(exc).__name__}: {exc}"}
         record_usage("judge", Usage(latency_ms=(time.perf_counter() - t0) * 1000.0))
     correct = None
-    grade = getattr(ctx.judge, "correctness", None)  # judges that can grade against the reference
+    grade = getattr(judge, "correctness", None)  # judges that can grade against the reference
     if answered and grade is not None and record.answerable and record.reference_answer:
         try:
-            correct = grade(record.question, answer, record.reference_answer)
+            correct = grade(record.question, answer.text, record.reference_answer)
         except Exception as exc:  # noqa: BLE001 - counted like any judge failure, never a verdict
             correct = {"verdict": None, "reason": f"{type(exc).__name__}: {exc}"}
         judgement = {**(judgement or {"claims": [], "error": None}), "correctness": correct}
-    generation = {"answer": answer, "abstained": abstained, "answered": answered,
-                  "citations": list(state.get(CITATIONS, [])), "used_documents": list(state.get(USED_DOCUMENTS, [])),
-                  "invalid_citations": list(state.get(INVALID_CITATIONS, [])),
-                  "evidence": [[h.id, h.doc_id, round(float(h.score), 6)] for h in evidence],
-                  "generator": state.get(GENERATOR), "judgement": judgement,
-                  "judge": getattr(ctx.judge, "identity", None)}
-    scores = score_answer(answerable=record.answerable, answered=answered, abstained=abstained,
-                          judgement=judgement, answer=answer, reference=record.reference_answer,
+    generation = {"answer": answer.text, "abstained": answer.abstained, "answered": answered,
+                  "citations": list(answer.citations), "used_documents": list(answer.used_documents),
+                  "invalid_citations": list(answer.invalid_citations),
+                  "evidence": [[e.id, e.doc_id, round(float(e.score), 6)] for e in answer.evidence],
+                  "generator": answer.generator, "judgement": judgement,
+                  "judge": getattr(judge, "identity", None)}
+    scores = score_answer(answerable=record.answerable, answered=answered, abstained=answer.abstained,
+                          judgement=judgement, answer=answer.text, reference=record.reference_answer,
                           cited_docs=generation["used_documents"],
                           invalid_citations=len(generation["invalid_citations"]), gold=record.relevant_doc_ids,
                           correctness=correct)
