@@ -70,10 +70,7 @@ class EvalRecord:
 
     @property
     def answerable(self) -> bool:
-        """Whether the question has an answer: gold documents, or (outputs scored without an eval
-        set, where no gold is known) any type but ``unanswerable``. The same for every eval set
-        record, whose format ties an empty gold list to type ``unanswerable``."""
-        return bool(self.relevant_doc_ids) or self.type != "unanswerable"
+        return bool(self.relevant_doc_ids)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -138,11 +135,12 @@ class QueryResult:
     rerank_top1: float | None = None
     generation: dict[str, Any] | None = None  # answer, citations, evidence ids, judge verdicts
     usage: dict[str, dict[str, float]] = field(default_factory=dict)  # LLM usage by purpose
+    gold_known: bool = True  # False: answers scored without gold labels (evalkit score on a self-contained file)
 
     @property
     def answerable(self) -> bool:
-        """As :attr:`EvalRecord.answerable`: gold documents, or a type other than ``unanswerable``."""
-        return bool(self.gold_doc_ids) or (self.type is not None and self.type != "unanswerable")
+        """Gold documents; or, when no gold labels are known (``gold_known`` False), any type but unanswerable."""
+        return bool(self.gold_doc_ids) or (not self.gold_known and self.type != "unanswerable")
 
     def to_dict(self) -> dict[str, Any]:
         # shallow (shares the lists and dicts, which are plain JSON values): it is only serialised,

@@ -95,20 +95,24 @@ class QueryContext:
 
 
 def score_outputs(record: EvalRecord, retrieved: Sequence[str], final: Sequence[str], metrics: Sequence[str],
-                  answer: Answer | None = None, judge: Any = None) -> tuple[dict[str, Any], dict[str, Any] | None]:
+                  answer: Answer | None = None, judge: Any = None, *,
+                  gold_known: bool = True) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """Every per-query metric of ``record`` from a pipeline's outputs: ``(metrics, generation record)``.
 
     ``retrieved`` / ``final`` are document ids, best first, of the retrieval-stage and the
     final ranking (the same list when there is no reranker); ``answer`` is ``None`` for a
     pipeline that does not generate. The generation record is what ``per_query.jsonl``
-    keeps under ``generation`` (answer, citations, evidence, verdicts).
+    keeps under ``generation`` (answer, citations, evidence, verdicts). ``gold_known``
+    False (answers scored without gold labels) takes a question without gold documents as
+    answerable unless its type is ``unanswerable``.
     """
     scores: dict[str, Any] = {}
     if record.relevant_doc_ids and metrics:
         scores = score_query(list(retrieved), list(final), record.relevant_doc_ids, metrics)
     generation = None
     if answer is not None:
-        generation, answer_scores = _judge_answer(record, answer, judge)
+        answerable = record.answerable or (not gold_known and record.type != "unanswerable")
+        generation, answer_scores = _judge_answer(record, answer, judge, answerable)
         scores.update(answer_scores)
     return scores, generation
 
@@ -146,7 +150,8 @@ def _state_answer(ctx: QueryContext, state: dict[str, Any], failed: bool) -> Ans
                   citations=list(state.get(CITATIONS, [])), generator=state.get(GENERATOR), failed=failed)
 
 
-def _judge_answer(record: EvalRecord, answer: Answer, judge: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+def _judge_answer(record: EvalRecord, answer: Answer, judge: Any,
+                  answerable: bool) -> tuple[dict[str, Any], dict[str, Any]]:
     """The answer record (answer, citations, verdicts) and its per-query answer metrics."""
     answered = answer.answered
     judgement = None
@@ -160,7 +165,7 @@ def _judge_answer(record: EvalRecord, answer: Answer, judge: Any) -> tuple[dict[
         record_usage("judge", Usage(latency_ms=(time.perf_counter() - t0) * 1000.0))
     correct = None
     grade = getattr(judge, "correctness", None)  # judges that can grade against the reference
-    if answered and grade is not None and record.answerable and record.reference_answer:
+    if answered and grade is not None and answerable and record.reference_answer:
         try:
             correct = grade(record.question, answer.text, record.reference_answer)
         except Exception as exc:  # noqa: BLE001 - counted like any judge failure, never a verdict
@@ -172,7 +177,7 @@ def _judge_answer(record: EvalRecord, answer: Answer, judge: Any) -> tuple[dict[
                   "evidence": [[e.id, e.doc_id, round(float(e.score), 6)] for e in answer.evidence],
                   "generator": answer.generator, "judgement": judgement,
                   "judge": getattr(judge, "identity", None)}
-    scores = score_answer(answerable=record.answerable, answered=answered, abstained=answer.abstained,
+    scores = score_answer(answerable=answerable, answered=answered, abstained=answer.abstained,
                           judgement=judgement, answer=answer.text, reference=record.reference_answer,
                           cited_docs=generation["used_documents"],
                           invalid_citations=len(generation["invalid_citations"]), gold=record.relevant_doc_ids,

@@ -180,7 +180,7 @@ def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str
     for record in order:
         if record.id in by_id:
             results.append(_score_row(name, *by_id[record.id], file, corpus, ranked, metrics, the_judge,
-                                      evidence_k, cite_by))
+                                      evidence_k, cite_by, es is not None))
         else:
             results.append(_missing(name, record, file.label, metrics if ranked else ()))
     notices = []
@@ -280,7 +280,8 @@ def _ranking_source(file: AnswersFile, corpus: Any, records: list[EvalRecord]) -
 
 
 def _score_row(name: str, record: EvalRecord, row: AnswerRow, file: AnswersFile, corpus: Any, ranked: str | None,
-               metrics: Sequence[str], judge: Any, evidence_k: int, cite_by: str) -> QueryResult:
+               metrics: Sequence[str], judge: Any, evidence_k: int, cite_by: str,
+               file_has_eval_set: bool) -> QueryResult:
     from evalkit.nodes.generate import parse_citations
 
     docs: list[tuple[str, float]] = []
@@ -299,8 +300,10 @@ def _score_row(name: str, record: EvalRecord, row: AnswerRow, file: AnswersFile,
     answer = Answer(text=row.answer, abstained=abstained, evidence=evidence, used_documents=used,
                     invalid_citations=invalid, citations=used + invalid, generator=f"external:{name}", failed=failed)
     ids = [d for d, _ in docs]
+    gold_known = file_has_eval_set or row.gold is not None or record.type == "unanswerable"
     with usage_scope() as usage:
-        scores, generation = score_outputs(record, ids, ids, metrics if ranked else (), answer, judge)
+        scores, generation = score_outputs(record, ids, ids, metrics if ranked else (), answer, judge,
+                                           gold_known=gold_known)
     error = {"node": name, "type": "ExternalError", "message": row.error} if failed else None
     ranking = [{"doc_id": d, "score": s} for d, s in docs]
     wrote = {"retrieved": ids, "answer": row.answer, "contexts": len(row.contexts or []), "abstained": abstained}
@@ -309,7 +312,7 @@ def _score_row(name: str, record: EvalRecord, row: AnswerRow, file: AnswersFile,
                                                                                          error),
                        error=error, outcome="failed" if failed else "abstained" if abstained else "answered",
                        type=record.type, lang=record.lang, generation=generation,
-                       usage={k: v.to_dict() for k, v in sorted(usage.items())})
+                       usage={k: v.to_dict() for k, v in sorted(usage.items())}, gold_known=gold_known)
 
 
 def _evidence(row: AnswerRow, file: AnswersFile, corpus: Any, evidence_k: int) -> list[Evidence]:

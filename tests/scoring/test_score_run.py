@@ -228,3 +228,34 @@ def test_cli_refuses_mixed_modes_and_writes_run_files(tiny, tmp_path: Path):
     assert summary["variants"]["x"]["source"]["kind"] == "run"
     meta = json.loads((tmp_path / "x" / "x" / "run.json").read_text())
     assert meta["eval_set_sha256"] == summary["eval_set"]["sha256"] and meta["source"]["sha256"]
+
+
+def test_scored_output_is_logged_to_mlflow_and_read_by_report_and_export(tiny, tmp_path: Path):
+    """The same files and MLflow runs as `evalkit run`: report, export and load_run read them unchanged."""
+    from evalkit.analysis.runs import load_run
+
+    es, run = tiny
+    export_trec(run, tmp_path / "trec")
+    out = tmp_path / "scored.json"
+    res = CliRunner().invoke(cli, ["score", "--eval-set", f"{es}@v1", "--run", str(tmp_path / "trec" / "bm25.final.run"),
+                                   "--name", "bm25_trec", "--output", str(out)], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    summary = json.loads(out.read_text())
+    run_id = summary["variants"]["bm25_trec"]["mlflow_run_id"]
+    assert run_id and summary["mlflow"]["parent_run_id"]
+    from mlflow import MlflowClient
+
+    client = MlflowClient(tracking_uri=summary["mlflow"]["tracking_uri"])
+    child = client.get_run(run_id)
+    assert child.data.params["source.kind"] == "run" and child.data.metrics["ndcg_at_10"] == \
+        pytest.approx(summary["variants"]["bm25_trec"]["metrics"]["ndcg@10"])
+    from_mlflow = load_run(summary["mlflow"]["parent_run_id"], summary["mlflow"]["tracking_uri"])
+    assert from_mlflow.results("bm25_trec")[0].metrics == load_run(out).results("bm25_trec")[0].metrics
+    res = CliRunner().invoke(cli, ["report", str(out), "--no-mlflow"], catch_exceptions=False)
+    assert res.exit_code == 0 and "bm25_trec: funnel" in res.output
+    res = CliRunner().invoke(cli, ["export", str(out), "--format", "csv"], catch_exceptions=False)
+    assert res.exit_code == 0
+    import pandas as pd
+
+    table = pd.read_csv(out.with_suffix(".csv"))
+    assert len(table) == 6 and set(table["variant"]) == {"bm25_trec"}
