@@ -38,6 +38,7 @@ from evalkit.llm.usage import Usage, usage_scope
 from evalkit.llm.usage import record as record_usage
 from evalkit.metrics import score_query
 from evalkit.metrics.answer import score_answer
+from evalkit.nodes.external import EVIDENCE_TEXTS
 from evalkit.records import EvalRecord, Hit, QueryResult
 
 
@@ -142,7 +143,8 @@ def run_query(ctx: QueryContext, record: EvalRecord) -> QueryResult:
 def _state_answer(ctx: QueryContext, state: dict[str, Any], failed: bool) -> Answer:
     """The answer a graph's final state holds (written by a generate or fallback node)."""
     abstained = bool(state.get(ABSTAINED)) or state.get(OUTCOME) in ABSTAINING_OUTCOMES
-    evidence = [Evidence(h.id, h.doc_id, ctx.passages.text(h.id), float(h.score))
+    texts = state.get(EVIDENCE_TEXTS) or {}  # passages an external system returned as text (nodes/external.py)
+    evidence = [Evidence(h.id, h.doc_id, texts[h.id] if h.id in texts else ctx.passages.text(h.id), float(h.score))
                 for h in state.get(ANSWER_EVIDENCE, [])]
     return Answer(text=state.get(ANSWER, ""), abstained=abstained, evidence=evidence,
                   used_documents=list(state.get(USED_DOCUMENTS, [])),
