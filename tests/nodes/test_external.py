@@ -339,3 +339,9 @@ def test_evalkit_retrieval_sent_to_a_generator_service(tmp_path: Path, service):
     first = rows["ret_gen"][0]
     assert [e[1] for e in first["generation"]["evidence"]] == [d["doc_id"] for d in first["retrieved"][:3]]
     assert summary.variants["ret_gen"].metrics["n_answered"] > 100
+
+
+def test_example_config_loads_with_a_bare_yaml_off():
+    cfg = load_graph_config(REPO / "examples" / "byo_http.yaml")  # `cache: off` is YAML false
+    assert cfg.nodes["service"]["params"]["cache"] is False
+    assert HttpParams(**cfg.nodes["service"]["params"]).cache == "off"
