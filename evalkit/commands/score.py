@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from evalkit.commands.importers import _user_errors
+from evalkit.commands import user_errors
 
 
 @click.command("score")
@@ -47,7 +47,7 @@ from evalkit.commands.importers import _user_errors
 @click.option("--experiment", default="evalkit", show_default=True, help="MLflow experiment name.")
 @click.option("--no-mlflow", is_flag=True, help="Skip MLflow logging (files are still written).")
 @click.option("--no-traces", is_flag=True, help="Do not log per-query MLflow traces.")
-@_user_errors
+@user_errors
 def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | None, run_format: str | None,
           answers_file: Path | None, answers_format: str, maps: tuple[str, ...], split: str | None, name: str,
           output: Path, metrics: tuple[str, ...], judge: str, judge_llm: Path | None, evidence_k: int, cite_by: str,

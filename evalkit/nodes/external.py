@@ -287,11 +287,11 @@ class PythonGenerate(PythonNode):
 
 class HttpParams(NodeParams):
     url: str
-    send: list[str] | dict[str, str] = [QUESTION, QUERY_ID, HISTORY]
+    send: list[str] | dict[str, str] = [str(QUESTION), str(QUERY_ID), str(HISTORY)]
     body: dict[str, Any] = {}
     headers: dict[str, str] = {}
     api_key_env: str | None = None
-    response: dict[str, str] = {RETRIEVED: RETRIEVED}
+    response: dict[str, str] = {str(RETRIEVED): str(RETRIEVED)}
     timeout_s: float = Field(default=30.0, gt=0)
     max_retries: int = Field(default=2, ge=0)
     backoff_s: float = Field(default=0.5, ge=0)
@@ -330,7 +330,7 @@ class HttpParams(NodeParams):
 
 
 class HttpGenerateParams(HttpParams):
-    response: dict[str, str] = {ANSWER: ANSWER}
+    response: dict[str, str] = {str(ANSWER): str(ANSWER)}
 
     def _outputs(self) -> tuple[tuple[str, ...], str]:
         return (ANSWER, *ANSWER_AUX, RETRIEVED, RERANKED, EVIDENCE), ANSWER

@@ -73,12 +73,14 @@ def _unknown_ids(file: str, found: dict[str, int], es: EvalSet) -> None:
                            + "; score against the eval set these outputs were produced for", line=unknown[0][1])
 
 
-def _trace(name: str, wrote: dict[str, Any], latency_ms: float | None, error: dict[str, Any] | None) -> list[dict]:
+def _trace(name: str, wrote: dict[str, Any], latency_ms: float | None, error: dict[str, Any] | None,
+           role: str = "generator") -> list[dict]:
+    """The one trace event of a scored query: the user's system, as a node of its role."""
     from evalkit.graph.state import compact
 
     event = TraceEvent(step=0, node=name, type="external", started_at=0.0, duration_ms=latency_ms or 0.0,
                        wrote=compact(wrote), edge=None if error else "end", edge_reason="error" if error else "default",
-                       error=error)
+                       error=error, role=role)
     return [event.to_dict()]
 
 
@@ -114,7 +116,8 @@ def score_run(run: str | Path, eval_set: str | Path | EvalSet, name: str, *, run
         results.append(QueryResult(
             query_id=record.id, question=record.question, gold_doc_ids=list(record.relevant_doc_ids), retrieved=docs1,
             reranked=docs, metrics=scores, trace=_trace(name, {"retrieved": [d["doc_id"] for d in docs1],
-                                                                "reranked": [d["doc_id"] for d in docs]}, None, None),
+                                                                "reranked": [d["doc_id"] for d in docs]}, None, None,
+                                                          "retriever"),
             outcome="completed", type=record.type, lang=record.lang))
     if missing:
         notices.append(f"{len(missing)} of {len(es.records)} eval-set queries have no line in {run}: scored as empty "

@@ -21,7 +21,7 @@ from evalkit.errors import ConfigError
 from evalkit.evalsets import load_eval_set
 from evalkit.graph import config_from_dict
 from evalkit.graph.config import load_graph_config
-from evalkit.nodes.external import ExternalCallError, HttpNode, HttpParams
+from evalkit.nodes.external import ExternalCallError, HttpGenerateParams, HttpNode, HttpParams
 from evalkit.run.runner import RunOptions, run_eval
 
 REPO = Path(__file__).resolve().parents[2]
@@ -344,4 +344,4 @@ def test_evalkit_retrieval_sent_to_a_generator_service(tmp_path: Path, service):
 def test_example_config_loads_with_a_bare_yaml_off():
     cfg = load_graph_config(REPO / "examples" / "byo_http.yaml")  # `cache: off` is YAML false
     assert cfg.nodes["service"]["params"]["cache"] is False
-    assert HttpParams(**cfg.nodes["service"]["params"]).cache == "off"
+    assert HttpGenerateParams(**cfg.nodes["service"]["params"]).cache == "off"
