@@ -38,7 +38,7 @@ from evalkit.llm.usage import Usage, usage_scope
 from evalkit.llm.usage import record as record_usage
 from evalkit.metrics import score_query
 from evalkit.metrics.answer import score_answer
-from evalkit.nodes.external import EVIDENCE_TEXTS
+from evalkit.nodes.system_outputs import EVIDENCE_TEXTS
 from evalkit.records import EvalRecord, Hit, QueryResult
 
 
