@@ -52,7 +52,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -70,6 +70,12 @@ __all__ = ["EVIDENCE_TEXTS", "EXTERNAL_FAILURE", "HTTP_CALL", "ExternalCallError
            "PassageIds", "PythonGenerate", "PythonNode", "to_state"]
 
 ALLOW_ENV = "EVALKIT_PYTHON_NODES"
+
+
+def _instance_token() -> str:
+    import uuid
+
+    return uuid.uuid4().hex
 
 
 # ---------------------------------------------------------------------------- python
@@ -124,9 +130,13 @@ class PythonNode(Node[PythonParams]):
         except (ImportError, AttributeError) as exc:
             raise EvalkitError(f"python node '{name}': cannot load {params.function} ({type(exc).__name__}: {exc})") \
                 from exc
-        self.memoize = params.memoize
         self.ids = _passage_ids(resources)
+        self._token = _instance_token()
         self.keys = {*params.writes, *(("answer", *ANSWER_AUX) if self.answers else ())}
+
+    def fingerprint(self) -> dict[str, Any]:
+        """``memoize: false``: an identity of this instance alone, so no other variant reuses its results."""
+        return {} if self.params.memoize else {"instance": self._token}
 
     def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
         p = self.params
@@ -142,7 +152,7 @@ class PythonNode(Node[PythonParams]):
         if missing:
             raise GraphError(f"node '{self.name}' ({self.type}): {p.function} did not return {missing}")
         writes = [*p.writes, *((ANSWER,) if self.answers else ())]
-        upstream = {f: state[f] for f in RANKINGS if f in p.reads and f in state}
+        upstream: dict[str, Any] = {str(f): state[f] for f in RANKINGS if f in p.reads and f in state}
         return to_state(out, writes, self.ids, f"python:{p.function}", p.function, p.evidence_k, upstream)
 
 
@@ -152,7 +162,7 @@ class PythonGenerate(PythonNode):
 
     type = "python_generate"
     role = Role.GENERATOR
-    writes = ANSWER_FIELDS
+    writes: ClassVar[tuple[str, ...]] = ANSWER_FIELDS
     answers = True
 
 
@@ -227,8 +237,8 @@ class HttpNode(Node[HttpParams]):
 
     type = "http"
     role = Role.RETRIEVER
-    writes = (RETRIEVED, HTTP_CALL)
-    optional_writes = (EXTERNAL_FAILURE,)
+    writes: ClassVar[tuple[str, ...]] = (RETRIEVED, HTTP_CALL)
+    optional_writes: ClassVar[tuple[str, ...]] = (EXTERNAL_FAILURE,)
     Params = HttpParams
 
     @classmethod
@@ -243,8 +253,8 @@ class HttpNode(Node[HttpParams]):
         from evalkit.nodes.http_transport import ServiceClient
 
         self.writes_now = sorted(type(self).contract(params).writes - {HTTP_CALL})
-        self.memoize = params.cache != "off"  # a live service is asked again by every variant
         self.ids = _passage_ids(resources)
+        self._token = _instance_token()
         self.url_shown = redact(params.url)
         root = getattr(resources, "cache_root", None)
         if root is None:
@@ -252,6 +262,11 @@ class HttpNode(Node[HttpParams]):
 
             root = default_cache_root()
         self.client = ServiceClient(params, Path(root) / "external", sleep=sleep)
+
+    def fingerprint(self) -> dict[str, Any]:
+        """``cache: off`` (a live service): an identity of this instance alone, so every variant asks the
+        service itself rather than reusing another variant's response (work sharing is keyed by identity)."""
+        return {"instance": self._token} if self.params.cache == "off" else {}
 
     def _jsonable(self, value: Any) -> Any:
         """A state value as JSON: a ranking is sent as ``[{id, doc_id, score, text}]`` (its passages' texts)."""

@@ -110,7 +110,7 @@ def _answer(outputs: Mapping[str, Any], produced: Mapping[str, Any], ids: Passag
     if not isinstance(answer, str):
         raise ExternalCallError(f"{where}: 'answer' must be a string, got {answer!r:.80}", "bad_response")
     seen = {**upstream, **produced}
-    ranking = next((seen[f] for f in (EVIDENCE, RERANKED, RETRIEVED) if seen.get(f)), [])
+    ranking: list[Hit] = next((seen[f] for f in (EVIDENCE, RERANKED, RETRIEVED) if seen.get(f)), [])
     contexts = outputs.get("contexts")
     texts: dict[str, str] = {}
     if contexts is not None:
@@ -131,10 +131,12 @@ def _answer(outputs: Mapping[str, Any], produced: Mapping[str, Any], ids: Passag
     valid = {h.id for h in evidence} | {h.doc_id for h in evidence}
     doc_of = {h.id: h.doc_id for h in evidence}
     given = outputs.get("citations")
+    used: list[str]
+    invalid: list[str]
     if given is not None:
         if not isinstance(given, list) or not all(isinstance(c, str) for c in given):
             raise ExternalCallError(f"{where}: 'citations' must be a list of ids", "bad_response")
-        used = list(dict.fromkeys(doc_of.get(c, c) for c in given if c in valid))
+        used = list(dict.fromkeys(str(doc_of.get(c, c)) for c in given if c in valid))
         invalid = list(dict.fromkeys(c for c in given if c not in valid))
     else:
         used, invalid = parse_citations(answer, valid, doc_of)

@@ -345,3 +345,13 @@ def test_example_config_loads_with_a_bare_yaml_off():
     cfg = load_graph_config(REPO / "examples" / "byo_http.yaml")  # `cache: off` is YAML false
     assert cfg.nodes["service"]["params"]["cache"] is False
     assert HttpGenerateParams(**cfg.nodes["service"]["params"]).cache == "off"
+
+
+def test_a_live_service_is_asked_by_every_variant(tmp_path: Path, service):
+    """cache: off -> no work sharing either: two identical variants each call the service (120 requests each)."""
+    a = http_config("live_a", f"{service.url}/search", cache="off")
+    b = http_config("live_b", f"{service.url}/search", cache="off")
+    summary, rows = _run(tmp_path, [a, b])
+    assert len(service.requests) == 240
+    assert not any(e.get("reused") for r in rows["live_b"] for e in r["trace"])
+    assert [r["metrics"] for r in rows["live_a"]] == [r["metrics"] for r in rows["live_b"]]
