@@ -1,6 +1,34 @@
 """evalkit: evaluate and compare variants of RAG pipelines built as module graphs.
 
-Importing this package is cheap; heavy libraries (torch, sentence-transformers, faiss,
-mlflow) load inside the functions that need them.
+From Python (see README "From Python")::
+
+    import evalkit
+    results = evalkit.evaluate("eval_sets/demo_kb.jsonl@v1", ["graph_configs/bm25.yaml"], mlflow=False)
+    results.summary, results.to_pandas(), results.compare("a", "b"), results.report("r.html")
+    evalkit.score(eval_set=..., run="my.trec", name="mine", output="results/mine.json")
+    evalkit.load_results("results/demo_kb.json")
+
+Importing this package is cheap: the names above load on first use, and heavy libraries
+(torch, sentence-transformers, faiss, mlflow) inside the functions that need them.
 """
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 __version__ = "0.1.0"
+
+_LAZY = {"evaluate": "evalkit.api", "score": "evalkit.api", "load_results": "evalkit.results",
+         "Results": "evalkit.results"}
+
+__all__ = ["Results", "__version__", "evaluate", "load_results", "score"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'evalkit' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -19,6 +19,7 @@ COMMANDS = {
     "run": ("evalkit.commands.run", "run", "Run graph variants on an eval set; write results and MLflow runs."),
     "evalset": ("evalkit.commands.evalset", "evalset", "Validate, freeze, append to and summarise eval sets."),
     "graph": ("evalkit.commands.graph", "graph", "Check a graph config, or print it as the loader sees it."),
+    "score": ("evalkit.commands.score", "score", "Score rankings or answers your own pipeline produced (TREC, JSONL, ragas)."),
     "import": ("evalkit.commands.importers", "import_", "Turn external data (BEIR, HF datasets, parquet/JSONL, ragas) into a corpus + eval set."),
     "calibrate": ("evalkit.commands.calibrate", "calibrate", "Recommend a guard threshold from rerank scores."),
     "compare": ("evalkit.commands.compare", "compare", "Paired per-query comparison: is a difference real?"),

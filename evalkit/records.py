@@ -150,11 +150,17 @@ class QueryResult:
     usage: dict[str, dict[str, float]] = field(default_factory=dict)  # LLM usage by purpose
     degraded: list[dict[str, Any]] = field(default_factory=list)  # calls that failed for good (evalkit.run.health)
     gold_relevance: dict[str, int] | None = None  # graded judgements of gold_doc_ids (None: all grade 1)
+    gold_known: bool = True  # False: answers scored without gold labels (evalkit score on a self-contained file)
 
     @property
     def gold_grades(self) -> dict[str, int]:
         """``{gold doc id: grade}`` the metrics were computed with."""
         return dict(self.gold_relevance) if self.gold_relevance else {d: 1 for d in self.gold_doc_ids}
+
+    @property
+    def answerable(self) -> bool:
+        """Gold documents; or, when no gold labels are known (``gold_known`` False), any type but unanswerable."""
+        return bool(self.gold_doc_ids) or (not self.gold_known and self.type != "unanswerable")
 
     def to_dict(self) -> dict[str, Any]:
         # shallow (shares the lists and dicts, which are plain JSON values): it is only serialised,
@@ -186,6 +192,7 @@ class VariantSummary:
     usage: dict[str, dict[str, float]] = field(default_factory=dict)  # LLM usage totals by purpose
     judge: str | None = None
     corrected: dict[str, Any] = field(default_factory=dict)  # judge-corrected estimates (--labels; analysis.labels)
+    source: dict[str, Any] | None = None  # outputs scored from a file (evalkit score): kind, file, sha256...
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -193,7 +200,13 @@ class VariantSummary:
 
 @dataclass
 class EvalSetRef:
-    """Which eval set a run used, pinned by version and content hash."""
+    """Which eval set a run used, pinned by version and content hash.
+
+    ``kind`` is ``eval_set`` (a frozen version of an eval set file) or ``answers_file``:
+    outputs scored by ``evalkit score --answers`` without an eval set, where the file holds
+    the questions itself; then ``name`` is ``answers-`` + 12 hex of its SHA-256, ``sha256``
+    that hash, ``path`` the file and ``version`` 0, so runs of different files never pair.
+    """
 
     name: str
     version: int
@@ -202,6 +215,7 @@ class EvalSetRef:
     path: str = ""
     corpus: str = ""
     corpus_sha256: str = ""
+    kind: str = "eval_set"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

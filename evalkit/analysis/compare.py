@@ -90,6 +90,9 @@ class Comparison:
     fusion: list[dict[str, Any]] = field(default_factory=list)
     reference_note: str = ""  # how the reference was chosen, when the user did not name it
 
+    def __str__(self) -> str:
+        return format_comparison(self)  # the table `evalkit compare` prints
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         for t, test in zip(d["tests"], self.tests):

@@ -107,6 +107,8 @@ def verify_eval_set(run: LoadedRun, variant: str) -> str:
     from evalkit.evalsets import load_eval_set
 
     ref = run.summary.eval_set
+    if ref.kind == "answers_file":  # outputs scored without an eval set: the file is the identity
+        return _verify_answers_file(run, ref)
     if not ref.path or not Path(ref.path).is_file():
         return f"{run.label}: eval set file not available ({ref.path or 'path not recorded'}); not re-verified"
     try:
@@ -123,6 +125,19 @@ def verify_eval_set(run: LoadedRun, variant: str) -> str:
         raise TamperedEvalSetError(f"{run.label}:{variant}: its per-query records hold {len(got)} queries, but "
                                    f"{ref.name} v{ref.version} has {len(ids)} (ids differ): the results were edited")
     return f"{run.label}: {ref.path} v{ref.version} re-verified (sha256 {es.sha256[:12]})"
+
+
+def _verify_answers_file(run: LoadedRun, ref: Any) -> str:
+    from evalkit.scoring.answers import content_sha256
+
+    path = Path(ref.path)
+    if not ref.path or not path.exists():
+        return f"{run.label}: answers file not available ({ref.path or 'path not recorded'}); not re-verified"
+    digest = content_sha256(path)
+    if digest != ref.sha256:
+        raise TamperedEvalSetError(f"{run.label}: the run recorded answers file {ref.path} with sha256 "
+                                   f"{ref.sha256[:12]}, but it now hashes to {digest[:12]}: it changed since scoring")
+    return f"{run.label}: answers file {ref.path} re-verified (sha256 {digest[:12]})"
 
 
 def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, candidate_variant: str,

@@ -109,12 +109,12 @@ def failure_label(r: QueryResult, raw: dict[str, Any], reranks: bool) -> str:
     if is_degraded(r):
         return "degraded"  # an LLM call failed and the graph fell back: not the pipeline's own answer
     gen = _generation(r, raw)
-    if not r.gold_doc_ids:
+    if not r.answerable:
         if guard_tripped(r) or gen["abstained"]:
             return "abstained (correct)"
         return "answered unanswerable" if gen["answered"] else "not abstained"
-    gold = set(r.gold_doc_ids)
-    if not _gold_in(r.reranked or r.retrieved, gold, FINAL_DEPTH):
+    gold = set(r.gold_doc_ids)  # empty when no gold labels are known (gold_known False): no retrieval label
+    if gold and not _gold_in(r.reranked or r.retrieved, gold, FINAL_DEPTH):
         if not _gold_in(r.retrieved, gold, RETRIEVAL_DEPTH):
             return "retrieval miss"
         return "rerank drop" if reranks else "ranking miss"

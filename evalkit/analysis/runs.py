@@ -79,7 +79,9 @@ class LoadedRun:
     def config(self, name: str) -> Any:
         """The variant's ``GraphConfig`` as it ran, or ``None`` (with a warning) when unavailable.
 
-        From the MLflow artifact ``config.yaml``, or from ``config_path`` in the summary;
+        From the MLflow artifact ``config.yaml``, from ``config_path`` in the summary, or (a
+        config given in memory to ``evalkit.evaluate``) from ``<variant>/config.yaml`` beside
+        its per-query records;
         a file whose hash differs from the recorded ``config_sha256`` is still returned,
         with a warning (it changed since the run).
         """
@@ -87,6 +89,10 @@ class LoadedRun:
         from evalkit.graph.sweep import load_variants
 
         v = self.variant(name)
+        local = None if self.folder is None else self.folder / name / "config.yaml"
+        if name not in self._config_text and (not v.config_path or not Path(v.config_path).is_file()) \
+                and local is not None and local.is_file():  # a config given in memory (evalkit.evaluate)
+            self._config_text[name] = local.read_text(encoding="utf-8")
         try:
             if name in self._config_text:
                 from evalkit.errors import ConfigError

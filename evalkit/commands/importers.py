@@ -172,7 +172,8 @@ def ragas(source: Path, name: str, maps: tuple[str, ...], split: str | None, no_
     SOURCE is a datasets folder (e.g. EvaluationDataset.to_hf_dataset().save_to_disk),
     a .parquet file or a JSONL file (EvaluationDataset.to_jsonl). Each distinct context
     text becomes one document, id ctx-<16 hex of its SHA-256>; 'reference' becomes the
-    reference answer; 'response' is not imported.
+    reference answer; 'response' (a system's answer) is not imported: score those
+    with `evalkit score --answers SOURCE --eval-set OUT_DIR/NAME.jsonl@v1`.
 
     \b
     Example:

@@ -76,14 +76,22 @@ def _strip_accents(text: str) -> str:
 
 @lru_cache(maxsize=1)
 def _stemmer() -> Callable[[str], str]:
+    """Porter stemming, cached. One snowball stemmer per thread: a stemmer keeps its word in
+    instance state, so sharing one between query threads raised IndexError and returned wrong
+    stems (tests/index/test_tokenize.py)."""
+    import threading
+
     import snowballstemmer
 
-    stem = snowballstemmer.stemmer("porter")
+    local = threading.local()
     cache: dict[str, str] = {}
 
     def run(word: str) -> str:
         out = cache.get(word)
         if out is None:
+            stem = getattr(local, "stem", None)
+            if stem is None:
+                stem = local.stem = snowballstemmer.stemmer("porter")
             out = cache[word] = stem.stemWord(word)
         return out
 

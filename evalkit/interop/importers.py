@@ -22,7 +22,8 @@ document whose id is ``ctx-`` + 16 hex digits of the SHA-256 of its text with
 whitespace collapsed (so equal passages share one id, and ids are stable across
 imports); the gold ids of a question are its reference contexts' ids. ``reference``
 becomes ``reference_answer``; ``response`` is a system output, not eval data, and is
-not imported (counted). ``synthesizer_name`` containing ``multi_hop`` sets type
+not imported (counted; the summary says how to score the responses with ``evalkit score
+--answers`` against the imported eval set, whose context ids they then match). ``synthesizer_name`` containing ``multi_hop`` sets type
 ``multi_hop``.
 
 Errors are :class:`~evalkit.importers.formats.ImportFormatError` naming the source,
@@ -83,6 +84,7 @@ class InteropImportResult:
     n_unanswerable_kept: int = 0
     n_duplicate_contexts: int = 0
     n_responses_ignored: int = 0
+    n_responses_source: str = ""  # the file the ignored responses are in (for the `evalkit score` hint)
     columns: dict[str, str] = field(default_factory=dict)
     n_skipped: int = 0  # invalid rows dropped by --skip-invalid
     skipped_report: Path | None = None
@@ -101,7 +103,9 @@ class InteropImportResult:
         if self.n_unanswerable_kept:
             out.append(f"kept      {self.n_unanswerable_kept} rows without a gold document, as type 'unanswerable'")
         if self.n_responses_ignored:
-            out.append(f"ignored   {self.n_responses_ignored} 'response' values (system outputs are not eval data)")
+            out.append(f"ignored   {self.n_responses_ignored} 'response' values: system outputs are not eval data; "
+                       f"score them against this eval set with `evalkit score --answers {self.n_responses_source or 'FILE'}"
+                       f" --eval-set {self.eval_set_path}@v{self.version['version']} --name SYSTEM --output OUT.json`")
         if self.n_skipped:
             out.append(f"skipped   {self.n_skipped} invalid row(s) (--skip-invalid); file, line, field and value of "
                        f"each: {self.skipped_report}")
@@ -250,7 +254,8 @@ def import_ragas(source: str | Path, name: str, out_dir: str | Path, *, mapping:
                      skips)
     return InteropImportResult(name=name, **written, n_documents=len(docs), n_rows=len(rows),
                                n_no_gold=no_gold, n_unanswerable_kept=kept, n_duplicate_contexts=dupes,
-                               n_responses_ignored=responses, columns=cols)
+                               n_responses_ignored=responses, n_responses_source=str(source) if responses else "",
+                               columns=cols)
 
 
 # ---------------------------------------------------------------------------------------- writing

@@ -35,7 +35,11 @@ _FULL = rf"【(?P<fw>(?:{_LABEL}\s*[:：]?\s*)?{_LIST})】"
 # (来源：fin-004) / （Source: a, b） / （参考：文档1、文档2）: a label is required inside parentheses
 _PAREN = rf"[（(]\s*(?P<pa>{_LABEL}\s*[:：]\s*{_LIST})\s*[)）]"
 MARKER = re.compile(rf"{_SQUARE}|{_FULL}|{_PAREN}", re.IGNORECASE)
-_LABEL_PREFIX = re.compile(rf"^{_LABEL}\s*[:：]?\s*", re.IGNORECASE)
+# a label is taken off only when something separates it from the reference ("来源：fin-004",
+# "Doc 2"): "doc-b" and "source-3" are ids. A label glued to a number ("文档1", "doc1") is kept
+# whole and read as a number only when no passage or document has that id (resolve).
+_LABEL_PREFIX = re.compile(rf"^{_LABEL}(?:\s*[:：]\s*|\s+)", re.IGNORECASE)
+_GLUED = re.compile(rf"^{_LABEL}(?P<rest>\d[\d\s\-–~～]*)$", re.IGNORECASE)
 _RANGE = re.compile(r"^(\d{1,3})\s*[-–~～]\s*(\d{1,3})$")
 MAX_RANGE = 50
 
@@ -59,7 +63,8 @@ def refs_in(body: str) -> tuple[str, ...]:
         part = part.lstrip("^").strip()
         if not part:
             continue
-        m = _RANGE.match(part)
+        glued = _GLUED.match(part)
+        m = _RANGE.match(glued.group("rest").strip() if glued else part)
         if m and int(m.group(1)) < int(m.group(2)) <= int(m.group(1)) + MAX_RANGE:
             out += [str(n) for n in range(int(m.group(1)), int(m.group(2)) + 1)]
         else:
@@ -106,7 +111,8 @@ def resolve(ref: str, evidence: Sequence[tuple[str, str]]) -> Resolved:
     """Which passage of ``evidence`` = [(passage id, document id), ...] a reference names.
 
     An exact passage id, then an exact document id (its first passage), then a number n
-    in 1..len(evidence) (the n-th passage as shown). Anything else is invalid.
+    in 1..len(evidence) (the n-th passage as shown; also written glued to a label, ``文档2``).
+    Anything else is invalid.
     """
     for i, (pid, _doc) in enumerate(evidence):
         if ref == pid:
@@ -114,8 +120,10 @@ def resolve(ref: str, evidence: Sequence[tuple[str, str]]) -> Resolved:
     for i, (pid, doc) in enumerate(evidence):
         if ref == doc:
             return Resolved(ref, i, pid, doc)
-    if ref.isdigit() and 1 <= int(ref) <= len(evidence):
-        i = int(ref) - 1
+    glued = _GLUED.match(ref)
+    number = glued.group("rest").strip() if glued else ref
+    if number.isdigit() and 1 <= int(number) <= len(evidence):
+        i = int(number) - 1
         return Resolved(ref, i, evidence[i][0], evidence[i][1])
     return Resolved(ref, None)
 

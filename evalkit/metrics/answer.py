@@ -24,7 +24,8 @@ Per query (``score_answer``), for variants that generate an answer:
   questions with a reference only; ``None`` for abstentions and when the judge failed
   (``correctness_failed`` = 1, counted per variant as ``n_correctness_failed``).
 - ``cited_gold_precision``: cited documents that are gold / cited documents (valid ones;
-  ``None`` without valid citations). Runs before issue 13 called it ``citation_precision``;
+  ``None`` without valid citations, and for an answerable question whose gold documents
+  are unknown: answers scored without an eval set). Runs before issue 13 called it ``citation_precision``;
   reading such a run renames it (:mod:`evalkit.analysis.runs`). ``invalid_citation_rate``:
   citations to ids that were not in the evidence / all citations (``None`` without
   citations); ``citations`` and ``citations_invalid`` are the counts.
@@ -146,7 +147,9 @@ def score_answer(*, answerable: bool, answered: bool, abstained: bool, judgement
             out["correctness_failed"] = float(verdict is None)
     n_cited = len(cited_docs) + invalid_citations
     out["citations"], out["citations_invalid"] = float(n_cited), float(invalid_citations)
-    out["cited_gold_precision"] = (sum(d in set(gold) for d in cited_docs) / len(cited_docs)) if cited_docs else None
+    gold_known = bool(gold) or not answerable  # answers scored without an eval set may have no gold labels
+    out["cited_gold_precision"] = (sum(d in set(gold) for d in cited_docs) / len(cited_docs)
+                                   if cited_docs and gold_known else None)
     out["invalid_citation_rate"] = invalid_citations / n_cited if n_cited else None
     if answered:
         out.update(citation_support(citation_findings))

@@ -14,7 +14,10 @@
 | ``query_rewrite`` | ``rewrite.py`` | question, attempt, reflection -> attempt (+1), queries, rewrite, sub_queries, rewrite_source, rewrite_reason, rewrite_history, rewrite_futile (llm_fallback) |
 | ``grade`` | ``grade.py`` | question, retrieved/reranked, attempt -> evidence, graded, relevant_ratio, grade_decision, grade_reason, reflection, grade_method (llm_fallback) |
 | ``self_check`` | ``self_check.py`` | question, answer, answer_evidence, attempt -> self_check_passed, self_check_decision, self_check_reason, self_check_claims, reflection (llm_fallback) |
+| ``http`` / ``http_generate`` | ``external.py`` | the ``send`` fields -> the mapped rankings / + the answer fields; http_call (external_failure) |
+| ``python`` / ``python_generate`` | ``external.py`` | the declared ``reads`` -> the declared ``writes`` / + the answer fields |
 """
 from evalkit.nodes import generate, guard, rerank, retrieve  # noqa: F401
 from evalkit.nodes import graph_retrieve, scheduler  # noqa: F401
 from evalkit.nodes import grade, rewrite, router, self_check  # noqa: F401
+from evalkit.nodes import external  # noqa: F401

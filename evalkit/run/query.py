@@ -1,15 +1,17 @@
 """Running one eval record through one graph, and turning the outcome into a ``QueryResult``.
 
-The graph knows nothing of metrics; this is the one place where a finished state meets
-the gold labels. Rankings are reduced to documents here (first occurrence keeps its
-rank) and scored with the metric registry. A query whose graph failed is still scored,
-on whatever ranking it produced (usually none, so zeros): a failure is a miss, never a
-hole in the average. Queries without gold documents get no retrieval metrics. The
-record's relevance grades, the run's relevance level and its tie order
-(``QueryContext.scoring``) are applied here and nowhere else in a run.
-For variants that generate, the answer is judged against the passages it was shown
-and scored with ``evalkit.metrics.answer``; LLM usage of the query (generation and
-judging) is collected in ``usage``.
+The graph knows nothing of metrics; this is the one place where outputs meet the gold
+labels. :func:`score_outputs` scores a record from given rankings and (optionally) an
+:class:`Answer`, whoever produced them: :func:`run_query` calls it on a graph's final
+state, and ``evalkit score`` (:mod:`evalkit.scoring`) on outputs read from the user's
+files, so both paths compute every number with the same code. Rankings are reduced to
+documents (first occurrence keeps its rank) and scored with the metric registry. A
+query whose graph failed is still scored, on whatever ranking it produced (usually
+none, so zeros): a failure is a miss, never a hole in the average. Queries without gold
+documents get no retrieval metrics. The record's relevance grades, the run's relevance
+level and its tie order (``Scoring``) are applied here and nowhere else. An answer is
+judged against the passages it was shown and scored with ``evalkit.metrics.answer``;
+LLM usage of the query (generation and judging) is collected in ``usage``.
 """
 from __future__ import annotations
 
@@ -37,9 +39,9 @@ from evalkit.llm.usage import Usage, usage_scope
 from evalkit.llm.usage import record as record_usage
 from evalkit.metrics import Scoring, order_ranking, score_query
 from evalkit.metrics.answer import score_answer
+from evalkit.nodes.system_outputs import EVIDENCE_TEXTS
 from evalkit.records import EvalRecord, Hit, QueryResult
 from evalkit.run.health import degradations
-
 
 
 def doc_ranking(hits: Sequence[Hit]) -> list[dict[str, Any]]:
@@ -51,6 +53,38 @@ def doc_ranking(hits: Sequence[Hit]) -> list[dict[str, Any]]:
             seen.add(h.doc_id)
             out.append({"doc_id": h.doc_id, "score": round(float(h.score), 6)})
     return out
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One passage an answer was written from: passage id, its document, its text, its score."""
+
+    id: str
+    doc_id: str
+    text: str
+    score: float = 0.0
+
+
+@dataclass
+class Answer:
+    """An answer to score, however it was produced (a generate node, or the user's own system).
+
+    ``answered`` is derived: a non-empty answer that is not an abstention and did not fail.
+    """
+
+    text: str
+    abstained: bool
+    evidence: list[Evidence] = field(default_factory=list)
+    used_documents: list[str] = field(default_factory=list)
+    invalid_citations: list[str] = field(default_factory=list)
+    citations: list[str] = field(default_factory=list)
+    generator: str | None = None
+    failed: bool = False
+    abstention: dict[str, Any] = field(default_factory=dict)  # the detector's finding (evalkit.judges.abstention)
+
+    @property
+    def answered(self) -> bool:
+        return bool(self.text) and not self.abstained and not self.failed
 
 
 @dataclass
@@ -66,6 +100,36 @@ class QueryContext:
     abstention: Any = None  # the eval set's AbstentionRules (NAME.abstention.yaml), when it has some
 
 
+def score_outputs(record: EvalRecord, retrieved: Sequence[dict[str, Any]], final: Sequence[dict[str, Any]],
+                  metrics: Sequence[str], answer: Answer | None = None, judge: Any = None, *,
+                  gold_known: bool = True, scoring: Scoring | None = None,
+                  degraded: bool = False) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Every per-query metric of ``record`` from a pipeline's outputs: ``(metrics, generation record)``.
+
+    ``retrieved`` / ``final`` are document-level rankings (``{doc_id, score}``, best first)
+    of the retrieval stage and the final stage (the same list when there is no reranker);
+    ``answer`` is ``None`` for a pipeline that does not generate. The generation record is
+    what ``per_query.jsonl`` keeps under ``generation`` (answer, citations, evidence,
+    verdicts). ``gold_known`` False (answers scored without gold labels) takes a question
+    without gold documents as answerable unless its type is ``unanswerable``. A
+    ``degraded`` query (:mod:`evalkit.run.health`) keeps its retrieval metrics but its
+    answer is not judged.
+    """
+    scoring = scoring or Scoring()
+    scores: dict[str, Any] = {}
+    if record.answerable and metrics:
+        ties = scoring.ties
+        scores = score_query(_ordered(retrieved, ties), _ordered(final, ties), record.grades, metrics,
+                             scoring.relevance_level)
+    generation = None
+    if answer is not None:
+        answerable = record.answerable or (not gold_known and record.type != "unanswerable")
+        generation, answer_scores = _judge_answer(record, answer, judge, answerable, degraded)
+        scores.update(answer_scores)
+    scores["degraded"] = float(degraded)
+    return scores, generation
+
+
 def run_query(ctx: QueryContext, record: EvalRecord) -> QueryResult:
     """Execute the graph on ``record``, then score its rankings and (if any) its answer."""
     with usage_scope() as usage:
@@ -76,16 +140,9 @@ def run_query(ctx: QueryContext, record: EvalRecord) -> QueryResult:
         retrieved_hits = list(state.get(RETRIEVED, []))
         final_hits = list(state[RERANKED]) if RERANKED in state else retrieved_hits
         retrieved, reranked = doc_ranking(retrieved_hits), doc_ranking(final_hits)
-        scores: dict[str, Any] = {}
-        if record.answerable:
-            ties = ctx.scoring.ties
-            scores = score_query(_ordered(retrieved, ties), _ordered(reranked, ties), record.grades, ctx.metrics,
-                                 ctx.scoring.relevance_level)
-        generation = None
-        if ctx.generates:
-            generation, answer_scores = _judge_answer(ctx, record, state, outcome.failed, bool(degraded))
-            scores.update(answer_scores)
-        scores["degraded"] = float(bool(degraded))
+        answer = _state_answer(ctx, state, outcome.failed) if ctx.generates else None
+        scores, generation = score_outputs(record, retrieved, reranked, ctx.metrics, answer, ctx.judge,
+                                           scoring=ctx.scoring, degraded=bool(degraded))
     top1 = state[RERANK_SCORES][0] if state.get(RERANK_SCORES) else None
     result_outcome = state.get(OUTCOME) or ("failed" if outcome.failed else "completed")
     return QueryResult(
@@ -98,7 +155,7 @@ def run_query(ctx: QueryContext, record: EvalRecord) -> QueryResult:
     )
 
 
-def _ordered(ranking: list[dict[str, Any]], ties: str) -> list[str]:
+def _ordered(ranking: Sequence[dict[str, Any]], ties: str) -> list[str]:
     """Document ids of a recorded ranking in the order to score: the pipeline's, or trec_eval's.
 
     Scores are the recorded ones (6 decimals), so a TREC run exported from the records
@@ -107,39 +164,51 @@ def _ordered(ranking: list[dict[str, Any]], ties: str) -> list[str]:
     return order_ranking([(d["doc_id"], d["score"]) for d in ranking], ties)
 
 
-def _judge_answer(ctx: QueryContext, record: EvalRecord, state: dict[str, Any], failed: bool,
+def _state_answer(ctx: QueryContext, state: dict[str, Any], failed: bool) -> Answer:
+    """The answer a graph's final state holds (written by a generate, fallback or external node)."""
+    text = state.get(ANSWER, "")
+    finding = abstention_finding(text, state.get(ABSTENTION), ctx.abstention, failed)
+    abstained = bool(finding.get("abstained")) or state.get(OUTCOME) in ABSTAINING_OUTCOMES
+    texts = state.get(EVIDENCE_TEXTS) or {}  # passages an external system returned as text (nodes/external.py)
+    evidence = [Evidence(h.id, h.doc_id, texts[h.id] if h.id in texts else ctx.passages.text(h.id), float(h.score))
+                for h in state.get(ANSWER_EVIDENCE, [])]
+    return Answer(text=text, abstained=abstained, evidence=evidence,
+                  used_documents=list(state.get(USED_DOCUMENTS, [])),
+                  invalid_citations=list(state.get(INVALID_CITATIONS, [])),
+                  citations=list(state.get(CITATIONS, [])), generator=state.get(GENERATOR), failed=failed,
+                  abstention=finding)
+
+
+def _judge_answer(record: EvalRecord, answer: Answer, judge: Any, answerable: bool,
                   degraded: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
     """The answer record (answer, citations, verdicts) and its per-query answer metrics.
 
     A degraded query (``evalkit.run.health``) is not judged: its answer is whatever the graph
     fell back to, so it gets only ``degraded = 1`` and stays out of every answer metric.
     """
-    answer = state.get(ANSWER, "")
-    finding = abstention_finding(answer, state.get(ABSTENTION), ctx.abstention, failed)
-    abstained = bool(finding.get("abstained")) or state.get(OUTCOME) in ABSTAINING_OUTCOMES
-    answered = bool(answer) and not abstained and not failed
-    evidence = list(state.get(ANSWER_EVIDENCE, []))
+    evidence = [[e.id, e.doc_id, round(float(e.score), 6)] for e in answer.evidence]
     if degraded:
-        generation = {"answer": answer, "reference_answer": record.reference_answer, "abstained": abstained,
-                      "abstention": finding, "answered": False, "degraded": True,
-                      "citations": list(state.get(CITATIONS, [])), "used_documents": [], "invalid_citations": [],
-                      "evidence": [[h.id, h.doc_id, round(float(h.score), 6)] for h in evidence],
-                      "generator": state.get(GENERATOR), "judgement": None, "judge": None}
+        generation = {"answer": answer.text, "reference_answer": record.reference_answer,
+                      "abstained": answer.abstained, "abstention": answer.abstention, "answered": False,
+                      "degraded": True, "citations": list(answer.citations), "used_documents": [],
+                      "invalid_citations": [], "evidence": evidence, "generator": answer.generator,
+                      "judgement": None, "judge": None}
         return generation, {"degraded": 1.0}
+    answered = answer.answered
     judgement = None
-    if answered and ctx.judge is not None:
-        texts = [(h.doc_id, ctx.passages.text(h.id)) for h in evidence]
+    if answered and judge is not None:
+        texts = [(e.doc_id, e.text) for e in answer.evidence]
         t0 = time.perf_counter()
         try:
-            judgement = ctx.judge.judge(record.question, answer, texts).to_dict()
+            judgement = judge.judge(record.question, answer.text, texts).to_dict()
         except Exception as exc:  # a judge failure is counted, never read as a verdict
             judgement = {"claims": [], "error": f"{type(exc).__name__}: {exc}"}
         record_usage("judge", Usage(latency_ms=(time.perf_counter() - t0) * 1000.0))
     correct = None
-    grade = getattr(ctx.judge, "correctness", None)  # judges that can grade against the reference
-    if answered and grade is not None and record.answerable and record.reference_answer:
+    grade = getattr(judge, "correctness", None)  # judges that can grade against the reference
+    if answered and grade is not None and answerable and record.reference_answer:
         try:
-            correct = grade(record.question, answer, record.reference_answer)
+            correct = grade(record.question, answer.text, record.reference_answer)
         except Exception as exc:  # noqa: BLE001 - counted like any judge failure, never a verdict
             correct = {"verdict": None, "reason": f"{type(exc).__name__}: {exc}"}
         judgement = {**(judgement or {"claims": [], "error": None}), "correctness": correct}
@@ -148,18 +217,16 @@ def _judge_answer(ctx: QueryContext, record: EvalRecord, state: dict[str, Any], 
         from evalkit.judges.base import JudgeResult
         from evalkit.judges.citation_support import judge_citations
 
-        shown = [(h.id, h.doc_id, ctx.passages.text(h.id)) for h in evidence]
-        findings = [f.to_dict() for f in judge_citations(ctx.judge, record.question, answer, shown,
+        shown = [(e.id, e.doc_id, e.text) for e in answer.evidence]
+        findings = [f.to_dict() for f in judge_citations(judge, record.question, answer.text, shown,
                                                          JudgeResult.from_dict(judgement))]
-    generation = {"answer": answer, "reference_answer": record.reference_answer, "abstained": abstained,
-                  "abstention": finding, "answered": answered, "citation_findings": findings,
-                  "citations": list(state.get(CITATIONS, [])), "used_documents": list(state.get(USED_DOCUMENTS, [])),
-                  "invalid_citations": list(state.get(INVALID_CITATIONS, [])),
-                  "evidence": [[h.id, h.doc_id, round(float(h.score), 6)] for h in evidence],
-                  "generator": state.get(GENERATOR), "judgement": judgement,
-                  "judge": getattr(ctx.judge, "identity", None)}
-    scores = score_answer(answerable=record.answerable, answered=answered, abstained=abstained,
-                          judgement=judgement, answer=answer, reference=record.reference_answer,
+    generation = {"answer": answer.text, "reference_answer": record.reference_answer, "abstained": answer.abstained,
+                  "abstention": answer.abstention, "answered": answered, "citation_findings": findings,
+                  "citations": list(answer.citations), "used_documents": list(answer.used_documents),
+                  "invalid_citations": list(answer.invalid_citations), "evidence": evidence,
+                  "generator": answer.generator, "judgement": judgement, "judge": getattr(judge, "identity", None)}
+    scores = score_answer(answerable=answerable, answered=answered, abstained=answer.abstained,
+                          judgement=judgement, answer=answer.text, reference=record.reference_answer,
                           cited_docs=generation["used_documents"],
                           invalid_citations=len(generation["invalid_citations"]), gold=record.relevant_doc_ids,
                           correctness=correct, citation_findings=findings)

@@ -27,11 +27,11 @@ from evalkit.index.corpus import load_corpus
 from evalkit.index.resources import Resources
 from evalkit.metrics import DEFAULT_METRICS, Scoring, parse_metric
 from evalkit.metrics.agentic import add_loop_metrics
-from evalkit.records import QueryResult, RunSummary, VariantSummary
+from evalkit.records import QueryResult, RunSummary
 from evalkit.run.executors import EXECUTORS, run_local, run_ray
 from evalkit.run.query import QueryContext
 from evalkit.run.store import VariantStore, prepare_output, results_folder, write_json_atomic
-from evalkit.run.summarise import metrics_by_type, timing, usage_totals, variant_metrics
+from evalkit.run.summarise import variant_metrics, variant_summary
 
 __all__ = ["RunOptions", "generates", "run_eval", "variant_metrics"]
 
@@ -145,12 +145,10 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
         ordered = [results[r.id] for r in eval_set.records]
         add_loop_metrics(ordered)  # per-query loop metrics into per_query.jsonl and MLflow
         store.finish(ordered)
-        metrics, excluded = variant_metrics(ordered, options.metrics)
-        summary.variants[config.name] = VariantSummary(
-            metrics=metrics, n_failed=sum(r.error is not None for r in ordered), n_queries=len(ordered),
-            n_excluded=excluded, config_path=config.source, config_sha256=config.sha256(), index=_index_meta(view),
-            seconds=round(time.perf_counter() - t0, 3), timing={**timing(ordered), "build_s": round(build_s, 3)},
-            by_type=metrics_by_type(ordered, options.metrics), usage=usage_totals(ordered),
+        summary.variants[config.name] = variant_summary(
+            ordered, options.metrics, config_path=config.source, config_sha256=config.sha256(),
+            index=_index_meta(view), seconds=round(time.perf_counter() - t0, 3),
+            timing={"build_s": round(build_s, 3)},
             judge=judge.identity if judge is not None and generates(config) else None)
         all_results[config.name] = ordered
         stores[config.name] = store
@@ -221,11 +219,21 @@ def _index_meta(view: Any) -> dict[str, Any]:
 
 def _log_mlflow(summary: RunSummary, configs: Sequence[GraphConfig], results: dict[str, list[QueryResult]],
                 stores: dict[str, VariantStore], options: RunOptions, echo: Callable[[str], None]) -> None:
-    from evalkit.track import VariantLog, log_invocation
+    from evalkit.track import VariantLog
 
     logs = [VariantLog(name=c.name, params=c.flat_params(), config_yaml=c.to_yaml(),
                        summary=summary.variants[c.name], results=results[c.name],
                        per_query_path=stores[c.name].path) for c in configs]
+    log_variants(summary, logs, options, echo)
+
+
+def log_variants(summary: RunSummary, logs: list[Any], options: RunOptions, echo: Callable[[str], None]) -> None:
+    """Log an invocation's variants (``evalkit.track.VariantLog``) to MLflow; a failure only warns.
+
+    Sets ``summary.mlflow``. ``evalkit run`` and ``evalkit score`` both log through here.
+    """
+    from evalkit.track import log_invocation
+
     out_dir = results_folder(options.output).parent
     tags = dict(options.tags)
     for name, v in summary.variants.items():  # the parent run names every index it used

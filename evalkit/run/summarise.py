@@ -14,7 +14,9 @@ from evalkit.llm.usage import Usage
 from evalkit.metrics import DEFAULT_METRICS, aggregate
 from evalkit.metrics.agentic import aggregate_loops
 from evalkit.metrics.answer import aggregate_answers
-from evalkit.records import QueryResult
+from typing import Any
+
+from evalkit.records import QueryResult, VariantSummary
 
 
 
@@ -37,7 +39,7 @@ def variant_metrics(results: Sequence[QueryResult], retrieval: Sequence[str] = D
         for name, group in (("abstain_rate_answerable", answerable), ("abstain_rate_unanswerable", unanswerable)):
             if group:
                 metrics[name] = sum(guard_tripped(r) for r in group) / len(group)
-    metrics.update(aggregate_answers([(bool(r.gold_doc_ids), r.metrics) for r in results]))
+    metrics.update(aggregate_answers([(r.answerable, r.metrics) for r in results]))
     metrics.update(aggregate_loops(results))  # reflection loops / router: evalkit.metrics.agentic
     metrics.update(degraded_metrics(results))  # calls that failed for good: evalkit.run.health
     metrics.update(finish_metrics(results))
@@ -57,6 +59,21 @@ def finish_metrics(results: Sequence[QueryResult]) -> dict[str, float]:
         counts["truncated_answers"] += float(any(u.get("finish_reason.length") for u in llm))
         counts["content_filtered"] += float(any(u.get("finish_reason.content_filter") for u in llm))
     return counts if seen else {}
+
+
+def variant_summary(results: Sequence[QueryResult], retrieval: Sequence[str] = DEFAULT_METRICS,
+                    **fields: Any) -> VariantSummary:
+    """The ``VariantSummary`` of one variant's finished, eval-set-ordered results.
+
+    Metrics, failure and exclusion counts, timing, per-type breakdown and usage come from
+    the records; ``fields`` are the rest (``config_path``, ``index``, ``seconds``, ``judge``...).
+    ``timing`` given in ``fields`` is merged over the records' own timing.
+    """
+    metrics, excluded = variant_metrics(results, retrieval)
+    extra_timing = fields.pop("timing", {})
+    return VariantSummary(metrics=metrics, n_failed=sum(r.error is not None for r in results),
+                          n_queries=len(results), n_excluded=excluded, timing={**timing(results), **extra_timing},
+                          by_type=metrics_by_type(results, retrieval), usage=usage_totals(results), **fields)
 
 
 def usage_totals(results: Sequence[QueryResult]) -> dict[str, dict[str, float]]:

@@ -154,3 +154,20 @@ def test_bad_options_are_refused():
         Tokenizer(accents="remove")
     with pytest.raises(ValueError, match="letters"):
         Tokenizer(letters="latin")
+
+
+def test_stemming_is_thread_safe():
+    """Query threads stem at once: every stem must be what a single thread gets (a shared snowball
+    stemmer raised IndexError and returned wrong stems under 8 threads)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import snowballstemmer
+
+    from evalkit.index.tokenize import _stemmer
+
+    words = [f"{w}{i}ing" for i in range(10000) for w in ("connect", "allowance", "reimbursements")]
+    reference = snowballstemmer.stemmer("porter")
+    expected = [reference.stemWord(w) for w in words]
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(_stemmer(), words))
+    assert got == expected

@@ -15,7 +15,7 @@ from evalkit.metrics.answer import aggregate_answers, citation_support, score_an
 @pytest.mark.parametrize("text, refs", [
     ("上限 750 元 [fin-004]。", [("fin-004",)]),
     ("Cap: CNY 750 [1].", [("1",)]),
-    ("见 [文档1] 和 [来源：fin-013]。", [("1",), ("fin-013",)]),
+    ("见 [文档1] 和 [来源：fin-013]。", [("文档1",), ("fin-013",)]),  # 文档1: passage 1 unless an id (resolve)
     ("（来源：fin-004）", [("fin-004",)]),
     ("(Source: fin-004, fin-013)", [("fin-004", "fin-013")]),
     ("【1】【2】", [("1",), ("2",)]),
@@ -24,7 +24,7 @@ from evalkit.metrics.answer import aggregate_answers, citation_support, score_an
     ("[1-3]", [("1", "2", "3")]),
     ("[Doc 2]", [("2",)]),
     ("[^3]", [("3",)]),
-    ("（参考：文档1、文档2）", [("1", "2")]),
+    ("（参考：文档1、文档2）", [("文档1", "文档2")]),
     ("【fin-004、fin-013】", [("fin-004", "fin-013")]),
     ("see [the docs](http://x) and (this)", []),  # a Markdown link and plain parentheses are not citations
 ])
@@ -42,6 +42,20 @@ def test_resolve_ids_documents_and_numbers():
     assert resolve("fin-004", shown).passage_id == "fin-004#0"  # a document id: its first passage
     assert resolve("2", shown).passage_id == "fin-013"
     assert not resolve("3", shown).valid and not resolve("hr-001", shown).valid
+
+
+def test_ids_that_begin_with_a_label_word_are_ids():
+    """Users' corpora name documents doc-1, source-3, ref_7: a label is removed only when
+    something separates it from the reference; a label glued to a number is a position only
+    when no passage or document has that id."""
+    shown = [("doc-a", "doc-a"), ("doc-b", "doc-b"), ("doc1", "doc1")]
+    assert [m.refs for m in find_markers("x [doc-b] [source-3] (Source: doc-a)")] == [("doc-b",), ("source-3",),
+                                                                                   ("doc-a",)]
+    assert resolve("doc-b", shown).doc_id == "doc-b" and not resolve("source-3", shown).valid
+    assert resolve("doc1", shown).doc_id == "doc1"      # the id, not the first passage
+    assert resolve("doc3", shown).doc_id == "doc1"      # no such id: the third passage
+    assert resolve("文档2", shown).doc_id == "doc-b"
+    assert [m.refs for m in find_markers("[文档1-3] [Doc 2]")] == [("1", "2", "3"), ("2",)]
 
 
 def test_a_marker_belongs_to_the_sentence_it_ends():

@@ -1,0 +1,120 @@
+"""``evalkit score``: score rankings or answers produced outside evalkit, written as ``evalkit run`` writes."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from evalkit.commands import user_errors
+
+
+@click.command("score")
+@click.option("--eval-set", "eval_set", metavar="PATH[@vN]", default=None,
+              help="The frozen eval set the outputs answer (required with --run; optional with --answers).")
+@click.option("--run", "run_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="A ranked list per query: TREC run (qid Q0 docid rank score tag) or JSONL {id, retrieved}.")
+@click.option("--retrieval-run", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="The first-stage ranking, for metrics that read the retrieval stage (recall@k): e.g. "
+                   "VARIANT.retrieval.run beside VARIANT.final.run. Default: the --run file.")
+@click.option("--run-format", type=click.Choice(["trec", "jsonl"]), default=None,
+              help="Format of --run. [default: jsonl for .jsonl/.json files, else trec]")
+@click.option("--answers", "answers_file", type=click.Path(exists=True, path_type=Path), default=None,
+              help="Answers: JSONL {id, question, answer, contexts | retrieved, ...}, a ragas EvaluationDataset "
+                   "(JSONL, parquet or datasets folder), or a datasets folder / parquet with --map.")
+@click.option("--answers-format", type=click.Choice(["auto", "evalkit", "ragas"]), default="auto", show_default=True,
+              help="Column names of --answers: evalkit's, ragas's (user_input, response, retrieved_contexts, "
+                   "reference), or auto (ragas when there is a user_input column).")
+@click.option("--map", "maps", multiple=True, metavar="FIELD=COLUMN",
+              help="Read answers FIELD from COLUMN (repeatable): id, question, answer, contexts, retrieved, "
+                   "reference_answer, reference_contexts, relevant_doc_ids, type, lang, abstained, error, latency_ms.")
+@click.option("--split", default=None, help="Split of an --answers datasets folder holding several.")
+@click.option("--name", required=True, help="Variant name of the scored outputs (as compare, gate and report show it).")
+@click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Summary JSON to write; per_query.jsonl goes to <output stem>/<name>/.")
+@click.option("--metric", "metrics", multiple=True, metavar="NAME",
+              help="Retrieval metric (repeatable), as for evalkit run. Default: recall@20, hit@5, mrr@10, ndcg@10.")
+@click.option("--judge", default="offline", show_default=True,
+              help="Judge of the answers: offline (no LLM), llm or ragas (these need --judge-llm).")
+@click.option("--judge-llm", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="YAML LLM spec for the llm/ragas judges, e.g. {backend: openai, base_url: ..., model: ...}.")
+@click.option("--evidence-k", type=click.IntRange(1), default=5, show_default=True,
+              help="Without contexts, the answer is judged against the texts of this many top 'retrieved' documents.")
+@click.option("--cite-by", type=click.Choice(["id", "position"]), default="id", show_default=True,
+              help="How answers cite. id: [doc-id], else [1], [2] ... as the 1st, 2nd passage of the evidence; "
+                   "position: only [1], [2] ... count.")
+@click.option("--lang", default="en", show_default=True,
+              help="Language of rows without a lang column (without --eval-set).")
+@click.option("--tracking-uri", default=None, help="MLflow tracking server (default: sqlite store beside --output).")
+@click.option("--experiment", default="evalkit", show_default=True, help="MLflow experiment name.")
+@click.option("--no-mlflow", is_flag=True, help="Skip MLflow logging (files are still written).")
+@click.option("--no-traces", is_flag=True, help="Do not log per-query MLflow traces.")
+@user_errors
+def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | None, run_format: str | None,
+          answers_file: Path | None, answers_format: str, maps: tuple[str, ...], split: str | None, name: str,
+          output: Path, metrics: tuple[str, ...], judge: str, judge_llm: Path | None, evidence_k: int, cite_by: str,
+          lang: str, tracking_uri: str | None, experiment: str, no_mlflow: bool, no_traces: bool) -> int:
+    """Score outputs your own pipeline produced, with evalkit's metrics, judges and files.
+
+    \b
+    Rankings (exactly the metric code `evalkit run` uses):
+      evalkit score --eval-set eval_sets/demo_kb.jsonl@v1 --run my_system.trec \\
+                    --name my_system --output results/my_system.json
+    Answers (judged; retrieval metrics too when rows carry 'retrieved'):
+      evalkit score --answers answers.jsonl --eval-set eval_sets/demo_kb.jsonl@v1 \\
+                    --name my_rag --output results/my_rag.json
+    A self-contained file (questions and contexts inside; its SHA-256 is its identity):
+      evalkit score --answers ragas_dataset.jsonl --name my_rag --output results/my_rag.json
+
+    Writes what `evalkit run` writes (summary JSON, <stem>/<name>/per_query.jsonl, MLflow
+    runs), so compare, gate, report and export work on the result, also beside graph
+    variants of the same eval set. Query ids the eval set lacks, repeated ids and bad
+    lines are errors naming file, line and field.
+    """
+    from evalkit.commands.run import _env_quiet
+
+    _env_quiet()
+    from evalkit.analysis.report import comparison_table
+    from evalkit.interop.importers import parse_mapping
+    from evalkit.run.runner import RunOptions
+    from evalkit.scoring import ANSWER_FIELDS, score_answers, score_run, write_scored
+
+    from evalkit.commands.run import _absolute_spec
+
+    eval_set = _absolute_spec(eval_set) if eval_set else None  # recorded so gate can re-verify it from anywhere
+    if (run_file is None) == (answers_file is None):
+        raise click.UsageError("give one of --run (rankings) or --answers (answers)")
+    if run_file is not None:
+        if eval_set is None:
+            raise click.UsageError("--run needs --eval-set: the gold documents live there")
+        extra = [o for o, v in (("--map", maps), ("--split", split), ("--judge-llm", judge_llm)) if v]
+        if extra:
+            raise click.UsageError(f"{', '.join(extra)} apply to --answers, not --run")
+        scored = score_run(run_file, eval_set, name, run_format=run_format, retrieval_run=retrieval_run,
+                           metrics=metrics or None)
+    else:
+        if run_format or retrieval_run:
+            raise click.UsageError("--run-format and --retrieval-run apply to --run, not --answers")
+        judge_options = {}
+        if judge_llm:
+            import yaml
+
+            from evalkit.llm.base import LLMSpec
+
+            judge_options["llm"] = LLMSpec(**(yaml.safe_load(judge_llm.read_text(encoding="utf-8")) or {}))
+        scored = score_answers(answers_file, name, eval_set=eval_set, judge=judge, judge_options=judge_options,
+                               metrics=metrics or None, mapping=parse_mapping(maps, ANSWER_FIELDS),
+                               answers_format=answers_format, split=split, evidence_k=evidence_k, cite_by=cite_by,
+                               lang=lang)
+    for notice in scored.notices:
+        click.echo(f"note: {notice}", err=True)
+    options = RunOptions(output=output, tracking_uri=tracking_uri, experiment=experiment, mlflow=not no_mlflow,
+                         traces=not no_traces, progress=False)
+    summary = write_scored(scored, options, echo=lambda m: click.echo(m, err=True))
+    click.echo(comparison_table(summary))
+    click.echo(f"\nsummary: {output}\nper-query records: {output.with_suffix('')}/{name}/per_query.jsonl")
+    if summary.mlflow:
+        click.echo(f"MLflow: {summary.mlflow.get('tracking_uri')}  (open it: {summary.mlflow.get('ui_command')})")
+    failed = summary.variants[name].n_failed
+    if failed:
+        click.echo(f"note: {failed} query(ies) failed or have no output; see 'error' in per_query.jsonl", err=True)
+    return 0

@@ -1,0 +1,113 @@
+"""Fixtures for ``evalkit score``: a tiny frozen eval set and a real run of two variants over it.
+
+Corpus of 7 short English documents; questions (gold in brackets):
+  q1 invoice approval above 5000        [doc-a]
+  q2 error E-4012 battery                [doc-d]
+  q3 hotel allowance invoice per night   [doc-b, doc-g, doc-e]  (BM25 cannot find doc-e: recall 2/3)
+  q4 laptop repair days                  [doc-c]
+  q5 salary of the CEO                   []  unanswerable
+  q6 quantum chromodynamics              [doc-c]  (no shared term: an empty ranking, 0)
+Variants (real ``run_eval``, BM25 only, no models):
+  bm25      retrieve                      final ranking = retrieval ranking
+  reversed  retrieve -> score_reverse     final ranking = retrieval ranking reversed (two stages differ)
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evalkit.evalsets import freeze, load_eval_set
+from evalkit.graph import Node, NodeParams, config_from_dict, register_node
+from evalkit.records import Hit
+from evalkit.run.runner import RunOptions, run_eval
+
+DOCS = [("doc-a", "Invoices", "Electronic invoices above 5000 need director approval."),
+        ("doc-b", "Hotels", "Hotel allowance is 600 per night in tier one cities."),
+        ("doc-c", "Laptops", "Broken laptops are repaired by IT within three days."),
+        ("doc-d", "Errors", "Error E-4012 means the battery controller failed."),
+        ("doc-e", "Retry", "retry.max_attempts defaults to 3 and timeout defaults to 30."),
+        ("doc-f", "Leave", "Parents get ten days of leave after a birth."),
+        ("doc-g", "Travel", "Travel hotel nights need an invoice for the allowance.")]
+QUESTIONS = [("q1", "invoice approval above 5000", ["doc-a"], "single"),
+             ("q2", "error E-4012 battery", ["doc-d"], "exact_term"),
+             ("q3", "hotel allowance invoice per night", ["doc-b", "doc-g", "doc-e"], "multi_hop"),
+             ("q4", "laptop repair days", ["doc-c"], "colloquial"),
+             ("q5", "salary of the CEO", [], "unanswerable"),
+             ("q6", "quantum chromodynamics", ["doc-c"], "single")]
+METRICS = ("recall@20", "recall@3", "hit@1", "hit@5", "mrr@10", "ndcg@10", "ndcg@3", "precision@5")
+
+
+class ReverseParams(NodeParams):
+    pass
+
+
+@register_node
+class ScoreReverse(Node):
+    """Test node: the final ranking is the retrieval ranking reversed (a stand-in reranker)."""
+
+    type = "score_reverse"
+    reads = ("retrieved",)
+    writes = ("reranked", "rerank_scores")
+    Params = ReverseParams
+
+    def run(self, state):
+        hits = list(reversed(state["retrieved"]))
+        scores = [float(len(hits) - i) for i in range(len(hits))]
+        return {"reranked": [Hit(h.id, h.doc_id, s) for h, s in zip(hits, scores, strict=True)],
+                "rerank_scores": scores}
+
+
+BM25 = {"name": "bm25", "nodes": {"retrieve": {"type": "retrieve", "params": {"bm25": {"tokenizer": "en"}}}},
+        "edges": {"start": "retrieve", "retrieve": "end"}}
+REVERSED = {"name": "reversed",
+            "nodes": {"retrieve": {"type": "retrieve", "params": {"bm25": {"tokenizer": "en"}}},
+                      "rev": {"type": "score_reverse", "params": {}}},
+            "edges": {"start": "retrieve", "retrieve": "rev", "rev": "end"}}
+
+
+def write_eval_set(folder: Path, questions=QUESTIONS, docs=DOCS) -> Path:
+    """``folder/tiny.jsonl`` frozen as v1 over ``folder/corpora/tiny.jsonl``."""
+    (folder / "corpora").mkdir(parents=True, exist_ok=True)
+    corpus = folder / "corpora" / "tiny.jsonl"
+    corpus.write_text("".join(json.dumps({"id": i, "title": t, "text": x}) + "\n" for i, t, x in docs))
+    es = folder / "tiny.jsonl"
+    es.write_text("".join(json.dumps({"id": i, "question": q, "relevant_doc_ids": g, "type": t, "lang": "en"}) + "\n"
+                          for i, q, g, t in questions))
+    freeze(es, corpus=str(corpus))
+    return es
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> tuple[Path, Path]:
+    """(eval set path, summary JSON of a real run of bm25 and reversed)."""
+    tmp = tmp_path_factory.mktemp("score")
+    es = write_eval_set(tmp)
+    out = tmp / "results" / "tiny.json"
+    run_eval(load_eval_set(f"{es}@v1"), [config_from_dict(BM25), config_from_dict(REVERSED)],
+             RunOptions(output=out, progress=False, mlflow=False, metrics=METRICS), echo=lambda m: None)
+    return es, out
+
+
+def _per_query(summary: Path, variant: str) -> list[dict]:
+    path = summary.with_suffix("") / variant / "per_query.jsonl"
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.fixture
+def per_query():
+    """``per_query(summary_json, variant)``: the raw rows of that variant's per_query.jsonl."""
+    return _per_query
+
+
+@pytest.fixture
+def metrics() -> tuple[str, ...]:
+    """The metrics the ``tiny`` run computed."""
+    return METRICS
+
+
+@pytest.fixture
+def make_eval_set():
+    """``make_eval_set(folder, questions=..., docs=...)``: a frozen tiny eval set (see ``write_eval_set``)."""
+    return write_eval_set
