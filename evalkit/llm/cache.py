@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from evalkit.errors import UnknownNameError
+from evalkit.sqlitedb import connect
 from evalkit.llm.base import CacheMiss, ChatRequest, ChatResponse
 
 MODES = ("off", "read-write", "replay-only")
@@ -63,15 +64,9 @@ class LLMCache:
 
     def _connect(self) -> sqlite3.Connection:
         if self._db is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=60)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: crash-safe, no fsync per put
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS llm (key TEXT PRIMARY KEY, identity TEXT, text TEXT,"
-                " tokens_in INTEGER, tokens_out INTEGER, finish_reason TEXT, latency_ms REAL, created REAL)"
-            )
-            self._db.commit()
+            self._db = connect(self.path, "CREATE TABLE IF NOT EXISTS llm (key TEXT PRIMARY KEY, identity TEXT,"
+                               " text TEXT, tokens_in INTEGER, tokens_out INTEGER, finish_reason TEXT,"
+                               " latency_ms REAL, created REAL)")
         return self._db
 
     def get(self, identity: str, request: ChatRequest) -> ChatResponse | None:

@@ -7,11 +7,12 @@ re-running a variant only encodes texts never seen before by that model.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 import threading
 from pathlib import Path
 
 import numpy as np
+
+from evalkit.sqlitedb import connect
 
 
 def text_key(text: str) -> str:
@@ -23,17 +24,9 @@ class EmbeddingCache:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=60)
-        with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: crash-safe, no fsync per put
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS emb (model TEXT, role TEXT, key TEXT, dim INTEGER, vec BLOB,"
-                " PRIMARY KEY (model, role, key))"
-            )
-            self._db.commit()
+        self._db = connect(self.path, "CREATE TABLE IF NOT EXISTS emb (model TEXT, role TEXT, key TEXT, dim INTEGER,"
+                                      " vec BLOB, PRIMARY KEY (model, role, key))")
 
     def get_many(self, model: str, role: str, keys: list[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
