@@ -10,6 +10,12 @@ A channel's search is a shared part (``shared_parts``): every other variant of t
 invocation that runs the same search (same channel settings, chunking and queries) reuses
 it through the work memo, so a sweep over fusion settings searches each query once.
 
+``prepare`` (called by the runner once per variant with every question) searches all
+questions in one batch per channel: query vectors encoded in batches (for
+batch-invariant models, see ``evalkit.models.embedders``), one faiss call, one BM25
+call. ``run`` then takes a query's hits from there; a query it was not given (a
+rewritten query) is searched as before. The hits are the same either way, bit for bit.
+
 YAML::
 
     retrieve:
@@ -22,7 +28,7 @@ YAML::
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -34,17 +40,41 @@ from evalkit.nodes.fusion import rrf, weighted
 from evalkit.records import Hit
 
 
+INDEX_PARAMS = {"flat": (), "ivf": ("nlist", "nprobe"), "hnsw": ("hnsw_m", "ef_construction", "ef_search")}
+
+
 class DenseChannel(NodeParams):
-    """Dense channel: a bi-encoder and a faiss index (``flat`` exact, or ``ivf``)."""
+    """Dense channel: a bi-encoder and a faiss index: ``flat`` (exact), ``ivf`` or ``hnsw``
+    (approximate; for big corpora, see docs/scaling.md), each with its own parameters."""
 
     embedder: str | ModelSpec = "e5"
     query_embedder: str | ModelSpec | None = Field(
         default=None, description="query-side model; must equal the index's (checked) - leave unset")
     top_k: int = Field(default=100, ge=1)
     weight: float = Field(default=1.0, ge=0)
-    index: Literal["flat", "ivf"] = "flat"
-    nlist: int = Field(default=64, ge=1)
-    nprobe: int = Field(default=8, ge=1)
+    index: Literal["flat", "ivf", "hnsw"] = "flat"
+    nlist: int = Field(default=64, ge=1, description="ivf: clusters")
+    nprobe: int = Field(default=8, ge=1, description="ivf: clusters searched per query")
+    hnsw_m: int = Field(default=32, ge=4, le=128, description="hnsw: links per node")
+    ef_construction: int = Field(default=100, ge=8, description="hnsw: candidate list while building")
+    ef_search: int = Field(default=128, ge=1, description="hnsw: candidate list while searching")
+
+    @model_validator(mode="after")
+    def _params_of_the_kind(self) -> DenseChannel:
+        for kind, names in INDEX_PARAMS.items():
+            stray = [n for n in names if n in self.model_fields_set and kind != self.index]
+            if stray:
+                raise ValueError(f"{', '.join(stray)} applies to index: {kind}, not to index: {self.index}")
+        if self.index == "ivf" and self.nprobe > self.nlist:
+            raise ValueError(f"nprobe ({self.nprobe}) cannot exceed nlist ({self.nlist})")
+        if self.index == "hnsw" and self.ef_search < self.top_k:
+            raise ValueError(f"ef_search ({self.ef_search}) must be at least top_k ({self.top_k}): HNSW returns "
+                             "at most ef_search candidates")
+        return self
+
+    def index_settings(self) -> dict[str, Any]:
+        """The keyword arguments of ``resources.dense_index`` for this channel's index kind."""
+        return {n: getattr(self, n) for n in INDEX_PARAMS[self.index]}
 
 
 class BM25Channel(NodeParams):
@@ -96,12 +126,37 @@ class Retrieve(Node[RetrieveParams]):
         self._dense = self._bm25 = None
         if params.dense is not None:
             spec = ModelSpec.of(params.dense.embedder)
-            self._dense = resources.dense_index(spec, params.dense.index, params.dense.nlist, params.dense.nprobe)
+            self._dense = resources.dense_index(spec, params.dense.index, **params.dense.index_settings())
             self._query_model = resources.embedder(ModelSpec.of(params.dense.query_embedder or spec))
             self._dense.check_query_model(self._query_model.identity)  # refuse a mismatch before any query
         if params.bm25 is not None:
             c = params.bm25
             self._bm25 = resources.bm25_index(c.tokenizer, c.k1, c.b, c.idf, c.stem, c.stopwords)
+        self._prepared: dict[str, dict[str, list[Hit]]] = {}  # channel -> query -> hits (see prepare)
+
+    def prepare(self, questions: Sequence[str]) -> None:
+        """Search every question in one batch per channel, before the query loop (see the module docstring).
+
+        Each question still goes through :meth:`shared` once per channel, as in ``run``, so
+        variants share these searches and the sharing counts are what they would be without
+        prepare; on the first miss the questions not yet searched are searched in one batch.
+        """
+        searches = {"dense": self._dense_search, "bm25": self._bm25_search}
+        unique = list(dict.fromkeys(questions))
+        for part, _ in self.shared_parts(self.params):
+            channel = part["search"]
+            batch: dict[str, list[Hit]] = {}
+
+            def hits(q: str, search: Callable[[list[str]], list[list[Hit]]] = searches[channel],
+                     batch: dict[str, list[Hit]] = batch) -> list[Hit]:
+                if q not in batch:
+                    todo = [x for x in unique if x not in batch]
+                    batch.update(zip(todo, search(todo)))
+                return batch[q]
+
+            ready = self._prepared.setdefault(channel, {})
+            for q in questions:  # every occurrence, as the query loop would ask
+                ready[q] = self.shared(part, (q,), lambda q=q: [hits(q)])[0]
 
     @classmethod
     def shared_parts(cls, params: RetrieveParams) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
@@ -120,6 +175,10 @@ class Retrieve(Node[RetrieveParams]):
         channels: dict[str, list[list[Hit]]] = {}
         for part, _ in self.shared_parts(self.params):
             channel = part["search"]
+            ready = self._prepared.get(channel)
+            if ready is not None and all(q in ready for q in queries):
+                channels[channel] = [ready[q] for q in queries]  # searched (and counted) by prepare
+                continue
             search = searches[channel]
             channels[channel] = self.shared(part, tuple(queries), lambda s=search: s(queries))  # type: ignore[misc]
         p = self.params
@@ -145,7 +204,8 @@ class Retrieve(Node[RetrieveParams]):
     def _bm25_search(self, queries: list[str]) -> list[list[Hit]]:
         bm25 = self.params.bm25
         assert bm25 is not None and self._bm25 is not None
-        return [self._to_hits(self._bm25.search(q, self._unit_k(bm25.top_k)), bm25.top_k) for q in queries]
+        found = self._bm25.search_many(queries, self._unit_k(bm25.top_k))
+        return [self._to_hits(f, bm25.top_k) for f in found]
 
     def _unit_k(self, k: int) -> int:
         # parent-child: several children may share a parent; over-fetch so k parents remain

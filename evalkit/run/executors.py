@@ -22,7 +22,8 @@ from evalkit.extras import require
 from evalkit.records import EvalRecord, QueryResult
 
 EXECUTORS = ("local", "ray")
-RAY_BATCH = 8
+RAY_BATCH = 8  # smallest task; larger runs get larger tasks (see ray_batch_size)
+RAY_BATCH_MAX = 256
 # environment every Ray worker needs: offline models, quiet libraries, the user's plugins
 _WORKER_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "MLFLOW_DISABLE_TELEMETRY", "TOKENIZERS_PARALLELISM",
                "RAGAS_DO_NOT_TRACK", "EVALKIT_CACHE", "EVALKIT_PLUGINS", "PYTHONPATH")
@@ -72,11 +73,17 @@ def run_ray(payload: dict[str, Any], records: Sequence[EvalRecord], workers: int
     ray_init(address, workers)
     task = ray.remote(_run_batch)
     payload_ref = ray.put(payload)
-    refs = [task.remote(payload_ref, [r.to_dict() for r in records[i:i + RAY_BATCH]])
-            for i in range(0, len(records), RAY_BATCH)]
+    size = ray_batch_size(len(records), workers)
+    refs = [task.remote(payload_ref, [r.to_dict() for r in records[i:i + size]])
+            for i in range(0, len(records), size)]
     for ref in refs:
         for d in ray.get(ref):
             yield QueryResult.from_dict(d)
+
+
+def ray_batch_size(n: int, workers: int) -> int:
+    """Queries per Ray task: about four tasks per worker (batched searches), between RAY_BATCH and RAY_BATCH_MAX."""
+    return max(RAY_BATCH, min(RAY_BATCH_MAX, -(-n // (4 * max(1, workers)))))
 
 
 _WORKER_CONTEXTS: dict[str, Any] = {}
@@ -87,11 +94,11 @@ def _run_batch(payload: dict[str, Any], records: list[dict[str, Any]]) -> list[d
     from evalkit.run.query import run_query
 
     ctx = _worker_context(payload)
-    out = []
-    for d in records:
-        rec = EvalRecord(**{**d, "relevant_doc_ids": tuple(d["relevant_doc_ids"]), "tags": tuple(d["tags"])})
-        out.append(run_query(ctx, rec).to_dict())
-    return out
+    recs = [EvalRecord(**{**d, "relevant_doc_ids": tuple(d["relevant_doc_ids"]), "tags": tuple(d["tags"])})
+            for d in records]
+    if payload.get("prepare", True):
+        ctx.graph.prepare([r.question for r in recs])  # this batch's searches in one go, as the local runner does
+    return [run_query(ctx, rec).to_dict() for rec in recs]
 
 
 def _worker_context(payload: dict[str, Any]) -> Any:

@@ -58,6 +58,7 @@ class RunOptions:
     judge_options: dict[str, Any] = field(default_factory=dict)
     executor: str = "local"  # local (threads) or ray
     ray_address: str | None = None
+    prepare: bool = True  # let nodes batch work for all queries first (Node.prepare); numbers identical
 
 
 def git_commit() -> str | None:
@@ -117,7 +118,7 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
             ctx = QueryContext(graph, options.metrics, generates=generates(config),
                                judge=judge if generates(config) else None, passages=view.passages())
             payload = _payload(config, eval_set, resources, options) if options.executor == "ray" else None
-            if payload is None and todo:
+            if payload is None and todo and options.prepare:
                 graph.prepare([r.question for r in todo])  # batch work (e.g. query encoding) before the loop
             for result in _run_all(ctx, payload, todo, options, config.name):
                 results[result.query_id] = result
@@ -163,6 +164,7 @@ def _payload(config: GraphConfig, eval_set: EvalSet, resources: Resources, optio
     judge_options = {k: (v.model_dump() if hasattr(v, "model_dump") else v) for k, v in options.judge_options.items()}
     return {"config": config.to_dict(), "source": config.source, "corpus_path": str(eval_set.corpus_path),
             "cache_root": str(Path(resources.cache_root).resolve()), "metrics": list(options.metrics),
+            "prepare": options.prepare,
             "judge": options.judge if generates(config) else None, "judge_options": judge_options}
 
 
