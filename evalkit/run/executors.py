@@ -6,9 +6,13 @@ runner's files and numbers never depend on the executor or the number of workers
 - ``local``: a thread pool (``--workers N``); LLM calls are I/O-bound, model calls are
   serialised by the model wrappers.
 - ``ray``: batches of queries run as Ray tasks (``--executor ray``; ``--ray-address`` for
-  an existing cluster, otherwise a local Ray with ``--workers`` CPUs). Each worker
-  process rebuilds the corpus, indexes (from the shared on-disk cache), the graph and the
-  judge once per variant and keeps them for later batches.
+  an existing cluster, otherwise a local Ray with ``--workers`` CPUs). Before a variant's
+  queries, one Ray task builds its indexes on a worker (tokenising and encoding the
+  passages) into the cache, which must be a folder every node sees at the same path
+  (shared storage; see docs/scaling.md); the driver then only reads them (memory-mapped).
+  Each worker process rebuilds the corpus, indexes (loaded from the shared cache), the
+  graph and the judge once per variant, keeps them for later batches, and batches each
+  task's searches (``Node.prepare``) as the local runner does.
 """
 from __future__ import annotations
 
@@ -60,6 +64,21 @@ def ray_init(address: str | None, num_cpus: int) -> None:
     else:
         # address="local": start our own Ray, never attach to a cluster someone else left running here
         ray.init(address="local", num_cpus=max(1, num_cpus), include_dashboard=False, **kwargs)
+
+
+def build_on_ray(payload: dict[str, Any], workers: int, address: str | None) -> dict[str, Any]:
+    """Build (or load) a variant's indexes in a Ray worker, into the shared cache; returns where it ran."""
+    import ray
+
+    ray_init(address, workers)
+    return ray.get(ray.remote(_build_task).remote(payload))
+
+
+def _build_task(payload: dict[str, Any]) -> dict[str, Any]:
+    import socket
+
+    _worker_context(payload)  # corpus, passages, indexes (built and written to the cache), graph
+    return {"host": socket.gethostname(), "pid": os.getpid()}
 
 
 def run_ray(payload: dict[str, Any], records: Sequence[EvalRecord], workers: int,

@@ -28,7 +28,7 @@ from evalkit.index.resources import Resources
 from evalkit.metrics import DEFAULT_METRICS, parse_metric
 from evalkit.metrics.agentic import add_loop_metrics
 from evalkit.records import QueryResult, RunSummary, VariantSummary
-from evalkit.run.executors import EXECUTORS, run_local, run_ray
+from evalkit.run.executors import EXECUTORS, build_on_ray, run_local, run_ray
 from evalkit.run.query import QueryContext
 from evalkit.run.store import VariantStore, results_folder, write_json_atomic
 from evalkit.run.summarise import metrics_by_type, timing, usage_totals, variant_metrics
@@ -95,6 +95,9 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
     for config in configs:
         t0 = time.perf_counter()
         view = resources.for_variant(config.chunking, config.seed, Path(config.source).parent)
+        payload = _payload(config, eval_set, resources, options) if options.executor == "ray" else None
+        if payload is not None:  # a Ray worker builds the indexes (encodes passages) into the shared cache
+            build_on_ray(payload, options.workers, options.ray_address)
         try:
             graph = build_graph(config, view, check_mutation=options.check_mutation, memo=memo)
         except EvalkitError:
@@ -117,7 +120,6 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
         try:
             ctx = QueryContext(graph, options.metrics, generates=generates(config),
                                judge=judge if generates(config) else None, passages=view.passages())
-            payload = _payload(config, eval_set, resources, options) if options.executor == "ray" else None
             if payload is None and todo and options.prepare:
                 graph.prepare([r.question for r in todo])  # batch work (e.g. query encoding) before the loop
             for result in _run_all(ctx, payload, todo, options, config.name):
