@@ -78,7 +78,8 @@ def test_cluster_builds_on_workers_and_matches_a_local_run(tmp_path, cluster, mo
     es = make_set(tmp_path, 12)
     configs = [config_from_dict(v) for v in VARIANTS]
     local = tmp_path / "local.json"
-    run_eval(load_eval_set(str(es)), configs, RunOptions(output=local, progress=False, mlflow=False,
+    # share_work off on both sides: Ray workers keep no cross-query memo, so "reused" would differ in traces
+    run_eval(load_eval_set(str(es)), configs, RunOptions(output=local, progress=False, mlflow=False, share_work=False,
                                                           cache_root=tmp_path / "local-cache"), echo=lambda m: None)
 
     import evalkit.index.bm25 as bm25
@@ -93,6 +94,7 @@ def test_cluster_builds_on_workers_and_matches_a_local_run(tmp_path, cluster, mo
     remote = tmp_path / "ray.json"
     summary = run_eval(load_eval_set(str(es)), configs,
                        RunOptions(output=remote, progress=False, mlflow=False, cache_root=shared, executor="ray",
+                                  share_work=False,
                                   ray_address=cluster, workers=2), echo=lambda m: None)
     assert {n["NodeManagerAddress"] for n in ray.nodes() if n["Alive"]} == {"127.0.0.1"}
     assert len([n for n in ray.nodes() if n["Alive"]]) == 2
