@@ -68,8 +68,7 @@ def ray_init(address: str | None, num_cpus: int) -> None:
 
 def build_on_ray(payload: dict[str, Any], workers: int, address: str | None) -> dict[str, Any]:
     """Build (or load) a variant's indexes in a Ray worker, into the shared cache; returns where it ran."""
-    import ray
-
+    ray = require("ray", "--executor ray")
     ray_init(address, workers)
     return ray.get(ray.remote(_build_task).remote(payload))
 

@@ -124,4 +124,4 @@ def test_prepare_batches_and_run_reads_it(tmp_path, monkeypatch):
     calls.update(search=0, many=0)
     run_eval(load_eval_set(str(es)), [cfg], RunOptions(output=tmp_path / "b.json", progress=False, mlflow=False,
                                                        prepare=False), echo=lambda m: None)
-    assert calls == {"search": 6, "many": 6}  # each query alone (the repeated one shared by shared_search)
+    assert calls == {"search": 6, "many": 6}  # each query alone (the repeated one reused from the work memo)
