@@ -19,10 +19,10 @@ What it does:
    both indexes, runs the graph per query (state copies, trace, memo keys), scores every
    query (5 metrics), and writes ``per_query.jsonl`` and the summary.
 4. **hand loop**: the same work written directly, in the same process: load MiniLM
-   with sentence-transformers, read the same ``index.faiss`` / ``ids.json``, build the
-   same BM25 scorer (evalkit's Lucene-IDF ``rank_bm25`` class) from the same cached
-   tokens, then per query: encode it, faiss top 110, BM25 scores of every passage and
-   top 100 of the positive ones, RRF k=60 (one query at a time, as evalkit does),
+   with sentence-transformers, read the same ``index.faiss`` / ``ids.json``, load the
+   same bm25s score matrix (memory-mapped) that evalkit built, then per query: encode
+   it, faiss top 110, BM25 scores of every passage (``bm25s.BM25.get_scores``) and top
+   100 of the positive ones, RRF k=60 (one query at a time, as evalkit does),
    nDCG@10 and recall@100 at the end. It checks that its top-100 documents equal
    evalkit's for every query.
 5. Modes (``--modes``): ``cold``: no query vector is cached, so both sides encode all 300
@@ -97,7 +97,8 @@ def hand_loop(eval_set: Any, cache: Path, folders: tuple[str, str],
     import faiss
     from sentence_transformers import SentenceTransformer
 
-    from evalkit.index.bm25 import _bm25_class
+    import bm25s
+
     from evalkit.index.tokenize import Tokenizer
     from evalkit.models.embedders import _minilm_path
 
@@ -108,10 +109,9 @@ def hand_loop(eval_set: Any, cache: Path, folders: tuple[str, str],
         model = SentenceTransformer(str(_minilm_path()), device="cpu", local_files_only=True)
     index = faiss.read_index(str(dense_dir / "index.faiss"))
     dense_ids = json.loads((dense_dir / "ids.json").read_text())
-    tokens = json.loads((bm25_dir / "tokens.json").read_text(encoding="utf-8"))
     bm25_meta = json.loads((bm25_dir / "meta.json").read_text())
-    bm25 = _bm25_class("lucene")(tokens, k1=0.9, b=0.4)
-    bm25_ids = dense_ids if len(dense_ids) == len(tokens) else None
+    bm25 = bm25s.BM25.load(bm25_dir, mmap=True)
+    bm25_ids = dense_ids if len(dense_ids) == bm25_meta["n"] else None
     tokenizer = Tokenizer("en", True, True)
     if bm25_ids is None:
         raise SystemExit(f"BM25 index {bm25_dir} ({bm25_meta.get('n')}) and dense index differ in size")
@@ -129,7 +129,8 @@ def hand_loop(eval_set: Any, cache: Path, folders: tuple[str, str],
         scores, idx = index.search(vec, TOP_K + 10)
         dense = sorted(((dense_ids[i], float(s)) for s, i in zip(scores[0], idx[0]) if i >= 0),
                        key=lambda h: (-h[1], h[0]))[:TOP_K]
-        bscores = np.asarray(bm25.get_scores(tokenizer(rec.question)), dtype=np.float64)
+        terms = [bm25.vocab_dict[t] for t in tokenizer(rec.question) if t in bm25.vocab_dict]
+        bscores = bm25.get_scores_from_ids(terms) if terms else np.zeros(len(bm25_ids))
         pos = np.flatnonzero(bscores > 0)
         lexical = sorted(((bm25_ids[i], float(bscores[i])) for i in pos), key=lambda h: (-h[1], h[0]))[:TOP_K]
         fused: dict[str, list[float]] = {}

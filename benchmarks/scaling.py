@@ -1,195 +1,231 @@
 #!/usr/bin/env python
-"""Index scaling: BM25 and dense (faiss) build time, query time and peak memory at 1k, 5k and 20k chunks.
+"""Index scaling: BM25 (evalkit vs rank-bm25 vs bm25s) and faiss (flat / IVF / HNSW) at 10k, 100k and 1M passages.
 
-    python benchmarks/scaling.py                        # 1k / 5k / 20k chunks, 100 queries, MiniLM rate on 300
-    python benchmarks/scaling.py --sizes 1000,5000 --encode 0 --markdown
+    python benchmarks/scaling.py                                   # 10k / 100k / 1M, 100 queries
+    python benchmarks/scaling.py --sizes 10000,100000 --kinds bm25-evalkit,dense-flat --markdown
 
 What it does:
 
-1. Generates a synthetic corpus, deterministically (``--seed``, default 7): a vocabulary
-   of 30,000 made-up words drawn with Zipf-like frequencies (s = 1.1), chunks of 40-80
-   words, and ``--queries`` (default 100) queries of 6 words taken from random chunks
-   (so every query has matches). No data set is needed, nothing is written to the
-   repository; scratch caches go under ``--work-dir`` (default ``/tmp/evalkit-scaling``).
-2. For every size and index kind, runs a **fresh subprocess** (so its peak RSS belongs to
-   that one index) that uses evalkit's own code:
-   - ``bm25``: ``evalkit.index.bm25.build_or_load_bm25`` (``en`` tokenizer with Porter
-     stemming and stop words, Lucene IDF, k1 0.9, b 0.4) on an empty cache: tokenises
-     every chunk, writes the tokens, builds the ``rank_bm25`` scorer. Then ``search``
-     (top 100) for every query, one at a time.
-   - ``dense``: ``evalkit.index.dense.build_or_load_dense`` (faiss ``IndexFlatIP``, 384-d)
-     with a stub embedder that returns **random unit vectors** (seeded, float32),
-     so the build time is faiss + evalkit, not the model. Then ``DenseIndex.search``
-     (top 100) one query vector at a time, as the retrieve node does.
-   Each child reports build seconds, ms/query (mean and p95), peak RSS (``ru_maxrss``)
-   and the peak RSS above the child's baseline after its imports, then repeats the build
-   under ``tracemalloc`` for the peak of Python-tracked allocations (numpy included,
-   faiss's C++ buffers not).
-3. With ``--encode N`` (default 300) a last child encodes the first N synthetic chunks
-   with the real MiniLM (all-MiniLM-L6-v2, ``--threads`` torch threads, default 1) and
-   reports chunks/s; the encoding time of the larger sizes is that rate extrapolated,
-   not measured.
-4. Prints one table with every size side by side and the growth ratios between sizes.
+1. Generates the synthetic corpus of ``benchmarks/synthetic.made_up_corpus`` (seed 7):
+   chunks of 40-80 made-up words with Zipf-like frequencies, ``--queries`` 6-word queries
+   from random chunks. Scratch files go under ``--work-dir`` (default ``/tmp/evalkit-scaling``).
+2. Tokenises each size once with evalkit's ``en`` tokenizer (Porter, stop words) into
+   evalkit's token cache (timed: "tokenise s"); every BM25 implementation then starts from
+   the same tokens, so their build times compare the index, not the tokenizer.
+3. Runs each (kind, size) in a **fresh subprocess** (its peak RSS is that index's), 1
+   thread, and measures build s, query ms single (one query per call) and batched (every
+   query in one call), peak RSS:
+   - ``bm25-evalkit``: ``build_or_load_bm25`` (bm25s matrix, float64, Lucene IDF, k1 0.9,
+     b 0.4) then ``search`` per query and ``search_many`` for all; a warm load is timed too.
+   - ``bm25-rank``: rank-bm25 ``BM25Okapi`` with Lucene IDF (evalkit before bm25s) on the
+     same tokens; single queries only (it has no batch call). Skipped above ``--rank-max``.
+   - ``bm25-bm25s``: bm25s used directly as its docs show (its defaults: float32, Lucene),
+     ``retrieve(k=100)`` one query per call and all queries in one call (numpy backend).
+   - ``dense-flat``, ``dense-ivf`` (nlist = 4 sqrt(n), at most 1,024; nprobe = nlist / 16), ``dense-hnsw`` (M 32,
+     efConstruction 100, efSearch 128): evalkit's ``build_or_load_dense`` over seeded
+     *clustered* unit vectors (384-d; 2,000 Gaussian clusters, so an approximate index sees
+     structure, unlike uniform random vectors), ``DenseIndex.search`` single and batched;
+     recall@100 of IVF and HNSW against flat's exact top 100 on the same queries.
+   evalkit's BM25 results are checked equal to rank-bm25's (where it runs) query by query.
+4. Prints one table, ratios first: query-time growth from the previous size, evalkit's
+   speed-up over rank-bm25 and bm25s, then the absolute figures.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import time
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 DIM = 384
-VOCAB = 30_000
+KINDS = ("bm25-evalkit", "bm25-rank", "bm25-bm25s", "dense-flat", "dense-ivf", "dense-hnsw")
+KEY_TEMPLATE = {"chunking": {"method": "document"}}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--sizes", default="1000,5000,20000", help="Corpus sizes in chunks (default: 1000,5000,20000).")
-    p.add_argument("--kinds", default="bm25,dense", help="Index kinds to measure (default: bm25,dense).")
+    p.add_argument("--sizes", default="10000,100000,1000000", help="Corpus sizes (default: 10000,100000,1000000).")
+    p.add_argument("--kinds", default=",".join(KINDS), help=f"What to measure (default: all of {', '.join(KINDS)}).")
     p.add_argument("--queries", type=int, default=100, help="Queries per size (default: 100).")
-    p.add_argument("--encode", type=int, default=300,
-                   help="Chunks to encode with the real MiniLM for the encoding rate (0 skips; default: 300).")
-    p.add_argument("--seed", type=int, default=7, help="Seed of the synthetic corpus and vectors (default: 7).")
-    p.add_argument("--threads", type=int, default=1, help="torch and faiss threads (default: 1).")
-    p.add_argument("--work-dir", type=Path, default=Path("/tmp/evalkit-scaling"),
-                   help="Scratch folder for the index caches (default: /tmp/evalkit-scaling).")
-    p.add_argument("--markdown", action="store_true", help="Print tables as Markdown.")
+    p.add_argument("--rank-max", type=int, default=100_000, help="Largest size rank-bm25 runs at (default: 100000).")
+    p.add_argument("--hnsw-max", type=int, default=100_000,
+                   help="Largest size HNSW is built at (default: 100000; a 1M build takes ~half an hour on one core).")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--threads", type=int, default=1, help="faiss / BLAS threads (default: 1).")
+    p.add_argument("--work-dir", type=Path, default=Path("/tmp/evalkit-scaling"))
+    p.add_argument("--markdown", action="store_true")
     p.add_argument("--json", type=Path, help="Also write the figures to this JSON file.")
     p.add_argument("--child", nargs=2, metavar=("KIND", "SIZE"), help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
 
-def corpus(n: int, n_queries: int, seed: int) -> tuple[list[str], list[str]]:
-    """``n`` synthetic chunks and ``n_queries`` queries; the same ``seed`` gives the same texts."""
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def clustered(n: int, seed: int) -> np.ndarray:
+    """``n`` unit vectors around 2,000 seeded centres (float32), generated in blocks."""
+    centres = np.random.default_rng(12345).standard_normal((2000, DIM), dtype=np.float32)
     rng = np.random.default_rng(seed)
-    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
-    sizes = rng.integers(3, 10, size=VOCAB)
-    flat = "".join(letters[rng.integers(0, 26, size=int(sizes.sum()))])
-    ends = np.cumsum(sizes)
-    words = [flat[e - k:e] for e, k in zip(ends, sizes)]
-    weights = 1.0 / np.arange(1, VOCAB + 1) ** 1.1
-    weights /= weights.sum()
-    lengths = rng.integers(40, 81, size=n)
-    draws = rng.choice(VOCAB, size=int(lengths.sum()), p=weights)
-    chunks, at = [], 0
-    for k in lengths:
-        chunks.append(" ".join(words[i] for i in draws[at:at + k]))
-        at += k
-    qrng = np.random.default_rng(seed + 1)
-    queries = []
-    for c in qrng.integers(0, n, size=n_queries):
-        toks = chunks[c].split()
-        queries.append(" ".join(toks[i] for i in sorted(qrng.choice(len(toks), size=6, replace=False))))
-    return chunks, queries
+    out = np.empty((n, DIM), dtype=np.float32)
+    for i in range(0, n, 100_000):
+        m = min(100_000, n - i)
+        v = centres[rng.integers(0, 2000, size=m)] + 0.6 * rng.standard_normal((m, DIM), dtype=np.float32)
+        out[i:i + m] = v / np.linalg.norm(v, axis=1, keepdims=True)
+    return out
 
 
-def rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
+class VectorStub:
+    """An embedder stand-in that hands back precomputed vectors (the dense build without a model)."""
 
+    identity, dim = "clustered-unit-vectors@scaling", DIM
 
-def current_rss_mb() -> float:
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
-class StubEmbedder:
-    """Returns seeded random unit vectors: the dense build without the model."""
-
-    identity = "stub-random-unit@scaling"
-    dim = DIM
-
-    def __init__(self, seed: int):
-        self.rng = np.random.default_rng(seed)
+    def __init__(self, vecs: np.ndarray):
+        self.vecs = vecs
 
     def encode_passages(self, texts: list[str]) -> np.ndarray:
-        v = self.rng.standard_normal((len(texts), DIM), dtype=np.float32)
-        return v / np.linalg.norm(v, axis=1, keepdims=True)
+        return self.vecs
 
-    encode_queries = encode_passages
+
+def _timed(fn: Any) -> tuple[Any, float]:
+    t = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t
+
+
+def tokens(n: int, args: argparse.Namespace) -> tuple[list[str], list[str], Any, dict[str, Any], float]:
+    """The corpus, queries, tokenizer, key, and the tokenisation seconds (0 when the cache had them)."""
+    from synthetic import made_up_corpus
+
+    from evalkit.index import bm25
+    from evalkit.index.tokenize import Tokenizer
+
+    texts, queries = made_up_corpus(n, args.queries, args.seed)
+    tok = Tokenizer("en", True, True)
+    key = {**KEY_TEMPLATE, "corpus_sha256": f"synthetic-{n}-{args.seed}"}
+    tok_key = {**key, "tokenizer": tok.identity, "n": n, "format": bm25.FORMAT}
+    folder = bm25.cache_dir_for(args.work_dir / "tokens", "bm25tok", tok_key)
+    t = time.perf_counter()
+    existed = (folder / "meta.json").exists()
+    bm25._tokens(texts, tok, tok_key, args.work_dir / "tokens")
+    return texts, queries, tok, key, 0.0 if existed else time.perf_counter() - t
 
 
 def child(kind: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
-    """Build one index (or encode) in this process and report times and memory."""
-    os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     import faiss
 
     faiss.omp_set_num_threads(args.threads)
-    from evalkit.index.bm25 import build_or_load_bm25
-    from evalkit.index.dense import build_or_load_dense
-    from evalkit.index.tokenize import Tokenizer
+    out: dict[str, Any] = {"kind": kind, "n": n}
+    if kind.startswith("bm25"):
+        texts, queries, tok, key, out["tokenise_s"] = tokens(n, args)
+        from evalkit.index import bm25
 
-    texts, queries = corpus(n, args.queries, args.seed)
-    ids = [f"c{i}" for i in range(n)]
-    key = {"corpus_sha256": f"synthetic-{n}-{args.seed}", "chunking": {"method": "document"}}
-    cache = args.work_dir / f"{kind}-{n}"
-    base = current_rss_mb()
-    out: dict[str, Any] = {"kind": kind, "n": n, "baseline_rss_mb": base}
+        tok_key = {**key, "tokenizer": tok.identity, "n": n, "format": bm25.FORMAT}
+        vocab, ids_flat, offsets = bm25._tokens(texts, tok, tok_key, args.work_dir / "tokens")
+        del texts
+        if kind != "bm25-evalkit":  # the other implementations take token strings
+            docs = [[vocab[i] for i in ids_flat[s:e].tolist()] for s, e in zip(offsets[:-1], offsets[1:])]
+        qtok = [tok(q) for q in queries]
+        ids = [f"c{i}" for i in range(n)]
+        base = peak_rss_mb()
+        if kind == "bm25-evalkit":
+            cache = args.work_dir / f"evalkit-{n}"
+            shutil.rmtree(cache, ignore_errors=True)
+            shutil.copytree(args.work_dir / "tokens", cache)  # the shared tokens: only the matrix is built
+            index, out["build_s"] = _timed(lambda: bm25.build_or_load_bm25([], ids, tok, key, cache))
+            _, out["warm_load_s"] = _timed(lambda: bm25.build_or_load_bm25([], ids, tok, key, cache))
+            index.search(queries[0], 100)
+            single, t = _timed(lambda: [index.search(q, 100) for q in queries])
+            out["single_ms"] = 1000 * t / len(queries)
+            batch, t = _timed(lambda: index.search_many(queries, 100))
+            out["batch_ms"] = 1000 * t / len(queries)
+            out["same_single_batch"] = single == batch
+            out["paths"] = dict(index.paths)
+            (args.work_dir / f"evalkit-{n}.json").write_text(json.dumps(single))
+            shutil.rmtree(cache, ignore_errors=True)
+        elif kind == "bm25-rank":
+            from rank_bm25 import BM25Okapi
 
-    def build() -> Any:
-        if cache.exists():
-            shutil.rmtree(cache)
-        if kind == "bm25":
-            return build_or_load_bm25(texts, ids, Tokenizer("en", True, True), key, cache, 0.9, 0.4, "lucene")
-        return build_or_load_dense(texts, ids, StubEmbedder(args.seed), key, cache, "flat")
+            class Lucene(BM25Okapi):
+                def _calc_idf(self, nd: dict[str, int]) -> None:
+                    for word, freq in nd.items():
+                        self.idf[word] = math.log(1.0 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
 
-    if kind == "encode":
-        import torch
+            ref, out["build_s"] = _timed(lambda: Lucene(docs, k1=0.9, b=0.4))
 
-        from evalkit.models.embedders import ModelSpec, load_embedder
+            def top(terms: list[str]) -> list[list[Any]]:
+                s = np.asarray(ref.get_scores(terms), dtype=np.float64)
+                return [[ids[i], float(s[i])] for i in sorted(np.flatnonzero(s > 0), key=lambda i: (-s[i], ids[i]))][:100]
 
-        torch.set_num_threads(args.threads)
-        model = load_embedder(ModelSpec(name="minilm"))
-        model.encode_passages(texts[:8])  # first-call warm-up
-        t0 = time.perf_counter()
-        model.encode_passages(texts)
-        out["encode_s"] = time.perf_counter() - t0
-        out["peak_rss_mb"] = rss_mb()
-        return out
-    t0 = time.perf_counter()
-    index = build()
-    out["build_s"] = time.perf_counter() - t0
-    times = []
-    if kind == "bm25":
-        for q in queries:
-            t = time.perf_counter()
-            index.search(q, 100)
-            times.append(time.perf_counter() - t)
+            found, t = _timed(lambda: [top(q) for q in qtok])
+            out["single_ms"] = 1000 * t / len(queries)
+            theirs = args.work_dir / f"evalkit-{n}.json"
+            if theirs.exists():
+                out["equal_to_evalkit"] = json.loads(theirs.read_text()) == found
+        else:
+            import bm25s
+
+            model = bm25s.BM25(k1=0.9, b=0.4)  # its defaults otherwise (method lucene, float32)
+            _, out["build_s"] = _timed(lambda: model.index(docs, show_progress=False))
+            model.retrieve([qtok[0]], k=100, show_progress=False)
+            _, t = _timed(lambda: [model.retrieve([q], k=100, show_progress=False) for q in qtok])
+            out["single_ms"] = 1000 * t / len(queries)
+            _, t = _timed(lambda: model.retrieve(qtok, k=100, show_progress=False))
+            out["batch_ms"] = 1000 * t / len(queries)
+        out["rss_above_start_mb"] = peak_rss_mb() - base
     else:
-        qv = StubEmbedder(args.seed + 2).encode_queries(queries)
-        for i in range(len(queries)):
-            t = time.perf_counter()
-            index.search(qv[i:i + 1], 100, StubEmbedder.identity)
-            times.append(time.perf_counter() - t)
-    out["query_ms"] = 1000 * statistics.fmean(times)
-    out["query_p95_ms"] = 1000 * sorted(times)[int(0.95 * (len(times) - 1))]
-    out["peak_rss_mb"] = rss_mb()
-    del index
-    tracemalloc.start()
-    build()
-    out["tracemalloc_peak_mb"] = tracemalloc.get_traced_memory()[1] / 2**20
-    tracemalloc.stop()
-    shutil.rmtree(cache, ignore_errors=True)
+        from evalkit.index.dense import build_or_load_dense
+
+        vecs = clustered(n, args.seed)
+        qv = clustered(args.queries, args.seed + 1)
+        ids = [f"c{i}" for i in range(n)]
+        key = {**KEY_TEMPLATE, "corpus_sha256": f"clustered-{n}-{args.seed}"}
+        cache = args.work_dir / f"{kind}-{n}"
+        shutil.rmtree(cache, ignore_errors=True)
+        sub = kind.split("-")[1]
+        nlist = min(1024, int(4 * math.sqrt(n)))  # k-means cost bounds it at 1M
+        extra = {"nlist": nlist, "nprobe": max(8, nlist // 16)} if sub == "ivf" else {}
+        base = peak_rss_mb()
+        _, out["build_s"] = _timed(lambda: build_or_load_dense([""] * n, ids, VectorStub(vecs), key, cache, sub, **extra))
+        del vecs
+        index, out["warm_load_s"] = _timed(lambda: build_or_load_dense([""] * n, ids, VectorStub(None), key, cache, sub,
+                                                                      **extra))
+        single, t = _timed(lambda: [index.search(qv[i:i + 1], 100, VectorStub.identity)[0] for i in range(len(qv))])
+        out["single_ms"] = 1000 * t / len(qv)
+        batch, t = _timed(lambda: index.search(qv, 100, VectorStub.identity))
+        out["batch_ms"] = 1000 * t / len(qv)
+        out["same_single_batch"] = single == batch
+        (args.work_dir / f"{kind}-{n}-top.json").write_text(json.dumps([[p for p, _ in r] for r in single]))
+        out["rss_above_start_mb"] = peak_rss_mb() - base
+        shutil.rmtree(cache, ignore_errors=True)
+    out["peak_rss_mb"] = peak_rss_mb()
     return out
 
 
 def run_child(kind: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
-    cmd = [sys.executable, __file__, "--child", kind, str(n), "--queries", str(args.queries), "--seed",
-           str(args.seed), "--threads", str(args.threads), "--work-dir", str(args.work_dir)]
+    cmd = [sys.executable, __file__, "--child", kind, str(n), "--queries", str(args.queries), "--seed", str(args.seed),
+           "--threads", str(args.threads), "--work-dir", str(args.work_dir)]
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "MKL_NUM_THREADS": str(args.threads),
-           "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    done = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
+           "OPENBLAS_NUM_THREADS": str(args.threads), "DISABLE_TQDM": "1"}
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        print(done.stderr[-2000:], file=sys.stderr)
+        return {"kind": kind, "n": n, "error": done.stderr.strip().splitlines()[-1] if done.stderr else "failed"}
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _f(x: Any, fmt: str = ".2f") -> str:
+    return "-" if x is None else format(x, fmt)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -198,47 +234,60 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(child(args.child[0], int(args.child[1]), args)))
         return 0
     sizes = [int(s) for s in args.sizes.split(",")]
+    kinds = [k for k in KINDS if k in args.kinds.split(",")]
     args.work_dir.mkdir(parents=True, exist_ok=True)
-    results: dict[tuple[str, int], dict[str, Any]] = {}
-    t_gen = time.perf_counter()
-    corpus(max(sizes), args.queries, args.seed)
-    gen_s = time.perf_counter() - t_gen
-    kinds = [k for k in ("bm25", "dense") if k in args.kinds.split(",")]
-    for n in sizes:  # sizes interleaved over kinds, so load drift hits both kinds alike
+    res: dict[tuple[str, int], dict[str, Any]] = {}
+    for n in sizes:
         for kind in kinds:
-            results[(kind, n)] = run_child(kind, n, args)
-            print(f"{kind} {n}: build {results[(kind, n)]['build_s']:.2f} s", file=sys.stderr)
-    enc = run_child("encode", args.encode, args) if args.encode else None
+            if (kind == "bm25-rank" and n > args.rank_max) or (kind == "dense-hnsw" and n > args.hnsw_max):
+                continue
+            res[(kind, n)] = r = run_child(kind, n, args)
+            print(f"{kind} {n:,}: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
+                                                for k, v in r.items() if k not in ("kind", "n")),
+                  file=sys.stderr, flush=True)
+    from scale_common import table
 
-    header = ["index", "chunks", "build s", "x prev size", "ms/query (p95)", "x prev size", "peak RSS MB",
-              "RSS above baseline MB", "tracemalloc peak MB"]
+    header = ["index", "passages", "query x prev size (single)", "evalkit speed-up (single)", "build s",
+              "warm load s", "ms/query single", "ms/query batched", "recall@100 vs flat", "peak RSS MB",
+              "RSS above start MB", "notes"]
     rows = []
     for kind in kinds:
         prev = None
         for n in sizes:
-            r = results[(kind, n)]
-            growth_b = f"{r['build_s'] / prev['build_s']:.1f}x" if prev else "-"
-            growth_q = f"{r['query_ms'] / prev['query_ms']:.1f}x" if prev else "-"
-            rows.append([kind if kind == "bm25" else "dense (faiss flat, random vectors)", f"{n:,}",
-                         f"{r['build_s']:.2f}", growth_b, f"{r['query_ms']:.2f} ({r['query_p95_ms']:.2f})", growth_q,
-                         f"{r['peak_rss_mb']:.0f}", f"{r['peak_rss_mb'] - r['baseline_rss_mb']:.0f}",
-                         f"{r['tracemalloc_peak_mb']:.1f}"])
+            r = res.get((kind, n))
+            if r is None or "error" in r:
+                if r is not None:
+                    rows.append([kind, f"{n:,}", *["-"] * 9, f"failed: {r['error'][:60]}"])
+                continue
+            growth = f"{r['single_ms'] / prev['single_ms']:.1f}x" if prev else "-"
+            speed = "-"
+            ev = res.get(("bm25-evalkit", n))
+            if kind in ("bm25-rank", "bm25-bm25s") and ev and "single_ms" in ev:
+                speed = f"{r['single_ms'] / ev['single_ms']:.2f}x"
+            recall = None
+            if kind in ("dense-ivf", "dense-hnsw"):
+                flat, mine = (args.work_dir / f"{k}-{n}-top.json" for k in ("dense-flat", kind))
+                if flat.exists() and mine.exists():
+                    e, g = json.loads(flat.read_text()), json.loads(mine.read_text())
+                    recall = float(np.mean([len(set(a) & set(b)) / max(1, len(a)) for a, b in zip(e, g)]))
+            notes = []
+            if "tokenise_s" in r and r["tokenise_s"]:
+                notes.append(f"tokenise {r['tokenise_s']:.0f} s (shared)")
+            if "equal_to_evalkit" in r:
+                notes.append("rankings = evalkit's" if r["equal_to_evalkit"] else "RANKINGS DIFFER from evalkit")
+            if r.get("same_single_batch") is False:
+                notes.append("BATCH DIFFERS from single")
+            if "paths" in r:
+                notes.append("paths " + "/".join(f"{k}:{v}" for k, v in sorted(r["paths"].items())))
+            rows.append([kind, f"{n:,}", growth, speed, _f(r.get("build_s")), _f(r.get("warm_load_s"), ".3f"),
+                         _f(r.get("single_ms")), _f(r.get("batch_ms")), _f(recall, ".3f"), _f(r["peak_rss_mb"], ".0f"),
+                         _f(r.get("rss_above_start_mb"), ".0f"), "; ".join(notes)])
             prev = r
-    from scale_common import table
-
-    print(f"Index scaling on a synthetic corpus (seed {args.seed}; chunks of 40-80 Zipf-distributed made-up "
-          f"words; {args.queries} queries of 6 words, one at a time, top 100); one subprocess per cell; "
-          f"{args.threads} faiss/torch thread(s); corpus generation ({max(sizes):,} chunks) {gen_s:.1f} s, "
-          "not counted\n")
+    print(f"Index scaling (synthetic, seed {args.seed}; {args.queries} queries, top 100; one subprocess per cell; "
+          f"{args.threads} thread(s)). 'evalkit speed-up' = that implementation's single-query time / evalkit's.\n")
     print(table(header, rows, args.markdown))
-    if enc:
-        rate = args.encode / enc["encode_s"]
-        print(f"\nMiniLM encoding (real model via evalkit's load_embedder, no cache, batch size 32, "
-              f"{args.encode:,} synthetic chunks): {enc['encode_s']:.1f} s = "
-              f"{rate:.1f} chunks/s, peak RSS {enc['peak_rss_mb']:.0f} MB; extrapolated: "
-              + ", ".join(f"{n:,} chunks ~{n / rate:.0f} s" for n in sizes))
     if args.json:
-        args.json.write_text(json.dumps({"results": [v for v in results.values()], "encode": enc}, indent=1) + "\n")
+        args.json.write_text(json.dumps([{**v} for v in res.values()], indent=1) + "\n")
     return 0
 
 

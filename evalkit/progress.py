@@ -35,8 +35,9 @@ class LineProgress:
 
     def __init__(self, total: int, desc: str, unit: str = "it", stream: TextIO | None = None,
                  every_percent: float = EVERY_PERCENT, every_seconds: float = EVERY_SECONDS,
-                 clock: Any = time.monotonic):
+                 clock: Any = time.monotonic, first_update: bool = False):
         self.total, self.desc, self.unit = total, desc, unit
+        self._first_update = first_update  # a line after the first update too: an ETA from the first batch
         self.stream = stream if stream is not None else sys.stderr
         self.every_percent, self.every_seconds, self._clock = every_percent, every_seconds, clock
         self.n = 0
@@ -63,7 +64,8 @@ class LineProgress:
         pct = 100.0 * self.n / self.total if self.total else 100.0
         if self.n >= self.total:
             return  # the final line comes from close()
-        if pct - self._last_percent >= self.every_percent or now - self._last_time >= self.every_seconds:
+        first, self._first_update = self._first_update, False
+        if first or pct - self._last_percent >= self.every_percent or now - self._last_time >= self.every_seconds:
             self._last_percent, self._last_time = pct, now
             self._write(self._line())
 
@@ -73,11 +75,13 @@ class LineProgress:
             self._write(self._line())
 
 
-def progress(total: int, desc: str, unit: str = "it", stream: TextIO | None = None, leave: bool = True) -> Any:
-    """A tqdm bar when ``stream`` (default stderr) is a terminal, else a :class:`LineProgress`."""
+def progress(total: int, desc: str, unit: str = "it", stream: TextIO | None = None, leave: bool = True,
+             first_update: bool = False) -> Any:
+    """A tqdm bar when ``stream`` (default stderr) is a terminal, else a :class:`LineProgress`
+    (``first_update``: with a line after the first update, for loops of slow batches)."""
     stream = stream if stream is not None else sys.stderr
     if not _is_terminal(stream):
-        return LineProgress(total, desc, unit, stream)
+        return LineProgress(total, desc, unit, stream, first_update=first_update)
     from tqdm import tqdm
 
     return tqdm(total=total, desc=desc, unit=unit, file=stream, leave=leave)

@@ -127,6 +127,12 @@ class WorkMemo:
             self.part_misses += 1
             return self._parts.setdefault(key, value)
 
+    def has(self, identity: str, inputs: Any) -> bool:
+        """Whether :meth:`shared` holds a value for (part identity, inputs); counts nothing."""
+        digest = inputs_digest([("inputs", inputs)])
+        with self._lock:
+            return digest is not None and (identity, digest) in self._parts
+
     def stats(self) -> dict[str, int]:
         """Counters for the summary and for tests that compare them with the dry-run estimate."""
         with self._lock:

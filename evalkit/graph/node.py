@@ -127,6 +127,14 @@ class Node(Generic[P]):
 
         return self.work.shared(part_identity(part, self.context), inputs, compute)
 
+    def has_shared(self, part: Mapping[str, Any], inputs: Any) -> bool:
+        """Whether :meth:`shared` would reuse a value (another variant computed it); counts nothing."""
+        if self.work is None:
+            return False
+        from evalkit.graph.memo import part_identity
+
+        return self.work.has(part_identity(part, self.context), inputs)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
 

@@ -1,15 +1,38 @@
-"""Lexical retrieval: BM25 (rank-bm25) over tokenised passages.
+"""Lexical retrieval: BM25 over a precomputed sparse score matrix (bm25s), saved and memory-mapped.
 
-Defaults follow Anserini/Lucene, the usual published baseline: ``k1=0.9``, ``b=0.4``
-and the Lucene IDF ``log(1 + (N - n + 0.5) / (n + 0.5))``, which is never negative.
-``idf: okapi`` selects rank-bm25's own BM25Okapi IDF instead (negative IDFs floored at
-``epsilon`` x the mean IDF). Passages that share no term with the query score 0 and are
-not returned. Tokenised passages are cached on disk (corpus hash + chunking + tokenizer).
+The score of passage ``d`` for query ``q`` is the Anserini/Lucene baseline::
+
+    score(q, d) = sum over the query's terms t, in query order (a repeated term counts again) of
+                  idf(t) * tf(t, d) * (k1 + 1) / (tf(t, d) + k1 * (1 - b + b * |d| / avgdl))
+
+with ``k1=0.9``, ``b=0.4`` by default and ``idf: lucene`` = ``log(1 + (N - n + 0.5) / (n + 0.5))``
+(never negative), or ``idf: okapi``, rank-bm25's BM25Okapi IDF ``log(N - n + 0.5) - log(n + 0.5)``
+with negative values replaced by ``0.25`` x the mean IDF. Passages that share no term with
+the query score 0 and are not returned; ties are broken by passage id.
+
+**How.** bm25s computes every (term, passage) score once at build time, in float64, as a
+CSC matrix (one column per term: the passages containing it and their scores); its
+``method="atire"`` is exactly the term-frequency part above and ``idf_method="lucene"`` the
+Lucene IDF; bm25s has no okapi IDF with rank-bm25's floor, so for ``okapi`` evalkit
+recomputes each entry with the same float64 operations. Both are bit-identical to the
+rank-bm25 implementation evalkit used before (``tests/index/test_bm25_parity.py``).
+A search adds the columns of the query's terms in query order, so each score is the same
+float64 sum as scoring term by term over every passage. It is also exact when it skips work:
+with MaxScore pruning (Turtle & Flood 1995) the terms with the highest possible
+contribution are scored first, and passages containing only the remaining terms are never
+looked at once their best possible score is below the current k-th score (see ``_top``).
+
+**Cache.** Two folders under the cache root: ``bm25tok-*`` holds the tokenised passages
+(vocabulary and token ids; key: corpus, chunking, tokenizer) so several k1/b/idf settings
+tokenise once; ``bm25-*`` holds one bm25s matrix (key: the tokens' key plus k1, b, idf),
+loaded memory-mapped: a warm load reads no scores and rebuilds nothing.
 """
 from __future__ import annotations
 
 import json
 import math
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,59 +43,276 @@ from evalkit.fileio import write_atomic
 from evalkit.index.store import cache_dir_for, read_meta, write_meta
 from evalkit.index.tokenize import Tokenizer
 
-
-def _bm25_class(idf: str) -> Any:
-    from rank_bm25 import BM25Okapi
-
-    if idf == "okapi":
-        return BM25Okapi
-    if idf != "lucene":
-        raise UnknownNameError(f"unknown idf '{idf}'; valid: lucene, okapi")
-
-    class LuceneBM25(BM25Okapi):
-        """BM25Okapi scoring with Lucene's always-positive IDF."""
-
-        def _calc_idf(self, nd: dict[str, int]) -> None:
-            for word, freq in nd.items():
-                self.idf[word] = math.log(1.0 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
-
-    return LuceneBM25
+IDF_KINDS = ("lucene", "okapi")
+OKAPI_EPSILON = 0.25  # rank-bm25's BM25Okapi default: negative IDFs become epsilon x the mean IDF
+FORMAT = "bm25s-1"  # bump when the files or the scores of an index change
 
 
 class BM25Index:
-    """Tokenised passages and a BM25 scorer; ``search`` returns top-k (id, score), ties by id."""
+    """A loaded BM25 matrix plus the passage ids; ``search`` returns top-k (id, score), ties by id."""
 
-    def __init__(self, ids: list[str], tokens: list[list[str]], tokenizer: Tokenizer, meta: dict[str, Any],
-                 k1: float, b: float, idf: str):
+    def __init__(self, model: Any, ids: list[str], tokenizer: Tokenizer, meta: dict[str, Any],
+                 colmax: np.ndarray):
         self.ids, self.tokenizer, self.meta = ids, tokenizer, meta
-        self._bm25 = _bm25_class(idf)(tokens, k1=k1, b=b)
+        scores = model.scores
+        self.memory_mapped = isinstance(scores["data"], np.memmap)
+        # plain views of the (memory-mapped) arrays: slicing a np.memmap costs a subclass object per slice
+        self._data, self._indices, self._indptr = (np.asarray(scores[k]) for k in ("data", "indices", "indptr"))
+        self._vocab: dict[str, int] = model.vocab_dict
+        self._colmax = colmax
+        self._nonneg = bool(meta.get("min_score", 0.0) >= 0.0)  # pruning needs scores >= 0
+        self.n = len(ids)
+        self._rank: np.ndarray | None = None
+        self.paths: Counter[str] = Counter()  # how searches were scored: dense / pruned / all_terms
+
+    def term_ids(self, query: str) -> list[int]:
+        """The query's terms as column numbers, in query order; terms absent from the corpus dropped."""
+        vocab = self._vocab
+        return [vocab[t] for t in self.tokenizer(query) if t in vocab]
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
-        terms = self.tokenizer(query)
-        if not terms or not self.ids:
+        """The top ``k`` passages for ``query`` (score > 0), best first, ties by passage id."""
+        return self._top(self.term_ids(query), k)
+
+    def search_many(self, queries: Sequence[str], k: int) -> list[list[tuple[str, float]]]:
+        """``search`` for every query, in one call (each distinct query is tokenised and scored once)."""
+        found: dict[str, list[tuple[str, float]]] = {}
+        for q in queries:
+            if q not in found:
+                found[q] = self.search(q, k)
+        return [found[q] for q in queries]
+
+    def scores(self, query: str) -> np.ndarray:
+        """Every passage's score for ``query`` (a dense vector; for tests and diagnostics)."""
+        return self._dense(self.term_ids(query))
+
+    # -- scoring -----------------------------------------------------------------------
+
+    def _column(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        a, b = int(self._indptr[t]), int(self._indptr[t + 1])
+        return self._indices[a:b], self._data[a:b]
+
+    def _dense(self, terms: list[int]) -> np.ndarray:
+        out = np.zeros(self.n, dtype=np.float64)
+        for t in terms:  # query order: the same float sum whichever path scores a passage
+            rows, vals = self._column(t)
+            np.add.at(out, rows, vals)
+        return out
+
+    def _lookup(self, t: int, cand: np.ndarray) -> np.ndarray:
+        """Term ``t``'s score in each passage of ``cand`` (sorted row numbers); 0.0 where absent."""
+        rows, vals = self._column(t)
+        out = np.zeros(len(cand), dtype=np.float64)
+        if len(cand) == 0 or len(rows) == 0:
+            return out
+        if len(rows) <= len(cand):
+            pos = np.minimum(np.searchsorted(cand, rows), len(cand) - 1)
+            hit = cand[pos] == rows
+            out[pos[hit]] = vals[hit]
+        else:
+            pos = np.minimum(np.searchsorted(rows, cand), len(rows) - 1)
+            hit = rows[pos] == cand
+            out[hit] = vals[pos[hit]]
+        return out
+
+    def _exact(self, terms: list[int], cand: np.ndarray) -> np.ndarray:
+        """Full scores of the passages ``cand`` (sorted row numbers), summed in query order."""
+        out = np.zeros(len(cand), dtype=np.float64)
+        looked: dict[int, np.ndarray] = {}
+        for t in terms:  # adding 0.0 where a passage lacks t leaves its sum unchanged
+            if t not in looked:
+                looked[t] = self._lookup(t, cand)
+            out += looked[t]
+        return out
+
+    def _top(self, terms: list[int], k: int) -> list[tuple[str, float]]:
+        """Exact top-k of the passages' scores for the column numbers ``terms``.
+
+        MaxScore: order the distinct terms by their largest possible contribution (count in
+        the query x the column's maximum) and take the first ``e`` as "essential". Every
+        passage containing an essential term is a candidate; its partial score (essential
+        terms only) is a lower bound of its score, so the k-th best partial score,
+        ``theta``, is at most the true k-th score. A passage with no essential term scores at
+        most ``rest``, the other terms' bounds summed; once ``rest < theta`` such passages are
+        never looked at, and neither are candidates whose partial score plus ``rest`` is
+        below ``theta``. The few that remain are scored exactly, every term in query order.
+        Bounds carry a 1e-9 relative margin, far above float rounding, so nothing that could
+        enter the top k, or tie with its k-th score, is ever skipped.
+        """
+        if not terms or k <= 0 or self.n == 0:
             return []
-        scores = np.asarray(self._bm25.get_scores(terms), dtype=np.float64)
-        positive = np.flatnonzero(scores > 0)
-        if len(positive) > k:
-            # keep everything tied with the k-th score so the id tie-break is exact
-            kth = np.partition(scores[positive], len(positive) - k)[len(positive) - k]
-            positive = positive[scores[positive] >= kth]
-        hits = sorted(((self.ids[i], float(scores[i])) for i in positive), key=lambda h: (-h[1], h[0]))
-        return hits[:k]
+        uniq, counts = np.unique(np.asarray(terms, dtype=np.int64), return_counts=True)
+        lens = self._indptr[uniq + 1] - self._indptr[uniq]
+        bounds = counts * self._colmax[uniq]
+        order = np.argsort(-bounds, kind="stable")
+        rest = np.concatenate([np.cumsum(bounds[order][::-1])[::-1][1:], [0.0]]) * (1 + 1e-9)
+        for e in range(1, len(order) + 1):
+            last, ess = e == len(order), order[:e]
+            size = int(lens[ess].sum())
+            if not self._nonneg or size >= self.n // 2:
+                self.paths["dense"] += 1  # scoring the candidates would cost as much as scoring all
+                scores = self._dense(terms)
+                rows = np.flatnonzero(scores > 0)
+                return self._select(rows, scores[rows], k)
+            if not last and size < k:
+                continue  # fewer than k candidates: no threshold yet
+            rows = np.concatenate([self._column(int(uniq[i]))[0] for i in ess])
+            vals = np.concatenate([counts[i] * self._column(int(uniq[i]))[1] for i in ess])
+            by_row = np.argsort(rows, kind="stable")
+            rows = rows[by_row]
+            first = np.flatnonzero(np.concatenate([[True], rows[1:] != rows[:-1]]))
+            cand, partial = rows[first], np.add.reduceat(vals[by_row], first)
+            if last:
+                self.paths["all_terms"] += 1
+                return self._select(cand, self._exact(terms, cand), k)
+            if len(cand) < k:
+                continue
+            theta = _kth(partial, k) * (1 - 1e-9)
+            if rest[e - 1] >= theta:
+                continue  # the other terms could still lift an unseen passage into the top k
+            # refine: add the other terms one by one (best bound first) to the candidates still in reach
+            for j in range(e, len(order) + 1):
+                alive = partial * (1 + 1e-9) + rest[j - 1] >= theta
+                cand, partial = cand[alive], partial[alive]
+                if j == len(order) or len(cand) <= k:
+                    break
+                t = int(uniq[order[j]])
+                partial = partial + counts[order[j]] * self._lookup(t, cand)
+                theta = max(theta, _kth(partial, k) * (1 - 1e-9))
+            self.paths["pruned"] += 1
+            return self._select(cand, self._exact(terms, cand), k)
+        raise AssertionError("unreachable: the last term always returns")
+
+    def _select(self, rows: np.ndarray, s: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """The top k of passages ``rows`` with scores ``s`` (score > 0), ties at the cut settled by id."""
+        keep = s > 0
+        rows, s = rows[keep], s[keep]
+        if len(s) > k:
+            kth = np.partition(s, len(s) - k)[len(s) - k]
+            above, tied = np.flatnonzero(s > kth), np.flatnonzero(s == kth)
+            need = k - len(above)  # the k-th score may be shared by many passages: the smallest ids win
+            if len(tied) > need:
+                tied = tied[np.argpartition(self._id_rank()[rows[tied]], need - 1)[:need]]
+            pick = np.concatenate([above, tied])
+            rows, s = rows[pick], s[pick]
+        ids = self.ids
+        ranked = sorted(zip((-s).tolist(), [ids[r] for r in rows.tolist()]))[:k]  # best first, then by id
+        return [(pid, -neg) for neg, pid in ranked]
+
+    def _id_rank(self) -> np.ndarray:
+        """Each passage's position in id order (computed on first need, for ties at the cut)."""
+        if self._rank is None:
+            order = np.argsort(np.asarray(self.ids), kind="stable")
+            rank = np.empty(self.n, dtype=np.int64)
+            rank[order] = np.arange(self.n)
+            self._rank = rank
+        return self._rank
+
+
+def _kth(scores: np.ndarray, k: int) -> float:
+    """The k-th largest value (0.0 when there are fewer than k)."""
+    if len(scores) < k:
+        return 0.0
+    return float(np.partition(scores, len(scores) - k)[len(scores) - k])
+
+
+# -- building and caching ---------------------------------------------------------------
+
+def _tokens(texts: list[str], tokenizer: Tokenizer, key: dict[str, Any], cache_root: Path) -> tuple[
+        list[str], np.ndarray, np.ndarray]:
+    """(vocabulary, token ids, offsets) of the passages: from the cache, or tokenised and cached."""
+    folder = cache_dir_for(cache_root, "bm25tok", key)
+    if read_meta(folder) is not None:
+        vocab = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
+        return vocab, np.load(folder / "token_ids.npy"), np.load(folder / "offsets.npy")
+    ids: dict[str, int] = {}
+    flat: list[int] = []
+    offsets = [0]
+    for text in texts:
+        flat.extend(ids.setdefault(t, len(ids)) for t in tokenizer(text))  # ids in order of first use
+        offsets.append(len(flat))
+    folder.mkdir(parents=True, exist_ok=True)
+    vocab = list(ids)
+    (folder / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+    token_ids, offs = np.asarray(flat, dtype=np.int32), np.asarray(offsets, dtype=np.int64)
+    np.save(folder / "token_ids.npy", token_ids)
+    np.save(folder / "offsets.npy", offs)
+    write_meta(folder, key)
+    return vocab, token_ids, offs
+
+
+def _okapi_idf(df: np.ndarray, n_docs: int) -> np.ndarray:
+    """rank-bm25's BM25Okapi IDF, computed in the same order (terms by first use) and the same way."""
+    idf = [math.log(n_docs - int(f) + 0.5) - math.log(int(f) + 0.5) for f in df]
+    total = 0.0
+    for v in idf:  # summed left to right, as rank-bm25 does
+        total += v
+    floor = OKAPI_EPSILON * (total / len(idf))
+    return np.asarray([floor if v < 0 else v for v in idf], dtype=np.float64)
+
+
+def _okapi_data(token_ids: np.ndarray, offsets: np.ndarray, rows: np.ndarray, df: np.ndarray, k1: float,
+                b: float) -> np.ndarray:
+    """The matrix entries (CSC order) with okapi IDF: ``idf * (tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)))``,
+    the same float64 operations, in the same order, as rank-bm25's ``BM25Okapi.get_scores``."""
+    n_docs, n_vocab = len(offsets) - 1, len(df)
+    dl = np.diff(offsets)
+    doc = np.repeat(np.arange(n_docs, dtype=np.int64), dl)
+    pairs, tf = np.unique(doc * n_vocab + token_ids.astype(np.int64), return_counts=True)  # by doc, then term
+    order = np.lexsort((pairs // n_vocab, pairs % n_vocab))  # CSC order: by term, then doc
+    pair_doc, tf = pairs[order] // n_vocab, tf[order]
+    if not np.array_equal(pair_doc, rows):
+        raise RuntimeError("bm25s matrix layout differs from the tokens it was built from: report this bug")
+    avgdl = int(dl.sum()) / n_docs
+    term_idf = np.repeat(_okapi_idf(df, n_docs), df)
+    return term_idf * (tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl[pair_doc] / avgdl)))
+
+
+def _build(vocab: list[str], token_ids: np.ndarray, offsets: np.ndarray, k1: float, b: float, idf: str,
+           folder: Path) -> tuple[Any, np.ndarray, float]:
+    """Build and save the bm25s matrix; return (model, column maxima, smallest score)."""
+    import bm25s
+
+    docs = [token_ids[s:e].tolist() for s, e in zip(offsets[:-1], offsets[1:])]
+    model = bm25s.BM25(k1=k1, b=b, method="atire", idf_method="lucene", dtype="float64", int_dtype="int32")
+    model.index((docs, {t: i for i, t in enumerate(vocab)}), create_empty_token=False, show_progress=False)
+    data, indptr = model.scores["data"], model.scores["indptr"]
+    df = np.diff(indptr)
+    if idf == "okapi":  # bm25s has no BM25Okapi IDF: recompute each entry as rank-bm25 does
+        model.scores["data"] = data = _okapi_data(token_ids, offsets, model.scores["indices"], df, k1, b)
+    colmax = np.maximum.reduceat(data, indptr[:-1]) if len(data) else np.zeros(len(vocab))
+    model.save(folder, show_progress=False)
+    np.save(folder / "colmax.npy", colmax)
+    return model, colmax, float(data.min()) if len(data) else 0.0
+
+
+class _Empty:
+    """Stands in for a bm25s model when no passage has a term (every search is empty)."""
+
+    vocab_dict: dict[str, int] = {}
+    scores = {"data": np.zeros(0), "indices": np.zeros(0, dtype=np.int32), "indptr": np.zeros(1, dtype=np.int64)}
 
 
 def build_or_load_bm25(texts: list[str], ids: list[str], tokenizer: Tokenizer, key_meta: dict[str, Any],
                        cache_root: Path, k1: float = 0.9, b: float = 0.4, idf: str = "lucene") -> BM25Index:
-    """Load cached tokens for ``key_meta`` (or tokenise ``texts``) and build the scorer."""
-    meta = {**key_meta, "tokenizer": tokenizer.identity, "n": len(ids)}
+    """Load the cached matrix for ``key_meta`` and these settings, or build it (tokenising if needed)."""
+    if idf not in IDF_KINDS:
+        raise UnknownNameError(f"unknown idf '{idf}'; valid: {', '.join(IDF_KINDS)}")
+    tok_key = {**key_meta, "tokenizer": tokenizer.identity, "n": len(ids), "format": FORMAT}
+    meta = {**tok_key, "k1": k1, "b": b, "idf": idf}
     folder = cache_dir_for(cache_root, "bm25", meta)
     stored = read_meta(folder)
     if stored is not None:
-        tokens = json.loads((folder / "tokens.json").read_text(encoding="utf-8"))
-        meta = stored
-    else:
-        tokens = [tokenizer(t) for t in texts]
-        write_atomic(folder / "tokens.json", json.dumps(tokens, ensure_ascii=False),
-                     hint="point EVALKIT_CACHE at a writable folder")
-        meta = write_meta(folder, meta)
-    return BM25Index(ids, tokens, tokenizer, {**meta, "k1": k1, "b": b, "idf": idf}, k1, b, idf)
+        if stored.get("empty"):
+            return BM25Index(_Empty(), ids, tokenizer, stored, np.zeros(0))
+        import bm25s
+
+        model = bm25s.BM25.load(folder, mmap=True)
+        return BM25Index(model, ids, tokenizer, stored, np.load(folder / "colmax.npy"))
+    vocab, token_ids, offsets = _tokens(texts, tokenizer, tok_key, Path(cache_root))
+    folder.mkdir(parents=True, exist_ok=True)
+    if not vocab:
+        return BM25Index(_Empty(), ids, tokenizer, write_meta(folder, {**meta, "empty": True}), np.zeros(0))
+    model, colmax, lowest = _build(vocab, token_ids, offsets, k1, b, idf, folder)
+    meta = write_meta(folder, {**meta, "min_score": lowest, "terms": len(vocab), "tokens": int(len(token_ids))})
+    return BM25Index(model, ids, tokenizer, meta, colmax)

@@ -1,9 +1,22 @@
 """Dense retrieval: a faiss inner-product index over normalised passage vectors.
 
-``flat`` (exact search, the default) or ``ivf`` (``nlist`` clusters trained with a
-fixed seed, ``nprobe`` searched). The index is cached on disk under a key made of the
-corpus hash, the chunking, the embedder identity and the index settings; ``meta.json``
-beside it records them. ``search`` refuses query vectors from any other embedder.
+Three kinds, chosen by the channel's ``index:``:
+
+- ``flat`` (the default): exact search over every vector.
+- ``ivf``: ``nlist`` k-means clusters (trained with a fixed seed), ``nprobe`` of them searched.
+- ``hnsw``: a navigable small-world graph (``hnsw_m`` links per node, built with
+  ``ef_construction``, searched with ``ef_search``), built on one thread so the graph,
+  and every result, is the same on every run.
+
+IVF and HNSW are approximate: ``benchmarks/scaling.py`` measures their recall@k against
+flat. The index is cached on disk under a key made of the corpus hash, the chunking, the
+embedder identity and the build settings (search settings are not part of it); a warm
+load memory-maps the vectors (flat and HNSW vectors with ``faiss.IO_FLAG_MMAP_IFC``, IVF
+lists with ``IO_FLAG_MMAP``): they stay in the file and are paged in on use; HNSW's
+graph links are read into memory. ``search`` refuses query vectors
+from any other embedder, and returns the same hits whether queries come one at a time or
+in a batch (faiss scores a batch below ``distance_compute_blas_threshold`` query by query,
+with the same code as a single query; batches are cut below it).
 """
 from __future__ import annotations
 
@@ -16,16 +29,19 @@ import numpy as np
 from evalkit.errors import IndexMismatchError
 from evalkit.index.store import cache_dir_for, read_meta, write_meta
 
-INDEX_KINDS = ("flat", "ivf")
+INDEX_KINDS = ("flat", "ivf", "hnsw")
+SEARCH_BATCH = 1024  # queries per faiss call: far below faiss's BLAS threshold (see the module docstring)
 
 
 class DenseIndex:
     """Passage ids plus a faiss index; ``meta`` says exactly what it was built from."""
 
-    def __init__(self, index: Any, ids: list[str], meta: dict[str, Any], nprobe: int = 8):
+    def __init__(self, index: Any, ids: list[str], meta: dict[str, Any], nprobe: int = 8, ef_search: int = 128):
         self.index, self.ids, self.meta = index, ids, meta
         if meta.get("kind") == "ivf":
             index.nprobe = nprobe
+        if meta.get("kind") == "hnsw":
+            index.hnsw.efSearch = ef_search
 
     def check_query_model(self, query_model: str) -> None:
         """Raise ``IndexMismatchError`` unless ``query_model`` is the model the index was built with."""
@@ -41,8 +57,19 @@ class DenseIndex:
         k = min(k, len(self.ids))
         if k <= 0 or len(query_vecs) == 0:
             return [[] for _ in range(len(query_vecs))]
+        import faiss
+
+        vecs = np.ascontiguousarray(query_vecs, dtype=np.float32)
+        if SEARCH_BATCH >= faiss.cvar.distance_compute_blas_threshold:
+            raise RuntimeError("faiss would score a search batch with BLAS, unlike single queries: lower SEARCH_BATCH")
+        out = []
+        for i in range(0, len(vecs), SEARCH_BATCH):
+            out.extend(self._search(vecs[i:i + SEARCH_BATCH], k))
+        return out
+
+    def _search(self, vecs: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
         # ask for a few extra so ties at the cut are settled by id, not by faiss's order
-        scores, idx = self.index.search(np.ascontiguousarray(query_vecs, dtype=np.float32), min(len(self.ids), k + 10))
+        scores, idx = self.index.search(vecs, min(len(self.ids), k + 10))
         out = []
         for row_s, row_i in zip(scores, idx):
             hits = [(self.ids[i], float(s)) for s, i in zip(row_s, row_i) if i >= 0]
@@ -53,22 +80,30 @@ class DenseIndex:
 
 def build_or_load_dense(texts: list[str], ids: list[str], embedder: Any, key_meta: dict[str, Any],
                         cache_root: Path, kind: str = "flat", nlist: int = 64, nprobe: int = 8,
-                        seed: int = 0) -> DenseIndex:
+                        seed: int = 0, hnsw_m: int = 32, ef_construction: int = 100,
+                        ef_search: int = 128) -> DenseIndex:
     """Load the cached index for ``key_meta`` or encode ``texts`` and build it."""
     import faiss
 
+    if kind not in INDEX_KINDS:
+        raise ValueError(f"unknown dense index kind '{kind}'; valid: {', '.join(INDEX_KINDS)}")
     meta = {**key_meta, "embedder": embedder.identity, "kind": kind, "dim": embedder.dim, "n": len(ids)}
     if kind == "ivf":
         meta.update(nlist=nlist, seed=seed)
+    if kind == "hnsw":
+        meta.update(hnsw_m=hnsw_m, ef_construction=ef_construction)
     folder = cache_dir_for(cache_root, "dense", meta)
     stored = read_meta(folder)
     if stored is not None:
-        index = faiss.read_index(str(folder / "index.faiss"))
+        # vectors stay in the file, paged in on use: flat codes (and HNSW's) via MMAP_IFC, IVF lists via MMAP
+        mmap = faiss.IO_FLAG_MMAP if kind == "ivf" else faiss.IO_FLAG_MMAP_IFC
+        index = faiss.read_index(str(folder / "index.faiss"), mmap | faiss.IO_FLAG_READ_ONLY)
         stored_ids = json.loads((folder / "ids.json").read_text())
-        return DenseIndex(index, stored_ids, stored, nprobe)
+        return DenseIndex(index, stored_ids, stored, nprobe, ef_search)
     vecs = embedder.encode_passages(texts).astype(np.float32)
     if kind == "flat":
         index = faiss.IndexFlatIP(embedder.dim)
+        index.add(vecs)
     elif kind == "ivf":
         nlist = max(1, min(nlist, len(ids) // 4 or 1))
         quantizer = faiss.IndexFlatIP(embedder.dim)
@@ -76,11 +111,18 @@ def build_or_load_dense(texts: list[str], ids: list[str], embedder: Any, key_met
         index.cp.seed = seed
         index.train(vecs)
         meta["nlist_effective"] = nlist
+        index.add(vecs)
     else:
-        raise ValueError(f"unknown dense index kind '{kind}'; valid: {', '.join(INDEX_KINDS)}")
-    index.add(vecs)
+        index = faiss.IndexHNSWFlat(embedder.dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = ef_construction
+        threads = faiss.omp_get_max_threads()
+        faiss.omp_set_num_threads(1)  # a parallel insert order would make the graph differ run to run
+        try:
+            index.add(vecs)
+        finally:
+            faiss.omp_set_num_threads(threads)
     folder.mkdir(parents=True, exist_ok=True)
     faiss.write_index(index, str(folder / "index.faiss"))
     (folder / "ids.json").write_text(json.dumps(ids))
     meta = write_meta(folder, meta)
-    return DenseIndex(index, ids, meta, nprobe)
+    return DenseIndex(index, ids, meta, nprobe, ef_search)

@@ -55,15 +55,18 @@ class Resources:
         return {"corpus_sha256": self.corpus.sha256, "chunking": chunking}
 
     def dense_index(self, spec: ModelSpec, chunking: dict[str, Any], kind: str = "flat", nlist: int = 64,
-                    nprobe: int = 8, seed: int = 0) -> Any:
+                    nprobe: int = 8, seed: int = 0, **hnsw: int) -> Any:
+        """The faiss index (``evalkit.index.dense``); ``hnsw`` holds hnsw_m, ef_construction, ef_search."""
         from evalkit.index.dense import build_or_load_dense
 
         def build() -> Any:
             p = self.passages(chunking)
             return build_or_load_dense(p.unit_texts(), [u.id for u in p.units], self.embedder(spec),
-                                       self.index_key(chunking), Path(self.cache_root), kind, nlist, nprobe, seed)
+                                       self.index_key(chunking), Path(self.cache_root), kind, nlist, nprobe, seed,
+                                       **hnsw)
 
-        return self._once(("dense", spec.key(), chunking_id(chunking), kind, nlist, nprobe, seed), build)
+        return self._once(("dense", spec.key(), chunking_id(chunking), kind, nlist, nprobe, seed,
+                           tuple(sorted(hnsw.items()))), build)
 
     def bm25_index(self, tokenizer: str, chunking: dict[str, Any], k1: float, b: float, idf: str,
                    stem: bool = True, stopwords: bool = True, accents: str = "keep", letters: str = "unicode") -> Any:
@@ -129,8 +132,8 @@ class VariantResources:
     def passages(self) -> Passages:
         return self.shared.passages(self.chunking)
 
-    def dense_index(self, spec: ModelSpec, kind: str = "flat", nlist: int = 64, nprobe: int = 8) -> Any:
-        index = self.shared.dense_index(spec, self.chunking, kind, nlist, nprobe, self.seed)
+    def dense_index(self, spec: ModelSpec, kind: str = "flat", nlist: int = 64, nprobe: int = 8, **hnsw: int) -> Any:
+        index = self.shared.dense_index(spec, self.chunking, kind, nlist, nprobe, self.seed, **hnsw)
         self._note(index.meta)
         return index
 

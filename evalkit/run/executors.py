@@ -6,9 +6,13 @@ runner's files and numbers never depend on the executor or the number of workers
 - ``local``: a thread pool (``--workers N``); LLM calls are I/O-bound, model calls are
   serialised by the model wrappers.
 - ``ray``: batches of queries run as Ray tasks (``--executor ray``; ``--ray-address`` for
-  an existing cluster, otherwise a local Ray with ``--workers`` CPUs). Each worker
-  process rebuilds the corpus, indexes (from the shared on-disk cache), the graph and the
-  judge once per variant and keeps them for later batches.
+  an existing cluster, otherwise a local Ray with ``--workers`` CPUs). Before a variant's
+  queries, one Ray task builds its indexes on a worker (tokenising and encoding the
+  passages) into the cache, which must be a folder every node sees at the same path
+  (shared storage; see docs/scaling.md); the driver then only reads them (memory-mapped).
+  Each worker process rebuilds the corpus, indexes (loaded from the shared cache), the
+  graph and the judge once per variant, keeps them for later batches, and batches each
+  task's searches (``Node.prepare``) as the local runner does.
 """
 from __future__ import annotations
 
@@ -22,7 +26,8 @@ from evalkit.extras import require
 from evalkit.records import EvalRecord, QueryResult
 
 EXECUTORS = ("local", "ray")
-RAY_BATCH = 8
+RAY_BATCH = 8  # smallest task; larger runs get larger tasks (see ray_batch_size)
+RAY_BATCH_MAX = 256
 # environment every Ray worker needs: offline models, quiet libraries, the user's plugins
 _WORKER_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "MLFLOW_DISABLE_TELEMETRY", "TOKENIZERS_PARALLELISM",
                "RAGAS_DO_NOT_TRACK", "EVALKIT_CACHE", "EVALKIT_PLUGINS", "PYTHONPATH")
@@ -61,6 +66,20 @@ def ray_init(address: str | None, num_cpus: int) -> None:
         ray.init(address="local", num_cpus=max(1, num_cpus), include_dashboard=False, **kwargs)
 
 
+def build_on_ray(payload: dict[str, Any], workers: int, address: str | None) -> dict[str, Any]:
+    """Build (or load) a variant's indexes in a Ray worker, into the shared cache; returns where it ran."""
+    ray = require("ray", "--executor ray")
+    ray_init(address, workers)
+    return ray.get(ray.remote(_build_task).remote(payload))
+
+
+def _build_task(payload: dict[str, Any]) -> dict[str, Any]:
+    import socket
+
+    _worker_context(payload)  # corpus, passages, indexes (built and written to the cache), graph
+    return {"host": socket.gethostname(), "pid": os.getpid()}
+
+
 def run_ray(payload: dict[str, Any], records: Sequence[EvalRecord], workers: int,
             address: str | None) -> Iterator[QueryResult]:
     """Run ``records`` as Ray tasks of ``RAY_BATCH`` queries; yields results in record order.
@@ -72,11 +91,17 @@ def run_ray(payload: dict[str, Any], records: Sequence[EvalRecord], workers: int
     ray_init(address, workers)
     task = ray.remote(_run_batch)
     payload_ref = ray.put(payload)
-    refs = [task.remote(payload_ref, [r.to_dict() for r in records[i:i + RAY_BATCH]])
-            for i in range(0, len(records), RAY_BATCH)]
+    size = ray_batch_size(len(records), workers)
+    refs = [task.remote(payload_ref, [r.to_dict() for r in records[i:i + size]])
+            for i in range(0, len(records), size)]
     for ref in refs:
         for d in ray.get(ref):
             yield QueryResult.from_dict(d)
+
+
+def ray_batch_size(n: int, workers: int) -> int:
+    """Queries per Ray task: about four tasks per worker (batched searches), between RAY_BATCH and RAY_BATCH_MAX."""
+    return max(RAY_BATCH, min(RAY_BATCH_MAX, -(-n // (4 * max(1, workers)))))
 
 
 _WORKER_CONTEXTS: dict[str, Any] = {}
@@ -87,11 +112,11 @@ def _run_batch(payload: dict[str, Any], records: list[dict[str, Any]]) -> list[d
     from evalkit.run.query import run_query
 
     ctx = _worker_context(payload)
-    out = []
-    for d in records:
-        rec = EvalRecord(**{**d, "relevant_doc_ids": tuple(d["relevant_doc_ids"]), "tags": tuple(d["tags"])})
-        out.append(run_query(ctx, rec).to_dict())
-    return out
+    recs = [EvalRecord(**{**d, "relevant_doc_ids": tuple(d["relevant_doc_ids"]), "tags": tuple(d["tags"])})
+            for d in records]
+    if payload.get("prepare", True):
+        ctx.graph.prepare([r.question for r in recs])  # this batch's searches in one go, as the local runner does
+    return [run_query(ctx, rec).to_dict() for rec in recs]
 
 
 def _worker_context(payload: dict[str, Any]) -> Any:

@@ -26,6 +26,8 @@ from evalkit.graph.memo import ABSENT, inputs_digest, node_identity, part_identi
 from evalkit.graph.schema import INITIAL_FIELDS, Role
 
 MODEL_BACKENDS = ("local", "openai")
+# above this many passages an exact (flat) dense index costs ~50 ms/query on one core (reports/scale.md)
+FLAT_SUGGEST_ABOVE = 100_000
 
 
 @dataclass
@@ -47,6 +49,7 @@ class Plan:
     searches: int = 0
     searches_shared: int = 0
     to_encode: dict[str, int] = field(default_factory=dict)  # embedder identity -> passages not in the cache
+    suggestions: list[str] = field(default_factory=list)  # e.g. an approximate index for a big corpus
 
     def table(self) -> str:
         lines = [f"dry run: {self.queries} queries x {len(self.variants)} variants = "
@@ -66,6 +69,7 @@ class Plan:
                      "(before the LLM cache; cached calls cost nothing)")
         for ident, n in self.to_encode.items():
             lines.append(f"passages to encode with {ident}: {n}" + (" (all cached)" if n == 0 else ""))
+        lines.extend(f"suggestion: {s}" for s in self.suggestions)
         return "\n".join(lines)
 
 
@@ -146,7 +150,35 @@ def make_plan(eval_set: Any, configs: Sequence[GraphConfig], judge: str, cache_r
             judge_calls += 2 * n
     return Plan(queries=n, variants=variants, node_executions=total * n,
                 node_executions_shared=len(nodes_seen) * n, judge_calls=judge_calls, searches=searches * n,
-                searches_shared=len(parts_seen) * n, to_encode=_to_encode(eval_set, configs, cache_root))
+                searches_shared=len(parts_seen) * n, to_encode=_to_encode(eval_set, configs, cache_root),
+                suggestions=_index_suggestions(eval_set, configs))
+
+
+def _index_suggestions(eval_set: Any, configs: Sequence[GraphConfig]) -> list[str]:
+    """An approximate index (hnsw, ivf) for each flat dense channel over more than FLAT_SUGGEST_ABOVE passages."""
+    from evalkit.index.chunking import chunk_corpus
+    from evalkit.index.corpus import load_corpus
+
+    corpus = getattr(eval_set, "corpus", None) or load_corpus(eval_set.corpus_path)
+    if len(corpus) * 50 < FLAT_SUGGEST_ABOVE:  # cannot reach the size whatever the chunking: skip chunking
+        return []
+    types = node_types()
+    out: list[str] = []
+    sizes: dict[str, int] = {}
+    for config in configs:
+        for name, spec in config.nodes.items():
+            cls = types[spec["type"]]
+            for part, _ in cls.shared_parts(cls.Params(**spec["params"])):  # the channels a node searches
+                if part.get("search") != "dense" or part.get("index", "flat") != "flat":
+                    continue
+                key = str(sorted(config.chunking.items()))
+                if key not in sizes:
+                    sizes[key] = len(chunk_corpus(corpus, config.chunking).units)
+                if sizes[key] > FLAT_SUGGEST_ABOVE:
+                    out.append(f"{config.name}: node '{name}' searches {sizes[key]:,} passages with an exact (flat) "
+                               "index; consider `index: hnsw` (or `ivf`) in its dense channel: see docs/scaling.md "
+                               "for the speed and the recall@k it costs")
+    return out
 
 
 def _to_encode(eval_set: Any, configs: Sequence[GraphConfig], cache_root: Path) -> dict[str, int]:

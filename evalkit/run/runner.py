@@ -28,7 +28,7 @@ from evalkit.index.resources import Resources
 from evalkit.metrics import DEFAULT_METRICS, Scoring, parse_metric
 from evalkit.metrics.agentic import add_loop_metrics
 from evalkit.records import QueryResult, RunSummary
-from evalkit.run.executors import EXECUTORS, run_local, run_ray
+from evalkit.run.executors import EXECUTORS, build_on_ray, run_local, run_ray
 from evalkit.run.query import QueryContext
 from evalkit.run.store import VariantStore, prepare_output, results_folder, write_json_atomic
 from evalkit.run.summarise import variant_metrics, variant_summary
@@ -60,6 +60,7 @@ class RunOptions:
     ray_address: str | None = None
     scoring: Scoring = field(default_factory=Scoring)  # relevance level and tie order of the retrieval metrics
     overwrite: bool = False  # replace the results of another eval set found in the output folder
+    prepare: bool = True  # let nodes batch work for all queries first (Node.prepare); numbers identical
 
 
 def git_commit() -> str | None:
@@ -107,6 +108,9 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
     for config in configs:
         t0 = time.perf_counter()
         view = resources.for_variant(config.chunking, config.seed, Path(config.source).parent)
+        payload = _payload(config, eval_set, resources, options) if options.executor == "ray" else None
+        if payload is not None:  # a Ray worker builds the indexes (encodes passages) into the shared cache
+            build_on_ray(payload, options.workers, options.ray_address)
         try:
             graph = build_graph(config, view, check_mutation=options.check_mutation, memo=memo)
         except EvalkitError:
@@ -133,8 +137,7 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
             ctx = QueryContext(graph, options.metrics, generates=generates(config),
                                judge=judge if generates(config) else None, passages=view.passages(),
                                scoring=options.scoring, abstention=eval_set.abstention)
-            payload = _payload(config, eval_set, resources, options) if options.executor == "ray" else None
-            if payload is None and todo:
+            if payload is None and todo and options.prepare:
                 graph.prepare([r.question for r in todo])  # batch work (e.g. query encoding) before the loop
             for result in _run_all(ctx, payload, todo, options, config.name):
                 results[result.query_id] = result
@@ -178,7 +181,7 @@ def _payload(config: GraphConfig, eval_set: EvalSet, resources: Resources, optio
     judge_options = {k: (v.model_dump() if hasattr(v, "model_dump") else v) for k, v in options.judge_options.items()}
     return {"config": config.to_dict(), "source": config.source, "corpus_path": str(eval_set.corpus_path),
             "cache_root": str(Path(resources.cache_root).resolve()), "metrics": list(options.metrics),
-            "scoring": options.scoring.to_dict(),
+            "scoring": options.scoring.to_dict(), "prepare": options.prepare,
             "judge": options.judge if generates(config) else None, "judge_options": judge_options,
             "abstention": asdict(eval_set.abstention) if eval_set.abstention else None}
 

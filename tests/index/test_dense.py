@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -223,8 +225,84 @@ def test_ivf_is_deterministic_and_seeded(tmp_path):
     # another seed is another cache entry
     other = build_or_load_dense(texts, ids, emb, key, tmp_path / "a", kind="ivf", nlist=8, nprobe=2, seed=4)
     assert other.meta["path"] != runs[0].meta["path"]
-    with pytest.raises(ValueError, match="unknown dense index kind 'hnsw'; valid: flat, ivf"):
-        build_or_load_dense(texts, ids, emb, key, tmp_path / "c", kind="hnsw")
+    with pytest.raises(ValueError, match="unknown dense index kind 'pq'; valid: flat, ivf, hnsw"):
+        build_or_load_dense(texts, ids, emb, key, tmp_path / "c", kind="pq")
+
+
+# --- HNSW, memory-mapped loads, batches ---------------------------------------------------
+
+def _clustered(n: int, dim: int = 16, seed: int = 7):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(20, dim))
+    v = (centres[rng.integers(0, 20, size=n)] + 0.3 * rng.normal(size=(n, dim))).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+class VectorsEmbedder(RandomEmbedder):
+    def __init__(self, vecs):
+        self.vecs = vecs
+
+
+def test_hnsw_is_deterministic_and_close_to_flat(tmp_path):
+    n = 2000
+    emb = VectorsEmbedder(_clustered(n))
+    texts, ids = [f"t{i}" for i in range(n)], [f"p{i:04d}" for i in range(n)]
+    key = {"corpus_sha256": "clustered", "chunking": DOC_CHUNKING}
+    queries = _clustered(50, seed=8)
+    a = build_or_load_dense(texts, ids, emb, key, tmp_path / "a", kind="hnsw", hnsw_m=16, ef_construction=64)
+    b = build_or_load_dense(texts, ids, emb, key, tmp_path / "b", kind="hnsw", hnsw_m=16, ef_construction=64)
+    assert a.meta["kind"] == "hnsw" and a.meta["hnsw_m"] == 16 and a.meta["ef_construction"] == 64
+    assert a.search(queries, 10, emb.identity) == b.search(queries, 10, emb.identity)  # built alike, run to run
+    flat = build_or_load_dense(texts, ids, emb, key, tmp_path / "flat")
+    exact = flat.search(queries, 10, emb.identity)
+    got = a.search(queries, 10, emb.identity)
+    recall = np.mean([len({p for p, _ in g} & {p for p, _ in e}) / 10 for g, e in zip(got, exact)])
+    assert recall >= 0.9
+    # ef_search is a search setting: same folder, another candidate list
+    wide = build_or_load_dense(texts, ids, emb, key, tmp_path / "a", kind="hnsw", hnsw_m=16, ef_construction=64,
+                               ef_search=2000)
+    assert wide.meta["path"] == a.meta["path"] and wide.index.hnsw.efSearch == 2000
+    wide_hits = wide.search(queries, 10, emb.identity)
+    assert [[p for p, _ in r] for r in wide_hits] == [[p for p, _ in r] for r in exact]
+
+
+@pytest.mark.parametrize("kind", ["flat", "ivf", "hnsw"])
+def test_warm_load_is_memory_mapped_and_batches_equal_single_queries(tmp_path, kind):
+    n = 1500
+    emb = VectorsEmbedder(_clustered(n))
+    texts, ids = [f"t{i}" for i in range(n)], [f"p{i:04d}" for i in range(n)]
+    key = {"corpus_sha256": "clustered", "chunking": DOC_CHUNKING}
+    extra = {"nlist": 16, "nprobe": 4} if kind == "ivf" else {}
+    built = build_or_load_dense(texts, ids, emb, key, tmp_path, kind=kind, **extra)
+    loaded = build_or_load_dense(texts, ids, RefusingEmbedder(emb), key, tmp_path, kind=kind, **extra)
+    index_file = str(Path(loaded.meta["path"]) / "index.faiss")
+    with open("/proc/self/maps") as fh:
+        assert index_file in fh.read()  # the vectors are mapped from the file, not read into memory
+    queries = _clustered(40, seed=9)
+    batch = loaded.search(queries, 20, emb.identity)
+    assert batch == built.search(queries, 20, emb.identity)
+    assert batch == [loaded.search(queries[i:i + 1], 20, emb.identity)[0] for i in range(len(queries))]
+
+
+def test_index_parameters_are_validated_against_the_kind():
+    from pydantic import ValidationError
+
+    from evalkit.nodes.retrieve import DenseChannel
+
+    assert DenseChannel(index="hnsw", ef_search=200).index_settings() == {
+        "hnsw_m": 32, "ef_construction": 100, "ef_search": 200}
+    assert DenseChannel(index="ivf", nlist=128, nprobe=16).index_settings() == {"nlist": 128, "nprobe": 16}
+    assert DenseChannel().index_settings() == {}
+    with pytest.raises(ValidationError, match="nprobe applies to index: ivf, not to index: flat"):
+        DenseChannel(nprobe=4)
+    with pytest.raises(ValidationError, match="ef_search applies to index: hnsw, not to index: ivf"):
+        DenseChannel(index="ivf", ef_search=64)
+    with pytest.raises(ValidationError, match=r"nprobe \(80\) cannot exceed nlist \(64\)"):
+        DenseChannel(index="ivf", nprobe=80)
+    with pytest.raises(ValidationError, match=r"ef_search \(50\) must be at least top_k \(100\)"):
+        DenseChannel(index="hnsw", ef_search=50)
+    with pytest.raises(ValidationError):
+        DenseChannel(index="annoy")
 
 
 # --- the embedding cache ---------------------------------------------------------------

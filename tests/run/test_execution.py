@@ -147,3 +147,22 @@ def test_resume_without_a_run_says_what_to_do(tmp_path: Path):
     assert res.exit_code != 0 and "nothing to resume" in res.output
     res = CliRunner().invoke(cli, ["run", "--output", str(tmp_path / "x.json")])
     assert res.exit_code == 2 and "missing --eval-set, --graph-config" in res.output
+
+
+def test_dry_run_suggests_an_approximate_index_for_a_big_corpus(tmp_path: Path, monkeypatch):
+    import evalkit.run.plan as plan
+
+    es = load_eval_set(str(make_set(tmp_path, 3)))
+    flat = config_from_dict({"name": "flat", "chunking": {"method": "document"}, "nodes": {
+        "retrieve": {"type": "retrieve", "params": {"dense": {"embedder": "e5"}}}},
+        "edges": {"start": "retrieve", "retrieve": "end"}})
+    hnsw = config_from_dict({"name": "hnsw", "chunking": {"method": "document"}, "nodes": {
+        "retrieve": {"type": "retrieve", "params": {"dense": {"embedder": "e5", "index": "hnsw"}}}},
+        "edges": {"start": "retrieve", "retrieve": "end"}})
+    assert plan.make_plan(es, [flat, hnsw], "offline", tmp_path / "cache").suggestions == []  # 5 passages: fine
+    monkeypatch.setattr(plan, "FLAT_SUGGEST_ABOVE", 4)
+    found = plan.make_plan(es, [flat, hnsw], "offline", tmp_path / "cache")
+    assert found.suggestions == [
+        "flat: node 'retrieve' searches 5 passages with an exact (flat) index; consider `index: hnsw` (or `ivf`) "
+        "in its dense channel: see docs/scaling.md for the speed and the recall@k it costs"]
+    assert "suggestion: flat: node 'retrieve' searches 5 passages" in found.table()
