@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 
 from evalkit.errors import UnknownNameError
-from evalkit.sqlitedb import connect
 from evalkit.llm.base import CacheMiss, ChatRequest, ChatResponse
+from evalkit.sqlitedb import connect
 
 MODES = ("off", "read-write", "replay-only")
 FILE_NAME = "llm.sqlite"

@@ -22,8 +22,8 @@ from typing import Any
 
 from evalkit.graph import Graph, initial_state
 from evalkit.graph.schema import (
-    ABSTENTION,
     ABSTAINING_OUTCOMES,
+    ABSTENTION,
     ANSWER,
     ANSWER_EVIDENCE,
     CITATIONS,
@@ -201,7 +201,7 @@ def _judge_answer(record: EvalRecord, answer: Answer, judge: Any, answerable: bo
         t0 = time.perf_counter()
         try:
             judgement = judge.judge(record.question, answer.text, texts).to_dict()
-        except Exception as exc:  # a judge failure is counted, never read as a verdict
+        except Exception as exc:  # noqa: BLE001 - a judge failure is counted, never read as a verdict
             judgement = {"claims": [], "error": f"{type(exc).__name__}: {exc}"}
         record_usage("judge", Usage(latency_ms=(time.perf_counter() - t0) * 1000.0))
     correct = None

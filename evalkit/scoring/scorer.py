@@ -30,7 +30,13 @@ from evalkit.run.query import Answer, Evidence, abstention_finding, score_output
 from evalkit.run.runner import RunOptions, git_commit, log_variants
 from evalkit.run.store import VariantStore, results_folder, write_json_atomic
 from evalkit.run.summarise import variant_summary
-from evalkit.scoring.answers import AnswerRow, AnswersFile, content_sha256, context_id, read_answers
+from evalkit.scoring.answers import (
+    AnswerRow,
+    AnswersFile,
+    content_sha256,
+    context_id,
+    read_answers,
+)
 from evalkit.scoring.runfile import Ranking, read_run
 
 SHOW = 5  # ids listed in an error or notice before "... and N more"
