@@ -28,13 +28,9 @@ import pytest
 from evalkit.errors import EvalkitError
 from evalkit.records import EvalSetRef, QueryResult, RunSummary, VariantSummary
 from evalkit.track import VariantLog, default_tracking_uri, log_invocation, mask_secrets, mlflow_metric_name
-from evalkit.track.mlflow_log import (
-    MAX_PARAM_VALUE_LENGTH,
-    _batches,
-    is_secret_key,
-    mask_yaml_secrets,
-    variant_metrics,
-)
+from evalkit.track.names import MAX_PARAM_VALUE_LENGTH, batches
+from evalkit.track.payloads import variant_metrics
+from evalkit.track.secrets import is_secret_key, mask_yaml_secrets
 from evalkit.track.plots import ANSWERABLE_FIGURE, HIT_FIGURE, rerank_histograms
 
 PNGS = {HIT_FIGURE, ANSWERABLE_FIGURE}
@@ -84,7 +80,8 @@ def _variant(tmp: Path, name: str, with_rerank: bool, params: dict[str, str] | N
 
 
 def _run_summary(variants: list[VariantLog]) -> RunSummary:
-    ref = EvalSetRef(name="faq", version=3, sha256="e" * 64, n_queries=5, corpus_sha256="c" * 64)
+    ref = EvalSetRef(name="faq", version=3, sha256="e" * 64, n_queries=5, corpus_sha256="c" * 64,
+                     path="eval_sets/faq.jsonl")
     return RunSummary(eval_set=ref, variants={v.name: v.summary for v in variants}, git_commit="1234abcd")
 
 
@@ -149,10 +146,10 @@ def test_config_yaml_secrets_are_masked():
 
 
 def test_batches_respect_mlflow_limits():
-    batches = list(_batches(list(range(2500)), list(range(250)), list(range(30))))
-    assert sum(len(m) for m, _, _ in batches) == 2500 and sum(len(p) for _, p, _ in batches) == 250
-    assert sum(len(t) for _, _, t in batches) == 30
-    for m, p, t in batches:
+    got = list(batches(list(range(2500)), list(range(250)), list(range(30))))
+    assert sum(len(m) for m, _, _ in got) == 2500 and sum(len(p) for _, p, _ in got) == 250
+    assert sum(len(t) for _, _, t in got) == 30
+    for m, p, t in got:
         assert len(m) <= 1000 and len(p) <= 100 and len(t) <= 100 and len(m) + len(p) + len(t) <= 1000
 
 
@@ -185,7 +182,7 @@ def test_embedded_parent_and_children(embedded):
     assert tags["git.commit"] == "1234abcd" and tags["ci"] == "yes"
     assert tags["evalset.sha256"] == "e" * 64 and tags["evalset.corpus_sha256"] == "c" * 64
     assert "mlflow.parentRunId" not in tags
-    assert {a.path for a in client.list_artifacts(parent.info.run_id)} == {"comparison.json"}
+    assert {a.path for a in client.list_artifacts(parent.info.run_id)} == {"comparison.json", "variants.json"}
     comp_path = client.download_artifacts(parent.info.run_id, "comparison.json", str(tmp / "dl"))
     comp = json.loads(Path(comp_path).read_text())
     assert comp["metrics"] == ["hit@5", "mrr", "recall@20"]
@@ -201,6 +198,50 @@ def test_embedded_parent_and_children(embedded):
         assert child.data.tags["mlflow.parentRunId"] == out["parent_run_id"]
         assert child.data.tags["config.sha256"] == "c0ffee" and child.data.tags["index.dense.model"] == "minilm"
         assert child.info.artifact_uri.startswith((tmp / "mlartifacts").resolve().as_uri())
+
+
+def test_parent_holds_headline_metrics_sources_and_a_distinct_name(embedded):
+    import re
+
+    from mlflow import MlflowClient
+
+    tmp, variants, out, _ = embedded
+    client = MlflowClient(tracking_uri=out["tracking_uri"])
+    parent = client.get_run(out["parent_run_id"])
+    # per-variant headline metrics: the retrieval metrics of the run (mrr is not an evalkit metric name)
+    assert parent.data.metrics == pytest.approx({
+        "hit_at_5/rerank": 2 / 3, "recall_at_20/rerank": 0.75, "n_failed/rerank": 0,
+        "hit_at_5/dense": 2 / 3, "recall_at_20/dense": 0.5, "n_failed/dense": 0})
+    table = json.loads(Path(client.download_artifacts(parent.info.run_id, "variants.json", str(tmp / "dlv")))
+                       .read_text())
+    rows = {r[table["columns"].index("variant")]: dict(zip(table["columns"], r)) for r in table["data"]}
+    assert rows["dense"]["recall@20"] == 0.5 and rows["rerank"]["mlflow_run_id"] == variants[0].summary.mlflow_run_id
+    tags = parent.data.tags
+    assert tags["mlflow.source.name"] == "evalkit run" and tags["mlflow.source.type"] == "LOCAL"
+    assert tags["mlflow.source.git.commit"] == "1234abcd" and tags["mlflow.user"]
+    assert "faq" in tags["mlflow.note.content"] and "rerank, dense" in tags["mlflow.note.content"]
+    assert re.fullmatch(r"faq v3 · 2 variants \(rerank, dense\) · \d{4}-\d\d-\d\d \d\d:\d\d:\d\d",
+                        parent.info.run_name)
+    for v in variants:
+        child = client.get_run(v.summary.mlflow_run_id)
+        assert child.data.tags["mlflow.source.name"] == "evalkit run"
+        assert child.data.tags["mlflow.source.git.commit"] == "1234abcd"
+
+
+def test_eval_set_is_the_dataset_input_of_every_run(embedded):
+    from mlflow import MlflowClient
+
+    tmp, variants, out, _ = embedded
+    client = MlflowClient(tracking_uri=out["tracking_uri"])
+    for run_id in [out["parent_run_id"], *(v.summary.mlflow_run_id for v in variants)]:
+        inputs = client.get_run(run_id).inputs.dataset_inputs
+        assert len(inputs) == 1
+        ds = inputs[0].dataset
+        assert (ds.name, ds.digest, ds.source_type) == ("faq@v3", "e" * 12, "local")
+        assert json.loads(ds.source)["uri"] == str(Path("eval_sets/faq.jsonl").resolve())
+        assert json.loads(ds.profile)["num_rows"] == 5
+        assert {"query_id", "question", "gold_doc_ids"} <= {c["name"] for c in json.loads(ds.schema)["mlflow_colspec"]}
+        assert [(t.key, t.value) for t in inputs[0].tags] == [("mlflow.data.context", "eval")]
 
 
 def test_embedded_params_metrics_and_secrets(embedded):
@@ -230,7 +271,7 @@ def test_embedded_artifacts(embedded):
     tmp, variants, out, _ = embedded
     client = MlflowClient(tracking_uri=out["tracking_uri"])
     rerank_id, dense_id = (v.summary.mlflow_run_id for v in variants)
-    base = {"per_query.jsonl", "config.yaml", "rerank_scores.json"}
+    base = {"per_query.jsonl", "config.yaml", "rerank_scores.json", "per_query_metrics.json"}
     assert {a.path for a in client.list_artifacts(rerank_id)} == base | PNGS
     assert {a.path for a in client.list_artifacts(dense_id)} == base          # no scores: figures skipped
     assert "skipped" in client.get_run(dense_id).data.tags["evalkit.plots.skipped"]
@@ -369,9 +410,9 @@ def test_real_server(mlflow_server, tmp_path, monkeypatch):
     assert child.data.metrics["recall_at_20"] == 0.75 and child.data.metrics["n_queries"] == 5
     assert child.data.params["nodes.generate.params.api_key"] == "***"
     assert {a.path for a in client.list_artifacts(child.info.run_id)} == {
-        "per_query.jsonl", "config.yaml", "rerank_scores.json"} | PNGS
+        "per_query.jsonl", "config.yaml", "rerank_scores.json", "per_query_metrics.json"} | PNGS
     scores = json.loads(Path(client.download_artifacts(child.info.run_id, "rerank_scores.json",
                                                        str(tmp_path / "dl"))).read_text())
     assert scores["q2"] == [0.3, 0.15]
-    assert {a.path for a in client.list_artifacts(out["parent_run_id"])} == {"comparison.json"}
+    assert {a.path for a in client.list_artifacts(out["parent_run_id"])} == {"comparison.json", "variants.json"}
     assert list((server_dir / "art").rglob("rerank_scores.json"))       # stored by the server, not the client

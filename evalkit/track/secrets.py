@@ -1,0 +1,117 @@
+"""Nothing secret reaches MLflow: every param, tag, artifact and span passes through here.
+
+Two kinds of secret are masked, in this order:
+
+1. **By key name** (structure): the value of any key that names a secret
+   (:func:`is_secret_key`: ``api_key``, ``password``, ``hf_token``...) becomes ``***``,
+   whatever the value looks like, in params, in the YAML config and in span payloads;
+   in free text, ``password=hunter2`` style pairs are masked the same way.
+2. **By value shape**: everything then goes through :func:`evalkit.redact.redact` /
+   :func:`evalkit.redact.redact_obj`, evalkit's one masking function (URL credentials,
+   secret query parameters, bearer tokens, key-shaped strings such as ``sk-...``).
+
+Span payloads are also scrubbed of the literal values of secret environment variables
+(``OPENAI_API_KEY``...), which have no recognisable shape.
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from evalkit.redact import MASK, redact, redact_obj
+
+_WORD_SPLIT = re.compile(r"[^a-z0-9]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SECRET_WORDS = ("api_key", "apikey", "api-key", "secret", "password", "passwd")
+# ``password=hunter2`` / ``api_key: abc`` in free text (error messages, node outputs)
+_TEXT_PAIR = re.compile(r"(?i)\b((?:api[_-]?key|[a-z_]*token|secret|password|passwd)\s*[=:]\s*)[^\s,;&\"']{4,}")
+_YAML_PAIR = re.compile(
+    r"""(?P<key>["']?[\w.\-]+["']?)(?P<sep>[ \t]*:[ \t]+)"""
+    r"""(?P<value>"[^"\n]*"|'[^'\n]*'|[^,{}\[\]\n#\s](?:[^,}\]\n#]*[^,}\]\n#\s])?)""")
+
+
+def is_secret_key(key: str) -> bool:
+    """Whether a key names a secret: ``api_key``, ``secret``, ``password`` or a ``token``.
+
+    Matched case-insensitively (camelCase is split first): any key containing
+    ``api_key``/``apikey``, ``secret``, ``password``/``passwd``, or a word that is or ends
+    in ``token`` (``token``, ``hf_token``, ``accessToken``). ``max_tokens`` and
+    ``tokenizer`` are *not* secrets: a plain substring match on ``token`` would hide the
+    generation budget of every LLM node.
+    """
+    low = _CAMEL.sub("_", str(key)).lower()
+    if any(s in low for s in _SECRET_WORDS):
+        return True
+    return any(w.endswith("token") for w in _WORD_SPLIT.split(low) if w)
+
+
+def mask_secrets(params: dict[str, Any]) -> dict[str, str]:
+    """A copy of ``params`` (values as strings): secret keys' values ``***``, the rest redacted."""
+    return {redact(str(k)): (MASK if is_secret_key(k) else redact(str(v))) for k, v in params.items()}
+
+
+def mask_text(text: str) -> str:
+    """Free text with ``secret_key=value`` pairs masked, then :func:`evalkit.redact.redact`."""
+    return redact(_TEXT_PAIR.sub(lambda m: m.group(1) + MASK, text)) if text else text
+
+
+def mask_yaml_secrets(text: str) -> str:
+    """The config text with the value of every secret key set to ``***``, then redacted.
+
+    The config is logged as an artifact, so a secret the params mask must not leak
+    through it. ``key: value`` pairs (block or flow style) are masked in place, keeping
+    comments and layout; if a secret is still left (a value nested under a secret key,
+    as in ``secrets: {openai: sk-...}``, which the flattened params mask as
+    ``secrets.openai``), the masked document is re-dumped without its comments.
+    """
+    def repl(m: re.Match[str]) -> str:
+        if not is_secret_key(m.group("key").strip("\"'")):
+            return m.group(0)
+        return f"{m.group('key')}{m.group('sep')}'{MASK}'"
+
+    masked = _YAML_PAIR.sub(repl, text)
+    import yaml
+
+    try:
+        data = yaml.safe_load(masked)
+    except yaml.YAMLError:
+        return redact(masked)
+    clean, changed = _mask_tree(data, "")
+    if not changed:
+        return redact(masked)
+    header = "# secrets masked by evalkit (comments dropped)\n"
+    return header + redact(yaml.safe_dump(clean, sort_keys=False, allow_unicode=True))
+
+
+def _mask_tree(node: Any, path: str) -> tuple[Any, bool]:
+    if isinstance(node, dict):
+        items = [(k, _mask_tree(v, f"{path}.{k}" if path else str(k))) for k, v in node.items()]
+        return {k: v for k, (v, _) in items}, any(c for _, (_, c) in items)
+    if isinstance(node, list):
+        items = [_mask_tree(v, path) for v in node]
+        return [v for v, _ in items], any(c for _, c in items)
+    if path and node is not None and node != MASK and is_secret_key(path):
+        return MASK, True
+    return node, False
+
+
+def secret_env_values(environ: dict[str, str] | None = None) -> list[str]:
+    """Values of environment variables whose names are secrets (``OPENAI_API_KEY``...), longest first."""
+    env = os.environ if environ is None else environ
+    return sorted({v for k, v in env.items() if is_secret_key(k) and len(v) >= 6}, key=len, reverse=True)
+
+
+def scrub(value: Any, secrets: Sequence[str] = ()) -> Any:
+    """A copy of ``value`` with secret keys masked, ``secrets`` (literal values) and secret shapes masked."""
+    if isinstance(value, dict):
+        return {redact(str(k)): (MASK if is_secret_key(str(k)) and v is not None else scrub(v, secrets))
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [scrub(v, secrets) for v in value]
+    if isinstance(value, str):
+        for s in secrets:
+            value = value.replace(s, MASK)
+        return mask_text(value)
+    return redact_obj(value)
