@@ -128,7 +128,9 @@ def summary_from_dict(data: dict[str, Any], source: str = "<dict>") -> RunSummar
         raise EvalkitError(f"{source}: not an evalkit run summary (missing {exc}); pass the --output file of "
                            "`evalkit run`") from exc
     return RunSummary(eval_set=ref, variants=variants, mlflow=data.get("mlflow") or {},
-                      git_commit=data.get("git_commit"), sharing=data.get("sharing") or {})
+                      git_commit=data.get("git_commit"), sharing=data.get("sharing") or {},
+                      status=data.get("status", "complete"), pending=list(data.get("pending") or []),
+                      interrupted=data.get("interrupted"))
 
 
 def summary_metrics(results: list[QueryResult]) -> dict[str, float]:
@@ -223,7 +225,8 @@ def _from_mlflow(run_id: str, uri: str) -> LoadedRun:
     ref = EvalSetRef(name=tags["evalset.name"], version=int(tags.get("evalset.version", 0)),
                      sha256=tags.get("evalset.sha256", ""), n_queries=n_queries,
                      corpus_sha256=tags.get("evalset.corpus_sha256", ""))
-    summary = RunSummary(eval_set=ref, variants=variants, git_commit=tags.get("git.commit"),
+    summary = RunSummary(eval_set=ref, variants=variants,
+                         git_commit=tags.get("mlflow.source.git.commit") or tags.get("git.commit"),
                          mlflow={"tracking_uri": uri, "parent_run_id": parent.info.run_id,
                                  "experiment_id": parent.info.experiment_id})
     return LoadedRun(source=run_id, label=f"mlflow-{run_id[:8]}", summary=summary, folder=folder,

@@ -42,6 +42,6 @@ def demo(output: Path, workers: int, configs: tuple[str, ...], no_progress: bool
     t0 = time.perf_counter()
     request = RunRequest(eval_set=str(DEMO_EVAL_SET), graph_configs=[str(p) for p in paths], output=str(output),
                          workers=workers)
-    code = execute(request, progress=not no_progress)
+    code = execute(request, progress=not no_progress, source="evalkit demo")
     click.echo(f"demo finished in {time.perf_counter() - t0:.1f} s", err=True)
     return code

@@ -32,6 +32,7 @@ class RunRequest:
     tracking_uri: str | None = None
     experiment: str = "evalkit"
     mlflow: bool = True
+    mlflow_sync: bool = False
     judge: str = "offline"
     judge_llm: str | None = None
     traces: bool = True
@@ -55,8 +56,14 @@ class RunRequest:
         return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
 
 
-def execute(request: RunRequest, *, resume: bool = False, progress: bool = True, dry_run: bool = False) -> int:
-    """Shared body of ``evalkit run``, ``evalkit demo`` and ``runners/eval_runner.py``."""
+def execute(request: RunRequest, *, resume: bool = False, progress: bool = True, dry_run: bool = False,
+            source: str = "evalkit run") -> int:
+    """Shared body of ``evalkit run``, ``evalkit demo`` and ``runners/eval_runner.py``.
+
+    ``source`` names the command in MLflow's ``mlflow.source.name`` tag. A run stopped by
+    Ctrl-C or SIGTERM exits 130 / 143 after saying what it left (a partial summary, MLflow
+    runs marked KILLED) and how to resume.
+    """
     _env_quiet()
     from evalkit.analysis.report import by_type_table, comparison_table
     from evalkit.evalsets import load_eval_set
@@ -72,7 +79,14 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
         from evalkit.index.store import default_cache_root
         from evalkit.run.plan import make_plan
 
-        click.echo(make_plan(eval_set, configs, request.judge, default_cache_root(), request.share_work).table())
+        from evalkit.track.describe import logging_plan
+
+        plan = make_plan(eval_set, configs, request.judge, default_cache_root(), request.share_work)
+        if request.mlflow:
+            plan.tracking = logging_plan(eval_set, configs, Path(request.output), request.tracking_uri,
+                                         request.experiment, request.traces, request.trace_limit,
+                                         tuple(request.metrics) or DEFAULT_METRICS, background=not request.mlflow_sync)
+        click.echo(plan.table())
         return 0
     judge_options: dict[str, Any] = {}
     if request.judge_llm:
@@ -87,16 +101,23 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
                          experiment=request.experiment, mlflow=request.mlflow, progress=progress,
                          judge=request.judge, judge_options=judge_options, traces=request.traces,
                          trace_limit=request.trace_limit, share_work=request.share_work,
-                         executor=request.executor, ray_address=request.ray_address)
+                         executor=request.executor, ray_address=request.ray_address,
+                         mlflow_background=not request.mlflow_sync, source_name=source)
     request.save()
-    summary = run_eval(eval_set, configs, options, echo=lambda m: click.echo(m, err=True))
+    try:
+        summary = run_eval(eval_set, configs, options, echo=lambda m: click.echo(m, err=True))
+    except KeyboardInterrupt as exc:
+        how = str(exc) or "SIGINT"
+        click.echo(f"interrupted ({how}): partial summary in {output} (\"partial\": true); MLflow runs marked "
+                   f"KILLED; continue with: evalkit run --resume {output}", err=True)
+        return 143 if how == "SIGTERM" else 130
     click.echo(comparison_table(summary))
     per_type = by_type_table(summary, "hit@5")
     if per_type:
         click.echo("\n" + per_type)
     click.echo(f"\nsummary: {output}\nper-query records and traces: {output.with_suffix('')}/<variant>/per_query.jsonl")
     if summary.mlflow:
-        click.echo(f"MLflow: {summary.mlflow.get('tracking_uri')}  (open it: {summary.mlflow.get('ui_command')})")
+        click.echo(summary.mlflow.get("hint") or f"MLflow: {summary.mlflow.get('ui_command')}")
     failed = sum(v.n_failed for v in summary.variants.values())
     if failed:
         click.echo(f"note: {failed} query run(s) failed; see 'error' and 'trace' in per_query.jsonl", err=True)
@@ -129,6 +150,8 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
 @click.option("--tracking-uri", default=None, help="MLflow tracking server (default: sqlite store beside --output).")
 @click.option("--experiment", default=None, help="MLflow experiment name. [default: evalkit]")
 @click.option("--no-mlflow", is_flag=True, help="Skip MLflow logging (files are still written).")
+@click.option("--mlflow-sync", is_flag=True, help="Log to MLflow in this process after each variant instead of "
+              "in a background worker beside the query loop (same content, slower).")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bars.")
 @click.option("--judge", default=None,
               help="Judge of generated answers: offline (no LLM), llm or ragas (these need --judge-llm). "
@@ -144,7 +167,8 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
               help="Log MLflow traces for at most N queries per variant (default: all).")
 def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | None, resume: str | None,
         workers: int | None, executor: str | None, ray_address: str | None, dry_run: bool, metrics: tuple[str, ...],
-        tracking_uri: str | None, experiment: str | None, no_mlflow: bool, no_progress: bool, judge: str | None,
+        tracking_uri: str | None, experiment: str | None, no_mlflow: bool, mlflow_sync: bool, no_progress: bool,
+        judge: str | None,
         judge_llm: Path | None, no_share: bool, no_traces: bool, trace_limit: int | None) -> int:
     """Run each graph variant on every query of an eval set.
 
@@ -185,6 +209,8 @@ def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | No
     for key, flag in (("mlflow", no_mlflow), ("share_work", no_share), ("traces", no_traces)):
         if flag:
             setattr(request, key, False)
+    if mlflow_sync:
+        request.mlflow_sync = True
     return execute(request, resume=resume is not None, progress=not no_progress, dry_run=dry_run)
 
 

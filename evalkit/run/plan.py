@@ -47,6 +47,7 @@ class Plan:
     searches: int = 0
     searches_shared: int = 0
     to_encode: dict[str, int] = field(default_factory=dict)  # embedder identity -> passages not in the cache
+    tracking: list[str] = field(default_factory=list)  # what MLflow will receive (evalkit.track.describe)
 
     def table(self) -> str:
         lines = [f"dry run: {self.queries} queries x {len(self.variants)} variants = "
@@ -66,6 +67,7 @@ class Plan:
                      "(before the LLM cache; cached calls cost nothing)")
         for ident, n in self.to_encode.items():
             lines.append(f"passages to encode with {ident}: {n}" + (" (all cached)" if n == 0 else ""))
+        lines.extend(self.tracking)
         return "\n".join(lines)
 
 

@@ -120,17 +120,19 @@ class InvocationLogger:
         return {"tracking_uri": redact(self.uri), "experiment_id": self.experiment_id,
                 "parent_run_id": self.parent_id, **ui_hint(redact(self.uri), self.experiment_id, self.parent_id)}
 
-    def close(self, variants: dict[str, VariantSummary], partial: bool = False) -> dict[str, str]:
-        """Log the parent's headline metrics and tables, then end it FINISHED (KILLED when ``partial``)."""
-        from mlflow.entities import Metric
+    def close(self, variants: dict[str, VariantSummary], partial: bool = False,
+              tags: dict[str, str] | None = None) -> dict[str, str]:
+        """Log the parent's headline metrics, tables and ``tags``, then end it FINISHED (KILLED when ``partial``)."""
+        from mlflow.entities import Metric, RunTag
 
         for name, v in variants.items():
             v.mlflow_run_id = v.mlflow_run_id or self.child_ids.get(name)
         try:
             ts = int(time.time() * 1000)
             ms = [Metric(k, val, ts, 0) for k, val in pl.parent_metrics(variants).items()]
-            for bm, _, _ in batches(ms, [], []):
-                self.client.log_batch(self.parent_id, metrics=bm, synchronous=True)
+            ts_tags = [RunTag(safe_key(redact(str(k))), tag_value(redact(str(val)))) for k, val in (tags or {}).items()]
+            for bm, _, bt in batches(ms, [], ts_tags):
+                self.client.log_batch(self.parent_id, metrics=bm, tags=bt, synchronous=True)
             self.client.log_table(self.parent_id, pl.variants_table(variants), "variants.json")
             self.client.log_dict(self.parent_id, pl.comparison(variants), "comparison.json")
             if partial:

@@ -1,0 +1,48 @@
+"""What an invocation will send to MLflow, in words (``evalkit run --dry-run``); nothing is logged.
+
+The counts follow :mod:`evalkit.track.mlflow_log`'s layout: the store and where its
+artifacts go, one parent run, one child run per variant, one trace per query (up to
+``--trace-limit``) with the headline metrics as assessments.
+"""
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from evalkit.redact import redact
+from evalkit.track.payloads import ANSWER_HEADLINE, QUERY_ANSWER_HEADLINE, headline_metrics
+from evalkit.track.store import artifact_root, default_tracking_uri
+
+
+def _generates(config: Any) -> bool:
+    return any(spec["type"] in ("generate", "fallback") for spec in config.nodes.values())
+
+
+def logging_plan(eval_set: Any, configs: Sequence[Any], output: Path, tracking_uri: str | None, experiment: str,
+                 traces: bool, trace_limit: int | None, metrics: Sequence[str], background: bool = True) -> list[str]:
+    """The dry run's MLflow lines: store, runs, params/metrics/artifacts per run, traces and assessments."""
+    folder = Path(output).with_suffix("").parent
+    uri = tracking_uri or default_tracking_uri(folder)
+    root = artifact_root(uri, folder)
+    n, names = len(eval_set.records), [c.name for c in configs]
+    where = f"artifacts in {root}" if root is not None else "artifacts stored by the server"
+    how = "a background worker process, beside the query loop" if background else "this process, after each variant"
+    gen = [c.name for c in configs if _generates(c)]
+    answer = f" + {', '.join(ANSWER_HEADLINE)} for the {len(gen)} generating variant(s)" if gen else ""
+    lines = [f"MLflow: store {redact(uri)} ({where}), experiment '{experiment}', logged by {how}",
+             f"  parent run: eval set {eval_set.name}@v{eval_set.version} as dataset input, mlflow.source.* tags, "
+             f"per-variant headline metrics <metric>/<variant> ({', '.join(headline_metrics(metrics))}{answer}), "
+             "variants.json, comparison.json",
+             f"  {len(names)} child run(s), one per variant: params = its flattened config (secrets masked), all its "
+             "metrics, per_query.jsonl, config.yaml, per_query_metrics.json, rerank_scores.json, rerank histograms"]
+    if traces:
+        per = n if trace_limit is None else min(n, trace_limit)
+        assessed = ", ".join([*headline_metrics(metrics), *(QUERY_ANSWER_HEADLINE if gen else ())])
+        lines.append(f"  traces: {per} per variant ({per * len(names)} in all{'' if trace_limit is None else ', --trace-limit'})"
+                     f", one span per node execution; assessments per trace: {assessed}"
+                     f"{' (answer metrics on generating variants)' if gen else ''}")
+    else:
+        lines.append("  traces: none (--no-traces); per-node traces stay in per_query.jsonl")
+    return [textwrap.fill(line, width=118, subsequent_indent="    ", break_on_hyphens=False) for line in lines]
