@@ -37,6 +37,7 @@ class RunRequest:
     judge_llm: str | None = None
     traces: bool = True
     trace_limit: int | None = None
+    trace_all: bool = False
     share_work: bool = True
     executor: str = "local"
     ray_address: str | None = None
@@ -84,7 +85,7 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
         plan = make_plan(eval_set, configs, request.judge, default_cache_root(), request.share_work)
         if request.mlflow:
             plan.tracking = logging_plan(eval_set, configs, Path(request.output), request.tracking_uri,
-                                         request.experiment, request.traces, request.trace_limit,
+                                         request.experiment, request.traces, request.trace_limit, request.trace_all,
                                          tuple(request.metrics) or DEFAULT_METRICS, background=not request.mlflow_sync)
         click.echo(plan.table())
         return 0
@@ -101,6 +102,7 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
                          experiment=request.experiment, mlflow=request.mlflow, progress=progress,
                          judge=request.judge, judge_options=judge_options, traces=request.traces,
                          trace_limit=request.trace_limit, share_work=request.share_work,
+                         trace_policy="all" if request.trace_all else "misses",
                          executor=request.executor, ray_address=request.ray_address,
                          mlflow_background=not request.mlflow_sync, source_name=source)
     request.save()
@@ -163,13 +165,15 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
               help="Run every node of every variant even when another variant already ran the identical "
                    "execution (by default such results are reused; numbers are the same either way).")
 @click.option("--no-traces", is_flag=True, help="Do not log per-query MLflow traces (one span per node).")
+@click.option("--trace-all", is_flag=True, help="Log an MLflow trace for every query (default: every miss or "
+              "failure, plus the first 20 other queries of each variant; all of them are in per_query.jsonl).")
 @click.option("--trace-limit", type=click.IntRange(0), default=None,
-              help="Log MLflow traces for at most N queries per variant (default: all).")
+              help="Log MLflow traces for at most N queries per variant.")
 def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | None, resume: str | None,
         workers: int | None, executor: str | None, ray_address: str | None, dry_run: bool, metrics: tuple[str, ...],
         tracking_uri: str | None, experiment: str | None, no_mlflow: bool, mlflow_sync: bool, no_progress: bool,
         judge: str | None,
-        judge_llm: Path | None, no_share: bool, no_traces: bool, trace_limit: int | None) -> int:
+        judge_llm: Path | None, no_share: bool, no_traces: bool, trace_all: bool, trace_limit: int | None) -> int:
     """Run each graph variant on every query of an eval set.
 
     \b
@@ -211,6 +215,8 @@ def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | No
             setattr(request, key, False)
     if mlflow_sync:
         request.mlflow_sync = True
+    if trace_all:
+        request.trace_all = True
     return execute(request, resume=resume is not None, progress=not no_progress, dry_run=dry_run)
 
 

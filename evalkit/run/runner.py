@@ -57,6 +57,7 @@ class RunOptions:
     share_work: bool = True  # compute identical node executions once across variants (graph.memo)
     traces: bool = True  # also log each query's node path as an MLflow trace
     trace_limit: int | None = None
+    trace_policy: str = "misses"  # which queries get an MLflow trace: misses (+20 others) or all (track.traces)
     judge: str = "offline"  # judge backend for generating variants (evalkit.judges registry)
     judge_options: dict[str, Any] = field(default_factory=dict)
     executor: str = "local"  # local (threads) or ray
@@ -94,6 +95,9 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
     try:
         with signals_interrupt():
             tracker = _run_variants(eval_set, configs, options, resources, corpus, summary, folder, tracker, echo)
+            summary.status = "complete"
+            if tracker is not None:
+                close_tracking(tracker, summary, echo)
     except BaseException as exc:  # Ctrl-C, a signal (run.tracking.Interrupted) or an error: say what is missing
         summary.status = "interrupted"
         summary.interrupted = f"{type(exc).__name__}: {exc}" if not isinstance(exc, KeyboardInterrupt) \
@@ -103,9 +107,6 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
             tracker.abort("KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED", f"run interrupted: "
                           f"{summary.interrupted}; variants not finished: {', '.join(summary.pending) or 'none'}")
         raise
-    summary.status, summary.pending = "complete", []
-    if tracker is not None:
-        close_tracking(tracker, summary, echo)
     write_json_atomic(options.output, summary.to_dict())
     return summary
 

@@ -67,11 +67,12 @@ class BackgroundLogger:
     def __init__(self, run: RunSummary, output_dir: Path, tracking_uri: str | None = None,
                  experiment: str = "evalkit", tags: dict[str, str] | None = None, traces: bool = True,
                  trace_limit: int | None = None, source_name: str = "evalkit run",
-                 echo: Callable[[str], None] = print, max_pending: int = MAX_PENDING, progress: bool = True):
+                 echo: Callable[[str], None] = print, max_pending: int = MAX_PENDING, progress: bool = True,
+                 trace_policy: str = "all"):
         self.config = {"run": {"eval_set": run.eval_set.to_dict(), "git_commit": run.git_commit},
                        "output_dir": str(output_dir), "tracking_uri": tracking_uri, "experiment": experiment,
                        "tags": dict(tags or {}), "traces": traces, "trace_limit": trace_limit,
-                       "source_name": source_name}
+                       "source_name": source_name, "trace_policy": trace_policy}
         self.echo, self.max_pending, self.progress = echo, max(1, max_pending), progress
         self.proc: subprocess.Popen[str] | None = None
         self.events: queue.Queue[dict[str, Any]] = queue.Queue()
@@ -135,13 +136,19 @@ class BackgroundLogger:
         return self.info
 
     def abort(self, status: str = "KILLED", reason: str | None = None) -> None:
-        """Have the worker end its open runs with ``status``, then stop it (never raises)."""
+        """Have the worker end its open runs with ``status``, then stop it (never raises).
+
+        On KILLED the worker is also sent SIGTERM, so the variant it is logging stops at
+        once (that child run ends KILLED) instead of finishing first.
+        """
         if self.proc is None or self.proc.poll() is not None:
             return
         try:
             self._send({"op": "abort", "status": status, "reason": reason})
         except EvalkitError:
             pass
+        if status == "KILLED":
+            self.proc.send_signal(signal.SIGTERM)
         self._wait(ABORT_WAIT_S)
 
     # ------------------------------------------------------------------ plumbing
@@ -152,6 +159,13 @@ class BackgroundLogger:
             self.proc.stdin.write(json.dumps(message, ensure_ascii=False, default=str) + "\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError) as exc:
+            while True:                       # the worker's own account of why it stopped, if it gave one
+                try:
+                    self._handle(self.events.get(timeout=2.0))
+                except queue.Empty:
+                    break
+                if self.error:
+                    break
             self.error = self.error or f"the MLflow worker stopped ({exc})"
             raise EvalkitError(self.error) from exc
 
@@ -198,6 +212,10 @@ class BackgroundLogger:
 # ---------------------------------------------------------------------------- the worker process
 
 
+STOP = threading.Event()      # set by SIGTERM while the worker logs; checked between MLflow calls
+_BUSY = threading.Event()     # the worker is inside a logging step (not waiting for a command)
+
+
 def worker(stdin: IO[str], emit: Callable[[dict[str, Any]], None]) -> int:
     """Run the worker's loop over JSON commands from ``stdin``; returns the exit code."""
     from evalkit.run.store import read_results
@@ -209,12 +227,14 @@ def worker(stdin: IO[str], emit: Callable[[dict[str, Any]], None]) -> int:
         for line in stdin:
             msg = json.loads(line)
             op = msg["op"]
+            _BUSY.set()
             if op == "open":
                 run = RunSummary(eval_set=EvalSetRef(**msg["run"]["eval_set"]), variants={},
                                  git_commit=msg["run"]["git_commit"])
                 log = InvocationLogger(run, Path(msg["output_dir"]), msg["tracking_uri"], msg["experiment"],
                                        msg["tags"], msg["traces"], msg["trace_limit"], msg["source_name"],
-                                       note=lambda text: emit({"event": "note", "text": text}))
+                                       note=lambda text: emit({"event": "note", "text": text}), stop=STOP.is_set,
+                                       trace_policy=msg["trace_policy"])
                 emit({"event": "opened", "info": log.open(msg["names"])})
             elif op == "variant" and log is not None:
                 t0, traced = time.perf_counter(), log.traced
@@ -232,12 +252,15 @@ def worker(stdin: IO[str], emit: Callable[[dict[str, Any]], None]) -> int:
                 if log is not None:
                     log.abort(msg.get("status") or "KILLED", msg.get("reason"))
                 return 0
+            _BUSY.clear()
+            if STOP.is_set():
+                raise KeyboardInterrupt("SIGTERM")
         if log is not None:        # end of input without close: evalkit is gone
             log.abort("KILLED", "the evalkit process ended before this invocation was logged")
         return 0
-    except KeyboardInterrupt:      # SIGTERM of the worker itself
+    except KeyboardInterrupt:      # SIGTERM: from evalkit's abort() (its reason follows on stdin) or from outside
         if log is not None:
-            log.abort("KILLED", "the MLflow worker was terminated (SIGTERM)")
+            log.abort("KILLED", _pending_reason(stdin) or "the MLflow worker was terminated (SIGTERM)")
         return 143
     except Exception as exc:  # noqa: BLE001 - reported to evalkit, which keeps its results
         reason = mask_text(f"{type(exc).__name__}: {exc}")
@@ -247,20 +270,39 @@ def worker(stdin: IO[str], emit: Callable[[dict[str, Any]], None]) -> int:
         return 1
 
 
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt(signal.Signals(signum).name)
+def _pending_reason(stdin: IO[str]) -> str | None:
+    """The reason of an ``abort`` command already waiting on stdin, if any (non-blocking)."""
+    import select
+
+    try:
+        if select.select([stdin], [], [], 0.5)[0]:
+            msg = json.loads(stdin.readline() or "{}")
+            return msg.get("reason") if msg.get("op") == "abort" else None
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    """Stop at the next safe point while logging (``STOP``); at once while waiting for a command."""
+    STOP.set()
+    if not _BUSY.is_set():
+        raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 def main() -> int:
     """Entry point of ``python -m evalkit.track.background``: events on the real stdout, prints to stderr."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _raise_interrupt)
+    signal.signal(signal.SIGTERM, _on_sigterm)
     events = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8", buffering=1)
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
 
     def emit(event: dict[str, Any]) -> None:
-        events.write(json.dumps(event, default=str) + "\n")
-        events.flush()
+        try:
+            events.write(json.dumps(event, default=str) + "\n")
+            events.flush()
+        except (BrokenPipeError, OSError):  # evalkit is gone: end of stdin follows, and the runs end KILLED
+            pass
 
     return worker(sys.stdin, emit)
 

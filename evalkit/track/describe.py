@@ -14,6 +14,7 @@ from typing import Any
 from evalkit.redact import redact
 from evalkit.track.payloads import ANSWER_HEADLINE, QUERY_ANSWER_HEADLINE, headline_metrics
 from evalkit.track.store import artifact_root, default_tracking_uri
+from evalkit.track.traces import EXAMPLES
 
 
 def _generates(config: Any) -> bool:
@@ -21,7 +22,8 @@ def _generates(config: Any) -> bool:
 
 
 def logging_plan(eval_set: Any, configs: Sequence[Any], output: Path, tracking_uri: str | None, experiment: str,
-                 traces: bool, trace_limit: int | None, metrics: Sequence[str], background: bool = True) -> list[str]:
+                 traces: bool, trace_limit: int | None, trace_all: bool, metrics: Sequence[str],
+                 background: bool = True) -> list[str]:
     """The dry run's MLflow lines: store, runs, params/metrics/artifacts per run, traces and assessments."""
     folder = Path(output).with_suffix("").parent
     uri = tracking_uri or default_tracking_uri(folder)
@@ -38,11 +40,15 @@ def logging_plan(eval_set: Any, configs: Sequence[Any], output: Path, tracking_u
              f"  {len(names)} child run(s), one per variant: params = its flattened config (secrets masked), all its "
              "metrics, per_query.jsonl, config.yaml, per_query_metrics.json, rerank_scores.json, rerank histograms"]
     if traces:
-        per = n if trace_limit is None else min(n, trace_limit)
         assessed = ", ".join([*headline_metrics(metrics), *(QUERY_ANSWER_HEADLINE if gen else ())])
-        lines.append(f"  traces: {per} per variant ({per * len(names)} in all{'' if trace_limit is None else ', --trace-limit'})"
-                     f", one span per node execution; assessments per trace: {assessed}"
-                     f"{' (answer metrics on generating variants)' if gen else ''}")
+        if trace_all:
+            which = f"all {n} queries of each variant ({n * len(names)} traces)"
+        else:
+            which = (f"each variant's misses and failures (a retrieval metric at 0, a hallucinated or wrong answer, "
+                     f"an error) plus its first {EXAMPLES} other queries (--trace-all: all {n})")
+        cap = f", at most {trace_limit} per variant" if trace_limit is not None else ""
+        lines.append(f"  traces: {which}{cap}; one span per node execution; assessments per trace: {assessed}"
+                     f"{' (answer metrics on generating variants)' if gen else ''}; per_query.jsonl keeps every query")
     else:
         lines.append("  traces: none (--no-traces); per-node traces stay in per_query.jsonl")
     return [textwrap.fill(line, width=118, subsequent_indent="    ", break_on_hyphens=False) for line in lines]

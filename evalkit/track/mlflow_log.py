@@ -66,15 +66,22 @@ class InvocationLogger:
         tags: extra tags of the parent run.
         traces: also log each query's trace (``evalkit.track.traces``); a failure there only warns.
         trace_limit: trace at most this many queries per variant (eval-set order); ``None`` for all.
+        trace_policy: ``all`` (every query) or ``misses`` (every miss or failure plus the first
+            20 others; ``evalkit.track.traces.select_traced``), before ``trace_limit``.
         source_name: the ``mlflow.source.name`` tag (``evalkit run``, ``evalkit demo``).
         note: called with user-facing one-liners (a moved store, runs marked KILLED).
+        stop: polled between logging steps (and between traces); when it returns True the
+            current step raises ``KeyboardInterrupt`` at that safe point, never inside an
+            MLflow call (an interrupted sqlite transaction would hold the store's lock).
     """
 
     def __init__(self, run: RunSummary, output_dir: Path, tracking_uri: str | None = None,
                  experiment: str = "evalkit", tags: dict[str, str] | None = None, traces: bool = True,
                  trace_limit: int | None = None, source_name: str = "evalkit run",
-                 note: Callable[[str], None] = logger.info):
+                 note: Callable[[str], None] = logger.info, stop: Callable[[], bool] = lambda: False,
+                 trace_policy: str = "all"):
         self.run, self.output_dir = run, Path(output_dir)
+        self.stop, self.trace_policy = stop, trace_policy
         self.uri = tracking_uri or default_tracking_uri(self.output_dir)
         self.experiment, self.tags = experiment, dict(tags or {})
         self.traces, self.trace_limit, self.source_name, self.note = traces, trace_limit, source_name, note
@@ -163,13 +170,17 @@ class InvocationLogger:
         child = self.client.create_run(self.experiment_id, run_name=v.name, tags=tags).info.run_id
         self.open_child = v.summary.mlflow_run_id = self.child_ids[v.name] = child
         try:
+            self._checkpoint()
             self._log_dataset(v, child)
+            self._checkpoint()
             self._log_child(child, v, params, metrics)
+            self._checkpoint()
             if self.traces:
                 from evalkit.track.traces import log_variant_traces
 
                 done = log_variant_traces(self.client, self.uri, self.experiment_id, child, v.name, v.results,
-                                          limit=self.trace_limit)
+                                          limit=self.trace_limit, checkpoint=self._checkpoint,
+                                          policy=self.trace_policy)
                 self.traced += done.logged if done else 0
         except BaseException as exc:
             self.open_child = None
@@ -178,6 +189,10 @@ class InvocationLogger:
         self.open_child = None
         end_run(self.client, child, "FINISHED")
         return child
+
+    def _checkpoint(self) -> None:
+        if self.stop():
+            raise KeyboardInterrupt("stopped")
 
     def _variant_tags(self, v: pl.VariantLog) -> dict[str, str]:
         t: dict[str, Any] = {"evalkit.variant": v.name, **pl.source_tags(self.source_name, self.run.git_commit),
@@ -233,7 +248,7 @@ class InvocationLogger:
             stage = Path(tmp)
             (stage / "config.yaml").write_text(mask_yaml_secrets(v.config_yaml), encoding="utf-8")
             (stage / "rerank_scores.json").write_text(json.dumps(pl.rerank_scores(v.results)), encoding="utf-8")
-            (stage / "per_query.jsonl").write_text(redact(per_query.read_text(encoding="utf-8")), encoding="utf-8")
+            (stage / "per_query.jsonl").write_text(mask_text(per_query.read_text(encoding="utf-8")), encoding="utf-8")
             _, notes = rerank_histograms(v.results, stage, title=v.name)
             for note in notes:
                 logger.info("variant %s: %s", v.name, note)
@@ -250,7 +265,7 @@ def log_invocation(run: RunSummary, variants: list[pl.VariantLog], output_dir: P
                    tracking_uri: str | None = None, experiment: str = "evalkit",
                    tags: dict[str, str] | None = None, traces: bool = True,
                    trace_limit: int | None = None, source_name: str = "evalkit run",
-                   note: Callable[[str], None] = logger.info) -> dict[str, str]:
+                   note: Callable[[str], None] = logger.info, trace_policy: str = "all") -> dict[str, str]:
     """Log a finished invocation in this process: one parent run, one nested child run per variant.
 
     The arguments are :class:`InvocationLogger`'s; ``variants`` each get their
@@ -266,7 +281,7 @@ def log_invocation(run: RunSummary, variants: list[pl.VariantLog], output_dir: P
         pl.variant_params(v.params)
         pl.variant_metrics(v.summary)
     logger_ = InvocationLogger(run, output_dir, tracking_uri, experiment, tags, traces, trace_limit,
-                               source_name, note)
+                               source_name, note, trace_policy=trace_policy)
     logger_.open(names)
     started = time.perf_counter()
     try:

@@ -15,9 +15,11 @@ Span payloads are also scrubbed of the literal values of secret environment vari
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from evalkit.redact import MASK, redact, redact_obj
@@ -32,6 +34,7 @@ _YAML_PAIR = re.compile(
     r"""(?P<value>"[^"\n]*"|'[^'\n]*'|[^,{}\[\]\n#\s](?:[^,}\]\n#]*[^,}\]\n#\s])?)""")
 
 
+@lru_cache(maxsize=4096)
 def is_secret_key(key: str) -> bool:
     """Whether a key names a secret: ``api_key``, ``secret``, ``password`` or a ``token``.
 
@@ -101,6 +104,23 @@ def secret_env_values(environ: dict[str, str] | None = None) -> list[str]:
     """Values of environment variables whose names are secrets (``OPENAI_API_KEY``...), longest first."""
     env = os.environ if environ is None else environ
     return sorted({v for k, v in env.items() if is_secret_key(k) and len(v) >= 6}, key=len, reverse=True)
+
+
+def mask_keys(value: Any) -> Any:
+    """A copy of ``value`` (JSON-like) with the value of every secret-named key set to ``***``."""
+    if isinstance(value, dict):
+        return {k: (MASK if v is not None and is_secret_key(str(k)) else mask_keys(v)) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [mask_keys(v) for v in value]
+    return value
+
+
+def scrub_json(value: Any, secrets: Sequence[str] = ()) -> str:
+    """``value`` as JSON, scrubbed like :func:`scrub` but with one text pass (the fast path for span payloads)."""
+    text = json.dumps(mask_keys(value), ensure_ascii=False, default=str)
+    for s in secrets:
+        text = text.replace(json.dumps(s, ensure_ascii=False)[1:-1], MASK)
+    return mask_text(text)
 
 
 def scrub(value: Any, secrets: Sequence[str] = ()) -> Any:

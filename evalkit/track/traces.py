@@ -46,7 +46,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,7 +55,7 @@ from evalkit.graph.schema import Role
 from evalkit.records import QueryResult
 from evalkit.track.names import mlflow_metric_name
 from evalkit.track.payloads import QUERY_ANSWER_HEADLINE, headline_metrics
-from evalkit.track.secrets import scrub, secret_env_values
+from evalkit.track.secrets import mask_text, scrub, scrub_json, secret_env_values
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +74,10 @@ SPAN_TYPES = {Role.RETRIEVER: "RETRIEVER", Role.RERANKER: "RERANKER", Role.GUARD
 """MLflow span type of each node role (the UI shows an icon per type); others: CHAIN."""
 
 
+EXAMPLES = 20               # queries traced beside the misses under the "misses" policy
+POLICIES = ("misses", "all")
+
+
 @dataclass
 class TraceLogResult:
     """What :func:`log_traces` did for one variant."""
@@ -82,9 +86,41 @@ class TraceLogResult:
     skipped: int
     trace_ids: list[str]
     seconds: float
+    chosen: str = ""
 
     def note(self) -> str:
-        return f"logged {self.logged} trace(s)" + (f", {self.skipped} query(s) not traced" if self.skipped else "")
+        return (f"logged {self.logged} trace(s)" + (f", {self.skipped} query(s) not traced" if self.skipped else "")
+                + (f" ({self.chosen})" if self.chosen else ""))
+
+
+def is_miss(result: QueryResult, retrieval: Sequence[str]) -> bool:
+    """A query worth a trace: it failed, a retrieval metric is 0, or its answer is hallucinated or wrong."""
+    m = result.metrics
+    return (result.error is not None or result.outcome == "failed" or any(m.get(k) == 0 for k in retrieval)
+            or bool(m.get("hallucinated")) or m.get("answer_correctness") == 0)
+
+
+def select_traced(results: Sequence[QueryResult], policy: str = "all", limit: int | None = None,
+                  examples: int = EXAMPLES) -> tuple[list[QueryResult], str]:
+    """The queries to trace, in eval-set order, and a phrase saying which.
+
+    ``all``: every query. ``misses``: every query :func:`is_miss` flags, plus the first
+    ``examples`` others (so a filter such as ``feedback.hit_at_5 < 1`` finds every miss).
+    ``limit`` then keeps the first ``limit`` of those.
+    """
+    if policy not in POLICIES:
+        raise ValueError(f"trace policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+    chosen, phrase = list(results), "every query"
+    if policy == "misses":
+        retrieval = [n for n in assessed_metrics(results) if n not in QUERY_ANSWER_HEADLINE]
+        misses = {r.query_id for r in results if is_miss(r, retrieval)}
+        others = [r.query_id for r in results if r.query_id not in misses][:examples]
+        keep = misses | set(others)
+        chosen = [r for r in results if r.query_id in keep]
+        phrase = f"the {len(misses)} misses/failures and the first {len(others)} others"
+    if limit is not None:
+        chosen, phrase = chosen[:limit], f"{phrase}, at most {limit}"
+    return chosen, phrase
 
 
 # ---------------------------------------------------------------------------- summarising
@@ -161,15 +197,14 @@ def build_spans(result: QueryResult, variant: str, run_id: str, secrets: Sequenc
 
     def span(name: str, span_id: int, parent: int | None, start: int, end: int, span_type: str,
              inputs: Any, outputs: Any, attributes: dict[str, Any], error: str | None) -> Any:
-        attrs = {SpanAttributeKey.REQUEST_ID: trace_id, SpanAttributeKey.SPAN_TYPE: span_type,
-                 SpanAttributeKey.INPUTS: bounded(scrub(inputs, secrets)),
-                 SpanAttributeKey.OUTPUTS: bounded(scrub(outputs, secrets)),
-                 **{k: scrub(v, secrets) for k, v in attributes.items() if v is not None}}
+        attrs = {SpanAttributeKey.REQUEST_ID: json.dumps(trace_id), SpanAttributeKey.SPAN_TYPE: json.dumps(span_type),
+                 SpanAttributeKey.INPUTS: scrub_json(bounded(inputs), secrets),
+                 SpanAttributeKey.OUTPUTS: scrub_json(bounded(outputs), secrets),
+                 **{k: scrub_json(v, secrets) for k, v in attributes.items() if v is not None}}
         status = Status(StatusCode.ERROR, scrub(error, secrets)) if error else Status(StatusCode.OK)
         return Span(ReadableSpan(
-            name=name, context=context(span_id), parent=context(parent) if parent else None,
-            start_time=start, end_time=end, resource=resource, status=status,
-            attributes={k: json.dumps(v, ensure_ascii=False, default=str) for k, v in attrs.items()}))
+            name=mask_text(name), context=context(span_id), parent=context(parent) if parent else None,
+            start_time=start, end_time=end, resource=resource, status=status, attributes=attrs))
 
     root_id = _hex_id(trace_id, "root", bits=64)
     spans, times, previous = [], [], "start"
@@ -243,7 +278,8 @@ def assessed_metrics(results: Sequence[QueryResult]) -> list[str]:
 
 def log_traces(tracking_uri: str, experiment_id: str, run_id: str, variant: str,
                results: Sequence[QueryResult], limit: int | None = None,
-               batch: int = TRACES_PER_BATCH, metrics: Sequence[str] | None = None) -> TraceLogResult:
+               batch: int = TRACES_PER_BATCH, metrics: Sequence[str] | None = None,
+               checkpoint: Callable[[], None] = lambda: None, policy: str = "all") -> TraceLogResult:
     """Log one MLflow trace per query of ``results`` (the first ``limit``), linked to run ``run_id``.
 
     Args:
@@ -254,7 +290,9 @@ def log_traces(tracking_uri: str, experiment_id: str, run_id: str, variant: str,
         results: the variant's per-query results, in eval-set order.
         limit: trace at most this many queries (the first ones); ``None`` for all.
         batch: traces per ``log_spans`` request.
+        policy: which queries to trace before ``limit`` (:func:`select_traced`).
         metrics: per-query metrics logged as assessments; ``None`` for :func:`assessed_metrics`.
+        checkpoint: called before each trace; raises to stop between two MLflow calls.
 
     Returns:
         How many traces were logged, how many queries were skipped (over ``limit`` or
@@ -267,7 +305,7 @@ def log_traces(tracking_uri: str, experiment_id: str, run_id: str, variant: str,
     if limit is not None and limit < 0:
         raise ValueError(f"limit must be >= 0 or None, got {limit}")
     t0 = time.perf_counter()
-    chosen = list(results) if limit is None else list(results)[:limit]
+    chosen, phrase = select_traced(results, policy, limit)
     metrics = assessed_metrics(results) if metrics is None else list(metrics)
     secrets = secret_env_values()
     tracing = TracingClient(tracking_uri)
@@ -286,6 +324,7 @@ def log_traces(tracking_uri: str, experiment_id: str, run_id: str, variant: str,
             pending_ids.clear()
 
     for r in chosen:
+        checkpoint()
         spans = build_spans(r, variant, run_id, secrets)
         if not spans:
             continue
@@ -297,18 +336,21 @@ def log_traces(tracking_uri: str, experiment_id: str, run_id: str, variant: str,
     flush()
     seconds = time.perf_counter() - t0
     logger.info("variant %s: %d trace(s) logged in %.2f s", variant, len(ids), seconds)
-    return TraceLogResult(logged=len(ids), skipped=len(results) - len(ids), trace_ids=ids, seconds=seconds)
+    return TraceLogResult(logged=len(ids), skipped=len(results) - len(ids), trace_ids=ids, seconds=seconds,
+                          chosen="" if policy == "all" and limit is None else phrase)
 
 
 def log_variant_traces(client: Any, tracking_uri: str, experiment_id: str, run_id: str, variant: str,
-                       results: Sequence[QueryResult], limit: int | None = None) -> TraceLogResult | None:
+                       results: Sequence[QueryResult], limit: int | None = None,
+                       checkpoint: Callable[[], None] = lambda: None, policy: str = "all") -> TraceLogResult | None:
     """:func:`log_traces` for a variant's run: never raises.
 
     Traces are a view of what ``per_query.jsonl`` already holds, so a failure is logged
     as a warning and recorded in the run's ``evalkit.traces`` tag instead of failing the run.
     """
     try:
-        done = log_traces(tracking_uri, experiment_id, run_id, variant, results, limit=limit)
+        done = log_traces(tracking_uri, experiment_id, run_id, variant, results, limit=limit, checkpoint=checkpoint,
+                          policy=policy)
         note = done.note()
     except Exception as exc:  # noqa: BLE001 - optional view; the run and its artifacts are logged already
         logger.warning("variant %s: MLflow traces not logged (%s: %s)", variant, type(exc).__name__, exc)

@@ -31,9 +31,9 @@ from evalkit.track import VariantLog, default_tracking_uri, log_invocation, mask
 from evalkit.track.names import MAX_PARAM_VALUE_LENGTH, batches
 from evalkit.track.payloads import variant_metrics
 from evalkit.track.secrets import is_secret_key, mask_yaml_secrets
-from evalkit.track.plots import ANSWERABLE_FIGURE, HIT_FIGURE, rerank_histograms
+from evalkit.track.plots import FIGURE, rerank_histograms
 
-PNGS = {HIT_FIGURE, ANSWERABLE_FIGURE}
+PNGS = {FIGURE}
 CONFIG_YAML = """name: rerank
 nodes:
   retrieve: {type: retrieve, params: {top_k: 100}}
@@ -284,7 +284,7 @@ def test_embedded_artifacts(embedded):
     assert "sk-live-123" not in config and yaml.safe_load(config)["nodes"]["rerank"]["params"]["top_k"] == 50
     lines = Path(client.download_artifacts(rerank_id, "per_query.jsonl", str(dl))).read_text().splitlines()
     assert [json.loads(x)["query_id"] for x in lines] == ["q1", "q2", "q3", "q4", "q5"]
-    png = Path(client.download_artifacts(rerank_id, HIT_FIGURE, str(dl))).read_bytes()
+    png = Path(client.download_artifacts(rerank_id, FIGURE, str(dl))).read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
 
 
