@@ -416,3 +416,74 @@ def test_real_server(mlflow_server, tmp_path, monkeypatch):
     assert scores["q2"] == [0.3, 0.15]
     assert {a.path for a in client.list_artifacts(out["parent_run_id"])} == {"comparison.json", "variants.json"}
     assert list((server_dir / "art").rglob("rerank_scores.json"))       # stored by the server, not the client
+
+
+def _rest(url: str, path: str, body: dict | None = None) -> dict:
+    """One call to the MLflow REST API (what the UI itself calls)."""
+    req = urllib.request.Request(f"{url}{path}", data=None if body is None else json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"}, method="GET" if body is None else "POST")
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())
+
+
+def _traced(tmp: Path, name: str) -> VariantLog:
+    """Variant ``name`` over q1..q5 with a two-node trace per query (q2 misses: hit@5 = 0)."""
+    v = _variant(tmp, name, True)
+    for i, r in enumerate(v.results):
+        r.trace = [{"step": 0, "node": "retrieve", "type": "retrieve", "started_at": 1.78e9 + i, "duration_ms": 3.0,
+                    "elapsed_ms": 3.0, "wrote": {}, "edge": "rerank", "edge_reason": "default", "error": None},
+                   {"step": 1, "node": "rerank", "type": "rerank", "started_at": 1.78e9 + i + 0.01, "duration_ms": 9.0,
+                    "elapsed_ms": 0.01, "reused": True, "wrote": {}, "edge": "end", "edge_reason": "default",
+                    "error": None}]
+    return v
+
+
+@pytest.mark.integration
+def test_the_ui_facts_through_the_rest_api(mlflow_server, tmp_path, monkeypatch):
+    """What the MLflow UI shows, read the way the UI reads it: datasets, sources, parent metrics, trace assessments."""
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
+    url, _ = mlflow_server
+    variants = [_traced(tmp_path, "rerank"), _traced(tmp_path, "dense")]
+    out = log_invocation(_run_summary(variants), variants, tmp_path, tracking_uri=url, experiment="ui-facts")
+    exp = out["experiment_id"]
+    parent = _rest(url, f"/api/2.0/mlflow/runs/get?run_id={out['parent_run_id']}")["run"]
+    metrics = {m["key"]: m["value"] for m in parent["data"]["metrics"]}
+    assert metrics["hit_at_5/rerank"] == pytest.approx(2 / 3) and metrics["recall_at_20/dense"] == 0.75
+    tags = {t["key"]: t["value"] for t in parent["data"]["tags"]}
+    assert (tags["mlflow.source.name"], tags["mlflow.source.type"], tags["mlflow.source.git.commit"]) == (
+        "evalkit run", "LOCAL", "1234abcd")
+    assert parent["info"]["run_name"].startswith("faq v3 · 2 variants (rerank, dense) · ")
+    children = _rest(url, "/api/2.0/mlflow/runs/search", {
+        "experiment_ids": [exp], "filter": f"tags.mlflow.parentRunId = '{out['parent_run_id']}'"})["runs"]
+    assert len(children) == 2
+    for run in [parent, *children]:                              # the Dataset column of every row
+        (ds,) = run["inputs"]["dataset_inputs"]
+        assert (ds["dataset"]["name"], ds["dataset"]["digest"], ds["dataset"]["source_type"]) == (
+            "faq@v3", "e" * 12, "local")
+        assert {"key": "mlflow.data.context", "value": "eval"} in ds["tags"]
+    where = {"locations": [{"type": "MLFLOW_EXPERIMENT", "mlflow_experiment": {"experiment_id": exp}}],
+             "max_results": 100}
+    every = _rest(url, "/api/3.0/mlflow/traces/search", where)["traces"]
+    assert len(every) == 10                                      # 5 queries x 2 variants
+    for t in every:                                              # the trace view of each (GetTraceInfoV3)
+        info = _rest(url, f"/api/3.0/mlflow/traces/{t['trace_id']}")["trace"]["trace_info"]
+        got = {a["assessment_name"]: a["feedback"]["value"] for a in info.get("assessments", [])}
+        qid = info["tags"]["mlflow.traceName"]
+        # q4, q5 are unanswerable: no retrieval metric, no assessment
+        hit = 0.0 if qid == "q2" else 1.0                           # the fixture: recall@20 = hit@5
+        want = {} if qid in ("q4", "q5") else {"hit_at_5": hit, "recall_at_20": hit}
+        assert got == want, (qid, got)
+        assert {a["source"]["source_type"] for a in info.get("assessments", [])} <= {"CODE"}
+    misses = _rest(url, "/api/3.0/mlflow/traces/search", {**where, "filter": "feedback.hit_at_5 < 1"})["traces"]
+    assert sorted(t["tags"]["mlflow.traceName"] for t in misses) == ["q2", "q2"]   # filterable by assessment
+    spans = _spans(url, misses[0]["trace_id"])
+    reused = next(s for s in spans if s.name == "rerank" and s.parent_id is not None)
+    root = next(s for s in spans if s.parent_id is None)
+    assert reused.attributes["evalkit.reused"] is True and reused.end_time_ns - reused.start_time_ns == 10_000
+    assert reused.end_time_ns <= root.end_time_ns
+
+
+def _spans(url: str, trace_id: str) -> list:
+    from mlflow import MlflowClient
+
+    return MlflowClient(tracking_uri=url).get_trace(trace_id).data.spans
