@@ -19,6 +19,9 @@ What it does, on the bundled demo eval set (120 queries) and ``graph_configs/*.y
    seconds. Also the CPU seconds of each run (user + system of the process and its children:
    MLflow's worker process is a child), because the machine may be shared.
 
+The "after --trace-all" side runs this checkout tracing every query, as "before" does
+(its default traces misses and failures plus 10 other queries per variant).
+
 Target (issue 14): MLflow adds at most 25% to the warm run's wall time.
 """
 from __future__ import annotations
@@ -49,15 +52,15 @@ def _extract(ref: str, dest: Path) -> Path:
     return dest
 
 
-def _run(root: Path, configs: list[Path], output: Path, mlflow: bool, cache: Path, log: Path) -> tuple[float, float]:
+def _run(root: Path, configs: list[Path], output: Path, mlflow: bool, cache: Path, log: Path,
+         extra: tuple[str, ...] = ()) -> tuple[float, float]:
     """One ``evalkit run`` with ``root`` first on the path: (wall seconds, CPU seconds incl. children)."""
     env = {**os.environ, "PYTHONPATH": str(root), "EVALKIT_CACHE": str(cache), "HF_HUB_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "MLFLOW_DISABLE_TELEMETRY": "true", "OMP_NUM_THREADS": "1",
            "TOKENIZERS_PARALLELISM": "false"}
     cmd = [sys.executable, "-m", "evalkit.cli", "run", "--eval-set", str(REPO / "eval_sets" / "demo_kb.jsonl"),
            *[a for c in configs for a in ("--graph-config", str(c))], "--output", str(output), "--no-progress"]
-    if not mlflow:
-        cmd.append("--no-mlflow")
+    cmd.extend(extra if mlflow else ("--no-mlflow",))
     output.parent.mkdir(parents=True, exist_ok=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
@@ -74,6 +77,7 @@ def main() -> int:
     ap.add_argument("--before", default="main", help="git ref of the 'before' code [main]")
     ap.add_argument("--configs", nargs="*", help="config stems of graph_configs/ (default: all)")
     ap.add_argument("--work-dir", type=Path, default=Path("/tmp/evalkit-mlflow-share"))
+    ap.add_argument("--no-trace-all", action="store_true", help="skip the 'after --trace-all' side")
     ap.add_argument("--cache", type=Path, default=None,
                     help="evalkit cache to use (default: WORK_DIR/cache; a cold one encodes the corpus first, ~1-15 min)")
     args = ap.parse_args()
@@ -83,26 +87,29 @@ def main() -> int:
     work = args.work_dir.resolve()
     work.mkdir(parents=True, exist_ok=True)
     cache, log = (args.cache or work / "cache").resolve(), work / "runs.log"
-    sides = {"before": _extract(args.before, work / "before-src"), "after": REPO}
+    sides = {"before": (_extract(args.before, work / "before-src"), ()), "after": (REPO, ())}
+    if not args.no_trace_all:   # the same code tracing every query, as "before" does
+        sides["after --trace-all"] = (REPO, ("--trace-all",))
     print(f"demo eval set, {len(configs)} config(s), before = {args.before}, after = {REPO}; log: {log}", flush=True)
     _run(REPO, configs, work / "warm" / "out.json", False, cache, log)                       # 2. warm the cache
-    for side, root in sides.items():                                                        # 3. create the stores
-        for d in (work / side / "on", work / side / "off"):
+    folders = {side: work / side.replace(" --", "-") for side in sides}
+    for side, (root, extra) in sides.items():                                               # 3. create the stores
+        for d in (folders[side] / "on", folders[side] / "off"):
             shutil.rmtree(d, ignore_errors=True)
             d.mkdir(parents=True)
-        _run(root, configs, work / side / "on" / "demo_kb.json", True, cache, log)
+        _run(root, configs, folders[side] / "on" / "demo_kb.json", True, cache, log, extra)
     got: dict[tuple[str, bool], tuple[float, float]] = {}
     for mlflow in (False, True):                                                            # 4. timed, interleaved
-        for side, root in sides.items():
-            out = work / side / ("on" if mlflow else "off") / "demo_kb.json"
-            got[side, mlflow] = _run(root, configs, out, mlflow, cache, log)
-            print(f"  {side:6} MLflow {'on ' if mlflow else 'off'}: {got[side, mlflow][0]:7.1f} s wall, "
+        for side, (root, extra) in sides.items():
+            out = folders[side] / ("on" if mlflow else "off") / "demo_kb.json"
+            got[side, mlflow] = _run(root, configs, out, mlflow, cache, log, extra)
+            print(f"  {side:18} MLflow {'on ' if mlflow else 'off'}: {got[side, mlflow][0]:7.1f} s wall, "
                   f"{got[side, mlflow][1]:7.1f} s CPU", flush=True)
     print("\nMLflow share of a warm run (on - off) / off, wall time; CPU in brackets")
-    print(f"{'side':8}{'share':>9}{'off s':>9}{'on s':>9}{'adds s':>9}   {'CPU share':>9}")
+    print(f"{'side':20}{'share':>9}{'off s':>9}{'on s':>9}{'adds s':>9}   {'CPU share':>9}")
     for side in sides:
         (off, coff), (on, con) = got[side, False], got[side, True]
-        print(f"{side:8}{(on - off) / off:9.0%}{off:9.1f}{on:9.1f}{on - off:9.1f}   {(con - coff) / coff:9.0%}")
+        print(f"{side:20}{(on - off) / off:9.0%}{off:9.1f}{on:9.1f}{on - off:9.1f}   {(con - coff) / coff:9.0%}")
     print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
     return 0
 

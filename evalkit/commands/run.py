@@ -166,7 +166,7 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
                    "execution (by default such results are reused; numbers are the same either way).")
 @click.option("--no-traces", is_flag=True, help="Do not log per-query MLflow traces (one span per node).")
 @click.option("--trace-all", is_flag=True, help="Log an MLflow trace for every query (default: every miss or "
-              "failure, plus the first 20 other queries of each variant; all of them are in per_query.jsonl).")
+              "failure, plus the first 10 other queries of each variant; all of them are in per_query.jsonl).")
 @click.option("--trace-limit", type=click.IntRange(0), default=None,
               help="Log MLflow traces for at most N queries per variant.")
 def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | None, resume: str | None,

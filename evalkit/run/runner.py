@@ -57,7 +57,7 @@ class RunOptions:
     share_work: bool = True  # compute identical node executions once across variants (graph.memo)
     traces: bool = True  # also log each query's node path as an MLflow trace
     trace_limit: int | None = None
-    trace_policy: str = "misses"  # which queries get an MLflow trace: misses (+20 others) or all (track.traces)
+    trace_policy: str = "misses"  # which queries get an MLflow trace: misses (+10 others) or all (track.traces)
     judge: str = "offline"  # judge backend for generating variants (evalkit.judges registry)
     judge_options: dict[str, Any] = field(default_factory=dict)
     executor: str = "local"  # local (threads) or ray

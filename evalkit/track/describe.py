@@ -38,7 +38,7 @@ def logging_plan(eval_set: Any, configs: Sequence[Any], output: Path, tracking_u
              f"per-variant headline metrics <metric>/<variant> ({', '.join(headline_metrics(metrics))}{answer}), "
              "variants.json, comparison.json",
              f"  {len(names)} child run(s), one per variant: params = its flattened config (secrets masked), all its "
-             "metrics, per_query.jsonl, config.yaml, per_query_metrics.json, rerank_scores.json, rerank histograms"]
+             "metrics, per_query.jsonl, config.yaml, rerank_scores.json, rerank_top1.png"]
     if traces:
         assessed = ", ".join([*headline_metrics(metrics), *(QUERY_ANSWER_HEADLINE if gen else ())])
         if trace_all:

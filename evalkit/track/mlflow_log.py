@@ -13,8 +13,8 @@ Layout in the tracking store (see ``docs/mlflow.md`` for what to click)::
           params   the flattened graph config (secrets masked, long values truncated)
           metrics  summary.metrics (names through ``mlflow_metric_name``), counts, timing, usage
           dataset  the same eval set input
-          artifacts per_query.jsonl (redacted copy), config.yaml (secrets masked),
-                   per_query_metrics.json (table), rerank_scores.json, rerank histograms
+          artifacts per_query.jsonl (masked copy), config.yaml (secrets masked),
+                   rerank_scores.json, rerank_top1.png
           traces   one MLflow trace per query, a span per node execution, the query's
                    headline metrics as assessments (``evalkit.track.traces``)
 
@@ -46,7 +46,7 @@ from evalkit.records import RunSummary, VariantSummary
 from evalkit.redact import redact
 from evalkit.track import payloads as pl
 from evalkit.track.names import batches, safe_key, tag_value
-from evalkit.track.secrets import mask_text, mask_yaml_secrets
+from evalkit.track.secrets import mask_jsonl, mask_text, mask_yaml_secrets
 from evalkit.track.store import (ARTIFACTS_DIR, artifact_root, default_tracking_uri, end_run, ensure_experiment,
                                  is_remote, owner_tags, reap_stale_runs, status_of, ui_hint)
 
@@ -67,7 +67,7 @@ class InvocationLogger:
         traces: also log each query's trace (``evalkit.track.traces``); a failure there only warns.
         trace_limit: trace at most this many queries per variant (eval-set order); ``None`` for all.
         trace_policy: ``all`` (every query) or ``misses`` (every miss or failure plus the first
-            20 others; ``evalkit.track.traces.select_traced``), before ``trace_limit``.
+            10 others; ``evalkit.track.traces.select_traced``), before ``trace_limit``.
         source_name: the ``mlflow.source.name`` tag (``evalkit run``, ``evalkit demo``).
         note: called with user-facing one-liners (a moved store, runs marked KILLED).
         stop: polled between logging steps (and between traces); when it returns True the
@@ -248,7 +248,7 @@ class InvocationLogger:
             stage = Path(tmp)
             (stage / "config.yaml").write_text(mask_yaml_secrets(v.config_yaml), encoding="utf-8")
             (stage / "rerank_scores.json").write_text(json.dumps(pl.rerank_scores(v.results)), encoding="utf-8")
-            (stage / "per_query.jsonl").write_text(mask_text(per_query.read_text(encoding="utf-8")), encoding="utf-8")
+            (stage / "per_query.jsonl").write_text(mask_jsonl(per_query.read_text(encoding="utf-8")), encoding="utf-8")
             _, notes = rerank_histograms(v.results, stage, title=v.name)
             for note in notes:
                 logger.info("variant %s: %s", v.name, note)
@@ -256,9 +256,6 @@ class InvocationLogger:
             for bm, bp, bt in batches(ms, ps, ts_tags):
                 self.client.log_batch(run_id, metrics=bm, params=bp, tags=bt, synchronous=True)
             self.client.log_artifacts(run_id, str(stage))
-        table = pl.query_table(v.results, pl.headline_metrics(sorted({m for r in v.results for m in r.metrics}),
-                                                              pl.QUERY_ANSWER_HEADLINE))
-        self.client.log_table(run_id, table, "per_query_metrics.json")
 
 
 def log_invocation(run: RunSummary, variants: list[pl.VariantLog], output_dir: Path,

@@ -162,20 +162,6 @@ def rerank_scores(results: Sequence[QueryResult]) -> dict[str, list[float]]:
     return {r.query_id: [float(d["score"]) for d in r.reranked if d.get("score") is not None] for r in results}
 
 
-def query_table(results: Sequence[QueryResult], metrics: Sequence[str]) -> dict[str, list[Any]]:
-    """Per-query rows (id, type, outcome, error node, ``metrics``): a child's ``per_query_metrics.json`` table."""
-    cols: dict[str, list[Any]] = {"query_id": [], "type": [], "outcome": [], "error_node": [],
-                                  **{m: [] for m in metrics}}
-    for r in results:
-        cols["query_id"].append(r.query_id)
-        cols["type"].append(r.type)
-        cols["outcome"].append(r.outcome)
-        cols["error_node"].append((r.error or {}).get("node"))
-        for m in metrics:
-            cols[m].append(r.metrics.get(m))
-    return cols
-
-
 # ---------------------------------------------------------------------------- tags and names
 
 

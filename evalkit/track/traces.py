@@ -74,7 +74,7 @@ SPAN_TYPES = {Role.RETRIEVER: "RETRIEVER", Role.RERANKER: "RERANKER", Role.GUARD
 """MLflow span type of each node role (the UI shows an icon per type); others: CHAIN."""
 
 
-EXAMPLES = 20               # queries traced beside the misses under the "misses" policy
+EXAMPLES = 10               # queries traced beside the misses under the "misses" policy
 POLICIES = ("misses", "all")
 
 

@@ -271,7 +271,7 @@ def test_embedded_artifacts(embedded):
     tmp, variants, out, _ = embedded
     client = MlflowClient(tracking_uri=out["tracking_uri"])
     rerank_id, dense_id = (v.summary.mlflow_run_id for v in variants)
-    base = {"per_query.jsonl", "config.yaml", "rerank_scores.json", "per_query_metrics.json"}
+    base = {"per_query.jsonl", "config.yaml", "rerank_scores.json"}
     assert {a.path for a in client.list_artifacts(rerank_id)} == base | PNGS
     assert {a.path for a in client.list_artifacts(dense_id)} == base          # no scores: figures skipped
     assert "skipped" in client.get_run(dense_id).data.tags["evalkit.plots.skipped"]
@@ -410,7 +410,7 @@ def test_real_server(mlflow_server, tmp_path, monkeypatch):
     assert child.data.metrics["recall_at_20"] == 0.75 and child.data.metrics["n_queries"] == 5
     assert child.data.params["nodes.generate.params.api_key"] == "***"
     assert {a.path for a in client.list_artifacts(child.info.run_id)} == {
-        "per_query.jsonl", "config.yaml", "rerank_scores.json", "per_query_metrics.json"} | PNGS
+        "per_query.jsonl", "config.yaml", "rerank_scores.json"} | PNGS
     scores = json.loads(Path(client.download_artifacts(child.info.run_id, "rerank_scores.json",
                                                        str(tmp_path / "dl"))).read_text())
     assert scores["q2"] == [0.3, 0.15]

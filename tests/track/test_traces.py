@@ -345,3 +345,20 @@ def test_traces_through_a_real_server(server_url, tmp_path: Path, monkeypatch):
     spans = sorted((s for s in by_name["q1"].data.spans if s.parent_id), key=lambda s: s.start_time_ns)
     assert [s.name for s in spans] == ["retrieve", "rerank", "guard"]
     assert not (tmp_path / "mlflow.db").exists()
+
+
+def test_mask_jsonl_equals_masking_every_record():
+    """The fast path (distinct strings masked once) gives exactly what masking each record does."""
+    from evalkit.track.secrets import mask_jsonl, mask_records
+
+    records = [{"q": "see http://u:pw1234@host/v1?api_key=abc&x=1", "ids": ["d1", "d1", "sk-live-0123456789abcdefghij"],
+                "n": 3, "s": 'quote " and \\\\ and 中文 password=hunter2'},
+               {"q": "clean", "ids": ["d1"], "nested": {"x": [1.5, None, True]}}]
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    assert mask_jsonl(text) == mask_records(records)
+    assert "hunter2" not in mask_jsonl(text) and "pw1234" not in mask_jsonl(text) and "sk-live" not in mask_jsonl(text)
+    clean = json.dumps({"q": "nothing secret", "ids": ["d1"]}) + "\n"
+    assert mask_jsonl(clean) == clean                                    # untouched, byte for byte
+    keyed = [{"llm": {"api_key": "plain-value", "max_tokens": 5}}]         # a secret-named key: structural path
+    keyed_text = json.dumps(keyed[0]) + "\n"
+    assert mask_jsonl(keyed_text) == mask_records(keyed) and "plain-value" not in mask_jsonl(keyed_text)
