@@ -79,7 +79,6 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
     if dry_run:
         from evalkit.index.store import default_cache_root
         from evalkit.run.plan import make_plan
-
         from evalkit.track.describe import logging_plan
 
         plan = make_plan(eval_set, configs, request.judge, default_cache_root(), request.share_work)

@@ -27,7 +27,7 @@ from evalkit.index.corpus import load_corpus
 from evalkit.index.resources import Resources
 from evalkit.metrics import DEFAULT_METRICS, parse_metric
 from evalkit.metrics.agentic import add_loop_metrics
-from evalkit.records import QueryResult, RunSummary, VariantSummary
+from evalkit.records import RunSummary, VariantSummary
 from evalkit.run.executors import EXECUTORS, run_local, run_ray
 from evalkit.run.query import QueryContext
 from evalkit.run.store import VariantStore, results_folder, write_json_atomic

@@ -48,9 +48,9 @@ def start_tracking(summary: RunSummary, names: list[str], options: Any, echo: Ca
     from evalkit.run.store import results_folder
 
     out_dir = results_folder(options.output).parent
-    common = dict(tracking_uri=options.tracking_uri, experiment=options.experiment, tags=dict(options.tags),
-                  traces=options.traces, trace_limit=options.trace_limit, source_name=options.source_name,
-                  trace_policy=options.trace_policy)
+    common = {"tracking_uri": options.tracking_uri, "experiment": options.experiment, "tags": dict(options.tags),
+              "traces": options.traces, "trace_limit": options.trace_limit, "source_name": options.source_name,
+              "trace_policy": options.trace_policy}
     if options.mlflow_background:
         from evalkit.track.background import BackgroundLogger
 

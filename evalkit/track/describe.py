@@ -34,11 +34,11 @@ def logging_plan(eval_set: Any, configs: Sequence[Any], output: Path, tracking_u
     gen = [c.name for c in configs if _generates(c)]
     answer = f" + {', '.join(ANSWER_HEADLINE)} for the {len(gen)} generating variant(s)" if gen else ""
     lines = [f"MLflow: store {redact(uri)} ({where}), experiment '{experiment}', logged by {how}",
-             f"  parent run: eval set {eval_set.name}@v{eval_set.version} as dataset input, mlflow.source.* tags, "
-             f"per-variant headline metrics <metric>/<variant> ({', '.join(headline_metrics(metrics))}{answer}), "
-             "variants.json, comparison.json",
-             f"  {len(names)} child run(s), one per variant: params = its flattened config (secrets masked), all its "
-             "metrics, per_query.jsonl, config.yaml, rerank_scores.json, rerank_top1.png"]
+             (f"  parent run: eval set {eval_set.name}@v{eval_set.version} as dataset input, mlflow.source.* tags, "
+              f"per-variant headline metrics <metric>/<variant> ({', '.join(headline_metrics(metrics))}{answer}), "
+              "variants.json, comparison.json"),
+             (f"  {len(names)} child run(s), one per variant: params = its flattened config (secrets masked), all its "
+              "metrics, per_query.jsonl, config.yaml, rerank_scores.json, rerank_top1.png")]
     if traces:
         assessed = ", ".join([*headline_metrics(metrics), *(QUERY_ANSWER_HEADLINE if gen else ())])
         if trace_all:

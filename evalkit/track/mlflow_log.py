@@ -45,10 +45,21 @@ from evalkit.errors import EvalkitError
 from evalkit.records import RunSummary, VariantSummary
 from evalkit.redact import redact
 from evalkit.track import payloads as pl
-from evalkit.track.names import batches, safe_key, tag_value
-from evalkit.track.secrets import mask_jsonl, mask_text, mask_yaml_secrets
-from evalkit.track.store import (ARTIFACTS_DIR, artifact_root, default_tracking_uri, end_run, ensure_experiment,
-                                 is_remote, owner_tags, reap_stale_runs, status_of, ui_hint)
+from evalkit.track.names import MAX_PARAM_VALUE_LENGTH, batches, mlflow_metric_name, safe_key, tag_value
+from evalkit.track.payloads import VariantLog, comparison, rerank_scores, variant_metrics, variant_params
+from evalkit.track.secrets import MASK, is_secret_key, mask_jsonl, mask_secrets, mask_text, mask_yaml_secrets
+from evalkit.track.store import (
+    ARTIFACTS_DIR,
+    artifact_root,
+    default_tracking_uri,
+    end_run,
+    ensure_experiment,
+    is_remote,
+    owner_tags,
+    reap_stale_runs,
+    status_of,
+    ui_hint,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -292,10 +303,21 @@ def log_invocation(run: RunSummary, variants: list[pl.VariantLog], output_dir: P
     return info
 
 
-# Names this module held before it was split by concept; kept importable from here.
-from evalkit.track.names import MAX_PARAM_VALUE_LENGTH, mlflow_metric_name  # noqa: E402,F401
-from evalkit.track.payloads import (VariantLog, comparison, rerank_scores, variant_metrics,  # noqa: E402,F401
-                                    variant_params)
-from evalkit.track.secrets import MASK, is_secret_key, mask_secrets  # noqa: E402,F401
-
-__all__ = ["ARTIFACTS_DIR", "InvocationLogger", "VariantLog", "default_tracking_uri", "is_remote", "log_invocation"]
+# Besides the logger, the helpers this module held before it was split by concept stay importable from here.
+__all__ = [
+    "ARTIFACTS_DIR",
+    "MASK",
+    "MAX_PARAM_VALUE_LENGTH",
+    "InvocationLogger",
+    "VariantLog",
+    "comparison",
+    "default_tracking_uri",
+    "is_remote",
+    "is_secret_key",
+    "log_invocation",
+    "mask_secrets",
+    "mlflow_metric_name",
+    "rerank_scores",
+    "variant_metrics",
+    "variant_params",
+]

@@ -134,7 +134,7 @@ def test_background_logs_exactly_what_sync_logs(both):
 
 def test_the_compared_stores_hold_the_invocation(both):
     """The comparison above is not vacuous: the runs, traces and assessments are there."""
-    sync, bg, variants, info = both
+    _, bg, variants, info = both
     assert bg["parent"]["status"] == "FINISHED" and bg["parent"]["metrics"]["hit_at_5/b"] == 0.5
     assert len(bg["a"]["traces"]) == 4 and len(bg["b"]["params"]) == 2
     assert bg["b"]["traces"]["q1"]["assessments"] == [("hit_at_5", 1.0, "evalkit"), ("recall_at_20", 0.5, "evalkit")]

@@ -30,8 +30,8 @@ from evalkit.records import EvalSetRef, QueryResult, RunSummary, VariantSummary
 from evalkit.track import VariantLog, default_tracking_uri, log_invocation, mask_secrets, mlflow_metric_name
 from evalkit.track.names import MAX_PARAM_VALUE_LENGTH, batches
 from evalkit.track.payloads import variant_metrics
-from evalkit.track.secrets import is_secret_key, mask_yaml_secrets
 from evalkit.track.plots import FIGURE, rerank_histograms
+from evalkit.track.secrets import is_secret_key, mask_yaml_secrets
 
 PNGS = {FIGURE}
 CONFIG_YAML = """name: rerank
@@ -231,7 +231,7 @@ def test_parent_holds_headline_metrics_sources_and_a_distinct_name(embedded):
 def test_eval_set_is_the_dataset_input_of_every_run(embedded):
     from mlflow import MlflowClient
 
-    tmp, variants, out, _ = embedded
+    _, variants, out, _ = embedded
     client = MlflowClient(tracking_uri=out["tracking_uri"])
     for run_id in [out["parent_run_id"], *(v.summary.mlflow_run_id for v in variants)]:
         inputs = client.get_run(run_id).inputs.dataset_inputs
@@ -247,7 +247,7 @@ def test_eval_set_is_the_dataset_input_of_every_run(embedded):
 def test_embedded_params_metrics_and_secrets(embedded):
     from mlflow import MlflowClient
 
-    tmp, variants, out, _ = embedded
+    _, variants, out, _ = embedded
     client = MlflowClient(tracking_uri=out["tracking_uri"])
     child = client.get_run(variants[0].summary.mlflow_run_id)
     params = child.data.params

@@ -11,8 +11,16 @@ from pathlib import Path
 
 from evalkit.records import EvalSetRef, QueryResult, RunSummary, VariantSummary
 from evalkit.track import VariantLog, default_tracking_uri, log_invocation
-from evalkit.track.store import (OWNER_HOST, OWNER_PID, OWNER_STARTED, artifact_root, owner_alive, owner_tags,
-                                 reap_stale_runs, ui_hint)
+from evalkit.track.store import (
+    OWNER_HOST,
+    OWNER_PID,
+    OWNER_STARTED,
+    artifact_root,
+    owner_alive,
+    owner_tags,
+    reap_stale_runs,
+    ui_hint,
+)
 
 
 def _invocation(folder: Path) -> tuple[RunSummary, list[VariantLog]]:
@@ -68,7 +76,7 @@ def test_owner_tags_tell_a_live_process_from_a_dead_one():
     me = owner_tags()
     assert me[OWNER_HOST] == socket.gethostname() and me[OWNER_PID] == str(os.getpid())
     assert owner_alive(me) is True
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
     assert owner_alive({**me, OWNER_PID: dead.stdout.strip()}) is False            # process gone
     assert owner_alive({**me, OWNER_STARTED: "12.3"}) is False                     # pid reused by another process
     assert owner_alive({**me, OWNER_HOST: "elsewhere"}) is None                    # cannot tell
@@ -80,7 +88,7 @@ def test_stale_running_runs_are_marked_killed(tmp_path: Path):
 
     client = MlflowClient(tracking_uri=default_tracking_uri(tmp_path))
     exp = client.create_experiment("evalkit", artifact_location=(tmp_path / "mlartifacts").as_uri())
-    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
     dead = client.create_run(exp, tags={**owner_tags(), OWNER_PID: gone.stdout.strip()}).info.run_id
     alive = client.create_run(exp, tags=owner_tags()).info.run_id
     foreign = client.create_run(exp, tags={**owner_tags(), OWNER_HOST: "other-host"}).info.run_id

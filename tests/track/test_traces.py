@@ -17,8 +17,7 @@ import pytest
 
 from evalkit.records import EvalSetRef, QueryResult, RunSummary, VariantSummary
 from evalkit.track import VariantLog, default_tracking_uri, log_invocation
-from evalkit.track.traces import (bounded, build_spans, log_traces, mlflow_trace_id, scrub, secret_env_values,
-                                  shorten)
+from evalkit.track.traces import bounded, build_spans, log_traces, mlflow_trace_id, scrub, secret_env_values, shorten
 
 T0 = 1_780_000_000.0  # started_at of the first node (epoch seconds)
 SECRET = "sk-live-abcdef123456"
