@@ -17,7 +17,8 @@ What it does, on the bundled demo eval set (120 queries) and ``graph_configs/*.y
    store beside the output, the warm store of step 3; traces on as by default).
 5. Prints, ratios first: MLflow share = (on - off) / off of each side, then the wall
    seconds. Also the CPU seconds of each run (user + system of the process and its children:
-   MLflow's worker process is a child), because the machine may be shared.
+   MLflow's worker process is a child), because the machine may be shared, and the "tail": how long
+   the run still logged to MLflow after its last query (the line the run prints at the end).
 
 The "after --trace-all" side runs this checkout tracing every query, as "before" does
 (its default traces misses and failures plus 10 other queries per variant).
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -37,6 +39,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+TAILS: dict[Path, float | None] = {}   # "after" runs print how long MLflow took after the last query
 
 
 def _extract(ref: str, dest: Path) -> Path:
@@ -64,9 +67,12 @@ def _run(root: Path, configs: list[Path], output: Path, mlflow: bool, cache: Pat
     output.parent.mkdir(parents=True, exist_ok=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    with log.open("ab") as fh:
-        subprocess.run(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, check=True, cwd=str(output.parent))
+    proc = subprocess.run(cmd, env=env, capture_output=True, check=True, cwd=str(output.parent))
     wall = time.perf_counter() - t0
+    with log.open("ab") as fh:
+        fh.write(proc.stdout + proc.stderr)
+    tail = re.search(rb"([0-9.]+) s after the last query", proc.stderr)
+    TAILS[output] = float(tail.group(1)) if tail else None
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu
@@ -106,10 +112,15 @@ def main() -> int:
             print(f"  {side:18} MLflow {'on ' if mlflow else 'off'}: {got[side, mlflow][0]:7.1f} s wall, "
                   f"{got[side, mlflow][1]:7.1f} s CPU", flush=True)
     print("\nMLflow share of a warm run (on - off) / off, wall time; CPU in brackets")
-    print(f"{'side':20}{'share':>9}{'off s':>9}{'on s':>9}{'adds s':>9}   {'CPU share':>9}")
+    print(f"{'side':20}{'share':>9}{'off s':>9}{'on s':>9}{'adds s':>9}   {'CPU share':>9}{'CPU adds':>9}"
+          f"{'tail s':>8}")
     for side in sides:
         (off, coff), (on, con) = got[side, False], got[side, True]
-        print(f"{side:20}{(on - off) / off:9.0%}{off:9.1f}{on:9.1f}{on - off:9.1f}   {(con - coff) / coff:9.0%}")
+        tail = TAILS.get(folders[side] / "on" / "demo_kb.json")
+        print(f"{side:20}{(on - off) / off:9.0%}{off:9.1f}{on:9.1f}{on - off:9.1f}   {(con - coff) / coff:9.0%}"
+              f"{con - coff:9.1f}{'' if tail is None else f'{tail:8.1f}'}")
+    print("tail s: MLflow logging still running after the last query (printed by the run; 'before' logged "
+          "everything after the last query)")
     print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
     return 0
 

@@ -130,9 +130,8 @@ class BackgroundLogger:
             raise EvalkitError(f"MLflow logging failed: {self.error}")
         for name, v in variants.items():
             v.mlflow_run_id = self.run_ids.get(name, v.mlflow_run_id)
-        if self.progress:
-            self.echo(f"MLflow: {len(self.run_ids)} variant(s) and {self.traced} trace(s) logged; "
-                      f"{time.perf_counter() - t0:.1f} s after the last query")
+        self.echo(f"MLflow: {len(self.run_ids)} variant(s) and {self.traced} trace(s) logged; "
+                  f"{time.perf_counter() - t0:.1f} s after the last query")
         return self.info
 
     def abort(self, status: str = "KILLED", reason: str | None = None) -> None:
