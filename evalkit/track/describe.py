@@ -18,7 +18,9 @@ from evalkit.track.traces import EXAMPLES
 
 
 def _generates(config: Any) -> bool:
-    return any(spec["type"] in ("generate", "fallback") for spec in config.nodes.values())
+    from evalkit.graph.schema import Role
+
+    return Role.GENERATOR in config.roles()
 
 
 def logging_plan(eval_set: Any, configs: Sequence[Any], output: Path, tracking_uri: str | None, experiment: str,

@@ -205,7 +205,8 @@ def test_limit_caps_traces_per_variant(tmp_path: Path):
     client = MlflowClient(tracking_uri=out["tracking_uri"])
     traces = client.search_traces(locations=[out["experiment_id"]], run_id=v.summary.mlflow_run_id)
     assert [t.info.tags["mlflow.traceName"] for t in traces] == ["q1"]
-    assert client.get_run(v.summary.mlflow_run_id).data.tags["evalkit.traces"].endswith("4 query(s) not traced")
+    assert client.get_run(v.summary.mlflow_run_id).data.tags["evalkit.traces"] == (
+        "logged 1 trace(s), 4 query(s) not traced (every query, at most 1)")
 
 
 def test_traces_off(tmp_path: Path):
@@ -361,3 +362,24 @@ def test_mask_jsonl_equals_masking_every_record():
     keyed = [{"llm": {"api_key": "plain-value", "max_tokens": 5}}]         # a secret-named key: structural path
     keyed_text = json.dumps(keyed[0]) + "\n"
     assert mask_jsonl(keyed_text) == mask_records(keyed) and "plain-value" not in mask_jsonl(keyed_text)
+
+
+def test_the_misses_policy_traces_every_miss_and_a_few_examples():
+    from evalkit.track.traces import select_traced
+
+    def r(qid: str, hit: float | None, error: bool = False, hallucinated: float | None = None) -> QueryResult:
+        metrics = {} if hit is None else {"hit@5": hit, "recall@20": hit}
+        if hallucinated is not None:
+            metrics["hallucinated"] = hallucinated
+        return QueryResult(query_id=qid, question="?", gold_doc_ids=["d"], retrieved=[], reranked=[], metrics=metrics,
+                           trace=[], error={"node": "x"} if error else None)
+
+    results = [r(f"ok{i}", 1.0) for i in range(5)] + [r("miss", 0.0), r("boom", None, error=True),
+                                                      r("made_up", 1.0, hallucinated=1.0), r("ok9", 1.0)]
+    chosen, phrase = select_traced(results, "misses", examples=2)
+    assert [x.query_id for x in chosen] == ["ok0", "ok1", "miss", "boom", "made_up"]      # eval-set order
+    assert phrase == "the 3 misses/failures and the first 2 others"
+    assert [x.query_id for x in select_traced(results, "all")[0]] == [x.query_id for x in results]
+    assert len(select_traced(results, "misses", limit=3, examples=2)[0]) == 3
+    with pytest.raises(ValueError, match="misses, all"):
+        select_traced(results, "some")
