@@ -183,7 +183,7 @@ def parent_run_name(run: RunSummary, names: Sequence[str], now: float | None = N
     shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() if now is None else now))
     label = f"{len(names)} variant{'s' if len(names) != 1 else ''} ({shown})"
-    return tag_value(f"{es.name} v{es.version} · {label} · {when}")[:250]
+    return redact(tag_value(f"{es.name} v{es.version} · {label} · {when}"))[:250]
 
 
 def parent_note(run: RunSummary, names: Sequence[str], source_name: str) -> str:
