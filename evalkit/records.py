@@ -223,7 +223,13 @@ class EvalSetRef:
 
 @dataclass
 class RunSummary:
-    """The file ``--output`` writes: eval set identity plus one summary per variant."""
+    """The file ``--output`` writes: eval set identity plus one summary per variant.
+
+    ``status`` is ``complete`` once every variant ran; ``running`` in the file written after
+    each variant (a process killed outright leaves it so); ``interrupted`` after Ctrl-C, a
+    signal or an error (``interrupted`` says which). Until complete, the file says
+    ``"partial": true`` and ``pending`` lists the variants that did not finish.
+    """
 
     eval_set: EvalSetRef
     variants: dict[str, VariantSummary]
@@ -232,13 +238,25 @@ class RunSummary:
     sharing: dict[str, int] = field(default_factory=dict)  # work memo counters (evalkit.graph.memo), {} when off
     scoring: dict[str, Any] = field(default_factory=lambda: {"relevance_level": 1, "ties": "pipeline"})
     # how rankings were scored (evalkit.metrics.Scoring); runs made before it existed used these defaults
+    status: str = "complete"
+    pending: list[str] = field(default_factory=list)
+    interrupted: str | None = None
+
+    @property
+    def partial(self) -> bool:
+        return self.status != "complete"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d = {
             "eval_set": self.eval_set.to_dict(),
             "scoring": dict(self.scoring),
             "variants": {k: v.to_dict() for k, v in self.variants.items()},
             "mlflow": self.mlflow,
             "git_commit": self.git_commit,
             "sharing": self.sharing,
+            "status": self.status,
+            "partial": self.partial,
         }
+        if self.partial:
+            d.update(pending=list(self.pending), interrupted=self.interrupted)
+        return d

@@ -3,8 +3,9 @@
 Into an existing run when the analysed run has one (the variant's child run for
 calibration, the parent run for reports), else into a new run of the experiment, in
 the store the run was logged to (or the sqlite store beside the results). Runs are
-addressed by id through ``MlflowClient``, never the fluent API (as in
-``evalkit.track.mlflow_log``). mlflow is imported inside the function.
+addressed by id through ``MlflowClient``, never the fluent API, and the experiment and
+run life cycle are ``evalkit.track.store``'s (artifacts beside the store, no run left
+RUNNING). mlflow is imported inside the function.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from typing import Any
 
 def tracking_uri_for(run: Any, explicit: str | None = None) -> str:
     """``explicit``, else the store the run was logged to, else the sqlite store beside its results."""
-    from evalkit.track.mlflow_log import default_tracking_uri
+    from evalkit.track.store import default_tracking_uri
 
     if explicit:
         return explicit
@@ -32,23 +33,25 @@ def log_artifacts(files: dict[str, Path], *, tracking_uri: str, run_id: str | No
                   tags: dict[str, str] | None = None, artifact_root: Path | None = None) -> dict[str, str]:
     """Log ``{artifact name: local file}`` into run ``run_id`` (or a new run); returns ``{tracking_uri, run_id}``.
 
-    A new run is created in ``experiment`` (created if missing, with its artifacts under
-    ``artifact_root/mlartifacts`` for local stores) and ends FINISHED (FAILED on error).
+    A new run is created in ``experiment`` (created if missing, with its artifacts beside a
+    sqlite store, or under ``artifact_root/mlartifacts`` for other local stores) and ends
+    FINISHED (FAILED on error, KILLED on Ctrl-C).
     """
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     from mlflow import MlflowClient
 
-    from evalkit.track.mlflow_log import REMOTE_SCHEMES, _experiment_id, _terminate
+    from evalkit.redact import redact_obj
+    from evalkit.track import store
 
     client = MlflowClient(tracking_uri=tracking_uri)
     created = run_id is None
+    tags = redact_obj(dict(tags or {}))
     if created:
-        remote = tracking_uri.split(":", 1)[0].lower() in REMOTE_SCHEMES
-        location = None if remote or artifact_root is None else (Path(artifact_root) / "mlartifacts").resolve().as_uri()
-        exp = _experiment_id(client, experiment, location)
-        run_id = client.create_run(exp, run_name=run_name, tags=tags or {}).info.run_id
+        root = store.artifact_root(tracking_uri, Path(artifact_root) if artifact_root else Path.cwd())
+        exp = store.ensure_experiment(client, experiment, root)
+        run_id = client.create_run(exp, run_name=run_name, tags={**tags, **store.owner_tags()}).info.run_id
     else:
-        for key, value in (tags or {}).items():
+        for key, value in tags.items():
             client.set_tag(run_id, key, value)
     try:
         with tempfile.TemporaryDirectory(prefix="evalkit-artifacts-") as tmp:
@@ -57,8 +60,8 @@ def log_artifacts(files: dict[str, Path], *, tracking_uri: str, run_id: str | No
             client.log_artifacts(run_id, tmp, artifact_path)
     except BaseException as exc:
         if created:
-            _terminate(client, run_id, exc)
+            store.end_run(client, run_id, store.status_of(exc), f"{type(exc).__name__}: {exc}")
         raise
     if created:
-        client.set_terminated(run_id, "FINISHED")
+        store.end_run(client, run_id, "FINISHED")
     return {"tracking_uri": tracking_uri, "run_id": run_id}

@@ -157,7 +157,9 @@ def summary_from_dict(data: dict[str, Any], source: str = "<dict>") -> RunSummar
 
     return RunSummary(eval_set=ref, variants=variants, mlflow=data.get("mlflow") or {},
                       git_commit=data.get("git_commit"), sharing=data.get("sharing") or {},
-                      scoring=Scoring.from_dict(data.get("scoring")).to_dict())
+                      scoring=Scoring.from_dict(data.get("scoring")).to_dict(),
+                      status=data.get("status", "complete"), pending=list(data.get("pending") or []),
+                      interrupted=data.get("interrupted"))
 
 
 def summary_metrics(results: list[QueryResult]) -> dict[str, float]:
@@ -255,7 +257,8 @@ def _from_mlflow(run_id: str, uri: str) -> LoadedRun:
     from evalkit.metrics import Scoring
 
     scoring = Scoring.from_dict({k.split(".", 1)[1]: v for k, v in tags.items() if k.startswith("scoring.")})
-    summary = RunSummary(eval_set=ref, variants=variants, git_commit=tags.get("git.commit"),
+    summary = RunSummary(eval_set=ref, variants=variants,
+                         git_commit=tags.get("mlflow.source.git.commit") or tags.get("git.commit"),
                          mlflow={"tracking_uri": uri, "parent_run_id": parent.info.run_id,
                                  "experiment_id": parent.info.experiment_id}, scoring=scoring.to_dict())
     return LoadedRun(source=run_id, label=f"mlflow-{run_id[:8]}", summary=summary, folder=folder,

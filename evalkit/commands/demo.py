@@ -49,6 +49,6 @@ def demo(output: Path, workers: int, configs: tuple[str, ...], no_progress: bool
     t0 = time.perf_counter()
     request = RunRequest(eval_set=str(DEMO_EVAL_SET), graph_configs=[str(p) for p in paths], output=str(output),
                          workers=workers, ties=ties, overwrite=overwrite)
-    code = execute(request, progress=not no_progress, layout=layout(wide, columns))
+    code = execute(request, progress=not no_progress, layout=layout(wide, columns), source="evalkit demo")
     click.echo(f"demo finished in {time.perf_counter() - t0:.1f} s", err=True)
     return code

@@ -36,10 +36,12 @@ class RunRequest:
     tracking_uri: str | None = None
     experiment: str = "evalkit"
     mlflow: bool = True
+    mlflow_sync: bool = False
     judge: str = "offline"
     judge_llm: str | None = None
     traces: bool = True
     trace_limit: int | None = None
+    trace_all: bool = False
     share_work: bool = True
     executor: str = "local"
     ray_address: str | None = None
@@ -51,7 +53,6 @@ class RunRequest:
     def save(self) -> None:
         """Write ``invocation.json`` (secrets masked: a credential in ``--tracking-uri`` is not kept)."""
         from evalkit import redact
-
         from evalkit.fileio import write_atomic
 
         write_atomic(Path(self.output).with_suffix("") / INVOCATION, redact.dumps(asdict(self), indent=2))
@@ -67,8 +68,13 @@ class RunRequest:
 
 
 def execute(request: RunRequest, *, resume: bool = False, progress: bool = True, dry_run: bool = False,
-            layout: Layout | None = None) -> int:
-    """Shared body of ``evalkit run``, ``evalkit demo`` and ``runners/eval_runner.py``."""
+            layout: Layout | None = None, source: str = "evalkit run") -> int:
+    """Shared body of ``evalkit run``, ``evalkit demo`` and ``runners/eval_runner.py``.
+
+    ``source`` names the command in MLflow's ``mlflow.source.name`` tag. A run stopped by
+    Ctrl-C or SIGTERM exits 130 / 143 after saying what it left (a partial summary, MLflow
+    runs marked KILLED) and how to resume.
+    """
     _env_quiet()
     from evalkit.evalsets import load_eval_set
     from evalkit.graph.sweep import load_variants
@@ -85,8 +91,14 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
     if dry_run:
         from evalkit.index.store import default_cache_root
         from evalkit.run.plan import make_plan
+        from evalkit.track.describe import logging_plan
 
-        click.echo(make_plan(eval_set, configs, request.judge, default_cache_root(), request.share_work).table())
+        plan = make_plan(eval_set, configs, request.judge, default_cache_root(), request.share_work)
+        if request.mlflow:
+            plan.tracking = logging_plan(eval_set, configs, Path(request.output), request.tracking_uri,
+                                         request.experiment, request.traces, request.trace_limit, request.trace_all,
+                                         tuple(request.metrics) or DEFAULT_METRICS, background=not request.mlflow_sync)
+        click.echo(plan.table())
         return 0
     judge_options: dict[str, Any] = {}
     if request.judge_llm:
@@ -99,8 +111,9 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
                          experiment=request.experiment, mlflow=request.mlflow, progress=progress,
                          judge=request.judge, judge_options=judge_options, traces=request.traces,
                          trace_limit=request.trace_limit, share_work=request.share_work,
+                         trace_policy="all" if request.trace_all else "misses",
                          executor=request.executor, ray_address=request.ray_address, scoring=scoring,
-                         overwrite=request.overwrite)
+                         overwrite=request.overwrite, mlflow_background=not request.mlflow_sync, source_name=source)
     if scoring != Scoring():
         click.echo(f"scoring: {scoring.describe()} (see docs/metrics.md)", err=True)
     from evalkit.run.store import prepare_output
@@ -108,13 +121,19 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
     prepare_output(output, eval_set.ref(), overwrite=request.overwrite)  # refuse a bad --output before any work
     request.overwrite = False  # done: a later --resume must not delete what this run writes
     request.save()
-    summary = run_eval(eval_set, configs, options, echo=lambda m: click.echo(m, err=True))
+    try:
+        summary = run_eval(eval_set, configs, options, echo=lambda m: click.echo(m, err=True))
+    except KeyboardInterrupt as exc:
+        how = str(exc) or "SIGINT"
+        click.echo(f"interrupted ({how}): partial summary in {output} (\"partial\": true); MLflow runs marked "
+                   f"KILLED; continue with: evalkit run --resume {output}", err=True)
+        return 143 if how == "SIGTERM" else 130
     if request.labels:
         _apply_labels(summary, output, request.labels)
     click.echo(_tables(summary, layout or Layout()))
     click.echo(f"\nsummary: {output}\nper-query records and traces: {output.with_suffix('')}/<variant>/per_query.jsonl")
     if summary.mlflow:
-        click.echo(f"MLflow: {summary.mlflow.get('tracking_uri')}  (open it: {summary.mlflow.get('ui_command')})")
+        click.echo(summary.mlflow.get("hint") or f"MLflow: {summary.mlflow.get('ui_command')}")
     corrected = [v.corrected for v in summary.variants.values() if v.corrected]
     if corrected:
         from evalkit.analysis.labels import format_corrected, from_dict
@@ -173,6 +192,8 @@ def _tables(summary: Any, layout: Layout) -> str:
 @click.option("--tracking-uri", default=None, help="MLflow tracking server (default: sqlite store beside --output).")
 @click.option("--experiment", default=None, help="MLflow experiment name. [default: evalkit]")
 @click.option("--no-mlflow", is_flag=True, help="Skip MLflow logging (files are still written).")
+@click.option("--mlflow-sync", is_flag=True, help="Log to MLflow in this process after each variant instead of "
+              "in a background worker beside the query loop (same content, slower).")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bars.")
 @click.option("--overwrite", is_flag=True,
               help="Replace the results of another eval set found in the --output folder (refused otherwise).")
@@ -186,18 +207,20 @@ def _tables(summary: Any, layout: Layout) -> str:
               help="Run every node of every variant even when another variant already ran the identical "
                    "execution (by default such results are reused; numbers are the same either way).")
 @click.option("--no-traces", is_flag=True, help="Do not log per-query MLflow traces (one span per node).")
+@click.option("--trace-all", is_flag=True, help="Log an MLflow trace for every query (default: every miss or "
+              "failure, plus the first 10 other queries of each variant; all of them are in per_query.jsonl).")
 @click.option("--trace-limit", type=click.IntRange(0), default=None,
-              help="Log MLflow traces for at most N queries per variant (default: all).")
+              help="Log MLflow traces for at most N queries per variant.")
 @click.option("--labels", "labels", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Human labels (from `evalkit label`, repeatable): the summary adds judge-corrected "
                    "hallucination rate and faithfulness with confidence intervals, and the judge's agreement.")
 @table_options
 def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | None, resume: str | None,
         workers: int | None, executor: str | None, ray_address: str | None, dry_run: bool, metrics: tuple[str, ...],
-        tracking_uri: str | None, experiment: str | None, no_mlflow: bool, no_progress: bool, judge: str | None,
-        judge_llm: Path | None, no_share: bool, no_traces: bool, trace_limit: int | None,
-        relevance_level: int | None, ties: str | None, overwrite: bool, wide: bool, columns: str | None,
-        labels: tuple[Path, ...]) -> int:
+        tracking_uri: str | None, experiment: str | None, no_mlflow: bool, mlflow_sync: bool, no_progress: bool,
+        judge: str | None, judge_llm: Path | None, no_share: bool, no_traces: bool, trace_all: bool,
+        trace_limit: int | None, relevance_level: int | None, ties: str | None, overwrite: bool, wide: bool,
+        columns: str | None, labels: tuple[Path, ...]) -> int:
     """Run each graph variant on every query of an eval set.
 
     \b
@@ -245,6 +268,10 @@ def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | No
         if flag:
             setattr(request, key, False)
     request.overwrite = overwrite
+    if mlflow_sync:
+        request.mlflow_sync = True
+    if trace_all:
+        request.trace_all = True
     return execute(request, resume=resume is not None, progress=not no_progress, dry_run=dry_run,
                    layout=table_layout(wide, columns))
 

@@ -50,6 +50,7 @@ class Plan:
     searches_shared: int = 0
     to_encode: dict[str, int] = field(default_factory=dict)  # embedder identity -> passages not in the cache
     suggestions: list[str] = field(default_factory=list)  # e.g. an approximate index for a big corpus
+    tracking: list[str] = field(default_factory=list)  # what MLflow will receive (evalkit.track.describe)
 
     def table(self) -> str:
         lines = [f"dry run: {self.queries} queries x {len(self.variants)} variants = "
@@ -70,6 +71,7 @@ class Plan:
         for ident, n in self.to_encode.items():
             lines.append(f"passages to encode with {ident}: {n}" + (" (all cached)" if n == 0 else ""))
         lines.extend(f"suggestion: {s}" for s in self.suggestions)
+        lines.extend(self.tracking)
         return "\n".join(lines)
 
 

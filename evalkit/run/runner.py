@@ -27,11 +27,23 @@ from evalkit.index.corpus import load_corpus
 from evalkit.index.resources import Resources
 from evalkit.metrics import DEFAULT_METRICS, Scoring, parse_metric
 from evalkit.metrics.agentic import add_loop_metrics
-from evalkit.records import QueryResult, RunSummary
+from evalkit.records import RunSummary
 from evalkit.run.executors import EXECUTORS, build_on_ray, run_local, run_ray
 from evalkit.run.query import QueryContext
-from evalkit.run.store import VariantStore, prepare_output, results_folder, write_json_atomic
+from evalkit.run.store import (
+    VariantStore,
+    prepare_output,
+    results_folder,
+    write_json_atomic,
+)
 from evalkit.run.summarise import variant_metrics, variant_summary
+from evalkit.run.tracking import (
+    close_tracking,
+    signals_interrupt,
+    start_tracking,
+    submit_variant,
+    variant_log,
+)
 
 __all__ = ["RunOptions", "generates", "run_eval", "variant_metrics"]
 
@@ -47,6 +59,8 @@ class RunOptions:
     tracking_uri: str | None = None
     experiment: str = "evalkit"
     mlflow: bool = True
+    mlflow_background: bool = True  # log in a worker process beside the query loop (run.tracking)
+    source_name: str = "evalkit run"  # MLflow's mlflow.source.name tag
     progress: bool = True
     cache_root: Path | None = None
     check_mutation: bool = False
@@ -54,6 +68,7 @@ class RunOptions:
     share_work: bool = True  # compute identical node executions once across variants (graph.memo)
     traces: bool = True  # also log each query's node path as an MLflow trace
     trace_limit: int | None = None
+    trace_policy: str = "misses"  # which queries get an MLflow trace: misses (+10 others) or all (track.traces)
     judge: str = "offline"  # judge backend for generating variants (evalkit.judges registry)
     judge_options: dict[str, Any] = field(default_factory=dict)
     executor: str = "local"  # local (threads) or ray
@@ -99,12 +114,48 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
                           **({"cache_root": options.cache_root} if options.cache_root else {}))
     ref = eval_set.ref()
     ref.corpus, ref.corpus_sha256 = str(eval_set.corpus_path), corpus.sha256
-    summary = RunSummary(eval_set=ref, variants={}, git_commit=git_commit(), scoring=options.scoring.to_dict())
+    summary = RunSummary(eval_set=ref, variants={}, git_commit=git_commit(), scoring=options.scoring.to_dict(),
+                         status="running", pending=list(names))
     folder = results_folder(options.output)
+    tracker = _start_tracking(summary, names, options, echo)
+    try:
+        with signals_interrupt():
+            tracker = _run_variants(eval_set, configs, options, resources, corpus, summary, folder, tracker, echo)
+            summary.status = "complete"
+            if tracker is not None:
+                close_tracking(tracker, summary, echo)
+    except BaseException as exc:  # Ctrl-C, a signal (run.tracking.Interrupted) or an error: say what is missing
+        summary.status = "interrupted"
+        summary.interrupted = f"{type(exc).__name__}: {exc}" if not isinstance(exc, KeyboardInterrupt) \
+            else (str(exc) or "SIGINT")
+        try:
+            write_json_atomic(options.output, summary.to_dict())
+        except (OSError, EvalkitError):  # e.g. the disk that stopped the run is full: its error matters more
+            pass
+        if tracker is not None:
+            tracker.abort("KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED", f"run interrupted: "
+                          f"{summary.interrupted}; variants not finished: {', '.join(summary.pending) or 'none'}")
+        raise
+    write_json_atomic(options.output, summary.to_dict())
+    return summary
+
+
+def _start_tracking(summary: RunSummary, names: list[str], options: RunOptions, echo: Callable[[str], None]) -> Any:
+    if not options.mlflow:
+        return None
+    try:
+        return start_tracking(summary, names, options, echo)
+    except Exception as exc:  # noqa: BLE001 - evaluation goes on; files are the record
+        echo(f"warning: MLflow logging disabled ({type(exc).__name__}: {exc}); results go to {options.output}")
+        return None
+
+
+def _run_variants(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOptions, resources: Resources,
+                  corpus: Any, summary: RunSummary, folder: Path, tracker: Any, echo: Callable[[str], None]) -> Any:
+    """Run every variant, writing its files and handing it to the tracker; returns the tracker (None if it failed)."""
+    ref = summary.eval_set
     judge = _make_judge(options, configs, resources)
     memo = WorkMemo() if options.share_work else None
-    all_results: dict[str, list[QueryResult]] = {}
-    stores: dict[str, VariantStore] = {}
     for config in configs:
         t0 = time.perf_counter()
         view = resources.for_variant(config.chunking, config.seed, Path(config.source).parent)
@@ -153,14 +204,12 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
             index=_index_meta(view), seconds=round(time.perf_counter() - t0, 3),
             timing={"build_s": round(build_s, 3)},
             judge=judge.identity if judge is not None and generates(config) else None)
-        all_results[config.name] = ordered
-        stores[config.name] = store
         summary.sharing = memo.stats() if memo is not None else {}
+        summary.pending.remove(config.name)
         write_json_atomic(options.output, summary.to_dict())
-    if options.mlflow:
-        _log_mlflow(summary, configs, all_results, stores, options, echo)
-    write_json_atomic(options.output, summary.to_dict())
-    return summary
+        if tracker is not None:
+            tracker = submit_variant(tracker, variant_log(config, summary, ordered, store.path), echo)
+    return tracker
 
 
 def generates(config: GraphConfig) -> bool:
@@ -218,36 +267,3 @@ def _index_meta(view: Any) -> dict[str, Any]:
         name = kind if kind not in out else f"{kind}_{len(out)}"
         out[name] = {k: m[k] for k in keep if k in m}
     return out
-
-
-def _log_mlflow(summary: RunSummary, configs: Sequence[GraphConfig], results: dict[str, list[QueryResult]],
-                stores: dict[str, VariantStore], options: RunOptions, echo: Callable[[str], None]) -> None:
-    from evalkit.track import VariantLog
-
-    logs = [VariantLog(name=c.name, params=c.flat_params(), config_yaml=c.to_yaml(),
-                       summary=summary.variants[c.name], results=results[c.name],
-                       per_query_path=stores[c.name].path) for c in configs]
-    log_variants(summary, logs, options, echo)
-
-
-def log_variants(summary: RunSummary, logs: list[Any], options: RunOptions, echo: Callable[[str], None]) -> None:
-    """Log an invocation's variants (``evalkit.track.VariantLog``) to MLflow; a failure only warns.
-
-    Sets ``summary.mlflow``. ``evalkit run`` and ``evalkit score`` both log through here.
-    """
-    from evalkit.track import log_invocation
-
-    out_dir = results_folder(options.output).parent
-    tags = dict(options.tags)
-    for name, v in summary.variants.items():  # the parent run names every index it used
-        for kind, meta in v.index.items():
-            model = meta.get("embedder") or meta.get("tokenizer") or meta.get("algorithm")
-            tags[f"index.{name}.{kind}"] = f"{model} n={meta.get('n')} chunking={meta.get('chunking')}"
-    try:
-        info = log_invocation(summary, logs, out_dir, tracking_uri=options.tracking_uri,
-                              experiment=options.experiment, tags=tags, traces=options.traces,
-                              trace_limit=options.trace_limit)
-    except Exception as exc:  # results are on disk already; say so rather than lose them
-        echo(f"warning: MLflow logging failed ({type(exc).__name__}: {exc}); results are in {options.output}")
-        return
-    summary.mlflow = info

@@ -27,9 +27,10 @@ from evalkit.evalsets import EvalSet, load_eval_set
 from evalkit.llm.usage import usage_scope
 from evalkit.records import EvalRecord, EvalSetRef, QueryResult, RunSummary, TraceEvent
 from evalkit.run.query import Answer, Evidence, abstention_finding, score_outputs
-from evalkit.run.runner import RunOptions, git_commit, log_variants
+from evalkit.run.runner import RunOptions, git_commit
 from evalkit.run.store import VariantStore, results_folder, write_json_atomic
 from evalkit.run.summarise import variant_summary
+from evalkit.run.tracking import log_variants
 from evalkit.scoring.answers import (
     AnswerRow,
     AnswersFile,

@@ -1,21 +1,22 @@
-"""Histograms of the top-1 rerank score, the figures logged with each variant's run.
+"""The top-1 rerank score histograms, the figure logged with each variant's run.
 
-Two figures, both over ``QueryResult.rerank_top1`` (the rerank score of the first
-document after rerank; ``None`` when the variant has no rerank node or the query failed
-before it):
+One figure per variant, ``rerank_top1.png``, drawn once, with two panels over
+``QueryResult.rerank_top1`` (the rerank score of the first document after rerank;
+``None`` when the variant has no rerank node or the query failed before it):
 
-- ``rerank_top1_by_hit5.png``: answerable queries, split by ``hit@5`` (a gold document
-  in the top 5 of the reranked list) against a miss. A query without a ``hit@5`` metric
-  (e.g. it failed) is left out.
-- ``rerank_top1_by_answerable.png``: answerable (gold ids present) against unanswerable
-  (empty ``gold_doc_ids``) queries.
+- *by hit@5*: answerable queries, split by ``hit@5`` (a gold document in the top 5 of the
+  reranked list) against a miss. A query without a ``hit@5`` metric (e.g. it failed) is
+  left out.
+- *by answerability*: answerable (gold ids present) against unanswerable (empty
+  ``gold_doc_ids``) queries.
 
 These are the pictures behind a rerank-score threshold: if the hit and miss (or the
 answerable and unanswerable) histograms overlap, no threshold separates them.
 
-A figure with no scores to draw is skipped, and the reason is returned as a note.
-matplotlib is imported inside the function and drawn on the Agg canvas directly (no
-``pyplot``), so there is no global figure state and no GUI backend is ever chosen.
+A panel with no scores to draw is left out, and the reason is returned as a note; with
+neither, no figure is written. matplotlib is imported inside the function (once per
+process; Python keeps the module) and drawn on the Agg canvas directly (no ``pyplot``),
+so there is no global figure state and no GUI backend is ever chosen.
 """
 from __future__ import annotations
 
@@ -24,8 +25,7 @@ from pathlib import Path
 
 from evalkit.records import QueryResult
 
-HIT_FIGURE = "rerank_top1_by_hit5.png"
-ANSWERABLE_FIGURE = "rerank_top1_by_answerable.png"
+FIGURE = "rerank_top1.png"
 BINS = 20
 
 
@@ -52,48 +52,47 @@ def split_by_answerable(results: Sequence[QueryResult]) -> tuple[list[float], li
 
 
 def rerank_histograms(results: Sequence[QueryResult], out_dir: Path, title: str = "") -> tuple[list[Path], list[str]]:
-    """Write the two histograms into ``out_dir``.
+    """Write ``rerank_top1.png`` (both panels, or the one that has scores) into ``out_dir``.
 
     Returns:
-        ``(written PNG paths, notes)``; a note says why a figure was skipped.
+        ``(written PNG paths, notes)``; a note says why a panel (or the figure) was skipped.
     """
-    out_dir = Path(out_dir)
-    written: list[Path] = []
+    panels: list[tuple[str, list[tuple[str, list[float]]]]] = []
     notes: list[str] = []
     hits, misses = split_by_hit(results)
     if hits or misses:
-        written.append(_histogram(
-            out_dir / HIT_FIGURE, [("hit@5", hits), ("miss (no gold in top 5)", misses)],
-            f"{title}: top-1 rerank score, answerable queries" if title else "top-1 rerank score, answerable queries"))
+        panels.append(("answerable queries, by hit@5", [("hit@5", hits), ("miss (no gold in top 5)", misses)]))
     else:
-        notes.append(f"{HIT_FIGURE} skipped: no answerable query has both a top-1 rerank score and hit@5")
+        notes.append("panel 'by hit@5' skipped: no answerable query has both a top-1 rerank score and hit@5")
     answerable, unanswerable = split_by_answerable(results)
     if answerable or unanswerable:
-        written.append(_histogram(
-            out_dir / ANSWERABLE_FIGURE, [("answerable", answerable), ("unanswerable", unanswerable)],
-            f"{title}: top-1 rerank score by answerability" if title else "top-1 rerank score by answerability"))
+        panels.append(("by answerability", [("answerable", answerable), ("unanswerable", unanswerable)]))
     else:
-        notes.append(f"{ANSWERABLE_FIGURE} skipped: no query has a top-1 rerank score (no rerank node?)")
-    return written, notes
+        notes.append(f"{FIGURE} skipped: no query has a top-1 rerank score (no rerank node?)")
+    if not panels:
+        return [], notes
+    return [_figure(Path(out_dir) / FIGURE, panels, title)], notes
 
 
-def _histogram(path: Path, groups: list[tuple[str, list[float]]], title: str) -> Path:
+def _figure(path: Path, panels: list[tuple[str, list[tuple[str, list[float]]]]], title: str) -> Path:
     import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    values = [v for _, vs in groups for v in vs]
-    edges = np.histogram_bin_edges(np.asarray(values, dtype=float), bins=BINS)
-    fig = Figure(figsize=(6.4, 4.0), dpi=100)
+    fig = Figure(figsize=(5.0 * len(panels), 3.8), dpi=90)
     FigureCanvasAgg(fig)
-    ax = fig.add_subplot(1, 1, 1)
-    for label, vs in groups:
-        ax.hist(vs, bins=edges, alpha=0.55, label=f"{label} (n={len(vs)})")
-    ax.set_xlabel("top-1 rerank score")
-    ax.set_ylabel("queries")
-    ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    fig.suptitle(f"{title}: top-1 rerank score" if title else "top-1 rerank score", fontsize=10)
+    for i, (name, groups) in enumerate(panels):
+        ax = fig.add_subplot(1, len(panels), i + 1)
+        values = [v for _, vs in groups for v in vs]
+        edges = np.histogram_bin_edges(np.asarray(values, dtype=float), bins=BINS)
+        for label, vs in groups:
+            ax.hist(vs, bins=edges, alpha=0.55, label=f"{label} (n={len(vs)})")
+        ax.set_xlabel("top-1 rerank score", fontsize=8)
+        ax.set_ylabel("queries", fontsize=8)
+        ax.set_title(name, fontsize=9)
+        ax.legend(fontsize=7)
+    fig.subplots_adjust(left=0.08, right=0.98, bottom=0.14, top=0.84, wspace=0.25)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, format="png")
     return path

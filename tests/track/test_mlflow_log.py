@@ -28,16 +28,12 @@ import pytest
 from evalkit.errors import EvalkitError
 from evalkit.records import EvalSetRef, QueryResult, RunSummary, VariantSummary
 from evalkit.track import VariantLog, default_tracking_uri, log_invocation, mask_secrets, mlflow_metric_name
-from evalkit.track.mlflow_log import (
-    MAX_PARAM_VALUE_LENGTH,
-    _batches,
-    is_secret_key,
-    mask_yaml_secrets,
-    variant_metrics,
-)
-from evalkit.track.plots import ANSWERABLE_FIGURE, HIT_FIGURE, rerank_histograms
+from evalkit.track.names import MAX_PARAM_VALUE_LENGTH, batches
+from evalkit.track.payloads import variant_metrics
+from evalkit.track.plots import FIGURE, rerank_histograms
+from evalkit.track.secrets import is_secret_key, mask_yaml_secrets
 
-PNGS = {HIT_FIGURE, ANSWERABLE_FIGURE}
+PNGS = {FIGURE}
 CONFIG_YAML = """name: rerank
 nodes:
   retrieve: {type: retrieve, params: {top_k: 100}}
@@ -84,7 +80,8 @@ def _variant(tmp: Path, name: str, with_rerank: bool, params: dict[str, str] | N
 
 
 def _run_summary(variants: list[VariantLog]) -> RunSummary:
-    ref = EvalSetRef(name="faq", version=3, sha256="e" * 64, n_queries=5, corpus_sha256="c" * 64)
+    ref = EvalSetRef(name="faq", version=3, sha256="e" * 64, n_queries=5, corpus_sha256="c" * 64,
+                     path="eval_sets/faq.jsonl")
     return RunSummary(eval_set=ref, variants={v.name: v.summary for v in variants}, git_commit="1234abcd")
 
 
@@ -149,10 +146,10 @@ def test_config_yaml_secrets_are_masked():
 
 
 def test_batches_respect_mlflow_limits():
-    batches = list(_batches(list(range(2500)), list(range(250)), list(range(30))))
-    assert sum(len(m) for m, _, _ in batches) == 2500 and sum(len(p) for _, p, _ in batches) == 250
-    assert sum(len(t) for _, _, t in batches) == 30
-    for m, p, t in batches:
+    got = list(batches(list(range(2500)), list(range(250)), list(range(30))))
+    assert sum(len(m) for m, _, _ in got) == 2500 and sum(len(p) for _, p, _ in got) == 250
+    assert sum(len(t) for _, _, t in got) == 30
+    for m, p, t in got:
         assert len(m) <= 1000 and len(p) <= 100 and len(t) <= 100 and len(m) + len(p) + len(t) <= 1000
 
 
@@ -185,7 +182,7 @@ def test_embedded_parent_and_children(embedded):
     assert tags["git.commit"] == "1234abcd" and tags["ci"] == "yes"
     assert tags["evalset.sha256"] == "e" * 64 and tags["evalset.corpus_sha256"] == "c" * 64
     assert "mlflow.parentRunId" not in tags
-    assert {a.path for a in client.list_artifacts(parent.info.run_id)} == {"comparison.json"}
+    assert {a.path for a in client.list_artifacts(parent.info.run_id)} == {"comparison.json", "variants.json"}
     comp_path = client.download_artifacts(parent.info.run_id, "comparison.json", str(tmp / "dl"))
     comp = json.loads(Path(comp_path).read_text())
     assert comp["metrics"] == ["hit@5", "mrr", "recall@20"]
@@ -203,10 +200,54 @@ def test_embedded_parent_and_children(embedded):
         assert child.info.artifact_uri.startswith((tmp / "mlartifacts").resolve().as_uri())
 
 
-def test_embedded_params_metrics_and_secrets(embedded):
+def test_parent_holds_headline_metrics_sources_and_a_distinct_name(embedded):
+    import re
+
     from mlflow import MlflowClient
 
     tmp, variants, out, _ = embedded
+    client = MlflowClient(tracking_uri=out["tracking_uri"])
+    parent = client.get_run(out["parent_run_id"])
+    # per-variant headline metrics: the retrieval metrics of the run (mrr is not an evalkit metric name)
+    assert parent.data.metrics == pytest.approx({
+        "hit_at_5/rerank": 2 / 3, "recall_at_20/rerank": 0.75, "n_failed/rerank": 0,
+        "hit_at_5/dense": 2 / 3, "recall_at_20/dense": 0.5, "n_failed/dense": 0})
+    table = json.loads(Path(client.download_artifacts(parent.info.run_id, "variants.json", str(tmp / "dlv")))
+                       .read_text())
+    rows = {r[table["columns"].index("variant")]: dict(zip(table["columns"], r)) for r in table["data"]}
+    assert rows["dense"]["recall@20"] == 0.5 and rows["rerank"]["mlflow_run_id"] == variants[0].summary.mlflow_run_id
+    tags = parent.data.tags
+    assert tags["mlflow.source.name"] == "evalkit run" and tags["mlflow.source.type"] == "LOCAL"
+    assert tags["mlflow.source.git.commit"] == "1234abcd" and tags["mlflow.user"]
+    assert "faq" in tags["mlflow.note.content"] and "rerank, dense" in tags["mlflow.note.content"]
+    assert re.fullmatch(r"faq v3 · 2 variants \(rerank, dense\) · \d{4}-\d\d-\d\d \d\d:\d\d:\d\d",
+                        parent.info.run_name)
+    for v in variants:
+        child = client.get_run(v.summary.mlflow_run_id)
+        assert child.data.tags["mlflow.source.name"] == "evalkit run"
+        assert child.data.tags["mlflow.source.git.commit"] == "1234abcd"
+
+
+def test_eval_set_is_the_dataset_input_of_every_run(embedded):
+    from mlflow import MlflowClient
+
+    _, variants, out, _ = embedded
+    client = MlflowClient(tracking_uri=out["tracking_uri"])
+    for run_id in [out["parent_run_id"], *(v.summary.mlflow_run_id for v in variants)]:
+        inputs = client.get_run(run_id).inputs.dataset_inputs
+        assert len(inputs) == 1
+        ds = inputs[0].dataset
+        assert (ds.name, ds.digest, ds.source_type) == ("faq@v3", "e" * 12, "local")
+        assert json.loads(ds.source)["uri"] == str(Path("eval_sets/faq.jsonl").resolve())
+        assert json.loads(ds.profile)["num_rows"] == 5
+        assert {"query_id", "question", "gold_doc_ids"} <= {c["name"] for c in json.loads(ds.schema)["mlflow_colspec"]}
+        assert [(t.key, t.value) for t in inputs[0].tags] == [("mlflow.data.context", "eval")]
+
+
+def test_embedded_params_metrics_and_secrets(embedded):
+    from mlflow import MlflowClient
+
+    _, variants, out, _ = embedded
     client = MlflowClient(tracking_uri=out["tracking_uri"])
     child = client.get_run(variants[0].summary.mlflow_run_id)
     params = child.data.params
@@ -243,7 +284,7 @@ def test_embedded_artifacts(embedded):
     assert "sk-live-123" not in config and yaml.safe_load(config)["nodes"]["rerank"]["params"]["top_k"] == 50
     lines = Path(client.download_artifacts(rerank_id, "per_query.jsonl", str(dl))).read_text().splitlines()
     assert [json.loads(x)["query_id"] for x in lines] == ["q1", "q2", "q3", "q4", "q5"]
-    png = Path(client.download_artifacts(rerank_id, HIT_FIGURE, str(dl))).read_bytes()
+    png = Path(client.download_artifacts(rerank_id, FIGURE, str(dl))).read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -373,5 +414,76 @@ def test_real_server(mlflow_server, tmp_path, monkeypatch):
     scores = json.loads(Path(client.download_artifacts(child.info.run_id, "rerank_scores.json",
                                                        str(tmp_path / "dl"))).read_text())
     assert scores["q2"] == [0.3, 0.15]
-    assert {a.path for a in client.list_artifacts(out["parent_run_id"])} == {"comparison.json"}
+    assert {a.path for a in client.list_artifacts(out["parent_run_id"])} == {"comparison.json", "variants.json"}
     assert list((server_dir / "art").rglob("rerank_scores.json"))       # stored by the server, not the client
+
+
+def _rest(url: str, path: str, body: dict | None = None) -> dict:
+    """One call to the MLflow REST API (what the UI itself calls)."""
+    req = urllib.request.Request(f"{url}{path}", data=None if body is None else json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"}, method="GET" if body is None else "POST")
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())
+
+
+def _traced(tmp: Path, name: str) -> VariantLog:
+    """Variant ``name`` over q1..q5 with a two-node trace per query (q2 misses: hit@5 = 0)."""
+    v = _variant(tmp, name, True)
+    for i, r in enumerate(v.results):
+        r.trace = [{"step": 0, "node": "retrieve", "type": "retrieve", "started_at": 1.78e9 + i, "duration_ms": 3.0,
+                    "elapsed_ms": 3.0, "wrote": {}, "edge": "rerank", "edge_reason": "default", "error": None},
+                   {"step": 1, "node": "rerank", "type": "rerank", "started_at": 1.78e9 + i + 0.01, "duration_ms": 9.0,
+                    "elapsed_ms": 0.01, "reused": True, "wrote": {}, "edge": "end", "edge_reason": "default",
+                    "error": None}]
+    return v
+
+
+@pytest.mark.integration
+def test_the_ui_facts_through_the_rest_api(mlflow_server, tmp_path, monkeypatch):
+    """What the MLflow UI shows, read the way the UI reads it: datasets, sources, parent metrics, trace assessments."""
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
+    url, _ = mlflow_server
+    variants = [_traced(tmp_path, "rerank"), _traced(tmp_path, "dense")]
+    out = log_invocation(_run_summary(variants), variants, tmp_path, tracking_uri=url, experiment="ui-facts")
+    exp = out["experiment_id"]
+    parent = _rest(url, f"/api/2.0/mlflow/runs/get?run_id={out['parent_run_id']}")["run"]
+    metrics = {m["key"]: m["value"] for m in parent["data"]["metrics"]}
+    assert metrics["hit_at_5/rerank"] == pytest.approx(2 / 3) and metrics["recall_at_20/dense"] == 0.75
+    tags = {t["key"]: t["value"] for t in parent["data"]["tags"]}
+    assert (tags["mlflow.source.name"], tags["mlflow.source.type"], tags["mlflow.source.git.commit"]) == (
+        "evalkit run", "LOCAL", "1234abcd")
+    assert parent["info"]["run_name"].startswith("faq v3 · 2 variants (rerank, dense) · ")
+    children = _rest(url, "/api/2.0/mlflow/runs/search", {
+        "experiment_ids": [exp], "filter": f"tags.mlflow.parentRunId = '{out['parent_run_id']}'"})["runs"]
+    assert len(children) == 2
+    for run in [parent, *children]:                              # the Dataset column of every row
+        (ds,) = run["inputs"]["dataset_inputs"]
+        assert (ds["dataset"]["name"], ds["dataset"]["digest"], ds["dataset"]["source_type"]) == (
+            "faq@v3", "e" * 12, "local")
+        assert {"key": "mlflow.data.context", "value": "eval"} in ds["tags"]
+    where = {"locations": [{"type": "MLFLOW_EXPERIMENT", "mlflow_experiment": {"experiment_id": exp}}],
+             "max_results": 100}
+    every = _rest(url, "/api/3.0/mlflow/traces/search", where)["traces"]
+    assert len(every) == 10                                      # 5 queries x 2 variants
+    for t in every:                                              # the trace view of each (GetTraceInfoV3)
+        info = _rest(url, f"/api/3.0/mlflow/traces/{t['trace_id']}")["trace"]["trace_info"]
+        got = {a["assessment_name"]: a["feedback"]["value"] for a in info.get("assessments", [])}
+        qid = info["tags"]["mlflow.traceName"]
+        # q4, q5 are unanswerable: no retrieval metric, no assessment
+        hit = 0.0 if qid == "q2" else 1.0                           # the fixture: recall@20 = hit@5
+        want = {} if qid in ("q4", "q5") else {"hit_at_5": hit, "recall_at_20": hit}
+        assert got == want, (qid, got)
+        assert {a["source"]["source_type"] for a in info.get("assessments", [])} <= {"CODE"}
+    misses = _rest(url, "/api/3.0/mlflow/traces/search", {**where, "filter": "feedback.hit_at_5 < 1"})["traces"]
+    assert sorted(t["tags"]["mlflow.traceName"] for t in misses) == ["q2", "q2"]   # filterable by assessment
+    spans = _spans(url, misses[0]["trace_id"])
+    reused = next(s for s in spans if s.name == "rerank" and s.parent_id is not None)
+    root = next(s for s in spans if s.parent_id is None)
+    assert reused.attributes["evalkit.reused"] is True and reused.end_time_ns - reused.start_time_ns == 10_000
+    assert reused.end_time_ns <= root.end_time_ns
+
+
+def _spans(url: str, trace_id: str) -> list:
+    from mlflow import MlflowClient
+
+    return MlflowClient(tracking_uri=url).get_trace(trace_id).data.spans

@@ -6,6 +6,7 @@ Fixture variant "guarded" (four queries, node traces as the engine records them)
     q2  retrieve raises (message and wrote carry a secret)      outcome failed, trace ERROR
     q3  retrieve -> retrieve -> end               a node that runs twice: two spans
     q4  no trace events (nothing ran)             not traced, counted as skipped
+    q5  retrieve (reused from another variant: pipeline latency 80 ms, 0.05 ms here) -> rerank (12 ms)
 """
 from __future__ import annotations
 
@@ -16,8 +17,7 @@ import pytest
 
 from evalkit.records import EvalSetRef, QueryResult, RunSummary, VariantSummary
 from evalkit.track import VariantLog, default_tracking_uri, log_invocation
-from evalkit.track.traces import (bounded, build_spans, log_traces, mlflow_trace_id, scrub, secret_env_values,
-                                  shorten)
+from evalkit.track.traces import bounded, build_spans, log_traces, mlflow_trace_id, scrub, secret_env_values, shorten
 
 T0 = 1_780_000_000.0  # started_at of the first node (epoch seconds)
 SECRET = "sk-live-abcdef123456"
@@ -25,9 +25,11 @@ ENV_SECRET = "env-secret-value-42"
 
 
 def _event(step: int, node: str, ntype: str, start: float, ms: float, wrote: dict, edge: str | None,
-           reason: str = "default", error: dict | None = None) -> dict:
-    return {"step": step, "node": node, "type": ntype, "started_at": T0 + start, "duration_ms": ms, "wrote": wrote,
-            "edge": edge, "edge_reason": reason, "error": error}
+           reason: str = "default", error: dict | None = None, elapsed: float | None = None,
+           reused: bool = False) -> dict:
+    e = {"step": step, "node": node, "type": ntype, "started_at": T0 + start, "duration_ms": ms, "wrote": wrote,
+         "edge": edge, "edge_reason": reason, "error": error, "reused": reused}
+    return e if elapsed is None else {**e, "elapsed_ms": elapsed}
 
 
 HITS = [[f"d{i}#0", f"d{i}", round(1 - i / 100, 3)] for i in range(30)]
@@ -41,6 +43,8 @@ TRACES = {
     "q3": [_event(0, "retrieve", "retrieve", 2.0, 1.0, {"retrieved": HITS[:2]}, "retrieve", "next()"),
            _event(1, "retrieve", "retrieve", 2.0, 1.0, {"retrieved": HITS[:3]}, "end")],
     "q4": [],
+    "q5": [_event(0, "retrieve", "retrieve", 3.0, 80.0, {"retrieved": HITS[:2]}, "rerank", elapsed=0.05, reused=True),
+           _event(1, "rerank", "rerank", 3.0001, 12.0, {"reranked": HITS[:2]}, "end", elapsed=12.0)],
 }
 
 
@@ -51,7 +55,7 @@ def _results() -> list[QueryResult]:
         out.append(QueryResult(
             query_id=qid, question=f"what about {qid}?", gold_doc_ids=["d1"],
             retrieved=[{"doc_id": f"d{i}", "score": 1.0 - i / 10} for i in range(3)], reranked=[],
-            metrics={"hit@5": 0.0 if failed else 1.0}, trace=trace,
+            metrics={"hit@5": 0.0 if failed else 1.0, "recall@20": 0.5, "mrr": 0.3}, trace=trace,
             error={"node": "retrieve", "step": 0, "type": "AuthError", "message": f"key {SECRET}"} if failed else None,
             outcome="failed" if failed else "completed"))
     return out
@@ -93,10 +97,10 @@ def logged(tmp_path_factory):
 
 def test_one_trace_per_traced_query_linked_to_the_variant_run(logged):
     client, out, v, traces = logged
-    assert set(traces) == {"q1", "q2", "q3"}                    # q4 has no trace events
+    assert set(traces) == {"q1", "q2", "q3", "q5"}              # q4 has no trace events
     run = client.get_run(v.summary.mlflow_run_id)
     assert run.info.status == "FINISHED"
-    assert run.data.tags["evalkit.traces"] == "logged 3 trace(s), 1 query(s) not traced"
+    assert run.data.tags["evalkit.traces"] == "logged 4 trace(s), 1 query(s) not traced"
     assert traces["q1"].info.trace_id == mlflow_trace_id(v.summary.mlflow_run_id, "q1")
     parent_traces = client.search_traces(locations=[out["experiment_id"]], run_id=out["parent_run_id"])
     assert len(parent_traces) == 0                               # linked to the child run only
@@ -140,8 +144,41 @@ def test_span_attributes_edges_and_outputs(logged):
     root = spans["guarded"]
     assert root.inputs == {"query_id": "q1", "question": "what about q1?"}
     assert root.outputs["outcome"] == "completed" and root.outputs["retrieved"] == ["d0", "d1", "d2"]
-    assert root.attributes["evalkit.metrics"] == {"hit@5": 1.0}
+    assert root.attributes["evalkit.metrics"] == {"hit@5": 1.0, "recall@20": 0.5, "mrr": 0.3}
     assert traces["q1"].info.state.value == "OK"
+
+
+def test_reused_span_lasts_its_real_time_and_keeps_the_pipeline_latency(logged):
+    _, _, _, traces = logged
+    spans = {s.name: s for s in traces["q5"].data.spans}
+    root, retrieve, rerank = spans["guarded"], spans["retrieve"], spans["rerank"]
+    assert retrieve.end_time_ns - retrieve.start_time_ns == 50_000            # 0.05 ms: it ran elsewhere
+    assert retrieve.attributes["evalkit.reused"] is True and retrieve.attributes["evalkit.duration_ms"] == 80.0
+    assert retrieve.attributes["evalkit.elapsed_ms"] == 0.05
+    assert rerank.attributes["evalkit.reused"] is False and rerank.end_time_ns - rerank.start_time_ns == 12_000_000
+    for child in (retrieve, rerank):                                      # children inside their root
+        assert root.start_time_ns <= child.start_time_ns and child.end_time_ns <= root.end_time_ns
+    # with the pipeline latency (80 ms) the reused span would have overflowed the root (which ends at
+    # rerank's end, 0.1 ms + 12 ms after the start)
+    assert root.end_time_ns - root.start_time_ns < 80_000_000
+
+
+def test_every_trace_carries_its_metrics_as_filterable_assessments(logged):
+    client, out, v, traces = logged
+    for qid, t in traces.items():
+        got = {a.name: a.value for a in t.info.assessments}
+        # hit@5 and recall@20 are retrieval metrics of the registry; "mrr" (no cutoff) is not a metric name
+        assert got == {"hit_at_5": 0.0 if qid == "q2" else 1.0, "recall_at_20": 0.5}
+        for a in t.info.assessments:
+            assert a.source.source_type == "CODE" and a.source.source_id == "evalkit"
+            assert a.run_id == v.summary.mlflow_run_id
+            assert a.span_id == next(s.span_id for s in t.data.spans if s.parent_id is None)
+    misses = client.search_traces(locations=[out["experiment_id"]], filter_string="feedback.hit_at_5 < 1")
+    assert [t.info.tags["mlflow.traceName"] for t in misses] == ["q2"]
+    ordered = client.search_traces(locations=[out["experiment_id"]], filter_string="feedback.hit_at_5 >= 1",
+                                   order_by=["timestamp ASC"])
+    assert [t.info.tags["mlflow.traceName"] for t in ordered] == ["q1", "q3", "q5"]
+    assert traces["q1"].info.tags["evalkit.outcome"] == "completed" and traces["q1"].info.tags["evalkit.variant"] == "guarded"
 
 
 def test_errors_mark_span_and_trace(logged):
@@ -168,7 +205,8 @@ def test_limit_caps_traces_per_variant(tmp_path: Path):
     client = MlflowClient(tracking_uri=out["tracking_uri"])
     traces = client.search_traces(locations=[out["experiment_id"]], run_id=v.summary.mlflow_run_id)
     assert [t.info.tags["mlflow.traceName"] for t in traces] == ["q1"]
-    assert client.get_run(v.summary.mlflow_run_id).data.tags["evalkit.traces"].endswith("3 query(s) not traced")
+    assert client.get_run(v.summary.mlflow_run_id).data.tags["evalkit.traces"] == (
+        "logged 1 trace(s), 4 query(s) not traced (every query, at most 1)")
 
 
 def test_traces_off(tmp_path: Path):
@@ -208,8 +246,8 @@ def test_log_traces_writes_to_the_given_store_only(tmp_path: Path, monkeypatch):
     exp = client.create_experiment("direct", artifact_location=(tmp_path / "art").as_uri())
     run_id = client.create_run(exp).info.run_id
     done = log_traces(uri, exp, run_id, "v", _results(), batch=2)   # two log_spans requests
-    assert done.logged == 3 and done.skipped == 1 and len(done.trace_ids) == 3
-    assert len(client.search_traces(locations=[exp], run_id=run_id)) == 3
+    assert done.logged == 4 and done.skipped == 1 and len(done.trace_ids) == 4
+    assert len(client.search_traces(locations=[exp], run_id=run_id)) == 4
     assert not (tmp_path / "mlflow.db").exists() and mlflow.get_tracking_uri() != uri
 
 
@@ -225,8 +263,10 @@ def test_shorten_cuts_lists_and_strings():
 
 def test_scrub_masks_keys_tokens_and_env_values():
     got = scrub({"llm": {"api_key": "abc", "max_tokens": 5}, "msg": f"token={SECRET} Bearer abcdefghijk",
-                 "notes": ["my value env-secret-value-42"]}, secrets=[ENV_SECRET])
-    assert got == {"llm": {"api_key": "***", "max_tokens": 5}, "msg": "token=*** Bearer ***", "notes": ["my value ***"]}
+                 "notes": ["my value env-secret-value-42"], "url": "http://user:pw123@host/v1?api_key=zz&x=1",
+                 "err": "login failed: password=hunter2, retry"}, secrets=[ENV_SECRET])
+    assert got == {"llm": {"api_key": "***", "max_tokens": 5}, "msg": "token=*** Bearer ***", "notes": ["my value ***"],
+                   "url": "http://***@host/v1?api_key=***&x=1", "err": "login failed: password=***, retry"}
     assert secret_env_values({"OPENAI_API_KEY": "sk-123456", "PATH": "/usr/bin", "HF_TOKEN": "x"}) == ["sk-123456"]
 
 
@@ -301,7 +341,45 @@ def test_traces_through_a_real_server(server_url, tmp_path: Path, monkeypatch):
     client = MlflowClient(tracking_uri=server_url)
     traces = client.search_traces(locations=[out["experiment_id"]], run_id=v.summary.mlflow_run_id)
     by_name = {t.info.tags["mlflow.traceName"]: t for t in traces}
-    assert set(by_name) == {"q1", "q2", "q3"}
+    assert set(by_name) == {"q1", "q2", "q3", "q5"}
     spans = sorted((s for s in by_name["q1"].data.spans if s.parent_id), key=lambda s: s.start_time_ns)
     assert [s.name for s in spans] == ["retrieve", "rerank", "guard"]
     assert not (tmp_path / "mlflow.db").exists()
+
+
+def test_mask_jsonl_equals_masking_every_record():
+    """The fast path (distinct strings masked once) gives exactly what masking each record does."""
+    from evalkit.track.secrets import mask_jsonl, mask_records
+
+    records = [{"q": "see http://u:pw1234@host/v1?api_key=abc&x=1", "ids": ["d1", "d1", "sk-live-0123456789abcdefghij"],
+                "n": 3, "s": 'quote " and \\\\ and 中文 password=hunter2'},
+               {"q": "clean", "ids": ["d1"], "nested": {"x": [1.5, None, True]}}]
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    assert mask_jsonl(text) == mask_records(records)
+    assert "hunter2" not in mask_jsonl(text) and "pw1234" not in mask_jsonl(text) and "sk-live" not in mask_jsonl(text)
+    clean = json.dumps({"q": "nothing secret", "ids": ["d1"]}) + "\n"
+    assert mask_jsonl(clean) == clean                                    # untouched, byte for byte
+    keyed = [{"llm": {"api_key": "plain-value", "max_tokens": 5}}]         # a secret-named key: structural path
+    keyed_text = json.dumps(keyed[0]) + "\n"
+    assert mask_jsonl(keyed_text) == mask_records(keyed) and "plain-value" not in mask_jsonl(keyed_text)
+
+
+def test_the_misses_policy_traces_every_miss_and_a_few_examples():
+    from evalkit.track.traces import select_traced
+
+    def r(qid: str, hit: float | None, error: bool = False, hallucinated: float | None = None) -> QueryResult:
+        metrics = {} if hit is None else {"hit@5": hit, "recall@20": hit}
+        if hallucinated is not None:
+            metrics["hallucinated"] = hallucinated
+        return QueryResult(query_id=qid, question="?", gold_doc_ids=["d"], retrieved=[], reranked=[], metrics=metrics,
+                           trace=[], error={"node": "x"} if error else None)
+
+    results = [r(f"ok{i}", 1.0) for i in range(5)] + [r("miss", 0.0), r("boom", None, error=True),
+                                                      r("made_up", 1.0, hallucinated=1.0), r("ok9", 1.0)]
+    chosen, phrase = select_traced(results, "misses", examples=2)
+    assert [x.query_id for x in chosen] == ["ok0", "ok1", "miss", "boom", "made_up"]      # eval-set order
+    assert phrase == "the 3 misses/failures and the first 2 others"
+    assert [x.query_id for x in select_traced(results, "all")[0]] == [x.query_id for x in results]
+    assert len(select_traced(results, "misses", limit=3, examples=2)[0]) == 3
+    with pytest.raises(ValueError, match="misses, all"):
+        select_traced(results, "some")
