@@ -77,6 +77,7 @@ class Comparison:
     alpha: float
     notes: list[str] = field(default_factory=list)
     fusion: list[dict[str, Any]] = field(default_factory=list)
+    tools: list[dict[str, Any]] = field(default_factory=list)  # per-tool diagnostics (evalkit.analysis.tool_diag)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

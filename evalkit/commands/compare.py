@@ -27,7 +27,7 @@ import click
               help="Metric the fusion weight sweep optimises (a retrieval metric).")
 @click.option("--folds", type=click.IntRange(2, 50), default=5, show_default=True,
               help="Cross-validation folds of the fusion weight sweep.")
-@click.option("--no-fusion", is_flag=True, help="Skip the fusion diagnostics of hybrid variants.")
+@click.option("--no-fusion", is_flag=True, help="Skip the fusion and per-tool diagnostics.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write every number as JSON to this file.")
 @click.option("--tracking-uri", default=None, help="MLflow store, when a RUN is an MLflow run id.")
@@ -44,7 +44,10 @@ def compare(runs: tuple[str, ...], variants: str | None, metrics: tuple[str, ...
 
     For hybrid variants it adds fusion diagnostics from the retrieve trace: gold
     documents only one channel found (top 20), channel overlap (Jaccard), and for
-    weighted fusion a dense-weight sweep with a k-fold cross-validated estimate.
+    weighted fusion a dense-weight sweep with a k-fold cross-validated estimate. For
+    agent-scheduler variants it adds per-tool diagnostics: how many of the fused top 20
+    documents each tool supplied (and alone), gold documents supplied, search latency, and
+    which classes were chosen by rule, llm or default.
 
     \b
     Examples:
@@ -54,6 +57,7 @@ def compare(runs: tuple[str, ...], variants: str | None, metrics: tuple[str, ...
     from evalkit.analysis.compare import compare_variants, format_comparison, resolve_variants
     from evalkit.analysis.fusion_diag import channel_diagnostics, format_fusion, is_hybrid, weight_sweep
     from evalkit.analysis.runs import load_run
+    from evalkit.analysis.tool_diag import format_tools, has_tools, tool_diagnostics
 
     loaded = []
     for ref in runs:
@@ -75,6 +79,12 @@ def compare(runs: tuple[str, ...], variants: str | None, metrics: tuple[str, ...
                                  confidence)
             result.fusion.append({"variant": ref.label, "channels": diag, "sweep": sweep})
             click.echo("\n" + format_fusion(ref.label, diag, sweep))
+        for ref in refs:
+            results = ref.run.results(ref.variant)
+            if has_tools(results):
+                tools = tool_diagnostics(results)
+                result.tools.append({"variant": ref.label, **tools})
+                click.echo("\n" + format_tools(ref.label, tools))
     for run in loaded:
         for msg in run.warnings:
             click.echo(f"warning: {msg}", err=True)

@@ -25,7 +25,9 @@ earlier node wrote: ``fuse_with: retrieved`` RRF-fuses (``fusion: {k, weight,
 fuse_weight}``) the graph ranking with the incoming ``retrieved`` list, so a hybrid
 ``retrieve`` node followed by ``graph_local`` is "hybrid + graph". ``channel_hits`` then
 holds the earlier channels plus ``graph`` (the graph's own ranking), so per-channel
-analysis sees the graph as one more channel. YAML::
+analysis sees the graph as one more channel. ``dedupe: {by: document, keep: best_rank |
+most_hits}`` keeps one passage per document of the final ranking before the ``top_k`` cut
+(``evalkit.nodes.dedupe``). YAML::
 
     nodes:
       retrieve: {type: retrieve, params: {dense: {}, bm25: {}}}
@@ -61,6 +63,7 @@ from evalkit.index.communities import CommunitySpec
 from evalkit.index.entity_graph import GraphSpec
 from evalkit.index.graph_search import LocalGraphSearch, cosine_top
 from evalkit.models.embedders import ModelSpec
+from evalkit.nodes.dedupe import Dedupe, dedupe
 from evalkit.nodes.fusion import rrf
 from evalkit.records import Hit
 
@@ -98,10 +101,15 @@ class GraphSearchParams(NodeParams):
     top_k: int = Field(default=100, ge=1)
 
 
+_DEDUPE_DOC = ("keep one passage per document of the final ranking before the top_k cut "
+               "(omit: keep every passage)")
+
+
 class GraphLocalParams(GraphSearchParams):
-    max_evidence: int = Field(default=20, ge=0)
+    max_evidence: int = Field(default=20, ge=0, description="graph_evidence lines written (0: none)")
     fuse_with: str | None = Field(default=None, description="state field holding a ranking to RRF-fuse with")
     fusion: GraphFusion = GraphFusion()
+    dedupe: Dedupe | None = Field(default=None, description=_DEDUPE_DOC)
 
 
 class GraphGlobalParams(NodeParams):
@@ -112,8 +120,9 @@ class GraphGlobalParams(NodeParams):
     membership_weight: float = Field(default=0.5, ge=0, le=1,
                                      description="share of community membership (vs query similarity) in scores")
     top_k: int = Field(default=100, ge=1)
-    fuse_with: str | None = None
+    fuse_with: str | None = Field(default=None, description="state field holding a ranking to RRF-fuse with")
     fusion: GraphFusion = GraphFusion()
+    dedupe: Dedupe | None = Field(default=None, description=_DEDUPE_DOC)
 
 
 def local_searcher(params: GraphSearchParams, resources: Any) -> LocalGraphSearch:
@@ -136,14 +145,14 @@ def fuse(node: Any, own: list[Hit], state: Mapping[str, Any]) -> tuple[list[Hit]
     """``retrieved`` and ``channel_hits`` of a graph node: its own ranking, or RRF with ``fuse_with``."""
     p = node.params
     if not p.fuse_with:
-        return own[: p.top_k], {"graph": own}
+        return dedupe(own, p.dedupe)[: p.top_k], {"graph": own}
     other = state[p.fuse_with]
     if not isinstance(other, (list, tuple)) or not all(isinstance(h, Hit) for h in other):
         from evalkit.graph.graph import GraphError
 
         raise GraphError(f"node '{node.name}': fuse_with field '{p.fuse_with}' is not a ranking (a list of Hit)")
     fused = rrf([list(other), own], [p.fusion.fuse_weight, p.fusion.weight], p.fusion.k)
-    return fused[: p.top_k], {**dict(state.get(CHANNEL_HITS) or {}), "graph": own}
+    return dedupe(fused, p.dedupe)[: p.top_k], {**dict(state.get(CHANNEL_HITS) or {}), "graph": own}
 
 
 @register_node
