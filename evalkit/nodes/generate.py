@@ -10,6 +10,18 @@ an abstention. Writes ``answer``, ``citations``, ``used_documents``,
 judges check the answer against), ``generator`` and ``outcome`` (``answered`` or
 ``abstained``).
 
+**Compressed evidence.** A passage whose id is in ``evidence_text`` (written by a
+``compress`` node) is shown with that text instead of the whole passage. The judges still
+check the answer against the whole passages (a superset of what was shown).
+
+**Graph triples.** With ``graph_evidence: true`` the generator is also shown the graph
+triples a ``graph_local`` node wrote (``graph_evidence``: ``A [relation] B (doc-id)``
+lines; at most ``max_triples``; absent on a path without a graph node: passages only),
+each rendered as ``[doc-id] A --relation--> B`` under "Graph facts". A triple's source
+document is a valid citation (it joins ``used_documents``), and the passage of that
+document the triple was most likely read from (one holding both names, else one, else its
+first) joins ``answer_evidence``, so the judges can check claims taken from the triple.
+
 ``fallback`` writes the fixed "no reliable evidence" answer with ``outcome:
 fallback``, so a refusal is never mistaken for a real answer in the results.
 
@@ -21,6 +33,7 @@ YAML::
         llm: {backend: local}                 # or extractive, or openai (base_url, model, api_key_env)
         evidence_from: evidence              # the guard's output; or reranked / retrieved
         evidence_k: 5
+        graph_evidence: true                 # optional: also show graph_local's triples
 """
 from __future__ import annotations
 
@@ -37,7 +50,9 @@ from evalkit.graph.schema import (
     ANSWER_EVIDENCE,
     CITATIONS,
     EVIDENCE,
+    EVIDENCE_TEXT,
     GENERATOR,
+    GRAPH_EVIDENCE,
     INVALID_CITATIONS,
     OUTCOME,
     OUTCOME_ABSTAINED,
@@ -52,6 +67,7 @@ from evalkit.graph.schema import (
 )
 from evalkit.llm.base import LLMSpec
 from evalkit.llm.extractive import INSUFFICIENT_EVIDENCE as NO_EVIDENCE_ANSWER  # one wording everywhere
+from evalkit.records import Hit
 
 SYSTEM_PROMPT = (
     "You answer questions for employees using ONLY the evidence passages given. "
@@ -98,12 +114,35 @@ def render_evidence(passages: list[tuple[str, str, float]], max_chars: int) -> s
     return "\n\n".join(blocks)
 
 
+_TRIPLE = re.compile(r"^(?P<a>.+?) \[(?P<rel>[^\[\]]+)\] (?P<b>.+) \((?P<doc>[^()]+)\)$")
+
+
+def parse_triples(lines: list[str]) -> list[tuple[str, str, str, str]]:
+    """``(A, relation, B, doc-id)`` of each ``A [relation] B (doc-id)`` line with a known source, in order."""
+    out = []
+    for line in lines:
+        m = _TRIPLE.match(str(line).strip())
+        if m and m.group("doc") != "?":
+            out.append((m.group("a"), m.group("rel"), m.group("b"), m.group("doc")))
+    return out
+
+
+def triple_text(a: str, rel: str, b: str) -> str:
+    """How a triple reads to the generator (no square brackets: those are citations)."""
+    return f"{a} --{rel}--> {b}"
+
+
 class GenerateParams(NodeParams):
-    llm: LLMSpec = LLMSpec(backend="local", max_tokens=160)
-    evidence_from: Literal["evidence", "reranked", "retrieved"] = "evidence"
-    evidence_k: int = Field(default=5, ge=1)
-    max_chars_per_passage: int = Field(default=600, ge=50)
-    system_prompt: str = SYSTEM_PROMPT
+    llm: LLMSpec = Field(default=LLMSpec(backend="local", max_tokens=160),
+                         description="the model: {backend: local | extractive | openai, ...} (docs/llm.md)")
+    evidence_from: Literal["evidence", "reranked", "retrieved"] = Field(
+        default="evidence", description="the ranking whose first evidence_k passages are shown")
+    evidence_k: int = Field(default=5, ge=1, description="passages shown to the model")
+    max_chars_per_passage: int = Field(default=600, ge=50, description="a longer passage is cut here in the prompt")
+    system_prompt: str = Field(default=SYSTEM_PROMPT, description="the model's instructions")
+    graph_evidence: bool = Field(default=False, description="also show the graph triples of graph_evidence "
+                                 "(when a graph node wrote them), citable by their source document")
+    max_triples: int = Field(default=10, ge=1, description="graph triples shown at most")
 
 
 @register_node
@@ -111,6 +150,7 @@ class Generate(Node[GenerateParams]):
     type = "generate"
     role = Role.GENERATOR
     reads = (QUESTION, EVIDENCE)
+    optional_reads = (EVIDENCE_TEXT,)  # a compress node's texts; GRAPH_EVIDENCE too with graph_evidence: true
     writes = (ANSWER, CITATIONS, USED_DOCUMENTS, INVALID_CITATIONS, ABSTAINED, ANSWER_EVIDENCE, GENERATOR, OUTCOME)
     Params = GenerateParams
 
@@ -118,33 +158,69 @@ class Generate(Node[GenerateParams]):
     def contract(cls, params: GenerateParams) -> Contract:
         base = super().contract(params)
         evidence = {"evidence": EVIDENCE, "reranked": RERANKED, "retrieved": RETRIEVED}[params.evidence_from]
-        return Contract(frozenset({QUESTION, evidence}), base.optional_reads, base.writes, base.optional_writes)
+        optional = base.optional_reads | ({GRAPH_EVIDENCE} if params.graph_evidence else set())
+        return Contract(frozenset({QUESTION, evidence}), optional, base.writes, base.optional_writes)
 
     def __init__(self, name: str, params: GenerateParams, resources: Any = None):
         super().__init__(name, params, resources)
         self.passages = resources.passages()
         self.client = self.llm_client(params.llm, "generate")
+        self._doc_passages: dict[str, list[str]] | None = None
 
     def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
         p = self.params
         hits = list(state[p.evidence_from])[: p.evidence_k]
-        shown = [(h.doc_id, self.passages.text(h.id), float(h.score)) for h in hits]
+        texts = state.get(EVIDENCE_TEXT) or {}
+        shown = [(h.doc_id, texts[h.id] if h.id in texts else self.passages.text(h.id), float(h.score)) for h in hits]
+        triples = parse_triples(list(state.get(GRAPH_EVIDENCE) or []))[: p.max_triples] if p.graph_evidence else []
+        facts = [(doc, triple_text(a, rel, b)) for a, rel, b, doc in triples]
         question = state[QUESTION]
-        if shown:
-            user = (f"Evidence:\n{render_evidence(shown, p.max_chars_per_passage)}\n\n"
-                    f"Question: {question}\nAnswer (cite ids like [{shown[0][0]}]):")
+        if shown or facts:
+            blocks = [f"Evidence:\n{render_evidence(shown, p.max_chars_per_passage)}"] if shown else []
+            if facts:
+                blocks.append("Graph facts (each from the document in brackets):\n"
+                              + "\n".join(f"[{doc}] {fact}" for doc, fact in facts))
+            example = shown[0][0] if shown else facts[0][0]
+            user = "\n\n".join(blocks) + f"\n\nQuestion: {question}\nAnswer (cite ids like [{example}]):"
             reply = self.client.chat(user, system=p.system_prompt, question=question,
-                                     evidence=tuple((d, t) for d, t, _ in shown))
+                                     evidence=tuple((d, t) for d, t, _ in shown) + tuple(facts))
             answer = reply.text.strip()
         else:
             answer = NO_EVIDENCE_ANSWER
-        valid_ids = {d for d, _, _ in shown} | {h.id for h in hits}
+        valid_ids = {d for d, _, _ in shown} | {h.id for h in hits} | {doc for doc, _ in facts}
         doc_of = {h.id: h.doc_id for h in hits}
         used, invalid = parse_citations(answer, valid_ids, doc_of)
         abstained = is_abstention(answer)
         return {ANSWER: answer, CITATIONS: used + invalid, USED_DOCUMENTS: used, INVALID_CITATIONS: invalid,
-                ABSTAINED: abstained, ANSWER_EVIDENCE: hits, GENERATOR: self.client.identity,
-                OUTCOME: OUTCOME_ABSTAINED if abstained else OUTCOME_ANSWERED}
+                ABSTAINED: abstained, ANSWER_EVIDENCE: hits + self._triple_sources(triples, hits),
+                GENERATOR: self.client.identity, OUTCOME: OUTCOME_ABSTAINED if abstained else OUTCOME_ANSWERED}
+
+    def _triple_sources(self, triples: list[tuple[str, str, str, str]], hits: list[Hit]) -> list[Hit]:
+        """For each triple, the passage of its source document it was most likely read from (one holding
+        both names, else one of them, else the document's first passage), unless already among ``hits``."""
+        if not triples:
+            return []
+        if self._doc_passages is None:
+            by_doc: dict[str, list[str]] = {}
+            for u in self.passages.units:
+                pid = self.passages.parent_of(u.id)
+                if pid not in by_doc.setdefault(u.doc_id, []):
+                    by_doc[u.doc_id].append(pid)
+            self._doc_passages = by_doc
+        seen = {h.id for h in hits}
+        out: list[Hit] = []
+        for a, _, b, doc in triples:
+            pids = self._doc_passages.get(doc, [])
+            if not pids:
+                continue
+            texts = [self.passages.text(pid) for pid in pids]
+            both = [pid for pid, t in zip(pids, texts) if a in t and b in t]
+            either = [pid for pid, t in zip(pids, texts) if a in t or b in t]
+            pid = (both or either or pids)[0]
+            if pid not in seen:
+                seen.add(pid)
+                out.append(Hit(pid, doc, 0.0))
+        return out
 
 
 class FallbackParams(NodeParams):
