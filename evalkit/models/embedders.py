@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from evalkit.errors import ModelSetupError
 from evalkit.models.cache import EmbeddingCache, text_key
@@ -32,11 +32,12 @@ class ModelSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str
-    path: str | None = None
-    max_length: int | None = None
-    batch_size: int = 32
-    normalize: bool = True
+    name: str = Field(description="e5, minilm, sentence-transformers (rerankers: also flag, cross-encoder)")
+    path: str | None = Field(default=None, description="a local model folder (sentence-transformers, flag, "
+                             "cross-encoder)")
+    max_length: int | None = Field(default=None, description="token window (default: the model's own)")
+    batch_size: int = Field(default=32, ge=1, description="texts encoded per batch")
+    normalize: bool = Field(default=True, description="L2-normalise vectors (inner product = cosine)")
 
     @classmethod
     def of(cls, value: str | ModelSpec | dict[str, Any]) -> ModelSpec:

@@ -224,7 +224,7 @@ class Generate(Node[GenerateParams]):
 
 
 class FallbackParams(NodeParams):
-    answer: str = NO_EVIDENCE_ANSWER
+    answer: str = Field(default=NO_EVIDENCE_ANSWER, description="the fixed refusal written as the answer")
 
 
 @register_node

@@ -71,8 +71,8 @@ from evalkit.records import Hit
 class LinkParams(NodeParams):
     """Entity linking: exact and alias always; e5 similarity for what is still unlinked."""
 
-    embedding: bool = True
-    embedder: str | ModelSpec = "e5"
+    embedding: bool = Field(default=True, description="link still-unlinked mentions by embedding similarity")
+    embedder: str | ModelSpec = Field(default="e5", description="the model of embedding links")
     threshold: float = Field(default=0.9, ge=-1, le=1, description="minimum cosine (e5, name vs mention)")
     candidates: int = Field(default=10, ge=1, description="nodes compared per mention (by character bigrams)")
 
@@ -80,15 +80,16 @@ class LinkParams(NodeParams):
 class GraphFusion(NodeParams):
     """RRF of this node's ranking (``weight``) with the ``fuse_with`` ranking (``fuse_weight``)."""
 
-    k: int = Field(default=60, ge=0)
-    weight: float = Field(default=1.0, ge=0)
-    fuse_weight: float = Field(default=1.0, ge=0)
+    k: int = Field(default=60, ge=0, description="RRF k")
+    weight: float = Field(default=1.0, ge=0, description="RRF weight of this node's own ranking")
+    fuse_weight: float = Field(default=1.0, ge=0, description="RRF weight of the fuse_with ranking")
 
 
 class GraphSearchParams(NodeParams):
     """The local graph search (shared by ``graph_local`` and the scheduler's graph tool)."""
 
-    graph: GraphSpec = GraphSpec()
+    graph: GraphSpec = Field(default=GraphSpec(), description="how the entity graph is built (cached per "
+                             "corpus, chunking and these settings)")
     depth: int = Field(default=2, ge=0, le=4, description="hops from the linked entities")
     decay: float = Field(default=0.5, gt=0, le=1, description="score factor per hop")
     relation_weights: dict[str, float] = Field(default_factory=lambda: {"co_occurs": 1.0},
@@ -97,8 +98,8 @@ class GraphSearchParams(NodeParams):
     hub_share: float = Field(default=0.05, gt=0, le=1,
                              description="entities in more than this share of passages are not expanded through")
     hub_min_passages: int = Field(default=5, ge=1, description="...unless they are in at most this many passages")
-    link: LinkParams = LinkParams()
-    top_k: int = Field(default=100, ge=1)
+    link: LinkParams = Field(default=LinkParams(), description="how the query's entities are linked to the graph")
+    top_k: int = Field(default=100, ge=1, description="passages in the graph ranking")
 
 
 _DEDUPE_DOC = ("keep one passage per document of the final ranking before the top_k cut "
@@ -108,20 +109,22 @@ _DEDUPE_DOC = ("keep one passage per document of the final ranking before the to
 class GraphLocalParams(GraphSearchParams):
     max_evidence: int = Field(default=20, ge=0, description="graph_evidence lines written (0: none)")
     fuse_with: str | None = Field(default=None, description="state field holding a ranking to RRF-fuse with")
-    fusion: GraphFusion = GraphFusion()
+    fusion: GraphFusion = Field(default=GraphFusion(), description="the RRF with fuse_with")
     dedupe: Dedupe | None = Field(default=None, description=_DEDUPE_DOC)
 
 
 class GraphGlobalParams(NodeParams):
-    graph: GraphSpec = GraphSpec()
-    communities: CommunitySpec = CommunitySpec()
-    embedder: str | ModelSpec = "e5"
-    top_communities: int = Field(default=3, ge=1)
+    graph: GraphSpec = Field(default=GraphSpec(), description="how the entity graph is built (shared with "
+                             "graph_local when the settings are equal)")
+    communities: CommunitySpec = Field(default=CommunitySpec(), description="community detection and summaries")
+    embedder: str | ModelSpec = Field(default="e5", description="matches the query to community summaries "
+                                      "and passages")
+    top_communities: int = Field(default=3, ge=1, description="communities whose passages are ranked")
     membership_weight: float = Field(default=0.5, ge=0, le=1,
                                      description="share of community membership (vs query similarity) in scores")
-    top_k: int = Field(default=100, ge=1)
+    top_k: int = Field(default=100, ge=1, description="passages in the graph ranking")
     fuse_with: str | None = Field(default=None, description="state field holding a ranking to RRF-fuse with")
-    fusion: GraphFusion = GraphFusion()
+    fusion: GraphFusion = Field(default=GraphFusion(), description="the RRF with fuse_with")
     dedupe: Dedupe | None = Field(default=None, description=_DEDUPE_DOC)
 
 

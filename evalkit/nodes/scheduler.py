@@ -75,9 +75,11 @@ TOOLS = ("dense", "bm25", "graph")
 class Rule(NodeParams):
     """Questions matching any keyword or pattern belong to ``label``."""
 
-    label: str
-    keywords: list[str] = Field(default_factory=list)
-    patterns: list[str] = Field(default_factory=list)
+    label: str = Field(description="the class (or route) a match gives")
+    keywords: list[str] = Field(default_factory=list, description="case- and width-insensitive substrings "
+                                "(NFKC)")
+    patterns: list[str] = Field(default_factory=list, description="regular expressions (Python re), searched "
+                                "in the NFKC question")
 
     @field_validator("patterns")
     @classmethod
