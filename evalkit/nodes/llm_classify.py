@@ -39,9 +39,13 @@ def classification_prompt(question: str, labels: Mapping[str, str], examples: Se
 
 def llm_label(client: Any, question: str, labels: Mapping[str, str], examples: Sequence[LabelExample],
               system: str, key: str = "class", max_tokens: int = 80) -> tuple[str, str]:
-    """(label, reason) from the LLM; ``LLMError`` when it fails, gives no label, or an unknown one."""
+    """(label, reason) from the LLM; ``LLMError`` when it fails, gives no label, or an unknown one.
+
+    The reply is capped at ``max_tokens`` or the spec's ``max_tokens``, whichever is smaller (a label and a
+    short reason need few tokens; a model that rambles is cut and its truncated JSON is a ``bad_json``)."""
+    cap = min(max_tokens, int(getattr(getattr(client, "spec", None), "max_tokens", max_tokens)))
     value, _ = client.chat_json(classification_prompt(question, labels, examples, key), system=system,
-                                expect=dict, max_tokens=max_tokens)
+                                expect=dict, max_tokens=cap)
     raw = value.get(key)
     if not isinstance(raw, str) or not raw.strip():
         raise LLMError(f"classifier reply has no '{key}' string: {str(value)[:120]}", kind="bad_json")

@@ -141,6 +141,13 @@ def test_rules_first_then_the_llm_with_the_configured_examples(fault_server, llm
     assert "Question: Who builds the K3 battery?\nReply: {\"class\": \"entity_relation\"}" in prompt
     assert "- exact_term: exact codes" in prompt and prompt.endswith("Question: Whose module sits inside the "
                                                                      "gateway?\nReply:")
+    assert fault_server.requests[0].body["max_tokens"] == 80  # a label needs few tokens (spec default: 512)
+
+
+def test_the_spec_can_cap_the_classifier_reply_lower(fault_server, llm_spec, view):
+    fault_server.push("text:" + json.dumps({"class": "exact_term"}))
+    out = _llm_scheduler({**llm_spec, "max_tokens": 30}, view).run(initial_state("q", "Whose module?", "en"))
+    assert out["scheduler_class"] == "exact_term" and fault_server.requests[0].body["max_tokens"] == 30
 
 
 @pytest.mark.parametrize("script, kind", [
