@@ -92,6 +92,7 @@ class Comparison:
 
     def __str__(self) -> str:
         return format_comparison(self)  # the table `evalkit compare` prints
+    tools: list[dict[str, Any]] = field(default_factory=list)  # per-tool diagnostics (evalkit.analysis.tool_diag)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

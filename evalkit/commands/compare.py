@@ -32,7 +32,7 @@ from evalkit.commands.options import layout, render_checked, table_options
               help="Metric the fusion weight sweep optimises (a retrieval metric).")
 @click.option("--folds", type=click.IntRange(2, 50), default=5, show_default=True,
               help="Cross-validation folds of the fusion weight sweep.")
-@click.option("--no-fusion", is_flag=True, help="Skip the fusion diagnostics of hybrid variants.")
+@click.option("--no-fusion", is_flag=True, help="Skip the fusion and per-tool diagnostics.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write every number as JSON to this file.")
 @click.option("--tracking-uri", default=None, help="MLflow store, when a RUN is an MLflow run id.")
@@ -56,7 +56,10 @@ def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, 
 
     For hybrid variants it adds fusion diagnostics from the retrieve trace: gold
     documents only one channel found (top 20), channel overlap (Jaccard), and for
-    weighted fusion a dense-weight sweep with a k-fold cross-validated estimate.
+    weighted fusion a dense-weight sweep with a k-fold cross-validated estimate. For
+    agent-scheduler variants it adds per-tool diagnostics: how many of the fused top 20
+    documents each tool supplied (and alone), gold documents supplied, search latency, and
+    which classes were chosen by rule, llm or default.
 
     \b
     Examples:
@@ -78,6 +81,7 @@ def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, 
     )
     from evalkit.analysis.runs import load_run
     from evalkit.analysis.tables import WIDE, wrap_lines
+    from evalkit.analysis.tool_diag import format_tools, has_tools, tool_diagnostics
 
     loaded = []
     for ref in runs:
@@ -119,6 +123,12 @@ def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, 
                                  confidence, scoring=Scoring.from_dict(ref.run.summary.scoring))
             result.fusion.append({"variant": ref.label, "channels": diag, "sweep": sweep})
             click.echo("\n" + wrap_lines(format_fusion(ref.label, diag, sweep), WIDE if lay.wide else lay.width))
+        for ref in refs:
+            results = ref.run.results(ref.variant)
+            if has_tools(results):
+                tools = tool_diagnostics(results)
+                result.tools.append({"variant": ref.label, **tools})
+                click.echo("\n" + wrap_lines(format_tools(ref.label, tools), WIDE if lay.wide else lay.width))
     for run in loaded:
         for msg in run.warnings:
             click.echo(f"warning: {msg}", err=True)

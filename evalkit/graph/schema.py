@@ -97,6 +97,10 @@ CHANNEL_HITS = _("channel_hits", "dict[str, list[Hit]]", "each retrieval channel
 TOOL_HITS = _("tool_hits", "dict[str, list[Hit]]", "each tool's ranking of an agent scheduler")
 SCHEDULER_CLASS = _("scheduler_class", "str", "the query class an agent scheduler chose")
 SCHEDULER_REASON = _("scheduler_reason", "str", "why the scheduler chose that class (rule, keyword or pattern)")
+SCHEDULER_SOURCE = _("scheduler_source", "str", "what decided the scheduler's class: rule, llm or default")
+TOOL_STATS = _("tool_stats", "dict[str, dict]", "per tool an agent scheduler called: latency_ms (its search, "
+               "as computed), hits, supplied (documents of the fused top stats_k in the tool's own top stats_k) "
+               "and unique (supplied by no other tool)")
 GRAPH_ENTITIES = _("graph_entities", "list[dict]", "entities of the query linked to the entity graph, and how")
 GRAPH_EVIDENCE = _("graph_evidence", "list[str]", "graph triples as 'A [relation] B (doc-id)' lines")
 GRAPH_COMMUNITIES = _("graph_communities", "list[dict]", "entity-graph communities matched to the query")
@@ -108,6 +112,10 @@ GUARD_TRIGGERED = _("guard_triggered", "bool", "the guard found no reliable evid
 GUARD_REASON = _("guard_reason", "str", "why the guard tripped ('' when it did not)")
 GUARD_THRESHOLD = _("guard_threshold", "float", "the top-score threshold the guard applied")
 EVIDENCE = _("evidence", "list[Hit]", "the passages kept as evidence for generation (guard or grade)")
+EVIDENCE_TEXT = _("evidence_text", "dict[str, str]", "passage id -> the (compressed) text a generator shows "
+                  "instead of the whole passage; passages not in it are shown whole")
+COMPRESSION = _("compression", "dict", "what a compress node kept and cut: budget, unit, size before and after, "
+                "and per passage the sentences kept and cut")
 OUTCOME = _("outcome", "str", "how the query ended so far: one of OUTCOMES")
 # --- generation --------------------------------------------------------------------------------
 ANSWER = _("answer", "str", "the answer given to the user")

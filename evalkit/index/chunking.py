@@ -1,48 +1,89 @@
 """Cutting documents into retrievable passages.
 
-Three methods, chosen by a graph config's ``chunking`` block:
+Five methods, chosen by a graph config's ``chunking`` block (every parameter is listed in
+``docs/nodes.md#chunking``):
 
 - ``document``: one passage per document (good for short abstracts such as SciFact).
-- ``fixed``: windows of ``size`` characters overlapping by ``overlap``; a window's end
-  moves back to the nearest sentence or word boundary in its last fifth, so Chinese and
-  English text is not cut mid-word where it can be avoided.
+- ``fixed``: windows of ``size`` overlapping by ``overlap``; a window's end moves back to
+  the nearest sentence or word boundary in its last fifth, so Chinese and English text is
+  not cut mid-word where it can be avoided.
 - ``parent_child``: ``parent_size`` windows (no overlap) each cut into ``child_size``
   children (overlap ``child_overlap``). Retrieval scores children and hands back their
   parent passage.
+- ``recursive``: split at the first of ``separators`` that occurs, recursively, then merge
+  pieces up to ``size`` with ``overlap`` (``evalkit.index.splitters.recursive_spans``).
+- ``semantic``: a new chunk where adjacent sentences' ``embedder`` similarity drops
+  (``percentile`` or ``threshold``), within ``min_size`` .. ``max_size``.
 
-Sizes are in characters: a unit that means the same for Chinese and English text.
-Passage ids are ``DOC#i`` (fixed), ``DOC#pI`` (parents) and ``DOC#pI.J`` (children),
-so every passage maps back to its document.
+Sizes are in characters (a unit that means the same for Chinese and English text), or,
+with ``unit: tokens``, in the tokens of ``tokenizer`` (an embedder name: ``e5``,
+``minilm``, ``{name: sentence-transformers, path: ...}``; ``evalkit.index.tokens``), so a
+config written for "512-token chunks with 128 overlap" is reproduced exactly.
+Passage ids are ``DOC#i`` (fixed, recursive, semantic), ``DOC#pI`` (parents) and
+``DOC#pI.J`` (children), so every passage maps back to its document.
+
+The identity of a chunking (:func:`chunking_key`, :func:`chunking_id`; part of every index
+cache key) is the whole completed block plus the identity of the tokenizer and of the
+semantic embedder (model and version), so changing any parameter, or the model behind one,
+builds new indexes.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from evalkit.index.splitters import (
+    CHARS,
+    DEFAULT_SEPARATORS,
+    Measure,
+    recursive_spans,
+    semantic_spans,
+    window_spans,
+)
 from evalkit.records import Chunk
 
-METHODS = ("document", "fixed", "parent_child")
+METHODS = ("document", "fixed", "parent_child", "recursive", "semantic")
+_SIZED = {"unit", "tokenizer"}
 _PARAMS = {
     "document": {"method", "prepend_title"},
-    "fixed": {"method", "size", "overlap", "prepend_title"},
-    "parent_child": {"method", "parent_size", "child_size", "child_overlap", "prepend_title"},
+    "fixed": {"method", "size", "overlap", "prepend_title"} | _SIZED,
+    "parent_child": {"method", "parent_size", "child_size", "child_overlap", "prepend_title"} | _SIZED,
+    "recursive": {"method", "size", "overlap", "separators", "prepend_title"} | _SIZED,
+    "semantic": {"method", "embedder", "percentile", "threshold", "max_size", "min_size", "separators",
+                 "prepend_title"} | _SIZED,
 }
 # What a config that names only the method gets (``chunking: {method: parent_child}``).
 DEFAULTS: dict[str, dict[str, Any]] = {
     "document": {"prepend_title": True},
     "fixed": {"size": 400, "overlap": 80, "prepend_title": True},
     "parent_child": {"parent_size": 1200, "child_size": 300, "child_overlap": 50, "prepend_title": True},
+    "recursive": {"size": 400, "overlap": 80, "separators": list(DEFAULT_SEPARATORS), "prepend_title": True},
+    "semantic": {"embedder": "e5", "max_size": 800, "min_size": 100, "separators": list(DEFAULT_SEPARATORS),
+                 "prepend_title": True},
 }
+UNITS = ("chars", "tokens")
 
 
 def with_defaults(cfg: dict[str, Any] | None) -> dict[str, Any]:
-    """A chunking block completed with its method's defaults (``fixed`` when none is named)."""
+    """A chunking block completed with its method's defaults (``fixed`` when none is named).
+
+    ``unit: chars`` is the default and is left out (so ``{method: fixed}`` and ``{method: fixed, unit:
+    chars}`` are one chunking); ``unit: tokens`` gets ``tokenizer: e5`` (the semantic method: its own
+    ``embedder``) unless one is named; ``semantic`` gets ``percentile: 90`` unless a ``threshold`` is given.
+    """
     cfg = dict(cfg or {})
     method = cfg.setdefault("method", "fixed")
-    return {"method": method, **DEFAULTS.get(method, {}), **cfg}
-_BOUNDARY = set("。！？；!?;\n") | {" ", "，", ",", "、", "\t"}
+    out = {"method": method, **DEFAULTS.get(method, {}), **cfg}
+    if out.get("unit") == "chars":
+        del out["unit"]
+    if out.get("unit") == "tokens":
+        out.setdefault("tokenizer", out.get("embedder", "e5") if method == "semantic" else "e5")
+    if method == "semantic" and "threshold" not in out:
+        out.setdefault("percentile", 90.0)
+    return out
 
 
 def check_chunking(cfg: dict[str, Any]) -> str | None:
@@ -55,15 +96,67 @@ def check_chunking(cfg: dict[str, Any]) -> str | None:
     for key in cfg:
         if key not in _PARAMS[method]:
             return f"unknown chunking parameter '{key}' for method '{method}'{did_you_mean(key, _PARAMS[method])}"
-    if method == "fixed":
+    problem = _check_unit(cfg)
+    if problem:
+        return problem
+    if method in ("fixed", "recursive"):
         size, overlap = cfg.get("size"), cfg.get("overlap", 0)
         if not _pos_int(size) or not isinstance(overlap, int) or not 0 <= overlap < size:
-            return f"fixed chunking needs size > 0 and 0 <= overlap < size (got size={size}, overlap={overlap})"
+            return f"{method} chunking needs size > 0 and 0 <= overlap < size (got size={size}, overlap={overlap})"
     if method == "parent_child":
         p, c, o = cfg.get("parent_size"), cfg.get("child_size"), cfg.get("child_overlap", 0)
         if not (_pos_int(p) and _pos_int(c) and isinstance(o, int) and 0 <= o < c <= p):
             return ("parent_child chunking needs parent_size >= child_size > child_overlap >= 0 "
                     f"(got parent_size={p}, child_size={c}, child_overlap={o})")
+    if method in ("recursive", "semantic"):
+        seps = cfg.get("separators")
+        if not isinstance(seps, list) or not seps or not all(isinstance(x, str) for x in seps):
+            return f"separators must be a non-empty list of strings such as ['\\n\\n', '。', ' '] (got {seps!r})"
+    if method == "semantic":
+        return _check_semantic(cfg)
+    return None
+
+
+def _check_unit(cfg: dict[str, Any]) -> str | None:
+    unit = cfg.get("unit", "chars")
+    if unit not in UNITS:
+        return f"unknown unit '{unit}'; valid: {', '.join(UNITS)}"
+    if "tokenizer" in cfg and unit != "tokens":
+        return "tokenizer is only used with unit: tokens (sizes are in characters otherwise)"
+    if unit == "tokens":
+        return _check_model(cfg.get("tokenizer"), "tokenizer", ("e5", "minilm", "sentence-transformers"))
+    return None
+
+
+def _check_model(value: Any, field: str, names: tuple[str, ...]) -> str | None:
+    from evalkit.errors import did_you_mean
+    from evalkit.models.embedders import ModelSpec
+
+    try:
+        spec = ModelSpec.of(value)
+    except Exception as exc:  # noqa: BLE001 - reported as a config problem
+        return f"{field} must be an embedder name such as e5, or {{name: ..., path: ...}} ({exc})"
+    if spec.name not in names:
+        return f"{field}: unknown embedder '{spec.name}'{did_you_mean(spec.name, names)}"
+    return None
+
+
+def _check_semantic(cfg: dict[str, Any]) -> str | None:
+    from evalkit.models.embedders import EMBEDDERS
+
+    problem = _check_model(cfg.get("embedder"), "embedder", tuple(EMBEDDERS))
+    if problem:
+        return problem
+    pct, thr = cfg.get("percentile"), cfg.get("threshold")
+    if (pct is None) == (thr is None):
+        return "semantic chunking needs exactly one of percentile (0-100) and threshold (a cosine)"
+    if pct is not None and not (isinstance(pct, (int, float)) and 0 < pct <= 100):
+        return f"percentile must be in (0, 100] (got {pct!r})"
+    if thr is not None and not (isinstance(thr, (int, float)) and -1 <= thr <= 1):
+        return f"threshold must be a cosine in [-1, 1] (got {thr!r})"
+    lo, hi = cfg.get("min_size"), cfg.get("max_size")
+    if not (_pos_int(hi) and isinstance(lo, int) and 0 <= lo < hi):
+        return f"semantic chunking needs max_size > min_size >= 0 (got min_size={lo}, max_size={hi})"
     return None
 
 
@@ -71,9 +164,25 @@ def _pos_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v > 0
 
 
+def chunking_key(cfg: dict[str, Any]) -> dict[str, Any]:
+    """What identifies a chunking: the block itself, plus the identities (model, version) of its
+    tokenizer (``unit: tokens``) and semantic embedder. Equal to ``cfg`` for character-sized methods."""
+    key = dict(cfg)
+    if cfg.get("unit") == "tokens":
+        from evalkit.index.tokens import tokenizer_identity
+
+        key["tokenizer_identity"] = tokenizer_identity(cfg["tokenizer"])
+    if cfg.get("method") == "semantic":
+        from evalkit.models.embedders import ModelSpec, embedder_identity
+
+        spec = ModelSpec.of(cfg["embedder"])
+        key["embedder_identity"] = embedder_identity(spec) or spec.key()
+    return key
+
+
 def chunking_id(cfg: dict[str, Any]) -> str:
-    """A stable identity of a chunking config (part of every index cache key)."""
-    return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16]
+    """A stable identity of a chunking config (:func:`chunking_key` hashed; part of every index cache key)."""
+    return hashlib.sha256(json.dumps(chunking_key(cfg), sort_keys=True).encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -110,51 +219,73 @@ class Passages:
         self._by_id = {u.id: u for u in self.units}
 
 
-def chunk_corpus(corpus: Any, cfg: dict[str, Any]) -> Passages:
-    """Cut every document of ``corpus`` as ``cfg`` says; deterministic for the same input."""
+Encoder = Callable[[Any], Any]  # ModelSpec -> an embedder with encode_passages (semantic chunking)
+
+
+def chunk_corpus(corpus: Any, cfg: dict[str, Any], embedder: Encoder | None = None) -> Passages:
+    """Cut every document of ``corpus`` as ``cfg`` says; deterministic for the same input.
+
+    ``embedder(spec)`` gives the semantic method its sentence embedder (``Resources.embedder``,
+    with its cache); without it the embedder is loaded behind the default embedding cache.
+    """
     method = cfg["method"]
     prepend = bool(cfg.get("prepend_title", True))
+    measure = _measure(cfg)
+    encode = _sentence_encoder(cfg, embedder) if method == "semantic" else None
     units: list[Chunk] = []
     parents: dict[str, Chunk] = {}
     for doc in corpus.documents:
         if method == "document":
             units.append(Chunk(id=doc.id, doc_id=doc.id, text=doc.text, start=0, end=len(doc.text)))
-        elif method == "fixed":
-            for i, (s, e) in enumerate(split_spans(doc.text, cfg["size"], cfg.get("overlap", 0))):
-                units.append(Chunk(id=f"{doc.id}#{i}", doc_id=doc.id, text=doc.text[s:e], start=s, end=e))
-        else:
-            for i, (ps, pe) in enumerate(split_spans(doc.text, cfg["parent_size"], 0)):
+        elif method == "parent_child":
+            for i, (ps, pe) in enumerate(window_spans(doc.text, cfg["parent_size"], 0, measure)):
                 pid = f"{doc.id}#p{i}"
                 parents[pid] = Chunk(id=pid, doc_id=doc.id, text=doc.text[ps:pe], start=ps, end=pe)
-                spans = split_spans(doc.text[ps:pe], cfg["child_size"], cfg.get("child_overlap", 0))
+                spans = window_spans(doc.text[ps:pe], cfg["child_size"], cfg.get("child_overlap", 0), measure)
                 for j, (s, e) in enumerate(spans):
                     units.append(Chunk(id=f"{pid}.{j}", doc_id=doc.id, text=doc.text[ps + s:ps + e],
                                        start=ps + s, end=ps + e, parent_id=pid))
+        else:
+            for i, (s, e) in enumerate(_spans(doc.text, cfg, measure, encode)):
+                units.append(Chunk(id=f"{doc.id}#{i}", doc_id=doc.id, text=doc.text[s:e], start=s, end=e))
     return Passages(units=units, parents=parents, titles={d.id: d.title for d in corpus.documents},
                     prepend_title=prepend)
 
 
-def split_spans(text: str, size: int, overlap: int) -> list[tuple[int, int]]:
-    """Character spans of ``size`` overlapping by ``overlap``, ending on a boundary if one is near.
+def _spans(text: str, cfg: dict[str, Any], measure: Measure, encode: Any) -> list[tuple[int, int]]:
+    method = cfg["method"]
+    if method == "fixed":
+        return window_spans(text, cfg["size"], cfg.get("overlap", 0), measure)
+    if method == "recursive":
+        return recursive_spans(text, cfg["size"], cfg.get("overlap", 0), cfg["separators"], measure)
+    return semantic_spans(text, encode, percentile=cfg.get("percentile"), threshold=cfg.get("threshold"),
+                          max_size=cfg["max_size"], min_size=cfg["min_size"], separators=cfg["separators"],
+                          measure=measure)
 
-    Always returns at least one span, covers the whole text, and makes progress.
-    """
-    n = len(text)
-    if n <= size:
-        return [(0, n)]
-    spans: list[tuple[int, int]] = []
-    start = 0
-    while start < n:
-        end = min(start + size, n)
-        if end < n:
-            floor = start + max(1, (size * 4) // 5)
-            cut = end
-            while cut > floor and text[cut - 1] not in _BOUNDARY:
-                cut -= 1
-            if cut > floor:
-                end = cut
-        spans.append((start, end))
-        if end >= n:
-            break
-        start = max(end - overlap, start + 1)
-    return spans
+
+def _measure(cfg: dict[str, Any]) -> Measure:
+    """Characters, or the configured tokenizer's tokens."""
+    if cfg.get("unit") != "tokens":
+        return CHARS
+    from evalkit.index.tokens import token_counter
+
+    return Measure(token_counter(cfg["tokenizer"]))
+
+
+def _sentence_encoder(cfg: dict[str, Any], embedder: Encoder | None) -> Callable[[list[str]], Any]:
+    from evalkit.models.embedders import CachedEmbedder, ModelSpec
+
+    spec = ModelSpec.of(cfg["embedder"])
+    if embedder is None:
+        from evalkit.index.store import default_cache_root
+        from evalkit.models.cache import EmbeddingCache
+
+        model: Any = CachedEmbedder.lazy(spec, EmbeddingCache(default_cache_root() / "embeddings.sqlite"))
+    else:
+        model = embedder(spec)
+    return lambda sentences: model.encode_passages(list(sentences))
+
+
+def split_spans(text: str, size: int, overlap: int) -> list[tuple[int, int]]:
+    """Character windows of ``size`` overlapping by ``overlap`` (``fixed``; see ``window_spans``)."""
+    return window_spans(text, size, overlap)

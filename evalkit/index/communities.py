@@ -36,12 +36,13 @@ class CommunitySpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    algorithm: Literal["auto", "louvain", "leiden"] = "auto"
+    algorithm: Literal["auto", "louvain", "leiden"] = Field(default="auto", description="auto: Leiden when "
+                                                            "leidenalg is installed, else Louvain (networkx)")
     resolution: float = Field(default=1.0, gt=0, description="higher: more, smaller communities")
     seed: int | None = Field(default=None, description="default: the graph config's seed")
     min_size: int = Field(default=2, ge=1, description="smaller communities are not matched against queries")
-    top_entities: int = Field(default=8, ge=1)
-    top_sentences: int = Field(default=3, ge=0)
+    top_entities: int = Field(default=8, ge=1, description="most central entities named in the summary")
+    top_sentences: int = Field(default=3, ge=0, description="most central sentences quoted in the summary")
 
 
 @dataclass

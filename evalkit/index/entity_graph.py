@@ -98,10 +98,11 @@ class GraphSpec(BaseModel):
                                                    "every passage; needs llm)")
     sentence_weight: float = Field(default=1.0, gt=0, description="edge weight per shared sentence")
     chunk_weight: float = Field(default=0.3, ge=0, description="edge weight when two entities share only the chunk")
-    noun_compounds: bool = True
+    noun_compounds: bool = Field(default=True, description="mode fast: English noun compounds are entities")
     title_as_entity: bool = Field(default=False, description="the document title is an entity in every sentence")
-    strip_legal_suffixes: bool = True
-    min_chars: int = Field(default=2, ge=1)
+    strip_legal_suffixes: bool = Field(default=True, description="Ltd., 有限公司... are dropped when naming "
+                                       "entities")
+    min_chars: int = Field(default=2, ge=1, description="shorter names are not entities")
     aliases: dict[str, list[str]] = Field(default_factory=dict, description="{canonical: [variant, ...]}")
     # -- mode llm ------------------------------------------------------------------------------
     llm: LLMSpec | None = Field(default=None, validate_default=True,

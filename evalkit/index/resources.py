@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalkit.index.chunking import Passages, chunk_corpus, chunking_id
+from evalkit.index.chunking import Passages, chunk_corpus, chunking_id, chunking_key
 from evalkit.index.corpus import Corpus
 from evalkit.index.store import default_cache_root
 from evalkit.models.cache import EmbeddingCache
@@ -49,10 +49,11 @@ class Resources:
         return self._once(("reranker", spec.key()), lambda: load_reranker(spec, self.embedder))
 
     def passages(self, chunking: dict[str, Any]) -> Passages:
-        return self._once(("passages", chunking_id(chunking)), lambda: chunk_corpus(self.corpus, chunking))
+        return self._once(("passages", chunking_id(chunking)),
+                          lambda: chunk_corpus(self.corpus, chunking, self.embedder))
 
     def index_key(self, chunking: dict[str, Any]) -> dict[str, Any]:
-        return {"corpus_sha256": self.corpus.sha256, "chunking": chunking}
+        return {"corpus_sha256": self.corpus.sha256, "chunking": chunking_key(chunking)}
 
     def dense_index(self, spec: ModelSpec, chunking: dict[str, Any], kind: str = "flat", nlist: int = 64,
                     nprobe: int = 8, seed: int = 0, **hnsw: int) -> Any:

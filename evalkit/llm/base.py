@@ -97,22 +97,25 @@ class LLMSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
 
-    backend: Literal["openai", "local", "extractive"] = "local"
-    model: str = ""
-    base_url: str | None = None
+    backend: Literal["openai", "local", "extractive"] = Field(
+        default="local", description="openai: any OpenAI-compatible server; local: a GGUF in-process "
+                                     "(SmolLM2 by default); extractive: quotes evidence, no model")
+    model: str = Field(default="", description="openai: the model name the server serves")
+    base_url: str | None = Field(default=None, description="openai: the server, e.g. http://127.0.0.1:8000/v1")
     api_key_env: str | None = Field(default=None, description="name of the environment variable holding the key")
     timeout_s: float = Field(default=60.0, gt=0, description="openai: deadline of each HTTP request as a whole")
-    max_retries: int = Field(default=3, ge=0)
+    max_retries: int = Field(default=3, ge=0, description="openai: retries of transient failures (the SDK's)")
     backoff_s: float | None = Field(default=None, ge=0, description="deprecated, ignored: the OpenAI SDK's backoff "
                                     "applies (0.5 s doubling, at most 8 s; docs/llm.md)")
-    concurrency: int = Field(default=4, ge=1)
-    temperature: float = 0.0
-    max_tokens: int = Field(default=512, ge=1)
-    seed: int = 0
-    gguf_path: str | None = None
-    n_ctx: int = Field(default=4096, ge=256)
-    threads: int = Field(default=1, ge=1)
-    cache: Literal["off", "read-write", "replay-only"] = "read-write"
+    concurrency: int = Field(default=4, ge=1, description="calls in flight at once, shared by every thread")
+    temperature: float = Field(default=0.0, description="sampling temperature (0: greedy)")
+    max_tokens: int = Field(default=512, ge=1, description="longest answer")
+    seed: int = Field(default=0, description="sampling seed")
+    gguf_path: str | None = Field(default=None, description="local: a .gguf file (default: SmolLM2-135M)")
+    n_ctx: int = Field(default=4096, ge=256, description="local: context window in tokens")
+    threads: int = Field(default=1, ge=1, description="local: CPU threads")
+    cache: Literal["off", "read-write", "replay-only"] = Field(
+        default="read-write", description="the content-addressed answer cache: replay-only fails on a miss")
 
     @model_validator(mode="after")
     def _warn_deprecated(self) -> LLMSpec:

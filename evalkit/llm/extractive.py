@@ -4,8 +4,9 @@ The baseline every generator must beat, and an offline generator that cannot
 hallucinate. From ``request.question`` (else the last user message) and
 ``request.evidence`` ((doc id, text) pairs) it:
 
-1. splits each passage into sentences (Chinese ``。！？；`` and English ``. ! ?``
-   boundaries; ``3.5``, ``v1.2``, ``e.g.`` and list numbers like ``1.`` stay intact);
+1. splits each passage into sentences (``evalkit.index.sentences``: Chinese ``。！？；`` and
+   English ``. ! ?`` boundaries; ``3.5``, ``v1.2``, ``e.g.`` and list numbers like ``1.`` stay
+   intact);
 2. scores each sentence: cosine of multilingual e5 embeddings (question as query,
    sentence as passage; vectors cached in ``<cache root>/embeddings.sqlite``) plus
    ``LEXICAL_WEIGHT`` x the share of the question's terms (``Tokenizer("auto")``: jieba
@@ -19,46 +20,17 @@ backend only quotes evidence.
 """
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 from typing import Any
 
+from evalkit.index.sentences import split_sentences
 from evalkit.llm.base import ChatRequest, ChatResponse, LLMError, LLMSpec
 
 INSUFFICIENT_EVIDENCE = "根据现有资料无法回答。The knowledge base has no reliable evidence for this question."
 LEXICAL_WEIGHT = 0.1
 TOP_N = 2
 VERSION = 2  # bump when splitting or scoring changes (part of the identity, so of the cache key)
-
-# A sentence ends at Chinese 。！？； (plus closing quotes/brackets); at . ! ? followed by
-# whitespace, a CJK character or the end of the text; and at every line break: knowledge
-# base documents put one item per line ("Default: 3", a title line, a table row).
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_END = re.compile(rf"[。！？；]+[”’」』）)\"']*|[.!?]+[”’\"')\]]*(?=\s|$|[{_CJK}])"
-                  r"|\n\s*")
-_ABBREV = frozenset(("e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "prof", "fig", "no", "approx", "cf", "al"))
-_LAST_WORD = re.compile(r"([A-Za-z][A-Za-z.]*)\.$")
-_LIST_NUMBER = re.compile(r"^\s*(?:\d{1,3}|[A-Za-z])\.$")
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text`` in order, whitespace collapsed, empty ones dropped."""
-    out: list[str] = []
-    start = 0
-    for m in _END.finditer(text):
-        piece = text[start:m.end()]
-        if m.group(0).startswith("."):
-            word = _LAST_WORD.search(piece)
-            if _LIST_NUMBER.match(piece) or (word and word.group(1).lower() in _ABBREV):
-                continue  # "1." of a list, "e.g.": not the end of a sentence
-        if piece.strip():
-            out.append(" ".join(piece.split()))
-        start = m.end()
-    if text[start:].strip():
-        out.append(" ".join(text[start:].split()))
-    return out
-
 
 def _embedder(cache_root: Path) -> Any:
     """The e5 embedder (weights loaded once per process) behind the embedding cache of ``cache_root``."""

@@ -43,11 +43,12 @@ class ModelSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str
-    path: str | None = None
-    max_length: int | None = None
-    batch_size: int = 32
-    normalize: bool = True
+    name: str = Field(description="e5, minilm, sentence-transformers (rerankers: also flag, cross-encoder)")
+    path: str | None = Field(default=None, description="a local model folder (sentence-transformers, flag, "
+                             "cross-encoder)")
+    max_length: int | None = Field(default=None, description="token window (default: the model's own)")
+    batch_size: int = Field(default=32, ge=1, description="texts encoded per batch")
+    normalize: bool = Field(default=True, description="L2-normalise vectors (inner product = cosine)")
     threads: int | None = Field(default=None, ge=1, description="model threads (default: $EVALKIT_THREADS, "
                                 "else the library's own default)")
 

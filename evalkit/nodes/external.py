@@ -88,10 +88,14 @@ def _allowed(module: str) -> bool:
 
 class PythonParams(NodeParams):
     function: str = Field(description="module:function, called as function(state_view) -> dict")
-    reads: list[str] = ["question"]
-    writes: list[str] = []
-    memoize: bool = True  # False: not a function of its reads (a live chain, sampling): never shared
-    evidence_k: int = Field(default=5, ge=1)
+    reads: list[str] = Field(default=["question"], description="state fields the function may read (declared "
+                             "and enforced like any node's)")
+    writes: list[str] = Field(default=[], description="state fields it returns besides the answer fields "
+                              "(retrieved, reranked, evidence...)")
+    memoize: bool = Field(default=True, description="false: not a function of its reads (a live chain, "
+                          "sampling), so never shared between variants")
+    evidence_k: int = Field(default=5, ge=1, description="without returned contexts, the answer is judged "
+                            "against this many top passages of its ranking")
 
     @model_validator(mode="after")
     def _check(self) -> PythonParams:
@@ -170,20 +174,29 @@ class PythonGenerate(PythonNode):
 
 
 class HttpParams(NodeParams):
-    url: str
-    send: list[str] | dict[str, str] = [str(QUESTION), str(QUERY_ID), str(HISTORY)]
-    body: dict[str, Any] = {}
-    headers: dict[str, str] = {}
-    api_key_env: str | None = None
-    response: dict[str, str] = {str(RETRIEVED): str(RETRIEVED)}
-    timeout_s: float = Field(default=30.0, gt=0)
-    max_retries: int = Field(default=2, ge=0)
-    backoff_s: float = Field(default=0.5, ge=0)
-    concurrency: int = Field(default=4, ge=1)
-    cache: Literal["read-write", "off", "replay-only"] = "read-write"
-    on_failure: Literal["raise", "record"] = "raise"
-    evidence_k: int = Field(default=5, ge=1)
-    seed: int = 0
+    url: str = Field(description="the service's endpoint (http:// or https://); credentials in it are masked")
+    send: list[str] | dict[str, str] = Field(
+        default=[str(QUESTION), str(QUERY_ID), str(HISTORY)],
+        description="state fields sent in the JSON body (a map renames them: {state field: body key})")
+    body: dict[str, Any] = Field(default={}, description="fixed JSON fields added to every request")
+    headers: dict[str, str] = Field(default={}, description="extra HTTP headers (never a secret: see api_key_env)")
+    api_key_env: str | None = Field(default=None, description="NAME of the environment variable holding the "
+                                    "key, sent as a bearer token")
+    response: dict[str, str] = Field(default={str(RETRIEVED): str(RETRIEVED)},
+                                     description="output -> dotted path in the response JSON (docs/byo.md)")
+    timeout_s: float = Field(default=30.0, gt=0, description="whole-request deadline of each attempt")
+    max_retries: int = Field(default=2, ge=0, description="retries after a timeout, 429 or 5xx")
+    backoff_s: float = Field(default=0.5, ge=0, description="retry waits: uniform(0, min(30, backoff_s * 2**n)) "
+                             "seconds (full jitter); a 429's Retry-After wins")
+    concurrency: int = Field(default=4, ge=1, description="requests in flight at once")
+    cache: Literal["read-write", "off", "replay-only"] = Field(
+        default="read-write", description="responses kept by request: read-write, off, replay-only (no calls)")
+    on_failure: Literal["raise", "record"] = Field(
+        default="raise", description="raise: the query fails; record: external_failure is written and the "
+        "graph goes on (a conditional edge can route it)")
+    evidence_k: int = Field(default=5, ge=1, description="without returned contexts, the answer is judged "
+                            "against this many top passages of the ranking")
+    seed: int = Field(default=0, description="seed of the retry jitter (runs wait the same)")
 
     @field_validator("cache", mode="before")
     @classmethod
@@ -214,7 +227,8 @@ class HttpParams(NodeParams):
 
 
 class HttpGenerateParams(HttpParams):
-    response: dict[str, str] = {str(ANSWER): str(ANSWER)}
+    response: dict[str, str] = Field(default={str(ANSWER): str(ANSWER)},
+                                     description="output -> dotted path in the response JSON (docs/byo.md)")
 
     def _outputs(self) -> tuple[tuple[str, ...], str]:
         return (ANSWER, *ANSWER_AUX, RETRIEVED, RERANKED, EVIDENCE), ANSWER

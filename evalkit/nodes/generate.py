@@ -15,6 +15,18 @@ reply's ``finish_reason``, and this node's ``abstention`` patterns). Writes ``an
 shown, in the order shown, which the judges check the answer against), ``generator`` and
 ``outcome`` (``answered`` or ``abstained``).
 
+**Compressed evidence.** A passage whose id is in ``evidence_text`` (written by a
+``compress`` node) is shown with that text instead of the whole passage. The judges still
+check the answer against the whole passages (a superset of what was shown).
+
+**Graph triples.** With ``graph_evidence: true`` the generator is also shown the graph
+triples a ``graph_local`` node wrote (``graph_evidence``: ``A [relation] B (doc-id)``
+lines; at most ``max_triples``; absent on a path without a graph node: passages only),
+each rendered as ``[doc-id] A --relation--> B`` under "Graph facts". A triple's source
+document is a valid citation (it joins ``used_documents``), and the passage of that
+document the triple was most likely read from (one holding both names, else one, else its
+first) joins ``answer_evidence``, so the judges can check claims taken from the triple.
+
 ``fallback`` writes the fixed "no reliable evidence" answer with ``outcome:
 fallback``, so a refusal is never mistaken for a real answer in the results.
 
@@ -28,9 +40,11 @@ YAML::
         evidence_k: 5
         citation_style: numbered             # or id (default)
         abstention: {patterns: ["暂无该数据"], not_patterns: ["不提供住宿补贴"]}
+        graph_evidence: true                 # optional: also show graph_local's triples
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -44,7 +58,9 @@ from evalkit.graph.schema import (
     ANSWER_EVIDENCE,
     CITATIONS,
     EVIDENCE,
+    EVIDENCE_TEXT,
     GENERATOR,
+    GRAPH_EVIDENCE,
     INVALID_CITATIONS,
     OUTCOME,
     OUTCOME_ABSTAINED,
@@ -61,6 +77,7 @@ from evalkit.judges.abstention import compile_patterns, detect_abstention
 from evalkit.judges.citations import find_markers, resolve_all
 from evalkit.llm.base import LLMSpec
 from evalkit.llm.extractive import INSUFFICIENT_EVIDENCE as NO_EVIDENCE_ANSWER  # one wording everywhere
+from evalkit.records import Hit
 
 SYSTEM_PROMPT = (
     "You answer questions for employees using ONLY the evidence passages given. "
@@ -115,8 +132,10 @@ class AbstentionParams(NodeParams):
     """Refusal wordings of your system (``patterns``) and answers that only look like refusals
     (``not_patterns``): Python regular expressions, case-insensitive, added to the defaults."""
 
-    patterns: tuple[str, ...] = ()
-    not_patterns: tuple[str, ...] = ()
+    patterns: tuple[str, ...] = Field(default=(), description="regular expressions of your refusals "
+                                      "(\"暂无该数据\")")
+    not_patterns: tuple[str, ...] = Field(default=(), description="regular expressions of answers that only look "
+                                          "like refusals (\"不提供住宿补贴\")")
 
     @field_validator("patterns", "not_patterns")
     @classmethod
@@ -125,14 +144,40 @@ class AbstentionParams(NodeParams):
         return v
 
 
+_TRIPLE = re.compile(r"^(?P<a>.+?) \[(?P<rel>[^\[\]]+)\] (?P<b>.+) \((?P<doc>[^()]+)\)$")
+
+
+def parse_triples(lines: list[str]) -> list[tuple[str, str, str, str]]:
+    """``(A, relation, B, doc-id)`` of each ``A [relation] B (doc-id)`` line with a known source, in order."""
+    out = []
+    for line in lines:
+        m = _TRIPLE.match(str(line).strip())
+        if m and m.group("doc") != "?":
+            out.append((m.group("a"), m.group("rel"), m.group("b"), m.group("doc")))
+    return out
+
+
+def triple_text(a: str, rel: str, b: str) -> str:
+    """How a triple reads to the generator (no square brackets: those are citations)."""
+    return f"{a} --{rel}--> {b}"
+
+
 class GenerateParams(NodeParams):
-    llm: LLMSpec = LLMSpec(backend="local", max_tokens=160)
-    evidence_from: Literal["evidence", "reranked", "retrieved"] = "evidence"
-    evidence_k: int = Field(default=5, ge=1)
-    max_chars_per_passage: int = Field(default=600, ge=50)
-    citation_style: Literal["id", "numbered"] = "id"
-    system_prompt: str | None = None  # default: the prompt of the citation style (SYSTEM_PROMPT / _NUMBERED)
-    abstention: AbstentionParams = AbstentionParams()
+    llm: LLMSpec = Field(default=LLMSpec(backend="local", max_tokens=160),
+                         description="the model: {backend: local | extractive | openai, ...} (docs/llm.md)")
+    evidence_from: Literal["evidence", "reranked", "retrieved"] = Field(
+        default="evidence", description="the ranking whose first evidence_k passages are shown")
+    evidence_k: int = Field(default=5, ge=1, description="passages shown to the model")
+    max_chars_per_passage: int = Field(default=600, ge=50, description="a longer passage is cut here in the prompt")
+    citation_style: Literal["id", "numbered"] = Field(
+        default="id", description="how passages are labelled and cited: [doc-id], or [1], [2]... in rank order")
+    system_prompt: str | None = Field(default=None, description="the model's instructions (default: the prompt "
+                                      "of the citation style)")
+    abstention: AbstentionParams = Field(default=AbstentionParams(), description="your system's refusal "
+                                         "wordings (patterns) and look-alikes that are answers (not_patterns)")
+    graph_evidence: bool = Field(default=False, description="also show the graph triples of graph_evidence "
+                                 "(when a graph node wrote them), citable by their source document")
+    max_triples: int = Field(default=10, ge=1, description="graph triples shown at most")
 
 
 @register_node
@@ -140,6 +185,7 @@ class Generate(Node[GenerateParams]):
     type = "generate"
     role = Role.GENERATOR
     reads = (QUESTION, EVIDENCE)
+    optional_reads = (EVIDENCE_TEXT,)  # a compress node's texts; GRAPH_EVIDENCE too with graph_evidence: true
     writes = (ANSWER, CITATIONS, USED_DOCUMENTS, INVALID_CITATIONS, ABSTAINED, ABSTENTION, ANSWER_EVIDENCE,
               GENERATOR, OUTCOME)
     Params = GenerateParams
@@ -148,39 +194,76 @@ class Generate(Node[GenerateParams]):
     def contract(cls, params: GenerateParams) -> Contract:
         base = super().contract(params)
         evidence = {"evidence": EVIDENCE, "reranked": RERANKED, "retrieved": RETRIEVED}[params.evidence_from]
-        return Contract(frozenset({QUESTION, evidence}), base.optional_reads, base.writes, base.optional_writes)
+        optional = base.optional_reads | ({GRAPH_EVIDENCE} if params.graph_evidence else set())
+        return Contract(frozenset({QUESTION, evidence}), optional, base.writes, base.optional_writes)
 
     def __init__(self, name: str, params: GenerateParams, resources: Any = None):
         super().__init__(name, params, resources)
         self.passages = resources.passages()
         self.client = self.llm_client(params.llm, "generate")
+        self._doc_passages: dict[str, list[str]] | None = None
 
     def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
         p = self.params
         hits = list(state[p.evidence_from])[: p.evidence_k]
-        shown = [(h.doc_id, self.passages.text(h.id), float(h.score)) for h in hits]
+        texts = state.get(EVIDENCE_TEXT) or {}
+        shown = [(h.doc_id, texts[h.id] if h.id in texts else self.passages.text(h.id), float(h.score)) for h in hits]
+        triples = parse_triples(list(state.get(GRAPH_EVIDENCE) or []))[: p.max_triples] if p.graph_evidence else []
+        facts = [(doc, triple_text(a, rel, b)) for a, rel, b, doc in triples]
         question = state[QUESTION]
         finish_reason = None
-        if shown:
-            example = "1" if p.citation_style == "numbered" else shown[0][0]
-            user = (f"Evidence:\n{render_evidence(shown, p.max_chars_per_passage, p.citation_style)}\n\n"
-                    f"Question: {question}\nAnswer (cite like [{example}]):")
+        if shown or facts:
+            blocks = [f"Evidence:\n{render_evidence(shown, p.max_chars_per_passage, p.citation_style)}"] if shown else []
+            if facts:
+                blocks.append("Graph facts (each from the document in brackets):\n"
+                              + "\n".join(f"[{doc}] {fact}" for doc, fact in facts))
+            example = ("1" if p.citation_style == "numbered" else shown[0][0]) if shown else facts[0][0]
+            user = "\n\n".join(blocks) + f"\n\nQuestion: {question}\nAnswer (cite like [{example}]):"
             reply = self.client.chat(user, system=p.system_prompt or PROMPTS[p.citation_style], question=question,
-                                     evidence=tuple((d, t) for d, t, _ in shown))
+                                     evidence=tuple((d, t) for d, t, _ in shown) + tuple(facts))
             answer, finish_reason = reply.text.strip(), reply.finish_reason or None
         else:
             answer = NO_EVIDENCE_ANSWER
-        used, invalid = parse_citations(answer, [(h.id, h.doc_id) for h in hits])
+        # passages by position or id, then the triples' source documents (after them: positions unchanged)
+        cited = [(h.id, h.doc_id) for h in hits] + [(doc, doc) for doc, _ in facts]
+        used, invalid = parse_citations(answer, cited)
         finding = detect_abstention(answer, finish_reason=finish_reason, extra_patterns=p.abstention.patterns,
                                     not_patterns=p.abstention.not_patterns)
         return {ANSWER: answer, CITATIONS: used + invalid, USED_DOCUMENTS: used, INVALID_CITATIONS: invalid,
                 ABSTAINED: finding.abstained, ABSTENTION: {**finding.to_dict(), "finish_reason": finish_reason},
-                ANSWER_EVIDENCE: hits, GENERATOR: self.client.identity,
+                ANSWER_EVIDENCE: hits + self._triple_sources(triples, hits), GENERATOR: self.client.identity,
                 OUTCOME: OUTCOME_ABSTAINED if finding.abstained else OUTCOME_ANSWERED}
+
+    def _triple_sources(self, triples: list[tuple[str, str, str, str]], hits: list[Hit]) -> list[Hit]:
+        """For each triple, the passage of its source document it was most likely read from (one holding
+        both names, else one of them, else the document's first passage), unless already among ``hits``."""
+        if not triples:
+            return []
+        if self._doc_passages is None:
+            by_doc: dict[str, list[str]] = {}
+            for u in self.passages.units:
+                pid = self.passages.parent_of(u.id)
+                if pid not in by_doc.setdefault(u.doc_id, []):
+                    by_doc[u.doc_id].append(pid)
+            self._doc_passages = by_doc
+        seen = {h.id for h in hits}
+        out: list[Hit] = []
+        for a, _, b, doc in triples:
+            pids = self._doc_passages.get(doc, [])
+            if not pids:
+                continue
+            texts = [self.passages.text(pid) for pid in pids]
+            both = [pid for pid, t in zip(pids, texts) if a in t and b in t]
+            either = [pid for pid, t in zip(pids, texts) if a in t or b in t]
+            pid = (both or either or pids)[0]
+            if pid not in seen:
+                seen.add(pid)
+                out.append(Hit(pid, doc, 0.0))
+        return out
 
 
 class FallbackParams(NodeParams):
-    answer: str = NO_EVIDENCE_ANSWER
+    answer: str = Field(default=NO_EVIDENCE_ANSWER, description="the fixed refusal written as the answer")
 
 
 @register_node

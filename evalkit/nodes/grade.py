@@ -100,24 +100,33 @@ class OfflineRule(NodeParams):
 
 
 class GradeParams(NodeParams):
-    candidates_from: Literal["retrieved", "reranked"] = "retrieved"
+    candidates_from: Literal["retrieved", "reranked"] = Field(
+        default="retrieved", description="the ranking whose candidates are graded")
     pool_k: int = Field(default=20, ge=1, description="candidates considered")
     judge_k: int = Field(default=8, ge=1, description="judged after the embedding prefilter")
-    embedder: str | ModelSpec = "e5"
-    llm: LLMSpec | None = None
-    system_prompt: str = GRADE_PROMPT
-    max_llm_failures: int = Field(default=2, ge=1)
-    offline: OfflineRule = OfflineRule(min_cosine=0.84, min_coverage=0.2)
-    min_relevant: int = Field(default=1, ge=0)
-    min_ratio: float = Field(default=0.0, ge=0, le=1)
-    require_atoms: bool = True
+    embedder: str | ModelSpec = Field(default="e5", description="the prefilter's (and the offline rule's) "
+                                      "embedder")
+    llm: LLMSpec | None = Field(default=None, description="judges each candidate (omit: the offline rule)")
+    system_prompt: str = Field(default=GRADE_PROMPT, description="the llm's instructions")
+    max_llm_failures: int = Field(default=2, ge=1, description="after this many failed llm calls in one "
+                                  "execution, the remaining candidates are judged by the offline rule")
+    offline: OfflineRule = Field(default=OfflineRule(min_cosine=0.84, min_coverage=0.2),
+                                 description="the offline relevance rule (both thresholds must hold)")
+    min_relevant: int = Field(default=1, ge=0, description="the gate needs at least this many relevant "
+                              "candidates")
+    min_ratio: float = Field(default=0.0, ge=0, le=1, description="the gate needs relevant / judged at least "
+                             "this")
+    require_atoms: bool = Field(default=True, description="the gate needs every code, name and date of the "
+                                "question stated in the kept evidence")
     atom_rescue: bool = Field(default=True, description="a missing atom pulls in the best candidate stating it")
-    atom_kinds: list[AtomKind] = Field(default_factory=lambda: list(ATOM_KINDS))
-    max_attempts: int = Field(default=3, ge=1)
+    atom_kinds: list[AtomKind] = Field(default_factory=lambda: list(ATOM_KINDS),
+                                       description="which atoms require_atoms checks")
+    max_attempts: int = Field(default=3, ge=1, description="a failed gate at this attempt decides fallback "
+                              "(or on_exhausted)")
     on_exhausted: Literal["fallback", "generate"] = Field(
         default="fallback", description="at max_attempts: the fallback, or generate from what was kept (if any)")
-    keep_k: int = Field(default=5, ge=1)
-    feedback_terms: int = Field(default=6, ge=0)
+    keep_k: int = Field(default=5, ge=1, description="relevant candidates kept as evidence (best cosine first)")
+    feedback_terms: int = Field(default=6, ge=0, description="add_terms offered to the next rewrite")
 
 
 def coverage(question_terms: Sequence[str], text: str) -> float:

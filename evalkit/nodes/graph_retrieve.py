@@ -25,7 +25,9 @@ earlier node wrote: ``fuse_with: retrieved`` RRF-fuses (``fusion: {k, weight,
 fuse_weight}``) the graph ranking with the incoming ``retrieved`` list, so a hybrid
 ``retrieve`` node followed by ``graph_local`` is "hybrid + graph". ``channel_hits`` then
 holds the earlier channels plus ``graph`` (the graph's own ranking), so per-channel
-analysis sees the graph as one more channel. YAML::
+analysis sees the graph as one more channel. ``dedupe: {by: document, keep: best_rank |
+most_hits}`` keeps one passage per document of the final ranking before the ``top_k`` cut
+(``evalkit.nodes.dedupe``). YAML::
 
     nodes:
       retrieve: {type: retrieve, params: {dense: {}, bm25: {}}}
@@ -61,6 +63,7 @@ from evalkit.index.communities import CommunitySpec
 from evalkit.index.entity_graph import GraphSpec
 from evalkit.index.graph_search import LocalGraphSearch, cosine_top
 from evalkit.models.embedders import ModelSpec
+from evalkit.nodes.dedupe import Dedupe, dedupe
 from evalkit.nodes.fusion import rrf
 from evalkit.records import Hit
 
@@ -68,8 +71,8 @@ from evalkit.records import Hit
 class LinkParams(NodeParams):
     """Entity linking: exact and alias always; e5 similarity for what is still unlinked."""
 
-    embedding: bool = True
-    embedder: str | ModelSpec = "e5"
+    embedding: bool = Field(default=True, description="link still-unlinked mentions by embedding similarity")
+    embedder: str | ModelSpec = Field(default="e5", description="the model of embedding links")
     threshold: float = Field(default=0.9, ge=-1, le=1, description="minimum cosine (e5, name vs mention)")
     candidates: int = Field(default=10, ge=1, description="nodes compared per mention (by character bigrams)")
 
@@ -77,15 +80,16 @@ class LinkParams(NodeParams):
 class GraphFusion(NodeParams):
     """RRF of this node's ranking (``weight``) with the ``fuse_with`` ranking (``fuse_weight``)."""
 
-    k: int = Field(default=60, ge=0)
-    weight: float = Field(default=1.0, ge=0)
-    fuse_weight: float = Field(default=1.0, ge=0)
+    k: int = Field(default=60, ge=0, description="RRF k")
+    weight: float = Field(default=1.0, ge=0, description="RRF weight of this node's own ranking")
+    fuse_weight: float = Field(default=1.0, ge=0, description="RRF weight of the fuse_with ranking")
 
 
 class GraphSearchParams(NodeParams):
     """The local graph search (shared by ``graph_local`` and the scheduler's graph tool)."""
 
-    graph: GraphSpec = GraphSpec()
+    graph: GraphSpec = Field(default=GraphSpec(), description="how the entity graph is built (cached per "
+                             "corpus, chunking and these settings)")
     depth: int = Field(default=2, ge=0, le=4, description="hops from the linked entities")
     decay: float = Field(default=0.5, gt=0, le=1, description="score factor per hop")
     relation_weights: dict[str, float] = Field(default_factory=lambda: {"co_occurs": 1.0},
@@ -94,26 +98,34 @@ class GraphSearchParams(NodeParams):
     hub_share: float = Field(default=0.05, gt=0, le=1,
                              description="entities in more than this share of passages are not expanded through")
     hub_min_passages: int = Field(default=5, ge=1, description="...unless they are in at most this many passages")
-    link: LinkParams = LinkParams()
-    top_k: int = Field(default=100, ge=1)
+    link: LinkParams = Field(default=LinkParams(), description="how the query's entities are linked to the graph")
+    top_k: int = Field(default=100, ge=1, description="passages in the graph ranking")
+
+
+_DEDUPE_DOC = ("keep one passage per document of the final ranking before the top_k cut "
+               "(omit: keep every passage)")
 
 
 class GraphLocalParams(GraphSearchParams):
-    max_evidence: int = Field(default=20, ge=0)
+    max_evidence: int = Field(default=20, ge=0, description="graph_evidence lines written (0: none)")
     fuse_with: str | None = Field(default=None, description="state field holding a ranking to RRF-fuse with")
-    fusion: GraphFusion = GraphFusion()
+    fusion: GraphFusion = Field(default=GraphFusion(), description="the RRF with fuse_with")
+    dedupe: Dedupe | None = Field(default=None, description=_DEDUPE_DOC)
 
 
 class GraphGlobalParams(NodeParams):
-    graph: GraphSpec = GraphSpec()
-    communities: CommunitySpec = CommunitySpec()
-    embedder: str | ModelSpec = "e5"
-    top_communities: int = Field(default=3, ge=1)
+    graph: GraphSpec = Field(default=GraphSpec(), description="how the entity graph is built (shared with "
+                             "graph_local when the settings are equal)")
+    communities: CommunitySpec = Field(default=CommunitySpec(), description="community detection and summaries")
+    embedder: str | ModelSpec = Field(default="e5", description="matches the query to community summaries "
+                                      "and passages")
+    top_communities: int = Field(default=3, ge=1, description="communities whose passages are ranked")
     membership_weight: float = Field(default=0.5, ge=0, le=1,
                                      description="share of community membership (vs query similarity) in scores")
-    top_k: int = Field(default=100, ge=1)
-    fuse_with: str | None = None
-    fusion: GraphFusion = GraphFusion()
+    top_k: int = Field(default=100, ge=1, description="passages in the graph ranking")
+    fuse_with: str | None = Field(default=None, description="state field holding a ranking to RRF-fuse with")
+    fusion: GraphFusion = Field(default=GraphFusion(), description="the RRF with fuse_with")
+    dedupe: Dedupe | None = Field(default=None, description=_DEDUPE_DOC)
 
 
 def local_searcher(params: GraphSearchParams, resources: Any) -> LocalGraphSearch:
@@ -136,14 +148,14 @@ def fuse(node: Any, own: list[Hit], state: Mapping[str, Any]) -> tuple[list[Hit]
     """``retrieved`` and ``channel_hits`` of a graph node: its own ranking, or RRF with ``fuse_with``."""
     p = node.params
     if not p.fuse_with:
-        return own[: p.top_k], {"graph": own}
+        return dedupe(own, p.dedupe)[: p.top_k], {"graph": own}
     other = state[p.fuse_with]
     if not isinstance(other, (list, tuple)) or not all(isinstance(h, Hit) for h in other):
         from evalkit.graph.graph import GraphError
 
         raise GraphError(f"node '{node.name}': fuse_with field '{p.fuse_with}' is not a ranking (a list of Hit)")
     fused = rrf([list(other), own], [p.fusion.fuse_weight, p.fusion.weight], p.fusion.k)
-    return fused[: p.top_k], {**dict(state.get(CHANNEL_HITS) or {}), "graph": own}
+    return dedupe(fused, p.dedupe)[: p.top_k], {**dict(state.get(CHANNEL_HITS) or {}), "graph": own}
 
 
 @register_node

@@ -38,12 +38,16 @@ from evalkit.graph.schema import (
 
 
 class GuardParams(NodeParams):
-    mode: Literal["absolute", "relative"] = "absolute"
-    threshold: float | None = None
-    percentile: float = Field(default=10.0, ge=0, le=100)
-    calibration: str | None = None
-    min_documents: int = Field(default=1, ge=0)
-    evidence_k: int = Field(default=5, ge=1)
+    mode: Literal["absolute", "relative"] = Field(
+        default="absolute", description="absolute: threshold as given; relative: a percentile of calibration")
+    threshold: float | None = Field(default=None, description="absolute: the minimum top rerank score (on "
+                                    "the reranker's scale)")
+    percentile: float = Field(default=10.0, ge=0, le=100, description="relative: this percentile of the "
+                              "answerable queries' top-1 scores is the threshold")
+    calibration: str | None = Field(default=None, description="relative: a JSON list of top-1 scores, or a "
+                                    "per_query.jsonl of an earlier run (relative to the config's folder)")
+    min_documents: int = Field(default=1, ge=0, description="trip when fewer passages remain")
+    evidence_k: int = Field(default=5, ge=1, description="passages passed on as evidence")
 
     @model_validator(mode="after")
     def _complete(self) -> GuardParams:

@@ -21,7 +21,8 @@ from evalkit.records import Hit
 
 
 class RerankParams(NodeParams):
-    model: str | ModelSpec = "e5"
+    model: str | ModelSpec = Field(default="e5", description="the second-stage model: e5 (bi-encoder), "
+                                   "minilm (bi-encoder), or {name: flag | cross-encoder, path: a local model folder}")
     top_k: int = Field(default=50, ge=1, description="how many retrieved passages to re-score")
 
 

@@ -6,6 +6,8 @@ parent passage (best child's score, first occurrence kept). One ranking alone is
 through; several (channels x queries) are fused by ``fusion`` (RRF or weighted sum, see
 ``evalkit.nodes.fusion``). Writes ``retrieved`` (the fused top ``top_k``) and
 ``channel_hits`` (each channel's own ranking, for the trace and for fusion analysis).
+``dedupe: {by: document, keep: best_rank | most_hits}`` keeps one passage per document
+of the fused ranking before the ``top_k`` cut (``evalkit.nodes.dedupe``).
 A channel's search is a shared part (``shared_parts``): every other variant of the
 invocation that runs the same search (same channel settings, chunking and queries) reuses
 it through the work memo, so a sweep over fusion settings searches each query once.
@@ -26,11 +28,14 @@ YAML::
         bm25: {tokenizer: auto, top_k: 100}
         fusion: {method: rrf, k: 60}        # or {method: weighted, norm: minmax, weights: ...}
         top_k: 100
+        dedupe: {by: document, keep: best_rank}   # optional
 """
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -38,6 +43,7 @@ from pydantic import Field, model_validator
 from evalkit.graph.node import Node, NodeParams, register_node
 from evalkit.graph.schema import CHANNEL_HITS, QUERIES, QUESTION, RETRIEVED, Role
 from evalkit.models.embedders import ModelSpec
+from evalkit.nodes.dedupe import Dedupe, dedupe
 from evalkit.nodes.fusion import rrf, weighted
 from evalkit.records import Hit
 
@@ -49,13 +55,15 @@ class DenseChannel(NodeParams):
     """Dense channel: a bi-encoder and a faiss index: ``flat`` (exact), ``ivf`` or ``hnsw``
     (approximate; for big corpora, see docs/scaling.md), each with its own parameters."""
 
-    embedder: str | ModelSpec = "e5"
+    embedder: str | ModelSpec = Field(default="e5", description="the bi-encoder: e5, minilm, or "
+                                      "{name: sentence-transformers, path: ...}")
     query_embedder: str | ModelSpec | None = Field(
         default=None, description="query-side model; must equal the index's (checked) - leave unset")
-    top_k: int = Field(default=100, ge=1)
-    weight: float = Field(default=1.0, ge=0)
-    index: Literal["flat", "ivf", "hnsw"] = "flat"
-    nlist: int = Field(default=64, ge=1, description="ivf: clusters")
+    top_k: int = Field(default=100, ge=1, description="passages this channel retrieves per query")
+    weight: float = Field(default=1.0, ge=0, description="this channel's weight in the fusion")
+    index: Literal["flat", "ivf", "hnsw"] = Field(default="flat", description="flat: exact inner product; ivf: "
+                                                  "faiss IVF; hnsw: faiss HNSW (see docs/scaling.md)")
+    nlist: int = Field(default=64, ge=1, description="ivf: number of clusters")
     nprobe: int = Field(default=8, ge=1, description="ivf: clusters searched per query")
     hnsw_m: int = Field(default=32, ge=4, le=128, description="hnsw: links per node")
     ef_construction: int = Field(default=100, ge=8, description="hnsw: candidate list while building")
@@ -82,32 +90,39 @@ class DenseChannel(NodeParams):
 class BM25Channel(NodeParams):
     """Lexical channel: BM25 (Lucene IDF and k1/b defaults) with language-aware tokenisation."""
 
-    tokenizer: Literal["auto", "en", "zh", "whitespace"] = "auto"
-    k1: float = Field(default=0.9, ge=0)
-    b: float = Field(default=0.4, ge=0, le=1)
-    idf: Literal["lucene", "okapi"] = "lucene"
-    stem: bool = True
-    stopwords: bool = True
-    accents: Literal["keep", "strip"] = "keep"  # strip: Besançon and Besancon are one term (matching only)
-    letters: Literal["unicode", "ascii"] = "unicode"  # ascii: the tokenizer before Unicode letters (old numbers)
-    top_k: int = Field(default=100, ge=1)
-    weight: float = Field(default=1.0, ge=0)
+    tokenizer: Literal["auto", "en", "zh", "whitespace"] = Field(
+        default="auto", description="auto: jieba for Chinese runs, Porter-stemmed words for English")
+    k1: float = Field(default=0.9, ge=0, description="BM25 term-frequency saturation")
+    b: float = Field(default=0.4, ge=0, le=1, description="BM25 length normalisation")
+    idf: Literal["lucene", "okapi"] = Field(default="lucene", description="IDF formula")
+    stem: bool = Field(default=True, description="Porter-stem English words")
+    stopwords: bool = Field(default=True, description="drop stop words")
+    accents: Literal["keep", "strip"] = Field(default="keep", description="strip: Besançon and Besancon are one "
+                                              "term (matching only)")
+    letters: Literal["unicode", "ascii"] = Field(default="unicode", description="ascii: the tokenizer before "
+                                                 "Unicode letters (reproduces old numbers)")
+    top_k: int = Field(default=100, ge=1, description="passages this channel retrieves per query")
+    weight: float = Field(default=1.0, ge=0, description="this channel's weight in the fusion")
 
 
 class Fusion(NodeParams):
     """How several rankings become one: ``rrf`` (k) or ``weighted`` (norm, missing)."""
 
-    method: Literal["rrf", "weighted"] = "rrf"
-    k: int = Field(default=60, ge=0)
-    norm: Literal["minmax", "zscore"] = "minmax"
-    missing: Literal["min", "zero"] = "min"
+    method: Literal["rrf", "weighted"] = Field(default="rrf", description="rrf: reciprocal rank fusion; "
+                                               "weighted: weighted sum of normalised scores")
+    k: int = Field(default=60, ge=0, description="rrf: the constant k in w / (k + rank)")
+    norm: Literal["minmax", "zscore"] = Field(default="minmax", description="weighted: score normalisation")
+    missing: Literal["min", "zero"] = Field(default="min", description="weighted: normalised score of a "
+                                            "passage a channel did not return")
 
 
 class RetrieveParams(NodeParams):
-    dense: DenseChannel | None = None
-    bm25: BM25Channel | None = None
-    fusion: Fusion = Fusion()
-    top_k: int = Field(default=100, ge=1)
+    dense: DenseChannel | None = Field(default=None, description="the dense channel (omit: no dense search)")
+    bm25: BM25Channel | None = Field(default=None, description="the BM25 channel (omit: no lexical search)")
+    fusion: Fusion = Field(default=Fusion(), description="how several rankings (channels x queries) are fused")
+    top_k: int = Field(default=100, ge=1, description="length of the fused ranking written to retrieved")
+    dedupe: Dedupe | None = Field(default=None, description="keep one passage per document of the fused "
+                                  "ranking before the top_k cut (omit: keep every passage)")
 
     @model_validator(mode="after")
     def _one_channel(self) -> RetrieveParams:
@@ -167,16 +182,27 @@ class Retrieve(Node[RetrieveParams]):
 
     def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
         queries = list(state[QUERIES]) or [state[QUESTION]]
-        searches = {"dense": self._dense_search, "bm25": self._bm25_search}
+        fused, channel_hits, _ = self.search(queries)
+        return {RETRIEVED: fused, CHANNEL_HITS: channel_hits}
+
+    def search(self, queries: list[str]) -> tuple[list[Hit], dict[str, list[Hit]], float]:
+        """The fused (and deduplicated) top ``top_k``, each channel's ranking, and the milliseconds the
+        channel searches took when they were computed (a search another variant ran counts its own time,
+        so the figure does not depend on which variant ran first)."""
+        searches: dict[str, Callable[[list[str]], list[list[Hit]]]] = {
+            "dense": self._dense_search, "bm25": self._bm25_search}
         channels: dict[str, list[list[Hit]]] = {}
+        search_ms = 0.0
         for part, _ in self.shared_parts(self.params):
             channel = part["search"]
             batch = self._prepared.get(channel)
             if batch is not None and len(queries) == 1 and queries[0] in batch:
-                compute = (lambda b=batch: [b.hits(queries[0])])
+                compute = partial(batch.timed_hits, queries[0])
             else:
-                compute = (lambda s=searches[channel]: s(queries))
-            channels[channel] = self.shared(part, tuple(queries), compute)  # type: ignore[misc]
+                compute = partial(_timed, searches[channel], queries)
+            lists, ms = self.shared(part, tuple(queries), compute)
+            channels[channel] = lists
+            search_ms += ms
         p = self.params
         rankings = [r for lists in channels.values() for r in lists]
         weights = [getattr(p, ch).weight for ch, lists in channels.items() for _ in lists]
@@ -188,7 +214,7 @@ class Retrieve(Node[RetrieveParams]):
             fused = weighted(rankings, weights, p.fusion.norm, p.fusion.missing)
         channel_hits = {ch: (lists[0] if len(lists) == 1 else rrf(lists, [1.0] * len(lists), p.fusion.k))
                         for ch, lists in channels.items()}
-        return {RETRIEVED: fused[:p.top_k], CHANNEL_HITS: channel_hits}
+        return dedupe(fused, p.dedupe)[:p.top_k], channel_hits, search_ms
 
     def _dense_search(self, queries: list[str]) -> list[list[Hit]]:
         dense = self.params.dense
@@ -232,18 +258,30 @@ class _Batch:
                  skip: Callable[[str], bool]):
         self.questions, self.search, self.skip = questions, search, skip
         self.found: dict[str, list[Hit]] = {}
+        self.ms: dict[str, float] = {}  # each question's share of the batch's wall time
         self.done = False
         self.lock = threading.Lock()
 
     def __contains__(self, question: str) -> bool:
         return question in self.questions
 
-    def hits(self, question: str) -> list[Hit]:
+    def timed_hits(self, question: str) -> tuple[list[list[Hit]], float]:
+        """``([hits of question], milliseconds)``: the shape :func:`_timed` gives a query's search."""
         with self.lock:
             if not self.done:
                 todo = [q for q in self.questions if not self.skip(q)]
-                self.found.update(zip(todo, self.search(todo)))
+                found, ms = _timed(self.search, todo)
+                self.found.update(zip(todo, found))
+                self.ms.update((q, ms / len(todo)) for q in todo)
                 self.done = True
             if question not in self.found:
-                self.found[question] = self.search([question])[0]
-            return self.found[question]
+                found, self.ms[question] = _timed(self.search, [question])
+                self.found[question] = found[0]
+            return [self.found[question]], self.ms[question]
+
+
+def _timed(search: Callable[[list[str]], list[list[Hit]]], queries: list[str]) -> tuple[list[list[Hit]], float]:
+    """A channel search's rankings and its wall time in milliseconds."""
+    t0 = time.perf_counter()
+    found = search(queries)
+    return found, (time.perf_counter() - t0) * 1000.0

@@ -96,20 +96,24 @@ _JOINABLE = re.compile(r"^[ \-]+$")  # "Tessary T300", "NP-Gate": one name in tw
 class SimilarityGuard(NodeParams):
     """Drop a rewrite whose cosine with the question is above ``max_cosine`` (too similar to help)."""
 
-    embedder: str | ModelSpec = "e5"
-    max_cosine: float = Field(default=0.97, gt=0, le=1)
+    embedder: str | ModelSpec = Field(default="e5", description="the model measuring the cosine")
+    max_cosine: float = Field(default=0.97, gt=0, le=1, description="a rewrite above this cosine with the "
+                              "question is dropped")
 
 
 class RewriteParams(NodeParams):
     dictionary: dict[str, list[str]] = Field(default_factory=dict,
                                              description="term found in the question -> expansions appended")
-    split: bool = True
+    split: bool = Field(default=True, description="split a comparison (A and B, A 还是 B...) into one "
+                        "sub-query per member")
     max_subqueries: int = Field(default=3, ge=0, description="at most this many sub-queries")
-    include_original: bool = True
+    include_original: bool = Field(default=True, description="the original question stays the first query")
     feedback_terms: int = Field(default=4, ge=0, description="new feedback terms added per retry")
-    llm: LLMSpec | None = None
-    system_prompt: str = REWRITE_PROMPT
-    similarity_guard: SimilarityGuard | None = None
+    llm: LLMSpec | None = Field(default=None, description="rewrites when the dictionary matched nothing, and "
+                                "on retries (omit: offline rewrites only)")
+    system_prompt: str = Field(default=REWRITE_PROMPT, description="the llm's instructions")
+    similarity_guard: SimilarityGuard | None = Field(default=None, description="drop rewrites too similar to "
+                                                     "the question to help")
 
 
 def fold(text: str) -> str:

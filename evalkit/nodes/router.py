@@ -68,10 +68,13 @@ ROUTER_PROMPT = (
 class IntentRouterParams(NodeParams):
     routes: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_ROUTES),
                                    description="route label -> what it is for (shown to the LLM)")
-    rules: list[Rule] = Field(default_factory=lambda: list(DEFAULT_RULES))
-    default_route: str = "vector"
-    llm: LLMSpec | None = None
-    system_prompt: str = ROUTER_PROMPT
+    rules: list[Rule] = Field(default_factory=lambda: list(DEFAULT_RULES),
+                              description="tried in order; the first rule with a matching keyword or pattern "
+                                          "names the route")
+    default_route: str = Field(default="vector", description="the route when no rule matches (and no llm, or "
+                               "the llm failed)")
+    llm: LLMSpec | None = Field(default=None, description="routes the questions no rule matches")
+    system_prompt: str = Field(default=ROUTER_PROMPT, description="the llm's instructions")
 
     @model_validator(mode="after")
     def _known_labels(self) -> IntentRouterParams:

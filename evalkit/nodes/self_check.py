@@ -49,14 +49,17 @@ from evalkit.graph.schema import (
 
 
 class SelfCheckParams(NodeParams):
-    judge: str = "offline"
+    judge: str = Field(default="offline", description="the claim judge: offline, llm, ragas (evalkit.judges)")
     judge_options: dict[str, Any] = Field(default_factory=dict, description="keyword options of make_judge")
-    max_attempts: int = Field(default=3, ge=1)
+    max_attempts: int = Field(default=3, ge=1, description="a failure at this attempt decides exhausted")
     only_below_evidence: int | None = Field(
         default=None, ge=1, description="check only answers shown fewer than this many evidence passages")
-    fail_on: Literal["unsupported", "unsupported_or_unchecked"] = "unsupported"
-    check_abstentions: bool = False
-    on_judge_error: Literal["pass", "fail"] = "pass"
+    fail_on: Literal["unsupported", "unsupported_or_unchecked"] = Field(
+        default="unsupported", description="unsupported: fail on any unsupported claim; "
+                                           "unsupported_or_unchecked: also fail when no claim is supported")
+    check_abstentions: bool = Field(default=False, description="also judge answers that abstained")
+    on_judge_error: Literal["pass", "fail"] = Field(default="pass", description="what a judge failure "
+                                                    "decides (it is recorded in llm_fallback)")
 
 
 @register_node

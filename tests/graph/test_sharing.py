@@ -78,10 +78,35 @@ def test_graph_fused_with_different_retrievals_is_never_shared(demo_subset, tmp_
     assert sum(x != y for x, y in zip(a, b)) >= N_QUERIES // 2  # reuse would have made them equal
 
 
+def test_scheduler_tools_share_searches_with_retrieve_and_change_no_record(demo_subset, tmp_path: Path):
+    """The scheduler's dense and BM25 tools are the retrieve node's channel searches: shared across variants,
+    with per-tool latency taken from the search as computed (a wall-clock field) and everything else equal."""
+    weights = {"entity_relation": {"dense": 1.0, "bm25": 1.0}, "exact_term": {"bm25": 1.0, "dense": 0.5},
+               "open_semantic": {"dense": 1.0, "bm25": 1.0}}
+    variants = [
+        {"name": "hybrid", "nodes": {"r": {"type": "retrieve", "params": {"dense": {"embedder": "e5"}, "bm25": {}}}},
+         "edges": {"start": "r", "r": "end"}},
+        {"name": "sched", "nodes": {"s": {"type": "agent_scheduler", "params": {"graph": None, "weights": weights}}},
+         "edges": {"start": "s", "s": "end"}},
+        {"name": "sched_most_hits", "nodes": {"s": {"type": "agent_scheduler", "params": {
+            "graph": None, "weights": weights, "dedupe": {"keep": "most_hits"}, "k": 20}}},
+         "edges": {"start": "s", "s": "end"}},
+    ]
+    shared = run(demo_subset, variants, tmp_path / "on.json")
+    run(demo_subset, variants, tmp_path / "off.json", share_work=False)
+    for v in variants:
+        assert records(tmp_path / "on.json", v["name"]) == records(tmp_path / "off.json", v["name"])
+    assert shared.sharing["part_hits"] >= 2 * N_QUERIES  # both schedulers reuse the hybrid's searches
+    sched = [json.loads(line) for line in records(tmp_path / "on.json", "sched")]
+    stats = [e["wrote"]["tool_stats"] for r in sched for e in r["trace"]]
+    assert len(stats) == N_QUERIES and all(set(s) <= {"dense", "bm25"} and s for s in stats)
+
+
 # --- random graphs and sweeps ----------------------------------------------------------------------
 def random_variants(seed: int) -> list[dict]:
     """A random pipeline over the bundled node types and 2 variants of it that change one parameter each."""
     rng = random.Random(seed)
+    mech = random.Random(seed + 1000)  # the retrieval and evidence mechanisms draw apart: base graphs stay as they were
     nodes: dict[str, dict] = {}
     order: list[str] = []
     if rng.random() < 0.4:
@@ -93,8 +118,14 @@ def random_variants(seed: int) -> list[dict]:
         retrieve["bm25"]["tokenizer"] = "auto"
     retrieve["fusion"] = {"method": rng.choice(["rrf", "weighted"]), "k": rng.choice([20, 60])}
     retrieve["top_k"] = rng.choice([20, 50])
+    if mech.random() < 0.3:
+        retrieve["dedupe"] = {"by": "document", "keep": mech.choice(["best_rank", "most_hits"])}
     nodes["retrieve"] = {"type": "retrieve", "params": retrieve}
     order.append("retrieve")
+    if mech.random() < 0.3:
+        nodes["mmr"] = {"type": "mmr", "params": {"lambda_mult": mech.choice([0.5, 0.8]), "candidates": 20,
+                                                  "relevance": mech.choice(["cosine", "score"])}}
+        order.append("mmr")
     if rng.random() < 0.3:
         nodes["graph"] = {"type": "graph_local", "params": {"link": {"embedding": False}, "depth": rng.choice([1, 2]),
                                                             "fuse_with": rng.choice(["retrieved", None])}}
@@ -111,6 +142,14 @@ def random_variants(seed: int) -> list[dict]:
     if generate:
         source = "evidence" if "guard" in nodes else rng.choice(["retrieved", "reranked" if "rerank" in nodes
                                                                  else "retrieved"])
+        if mech.random() < 0.4:
+            nodes["compress"] = {"type": "compress", "params": {"evidence_from": source, "evidence_k": 5,
+                                                                "budget": mech.choice([150, 300])}}
+            order.append("compress")
+            source = "evidence"
+        if source == "evidence" and mech.random() < 0.4:
+            nodes["reorder"] = {"type": "reorder", "params": {"k": 5}}
+            order.append("reorder")
         nodes["generate"] = {"type": "generate", "params": {"llm": {"backend": "extractive"}, "evidence_from": source}}
         order.append("generate")
     edges = {"start": order[0]}
@@ -128,7 +167,8 @@ def random_variants(seed: int) -> list[dict]:
     config_from_dict(copy.deepcopy(base))  # every generated pipeline is a valid config
     variants = [base]
     tweaks = [("retrieve", "top_k", [10, 30]), ("retrieve", "fusion", [{"method": "rrf", "k": 5}]),
-              ("rerank", "top_k", [3, 8]), ("guard", "threshold", [0.83, 0.88]), ("graph", "depth", [0])]
+              ("rerank", "top_k", [3, 8]), ("guard", "threshold", [0.83, 0.88]), ("graph", "depth", [0]),
+              ("mmr", "lambda_mult", [0.3, 1.0]), ("compress", "budget", [100, 600]), ("reorder", "k", [2, 3])]
     for i in range(2):
         node, param, values = rng.choice([t for t in tweaks if t[0] in nodes])
         v = copy.deepcopy(base)

@@ -46,7 +46,9 @@ def _graph(node_type: str, params: dict) -> dict:
      "nodes.g.params.graph", "full_confidence (0.8) is below min_confidence (0.9)"),
     ("graph_global", {"communities": {"algorithm": "spectral"}}, "nodes.g.params.communities.algorithm",
      "'auto', 'louvain' or 'leiden'"),
-    ("agent_scheduler", {"llm": {"model": "x"}}, "nodes.g.params.llm", "not available yet"),
+    ("agent_scheduler", {"llm": {"model": "x"}, "examples": [{"question": "q?", "label": "nope"}]}, "nodes.g.params",
+     "examples[0].label: 'nope' is not a class of 'weights'"),
+    ("agent_scheduler", {"llm": {"backend": "gpt"}}, "nodes.g.params.llm.backend", "'openai', 'local' or 'extractive'"),
     ("agent_scheduler", {"graph": {"graph": {"mode": "llm"}}}, "nodes.g.params.graph.graph.llm", "needs an LLM"),
 ])
 def test_bad_params_are_refused_at_load_time(node_type, params, where, message):

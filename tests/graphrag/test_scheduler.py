@@ -1,12 +1,16 @@
-"""agent_scheduler: rule classification, per-class tools and weights, document dedupe, refusals."""
+"""agent_scheduler: rule classification, LLM fallback, per-class tools and weights, document dedupe,
+per-tool stats, refusals."""
 from __future__ import annotations
+
+import json
 
 import pytest
 from pydantic import ValidationError
 
 from evalkit.graph import build_graph, config_from_dict, initial_state
 from evalkit.nodes.fusion import rrf
-from evalkit.nodes.scheduler import DEFAULT_RULES, AgentScheduler, Rule, SchedulerParams, classify, dedupe_by_document
+from evalkit.nodes.dedupe import Dedupe, dedupe_by_document
+from evalkit.nodes.scheduler import DEFAULT_RULES, AgentScheduler, Rule, SchedulerParams, classify
 from evalkit.records import Hit
 
 
@@ -37,20 +41,20 @@ def test_dedupe_keeps_the_best_ranked_passage_of_each_document():
 
 
 class FakeTool:
-    """Stands for a retriever: returns a fixed ranking, records that it was called."""
+    """Stands for a retriever: returns a fixed ranking and a fixed search time, records that it was called."""
 
-    def __init__(self, hits):
-        self.hits, self.calls = hits, 0
+    def __init__(self, hits, ms: float = 5.0):
+        self.hits, self.ms, self.calls = hits, ms, 0
 
-    def run(self, state):
+    def search(self, queries):
         self.calls += 1
-        return {"retrieved": list(self.hits)}
+        return list(self.hits), {}, self.ms
 
 
 def _scheduler(**params) -> AgentScheduler:
     node = AgentScheduler.__new__(AgentScheduler)
     node.name, node.params, node.resources = "s", SchedulerParams(**params), None
-    node.work, node.context = None, {}  # what build_graph sets (no work sharing here)
+    node.work, node.context, node.client = None, {}, None  # what build_graph and __init__ set (no llm, no sharing)
     return node
 
 
@@ -63,6 +67,7 @@ def test_each_class_calls_its_tools_and_fuses_with_its_weights():
     node.tools = {"dense": FakeTool(dense), "bm25": FakeTool(bm25)}
     out = node.run(initial_state("q", "error E-4012", "en"))
     assert out["scheduler_class"] == "exact_term" and "E-4012" in out["scheduler_reason"]
+    assert out["scheduler_source"] == "rule" and "llm_fallback" not in out
     assert out["tool_hits"] == {"bm25": bm25, "dense": dense}
     expected = dedupe_by_document(rrf([bm25, dense], [1.0, 0.25], 60))
     assert out["retrieved"] == expected
@@ -75,9 +80,119 @@ def test_each_class_calls_its_tools_and_fuses_with_its_weights():
     assert out["retrieved"] == dense
 
 
-def test_llm_classifier_is_refused_for_now():
-    with pytest.raises(ValidationError, match="LLM fallback classifier is not available yet"):
-        SchedulerParams(llm={"model": "gpt"})
+def test_tool_stats_count_what_each_tool_supplied_to_the_fused_top_k_by_hand():
+    # dense top-2 docs {d1, d2}; bm25 top-2 docs {d2, d3}; fused (RRF, deduped) d2, d1, d3 (see the test above)
+    dense = [Hit("d1#0", "d1", 0.9), Hit("d2#0", "d2", 0.8)]
+    bm25 = [Hit("d2#1", "d2", 9.0), Hit("d3#0", "d3", 5.0), Hit("d2#0", "d2", 4.0)]
+    node = _scheduler(graph=None, stats_k=2, weights={"entity_relation": {"dense": 1.0},
+                                                      "exact_term": {"bm25": 1.0, "dense": 0.25},
+                                                      "open_semantic": {"dense": 1.0, "bm25": 1.0}})
+    node.tools = {"dense": FakeTool(dense, ms=12.5), "bm25": FakeTool(bm25, ms=3.0)}
+    out = node.run(initial_state("q", "error E-4012", "en"))
+    # fused top 2 documents: d2 (both tools' top 2), d3 (bm25's top 2 only)
+    assert [h.doc_id for h in out["retrieved"][:2]] == ["d2", "d3"]
+    assert out["tool_stats"] == {"bm25": {"hits": 3, "supplied": 2, "unique": 1, "latency_ms": 3.0},
+                                 "dense": {"hits": 2, "supplied": 1, "unique": 0, "latency_ms": 12.5}}
+
+
+def test_dedupe_documents_still_works_and_dedupe_replaces_it():
+    assert SchedulerParams().dedupe == Dedupe(by="document", keep="best_rank")
+    assert SchedulerParams(dedupe_documents=True).dedupe == Dedupe(keep="best_rank")
+    assert SchedulerParams(dedupe_documents=False).dedupe is None
+    assert SchedulerParams(dedupe={"keep": "most_hits"}).dedupe == Dedupe(keep="most_hits")
+    with pytest.raises(ValidationError, match="either 'dedupe' or the deprecated 'dedupe_documents'"):
+        SchedulerParams(dedupe_documents=True, dedupe=None)
+    hits = [Hit("a#1", "a", 0.9), Hit("b#0", "b", 0.8), Hit("a#0", "a", 0.7)]
+    node = _scheduler(graph=None, dedupe_documents=False,
+                      weights={"entity_relation": {"dense": 1.0}, "exact_term": {"dense": 1.0},
+                               "open_semantic": {"dense": 1.0}})
+    node.tools = {"dense": FakeTool(hits)}
+    assert node.run(initial_state("q", "anything", "en"))["retrieved"] == hits  # no dedupe: both a passages
+
+
+# --- the LLM fallback ----------------------------------------------------------------------------
+WEIGHTS = {"entity_relation": {"bm25": 1.0}, "exact_term": {"bm25": 1.0}, "open_semantic": {"bm25": 1.0}}
+
+
+@pytest.fixture
+def llm_spec(fault_server) -> dict:
+    """An ``openai`` LLM spec for the fault server: no retries, no cache (every call reaches it)."""
+    return {"backend": "openai", "model": "scripted", "base_url": fault_server.base_url, "max_retries": 0,
+            "timeout_s": 30.0, "cache": "off"}
+
+
+def _llm_scheduler(llm_spec, view, **params) -> AgentScheduler:
+    node = AgentScheduler("s", SchedulerParams(graph=None, dense=None, weights=WEIGHTS, llm=llm_spec, **params), view)
+    node.tools = {"bm25": FakeTool([Hit("d1#0", "d1", 1.0)])}
+    return node
+
+
+def test_rules_first_then_the_llm_with_the_configured_examples(fault_server, llm_spec, view):
+    fault_server.push("text:" + json.dumps({"class": "Entity_Relation", "reason": "asks whose part it is"}))
+    examples = [{"question": "Who builds the K3 battery?", "label": "entity_relation"},
+                {"question": "What is code W-311?", "label": "exact_term"}]
+    node = _llm_scheduler(llm_spec, view, examples=examples)
+    out = node.run(initial_state("q", "What does E-4012 mean?", "en"))
+    assert out["scheduler_source"] == "rule" and not fault_server.requests  # a rule matched: no call
+    out = node.run(initial_state("q", "Whose module sits inside the gateway?", "en"))
+    assert out["scheduler_class"] == "entity_relation" and out["scheduler_source"] == "llm"  # case folded
+    assert "asks whose part it is" in out["scheduler_reason"] and "llm_fallback" not in out
+    prompt = fault_server.requests[0].body["messages"][-1]["content"]
+    assert "Question: Who builds the K3 battery?\nReply: {\"class\": \"entity_relation\"}" in prompt
+    assert "- exact_term: exact codes" in prompt and prompt.endswith("Question: Whose module sits inside the "
+                                                                     "gateway?\nReply:")
+    assert fault_server.requests[0].body["max_tokens"] == 80  # a label needs few tokens (spec default: 512)
+
+
+def test_the_spec_can_cap_the_classifier_reply_lower(fault_server, llm_spec, view):
+    fault_server.push("text:" + json.dumps({"class": "exact_term"}))
+    out = _llm_scheduler({**llm_spec, "max_tokens": 30}, view).run(initial_state("q", "Whose module?", "en"))
+    assert out["scheduler_class"] == "exact_term" and fault_server.requests[0].body["max_tokens"] == 30
+
+
+@pytest.mark.parametrize("script, kind", [
+    (("text:" + json.dumps({"class": "web_search"}),), "unknown_label"),      # the llm lies: no such class
+    (("text:" + json.dumps({"label": "exact_term"}),), "bad_json"),           # no 'class' key
+    (("500",), "server_error"),                                                # the llm is down
+    (("text:<html>nope</html>", "text:{oops"), "bad_json"),                   # garbage twice
+])
+def test_llm_failures_fall_back_to_the_default_class_and_are_recorded(fault_server, llm_spec, view, script, kind):
+    fault_server.push(*script)
+    out = _llm_scheduler(llm_spec, view).run(initial_state("q", "Whose module sits inside the gateway?", "en"))
+    assert out["scheduler_class"] == "open_semantic" and out["scheduler_source"] == "default"
+    assert out["llm_fallback"]["kind"] == kind and out["llm_fallback"]["node"] == "s"
+    assert out["retrieved"] == [Hit("d1#0", "d1", 1.0)]  # the query still retrieves (degraded, not stopped)
+
+
+def test_an_unreachable_llm_degrades_the_query_in_a_graph_run(view):
+    from evalkit.llm.usage import usage_scope
+
+    cfg = config_from_dict({"name": "s", "chunking": {"method": "document"}, "nodes": {"s": {
+        "type": "agent_scheduler", "params": {"dense": None, "graph": None, "bm25": {"tokenizer": "en"},
+                                              "weights": WEIGHTS, "llm": {"backend": "openai", "model": "m",
+                                              "base_url": "http://127.0.0.1:9/v1", "max_retries": 0,
+                                              "timeout_s": 2.0, "cache": "off"}}}},
+        "edges": {"start": "s", "s": "end"}})
+    with usage_scope() as usage:
+        outcome = build_graph(cfg, view).run(initial_state("q", "Tell me about the cafeteria", "en"))
+    assert outcome.error is None and outcome.state["scheduler_source"] == "default"
+    assert [r["kind"] for r in outcome.state["llm_fallback"]] == ["connection"]
+    assert usage["schedule"].failures == 1 and outcome.state["retrieved"]
+
+
+def test_llm_examples_must_name_a_class():
+    with pytest.raises(ValidationError, match="examples\\[0\\].label: 'exact_trem' is not a class.*did you mean"):
+        SchedulerParams(llm={"backend": "local"}, examples=[{"question": "q?", "label": "exact_trem"}])
+
+
+@pytest.mark.integration
+def test_the_real_local_llm_gives_a_class_or_a_recorded_fallback(view):
+    """SmolLM2-135M through the real local backend: whatever it says, the class is a configured one."""
+    node = AgentScheduler("s", SchedulerParams(graph=None, dense=None, weights=WEIGHTS,
+                                               llm={"backend": "local", "max_tokens": 40}), view)
+    out = node.run(initial_state("q", "Whose module sits inside the gateway?", "en"))
+    assert out["scheduler_class"] in WEIGHTS
+    assert (out["scheduler_source"] == "llm") != ("llm_fallback" in out)
 
 
 @pytest.mark.parametrize("params, message", [
