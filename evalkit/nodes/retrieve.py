@@ -166,8 +166,11 @@ class Retrieve(Node[RetrieveParams]):
         unique = list(dict.fromkeys(questions))
         self._prepared = {}
         for part, _ in self.shared_parts(self.params):
-            self._prepared[part["search"]] = _Batch(unique, searches[part["search"]],
-                                                    lambda q, part=part: self.has_shared(part, (q,)))
+            skip: Callable[[str], bool] = partial(self._searched_elsewhere, part)
+            self._prepared[part["search"]] = _Batch(unique, searches[part["search"]], skip)
+
+    def _searched_elsewhere(self, part: dict[str, Any], question: str) -> bool:
+        return self.has_shared(part, (question,))
 
     @classmethod
     def shared_parts(cls, params: RetrieveParams) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
