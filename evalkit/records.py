@@ -58,7 +58,14 @@ class Hit:
 
 @dataclass(frozen=True)
 class EvalRecord:
-    """One question of an eval set, with its gold documents."""
+    """One question of an eval set, with its gold documents.
+
+    Optional context (``docs/eval_sets.md``): ``history``, the earlier turns of a conversation
+    (``{role: user|assistant, content}``, oldest first); ``tenant``, whom the question is asked
+    for (documents of other tenants must not reach it); ``attributes``, facts about the asker
+    that metadata filters read (``{"dept": "finance"}``); ``gold_route``, the route a router
+    should choose (``route_accuracy``).
+    """
 
     id: str
     question: str
@@ -67,6 +74,10 @@ class EvalRecord:
     lang: str
     reference_answer: str | None = None
     tags: tuple[str, ...] = ()
+    history: tuple[dict[str, str], ...] = ()
+    tenant: str | None = None
+    attributes: dict[str, Any] = field(default_factory=dict)
+    gold_route: str | None = None
 
     @property
     def answerable(self) -> bool:
@@ -76,6 +87,7 @@ class EvalRecord:
         d = asdict(self)
         d["relevant_doc_ids"] = list(self.relevant_doc_ids)
         d["tags"] = list(self.tags)
+        d["history"] = [dict(t) for t in self.history]
         return d
 
 
@@ -135,6 +147,9 @@ class QueryResult:
     rerank_top1: float | None = None
     generation: dict[str, Any] | None = None  # answer, citations, evidence ids, judge verdicts
     usage: dict[str, dict[str, float]] = field(default_factory=dict)  # LLM usage by purpose
+    tenant: str | None = None  # the eval record's tenant (tenant_leak_rate)
+    tenant_leaks: list[str] = field(default_factory=list)  # other tenants' documents it returned (metrics.tenancy)
+    gold_route: str | None = None  # the eval record's gold route (route_accuracy)
 
     def to_dict(self) -> dict[str, Any]:
         # shallow (shares the lists and dicts, which are plain JSON values): it is only serialised,

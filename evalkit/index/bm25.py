@@ -46,11 +46,17 @@ class BM25Index:
         self.ids, self.tokenizer, self.meta = ids, tokenizer, meta
         self._bm25 = _bm25_class(idf)(tokens, k1=k1, b=b)
 
-    def search(self, query: str, k: int) -> list[tuple[str, float]]:
+    def search(self, query: str, k: int, allowed: np.ndarray | None = None) -> list[tuple[str, float]]:
+        """Top-k passages with a positive score; ``allowed`` (positions in ``ids``) restricts them
+        to a metadata filter's pre-filtered id set (every other passage scores 0)."""
         terms = self.tokenizer(query)
         if not terms or not self.ids:
             return []
         scores = np.asarray(self._bm25.get_scores(terms), dtype=np.float64)
+        if allowed is not None:
+            keep = np.zeros(len(scores), dtype=bool)
+            keep[np.asarray(allowed, dtype=np.int64)] = True
+            scores = np.where(keep, scores, 0.0)
         positive = np.flatnonzero(scores > 0)
         if len(positive) > k:
             # keep everything tied with the k-th score so the id tie-break is exact

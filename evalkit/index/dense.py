@@ -35,14 +35,29 @@ class DenseIndex:
                 f"(index built {self.meta.get('created', '?')} at {self.meta.get('path', '?')}); "
                 "use the same model on both sides, or rebuild the index with the query model")
 
-    def search(self, query_vecs: np.ndarray, k: int, query_model: str) -> list[list[tuple[str, float]]]:
-        """Top-k (passage id, cosine) per query, ties broken by id; refuses a foreign query model."""
+    def search(self, query_vecs: np.ndarray, k: int, query_model: str,
+               allowed: np.ndarray | None = None) -> list[list[tuple[str, float]]]:
+        """Top-k (passage id, cosine) per query, ties broken by id; refuses a foreign query model.
+
+        ``allowed`` (positions in ``ids``) restricts the search to those passages inside faiss
+        (an ``IDSelectorBatch``: a metadata filter's pre-filtered id set, ``evalkit.index.filters``).
+        """
         self.check_query_model(query_model)
-        k = min(k, len(self.ids))
+        pool = len(self.ids) if allowed is None else len(allowed)
+        k = min(k, pool)
         if k <= 0 or len(query_vecs) == 0:
             return [[] for _ in range(len(query_vecs))]
+        vecs = np.ascontiguousarray(query_vecs, dtype=np.float32)
         # ask for a few extra so ties at the cut are settled by id, not by faiss's order
-        scores, idx = self.index.search(np.ascontiguousarray(query_vecs, dtype=np.float32), min(len(self.ids), k + 10))
+        if allowed is None:
+            scores, idx = self.index.search(vecs, min(pool, k + 10))
+        else:
+            import faiss
+
+            selector = faiss.IDSelectorBatch(np.ascontiguousarray(allowed, dtype=np.int64))
+            params = (faiss.SearchParametersIVF(sel=selector, nprobe=self.index.nprobe)
+                      if self.meta.get("kind") == "ivf" else faiss.SearchParameters(sel=selector))
+            scores, idx = self.index.search(vecs, min(pool, k + 10), params=params)
         out = []
         for row_s, row_i in zip(scores, idx):
             hits = [(self.ids[i], float(s)) for s, i in zip(row_s, row_i) if i >= 0]

@@ -124,6 +124,11 @@ class VariantResources:
     def cache_root(self) -> Path:
         return Path(self.shared.cache_root)
 
+    @property
+    def corpus(self) -> Corpus:
+        """The documents with their metadata (what metadata filters evaluate)."""
+        return self.shared.corpus
+
     def passages(self) -> Passages:
         return self.shared.passages(self.chunking)
 

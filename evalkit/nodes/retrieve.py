@@ -19,16 +19,26 @@ YAML::
         bm25: {tokenizer: auto, top_k: 100}
         fusion: {method: rrf, k: 60}        # or {method: weighted, norm: minmax, weights: ...}
         top_k: 100
+        filters: {field: dept, eq: {from_record: dept}}    # optional, evalkit.index.filters
+
+``filters`` (a condition over document metadata, values from the config or the eval
+record; grammar and semantics in ``evalkit.index.filters``) restricts every channel's
+search to the matching documents' passages (a pre-filtered id set, applied inside BM25
+and faiss), so ``top_k`` is filled with matching passages. The filter, resolved with the
+query's record values, is part of each channel search's shared-part key, and the record
+fields it reads (``tenant``, ``lang``, ``attributes``) are part of the node's reads.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+import numpy as np
+from pydantic import Field, field_validator, model_validator
 
 from evalkit.graph.node import Node, NodeParams, register_node
-from evalkit.graph.schema import CHANNEL_HITS, QUERIES, QUESTION, RETRIEVED, Role
+from evalkit.graph.schema import CHANNEL_HITS, QUERIES, QUESTION, RETRIEVED, Contract, Role
+from evalkit.index.filters import DocumentFilter, parse_filters, record_values, state_fields
 from evalkit.models.embedders import ModelSpec
 from evalkit.nodes.fusion import rrf, weighted
 from evalkit.records import Hit
@@ -74,6 +84,15 @@ class RetrieveParams(NodeParams):
     bm25: BM25Channel | None = None
     fusion: Fusion = Fusion()
     top_k: int = Field(default=100, ge=1)
+    filters: dict[str, Any] | list[Any] | None = Field(
+        default=None, description="metadata filter: a condition over document fields (evalkit.index.filters)")
+
+    @field_validator("filters")
+    @classmethod
+    def _filter_grammar(cls, value: Any) -> Any:
+        if value is not None:
+            parse_filters(value)
+        return value
 
     @model_validator(mode="after")
     def _one_channel(self) -> RetrieveParams:
@@ -90,9 +109,19 @@ class Retrieve(Node[RetrieveParams]):
     writes = (RETRIEVED, CHANNEL_HITS)
     Params = RetrieveParams
 
+    @classmethod
+    def contract(cls, params: RetrieveParams) -> Contract:
+        base = super().contract(params)
+        extra = state_fields(parse_filters(params.filters)) if params.filters is not None else []
+        return Contract(base.reads | frozenset(extra), base.optional_reads, base.writes, base.optional_writes)
+
     def __init__(self, name: str, params: RetrieveParams, resources: Any = None):
         super().__init__(name, params, resources)
         self.passages = resources.passages()
+        self._filter = None
+        self._allowed: dict[tuple[str, str], np.ndarray] = {}
+        if params.filters is not None:
+            self._filter = DocumentFilter(params.filters, resources.corpus.documents, f"node '{name}': filters")
         self._dense = self._bm25 = None
         if params.dense is not None:
             spec = ModelSpec.of(params.dense.embedder)
@@ -107,21 +136,31 @@ class Retrieve(Node[RetrieveParams]):
     def shared_parts(cls, params: RetrieveParams) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
         """One channel search each: what other variants (other fusion settings) may share."""
         parts: list[tuple[dict[str, Any], tuple[str, ...]]] = []
+        filtered = {"filters": params.filters} if params.filters is not None else {}
+        deps = (QUERIES, QUESTION, *(state_fields(parse_filters(params.filters)) if filtered else ()))
         for channel in ("dense", "bm25"):
             c = getattr(params, channel)
             if c is not None:
-                parts.append(({"search": channel, **c.model_dump(mode="json", exclude={"weight"})},
-                              (QUERIES, QUESTION)))
+                parts.append(({"search": channel, **c.model_dump(mode="json", exclude={"weight"}), **filtered},
+                              deps))
         return parts
 
     def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
         queries = list(state[QUERIES]) or [state[QUESTION]]
         searches = {"dense": self._dense_search, "bm25": self._bm25_search}
+        inputs: Any = tuple(queries)
+        allowed: tuple[str, frozenset[str]] | None = None
+        if self._filter is not None:
+            values = record_values(self._filter.cond, state)
+            key = self._filter.key(values)
+            allowed = (key, self._filter.allowed(values))
+            inputs = (tuple(queries), key)  # the resolved filter keys the shared search
         channels: dict[str, list[list[Hit]]] = {}
         for part, _ in self.shared_parts(self.params):
             channel = part["search"]
             search = searches[channel]
-            channels[channel] = self.shared(part, tuple(queries), lambda s=search: s(queries))  # type: ignore[misc]
+            channels[channel] = self.shared(part, inputs,
+                                            lambda s=search: s(queries, allowed))  # type: ignore[misc]
         p = self.params
         rankings = [r for lists in channels.values() for r in lists]
         weights = [getattr(p, ch).weight for ch, lists in channels.items() for _ in lists]
@@ -135,17 +174,37 @@ class Retrieve(Node[RetrieveParams]):
                         for ch, lists in channels.items()}
         return {RETRIEVED: fused[:p.top_k], CHANNEL_HITS: channel_hits}
 
-    def _dense_search(self, queries: list[str]) -> list[list[Hit]]:
+    def _dense_search(self, queries: list[str], allowed: tuple[str, frozenset[str]] | None = None) -> list[list[Hit]]:
         dense = self.params.dense
         assert dense is not None and self._dense is not None
         vecs = self._query_model.encode_queries(queries)
-        found = self._dense.search(vecs, self._unit_k(dense.top_k), self._query_model.identity)
+        found = self._dense.search(vecs, self._unit_k(dense.top_k), self._query_model.identity,
+                                   self._positions("dense", self._dense.ids, allowed))
         return [self._to_hits(r, dense.top_k) for r in found]
 
-    def _bm25_search(self, queries: list[str]) -> list[list[Hit]]:
+    def _bm25_search(self, queries: list[str], allowed: tuple[str, frozenset[str]] | None = None) -> list[list[Hit]]:
         bm25 = self.params.bm25
         assert bm25 is not None and self._bm25 is not None
-        return [self._to_hits(self._bm25.search(q, self._unit_k(bm25.top_k)), bm25.top_k) for q in queries]
+        positions = self._positions("bm25", self._bm25.ids, allowed)
+        return [self._to_hits(self._bm25.search(q, self._unit_k(bm25.top_k), positions), bm25.top_k)
+                for q in queries]
+
+    def _positions(self, index: str, ids: list[str], allowed: tuple[str, frozenset[str]] | None) -> np.ndarray | None:
+        """Positions in an index's ``ids`` of the passages of the allowed documents (None: no filter).
+
+        ``allowed`` is (resolved filter key, allowed document ids); positions are cached by the key.
+        """
+        if allowed is None:
+            return None
+        key = (index, allowed[0])
+        found = self._allowed.get(key)
+        if found is None:
+            docs = allowed[1]
+            found = np.asarray([i for i, pid in enumerate(ids) if self.passages.doc_of(pid) in docs], dtype=np.int64)
+            if len(self._allowed) > 1024:
+                self._allowed.clear()
+            self._allowed[key] = found
+        return found
 
     def _unit_k(self, k: int) -> int:
         # parent-child: several children may share a parent; over-fetch so k parents remain

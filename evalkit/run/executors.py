@@ -124,5 +124,7 @@ def build_context(payload: dict[str, Any], resources: Any = None, memo: Any = No
         if isinstance(options.get("llm"), dict):
             options["llm"] = LLMSpec(**options["llm"])
         judge = make_judge(payload["judge"], cache_root=resources.cache_root, **options)
+    from evalkit.metrics.tenancy import document_tenants
+
     return QueryContext(graph, tuple(payload["metrics"]), generates=bool(payload.get("judge")), judge=judge,
-                        passages=view.passages())
+                        passages=view.passages(), tenants=document_tenants(view.corpus.documents))

@@ -7,13 +7,15 @@ on whatever ranking it produced (usually none, so zeros): a failure is a miss, n
 hole in the average. Queries without gold documents get no retrieval metrics.
 For variants that generate, the answer is judged against the passages it was shown
 and scored with ``evalkit.metrics.answer``; LLM usage of the query (generation and
-judging) is collected in ``usage``.
+judging) is collected in ``usage``. The record's conversation ``history``, ``tenant`` and
+``attributes`` start the state; ``tenant_leak`` (``evalkit.metrics.tenancy``) and
+``route_correct`` (``evalkit.metrics.routing``) are scored here too.
 """
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from evalkit.graph import Graph, initial_state
@@ -30,11 +32,14 @@ from evalkit.graph.schema import (
     RERANKED,
     RETRIEVED,
     USED_DOCUMENTS,
+    Role,
 )
 from evalkit.llm.usage import Usage, usage_scope
 from evalkit.llm.usage import record as record_usage
 from evalkit.metrics import score_query
 from evalkit.metrics.answer import score_answer
+from evalkit.metrics.routing import query_route_metrics
+from evalkit.metrics.tenancy import query_tenant_leaks
 from evalkit.records import EvalRecord, Hit, QueryResult
 
 
@@ -59,12 +64,19 @@ class QueryContext:
     generates: bool = False
     judge: Any = None  # an ``evalkit.judges`` Judge, used when the variant generates answers
     passages: Any = None  # resolves evidence passage ids to the texts the answer is judged against
+    tenants: Mapping[str, str] = field(default_factory=dict)  # doc id -> tenant (evalkit.metrics.tenancy)
+
+    @property
+    def routes(self) -> bool:
+        """Whether the variant has a router node (``route_accuracy`` applies)."""
+        return any(node.role is Role.ROUTER for node in self.graph.nodes.values())
 
 
 def run_query(ctx: QueryContext, record: EvalRecord) -> QueryResult:
     """Execute the graph on ``record``, then score its rankings and (if any) its answer."""
     with usage_scope() as usage:
-        outcome = ctx.graph.run(initial_state(record.id, record.question, record.lang))
+        outcome = ctx.graph.run(initial_state(record.id, record.question, record.lang, record.history, record.tenant,
+                                              record.attributes))
         state = outcome.state
         retrieved_hits = list(state.get(RETRIEVED, []))
         final_hits = list(state[RERANKED]) if RERANKED in state else retrieved_hits
@@ -79,13 +91,20 @@ def run_query(ctx: QueryContext, record: EvalRecord) -> QueryResult:
             scores.update(answer_scores)
     top1 = state[RERANK_SCORES][0] if state.get(RERANK_SCORES) else None
     result_outcome = state.get(OUTCOME) or ("failed" if outcome.failed else "completed")
-    return QueryResult(
+    result = QueryResult(
         query_id=record.id, question=record.question, gold_doc_ids=list(record.relevant_doc_ids),
         retrieved=retrieved, reranked=reranked, metrics=scores, trace=[e.to_dict() for e in outcome.trace],
         error=outcome.error, outcome=result_outcome, type=record.type, lang=record.lang,
         rerank_top1=None if top1 is None else round(float(top1), 6), generation=generation,
-        usage={k: v.to_dict() for k, v in sorted(usage.items())},
+        usage={k: v.to_dict() for k, v in sorted(usage.items())}, tenant=record.tenant,
+        gold_route=record.gold_route,
     )
+    leaks = query_tenant_leaks(result, ctx.tenants)
+    if leaks is not None:
+        result.tenant_leaks = leaks
+        result.metrics["tenant_leak"] = float(bool(leaks))
+    result.metrics.update(query_route_metrics(result, ctx.routes))
+    return result
 
 
 def _judge_answer(ctx: QueryContext, record: EvalRecord, state: dict[str, Any],

@@ -26,6 +26,7 @@ from evalkit.index.corpus import load_corpus
 from evalkit.index.resources import Resources
 from evalkit.metrics import DEFAULT_METRICS, parse_metric
 from evalkit.metrics.agentic import add_loop_metrics
+from evalkit.metrics.tenancy import document_tenants
 from evalkit.records import QueryResult, RunSummary, VariantSummary
 from evalkit.run.executors import EXECUTORS, run_local, run_ray
 from evalkit.run.query import QueryContext
@@ -88,6 +89,7 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
     folder = results_folder(options.output)
     judge = _make_judge(options, configs, resources)
     memo = WorkMemo() if options.share_work else None
+    tenants = document_tenants(corpus.documents)
     all_results: dict[str, list[QueryResult]] = {}
     stores: dict[str, VariantStore] = {}
     for config in configs:
@@ -114,7 +116,8 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
         results = dict(kept)
         try:
             ctx = QueryContext(graph, options.metrics, generates=generates(config),
-                               judge=judge if generates(config) else None, passages=view.passages())
+                               judge=judge if generates(config) else None, passages=view.passages(),
+                               tenants=tenants)
             payload = _payload(config, eval_set, resources, options) if options.executor == "ray" else None
             if payload is None and todo:
                 graph.prepare([r.question for r in todo])  # batch work (e.g. query encoding) before the loop

@@ -12,6 +12,8 @@ from evalkit.llm.usage import Usage
 from evalkit.metrics import DEFAULT_METRICS, aggregate
 from evalkit.metrics.agentic import aggregate_loops
 from evalkit.metrics.answer import aggregate_answers
+from evalkit.metrics.routing import aggregate_routing
+from evalkit.metrics.tenancy import aggregate_tenancy
 from evalkit.records import QueryResult
 
 
@@ -37,6 +39,8 @@ def variant_metrics(results: Sequence[QueryResult], retrieval: Sequence[str] = D
                 metrics[name] = sum(guard_tripped(r) for r in group) / len(group)
     metrics.update(aggregate_answers([(bool(r.gold_doc_ids), r.metrics) for r in results]))
     metrics.update(aggregate_loops(results))  # reflection loops / router: evalkit.metrics.agentic
+    metrics.update(aggregate_tenancy(results))  # tenant_leak_rate: evalkit.metrics.tenancy
+    metrics.update(aggregate_routing(results))  # route_accuracy: evalkit.metrics.routing
     return metrics, len(results) - len(answerable)
 
 
