@@ -19,8 +19,9 @@ Operators (exactly one per comparison):
 
 Semantics, the same wherever a condition is used:
 
-- An absent field reads as null. ``lt``/``le``/``gt``/``ge``/``in`` on a null value are
-  false; ``eq: null`` holds for a null value; ``ne`` is the negation of ``eq``.
+- An absent field reads as null. ``lt``/``le``/``gt``/``ge``/``in`` on a null value (or
+  against a null, as a ``from_record`` value may be) are false; ``eq: null`` holds for a
+  null value; ``ne`` is the negation of ``eq``.
 - Numbers compare with numbers (int and float alike; a boolean is not a number), strings
   with strings (code-point order, so ISO dates ``2025-06-01`` compare as dates), booleans
   only by ``eq``/``ne``/``in``. A date written unquoted in YAML (``2025-06-01``) is read as
@@ -280,7 +281,7 @@ def _compare(op: str, value: Any, x: Any) -> bool:
         return _equal(value, x)
     if op == "ne":
         return not _equal(value, x)
-    if value is None:
+    if value is None or x is None:  # null is never ordered (a from_record value may resolve to null)
         return False
     if op == "in":
         return any(_equal(value, v) for v in x)

@@ -95,9 +95,9 @@ def record_values(cond: Condition, state: Mapping[str, Any]) -> dict[str, Any]:
         attributes = state.get(ATTRIBUTES) or {}
         if name not in attributes:
             have = ", ".join(sorted(attributes)) or "none"
-            raise FilterError(f"filters: from_record '{name}' is not a field of eval record "
-                              f"'{state.get(QUERY_ID)}' nor one of its attributes ({have}); add "
-                              f"\"attributes\": {{\"{name}\": ...}} to the record (null for none)")
+            raise FilterError(f"filters: from_record '{name}' is neither a field of this eval record nor one "
+                              f"of its attributes ({have}); add \"attributes\": {{\"{name}\": ...}} to the record "
+                              "(null for none)")
         out[name] = attributes[name]
     return out
 
