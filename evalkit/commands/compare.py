@@ -73,7 +73,8 @@ def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, 
         weight_sweep,
     )
     from evalkit.analysis.runs import load_run
-    from evalkit.analysis.tables import WIDE, wrap_lines
+    from evalkit.analysis.tables import WIDE, text_table, wrap_lines
+    from evalkit.metrics.routing import confusion_rows, route_confusion
 
     loaded = []
     for ref in runs:
@@ -103,6 +104,12 @@ def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, 
                                  confidence)
             result.fusion.append({"variant": ref.label, "channels": diag, "sweep": sweep})
             click.echo("\n" + wrap_lines(format_fusion(ref.label, diag, sweep), WIDE if lay.wide else lay.width))
+    for ref in refs:  # routers on an eval set with gold routes: where the wrong routes went
+        confusion = route_confusion(ref.run.results(ref.variant))
+        if confusion:
+            header, rows = confusion_rows(confusion)
+            click.echo(f"\nroutes: {ref.label} (rows: gold route, columns: chosen route)")
+            click.echo("\n".join(text_table(header, rows)))
     for run in loaded:
         for msg in run.warnings:
             click.echo(f"warning: {msg}", err=True)
