@@ -12,7 +12,8 @@ Sources (the format is chosen from the path):
 (``--map question=query --map relevant_doc_ids=positive_ids``); a field without a
 mapping is read from the column of the same name. Eval set fields: ``question`` and
 ``relevant_doc_ids`` (required), ``id`` (default ``NAME-q00001``...), ``type``,
-``lang``, ``reference_answer``, ``tags``. Corpus fields: ``id``, ``text`` (required),
+``lang``, ``reference_answer``, ``tags`` and the optional context ``history``, ``tenant``,
+``attributes``, ``gold_route`` (docs/eval_sets.md). Corpus fields: ``id``, ``text`` (required),
 ``title``; other columns go to the document's ``metadata``.
 
 :func:`import_ragas` reads ragas samples (``user_input``, ``reference_contexts``,
@@ -43,7 +44,8 @@ from evalkit.errors import EvalkitError, EvalSetError, did_you_mean
 from evalkit.importers.beir import NAME_RE, output_paths
 from evalkit.importers.formats import ImportFormatError
 
-EVAL_FIELDS = ("id", "question", "relevant_doc_ids", "type", "lang", "reference_answer", "tags")
+EVAL_FIELDS = ("id", "question", "relevant_doc_ids", "type", "lang", "reference_answer", "tags", "history", "tenant",
+               "attributes", "gold_route")
 CORPUS_FIELDS = ("id", "title", "text")
 RAGAS_FIELDS = ("id", "user_input", "reference_contexts", "retrieved_contexts", "reference", "response",
                 "synthesizer_name")
@@ -285,6 +287,9 @@ def import_dataset(source: str | Path, name: str, out_dir: str | Path, *, corpus
                   "lang": _get(row, cols, "lang") or lang, "tags": ["dataset", name, *_tags(_get(row, cols, "tags"))]}
         if _get(row, cols, "reference_answer") is not None:
             record["reference_answer"] = _get(row, cols, "reference_answer")
+        for f in ("history", "tenant", "attributes", "gold_route"):  # optional context, checked by the format
+            if _get(row, cols, f) is not None:
+                record[f] = _jsonable(_get(row, cols, f))
         records.append(record)
         numbered.append(n)
     written = _write(name, out_dir, label, cols, docs, records, numbered, force,
