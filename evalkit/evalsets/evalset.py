@@ -212,7 +212,8 @@ def parse_context(obj: dict[str, Any], fail: Any) -> dict[str, Any]:
     history = obj.get("history")
     if history is not None:
         if not isinstance(history, list):
-            raise fail("history", f"expected a list of turns {{\"role\": \"user\", \"content\": ...}}, got {_show(history)}")
+            raise fail("history", "expected a list of turns {\"role\": \"user\", \"content\": ...}, "
+                       f"got {_show(history)}")
         turns = []
         for i, turn in enumerate(history):
             where = f"history[{i}]"

@@ -8,6 +8,9 @@ A retrieval node's ``filters:`` is a condition in the grammar of
 - ``doc_id`` and ``title``: the document's own id and title (unless metadata has a key of
   that name).
 
+A field that no document has is refused when the node is built (a typo), except
+``tenant``: in a corpus without tenants every document is shared.
+
 A value is a constant from the config or ``{from_record: NAME}``, the value of the eval
 record's field for the query being run: ``tenant``, ``lang``, ``query_id``, or any other
 NAME, which is looked up in the record's ``attributes`` (an eval record without that
@@ -59,6 +62,8 @@ from evalkit.graph.schema import ATTRIBUTES, LANG, QUERY_ID, TENANT
 RECORD_FIELDS = {"tenant": TENANT, "lang": LANG, "query_id": QUERY_ID}
 """``from_record`` names that are eval-record fields; any other name is a key of ``attributes``."""
 DOCUMENT_FIELDS = ("doc_id", "title")
+ALWAYS_KNOWN = ("tenant",)
+"""Fields a filter may name although no document has them: a corpus without tenants is all shared."""
 _CACHE_LIMIT = 4096
 
 
@@ -114,11 +119,11 @@ class DocumentFilter:
         self.cond = parse_filters(raw)
         self.where = where
         self._docs = [(d.id, document_values(d)) for d in documents]
-        known = {k for _, values in self._docs for k in values}
+        known = {k for _, values in self._docs for k in values} | set(ALWAYS_KNOWN)
         for name in fields(self.cond):
             if name not in known:
-                raise FilterError(f"{where}: no corpus document has the field '{name}'{did_you_mean(name, known)}; "
-                                  f"fields: {', '.join(sorted(known))}")
+                raise FilterError(f"{where}: no corpus document has the field '{name}'"
+                                  f"{did_you_mean(name, sorted(known))}")
         self._check_constant_types()
         self._cache: dict[str, frozenset[str]] = {}
         self._lock = threading.Lock()

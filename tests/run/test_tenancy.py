@@ -195,6 +195,8 @@ def test_bad_filters_are_refused_before_any_query():
     docs = [Document(id=i, title=t, text=x, metadata=m) for i, t, x, m in DOCS]
     with pytest.raises(FilterError, match="no corpus document has the field 'dpet'; did you mean 'dept'"):
         DocumentFilter({"field": "dpet", "eq": "hr"}, docs)
+    untenanted = [Document(id=d.id, title=d.title, text=d.text, metadata={}) for d in docs]
+    assert DocumentFilter(ISOLATION, untenanted).allowed({"tenant": "acme"}) == {d.id for d in docs}  # all shared
     with pytest.raises(FilterError, match="'updated' of document 'acme-travel' is '2026-01-01'"):
         DocumentFilter({"field": "updated", "gt": 2025}, docs)  # a number against date strings
     from evalkit.errors import ConfigError
