@@ -73,7 +73,7 @@ def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, 
         weight_sweep,
     )
     from evalkit.analysis.runs import load_run
-    from evalkit.analysis.tables import WIDE, text_table, wrap_lines
+    from evalkit.analysis.tables import WIDE, Column, TableData, render, wrap_lines
     from evalkit.metrics.routing import confusion_rows, route_confusion
 
     loaded = []
@@ -108,8 +108,9 @@ def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, 
         confusion = route_confusion(ref.run.results(ref.variant))
         if confusion:
             header, rows = confusion_rows(confusion)
-            click.echo(f"\nroutes: {ref.label} (rows: gold route, columns: chosen route)")
-            click.echo("\n".join(text_table(header, rows)))
+            cols = [Column(header[0], numeric=False), *(Column(h) for h in header[1:])]
+            table = TableData(f"routes: {ref.label} (rows: gold route, columns: chosen route)", cols, rows)
+            click.echo("\n" + render([table], lay))
     for run in loaded:
         for msg in run.warnings:
             click.echo(f"warning: {msg}", err=True)

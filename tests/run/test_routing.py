@@ -83,7 +83,7 @@ def test_the_chosen_route_is_the_first_router_event_and_a_missing_one_is_wrong()
 
 def test_report_and_compare_show_the_confusion_table(run: Path):
     report = build_report(load_run(str(run)), n_resamples=200)
-    assert "<h2>Routes</h2>" in report.html and 'id="routes-router"' in report.html
+    assert '<h2 id="routes-section">Routes</h2>' in report.html and 'id="routes-router"' in report.html
     assert "| gold \\ chosen | graph | hybrid | keyword | n | correct |" in report.markdown
     assert "| graph | 1 | 0 | 1 | 2 | 0.500 |" in report.markdown
     out = CliRunner().invoke(cli, ["compare", str(run), "--variants", "router,router2", "--no-fusion",
