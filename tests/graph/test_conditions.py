@@ -194,6 +194,12 @@ def test_a_when_route_loads_builds_and_runs(tmp_path):
         """)
     cfg = load_graph_config(path)
     assert cfg.routes["score"]["when"][0]["to"] == "retry"
+    import yaml
+
+    from evalkit.graph.config import config_from_dict
+
+    again = config_from_dict(yaml.safe_load(cfg.to_yaml()))  # round-trips like every config
+    assert again.to_dict() == cfg.to_dict() and again.sha256() == cfg.sha256()
     graph = build_graph(cfg)
     assert graph.run({"question": "q", "query_id": "1", "lang": "en"}).state["route"] == "retry"
 
