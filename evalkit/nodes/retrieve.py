@@ -178,16 +178,17 @@ class Retrieve(Node[RetrieveParams]):
         dense = self.params.dense
         assert dense is not None and self._dense is not None
         vecs = self._query_model.encode_queries(queries)
-        found = self._dense.search(vecs, self._unit_k(dense.top_k), self._query_model.identity,
-                                   self._positions("dense", self._dense.ids, allowed))
+        positions = self._positions("dense", self._dense.ids, allowed)
+        only = {} if positions is None else {"allowed": positions}  # unfiltered: the plain search call
+        found = self._dense.search(vecs, self._unit_k(dense.top_k), self._query_model.identity, **only)
         return [self._to_hits(r, dense.top_k) for r in found]
 
     def _bm25_search(self, queries: list[str], allowed: tuple[str, frozenset[str]] | None = None) -> list[list[Hit]]:
         bm25 = self.params.bm25
         assert bm25 is not None and self._bm25 is not None
         positions = self._positions("bm25", self._bm25.ids, allowed)
-        return [self._to_hits(self._bm25.search(q, self._unit_k(bm25.top_k), positions), bm25.top_k)
-                for q in queries]
+        only = {} if positions is None else {"allowed": positions}  # unfiltered: the plain search call
+        return [self._to_hits(self._bm25.search(q, self._unit_k(bm25.top_k), **only), bm25.top_k) for q in queries]
 
     def _positions(self, index: str, ids: list[str], allowed: tuple[str, frozenset[str]] | None) -> np.ndarray | None:
         """Positions in an index's ``ids`` of the passages of the allowed documents (None: no filter).
