@@ -63,6 +63,12 @@ class EvalRecord:
     ``relevance`` holds graded judgements ``{doc id: grade >= 1}`` over exactly the
     ``relevant_doc_ids`` (TREC/BEIR qrels with grades 1/2/3); ``None`` means binary
     relevance, every gold document of grade 1. :attr:`grades` is the one view metrics read.
+
+    Optional context (``docs/eval_sets.md``): ``history``, the earlier turns of a conversation
+    (``{role: user|assistant, content}``, oldest first); ``tenant``, whom the question is asked
+    for (documents of other tenants must not reach it); ``attributes``, facts about the asker
+    that metadata filters read (``{"dept": "finance"}``); ``gold_route``, the route a router
+    should choose (``route_accuracy``).
     """
 
     id: str
@@ -73,6 +79,10 @@ class EvalRecord:
     reference_answer: str | None = None
     tags: tuple[str, ...] = ()
     relevance: dict[str, int] | None = None
+    history: tuple[dict[str, str], ...] = ()
+    tenant: str | None = None
+    attributes: dict[str, Any] = field(default_factory=dict)
+    gold_route: str | None = None
 
     @property
     def answerable(self) -> bool:
@@ -87,6 +97,7 @@ class EvalRecord:
         d = asdict(self)
         d["relevant_doc_ids"] = list(self.relevant_doc_ids)
         d["tags"] = list(self.tags)
+        d["history"] = [dict(t) for t in self.history]
         if self.relevance is None:
             d.pop("relevance")
         return d
@@ -151,6 +162,9 @@ class QueryResult:
     degraded: list[dict[str, Any]] = field(default_factory=list)  # calls that failed for good (evalkit.run.health)
     gold_relevance: dict[str, int] | None = None  # graded judgements of gold_doc_ids (None: all grade 1)
     gold_known: bool = True  # False: answers scored without gold labels (evalkit score on a self-contained file)
+    tenant: str | None = None  # the eval record's tenant (tenant_leak_rate)
+    tenant_leaks: list[str] = field(default_factory=list)  # other tenants' documents it returned (metrics.tenancy)
+    gold_route: str | None = None  # the eval record's gold route (route_accuracy)
 
     @property
     def gold_grades(self) -> dict[str, int]:

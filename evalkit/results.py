@@ -95,7 +95,11 @@ class Results:
     def report(self, path: str | Path | None = None, variants: Sequence[str] | None = None,
                resamples: int = 2000, seed: int = 0) -> tuple[Path, Path]:
         """Write ``evalkit report``'s HTML page to ``path`` (and its Markdown twin beside it, ``.md``)."""
-        from evalkit.analysis.run_report import build_report, default_paths, write_report
+        from evalkit.analysis.run_report import (
+            build_report,
+            default_paths,
+            write_report,
+        )
 
         built = build_report(self.run, list(variants) if variants else None, n_resamples=resamples, seed=seed)
         html, md = default_paths(self.run)

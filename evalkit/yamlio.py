@@ -75,9 +75,11 @@ def parse_yaml(text: str, source: str = "<string>", *,
 def _walk(loader: yaml.SafeLoader, node: yaml.Node, prefix: str, lines: dict[str, int], source: str,
           error: type[LocatedError]) -> None:
     """Record the line of every key path and refuse a key repeated within one mapping."""
-    if isinstance(node, yaml.SequenceNode):
-        for item in node.value:
-            _walk(loader, item, prefix, lines, source, error)
+    if isinstance(node, yaml.SequenceNode):  # list items by index ('routes.x.when[0].if') and, first, without
+        for i, item in enumerate(node.value):
+            lines.setdefault(f"{prefix}[{i}]", item.start_mark.line + 1)
+            _walk(loader, item, f"{prefix}[{i}]", lines, source, error)
+            _walk_lines(item, prefix, lines)
         return
     if not isinstance(node, yaml.MappingNode):
         return
@@ -98,6 +100,18 @@ def _walk(loader: yaml.SafeLoader, node: yaml.Node, prefix: str, lines: dict[str
         _walk(loader, value_node, path, lines, source, error)
     for value_node in merged:  # keys merged in by `<<:` (explicit keys keep their own lines)
         _walk(loader, value_node, prefix, lines, source, error)
+
+
+def _walk_lines(node: yaml.Node, prefix: str, lines: dict[str, int]) -> None:
+    """Lines of the key paths under ``node`` without list indexes (``rules.keywords``), first occurrence kept."""
+    if isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _walk_lines(item, prefix, lines)
+    elif isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            path = f"{prefix}.{key_node.value}" if prefix else str(key_node.value)
+            lines.setdefault(path, key_node.start_mark.line + 1)
+            _walk_lines(value_node, path, lines)
 
 
 def _key(loader: yaml.SafeLoader, key_node: yaml.Node) -> Any:

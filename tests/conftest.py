@@ -120,5 +120,5 @@ def demo_slice_run(tmp_path_factory, _evalkit_cache) -> Path:
     out = folder / "results" / "slice.json"
     summary = run_eval(load_eval_set(str(_demo_slice(folder))), configs,
                        RunOptions(output=out, progress=False, mlflow=False), echo=lambda m: None)
-    assert list(summary.variants) == [c.name for c in configs] and len(configs) == 12
+    assert list(summary.variants) == [c.name for c in configs] and len(configs) >= 12
     return out

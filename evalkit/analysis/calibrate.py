@@ -34,11 +34,11 @@ from typing import Any
 
 import numpy as np
 
-from evalkit.graph.events import events_of, first_write, wrote
-from evalkit.graph.schema import GUARD_THRESHOLD, RERANK_MODEL, Role
 from evalkit.analysis import stats
 from evalkit.analysis.tables import Column, Layout, TableData, is_nan, render, wrap
 from evalkit.errors import EvalkitError
+from evalkit.graph.events import events_of, first_write, wrote
+from evalkit.graph.schema import GUARD_THRESHOLD, RERANK_MODEL, Role
 from evalkit.records import QueryResult
 
 POSITIVES = {

@@ -7,7 +7,8 @@ Higher is better for every metric except
   ``invalid``, ``latency``, ``degraded`` (queries whose LLM failed), ``truncated`` (answers cut
   at ``max_tokens``), ``unsupported`` (``claims_unsupported``), ``judge_failed``, ``correctness_failed``,
   and the reflection-loop costs and harms (``harmed``, ``futile``, ``loop_ms``,
-  ``loop_llm_calls``, ``loop_tokens``, ``llm_fallbacks``, ``gate_failed_first``);
+  ``loop_llm_calls``, ``loop_tokens``, ``llm_fallbacks``, ``gate_failed_first``) and
+  ``tenant_leak`` (``tenant_leak_rate``, evalkit.metrics.tenancy);
 * the names in :data:`LOWER_IS_BETTER_NAMES`: ``abstention_rate`` (in
   ``evalkit.metrics.answer`` that is the share of *answerable* questions abstained on).
 
@@ -20,7 +21,8 @@ from __future__ import annotations
 
 LOWER_IS_BETTER_MARKERS: tuple[str, ...] = ("hallucinat", "abstain_rate_answerable", "invalid", "latency",
                                             "degraded", "truncated", "unsupported", "judge_failed", "correctness_failed", "harm", "futile", "loop_ms",
-                                            "loop_llm", "loop_tokens", "llm_fallback", "gate_fail")
+                                            "loop_llm", "loop_tokens", "llm_fallback", "gate_fail",
+                                            "tenant_leak")
 LOWER_IS_BETTER_NAMES: frozenset[str] = frozenset({"abstention_rate"})
 DESCRIPTIVE_NAMES: frozenset[str] = frozenset({"answered", "abstained", "degraded", "claims", "claims_supported",
                                                "claims_not_checkable", "citations", "attempts", "attempts_mean",
@@ -57,6 +59,8 @@ PER_QUERY_NAMES: dict[str, str] = {
     "correct_abstention_rate": "abstained",
     "unanswerable_hallucination_rate": "answered",
     "invalid_citation_rate": "citations_invalid",
+    "tenant_leak_rate": "tenant_leak",
+    "route_accuracy": "route_correct",
 }
 """Variant-level answer metrics and the per-query metric they are aggregated from."""
 

@@ -51,8 +51,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
 from statistics import NormalDist
+from typing import Any
 
 import numpy as np
 

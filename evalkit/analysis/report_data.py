@@ -10,7 +10,9 @@ Per variant:
   guard node, no generation);
 * a **failure label** per query, the first that applies (:data:`LABELS`);
 * **latency** p50/p95 per node (trace ``duration_ms``) and LLM **usage** when recorded;
-* the **worst queries**: answerable queries by the primary metric, lowest first.
+* the **worst queries**: answerable queries by the primary metric, lowest first;
+* the **route confusion** of a router variant on an eval set with gold routes
+  (``evalkit.metrics.routing``: rows gold route, columns chosen route).
 
 Generation is read in one place (:func:`_generation`): ``QueryResult.generation`` (the
 answer, its valid citations, whether it abstained) and the per-query answer metrics of
@@ -26,10 +28,16 @@ from typing import Any
 import numpy as np
 
 from evalkit.analysis import stats
+from evalkit.analysis.pairing import (
+    guard_tripped,
+    has_guard,
+    metric_names,
+    per_query_values,
+)
+from evalkit.analysis.runs import LoadedRun
 from evalkit.graph.events import first_write
 from evalkit.graph.schema import GUARD_THRESHOLD, RERANK_MODEL, Role
-from evalkit.analysis.pairing import guard_tripped, has_guard, metric_names, per_query_values
-from evalkit.analysis.runs import LoadedRun
+from evalkit.metrics.routing import route_confusion
 from evalkit.records import QueryResult
 from evalkit.run.health import is_degraded
 
@@ -62,6 +70,7 @@ class VariantReport:
     guard_threshold: float | None
     scores: dict[str, list[float]] = field(default_factory=dict)
     traces: dict[str, dict[str, Any]] = field(default_factory=dict)
+    route_confusion: dict[str, dict[str, int]] = field(default_factory=dict)  # gold -> chosen -> queries
 
 
 def _gold_in(ranking: list[dict[str, Any]], gold: set[str], k: int) -> bool:
@@ -229,4 +238,5 @@ def variant_report(run: LoadedRun, name: str, n_resamples: int = 2000, confidenc
         primary=primary, reranker=first_write(results, Role.RERANKER, RERANK_MODEL),
         guard_threshold=None if threshold is None else float(threshold),
         scores=scores if reranks else {},
-        traces={r.query_id: {"trace": r.trace, "outcome": r.outcome, "error": r.error} for r in worst})
+        traces={r.query_id: {"trace": r.trace, "outcome": r.outcome, "error": r.error} for r in worst},
+        route_confusion=route_confusion(results))

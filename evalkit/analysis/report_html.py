@@ -28,6 +28,7 @@ from typing import Any
 from evalkit.analysis import concerns
 from evalkit.analysis.report_data import LABELS, VariantReport
 from evalkit.analysis.tables import is_nan
+from evalkit.metrics.routing import confusion_rows
 from evalkit.redact import redact
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -252,6 +253,15 @@ def worst_section(v: VariantReport, views: dict[str, Any]) -> dict[str, Any]:
             "details": details}
 
 
+ROUTE_NOTE = "queries with a gold route; rows: the gold route, columns: the route the first router chose"
+
+
+def route_tables(reports: Sequence[VariantReport]) -> list[dict[str, Any]]:
+    """The confusion table of each router variant on an eval set with gold routes (``evalkit.metrics.routing``)."""
+    return [{"variant": v.name, "safe": _safe(v.name), "table": Table(*confusion_rows(v.route_confusion))}
+            for v in reports if v.route_confusion]
+
+
 def _png_width(png: bytes) -> int:
     return struct.unpack(">I", png[16:20])[0] if png[:8] == b"\x89PNG\r\n\x1a\n" else 0
 
@@ -270,7 +280,9 @@ def context(title: str, meta: list[str], reports: Sequence[VariantReport], figur
              "guard": f"; guard threshold {v.guard_threshold:.4f}" if v.guard_threshold is not None else ""}
             for v in reports if f"scores-{v.name}.png" in figures]
     pair_ctx = [{"id": f"pair-{_safe(p.a)}-{_safe(p.b)}", "view": p} for p in pairs]
+    routes = route_tables(reports)
     toc = [("summary-section", "summary"), ("funnel-section", "funnel"), ("labels-section", "failure labels"),
+           *([("routes-section", "routes")] if routes else []),
            *[(p["id"], f"{p['view'].b} vs {p['view'].a}") for p in pair_ctx],
            *([("scores-section", "rerank scores")] if hist else []), ("cost-section", "latency and cost"),
            ("worst-section", "worst queries")]
@@ -281,6 +293,7 @@ def context(title: str, meta: list[str], reports: Sequence[VariantReport], figur
         "figures": {k: figure(v) for k, v in figures.items() if k == "metrics.png"},
         "funnel": funnel_table(reports, colors), "labels": label_table(reports, colors),
         "label_order": ", ".join(LABELS), "query_labels": query_label_table(reports), "pairs": pair_ctx,
+        "routes": routes, "route_note": ROUTE_NOTE,
         "histograms": hist, "latency": latency_table(reports), "usage": usage_table(reports),
         "worst": [worst_section(v, worst_views.get(v.name, {})) for v in reports],
         "rerankers": [f"{v.name}: {v.reranker}" + (f", guard threshold {v.guard_threshold:.4f}"

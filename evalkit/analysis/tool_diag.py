@@ -27,7 +27,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalkit.graph.events import events_of, wrote
-from evalkit.graph.schema import LLM_FALLBACK, SCHEDULER_CLASS, SCHEDULER_SOURCE, TOOL_HITS, TOOL_STATS, Role
+from evalkit.graph.schema import (
+    LLM_FALLBACK,
+    SCHEDULER_CLASS,
+    SCHEDULER_SOURCE,
+    TOOL_HITS,
+    TOOL_STATS,
+    Role,
+)
 from evalkit.records import QueryResult
 
 TOP_N = 20

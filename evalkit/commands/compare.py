@@ -80,8 +80,9 @@ def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, 
         weight_sweep,
     )
     from evalkit.analysis.runs import load_run
-    from evalkit.analysis.tables import WIDE, wrap_lines
+    from evalkit.analysis.tables import WIDE, Column, TableData, render, wrap_lines
     from evalkit.analysis.tool_diag import format_tools, has_tools, tool_diagnostics
+    from evalkit.metrics.routing import confusion_rows, route_confusion
 
     loaded = []
     for ref in runs:
@@ -129,6 +130,13 @@ def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, 
                 tools = tool_diagnostics(results)
                 result.tools.append({"variant": ref.label, **tools})
                 click.echo("\n" + wrap_lines(format_tools(ref.label, tools), WIDE if lay.wide else lay.width))
+    for ref in refs:  # routers on an eval set with gold routes: where the wrong routes went
+        confusion = route_confusion(ref.run.results(ref.variant))
+        if confusion:
+            header, rows = confusion_rows(confusion)
+            cols = [Column(header[0], numeric=False), *(Column(h) for h in header[1:])]
+            table = TableData(f"routes: {ref.label} (rows: gold route, columns: chosen route)", cols, rows)
+            click.echo("\n" + render([table], lay))
     for run in loaded:
         for msg in run.warnings:
             click.echo(f"warning: {msg}", err=True)

@@ -50,7 +50,8 @@ def freeze(name_or_path: str, corpus: str | None, description: str | None) -> No
     With no new lines, a new version is recorded only if the corpus content
     changed (or the latest version was frozen without a corpus hash).
     """
-    from evalkit.evalsets import freeze as freeze_, resolve_spec
+    from evalkit.evalsets import freeze as freeze_
+    from evalkit.evalsets import resolve_spec
 
     path, _ = resolve_spec(name_or_path)
     entry = freeze_(name_or_path, corpus=corpus, description=description)
@@ -71,7 +72,8 @@ def append(name_or_path: str, records_file: str) -> None:
     if one fails, nothing is appended. The new records stay unfrozen until the
     next `evalkit evalset freeze`.
     """
-    from evalkit.evalsets import append as append_, resolve_spec
+    from evalkit.evalsets import append as append_
+    from evalkit.evalsets import resolve_spec
 
     path, _ = resolve_spec(name_or_path)
     n = append_(name_or_path, records_file)

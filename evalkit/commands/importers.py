@@ -135,7 +135,12 @@ def dataset(source: Path, corpus: Path, name: str, maps: tuple[str, ...], corpus
       evalkit import dataset data/qa_hf --split test --corpus data/passages.parquet --name qa \\
         --map question=query --map relevant_doc_ids=positive_ids --corpus-map id=pid --corpus-map text=passage
     """
-    from evalkit.interop.importers import CORPUS_FIELDS, EVAL_FIELDS, import_dataset, parse_mapping
+    from evalkit.interop.importers import (
+        CORPUS_FIELDS,
+        EVAL_FIELDS,
+        import_dataset,
+        parse_mapping,
+    )
 
     result = import_dataset(source, name, out_dir, corpus=corpus, mapping=parse_mapping(maps, EVAL_FIELDS),
                             corpus_mapping=parse_mapping(corpus_maps, CORPUS_FIELDS, "--corpus-map"), split=split,

@@ -31,7 +31,12 @@ def label(run_ref: str, variant: str, n: int, out: Path, seed: int, strata: str,
       evalkit label results/demo_kb.json --variant rag_extractive --n 100 --out labels.jsonl
     """
     from evalkit.analysis.label_page import render_label_page
-    from evalkit.analysis.labels import draw_sample, label_line, passage_texts, write_labels
+    from evalkit.analysis.labels import (
+        draw_sample,
+        label_line,
+        passage_texts,
+        write_labels,
+    )
     from evalkit.analysis.runs import load_run
 
     run = load_run(run_ref, tracking_uri)

@@ -74,11 +74,10 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
 
     _env_quiet()
     from evalkit.analysis.report import comparison_table
+    from evalkit.commands.run import _absolute_spec
     from evalkit.interop.importers import parse_mapping
     from evalkit.run.runner import RunOptions
     from evalkit.scoring import ANSWER_FIELDS, score_answers, score_run, write_scored
-
-    from evalkit.commands.run import _absolute_spec
 
     eval_set = _absolute_spec(eval_set) if eval_set else None  # recorded so gate can re-verify it from anywhere
     if (run_file is None) == (answers_file is None):

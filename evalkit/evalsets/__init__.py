@@ -8,8 +8,17 @@
 ``freeze``, ``append`` and the tamper check that keeps frozen versions immutable.
 """
 from evalkit.evalsets.evalset import TYPES, EvalSet, resolve_spec
-from evalkit.evalsets.versions import (CheckResult, Manifest, append, check, freeze, load_eval_set, read_manifest,
-                                       stats, validate)
+from evalkit.evalsets.versions import (
+                                       CheckResult,
+                                       Manifest,
+                                       append,
+                                       check,
+                                       freeze,
+                                       load_eval_set,
+                                       read_manifest,
+                                       stats,
+                                       validate,
+)
 
 __all__ = ["TYPES", "EvalSet", "CheckResult", "Manifest", "append", "check", "freeze", "load_eval_set",
            "read_manifest", "resolve_spec", "stats", "validate"]

@@ -5,6 +5,9 @@ An eval set is ``eval_sets/NAME.jsonl``; each line is one question::
     {"id": "fin-q-017", "question": "...", "relevant_doc_ids": ["fin-001"],
      "type": "single", "lang": "zh", "reference_answer": "...", "tags": ["finance"]}
 
+Optional context (``parse_context``): ``history`` (earlier turns), ``tenant``,
+``attributes`` (what metadata filters read) and ``gold_route``.
+
 ``relevant_doc_ids`` empty means the question is unanswerable, and then (and only
 then) ``type`` must be ``unanswerable``. Graded judgements (TREC/BEIR qrels with grades
 1/2/3) go in the optional ``relevance`` beside it, ``{"fin-001": 2, "fin-007": 1}``: one
@@ -36,7 +39,10 @@ MAX_QUESTION_CHARS = 4000
 TYPES = ("single", "multi_hop", "comparison", "exact_term", "colloquial", "unanswerable")
 REQUIRED_FIELDS = ("id", "question", "relevant_doc_ids", "type", "lang")
 OPTIONAL_FIELDS = ("reference_answer", "tags", "relevance")
-FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS
+CONTEXT_FIELDS = ("history", "tenant", "attributes", "gold_route")
+"""Optional context of a question (conversation, tenancy, filter attributes, gold route): ``parse_context``."""
+ROLES = ("user", "assistant")
+FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS + CONTEXT_FIELDS
 EVAL_SETS_DIR = "eval_sets"
 _LANG = re.compile(r"[a-z]{2,3}([-_][A-Za-z0-9]{2,8})*")
 _VERSION_SUFFIX = re.compile(r"@([^/\\]*)$")
@@ -260,7 +266,7 @@ def parse_record(file: str, lineno: int, text: str) -> EvalRecord:
         raise fail("tags", f"expected a list of non-empty strings, got {_show(obj.get('tags'))}")
     relevance = _relevance(obj, gold, fail) if "relevance" in obj else None
     return EvalRecord(id=rid, question=question, relevant_doc_ids=tuple(gold), type=rtype, lang=lang,
-                      reference_answer=answer, tags=tuple(tags), relevance=relevance)
+                      reference_answer=answer, tags=tuple(tags), relevance=relevance, **parse_context(obj, fail))
 
 
 def _relevance(obj: dict[str, Any], gold: list[str], fail: Any) -> dict[str, int]:
@@ -279,6 +285,47 @@ def _relevance(obj: dict[str, Any], gold: list[str], fail: Any) -> dict[str, int
                 else f"'{extra[0]}' has a grade but is not in relevant_doc_ids")
         raise fail("relevance", f"{what}; relevance grades exactly the gold documents")
     return {d: grades[d] for d in gold}
+
+
+def parse_context(obj: dict[str, Any], fail: Any) -> dict[str, Any]:
+    """The optional context fields of a record (``CONTEXT_FIELDS``), checked; ``fail(field, message)`` raises.
+
+    ``history``: a list of ``{"role": "user"|"assistant", "content": "..."}`` turns, oldest first.
+    ``tenant`` and ``gold_route``: non-empty strings. ``attributes``: an object whose values are
+    strings, numbers, booleans or null (what metadata filters compare with).
+    """
+    out: dict[str, Any] = {}
+    history = obj.get("history")
+    if history is not None:
+        if not isinstance(history, list):
+            raise fail("history", "expected a list of turns {\"role\": \"user\", \"content\": ...}, "
+                       f"got {_show(history)}")
+        turns = []
+        for i, turn in enumerate(history):
+            where = f"history[{i}]"
+            if not isinstance(turn, dict) or set(turn) != {"role", "content"}:
+                raise fail(where, f"expected {{\"role\": ..., \"content\": ...}} (nothing else), got {_show(turn)}")
+            if turn["role"] not in ROLES:
+                raise fail(f"{where}.role", f"expected one of {', '.join(ROLES)}, got {_show(turn['role'])}")
+            if not isinstance(turn["content"], str) or not turn["content"].strip():
+                raise fail(f"{where}.content", f"expected a non-empty string, got {_show(turn['content'])}")
+            turns.append({"role": turn["role"], "content": turn["content"]})
+        out["history"] = tuple(turns)
+    for key in ("tenant", "gold_route"):
+        value = obj.get(key)
+        if value is not None:
+            if not isinstance(value, str) or not value.strip():
+                raise fail(key, f"expected a non-empty string, got {_show(value)}")
+            out[key] = value
+    attributes = obj.get("attributes")
+    if attributes is not None:
+        if not isinstance(attributes, dict):
+            raise fail("attributes", f"expected an object such as {{\"dept\": \"finance\"}}, got {_show(attributes)}")
+        for k, v in attributes.items():
+            if v is not None and not isinstance(v, (str, int, float, bool)):
+                raise fail(f"attributes.{k}", f"expected a string, number, boolean or null, got {_show(v)}")
+        out["attributes"] = dict(attributes)
+    return out
 
 
 def check_gold_ids(file: str, records: Numbered, corpus: Corpus) -> None:
@@ -317,6 +364,9 @@ def record_stats(records: list[EvalRecord]) -> dict[str, Any]:
         "answerable": len(answerable),
         "unanswerable": len(records) - len(answerable),
         "with_reference_answer": sum(1 for r in records if r.reference_answer),
+        "with_history": sum(1 for r in records if r.history),
+        "with_gold_route": sum(1 for r in records if r.gold_route),
+        "by_tenant": dict(sorted(Counter(r.tenant for r in records if r.tenant).items())),
         "by_type": {t: by_type[t] for t in TYPES},
         "by_lang": dict(sorted(Counter(r.lang for r in records).items())),
         "by_tag": dict(sorted(tags.items(), key=lambda kv: (-kv[1], kv[0]))),

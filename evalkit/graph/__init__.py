@@ -1,5 +1,10 @@
 """The module-graph engine: state, nodes, edges, execution with full traces, YAML configs."""
-from evalkit.graph.config import GraphConfig, build_graph, config_from_dict, load_graph_config
+from evalkit.graph.config import (
+           GraphConfig,
+           build_graph,
+           config_from_dict,
+           load_graph_config,
+)
 from evalkit.graph.graph import END, START, Graph, Route, RunOutcome
 from evalkit.graph.node import Node, NodeParams, node_types, register_node
 from evalkit.graph.state import initial_state

@@ -11,6 +11,8 @@ A config file looks like::
     edges: {start: retrieve, retrieve: rerank, rerank: end}
     routes:                       # optional conditional edges, as data
       guard: {field: guard_triggered, cases: {true: end}}
+      rerank:                     # or conditions (evalkit.graph.conditions), first match wins
+        when: [{if: {field: rerank_top1, lt: 0.7}, to: dense_retry}]
 
 Everything is checked at load time, before any model loads: unknown top-level keys,
 node types and parameters (with a did-you-mean), edges and routes to missing nodes,
@@ -32,17 +34,18 @@ import yaml
 from pydantic import ValidationError
 
 from evalkit.errors import ConfigError, did_you_mean
-from evalkit.graph.graph import END, START, Graph, Route
-from evalkit.graph.node import node_types
-from evalkit.graph.schema import Role
+from evalkit.graph.conditions import ConditionError, check_types, parse
 from evalkit.graph.dataflow import check_dataflow, contracts_of
+from evalkit.graph.graph import END, START, Graph, Route, route_targets
+from evalkit.graph.node import node_types
+from evalkit.graph.schema import FIELDS, Role
 from evalkit.index.chunking import check_chunking, with_defaults
 
 VARIANT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}")
 """What a variant name may hold: it is a folder name, an MLflow run name and a tag value."""
 TOP_LEVEL_KEYS = ("name", "description", "seed", "max_steps", "chunking", "nodes", "edges", "routes", "on_error")
 NODE_KEYS = ("type", "params", "budget_s")
-ROUTE_KEYS = ("field", "cases")
+ROUTE_KEYS = ("field", "cases", "when")
 
 
 @dataclass
@@ -175,20 +178,14 @@ def config_from_dict(data: Any, source: str = "<dict>", lines: dict[str, int] | 
     for name in nodes:
         if name not in edges:
             raise fail(f"nodes.{name}", f"node '{name}' has no default edge: add '{name}: <next node or end>' under edges")
+    if not isinstance(routes_raw, dict):
+        raise fail("routes", "'routes' must map a node name to its route")
     routes: dict[str, dict[str, Any]] = {}
     for src, spec in routes_raw.items():
         where = f"routes.{src}"
         if src not in nodes:
             raise fail(where, f"route from unknown node '{src}'{did_you_mean(src, nodes)}")
-        if not isinstance(spec, dict) or not isinstance(spec.get("cases"), dict) or not spec.get("field"):
-            raise fail(where, "a route needs 'field' (a state field) and 'cases' (value -> node)")
-        for key in spec:
-            if key not in ROUTE_KEYS:
-                raise fail(f"{where}.{key}", f"unknown key '{key}'{did_you_mean(key, ROUTE_KEYS)}")
-        for value, dst in spec["cases"].items():
-            if dst not in known:
-                raise fail(f"{where}.cases.{value}", f"route to unknown node '{dst}'{did_you_mean(str(dst), known)}")
-        routes[str(src)] = {"field": spec["field"], "cases": dict(spec["cases"])}
+        routes[str(src)] = _check_route(spec, where, known, fail)
 
     dynamic = {name: types[spec["type"]].next_targets(types[spec["type"]].Params(**spec["params"]))
                for name, spec in nodes.items()}
@@ -251,11 +248,44 @@ def build_graph(config: GraphConfig, resources: Any = None, check_mutation: bool
         node.context, node.work = dict(context), memo
         node.identity = node_identity(node.type, node.params, context, node.fingerprint())
         nodes[name] = node
-    routes = {src: Route(field=r["field"], cases=r["cases"]) for src, r in config.routes.items()}
+    routes = {src: Route.from_spec(r) for src, r in config.routes.items()}
     budgets = {name: float(spec["budget_s"]) for name, spec in config.nodes.items() if "budget_s" in spec}
     return Graph(name=config.name, nodes=nodes, edges=dict(config.edges), routes=routes,
                  on_error=dict(config.on_error), max_steps=config.max_steps, check_mutation=check_mutation,
                  memo=memo, budgets=budgets)
+
+
+def _check_route(spec: Any, where: str, known: set[str], fail: Any) -> dict[str, Any]:
+    """A route's config form, checked: ``{field, cases}`` or ``{when: [{if: condition, to: node}, ...]}``."""
+    if isinstance(spec, dict):
+        for key in spec:
+            if key not in ROUTE_KEYS:
+                raise fail(f"{where}.{key}", f"unknown key '{key}'{did_you_mean(key, ROUTE_KEYS)}")
+    if isinstance(spec, dict) and "when" in spec:
+        if "field" in spec or "cases" in spec:
+            raise fail(where, "a route takes either 'field' + 'cases' or 'when', not both")
+        rules = spec["when"]
+        if not isinstance(rules, list) or not rules:
+            raise fail(f"{where}.when", "'when' takes a non-empty list of {if: condition, to: node}")
+        for i, rule in enumerate(rules):
+            at = f"{where}.when[{i}]"
+            if not isinstance(rule, dict) or set(rule) != {"if", "to"}:
+                raise fail(at, f"each 'when' entry is {{if: condition, to: node}}, got {rule!r}")
+            if rule["to"] not in known:
+                raise fail(f"{at}.to", f"route to unknown node '{rule['to']}'{did_you_mean(str(rule['to']), known)}")
+            try:
+                types = {n: f.type_ for n, f in FIELDS.items()}
+                check_types(parse(rule["if"], path=f"{at}.if"), types, path=f"{at}.if")
+            except ConditionError as exc:
+                raise fail(exc.path, exc.problem) from None
+        return {"when": [{"if": r["if"], "to": r["to"]} for r in rules]}
+    if not isinstance(spec, dict) or not isinstance(spec.get("cases"), dict) or not spec.get("field"):
+        raise fail(where, "a route needs 'field' (a state field) and 'cases' (value -> node), or 'when' "
+                   "(a list of {if: condition, to: node})")
+    for value, dst in spec["cases"].items():
+        if dst not in known:
+            raise fail(f"{where}.cases.{value}", f"route to unknown node '{dst}'{did_you_mean(str(dst), known)}")
+    return {"field": spec["field"], "cases": dict(spec["cases"])}
 
 
 def _check_params(cls: Any, params: dict[str, Any], where: str, fail: Any) -> None:
@@ -270,6 +300,10 @@ def _check_params(cls: Any, params: dict[str, Any], where: str, fail: Any) -> No
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])
         msg = first["msg"]
+        cause = (first.get("ctx") or {}).get("error")
+        if isinstance(cause, ConditionError):  # a condition parameter (gate, filters): point inside it
+            loc = ".".join(p for p in (loc, cause.path) if p).replace(".[", "[")
+            msg = cause.problem
         if first["type"] == "extra_forbidden":
             model = _nested_model(cls.Params, first["loc"][:-1])
             key = str(first["loc"][-1])
@@ -309,7 +343,7 @@ def _check_reachability(nodes: dict, edges: dict, routes: dict, on_error: dict,
     for src, dst in [*edges.items(), *on_error.items()]:
         succ[src].add(dst)
     for src, r in routes.items():
-        succ[src].update(r["cases"].values())
+        succ[src].update(route_targets(r))
     seen = _closure(START, succ)
     if END not in seen:
         raise fail("edges", f"'{END}' cannot be reached from '{START}'; every path must finish at '{END}'")

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from evalkit.errors import ConfigError, did_you_mean
+from evalkit.graph.graph import route_fields, route_targets
 from evalkit.graph.node import check_writes
 from evalkit.graph.schema import FIELDS, INITIAL_FIELDS, Contract, check_fields
 
@@ -46,14 +47,15 @@ def check_dataflow(nodes: Mapping[str, Mapping[str, Any]], contracts: Mapping[st
     for src, dst in edges.items():
         normal[src].add(dst)
     for src, r in routes.items():
-        normal[src].update(r["cases"].values())
+        normal[src].update(route_targets(r))
     failing: dict[str, set[str]] = {src: {dst} for src, dst in on_error.items()}
     initial = {str(f) for f in INITIAL_FIELDS}
     written = {f for c in contracts.values() for f in c.all_writes}
     for src, r in routes.items():
-        if r["field"] not in written and r["field"] not in initial:
-            raise fail(f"routes.{src}.field", f"no node writes state field '{r['field']}'"
-                       f"{did_you_mean(r['field'], sorted(written | initial))}")
+        for where, f in route_fields(r):
+            if f not in written and f not in initial:
+                raise fail(f"routes.{src}.{where}", f"no node writes state field '{f}'"
+                           f"{did_you_mean(f, sorted(written | initial))}")
     for name, contract in contracts.items():
         for f in sorted(contract.reads - initial):
             path = _path_without(f, name, contracts, normal, failing)

@@ -10,7 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from evalkit.graph.schema import GUARD_TRIGGERED, OUTCOME_EVIDENCE_FOUND, OUTCOME_NO_EVIDENCE, Role
+from evalkit.graph.schema import (
+    GUARD_TRIGGERED,
+    OUTCOME_EVIDENCE_FOUND,
+    OUTCOME_NO_EVIDENCE,
+    Role,
+)
 
 
 def event_role(event: Mapping[str, Any]) -> Role | None:

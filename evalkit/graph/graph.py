@@ -2,7 +2,8 @@
 
 Three ideas only (as in LangGraph): the state (a dict whose fields the schema declares),
 nodes (``evalkit.graph.node``) and edges. Every node has one default edge. A route is
-data: a state field and a map from its value to the next node. A node's ``next(state)``
+data: a state field and a map from its value to the next node, or a list of conditions
+(``evalkit.graph.conditions``) each naming the next node. A node's ``next(state)``
 may also name the next node. Order of precedence after a node runs: ``next()`` result,
 then the route, then the default edge. ``on_error`` optionally names where to go when a
 node raises; without it the query stops and is marked failed. Execution starts at
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import contextvars
 import copy
+import dataclasses
 import pickle
 import threading
 import time
@@ -28,23 +30,61 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalkit.errors import EvalkitError
-from evalkit.redact import redact
+from evalkit.graph.conditions import Condition, describe, evaluate, fields, parse
 from evalkit.graph.memo import Stored, WorkMemo
 from evalkit.graph.node import Node
 from evalkit.graph.schema import FIELDS, NODE_ERRORS, Contract
 from evalkit.graph.state import StateView, UndeclaredRead, compact
 from evalkit.llm.usage import flat, replay, usage_delta, usage_snapshot
 from evalkit.records import TraceEvent
+from evalkit.redact import redact
 
 START, END = "start", "end"
 
 
 @dataclass(frozen=True)
 class Route:
-    """A conditional edge: after ``node`` runs, go to ``cases[state[field]]`` if present."""
+    """A conditional edge, as data: after its node runs, the first matching case or condition wins.
 
-    field: str
-    cases: Mapping[Any, str]
+    Either ``field`` + ``cases`` (go to ``cases[state[field]]``; YAML keys such as ``true`` match
+    by text) or ``when``: ``(condition, target)`` pairs tried in order (``evalkit.graph.conditions``:
+    ``{field: rerank_top1, lt: 0.7}``, ``any`` / ``all`` / ``not``). No match: the default edge.
+    """
+
+    field: str = ""
+    cases: Mapping[Any, str] = dataclasses.field(default_factory=dict)
+    when: tuple[tuple[Condition, str], ...] = ()
+
+    def match(self, state: Mapping[str, Any]) -> tuple[str, str] | None:
+        """(target, why) of the first case or condition that holds in ``state``; None when none does."""
+        if self.field:
+            value = state.get(self.field)
+            for case, target in self.cases.items():
+                if _same(case, value):
+                    return target, f"condition {self.field}={value!r}"
+        for cond, target in self.when:
+            if evaluate(cond, state.get):
+                return target, f"condition {describe(cond, state.get)}"
+        return None
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any]) -> Route:
+        """A route from its validated config form (``{field, cases}`` or ``{when: [{if, to}, ...]}``)."""
+        when = tuple((parse(w["if"]), str(w["to"])) for w in spec.get("when") or ())
+        return cls(field=str(spec.get("field") or ""), cases=dict(spec.get("cases") or {}), when=when)
+
+
+def route_targets(spec: Mapping[str, Any]) -> list[str]:
+    """The nodes a route (config form) can lead to."""
+    return [*(spec.get("cases") or {}).values(), *(str(w["to"]) for w in spec.get("when") or ())]
+
+
+def route_fields(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(path inside the route, state field) of every field a route (config form) reads."""
+    out = [("field", str(spec["field"]))] if spec.get("field") else []
+    for i, w in enumerate(spec.get("when") or ()):
+        out += [(f"when[{i}].if", f) for f in fields(parse(w["if"]))]
+    return out
 
 
 @dataclass
@@ -208,12 +248,8 @@ class Graph:
                 raise GraphError(f"node '{node.name}' next() returned unknown node '{chosen}'")
             return chosen, "next()"
         route = self.routes.get(node.name)
-        if route is not None:
-            value = state.get(route.field)
-            for case, target in route.cases.items():
-                if _same(case, value):
-                    return target, f"condition {route.field}={value!r}"
-        return self.edges[node.name], "default"
+        matched = route.match(state) if route is not None else None
+        return matched if matched is not None else (self.edges[node.name], "default")
 
     @staticmethod
     def _check_contract(node: Node[Any], contract: Contract, state: Mapping[str, Any], updates: Any,

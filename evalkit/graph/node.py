@@ -29,7 +29,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from evalkit.graph.schema import ENGINE_FIELDS, FIELDS, ROLE_FIELDS, Contract, Role, check_fields
+from evalkit.graph.schema import (
+    ENGINE_FIELDS,
+    FIELDS,
+    ROLE_FIELDS,
+    Contract,
+    Role,
+    check_fields,
+)
 
 if TYPE_CHECKING:
     from evalkit.graph.memo import WorkMemo

@@ -88,6 +88,8 @@ LANG = _("lang", "str", "language of the question (zh, en, ...)", "initial")
 HISTORY = _("history", "list[dict]", "earlier turns of the conversation ({role, content}), oldest first; "
             "[] for a single-turn question", "initial")
 TENANT = _("tenant", "str | None", "the tenant the question is asked for (None: no tenancy)", "initial")
+ATTRIBUTES = _("attributes", "dict[str, Any]", "facts about who asks and when (dept, as_of, version...), from the "
+               "eval record's attributes; metadata filters read them ({from_record: dept})", "initial")
 QUERIES = _("queries", "list[str]", "the queries retrieval runs: [question] at the start, replaced by rewrites")
 ATTEMPT = _("attempt", "int", "reflection-loop attempt: 0 until a rewriter runs, which sets previous + 1")
 # --- retrieval ---------------------------------------------------------------------------------
@@ -107,6 +109,8 @@ GRAPH_COMMUNITIES = _("graph_communities", "list[dict]", "entity-graph communiti
 RERANKED = _("reranked", "list[Hit]", "the final ranking after a second-stage model, best first (hit@k reads it)")
 RERANK_SCORES = _("rerank_scores", "list[float]", "the reranker's scores of ``reranked``, in order")
 RERANK_MODEL = _("rerank_model", "str", "identity of the model that produced ``rerank_scores``")
+RERANK_TOP1 = _("rerank_top1", "float | None", "the best reranked passage's score, None when nothing was reranked "
+                "(routes compare it: {field: rerank_top1, lt: 0.7})")
 # --- guard and evidence ------------------------------------------------------------------------
 GUARD_TRIGGERED = _("guard_triggered", "bool", "the guard found no reliable evidence and stopped the query")
 GUARD_REASON = _("guard_reason", "str", "why the guard tripped ('' when it did not)")
@@ -159,7 +163,8 @@ NODE_ERRORS = _("node_errors", "list[dict]", "errors of nodes whose on_error edg
                 "engine)", "append")
 del _
 
-INITIAL_FIELDS: tuple[StateField, ...] = (QUERY_ID, QUESTION, LANG, HISTORY, TENANT, QUERIES, ATTEMPT)
+INITIAL_FIELDS: tuple[StateField, ...] = (QUERY_ID, QUESTION, LANG, HISTORY, TENANT, ATTRIBUTES, QUERIES,
+                                           ATTEMPT)
 """Fields every query starts with (a node may read them without an upstream writer)."""
 ENGINE_FIELDS: tuple[StateField, ...] = (NODE_ERRORS,)
 """Fields only the engine writes."""

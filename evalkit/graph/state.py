@@ -20,10 +20,10 @@ MAX_TRACE_CHARS = 160
 
 
 def initial_state(query_id: str, question: str, lang: str, history: Sequence[Mapping[str, str]] = (),
-                  tenant: str | None = None) -> dict[str, Any]:
+                  tenant: str | None = None, attributes: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The state one query starts from (the schema's ``INITIAL_FIELDS``)."""
     return {"query_id": query_id, "question": question, "lang": lang, "history": [dict(t) for t in history],
-            "tenant": tenant, "queries": [question], "attempt": 0}
+            "tenant": tenant, "attributes": dict(attributes or {}), "queries": [question], "attempt": 0}
 
 
 class UndeclaredRead(KeyError):

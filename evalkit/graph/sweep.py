@@ -41,9 +41,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-
 from evalkit.errors import ConfigError, did_you_mean
-from evalkit.graph.config import TOP_LEVEL_KEYS, GraphConfig, config_from_dict, read_config_yaml
+from evalkit.graph.config import (
+    TOP_LEVEL_KEYS,
+    GraphConfig,
+    config_from_dict,
+    read_config_yaml,
+)
 
 SWEEP_KEY = "sweep"
 MAX_VARIANTS = 512

@@ -8,8 +8,17 @@
 gzipped); ``beir.py`` finds them in a BEIR folder, checks them against each other and
 writes the corpus and the frozen eval set.
 """
-from evalkit.importers.beir import (BeirFiles, ImportFormatError, ImportResult, Qrels, import_beir, iter_corpus,
-                                    output_paths, read_qrels, read_queries)
+from evalkit.importers.beir import (
+                                    BeirFiles,
+                                    ImportFormatError,
+                                    ImportResult,
+                                    Qrels,
+                                    import_beir,
+                                    iter_corpus,
+                                    output_paths,
+                                    read_qrels,
+                                    read_queries,
+)
 
 __all__ = ["BeirFiles", "ImportFormatError", "ImportResult", "Qrels", "import_beir", "iter_corpus", "output_paths",
            "read_qrels", "read_queries"]

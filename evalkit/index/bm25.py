@@ -70,9 +70,19 @@ class BM25Index:
         vocab = self._vocab
         return [vocab[t] for t in self.tokenizer(query) if t in vocab]
 
-    def search(self, query: str, k: int) -> list[tuple[str, float]]:
-        """The top ``k`` passages for ``query`` (score > 0), best first, ties by passage id."""
-        return self._top(self.term_ids(query), k)
+    def search(self, query: str, k: int, allowed: np.ndarray | None = None) -> list[tuple[str, float]]:
+        """The top ``k`` passages for ``query`` (score > 0), best first, ties by passage id.
+
+        ``allowed`` (positions in ``ids``) restricts them to a metadata filter's pre-filtered
+        id set: those passages are scored in full (no pruning) and every other one is left out.
+        """
+        if allowed is None:
+            return self._top(self.term_ids(query), k)
+        terms = self.term_ids(query)
+        if not terms or k <= 0 or self.n == 0:
+            return []
+        rows = np.unique(np.asarray(allowed, dtype=np.int64))
+        return self._select(rows, self._exact(terms, rows), k)
 
     def search_many(self, queries: Sequence[str], k: int) -> list[list[tuple[str, float]]]:
         """``search`` for every query, in one call (each distinct query is tokenised and scored once)."""

@@ -51,10 +51,16 @@ class DenseIndex:
                 f"(index built {self.meta.get('created', '?')} at {self.meta.get('path', '?')}); "
                 "use the same model on both sides, or rebuild the index with the query model")
 
-    def search(self, query_vecs: np.ndarray, k: int, query_model: str) -> list[list[tuple[str, float]]]:
-        """Top-k (passage id, cosine) per query, ties broken by id; refuses a foreign query model."""
+    def search(self, query_vecs: np.ndarray, k: int, query_model: str,
+               allowed: np.ndarray | None = None) -> list[list[tuple[str, float]]]:
+        """Top-k (passage id, cosine) per query, ties broken by id; refuses a foreign query model.
+
+        ``allowed`` (positions in ``ids``) restricts the search to those passages inside faiss
+        (an ``IDSelectorBatch``: a metadata filter's pre-filtered id set, ``evalkit.index.filters``).
+        """
         self.check_query_model(query_model)
-        k = min(k, len(self.ids))
+        pool = len(self.ids) if allowed is None else len(allowed)
+        k = min(k, pool)
         if k <= 0 or len(query_vecs) == 0:
             return [[] for _ in range(len(query_vecs))]
         import faiss
@@ -62,14 +68,27 @@ class DenseIndex:
         vecs = np.ascontiguousarray(query_vecs, dtype=np.float32)
         if SEARCH_BATCH >= faiss.cvar.distance_compute_blas_threshold:
             raise RuntimeError("faiss would score a search batch with BLAS, unlike single queries: lower SEARCH_BATCH")
+        params = None
+        if allowed is not None:
+            selector = faiss.IDSelectorBatch(np.ascontiguousarray(allowed, dtype=np.int64))
+            kind = self.meta.get("kind")
+            if kind == "ivf":
+                params = faiss.SearchParametersIVF(sel=selector, nprobe=self.index.nprobe)
+            elif kind == "hnsw":
+                params = faiss.SearchParametersHNSW(sel=selector, efSearch=self.index.hnsw.efSearch)
+            else:
+                params = faiss.SearchParameters(sel=selector)
         out = []
         for i in range(0, len(vecs), SEARCH_BATCH):
-            out.extend(self._search(vecs[i:i + SEARCH_BATCH], k))
+            out.extend(self._search(vecs[i:i + SEARCH_BATCH], k, pool, params))
         return out
 
-    def _search(self, vecs: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+    def _search(self, vecs: np.ndarray, k: int, pool: int, params: Any = None) -> list[list[tuple[str, float]]]:
         # ask for a few extra so ties at the cut are settled by id, not by faiss's order
-        scores, idx = self.index.search(vecs, min(len(self.ids), k + 10))
+        if params is None:
+            scores, idx = self.index.search(vecs, min(pool, k + 10))
+        else:
+            scores, idx = self.index.search(vecs, min(pool, k + 10), params=params)
         out = []
         for row_s, row_i in zip(scores, idx):
             hits = [(self.ids[i], float(s)) for s, i in zip(row_s, row_i) if i >= 0]

@@ -19,7 +19,6 @@ from evalkit.models.cache import EmbeddingCache
 from evalkit.models.embedders import CachedEmbedder, ModelSpec
 
 
-
 @dataclass
 class Resources:
     """Shared, lazily built passages, indexes and models for one corpus."""
@@ -129,6 +128,11 @@ class VariantResources:
     @property
     def cache_root(self) -> Path:
         return Path(self.shared.cache_root)
+
+    @property
+    def corpus(self) -> Corpus:
+        """The documents with their metadata (what metadata filters evaluate)."""
+        return self.shared.corpus
 
     def passages(self) -> Passages:
         return self.shared.passages(self.chunking)

@@ -13,7 +13,8 @@ Sources (the format is chosen from the path):
 mapping is read from the column of the same name. Eval set fields: ``question`` and
 ``relevant_doc_ids`` (required), ``id`` (default ``NAME-q00001``...), ``type``,
 ``lang``, ``reference_answer``, ``tags``, ``relevance`` (graded judgements ``{doc id: grade}``
-over the gold documents; grades <= 0 are dropped as "not relevant"). Corpus fields: ``id``, ``text`` (required),
+over the gold documents; grades <= 0 are dropped as "not relevant") and the optional context
+``history``, ``tenant``, ``attributes``, ``gold_route`` (docs/eval_sets.md). Corpus fields: ``id``, ``text`` (required),
 ``title``; other columns go to the document's ``metadata``.
 
 :func:`import_ragas` reads ragas samples (``user_input``, ``reference_contexts``,
@@ -61,7 +62,8 @@ from evalkit.interop.rows import (
 __all__ = ["CORPUS_FIELDS", "EVAL_FIELDS", "RAGAS_FIELDS", "ColumnMap", "InteropImportResult", "context_id",
            "import_dataset", "import_ragas", "parse_mapping", "read_rows", "resolve_columns"]
 
-EVAL_FIELDS = ("id", "question", "relevant_doc_ids", "type", "lang", "reference_answer", "tags", "relevance")
+EVAL_FIELDS = ("id", "question", "relevant_doc_ids", "type", "lang", "reference_answer", "tags", "relevance", "history",
+               "tenant", "attributes", "gold_route")
 CORPUS_FIELDS = ("id", "title", "text")
 RAGAS_FIELDS = ("id", "user_input", "reference_contexts", "retrieved_contexts", "reference", "response",
                 "synthesizer_name")
@@ -178,6 +180,9 @@ def import_dataset(source: str | Path, name: str, out_dir: str | Path, *, corpus
         grades = _grades(_get(row, cols, "relevance"))
         if grades is not None:
             record["relevance"] = grades
+        for f in ("history", "tenant", "attributes", "gold_route"):  # optional context, checked by the format
+            if _get(row, cols, f) is not None:
+                record[f] = _jsonable(_get(row, cols, f))
         records.append(record)
         numbered.append(n)
     written = _write(name, out_dir, label, cols, docs, records, numbered, force,

@@ -41,7 +41,15 @@ from typing import Any
 
 from evalkit.judges.base import ClaimVerdict, JudgeResult
 from evalkit.judges.claims import is_chinese, split_claims
-from evalkit.judges.grounding import Unit, Window, analyse, coverage, ground_atoms, passage_pools, windows
+from evalkit.judges.grounding import (
+    Unit,
+    Window,
+    analyse,
+    coverage,
+    ground_atoms,
+    passage_pools,
+    windows,
+)
 from evalkit.judges.lexicon import negation_cues, term_found
 from evalkit.judges.polarity import check_polarity
 from evalkit.judges.values import Atom, AtomPool, fold

@@ -20,9 +20,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from evalkit.redact import looks_like_key, redact
-
 from evalkit.errors import EvalkitError
+from evalkit.redact import looks_like_key, redact
 
 Role = Literal["system", "user", "assistant"]
 _WARNED_BACKOFF = False

@@ -23,7 +23,17 @@ from evalkit.metrics.registry import (
     parse_metric,
     score_query,
 )
-from evalkit.metrics.retrieval import TIES, dedupe, grades_of, hit, mrr, ndcg, order_ranking, precision, recall
+from evalkit.metrics.retrieval import (
+    TIES,
+    dedupe,
+    grades_of,
+    hit,
+    mrr,
+    ndcg,
+    order_ranking,
+    precision,
+    recall,
+)
 
 __all__ = [
     "DEFAULT_METRICS",

@@ -21,7 +21,12 @@ from typing import Protocol
 import numpy as np
 
 from evalkit.errors import ModelSetupError
-from evalkit.models.embedders import CachedEmbedder, ModelSpec, folder_fingerprint, shared_embedder
+from evalkit.models.embedders import (
+    CachedEmbedder,
+    ModelSpec,
+    folder_fingerprint,
+    shared_embedder,
+)
 from evalkit.models.store import MODELS
 
 

@@ -22,8 +22,18 @@
 
 Every node and parameter is documented in ``docs/nodes.md``.
 """
-from evalkit.nodes import generate, guard, rerank, retrieve  # noqa: F401
-from evalkit.nodes import graph_retrieve, scheduler  # noqa: F401
-from evalkit.nodes import grade, rewrite, router, self_check  # noqa: F401
-from evalkit.nodes import external  # noqa: F401
-from evalkit.nodes import compress, evidence  # noqa: F401
+from evalkit.nodes import (  # noqa: F401  # noqa: F401  # noqa: F401  # noqa: F401
+    compress,
+    evidence,
+    external,  # noqa: F401
+    generate,
+    grade,
+    graph_retrieve,
+    guard,
+    rerank,
+    retrieve,
+    rewrite,
+    router,
+    scheduler,
+    self_check,
+)

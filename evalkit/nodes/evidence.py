@@ -36,7 +36,15 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from evalkit.graph.node import Node, NodeParams, register_node
-from evalkit.graph.schema import EVIDENCE, QUESTION, RERANK_SCORES, RERANKED, RETRIEVED, Contract, Role
+from evalkit.graph.schema import (
+    EVIDENCE,
+    QUESTION,
+    RERANK_SCORES,
+    RERANKED,
+    RETRIEVED,
+    Contract,
+    Role,
+)
 from evalkit.models.embedders import ModelSpec
 from evalkit.records import Hit
 

@@ -59,10 +59,31 @@ from pydantic import Field, field_validator, model_validator
 from evalkit.errors import EvalkitError
 from evalkit.graph.graph import GraphError
 from evalkit.graph.node import Node, NodeParams, register_node
-from evalkit.graph.schema import (ABSTAINED, ANSWER, EVIDENCE, HISTORY, OUTCOME, QUERY_ID, QUESTION, RERANKED,
-                                  RETRIEVED, Contract, Role)
-from evalkit.nodes.system_outputs import (ANSWER_AUX, ANSWER_FIELDS, EVIDENCE_TEXTS, EXTERNAL_FAILURE, HTTP_CALL,
-                                          RANKINGS, ExternalCallError, PassageIds, _passage_ids, to_state)
+from evalkit.graph.schema import (
+    ABSTAINED,
+    ANSWER,
+    EVIDENCE,
+    HISTORY,
+    OUTCOME,
+    QUERY_ID,
+    QUESTION,
+    RERANKED,
+    RETRIEVED,
+    Contract,
+    Role,
+)
+from evalkit.nodes.system_outputs import (
+    ANSWER_AUX,
+    ANSWER_FIELDS,
+    EVIDENCE_TEXTS,
+    EXTERNAL_FAILURE,
+    HTTP_CALL,
+    RANKINGS,
+    ExternalCallError,
+    PassageIds,
+    _passage_ids,
+    to_state,
+)
 from evalkit.records import Hit
 from evalkit.redact import looks_like_key, redact
 

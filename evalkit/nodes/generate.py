@@ -76,7 +76,9 @@ from evalkit.graph.schema import (
 from evalkit.judges.abstention import compile_patterns, detect_abstention
 from evalkit.judges.citations import find_markers, resolve_all
 from evalkit.llm.base import LLMSpec
-from evalkit.llm.extractive import INSUFFICIENT_EVIDENCE as NO_EVIDENCE_ANSWER  # one wording everywhere
+from evalkit.llm.extractive import (
+    INSUFFICIENT_EVIDENCE as NO_EVIDENCE_ANSWER,  # one wording everywhere
+)
 from evalkit.records import Hit
 
 SYSTEM_PROMPT = (

@@ -22,7 +22,10 @@
    when at least ``min_relevant`` are relevant, the ratio is at least ``min_ratio`` and,
    with ``require_atoms``, every code, name and date of the question (``atom_kinds``;
    ``evalkit.judges.values`` atoms; a capitalised first word is not a name) is stated in
-   the kept evidence. With ``atom_rescue``, a missing atom first pulls in the best-cosine
+   the kept evidence. ``gate`` replaces those three with a condition
+   (``evalkit.graph.conditions``) over :data:`GATE_VARIABLES`, so "at least 3 relevant OR
+   the question's names and codes covered" is
+   ``gate: {any: [{field: n_relevant, ge: 3}, {field: atoms_covered, eq: true}]}``. With ``atom_rescue``, a missing atom first pulls in the best-cosine
    candidate of the pool that states it (judged relevant "by atom"; the second item of a
    comparison is often such a candidate). The atom check is what lets an offline gate
    notice unanswerable look-alikes ("E-4099", "LX-200 Max"); it also fails on names the
@@ -53,8 +56,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
+from evalkit.graph.conditions import check_types, describe, evaluate, fields, parse
 from evalkit.graph.node import Node, NodeParams, register_node
 from evalkit.graph.schema import (
     ATTEMPT,
@@ -127,6 +131,36 @@ class GradeParams(NodeParams):
         default="fallback", description="at max_attempts: the fallback, or generate from what was kept (if any)")
     keep_k: int = Field(default=5, ge=1, description="relevant candidates kept as evidence (best cosine first)")
     feedback_terms: int = Field(default=6, ge=0, description="add_terms offered to the next rewrite")
+    gate: dict[str, Any] | None = Field(
+        default=None, description="a condition over the gate variables; replaces min_relevant, min_ratio, "
+                                  "require_atoms")
+
+    @field_validator("gate")
+    @classmethod
+    def _gate_condition(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            check_types(parse(value), GATE_VARIABLES, what="gate variable")
+        return value
+
+    @model_validator(mode="after")
+    def _gate_alone(self) -> GradeParams:
+        both = sorted({"min_relevant", "min_ratio", "require_atoms"} & self.model_fields_set)
+        if self.gate is not None and both:
+            raise ValueError(f"'gate' replaces {', '.join(both)}: remove them, or drop 'gate'")
+        return self
+
+
+GATE_VARIABLES: dict[str, str] = {
+    "n_relevant": "int",      # candidates judged relevant (before the keep_k cut; atom rescues not counted)
+    "n_judged": "int",        # candidates judged (at most judge_k)
+    "relevant_ratio": "float",  # n_relevant / n_judged (0 when nothing was judged)
+    "n_atoms": "int",         # the question's codes, names and dates (atom_kinds)
+    "atoms_missing": "int",   # of those, how many the kept evidence does not state (after atom_rescue)
+    "atoms_covered": "bool",  # atoms_missing == 0
+    "n_kept": "int",          # passages kept as evidence
+    "attempt": "int",         # the reflection-loop attempt (1 for the first)
+}
+"""What a ``gate`` condition may test (name -> type), computed by the grade node for each attempt."""
 
 
 def coverage(question_terms: Sequence[str], text: str) -> float:
@@ -215,6 +249,9 @@ class Grade(Node[GradeParams]):
         self.passages = resources.passages()
         self.embedder = resources.embedder(ModelSpec.of(params.embedder))
         self.client = self.llm_client(params.llm, "grade") if params.llm is not None else None
+        self._gate = parse(params.gate) if params.gate is not None else None
+        self._gate_atoms = self._gate is not None and bool(
+            {"n_atoms", "atoms_missing", "atoms_covered"} & set(fields(self._gate)))
 
     def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
         from evalkit.judges.lexicon import content_terms
@@ -247,17 +284,26 @@ class Grade(Node[GradeParams]):
         relevant = [i for i, g in zip(order, graded) if g["relevant"]]
         ratio = len(relevant) / len(order) if order else 0.0
         chosen = relevant[: p.keep_k]
-        missing = missing_atoms(question, [texts[i] for i in chosen], p.atom_kinds) if p.require_atoms else []
+        check_atoms = self._gate_atoms if self._gate is not None else p.require_atoms
+        missing = missing_atoms(question, [texts[i] for i in chosen], p.atom_kinds) if check_atoms else []
         if missing and p.atom_rescue:
             chosen, missing = self._rescue_atoms(question, chosen, texts, cosines, candidates, graded)
         kept = [Hit(candidates[i].id, candidates[i].doc_id, cosines[i]) for i in chosen]
         problems = []
-        if len(relevant) < p.min_relevant:
-            problems.append(f"{len(relevant)} of {len(order)} judged relevant (need {p.min_relevant})")
-        if ratio < p.min_ratio:
-            problems.append(f"relevant ratio {ratio:.2f} < {p.min_ratio}")
-        if missing:
-            problems.append(f"not in the evidence: {', '.join(missing)}")
+        if self._gate is not None:
+            atoms = question_atoms(question, p.atom_kinds) if self._gate_atoms else []
+            variables = {"n_relevant": len(relevant), "n_judged": len(order), "relevant_ratio": ratio,
+                         "n_atoms": len(atoms), "atoms_missing": len(missing), "atoms_covered": not missing,
+                         "n_kept": len(kept), "attempt": attempt}
+            if not evaluate(self._gate, variables.get):
+                problems.append(f"gate failed: {describe(self._gate, variables.get)}")
+        else:
+            if len(relevant) < p.min_relevant:
+                problems.append(f"{len(relevant)} of {len(order)} judged relevant (need {p.min_relevant})")
+            if ratio < p.min_ratio:
+                problems.append(f"relevant ratio {ratio:.2f} < {p.min_ratio}")
+            if missing:
+                problems.append(f"not in the evidence: {', '.join(missing)}")
         if not problems:
             decision, reason = "generate", f"{len(relevant)} of {len(order)} judged relevant"
         elif attempt >= p.max_attempts:

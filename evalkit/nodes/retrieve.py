@@ -29,6 +29,15 @@ YAML::
         fusion: {method: rrf, k: 60}        # or {method: weighted, norm: minmax, weights: ...}
         top_k: 100
         dedupe: {by: document, keep: best_rank}   # optional
+        filters: {field: dept, eq: {from_record: dept}}    # optional, evalkit.index.filters
+
+``filters`` (a condition over document metadata, values from the config or the eval
+record; grammar and semantics in ``evalkit.index.filters``) restricts every channel's
+search to the matching documents' passages (a pre-filtered id set, applied inside BM25
+and faiss), so ``top_k`` is filled with matching passages. The filter, resolved with the
+query's record values, is part of each channel search's shared-part key, and the record
+fields it reads (``tenant``, ``lang``, ``attributes``) are part of the node's reads.
+A filtered node is not batched by ``prepare`` (each query has its own id set).
 """
 from __future__ import annotations
 
@@ -38,15 +47,28 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+import numpy as np
+from pydantic import Field, field_validator, model_validator
 
 from evalkit.graph.node import Node, NodeParams, register_node
-from evalkit.graph.schema import CHANNEL_HITS, QUERIES, QUESTION, RETRIEVED, Role
+from evalkit.graph.schema import (
+    CHANNEL_HITS,
+    QUERIES,
+    QUESTION,
+    RETRIEVED,
+    Contract,
+    Role,
+)
+from evalkit.index.filters import (
+    DocumentFilter,
+    parse_filters,
+    record_values,
+    state_fields,
+)
 from evalkit.models.embedders import ModelSpec
 from evalkit.nodes.dedupe import Dedupe, dedupe
 from evalkit.nodes.fusion import rrf, weighted
 from evalkit.records import Hit
-
 
 INDEX_PARAMS = {"flat": (), "ivf": ("nlist", "nprobe"), "hnsw": ("hnsw_m", "ef_construction", "ef_search")}
 
@@ -123,6 +145,15 @@ class RetrieveParams(NodeParams):
     top_k: int = Field(default=100, ge=1, description="length of the fused ranking written to retrieved")
     dedupe: Dedupe | None = Field(default=None, description="keep one passage per document of the fused "
                                   "ranking before the top_k cut (omit: keep every passage)")
+    filters: dict[str, Any] | list[Any] | None = Field(
+        default=None, description="metadata filter: a condition over document fields (evalkit.index.filters)")
+
+    @field_validator("filters")
+    @classmethod
+    def _filter_grammar(cls, value: Any) -> Any:
+        if value is not None:
+            parse_filters(value)
+        return value
 
     @model_validator(mode="after")
     def _one_channel(self) -> RetrieveParams:
@@ -139,9 +170,19 @@ class Retrieve(Node[RetrieveParams]):
     writes = (RETRIEVED, CHANNEL_HITS)
     Params = RetrieveParams
 
+    @classmethod
+    def contract(cls, params: RetrieveParams) -> Contract:
+        base = super().contract(params)
+        extra = state_fields(parse_filters(params.filters)) if params.filters is not None else []
+        return Contract(base.reads | frozenset(extra), base.optional_reads, base.writes, base.optional_writes)
+
     def __init__(self, name: str, params: RetrieveParams, resources: Any = None):
         super().__init__(name, params, resources)
         self.passages = resources.passages()
+        self._filter = None
+        self._allowed: dict[tuple[str, str], np.ndarray] = {}
+        if params.filters is not None:
+            self._filter = DocumentFilter(params.filters, resources.corpus.documents, f"node '{name}': filters")
         self._dense = self._bm25 = None
         if params.dense is not None:
             spec = ModelSpec.of(params.dense.embedder)
@@ -165,6 +206,8 @@ class Retrieve(Node[RetrieveParams]):
         searches = {"dense": self._dense_search, "bm25": self._bm25_search}
         unique = list(dict.fromkeys(questions))
         self._prepared = {}
+        if self._filter is not None:
+            return  # each query searches its own allowed id set
         for part, _ in self.shared_parts(self.params):
             skip: Callable[[str], bool] = partial(self._searched_elsewhere, part)
             self._prepared[part["search"]] = _Batch(unique, searches[part["search"]], skip)
@@ -176,34 +219,45 @@ class Retrieve(Node[RetrieveParams]):
     def shared_parts(cls, params: RetrieveParams) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
         """One channel search each: what other variants (other fusion settings) may share."""
         parts: list[tuple[dict[str, Any], tuple[str, ...]]] = []
+        filtered = {"filters": params.filters} if params.filters is not None else {}
+        deps = (QUERIES, QUESTION, *(state_fields(parse_filters(params.filters)) if filtered else ()))
         for channel in ("dense", "bm25"):
             c = getattr(params, channel)
             if c is not None:
-                parts.append(({"search": channel, **c.model_dump(mode="json", exclude={"weight"})},
-                              (QUERIES, QUESTION)))
+                parts.append(({"search": channel, **c.model_dump(mode="json", exclude={"weight"}), **filtered},
+                              deps))
         return parts
 
     def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
         queries = list(state[QUERIES]) or [state[QUESTION]]
-        fused, channel_hits, _ = self.search(queries)
+        fused, channel_hits, _ = self.search(queries, self._allowed_for(state))
         return {RETRIEVED: fused, CHANNEL_HITS: channel_hits}
 
-    def search(self, queries: list[str]) -> tuple[list[Hit], dict[str, list[Hit]], float]:
+    def _allowed_for(self, state: Mapping[str, Any]) -> tuple[str, frozenset[str]] | None:
+        """The filter resolved with the query's record values: (its key, the allowed document ids)."""
+        if self._filter is None:
+            return None
+        values = record_values(self._filter.cond, state)
+        return self._filter.key(values), self._filter.allowed(values)
+
+    def search(self, queries: list[str], allowed: tuple[str, frozenset[str]] | None = None
+               ) -> tuple[list[Hit], dict[str, list[Hit]], float]:
         """The fused (and deduplicated) top ``top_k``, each channel's ranking, and the milliseconds the
         channel searches took when they were computed (a search another variant ran counts its own time,
-        so the figure does not depend on which variant ran first)."""
-        searches: dict[str, Callable[[list[str]], list[list[Hit]]]] = {
+        so the figure does not depend on which variant ran first). ``allowed``: a resolved filter."""
+        searches: dict[str, Callable[..., list[list[Hit]]]] = {
             "dense": self._dense_search, "bm25": self._bm25_search}
+        inputs: Any = tuple(queries) if allowed is None else (tuple(queries), allowed[0])
         channels: dict[str, list[list[Hit]]] = {}
         search_ms = 0.0
         for part, _ in self.shared_parts(self.params):
             channel = part["search"]
             batch = self._prepared.get(channel)
-            if batch is not None and len(queries) == 1 and queries[0] in batch:
+            if batch is not None and allowed is None and len(queries) == 1 and queries[0] in batch:
                 compute = partial(batch.timed_hits, queries[0])
             else:
-                compute = partial(_timed, searches[channel], queries)
-            lists, ms = self.shared(part, tuple(queries), compute)
+                compute = partial(_timed, partial(searches[channel], allowed=allowed), queries)
+            lists, ms = self.shared(part, inputs, compute)
             channels[channel] = lists
             search_ms += ms
         p = self.params
@@ -219,18 +273,41 @@ class Retrieve(Node[RetrieveParams]):
                         for ch, lists in channels.items()}
         return dedupe(fused, p.dedupe)[:p.top_k], channel_hits, search_ms
 
-    def _dense_search(self, queries: list[str]) -> list[list[Hit]]:
+    def _dense_search(self, queries: list[str], allowed: tuple[str, frozenset[str]] | None = None) -> list[list[Hit]]:
         dense = self.params.dense
         assert dense is not None and self._dense is not None
         vecs = self._query_model.encode_queries(queries)
-        found = self._dense.search(vecs, self._unit_k(dense.top_k), self._query_model.identity)
+        positions = self._positions("dense", self._dense.ids, allowed)
+        only = {} if positions is None else {"allowed": positions}  # unfiltered: the plain search call
+        found = self._dense.search(vecs, self._unit_k(dense.top_k), self._query_model.identity, **only)
         return [self._to_hits(r, dense.top_k) for r in found]
 
-    def _bm25_search(self, queries: list[str]) -> list[list[Hit]]:
+    def _bm25_search(self, queries: list[str], allowed: tuple[str, frozenset[str]] | None = None) -> list[list[Hit]]:
         bm25 = self.params.bm25
         assert bm25 is not None and self._bm25 is not None
-        found = self._bm25.search_many(queries, self._unit_k(bm25.top_k))
+        positions = self._positions("bm25", self._bm25.ids, allowed)
+        if positions is None:
+            found = self._bm25.search_many(queries, self._unit_k(bm25.top_k))
+        else:
+            found = [self._bm25.search(q, self._unit_k(bm25.top_k), allowed=positions) for q in queries]
         return [self._to_hits(f, bm25.top_k) for f in found]
+
+    def _positions(self, index: str, ids: list[str], allowed: tuple[str, frozenset[str]] | None) -> np.ndarray | None:
+        """Positions in an index's ``ids`` of the passages of the allowed documents (None: no filter).
+
+        ``allowed`` is (resolved filter key, allowed document ids); positions are cached by the key.
+        """
+        if allowed is None:
+            return None
+        key = (index, allowed[0])
+        found = self._allowed.get(key)
+        if found is None:
+            docs = allowed[1]
+            found = np.asarray([i for i, pid in enumerate(ids) if self.passages.doc_of(pid) in docs], dtype=np.int64)
+            if len(self._allowed) > 1024:
+                self._allowed.clear()
+            self._allowed[key] = found
+        return found
 
     def _unit_k(self, k: int) -> int:
         # parent-child: several children may share a parent; over-fetch so k parents remain

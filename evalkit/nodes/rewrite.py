@@ -10,6 +10,24 @@ joined by ``+``) and ``rewrite_reason``.
 It owns the loop counter: every execution sets ``attempt`` = previous + 1 (first = 1),
 so each trace event carries the attempt it belongs to.
 
+**Conversations** (``history``: the eval record's earlier turns, oldest first). A
+follow-up such as "那二线城市呢？" or "What about tier-2 cities?" cannot be searched alone.
+With ``history.mode: follow_up`` (the default) a question is a follow-up when the record
+has earlier user turns and the question contains one of ``history.markers`` (那, 呢, 它,
+这个, what about, how about, it, they, ...; whole words for Latin script); ``always``
+treats every question with history as one, ``off`` ignores history. A follow-up is made
+standalone, and that standalone question is what every later step (dictionary, split,
+LLM rewrite, retries) works on and what is searched in place of the bare follow-up:
+
+- offline (documented rule, TREC CAsT's "concatenate earlier turns" baseline): the last
+  ``history.turns`` user turns, then the question, joined by spaces;
+- with ``llm``: the model rewrites the conversation's last question into a standalone
+  question (JSON ``{"query": ...}``); a failure takes the offline rule and is counted in
+  ``llm_fallback``.
+
+``rewrite_source`` then starts with ``history`` or ``history-llm``. ``question`` itself is
+never changed (rerank, grade and generate still see the user's words).
+
 **First attempt**, in this order:
 
 1. ``dictionary`` (from config): every entry whose key occurs in the question
@@ -55,7 +73,6 @@ YAML::
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -64,6 +81,7 @@ from pydantic import Field
 from evalkit.graph.node import Node, NodeParams, register_node
 from evalkit.graph.schema import (
     ATTEMPT,
+    HISTORY,
     LLM_FALLBACK,
     QUERIES,
     QUESTION,
@@ -74,10 +92,18 @@ from evalkit.graph.schema import (
     REWRITE_REASON,
     REWRITE_SOURCE,
     SUB_QUERIES,
+    Contract,
     Role,
 )
 from evalkit.llm.base import LLMError, LLMSpec
 from evalkit.models.embedders import ModelSpec
+from evalkit.nodes.conversation import (
+    STANDALONE_PROMPT,
+    HistoryRule,
+    fold,
+    is_follow_up,
+    standalone_offline,
+)
 
 REWRITE_PROMPT = (
     "You rewrite questions into search queries for a document retrieval system. "
@@ -104,6 +130,8 @@ class SimilarityGuard(NodeParams):
 class RewriteParams(NodeParams):
     dictionary: dict[str, list[str]] = Field(default_factory=dict,
                                              description="term found in the question -> expansions appended")
+    history: HistoryRule = Field(default=HistoryRule(), description="how conversation history makes a "
+                                 "follow-up standalone (docs/nodes.md, Conversations)")
     split: bool = Field(default=True, description="split a comparison (A and B, A 还是 B...) into one "
                         "sub-query per member")
     max_subqueries: int = Field(default=3, ge=0, description="at most this many sub-queries")
@@ -114,11 +142,6 @@ class RewriteParams(NodeParams):
     system_prompt: str = Field(default=REWRITE_PROMPT, description="the llm's instructions")
     similarity_guard: SimilarityGuard | None = Field(default=None, description="drop rewrites too similar to "
                                                      "the question to help")
-
-
-def fold(text: str) -> str:
-    """Case-folded NFKC text with collapsed white space (how queries and terms are compared)."""
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
 def dictionary_expansions(question: str, dictionary: Mapping[str, Sequence[str]]) -> tuple[list[str], list[str]]:
@@ -208,6 +231,12 @@ class QueryRewrite(Node[RewriteParams]):
     role = Role.REWRITER
     reads = (QUESTION, ATTEMPT)
     optional_reads = (REWRITE_HISTORY, REFLECTION)  # absent before the first rewrite / without a grader
+
+    @classmethod
+    def contract(cls, params: RewriteParams) -> Contract:
+        base = super().contract(params)
+        extra = frozenset({HISTORY}) if params.history.mode != "off" else frozenset()
+        return Contract(base.reads | extra, base.optional_reads, base.writes, base.optional_writes)
     writes = (ATTEMPT, QUERIES, REWRITE, SUB_QUERIES, REWRITE_SOURCE, REWRITE_REASON, REWRITE_HISTORY, REWRITE_FUTILE)
     optional_writes = (LLM_FALLBACK,)
     Params = RewriteParams
@@ -222,16 +251,22 @@ class QueryRewrite(Node[RewriteParams]):
     def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
         p = self.params
         attempt = int(state.get("attempt") or 0) + 1
-        question = state["question"]
+        asked = state["question"]
         history = [list(h) for h in state.get("rewrite_history") or []]
         feedback = state.get("reflection") if attempt > 1 else None
         out: dict[str, Any] = {}
+        sources: list[str] = []
+        question, context = asked, ""  # the standalone question every step below works on
+        if p.history.mode != "off":
+            question, source, context = self._standalone(asked, state.get(HISTORY) or [], attempt, out)
+            sources += [source] if source else []
         subs = split_comparison(question, p.max_subqueries) if p.split else []
-        if attempt == 1 or not isinstance(feedback, Mapping):
-            rewrite, llm_subs, source, reason = self._first(question, attempt, out)
+        if attempt == 1 or not isinstance(feedback, Mapping):  # an llm-made standalone question is not rewritten again
+            rewrite, llm_subs, source, reason = self._first(question, attempt, out, "history-llm" not in sources)
         else:
             rewrite, llm_subs, source, reason = self._retry(question, feedback, history, attempt, out)
-        sources = [source] if source else []
+        reason = "; ".join(r for r in (context, reason) if r)
+        sources += [source] if source else []
         if subs:
             sources.append("split")
             reason = f"{reason}; split into {len(subs)} sub-queries"
@@ -246,6 +281,8 @@ class QueryRewrite(Node[RewriteParams]):
                 rewrite = None
         queries = [question] if p.include_original or (rewrite is None and not subs) else []
         queries = list(dict.fromkeys(queries + ([rewrite] if rewrite is not None else []) + subs))
+        if rewrite is None and fold(question) != fold(asked):
+            rewrite = question  # the standalone form of a follow-up is the rewrite
         key = sorted(fold(q) for q in queries)
         futile = attempt > 1 and any(sorted(fold(q) for q in h) == key for h in history)
         if futile:
@@ -255,12 +292,45 @@ class QueryRewrite(Node[RewriteParams]):
                     "rewrite_history": [*history, queries], "rewrite_futile": futile})
         return out
 
+    def _standalone(self, question: str, turns: Sequence[Mapping[str, Any]], attempt: int,
+                    out: dict[str, Any]) -> tuple[str, str, str]:
+        """(standalone question, source, reason): a follow-up made standalone with the earlier turns."""
+        rule = self.params.history
+        if not any(t.get("role") == "user" for t in turns):
+            return question, "", ""
+        if rule.mode == "follow_up" and not is_follow_up(question, rule.markers):
+            return question, "", ""
+        if self.client is not None:
+            try:
+                return self._ask_standalone(question, turns), "history-llm", "follow-up made standalone by the llm"
+            except Exception as exc:  # noqa: BLE001 - degrade to the offline rule, never crash
+                out["llm_fallback"] = fallback_record(self.name, attempt, exc)
+                note = f"llm failed ({out['llm_fallback']['kind']}); "
+        else:
+            note = ""
+        n = min(rule.turns, sum(1 for t in turns if t.get("role") == "user"))
+        return (standalone_offline(question, turns, rule.turns), "history",
+                f"{note}follow-up: the last {n} user turn(s) put before it")
+
+    def _ask_standalone(self, question: str, turns: Sequence[Mapping[str, Any]]) -> str:
+        """The LLM's standalone form of the conversation's last question; ``LLMError`` when unusable."""
+        if self.client is None:
+            raise LLMError("query_rewrite has no llm configured", kind="config")
+        lines = [f"{t.get('role')}: {t.get('content')}" for t in turns[-6:]]
+        user = "Conversation:\n" + "\n".join(lines) + f"\nuser: {question}\n\n" + STANDALONE_PROMPT
+        value, _ = self.client.chat_json(user, system=self.params.system_prompt, expect=dict, max_tokens=200)
+        query = value.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise LLMError(f"standalone reply has no 'query' string: {str(value)[:120]}", kind="bad_json")
+        return " ".join(query.split())
+
     # --- attempts ---------------------------------------------------------------------------
-    def _first(self, question: str, attempt: int, out: dict[str, Any]) -> tuple[str | None, list[str], str, str]:
+    def _first(self, question: str, attempt: int, out: dict[str, Any],
+               use_llm: bool = True) -> tuple[str | None, list[str], str, str]:
         keys, expansions = dictionary_expansions(question, self.params.dictionary)
         if expansions:
             return f"{question} {' '.join(expansions)}", [], "dictionary", f"dictionary: {', '.join(keys)}"
-        if self.client is not None:
+        if self.client is not None and use_llm:
             try:
                 rewrite, subs = self._ask(question, None, [])
                 return rewrite, subs, "llm", "llm rewrite"

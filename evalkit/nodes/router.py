@@ -36,7 +36,15 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from evalkit.graph.node import Node, NodeParams, register_node
-from evalkit.graph.schema import ATTEMPT, LLM_FALLBACK, QUESTION, ROUTE, ROUTE_REASON, ROUTE_SOURCE, Role
+from evalkit.graph.schema import (
+    ATTEMPT,
+    LLM_FALLBACK,
+    QUESTION,
+    ROUTE,
+    ROUTE_REASON,
+    ROUTE_SOURCE,
+    Role,
+)
 from evalkit.llm.base import LLMError, LLMSpec
 from evalkit.nodes.rewrite import fallback_record
 from evalkit.nodes.scheduler import Rule, classify

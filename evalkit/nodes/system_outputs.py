@@ -9,9 +9,22 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalkit.errors import EvalkitError
-from evalkit.graph.schema import (ABSTAINED, ANSWER, ANSWER_EVIDENCE, CITATIONS, EVIDENCE, GENERATOR,
-                                  INVALID_CITATIONS, OUTCOME, OUTCOME_ABSTAINED, OUTCOME_ANSWERED, RERANKED,
-                                  RETRIEVED, USED_DOCUMENTS, declare_field)
+from evalkit.graph.schema import (
+    ABSTAINED,
+    ANSWER,
+    ANSWER_EVIDENCE,
+    CITATIONS,
+    EVIDENCE,
+    GENERATOR,
+    INVALID_CITATIONS,
+    OUTCOME,
+    OUTCOME_ABSTAINED,
+    OUTCOME_ANSWERED,
+    RERANKED,
+    RETRIEVED,
+    USED_DOCUMENTS,
+    declare_field,
+)
 from evalkit.records import Hit
 
 HTTP_CALL = declare_field("http_call", "dict", "the http node's call: status, latency_ms, attempts, cache_hit, url "

@@ -156,5 +156,8 @@ def build_context(payload: dict[str, Any], resources: Any = None, memo: Any = No
         from evalkit.evalsets.evalset import AbstentionRules
 
         rules = AbstentionRules(tuple(rules["patterns"]), tuple(rules["not_patterns"]), rules["path"], rules["sha256"])
+    from evalkit.metrics.tenancy import document_tenants
+
     return QueryContext(graph, tuple(payload["metrics"]), generates=bool(payload.get("judge")), judge=judge,
-                        passages=view.passages(), scoring=Scoring.from_dict(payload.get("scoring")), abstention=rules)
+                        passages=view.passages(), scoring=Scoring.from_dict(payload.get("scoring")), abstention=rules,
+                        tenants=document_tenants(view.corpus.documents))

@@ -11,12 +11,14 @@ none, so zeros): a failure is a miss, never a hole in the average. Queries witho
 documents get no retrieval metrics. The record's relevance grades, the run's relevance
 level and its tie order (``Scoring``) are applied here and nowhere else. An answer is
 judged against the passages it was shown and scored with ``evalkit.metrics.answer``;
-LLM usage of the query (generation and judging) is collected in ``usage``.
+LLM usage of the query (generation and judging) is collected in ``usage``. The record's conversation ``history``,
+``tenant`` and ``attributes`` start the state; ``tenant_leak`` (``evalkit.metrics.tenancy``)
+and ``route_correct`` (``evalkit.metrics.routing``) are scored here too.
 """
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,11 +36,14 @@ from evalkit.graph.schema import (
     RERANKED,
     RETRIEVED,
     USED_DOCUMENTS,
+    Role,
 )
 from evalkit.llm.usage import Usage, usage_scope
 from evalkit.llm.usage import record as record_usage
 from evalkit.metrics import Scoring, order_ranking, score_query
 from evalkit.metrics.answer import score_answer
+from evalkit.metrics.routing import query_route_metrics
+from evalkit.metrics.tenancy import query_tenant_leaks
 from evalkit.nodes.system_outputs import EVIDENCE_TEXTS
 from evalkit.records import EvalRecord, Hit, QueryResult
 from evalkit.run.health import degradations
@@ -98,6 +103,12 @@ class QueryContext:
     passages: Any = None  # resolves evidence passage ids to the texts the answer is judged against
     scoring: Scoring = field(default_factory=Scoring)  # relevance level and tie order of the metrics
     abstention: Any = None  # the eval set's AbstentionRules (NAME.abstention.yaml), when it has some
+    tenants: Mapping[str, str] = field(default_factory=dict)  # doc id -> tenant (evalkit.metrics.tenancy)
+
+    @property
+    def routes(self) -> bool:
+        """Whether the variant has a router node (``route_accuracy`` applies)."""
+        return any(node.role is Role.ROUTER for node in self.graph.nodes.values())
 
 
 def score_outputs(record: EvalRecord, retrieved: Sequence[dict[str, Any]], final: Sequence[dict[str, Any]],
@@ -133,7 +144,8 @@ def score_outputs(record: EvalRecord, retrieved: Sequence[dict[str, Any]], final
 def run_query(ctx: QueryContext, record: EvalRecord) -> QueryResult:
     """Execute the graph on ``record``, then score its rankings and (if any) its answer."""
     with usage_scope() as usage:
-        outcome = ctx.graph.run(initial_state(record.id, record.question, record.lang))
+        outcome = ctx.graph.run(initial_state(record.id, record.question, record.lang, record.history, record.tenant,
+                                              record.attributes))
         state = outcome.state
         trace = [e.to_dict() for e in outcome.trace]
         degraded = degradations(trace)
@@ -145,14 +157,21 @@ def run_query(ctx: QueryContext, record: EvalRecord) -> QueryResult:
                                            scoring=ctx.scoring, degraded=bool(degraded))
     top1 = state[RERANK_SCORES][0] if state.get(RERANK_SCORES) else None
     result_outcome = state.get(OUTCOME) or ("failed" if outcome.failed else "completed")
-    return QueryResult(
+    result = QueryResult(
         query_id=record.id, question=record.question, gold_doc_ids=list(record.relevant_doc_ids),
         retrieved=retrieved, reranked=reranked, metrics=scores, trace=trace,
         error=outcome.error, outcome=result_outcome, type=record.type, lang=record.lang,
         rerank_top1=None if top1 is None else round(float(top1), 6), generation=generation,
         usage={k: v.to_dict() for k, v in sorted(usage.items())}, degraded=degraded,
-        gold_relevance=dict(record.relevance) if record.relevance is not None else None,
+        gold_relevance=dict(record.relevance) if record.relevance is not None else None, tenant=record.tenant,
+        gold_route=record.gold_route,
     )
+    leaks = query_tenant_leaks(result, ctx.tenants)
+    if leaks is not None:
+        result.tenant_leaks = leaks
+        result.metrics["tenant_leak"] = float(bool(leaks))
+    result.metrics.update(query_route_metrics(result, ctx.routes))
+    return result
 
 
 def _ordered(ranking: Sequence[dict[str, Any]], ties: str) -> list[str]:

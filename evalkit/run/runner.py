@@ -27,6 +27,7 @@ from evalkit.index.corpus import load_corpus
 from evalkit.index.resources import Resources
 from evalkit.metrics import DEFAULT_METRICS, Scoring, parse_metric
 from evalkit.metrics.agentic import add_loop_metrics
+from evalkit.metrics.tenancy import document_tenants
 from evalkit.records import RunSummary
 from evalkit.run.executors import EXECUTORS, build_on_ray, run_local, run_ray
 from evalkit.run.query import QueryContext
@@ -156,6 +157,7 @@ def _run_variants(eval_set: EvalSet, configs: Sequence[GraphConfig], options: Ru
     ref = summary.eval_set
     judge = _make_judge(options, configs, resources)
     memo = WorkMemo() if options.share_work else None
+    tenants = document_tenants(corpus.documents)
     for config in configs:
         t0 = time.perf_counter()
         view = resources.for_variant(config.chunking, config.seed, Path(config.source).parent)
@@ -187,7 +189,7 @@ def _run_variants(eval_set: EvalSet, configs: Sequence[GraphConfig], options: Ru
         try:
             ctx = QueryContext(graph, options.metrics, generates=generates(config),
                                judge=judge if generates(config) else None, passages=view.passages(),
-                               scoring=options.scoring, abstention=eval_set.abstention)
+                               scoring=options.scoring, abstention=eval_set.abstention, tenants=tenants)
             if payload is None and todo and options.prepare:
                 graph.prepare([r.question for r in todo])  # batch work (e.g. query encoding) before the loop
             for result in _run_all(ctx, payload, todo, options, config.name):

@@ -6,18 +6,18 @@ runner, the Ray executor and analysis tools all summarise a variant the same way
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from evalkit.graph.events import events_of, guard_ran, guard_tripped
 from evalkit.graph.schema import Role
-from evalkit.run.health import degraded_metrics
 from evalkit.llm.usage import Usage
 from evalkit.metrics import DEFAULT_METRICS, aggregate
 from evalkit.metrics.agentic import aggregate_loops
 from evalkit.metrics.answer import aggregate_answers
-from typing import Any
-
+from evalkit.metrics.routing import aggregate_routing
+from evalkit.metrics.tenancy import aggregate_tenancy
 from evalkit.records import QueryResult, VariantSummary
-
+from evalkit.run.health import degraded_metrics
 
 
 def variant_metrics(results: Sequence[QueryResult], retrieval: Sequence[str] = DEFAULT_METRICS
@@ -43,6 +43,8 @@ def variant_metrics(results: Sequence[QueryResult], retrieval: Sequence[str] = D
     metrics.update(aggregate_loops(results))  # reflection loops / router: evalkit.metrics.agentic
     metrics.update(degraded_metrics(results))  # calls that failed for good: evalkit.run.health
     metrics.update(finish_metrics(results))
+    metrics.update(aggregate_tenancy(results))  # tenant_leak_rate: evalkit.metrics.tenancy
+    metrics.update(aggregate_routing(results))  # route_accuracy: evalkit.metrics.routing
     return metrics, len(results) - len(answerable)
 
 

@@ -153,3 +153,70 @@ def test_after_max_llm_failures_the_rest_skip_the_llm(view, fault_server, llm_sp
     assert [g["by"] for g in out["graded"]] == ["rule (llm failed)", "rule (llm skipped)", "rule (llm skipped)"]
     assert len(fault_server.requests) == 1
     assert out["llm_fallback"]["failed_calls"] == 1 and out["llm_fallback"]["judged_by_rule"] == 3
+
+
+# --- gate as a condition (evalkit.graph.conditions) -----------------------------------------------
+
+OR_GATE = {"any": [{"field": "n_relevant", "ge": 3}, {"field": "atoms_covered", "eq": True}]}
+
+
+def test_an_or_gate_passes_on_either_branch(view):
+    # nothing relevant (min_cosine 0.99), but the question's code ZX-100 is stated by the kept (rescued) evidence
+    g = grade(view, offline={"min_cosine": 0.99}, gate=OR_GATE)
+    covered = g.run(state("How much does the ZX-100 cost?", hits(view, "d-noise", "d-price")))
+    assert covered["grade_decision"] == "generate", covered["grade_reason"]
+    # the same question about a code no document states: neither branch holds
+    missing = g.run(state("How much does the ZX-900 cost?", hits(view, "d-noise", "d-price")))
+    assert missing["grade_decision"] == "rewrite"
+    assert "gate failed: any(n_relevant=0 >= 3, atoms_covered=False == True)" in missing["grade_reason"]
+    # three relevant candidates pass although a code is missing
+    loose = grade(view, offline={"min_cosine": 0.0, "min_coverage": 0.0}, gate=OR_GATE)
+    three = loose.run(state("How much does the ZX-900 cost?", hits(view, "d-noise", "d-price", "d-spec")))
+    assert three["grade_decision"] == "generate" and len(three["evidence"]) == 3
+    # the built-in AND gate (require_atoms) refuses that same case
+    strict = grade(view, offline={"min_cosine": 0.0, "min_coverage": 0.0})
+    assert strict.run(state("How much does the ZX-900 cost?",
+                            hits(view, "d-noise", "d-price", "d-spec")))["grade_decision"] == "rewrite"
+
+
+def test_gate_conditions_are_checked_at_load_with_file_line():
+    import textwrap
+
+    import pytest
+
+    from evalkit.errors import ConfigError
+    from evalkit.graph.config import read_config_yaml
+
+    text = textwrap.dedent("""\
+        name: g
+        nodes:
+          retrieve: {type: retrieve, params: {bm25: {}}}
+          grade:
+            type: grade
+            params:
+              embedder: toy
+              gate:
+                any:
+                  - {field: n_relevant, ge: 3}
+                  - {field: atoms_coverd, eq: true}
+        edges: {start: retrieve, retrieve: grade, grade: end}
+        """)
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "g.yaml"
+        path.write_text(text)
+        data, lines = read_config_yaml(path)
+        with pytest.raises(ConfigError) as info:
+            config_from_dict(data, source=str(path), lines=lines)
+        assert f"{path}:11: nodes.grade.params.gate.any[1].field: unknown gate variable 'atoms_coverd'; " \
+               "did you mean 'atoms_covered'?" in str(info.value)
+        for bad, message in [({"field": "n_relevant", "ge": "three"}, "cannot compare it with 'three'"),
+                             ({"field": "atoms_covered", "lt": 1}, "needs a number or a string")]:
+            data["nodes"]["grade"]["params"]["gate"] = bad
+            with pytest.raises(ConfigError, match=message):
+                config_from_dict(data, source=str(path), lines=lines)
+        data["nodes"]["grade"]["params"].update(gate=OR_GATE, min_relevant=2)
+        with pytest.raises(ConfigError, match="'gate' replaces min_relevant"):
+            config_from_dict(data, source=str(path), lines=lines)

@@ -142,3 +142,60 @@ def test_a_retry_keeps_the_dictionary_expansion():
     second = rw.run(state(q, **{k: first[k] for k in ("attempt", "rewrite_history")},
                           reflection={"add_terms": ["HR portal"], "missing_terms": []}))
     assert second["rewrite"] == f"{q} HR portal parental leave" and not second["rewrite_futile"]
+
+
+# --- conversations: history ------------------------------------------------------------------------
+
+ZH_HISTORY = [{"role": "user", "content": "按2026年的差旅制度，去一线城市出差每晚住宿最多能报多少钱？"},
+              {"role": "assistant", "content": "每晚不超过 750 元。"}]
+EN_HISTORY = [{"role": "user", "content": "What is the hotel cap in tier-1 cities?"},
+              {"role": "assistant", "content": "750 yuan per night."},
+              {"role": "user", "content": "Does the cap include breakfast?"},
+              {"role": "assistant", "content": "No."}]
+
+
+def test_a_follow_up_is_made_standalone_with_the_earlier_user_turn():
+    out = node().run(state("那二线城市呢？", history=ZH_HISTORY))
+    standalone = "按2026年的差旅制度，去一线城市出差每晚住宿最多能报多少钱？ 那二线城市呢？"
+    assert out["queries"] == [standalone]  # the bare follow-up is not searched
+    assert out["rewrite"] == standalone and out["rewrite_source"] == "history"
+    assert "follow-up: the last 1 user turn(s)" in out["rewrite_reason"]
+    en = node(history={"turns": 2}).run(state("What about tier-2 cities?", history=EN_HISTORY))
+    assert en["queries"] == ["What is the hotel cap in tier-1 cities? Does the cap include breakfast? "
+                             "What about tier-2 cities?"]
+
+
+def test_questions_that_are_not_follow_ups_keep_their_own_words():
+    out = node().run(state("How many days of parental leave do employees get?", history=EN_HISTORY))
+    assert out["queries"] == ["How many days of parental leave do employees get?"] and out["rewrite"] is None
+    # Latin-script markers are whole words: "itinerary" holds "it" but is not a follow-up
+    assert node().run(state("Who approves the itinerary?", history=EN_HISTORY))["rewrite"] is None
+    assert node().run(state("那二线城市呢？"))["rewrite"] is None  # no history: nothing to resolve
+    off = node(history={"mode": "off"}).run(state("那二线城市呢？", history=ZH_HISTORY))
+    assert off["queries"] == ["那二线城市呢？"]
+    always = node(history={"mode": "always"}).run(state("How many days of leave?", history=EN_HISTORY))
+    assert always["queries"] == ["Does the cap include breakfast? How many days of leave?"]
+
+
+def test_history_is_read_only_when_used():
+    assert "history" in QueryRewrite.contract(RewriteParams()).reads
+    assert "history" not in QueryRewrite.contract(RewriteParams(history={"mode": "off"})).reads
+
+
+def test_the_llm_makes_a_follow_up_standalone(view, fault_server, llm_spec):
+    fault_server.push("text:" + json.dumps({"query": "按2026年差旅制度，二线城市每晚住宿最多能报多少钱？"}))
+    out = node(view, llm=llm_spec).run(state("那二线城市呢？", history=ZH_HISTORY))
+    assert out["queries"] == ["按2026年差旅制度，二线城市每晚住宿最多能报多少钱？"]
+    assert out["rewrite_source"] == "history-llm" and "llm_fallback" not in out
+    assert len(fault_server.requests) == 1  # the standalone question is not rewritten a second time
+    prompt = fault_server.requests[0].body["messages"][-1]["content"]
+    assert "user: 按2026年的差旅制度" in prompt and "assistant: 每晚不超过 750 元。" in prompt
+
+
+@pytest.mark.parametrize("script", [("500",), ("text:" + json.dumps({"answer": "750"}),)])
+def test_an_llm_failure_takes_the_offline_rule_and_is_counted(view, fault_server, llm_spec, script):
+    fault_server.push(*script, "500")  # the standalone call fails; then the ordinary rewrite's call fails too
+    out = node(view, llm=llm_spec).run(state("那二线城市呢？", history=ZH_HISTORY))
+    assert out["queries"] == ["按2026年的差旅制度，去一线城市出差每晚住宿最多能报多少钱？ 那二线城市呢？"]
+    assert out["rewrite_source"].startswith("history") and out["llm_fallback"]["node"] == "rewrite"
+    assert "llm failed" in out["rewrite_reason"]

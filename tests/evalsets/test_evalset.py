@@ -358,3 +358,37 @@ def test_stats_counts(frozen: Path) -> None:
     assert s["versions"][0]["lines"] == 3
     pinned = stats("demo@v1")
     assert (pinned["records"], pinned["unfrozen"]) == (3, 0)
+
+
+TURN = {"role": "user", "content": "Hotel cap in tier-1 cities?"}
+
+
+@pytest.mark.parametrize("line, expected", [
+    (rec(history="earlier"), ':1: history: expected a list of turns'),
+    (rec(history=[TURN, {"role": "bot", "content": "hi"}]), ':1: history[1].role: expected one of user, assistant, '
+                                                            'got "bot"'),
+    (rec(history=[{"role": "user", "content": " "}]), ":1: history[0].content: expected a non-empty string"),
+    (rec(history=[{**TURN, "time": 3}]), ":1: history[0]: expected {\"role\": ..., \"content\": ...} (nothing else)"),
+    (rec(tenant=""), ":1: tenant: expected a non-empty string"),
+    (rec(tenant=7), ":1: tenant: expected a non-empty string, got 7"),
+    (rec(gold_route=["vector"]), ":1: gold_route: expected a non-empty string"),
+    (rec(attributes=["dept"]), ":1: attributes: expected an object"),
+    (rec(attributes={"dept": {"name": "hr"}}), ":1: attributes.dept: expected a string, number, boolean or null"),
+    (rec(tennant="acme"), ":1: tennant: unknown field; did you mean 'tenant'?"),
+])
+def test_context_field_errors(ws: Path, line: str, expected: str) -> None:
+    path = write_set(ws, [line])
+    with pytest.raises(EvalSetError) as err:
+        validate(path)
+    assert f"eval_sets/demo.jsonl{expected}" in str(err.value)
+
+
+def test_context_fields_parse_and_count(ws: Path) -> None:
+    from evalkit.evalsets import stats
+
+    path = write_set(ws, [rec(id="a", history=[TURN, {"role": "assistant", "content": "750."}], tenant="acme",
+                              attributes={"dept": "finance", "level": 3, "remote": False, "as_of": None},
+                              gold_route="vector"), rec(id="b")])
+    validate(path)
+    s = stats(path)
+    assert (s["with_history"], s["with_gold_route"], s["by_tenant"]) == (1, 1, {"acme": 1})

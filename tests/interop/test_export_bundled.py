@@ -1,6 +1,6 @@
 """Every bundled graph config exports in every format, and the files read back to the run's numbers.
 
-The run is ``demo_slice_run`` (tests/conftest.py): all twelve ``graph_configs/*.yaml`` on
+The run is ``demo_slice_run`` (tests/conftest.py): every ``graph_configs/*.yaml`` on
 12 questions of the bundled demo (every type, both languages, two unanswerable) with
 real models. ``evalkit export`` writes parquet, CSV and TREC from it.
 Read back with pandas and pytrec_eval, every value is checked against the per-query

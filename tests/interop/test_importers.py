@@ -240,3 +240,22 @@ def test_cli_dataset_and_ragas(tmp_path: Path):
                               "--out-dir", str(tmp_path / "es")])
     assert res.exit_code == 0, res.output
     assert "deduped   4 repeated contexts" in res.output and "ignored   3 'response'" in res.output
+
+
+def test_context_columns_are_imported_and_checked(tmp_path: Path):
+    rows = [{"qid": "r1", "query": "What about tier-2 cities?", "positive_ids": ["p1"], "customer": "acme",
+             "turns": [{"role": "user", "content": "Hotel cap in tier-1 cities?"}], "gold_route": "vector",
+             "attributes": {"dept": "finance"}},
+            {"qid": "r2", "query": "What lowers cholesterol?", "positive_ids": ["p2"]}]
+    jsonl = tmp_path / "q.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    mapping = parse_mapping([*MAP[:3], "tenant=customer", "history=turns"], EVAL_FIELDS)
+    _import(tmp_path, jsonl, mapping=mapping)
+    first, second = load_eval_set(tmp_path / "eval_sets" / "qa.jsonl").records
+    assert first.tenant == "acme" and first.gold_route == "vector" and first.attributes == {"dept": "finance"}
+    assert first.history == ({"role": "user", "content": "Hotel cap in tier-1 cities?"},)
+    assert second.tenant is None and second.history == () and second.attributes == {}
+    rows[0]["turns"] = [{"role": "bot", "content": "hi"}]
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(EvalkitError, match=r"history\[0\].role: expected one of user, assistant"):
+        _import(tmp_path, jsonl, mapping=mapping, force=True)
