@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from pathlib import Path
 
-import numpy as np
 import pytest
+from fakes import BagOfWords
 
 from evalkit.index.corpus import Corpus
 from evalkit.index.resources import Resources
@@ -30,25 +29,7 @@ DOCS = [
 ]
 
 
-class ToyEmbedder:
-    """Hashed bag-of-words vectors (words and CJK characters), L2-normalised."""
-
-    identity = "toy-bow/v1"
-    dim = 64
-
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, t in enumerate(texts):
-            for w in re.findall(r"[a-z0-9]+|[\u4e00-\u9fff]", t.lower()):
-                out[i, int(hashlib.md5(w.encode()).hexdigest(), 16) % self.dim] += 1.0
-            out[i, 0] += 0.1  # never a zero vector
-        return out / np.linalg.norm(out, axis=1, keepdims=True)
-
-    encode_queries = _encode
-    encode_passages = _encode
-
-
-EMBEDDERS.setdefault("toy", lambda spec: ToyEmbedder())
+EMBEDDERS.setdefault("toy", lambda spec: BagOfWords("toy-bow/v1"))
 
 DOCUMENT_CHUNKING = {"method": "document", "prepend_title": True}
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 
 import numpy as np
 import pytest
+from fakes import BagOfWords
 from pydantic import ValidationError
 
 from evalkit.errors import ConfigError
@@ -17,7 +17,14 @@ from evalkit.index.resources import Resources
 from evalkit.models.embedders import EMBEDDERS
 from evalkit.nodes.compress import Compress, CompressParams
 from evalkit.nodes.dedupe import Dedupe, dedupe
-from evalkit.nodes.evidence import MMR, MMRParams, Reorder, ReorderParams, lost_in_the_middle, mmr_order
+from evalkit.nodes.evidence import (
+    MMR,
+    MMRParams,
+    Reorder,
+    ReorderParams,
+    lost_in_the_middle,
+    mmr_order,
+)
 from evalkit.nodes.generate import Generate, GenerateParams, parse_triples
 from evalkit.records import Document, Hit
 
@@ -30,24 +37,7 @@ DOCS = [
 ]
 
 
-class WordEmbedder:
-    """Hashed bag of words (and CJK characters), L2-normalised: deterministic and instant."""
-
-    identity = "mech-bow/v1"
-    dim = 64
-
-    def _encode(self, texts):
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, t in enumerate(texts):
-            for w in re.findall(r"[a-z0-9]+|[\u4e00-\u9fff]", t.lower()):
-                out[i, int(hashlib.md5(w.encode()).hexdigest(), 16) % self.dim] += 1.0
-            out[i, 0] += 0.1
-        return out / np.linalg.norm(out, axis=1, keepdims=True)
-
-    encode_queries = encode_passages = _encode
-
-
-EMBEDDERS.setdefault("mech-bow", lambda spec: WordEmbedder())
+EMBEDDERS.setdefault("mech-bow", lambda spec: BagOfWords("mech-bow/v1"))
 
 
 @pytest.fixture

@@ -7,13 +7,11 @@ filter does not, and work sharing across variants and tenants changes no record.
 """
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from pathlib import Path
 
-import numpy as np
 import pytest
+from fakes import BagOfWords
 
 from evalkit.evalsets import freeze, load_eval_set
 from evalkit.graph import config_from_dict
@@ -23,26 +21,7 @@ from evalkit.records import Document
 from evalkit.run.runner import RunOptions, run_eval
 from evalkit.run.store import read_results
 
-
-class _BagOfWords:
-    """A deterministic hashed bag-of-words embedder (words and CJK characters), L2-normalised."""
-
-    identity = "tenancy-bow/v1"
-    dim = 64
-
-    def _encode(self, texts):
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, t in enumerate(texts):
-            for w in re.findall(r"[a-z0-9]+|[\u4e00-\u9fff]", t.lower()):
-                out[i, int(hashlib.md5(w.encode()).hexdigest(), 16) % self.dim] += 1.0
-            out[i, 0] += 0.1
-        return out / np.linalg.norm(out, axis=1, keepdims=True)
-
-    encode_queries = _encode
-    encode_passages = _encode
-
-
-EMBEDDERS.setdefault("tenancy-bow", lambda spec: _BagOfWords())
+EMBEDDERS.setdefault("tenancy-bow", lambda spec: BagOfWords("tenancy-bow/v1"))
 
 DOCS = [  # id, title, text, metadata
     ("acme-travel", "Travel policy", "Hotel cap per night in tier-1 cities is 750 yuan. Tier-2 cities: 500 yuan.",

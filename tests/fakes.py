@@ -1,0 +1,31 @@
+"""Stand-ins the tests share (importable as ``fakes``: pyproject puts tests/ on the path).
+
+``BagOfWords`` replaces a bi-encoder where a test needs instant, deterministic vectors; the
+real embedders are tested on their own in tests/models.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+
+import numpy as np
+
+
+class BagOfWords:
+    """Hashed bag-of-words vectors (words and CJK characters), L2-normalised: deterministic and instant."""
+
+    dim = 64
+
+    def __init__(self, identity: str):
+        self.identity = identity
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in re.findall(r"[a-z0-9]+|[\u4e00-\u9fff]", t.lower()):
+                out[i, int(hashlib.md5(w.encode()).hexdigest(), 16) % self.dim] += 1.0
+            out[i, 0] += 0.1  # never a zero vector
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+    encode_queries = _encode
+    encode_passages = _encode
