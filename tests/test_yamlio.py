@@ -33,7 +33,7 @@ def test_two_nodes_of_one_name_are_refused_with_both_lines(tmp_path: Path):
     ("a: 1\nb: 2\na: 3\n", "a", (1, 3)),
     ("x:\n  y: 1\n  z: 2\n  y: 3\n", "x.y", (2, 4)),
     ("cases: {true: a, True: b}\n", "cases.True", (1, 1)),  # both are the boolean true
-    ("l:\n  - {k: 1, k: 2}\n", "l.k", (2, 2)),
+    ("l:\n  - {k: 1, k: 2}\n", "l[0].k", (2, 2)),  # list items by index
 ])
 def test_duplicates_anywhere(text, where, lines):
     with pytest.raises(YamlError) as info:

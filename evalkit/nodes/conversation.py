@@ -33,7 +33,9 @@ FOLLOW_UP_MARKERS = ("那", "呢", "它", "这个", "那个", "这些", "那些"
 class HistoryRule(NodeParams):
     """How earlier turns of a conversation make a follow-up question standalone (module docstring)."""
 
-    mode: Literal["follow_up", "always", "off"] = "follow_up"
+    mode: Literal["follow_up", "always", "off"] = Field(
+        default="follow_up", description="follow_up: rewrite questions with a follow-up marker; always: every "
+        "question with history; off: ignore history")
     turns: int = Field(default=1, ge=1, description="earlier user turns put before the question (offline rule)")
     markers: list[str] = Field(default_factory=lambda: list(FOLLOW_UP_MARKERS),
                                description="a question containing one of these is a follow-up")
