@@ -79,6 +79,8 @@ class Node(Generic[P]):
         self.context: dict[str, Any] = {}  # the variant context that changes outputs (chunking, seed)
         self.work: WorkMemo | None = None  # shared work across variants (set by build_graph)
         self.identity: str | None = None  # type + params + context + fingerprint (set by build_graph)
+        self._parts: list[tuple[dict[str, Any], tuple[str, ...]]] | None = None  # shared_parts(params), once
+        self._part_ids: list[tuple[Any, dict[str, Any], str]] = []  # (part, context, identity) seen by shared
 
     def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
         raise NotImplementedError
@@ -126,21 +128,42 @@ class Node(Generic[P]):
         """
         return []
 
+    def parts(self) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
+        """``shared_parts(self.params)``, computed once per node (params are frozen): pass these
+        descriptions to :meth:`shared` and their identities are computed once too."""
+        if self._parts is None:
+            self._parts = self.shared_parts(self.params)
+        return self._parts
+
+    def part_identity(self, part: Mapping[str, Any]) -> str:
+        """``memo.part_identity(part, self.context)``, remembered for the descriptions of :meth:`parts`.
+
+        A remembered identity is used only for the very same description object (never edited:
+        nodes treat their parts as read-only) in an equal context; any other part is hashed anew.
+        """
+        from evalkit.graph.memo import part_identity
+
+        known = self._part_ids
+        for seen, context, identity in known:
+            if seen is part and context == self.context:
+                return identity
+        identity = part_identity(part, self.context)
+        if any(part is p for p, _ in self.parts()):
+            known[:] = [k for k in known if k[0] is not part]
+            known.append((part, dict(self.context), identity))
+        return identity
+
     def shared(self, part: Mapping[str, Any], inputs: Any, compute: Callable[[], T]) -> T:
         """``compute()``, done once per (part, inputs) for all variants of an invocation (when sharing is on)."""
         if self.work is None:
             return compute()
-        from evalkit.graph.memo import part_identity
-
-        return self.work.shared(part_identity(part, self.context), inputs, compute)
+        return self.work.shared(self.part_identity(part), inputs, compute)
 
     def has_shared(self, part: Mapping[str, Any], inputs: Any) -> bool:
         """Whether :meth:`shared` would reuse a value (another variant computed it); counts nothing."""
         if self.work is None:
             return False
-        from evalkit.graph.memo import part_identity
-
-        return self.work.has(part_identity(part, self.context), inputs)
+        return self.work.has(self.part_identity(part), inputs)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"

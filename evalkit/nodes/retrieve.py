@@ -208,7 +208,7 @@ class Retrieve(Node[RetrieveParams]):
         self._prepared = {}
         if self._filter is not None:
             return  # each query searches its own allowed id set
-        for part, _ in self.shared_parts(self.params):
+        for part, _ in self.parts():
             skip: Callable[[str], bool] = partial(self._searched_elsewhere, part)
             self._prepared[part["search"]] = _Batch(unique, searches[part["search"]], skip)
 
@@ -250,7 +250,7 @@ class Retrieve(Node[RetrieveParams]):
         inputs: Any = tuple(queries) if allowed is None else (tuple(queries), allowed[0])
         channels: dict[str, list[list[Hit]]] = {}
         search_ms = 0.0
-        for part, _ in self.shared_parts(self.params):
+        for part, _ in self.parts():
             channel = part["search"]
             batch = self._prepared.get(channel)
             if batch is not None and allowed is None and len(queries) == 1 and queries[0] in batch:
