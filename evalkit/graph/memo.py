@@ -31,9 +31,12 @@ import hashlib
 import json
 import pickle
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from array import array
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
+
+from evalkit.records import Hit
 
 T = TypeVar("T")
 ABSENT = "\x00absent"  # how a field that was not in the state is keyed (never a real value)
@@ -53,13 +56,69 @@ def part_identity(part: Mapping[str, Any], context: Mapping[str, Any]) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:24]
 
 
-def inputs_digest(pairs: Iterable[tuple[str, Any]]) -> str | None:
-    """A digest of ``(field, value)`` pairs; None when a value cannot be pickled (then nothing is shared)."""
+Digest = tuple[Any, ...]
+"""What :func:`inputs_digest` returns: a hashable key whose equality implies equal values."""
+
+
+def inputs_digest(pairs: Iterable[tuple[str, Any]]) -> Digest | None:
+    """A key for ``(field, value)`` pairs; None when a value cannot be pickled (then nothing is shared).
+
+    The key is an exact, type-tagged rendering of the values (:func:`_key`), not a hash: two keys
+    are equal only when the values are equal and of the same types, so a dict keyed by it cannot
+    confuse two inputs. Rankings (lists of ``Hit``) and plain data cost one pass over their items;
+    anything else is keyed by its pickle, as before.
+    """
     try:
-        blob = pickle.dumps(tuple(pairs), protocol=4)
+        return tuple((str(f), _key(v)) for f, v in pairs)
     except (pickle.PicklingError, TypeError, AttributeError):
         return None
-    return hashlib.sha256(blob).hexdigest()
+
+
+_SCALARS = (int, bool)
+
+
+def _key(value: Any) -> Any:
+    """An exact, hashable stand-in for ``value`` (see :func:`inputs_digest`).
+
+    Strings and None stand for themselves; every other kind is a tuple whose first item names
+    the kind, so ``1``, ``1.0``, ``True`` and ``"1"`` (equal or alike to ``==``) never share a key.
+    Floats are keyed by their bits (``0.0`` and ``-0.0`` differ, as their pickles did).
+    Containers must be exactly ``list``/``tuple``/``dict`` (a dict's key keeps its order) and a
+    ``Hit`` exactly a ``Hit`` with ``str`` ids and a ``float`` score; anything else, subclasses
+    included, is keyed by its pickle.
+    """
+    kind = type(value)
+    if kind is str or value is None:
+        return value
+    if kind is list or kind is tuple:
+        ranking = _ranking_key(value)
+        if ranking is not None:
+            return ("hits" if kind is list else "hit-tuple", *ranking)
+        return ("list" if kind is list else "tuple", *(_key(v) for v in value))
+    if kind is Hit:
+        ranking = _ranking_key((value,))
+        if ranking is not None:
+            return ("hit", *ranking)
+    if kind is dict:
+        return ("dict", *((_key(k), _key(v)) for k, v in value.items()))
+    if kind is float:
+        return ("float", array("d", (value,)).tobytes())
+    if kind in _SCALARS:
+        return (kind.__name__, value)
+    return ("pickle", pickle.dumps(value, protocol=4))
+
+
+def _ranking_key(hits: Sequence[Any]) -> tuple[tuple[str, ...], tuple[str, ...], bytes] | None:
+    """(ids, document ids, score bits) of a non-empty sequence of plain ``Hit`` s; None for anything else."""
+    if not hits or not all(type(h) is Hit for h in hits):
+        return None
+    ids = tuple([h.id for h in hits])
+    docs = tuple([h.doc_id for h in hits])
+    scores = [h.score for h in hits]
+    if all(type(s) is float for s in scores) and all(type(i) is str for i in ids) and \
+            all(type(d) is str for d in docs):
+        return ids, docs, array("d", scores).tobytes()
+    return None
 
 
 @dataclass(frozen=True)
@@ -76,8 +135,8 @@ class WorkMemo:
 
     def __init__(self) -> None:
         # identity -> [(fields read, {digest of their values: Stored})]
-        self._nodes: dict[str, list[tuple[tuple[str, ...], dict[str, Stored]]]] = {}
-        self._parts: dict[tuple[str, str], Any] = {}
+        self._nodes: dict[str, list[tuple[tuple[str, ...], dict[Digest, Stored]]]] = {}
+        self._parts: dict[tuple[str, Digest], Any] = {}
         self._lock = threading.Lock()
         self.hits = self.misses = self.part_hits = self.part_misses = 0
 
