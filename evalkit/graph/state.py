@@ -95,7 +95,11 @@ def compact(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): compact(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        items = [compact(v) for v in value[:MAX_TRACE_ITEMS]]
+        head = value[:MAX_TRACE_ITEMS]
+        if all(type(v) is Hit for v in head):  # a ranking: the common case, without a call per hit
+            items = [[h.id, h.doc_id, round(float(h.score), 6)] for h in head]
+        else:
+            items = [compact(v) for v in head]
         if len(value) > MAX_TRACE_ITEMS:
             return {"n": len(value), "first": items}
         return items
