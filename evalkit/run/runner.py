@@ -184,6 +184,7 @@ def _run_variants(eval_set: EvalSet, configs: Sequence[GraphConfig], options: Ru
         todo = [r for r in eval_set.records if r.id not in kept]
         if kept:
             echo(f"{config.name}: resuming, {len(kept)} finished queries kept, {len(todo)} to run")
+        add_loop_metrics(kept.values())  # every per-query metric is in a result before its line is written
         store.start(kept[r.id] for r in eval_set.records if r.id in kept)
         results = dict(kept)
         try:
@@ -194,12 +195,12 @@ def _run_variants(eval_set: EvalSet, configs: Sequence[GraphConfig], options: Ru
                 graph.prepare([r.question for r in todo])  # batch work (e.g. query encoding) before the loop
             for result in _run_all(ctx, payload, todo, options, config.name):
                 results[result.query_id] = result
+                add_loop_metrics([result])  # per-query loop metrics into per_query.jsonl and MLflow
                 store.append(result)
         except BaseException:
             store.close(quiet=True)
             raise
         ordered = [results[r.id] for r in eval_set.records]
-        add_loop_metrics(ordered)  # per-query loop metrics into per_query.jsonl and MLflow
         store.finish(ordered)
         summary.variants[config.name] = variant_summary(
             ordered, options.metrics, config_path=config.source, config_sha256=config.sha256(),

@@ -7,7 +7,9 @@ every ``FSYNC_EVERY_S`` seconds, so a power loss costs at most that much work, w
 ``--resume`` re-runs) and ``run.json`` (the fingerprint of what produced it: eval set hash,
 config hash, metric names). ``--resume`` keeps the lines whose fingerprint matches and
 re-runs the rest, including queries that failed. On completion ``per_query.jsonl`` is
-rewritten in eval-set order, atomically. Every line and every JSON file is written through
+rewritten in eval-set order, atomically, unless its lines already are in that order (the
+usual case): then it is only fsynced, since a line is final when written (the runner adds
+every per-query metric before ``append``). Every line and every JSON file is written through
 :func:`evalkit.redact.dumps`: a key in an LLM's ``base_url`` or an error message never
 reaches the disk.
 """
@@ -114,6 +116,7 @@ class VariantStore:
         self._lock = threading.Lock()
         self._fh: Any = None
         self._synced = 0.0
+        self._written: list[str] = []  # query ids in the order their lines were written
 
     def resumable(self) -> dict[str, QueryResult]:
         """Finished (non-failed) results of an earlier run with the same fingerprint."""
@@ -152,13 +155,25 @@ class VariantStore:
     def _write(self, result: QueryResult) -> None:
         self._fh.write(redact.dumps(result.to_dict(), ensure_ascii=False) + "\n")
         self._fh.flush()
+        self._written.append(result.query_id)
         now = time.monotonic()
         if now - self._synced >= FSYNC_EVERY_S:
             os.fsync(self._fh.fileno())
             self._synced = now
 
     def finish(self, ordered: list[QueryResult]) -> None:
-        """Close the incremental file and rewrite it in eval-set order."""
+        """Close the incremental file, rewritten in eval-set order when its lines are not in that order.
+
+        ``ordered`` must be the results as they were appended (not changed since): lines already
+        in order are kept as written, so serialising every result a second time is saved.
+        """
+        if self._fh is not None and self._written == [r.query_id for r in ordered]:
+            try:
+                os.fsync(self._fh.fileno())
+            except OSError as exc:
+                raise output_error(self.path, exc, RESUME_HINT) from None
+            self.close()
+            return
         self.close()
         write_atomic(self.path, lambda fh: fh.writelines(redact.dumps(r.to_dict(), ensure_ascii=False) + "\n"
                                                         for r in ordered), hint=RESUME_HINT)

@@ -1,0 +1,55 @@
+"""per_query.jsonl is written once when its lines are already in eval-set order, and rewritten in
+order otherwise; either way the file holds exactly the ordered results' lines."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalkit import redact
+from evalkit.run import store as store_module
+from evalkit.run.store import VariantStore, read_results
+from evalkit.records import QueryResult
+
+
+def result(qid: str, score: float) -> QueryResult:
+    return QueryResult(query_id=qid, question=f"question {qid}?", gold_doc_ids=["d1"],
+                       retrieved=[{"doc_id": "d1", "score": score}], reranked=[], metrics={"hit@5": score},
+                       trace=[{"step": 0, "node": "retrieve", "wrote": {"retrieved": [["p1", "d1", score]]}}])
+
+
+def expected(results: list[QueryResult]) -> str:
+    return "".join(redact.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in results)
+
+
+@pytest.mark.parametrize("order", [[0, 1, 2], [1, 0, 2], [2, 1, 0]])
+def test_finished_file_holds_the_results_in_eval_set_order(tmp_path: Path, order: list[int], monkeypatch):
+    ordered = [result("q1", 0.5), result("q2", 0.25), result("q3", 1.0)]
+    rewrites: list[Path] = []
+    real = store_module.write_atomic
+
+    def counting(path, content, **kwargs):
+        if Path(path).name == "per_query.jsonl":
+            rewrites.append(Path(path))
+        return real(path, content, **kwargs)
+
+    monkeypatch.setattr(store_module, "write_atomic", counting)
+    store = VariantStore(tmp_path / "v", {"fingerprint": 1})
+    store.start([])
+    for i in order:
+        store.append(ordered[i])
+    store.finish(ordered)
+    assert store.path.read_text(encoding="utf-8") == expected(ordered)
+    assert [r.query_id for r in read_results(store.path)] == ["q1", "q2", "q3"]
+    assert len(rewrites) == (0 if order == [0, 1, 2] else 1)  # in order: the lines as written are kept
+    assert not (tmp_path / "v" / "per_query.jsonl.tmp").exists()
+
+
+def test_kept_results_of_a_resume_are_rewritten_in_order(tmp_path: Path):
+    ordered = [result("q1", 0.5), result("q2", 0.25), result("q3", 1.0)]
+    store = VariantStore(tmp_path / "v", {"fingerprint": 1})
+    store.start([ordered[1]])  # q2 was kept from an earlier run
+    store.append(ordered[0])
+    store.append(ordered[2])
+    store.finish(ordered)
+    assert store.path.read_text(encoding="utf-8") == expected(ordered)
