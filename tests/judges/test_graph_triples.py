@@ -35,11 +35,11 @@ def verdicts(judge, docs, question, answer, ids):
 
 @pytest.mark.parametrize("question,answer,ids", [
     ("How many days a week can I work from home?",
-     "Remote Work Policy --co_occurs--> following week [hr-008]\nFrequency: employees may work remotely 1 day "
-     "per week with their manager's approval. [hr-012]", ["hr-008", "hr-012"]),
+     ("Remote Work Policy --co_occurs--> following week [hr-008]\nFrequency: employees may work remotely 1 day "
+      "per week with their manager's approval. [hr-012]"), ["hr-008", "hr-012"]),
     ("What is the LX-300?",
-     "The LX-300 is an edge AI terminal with a built-in touch display, used for visual inspection, people "
-     "counting and operator dashboards. [prod-003]\nLX-300 --co_occurs--> LX-200 [prod-009]",
+     ("The LX-300 is an edge AI terminal with a built-in touch display, used for visual inspection, people "
+      "counting and operator dashboards. [prod-003]\nLX-300 --co_occurs--> LX-200 [prod-009]"),
      ["prod-003", "prod-009"]),
     ("Can I use a USB stick on my work laptop?", "USB --co_occurs--> Acceptable Use Policy [sec-003]", ["sec-003"]),
     ("LX-200 Pro 的主控芯片由哪家公司供应？", "岚屿微电子（合肥）有限公司 --co_occurs--> SoC [sup-001]", ["sup-001"]),
