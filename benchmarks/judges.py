@@ -52,11 +52,12 @@ An answer counts as "unsupported" when any of its claims is; ``not_checkable`` c
 counted separately. Exit code 0 (1 with ``--strict`` when the offline judge misses a
 target).
 
-To measure the reference answers through ``evalkit score`` once that command exists,
-write the reference answers as an answers file (``id``, ``question``, ``answer`` =
-``reference_answer``, ``retrieved`` = the gold document ids) and run
-``evalkit score --answers FILE --eval-set eval_sets/demo_kb.jsonl@v1 --name reference``;
-its ``hallucination_rate`` is the share flagged here (same judge, same evidence).
+The reference-answer figure is also measured through ``evalkit score``, the command a
+user runs on their own answers: ``benchmarks/reference_score.py`` writes the reference
+answers as an answers file (``answer`` = ``reference_answer``, ``retrieved`` = the gold
+document ids) and runs ``evalkit score --answers FILE --eval-set
+eval_sets/demo_kb.jsonl@v1 --name reference``; its flagged answers are the ones listed
+here (same judge, same evidence: the gold documents' texts).
 """
 from __future__ import annotations
 

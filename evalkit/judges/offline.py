@@ -54,9 +54,9 @@ from evalkit.judges.lexicon import negation_cues, term_found
 from evalkit.judges.polarity import check_polarity
 from evalkit.judges.values import Atom, AtomPool, fold
 
-__all__ = ["VERSION", "ClaimSignals", "OfflineJudge", "Thresholds"]
+__all__ = ["VERSION", "ClaimSignals", "OfflineJudge", "Thresholds", "triple_statement"]
 
-VERSION = 3  # bump when verdicts for the same inputs and thresholds change
+VERSION = 4  # bump when verdicts for the same inputs and thresholds change
 # answer courtesy, not claims: never checked (a claim with an atom is still checked)
 _BOILERPLATE = re.compile(
     r"^\W*(?:i\s+)?hope\s+(?:this|that|it)\s+helps|^\W*(?:please\s+)?(?:let\s+me\s+know|feel\s+free)|"
@@ -64,6 +64,8 @@ _BOILERPLATE = re.compile(
     r"^\W*(?:希望|但愿)(?:以上|这些|这)?(?:内容|回答|信息)?(?:对(?:你|您)有(?:所)?帮助|能帮到(?:你|您))|"
     r"^\W*如(?:果)?(?:有|还有)(?:其他|任何)?(?:问题|疑问)|^\W*(?:谢谢|感谢)", re.IGNORECASE)
 MIN_VERBATIM = 12  # characters: shorter claims ("Yes.", "3 天") are judged by the rules, not by containment
+# a graph fact the generator was shown and quoted ("LX-300 --co_occurs--> LX-200": nodes/generate.triple_text)
+_TRIPLE_CLAIM = re.compile(r"^(?P<a>\S.*?)\s+--(?P<rel>[^\s<>\-][^<>]*?)-->\s+(?P<b>\S.*)$")
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,26 @@ class Thresholds:
     flip_overlap: float = 0.75  # overlap at which a negated evidence clause counts as restated
     min_content: int = 1        # content words a claim without new atoms needs to be checkable
     min_novel: int = 2          # ... of which not in the question
+
+
+def triple_statement(claim: str) -> str:
+    """The statement a quoted graph triple stands for, as the rules check it.
+
+    ``A --co_occurs--> B`` says only that A and B appear together in its source, so it is
+    checked as "A and B" ("A、B"): both grounded in the evidence; a typed relation reads as words
+    (``A --supplied_by--> B`` as "A supplied by B"). The arrow notation itself is not a
+    claim atom: without this, ``co_occurs`` was taken for a code missing from the evidence.
+    Any other claim is returned unchanged.
+    """
+    m = _TRIPLE_CLAIM.match(claim.strip())
+    if not m:
+        return claim
+    rel = m.group("rel").strip()
+    if rel.lower() == "co_occurs":
+        middle = "、" if is_chinese(m.group("a") + m.group("b")) else " and "
+    else:
+        middle = f" {rel.replace('_', ' ')} "
+    return f"{m.group('a')}{middle}{m.group('b')}"
 
 
 def _squash(text: str) -> str:
@@ -144,9 +166,10 @@ class OfflineJudge:
         out: list[ClaimSignals] = []
         operands: list[Atom] = []  # grounded quantities of earlier claims (for derived numbers)
         for i, c in enumerate(claims):
-            unit = analyse(c)
+            unit = analyse(triple_statement(c))
             out.append(self._signals(unit, wins, pools, q_pool, q_terms, q_text, q_negated,
                                      sims[i] if sims else None, operands))
+            out[-1].claim = c  # verdicts name the claim as the answer wrote it
             operands += [a for a in unit.atoms if a.quantity is not None and any(p.supports(a) for p in pools.values())]
         passages = [(str(pid), _squash(fold(str(text)))) for pid, text in evidence]
         for s in out:  # a claim the evidence states word for word needs no further check
