@@ -22,6 +22,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -59,8 +60,13 @@ def make_bindir(root: Path) -> Path:
     return bindir
 
 
+TIMINGS: list[tuple[float, str, str]] = []  # (seconds, where, command): printed with -s, to keep the examples small
+
+
 def run_command(cmd: str, cwd: Path, env: dict[str, str], where: str) -> subprocess.CompletedProcess:
+    start = time.monotonic()
     res = subprocess.run(["bash", "-c", cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
+    TIMINGS.append((time.monotonic() - start, where, cmd.split("\n")[0][:90]))
     assert res.returncode == 0, f"{where}: `{cmd}` exited {res.returncode}\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
     return res
 
@@ -86,7 +92,7 @@ def write_slice(ws: Path, env: dict[str, str]) -> None:
 
 
 @pytest.fixture(scope="module")
-def base_workspace(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+def base_workspace(tmp_path_factory):
     """Data folders, the demo slice and its results, built once; each page gets a copy."""
     root = tmp_path_factory.mktemp("docs_examples")
     env = shell_env(make_bindir(root))
@@ -97,8 +103,10 @@ def base_workspace(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     write_slice(ws, env)
     configs = " ".join(f"--graph-config graph_configs/{c}.yaml" for c in FIXTURE_CONFIGS)
     run_command(f"evalkit run --eval-set eval_sets/demo_kb.jsonl@v1 {configs} --output results/demo_kb.json "
-                "--no-progress --mlflow-sync", ws, env, "fixture")
-    return ws, env
+                "--no-progress --no-mlflow", ws, env, "fixture")
+    yield ws, env
+    for seconds, where, cmd in sorted(TIMINGS, reverse=True)[:10]:
+        print(f"{seconds:6.1f} s  {where}  {cmd}")
 
 
 def page_blocks() -> dict[str, list]:
@@ -121,9 +129,13 @@ def test_every_command_shown_is_run_or_says_why_not():
             assert b.page.name in test_file.read_text(encoding="utf-8"), f"{b.where}: {test_file} does not read {b.page.name}"
     runnable = [b for b in blocks if b.lang in doc_blocks.RUNNABLE]
     tested_here = [b for b in runnable if b.mark is None]
-    # the count the parametrised test below runs: every runnable block not marked otherwise
-    assert len(tested_here) >= 15, [b.where for b in runnable]
-    assert sum(len(page_blocks()[p]) for p in RUN_PAGES) >= len(tested_here)
+    # the parametrised test below runs every runnable block not marked otherwise, page by page
+    assert {str(b.page.relative_to(REPO)) for b in tested_here} == set(RUN_PAGES)
+    assert any(b.page.name == "running.md" and b.commands()[0].startswith("evalkit run") for b in tested_here)
+    print(f"{len(tested_here)} example blocks run here on {len(RUN_PAGES)} pages; "
+          f"{sum(b.mark == 'test' for b in runnable)} run by other tests; "
+          f"{sum(b.mark == 'no-test' for b in runnable)} not run: "
+          + "; ".join(f"{b.where} ({b.reason})" for b in runnable if b.mark == "no-test"))
 
 
 @pytest.mark.slow
