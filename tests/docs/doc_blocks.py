@@ -108,22 +108,18 @@ def blocks(page: Path) -> list[Block]:
             out.append(Block(page, i + 1, lang.lower(), "\n".join(body) + "\n", mark, reason))
             i = j + 1
             continue
-        # an indented block: 4+ spaces after a blank line, outside a list item's continuation
-        if ln.startswith("    ") and ln.strip() and (i == 0 or not lines[i - 1].strip()):
-            k = i - 2
-            while k >= 0 and not lines[k].strip():
-                k -= 1
-            in_list = k >= 0 and (re.match(r"^\s*([-*]|\d+\.)\s", lines[k]) or lines[k].startswith("  "))
-            if not in_list:
-                body = []
-                j = i
-                while j < len(lines) and (lines[j].startswith("    ") or not lines[j].strip()):
-                    body.append(lines[j][4:])
-                    j += 1
-                mark, reason = mark_before(i)
-                out.append(Block(page, i + 1, "indented", "\n".join(body).rstrip() + "\n", mark, reason))
-                i = j
-                continue
+        # an indented block: 4+ spaces after a blank line (or after a marker comment)
+        prev = lines[i - 1].strip() if i else ""
+        if ln.startswith("    ") and ln.strip() and (not prev or prev.startswith("<!--")):
+            body = []
+            j = i
+            while j < len(lines) and (lines[j].startswith("    ") or not lines[j].strip()):
+                body.append(lines[j][4:])
+                j += 1
+            mark, reason = mark_before(i)
+            out.append(Block(page, i + 1, "indented", "\n".join(body).rstrip() + "\n", mark, reason))
+            i = j
+            continue
         i += 1
     return out
 

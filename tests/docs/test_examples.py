@@ -133,9 +133,9 @@ def test_every_command_shown_is_run_or_says_why_not():
     assert {str(b.page.relative_to(REPO)) for b in tested_here} == set(RUN_PAGES)
     assert any(b.page.name == "running.md" and b.commands()[0].startswith("evalkit run") for b in tested_here)
     print(f"{len(tested_here)} example blocks run here on {len(RUN_PAGES)} pages; "
-          f"{sum(b.mark == 'test' for b in runnable)} run by other tests; "
-          f"{sum(b.mark == 'no-test' for b in runnable)} not run: "
-          + "; ".join(f"{b.where} ({b.reason})" for b in runnable if b.mark == "no-test"))
+          f"{sum(b.mark == 'test' for b in blocks)} run by other tests; "
+          f"{sum(b.mark == 'no-test' for b in blocks)} not run: "
+          + "; ".join(f"{b.where} ({b.reason})" for b in blocks if b.mark == "no-test"))
 
 
 @pytest.mark.slow
