@@ -6,8 +6,8 @@ examples run in order in a scratch copy of the repository's data folders, offlin
 venv's ``evalkit``:
 
 * the demo eval set there is a **slice**: 12 of demo_kb's questions (10 answerable, 2
-  unanswerable) over 40 of its documents, frozen as v1, so ``eval_sets/demo_kb.jsonl@v1``
-  runs in seconds; the numbers differ from the full demo's that the pages print, and are not
+  unanswerable) over 24 of its documents (their 11 gold ones and 13 others), frozen as v1,
+  so ``eval_sets/demo_kb.jsonl@v1`` runs in seconds; the numbers differ from the full demo's that the pages print, and are not
   compared;
 * ``results/demo_kb.json`` is there before the first command: ``evalkit run`` of the bundled
   configs the pages name, on that slice (what ``evalkit demo`` writes, for those variants).
@@ -36,7 +36,7 @@ REPO = doc_blocks.REPO
 FIXTURE_CONFIGS = ("bm25", "hybrid_rrf", "hybrid_weighted", "hybrid_rrf_rerank_guard", "rag_extractive",
                    "agentic_reflect")
 SLICE_QUESTIONS = 10  # answerable questions of the slice (the first ones), plus the first 2 unanswerable
-SLICE_DOCS = 40
+SLICE_DOCS = 24
 TIMEOUT_S = 600
 
 
@@ -72,7 +72,7 @@ def run_command(cmd: str, cwd: Path, env: dict[str, str], where: str) -> subproc
 
 
 def write_slice(ws: Path, env: dict[str, str]) -> None:
-    """Replace the workspace's demo_kb with a 12-question slice over 40 documents, frozen as v1."""
+    """Replace the workspace's demo_kb with a 12-question slice over 24 documents, frozen as v1."""
     rows = [json.loads(line) for line in (REPO / "eval_sets" / "demo_kb.jsonl").read_text(encoding="utf-8").splitlines()]
     answerable = [r for r in rows if r["relevant_doc_ids"]][:SLICE_QUESTIONS]
     unanswerable = [r for r in rows if not r["relevant_doc_ids"]][:2]
