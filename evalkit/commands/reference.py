@@ -59,9 +59,9 @@ def commands_markdown() -> str:
 
 def render_page(text: str) -> str:
     """``text`` with its ``<!-- generated: commands -->`` block rewritten from the CLI."""
-    if not re.search(_BLOCK, text, flags=re.S):
+    if not re.search(_BLOCK, text, flags=re.DOTALL):
         raise ValueError("the page has no '<!-- generated: commands -->' ... '<!-- end generated -->' block")
-    return re.sub(_BLOCK, lambda m: m.group(1) + commands_markdown() + m.group(3), text, flags=re.S)
+    return re.sub(_BLOCK, lambda m: m.group(1) + commands_markdown() + m.group(3), text, flags=re.DOTALL)
 
 
 if __name__ == "__main__":  # python -m evalkit.commands.reference docs/commands.md  (rewrites the block)

@@ -49,9 +49,9 @@ def metrics_markdown() -> str:
 
 def render_page(text: str) -> str:
     """``text`` with its ``<!-- generated: metrics -->`` block rewritten from the registry."""
-    if not re.search(_BLOCK, text, flags=re.S):
+    if not re.search(_BLOCK, text, flags=re.DOTALL):
         raise ValueError("the page has no '<!-- generated: metrics -->' ... '<!-- end generated -->' block")
-    return re.sub(_BLOCK, lambda m: m.group(1) + metrics_markdown() + m.group(3), text, flags=re.S)
+    return re.sub(_BLOCK, lambda m: m.group(1) + metrics_markdown() + m.group(3), text, flags=re.DOTALL)
 
 
 if __name__ == "__main__":  # python -m evalkit.metrics.reference docs/metrics.md  (rewrites the block)

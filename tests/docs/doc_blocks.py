@@ -102,7 +102,7 @@ def blocks(page: Path) -> list[Block]:
             body = []
             j = i + 1
             while j < len(lines) and not lines[j].strip().startswith(ticks):
-                body.append(lines[j][len(indent):] if lines[j].startswith(indent) else lines[j])
+                body.append(lines[j].removeprefix(indent))
                 j += 1
             mark, reason = mark_before(i)
             out.append(Block(page, i + 1, lang.lower(), "\n".join(body) + "\n", mark, reason))

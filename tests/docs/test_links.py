@@ -18,8 +18,8 @@ def anchor(heading: str) -> str:
 
 
 def anchors(page: Path) -> set[str]:
-    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
-    return {anchor(m.group(1)) for m in re.finditer(r"^#{1,6} (.+)$", text, flags=re.M)}
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+    return {anchor(m.group(1)) for m in re.finditer(r"^#{1,6} (.+)$", text, flags=re.MULTILINE)}
 
 
 def test_anchor_rule_by_hand():
@@ -31,7 +31,7 @@ def test_anchor_rule_by_hand():
 def test_every_relative_link_resolves():
     broken = []
     for page in PAGES:
-        text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+        text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
         for target in _LINK.findall(text):
             if re.match(r"[a-z]+:", target):
                 continue  # http(s), mailto

@@ -26,7 +26,7 @@ def test_commands_page_is_current():
 
 def test_commands_page_has_every_command_and_subcommand():
     page = (DOCS / "commands.md").read_text(encoding="utf-8")
-    sections = re.findall(r"^### `(evalkit[a-z_ -]*)`$", page, flags=re.M)
+    sections = re.findall(r"^### `(evalkit[a-z_ -]*)`$", page, flags=re.MULTILINE)
     expected = ["evalkit"]
     for name in COMMANDS:
         expected.append(f"evalkit {name}")
@@ -51,7 +51,7 @@ def test_metrics_page_is_current_and_lists_every_family():
     assert metrics_ref.render_page(page) == page, \
         "docs/metrics.md is stale: run python -m evalkit.metrics.reference docs/metrics.md"
     block = page.split("<!-- generated: metrics -->", 1)[1].split("<!-- end generated -->", 1)[0]
-    rows = re.findall(r"^\| `([a-z]+)@k` \|", block, flags=re.M)
+    rows = re.findall(r"^\| `([a-z]+)@k` \|", block, flags=re.MULTILINE)
     assert rows == sorted(REGISTRY)
 
 
