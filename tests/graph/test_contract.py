@@ -1,5 +1,5 @@
 """The engine contract: undeclared reads fail the query, reads nothing upstream writes are refused at
-load with file:line, the README's example node works as written."""
+load with file:line, the example node of docs/concepts.md works as written."""
 from __future__ import annotations
 
 import re
@@ -113,12 +113,12 @@ def test_a_role_that_does_not_write_its_fields_is_refused():
         register_node(NotAGenerator)
 
 
-def test_the_readme_example_node_runs_as_written():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"<!-- example: node -->\n```python\n(.*?)```", readme, re.S)
-    assert block, "the README's example node is missing"
+def test_the_documented_example_node_runs_as_written():
+    page = (REPO / "docs" / "concepts.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- example: node -->\n```python\n(.*?)```", page, re.S)
+    assert block, "the example node of docs/concepts.md is missing"
     namespace: dict[str, Any] = {}
-    exec(compile(block.group(1), "README.md", "exec"), namespace)  # noqa: S102 - our own README
+    exec(compile(block.group(1), "docs/concepts.md", "exec"), namespace)  # noqa: S102 - our own docs
     cls = namespace["DropBelow"]
     assert cls.role is Role.TRANSFORM
     node = cls("drop", cls.Params(min_score=0.5, keep_min=1))

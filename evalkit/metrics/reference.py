@@ -1,0 +1,63 @@
+"""The metric reference table, written from the registry: every metric family and its definition.
+
+``docs/metrics.md`` holds the table between ``<!-- generated: metrics -->`` and
+``<!-- end generated -->``. Each row is one family of :data:`evalkit.metrics.registry.REGISTRY`
+(the one list of metric names) with the ranking it reads by default, and its definition,
+convention and equivalences taken from the docstring of the function that computes it
+(:mod:`evalkit.metrics.retrieval`, where each metric is defined once). A test
+(``tests/docs/test_reference_pages.py``) fails when the page is stale.
+
+Regenerate with ``python -m evalkit.metrics.reference docs/metrics.md``.
+"""
+from __future__ import annotations
+
+import inspect
+import re
+
+_BLOCK = r"(<!-- generated: metrics -->\n)(?P<body>.*?)(<!-- end generated -->)"
+
+
+def _paragraphs(doc: str) -> list[str]:
+    """The docstring's prose paragraphs, each on one line (``.. math::`` blocks left out)."""
+    paras = [" ".join(p.split()) for p in re.split(r"\n\s*\n", doc.strip())]
+    return [p for p in paras if p and not p.startswith(".. math::")]
+
+
+def _cell(text: str) -> str:
+    """reST markup as Markdown (``x`` and :func:`x` as `x`), pipes escaped for a table cell."""
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"`\1`", text).replace("``", "`")
+    return text.replace("|", "\\|")
+
+
+def metrics_markdown() -> str:
+    """The generated block: the name grammar, the defaults, then one table row per metric family."""
+    from evalkit.metrics.registry import DEFAULT_METRICS, GRAMMAR, REGISTRY
+
+    rows = [f"{GRAMMAR}.", "",
+            "Default metrics of a run: " + ", ".join(f"`{m}`" for m in DEFAULT_METRICS) + ".", "",
+            "| name | reads by default | definition | convention | equals |", "|---|---|---|---|---|"]
+    for name in sorted(REGISTRY):
+        fam = REGISTRY[name]
+        paras = _paragraphs(inspect.getdoc(fam.fn) or fam.description)
+        definition, rest = paras[0], paras[1:]
+        convention = " ".join(p for p in rest if not p.startswith("Equals"))
+        equals = " ".join(p for p in rest if p.startswith("Equals"))
+        stage = "retrieval stage (before rerank)" if fam.default_stage == "retrieval" else "final ranking (after rerank)"
+        rows.append(f"| `{name}@k` | {stage} | {_cell(definition)} | {_cell(convention)} | {_cell(equals)} |")
+    return "\n".join(rows) + "\n"
+
+
+def render_page(text: str) -> str:
+    """``text`` with its ``<!-- generated: metrics -->`` block rewritten from the registry."""
+    if not re.search(_BLOCK, text, flags=re.DOTALL):
+        raise ValueError("the page has no '<!-- generated: metrics -->' ... '<!-- end generated -->' block")
+    return re.sub(_BLOCK, lambda m: m.group(1) + metrics_markdown() + m.group(3), text, flags=re.DOTALL)
+
+
+if __name__ == "__main__":  # python -m evalkit.metrics.reference docs/metrics.md  (rewrites the block)
+    import sys
+    from pathlib import Path
+
+    for name in sys.argv[1:]:
+        page = Path(name)
+        page.write_text(render_page(page.read_text(encoding="utf-8")), encoding="utf-8")
