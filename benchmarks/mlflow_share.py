@@ -52,7 +52,8 @@ def _extract(ref: str, dest: Path) -> Path:
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
     archive = dest / "src.tar"
-    subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", "-o", str(archive), ref, "evalkit"], check=True)
+    subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", "-o", str(archive), ref, "evalkit", "eval_sets",
+                    "graph_configs"], check=True)
     with tarfile.open(archive) as tar:
         tar.extractall(dest, filter="data")
     archive.unlink()
