@@ -7,7 +7,8 @@
 What it does, on the bundled demo eval set (120 queries) and ``graph_configs/*.yaml``:
 
 1. Extracts ``evalkit/``, ``eval_sets/`` and ``graph_configs/`` of ``--before`` (``git archive``)
-   into ``--work-dir`` (default ``/tmp/evalkit-mlflow-share``); "after" is this checkout. Each
+   into ``--work-dir`` (default ``/tmp/evalkit-mlflow-share``); "after" is this checkout, or
+   ``--after REF`` extracted the same way (a fixed snapshot while the checkout is edited). Each
    side runs its own package on its own copy of the eval set and configs (same file names):
    the eval-set manifest format changes between versions.
 2. Warms the shared model/index cache (``--work-dir``/cache) with one ``--no-mlflow`` run
@@ -90,6 +91,7 @@ def _run(root: Path, configs: list[str], output: Path, mlflow: bool, cache: Path
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--before", default="main", help="git ref of the 'before' code [main]")
+    ap.add_argument("--after", default=None, help="git ref of the 'after' code [this checkout]")
     ap.add_argument("--configs", nargs="*", help="config stems of graph_configs/ (default: all)")
     ap.add_argument("--work-dir", type=Path, default=Path("/tmp/evalkit-mlflow-share"))
     ap.add_argument("--no-trace-all", action="store_true", help="skip the 'after --trace-all' side")
@@ -103,11 +105,13 @@ def main() -> int:
     work = args.work_dir.resolve()
     work.mkdir(parents=True, exist_ok=True)
     cache, log = (args.cache or work / "cache").resolve(), work / "runs.log"
-    sides = {"before": (_extract(args.before, work / "before-src"), ()), "after": (REPO, ())}
+    after = _extract(args.after, work / "after-src") if args.after else REPO
+    sides = {"before": (_extract(args.before, work / "before-src"), ()), "after": (after, ())}
     if not args.no_trace_all:   # the same code tracing every query, as "before" does
-        sides["after --trace-all"] = (REPO, ("--trace-all",))
-    print(f"demo eval set, {len(configs)} config(s), before = {args.before}, after = {REPO}; log: {log}", flush=True)
-    _run(REPO, configs, work / "warm" / "out.json", False, cache, log)                       # 2. warm the cache
+        sides["after --trace-all"] = (after, ("--trace-all",))
+    print(f"demo eval set, {len(configs)} config(s) ({' '.join(configs)}), before = {args.before}, "
+          f"after = {args.after or REPO}; log: {log}", flush=True)
+    _run(after, configs, work / "warm" / "out.json", False, cache, log)                      # 2. warm the cache
     folders = {side: work / side.replace(" --", "-") for side in sides}
     for side, (root, extra) in sides.items():                                               # 3. create the stores
         for d in (folders[side] / "on", folders[side] / "off"):
