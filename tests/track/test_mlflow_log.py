@@ -27,7 +27,13 @@ import pytest
 
 from evalkit.errors import EvalkitError
 from evalkit.records import EvalSetRef, QueryResult, RunSummary, VariantSummary
-from evalkit.track import VariantLog, default_tracking_uri, log_invocation, mask_secrets, mlflow_metric_name
+from evalkit.track import (
+    VariantLog,
+    default_tracking_uri,
+    log_invocation,
+    mask_secrets,
+    mlflow_metric_name,
+)
 from evalkit.track.names import MAX_PARAM_VALUE_LENGTH, batches
 from evalkit.track.payloads import variant_metrics
 from evalkit.track.plots import FIGURE, rerank_histograms
