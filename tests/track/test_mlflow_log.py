@@ -357,6 +357,8 @@ def mlflow_server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("server")
     port = _free_port()
     exe = Path(sys.executable).parent / "mlflow"
+    if not exe.is_file():
+        pytest.skip(f"no `mlflow` command beside {sys.executable} to start a server with (pip install mlflow)")
     env = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false", "MLFLOW_DISABLE_TELEMETRY": "true"}
     log = (tmp / "server.log").open("wb")
     proc = subprocess.Popen(
