@@ -12,6 +12,11 @@ Two kinds of secret are masked, in this order:
 
 Span payloads are also scrubbed of the literal values of secret environment variables
 (``OPENAI_API_KEY``...), which have no recognisable shape.
+
+**Cost.** Reading those values (:func:`evalkit.redact.secret_env_values`) walks the whole
+environment, ~0.3 ms, more than masking a short string. Functions that mask many strings
+take them once (``secrets``: ``None`` reads them) and pass them on to every
+:func:`evalkit.redact.redact` call; the result is the same.
 """
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from evalkit.redact import MASK, is_secret_key, redact, redact_obj, secret_env_values  # noqa: F401 - re-exported
+from evalkit.redact import MASK, is_secret_key, redact, redact_obj, secret_env_values
 
 # ``password=hunter2`` / ``api_key: abc`` in free text (error messages, node outputs)
 _TEXT_PAIR = re.compile(r"(?i)\b((?:api[_-]?key|[a-z_]*token|secret|password|passwd)\s*[=:]\s*)[^\s,;&\"']{4,}")
@@ -34,9 +39,13 @@ def mask_secrets(params: dict[str, Any]) -> dict[str, str]:
     return {redact(str(k)): (MASK if is_secret_key(k) else redact(str(v))) for k, v in params.items()}
 
 
-def mask_text(text: str) -> str:
-    """Free text with ``secret_key=value`` pairs masked, then :func:`evalkit.redact.redact`."""
-    return redact(_TEXT_PAIR.sub(lambda m: m.group(1) + MASK, text)) if text else text
+def mask_text(text: str, secrets: Sequence[str] | None = None) -> str:
+    """Free text with ``secret_key=value`` pairs masked, then :func:`evalkit.redact.redact`.
+
+    ``secrets``: the secret environment variables' values, if the caller read them already
+    (``None``: read them here).
+    """
+    return redact(_TEXT_PAIR.sub(lambda m: m.group(1) + MASK, text), secrets) if text else text
 
 
 def mask_yaml_secrets(text: str) -> str:
@@ -87,12 +96,13 @@ def mask_records(records: Sequence[Any]) -> str:
     regex pass over its whole text cost ~1 s per 3 MB.
     """
     seen: dict[str, str] = {}
+    env = secret_env_values()
 
     def walk(value: Any) -> Any:
         if isinstance(value, str):
             out = seen.get(value)
             if out is None:
-                out = seen[value] = mask_text(value)
+                out = seen[value] = mask_text(value, env)
             return out
         if isinstance(value, dict):
             return {walk(str(k)): (MASK if v is not None and is_secret_key(str(k)) else walk(v))
@@ -116,11 +126,12 @@ def mask_jsonl(text: str) -> str:
     structurally instead.
     """
     changed: dict[str, str] = {}
+    env = secret_env_values()
     for body, colon in set(_JSON_STRING.findall(text)):
         value = json.loads(f'"{body}"')
         if colon and is_secret_key(value):
             return mask_records([json.loads(line) for line in text.splitlines() if line.strip()])
-        masked = mask_text(value)
+        masked = mask_text(value, env)
         if masked != value:
             changed[body] = json.dumps(masked, ensure_ascii=False)[1:-1]
     if not changed:
@@ -137,23 +148,30 @@ def mask_keys(value: Any) -> Any:
     return value
 
 
-def scrub_json(value: Any, secrets: Sequence[str] = ()) -> str:
+def scrub_json(value: Any, secrets: Sequence[str] | None = None) -> str:
     """``value`` as JSON, scrubbed like :func:`scrub` but with one text pass (the fast path for span payloads)."""
+    secrets = secret_env_values() if secrets is None else secrets
     text = json.dumps(mask_keys(value), ensure_ascii=False, default=str)
     for s in secrets:
         text = text.replace(json.dumps(s, ensure_ascii=False)[1:-1], MASK)
-    return mask_text(text)
+    return mask_text(text, secrets)
 
 
-def scrub(value: Any, secrets: Sequence[str] = ()) -> Any:
-    """A copy of ``value`` with secret keys masked, ``secrets`` (literal values) and secret shapes masked."""
+def scrub(value: Any, secrets: Sequence[str] | None = None) -> Any:
+    """A copy of ``value`` with secret keys masked, ``secrets`` and secret shapes masked.
+
+    ``secrets``: literal values to mask, normally the secret environment variables' values
+    (``None``: read them here, once for the whole value).
+    """
+    if secrets is None:
+        secrets = secret_env_values()
     if isinstance(value, dict):
-        return {redact(str(k)): (MASK if is_secret_key(str(k)) and v is not None else scrub(v, secrets))
+        return {redact(str(k), secrets): (MASK if is_secret_key(str(k)) and v is not None else scrub(v, secrets))
                 for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [scrub(v, secrets) for v in value]
     if isinstance(value, str):
         for s in secrets:
             value = value.replace(s, MASK)
-        return mask_text(value)
-    return redact_obj(value)
+        return mask_text(value, secrets)
+    return redact_obj(value, secrets)

@@ -173,10 +173,11 @@ def step_window(event: dict[str, Any], order: int) -> tuple[int, int]:
     return start, start + max(0, int(took * 1e6))
 
 
-def build_spans(result: QueryResult, variant: str, run_id: str, secrets: Sequence[str] = ()) -> list[Any]:
+def build_spans(result: QueryResult, variant: str, run_id: str, secrets: Sequence[str] | None = None) -> list[Any]:
     """The finished MLflow spans of one query: a root span, then one per node execution (step order).
 
-    Returns an empty list for a query without trace events.
+    ``secrets``: the secret environment variables' values (``None``: read them here);
+    nothing of them reaches a span. Returns an empty list for a query without trace events.
     """
     from mlflow.entities import Span
     from mlflow.tracing.constant import SpanAttributeKey
@@ -187,6 +188,7 @@ def build_spans(result: QueryResult, variant: str, run_id: str, secrets: Sequenc
     events = sorted(result.trace, key=lambda e: e.get("step", 0))
     if not events:
         return []
+    secrets = secret_env_values() if secrets is None else secrets
     otel_trace = _hex_id(run_id, result.query_id, bits=128)
     trace_id = "tr-" + format(otel_trace, "032x")
     resource = Resource.get_empty()
@@ -203,7 +205,7 @@ def build_spans(result: QueryResult, variant: str, run_id: str, secrets: Sequenc
                  **{k: scrub_json(v, secrets) for k, v in attributes.items() if v is not None}}
         status = Status(StatusCode.ERROR, scrub(error, secrets)) if error else Status(StatusCode.OK)
         return Span(ReadableSpan(
-            name=mask_text(name), context=context(span_id), parent=context(parent) if parent else None,
+            name=mask_text(name, secrets), context=context(span_id), parent=context(parent) if parent else None,
             start_time=start, end_time=end, resource=resource, status=status, attributes=attrs))
 
     root_id = _hex_id(trace_id, "root", bits=64)

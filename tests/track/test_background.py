@@ -143,3 +143,14 @@ def test_the_compared_stores_hold_the_invocation(both):
     assert "sk-live-0123456789abcdefgh" not in dumped and "hunter2" not in dumped
     assert all(v.summary.mlflow_run_id for v in variants)      # the worker's run ids came back
     assert info["hint"].startswith("MLflow: mlflow ui --backend-store-uri")
+
+
+def test_warm_up_imports_what_the_worker_will_need_and_names_what_is_missing():
+    import subprocess
+    import sys
+
+    code = ("import sys; from evalkit.track.background import WARM_MODULES, warm_up; "
+            "print(warm_up(WARM_MODULES + ('evalkit_no_such_module',))); "
+            "print(all(m in sys.modules for m in WARM_MODULES))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
+    assert out.stdout.split("\n")[:2] == ["['evalkit_no_such_module']", "True"]

@@ -17,7 +17,15 @@ import pytest
 
 from evalkit.records import EvalSetRef, QueryResult, RunSummary, VariantSummary
 from evalkit.track import VariantLog, default_tracking_uri, log_invocation
-from evalkit.track.traces import bounded, build_spans, log_traces, mlflow_trace_id, scrub, secret_env_values, shorten
+from evalkit.track.traces import (
+    bounded,
+    build_spans,
+    log_traces,
+    mlflow_trace_id,
+    scrub,
+    secret_env_values,
+    shorten,
+)
 
 T0 = 1_780_000_000.0  # started_at of the first node (epoch seconds)
 SECRET = "sk-live-abcdef123456"
@@ -362,6 +370,25 @@ def test_mask_jsonl_equals_masking_every_record():
     keyed = [{"llm": {"api_key": "plain-value", "max_tokens": 5}}]         # a secret-named key: structural path
     keyed_text = json.dumps(keyed[0]) + "\n"
     assert mask_jsonl(keyed_text) == mask_records(keyed) and "plain-value" not in mask_jsonl(keyed_text)
+
+
+def test_masking_reads_the_secret_environment_once_and_still_masks_it(monkeypatch):
+    """The fast paths read the secret variables' values once per call and mask them everywhere."""
+    from evalkit.track import secrets as sec
+
+    monkeypatch.setenv("MY_SERVICE_API_KEY", "plainvalue-0042")        # no recognisable key shape
+    calls = []
+    real = sec.secret_env_values
+    monkeypatch.setattr(sec, "secret_env_values", lambda *a: calls.append(1) or real(*a))
+    records = [{"q": f"used plainvalue-0042 here #{i}", "ids": [f"d{i}"]} for i in range(50)]
+    text = "".join(json.dumps(r) + "\n" for r in records)
+    for masked in (sec.mask_jsonl(text), sec.mask_records(records), sec.scrub_json(records), json.dumps(sec.scrub(records))):
+        assert "plainvalue-0042" not in masked and masked.count("***") == 50
+    assert len(calls) == 4                                               # once per call, not once per string
+    assert sec.mask_text("key plainvalue-0042") == "key ***"              # alone, it reads them itself
+    r = _results()[0]
+    r.question = "why plainvalue-0042?"
+    assert "plainvalue-0042" not in json.dumps([s.to_dict() for s in build_spans(r, "v", "run1")])
 
 
 def test_the_misses_policy_traces_every_miss_and_a_few_examples():
