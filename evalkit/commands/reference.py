@@ -11,13 +11,11 @@ Regenerate with ``python -m evalkit.commands.reference docs/commands.md``.
 """
 from __future__ import annotations
 
-import re
-
 import click
 
-WIDTH = 100  # help text width on the page (click wraps to the terminal otherwise)
+from evalkit.docgen import replace_block, rewrite_pages
 
-_BLOCK = r"(<!-- generated: commands -->\n)(?P<body>.*?)(<!-- end generated -->)"
+WIDTH = 100  # help text width on the page (click wraps to the terminal otherwise)
 
 
 def _context(cmd: click.Command, name: str, parent: click.Context | None) -> click.Context:
@@ -58,16 +56,11 @@ def commands_markdown() -> str:
 
 
 def render_page(text: str) -> str:
-    """``text`` with its ``<!-- generated: commands -->`` block rewritten from the CLI."""
-    if not re.search(_BLOCK, text, flags=re.DOTALL):
-        raise ValueError("the page has no '<!-- generated: commands -->' ... '<!-- end generated -->' block")
-    return re.sub(_BLOCK, lambda m: m.group(1) + commands_markdown() + m.group(3), text, flags=re.DOTALL)
+    """``text`` with its ``<!-- generated: commands -->`` block rewritten (commands_markdown)."""
+    return replace_block(text, "commands", commands_markdown())
 
 
 if __name__ == "__main__":  # python -m evalkit.commands.reference docs/commands.md  (rewrites the block)
     import sys
-    from pathlib import Path
 
-    for name in sys.argv[1:]:
-        page = Path(name)
-        page.write_text(render_page(page.read_text(encoding="utf-8")), encoding="utf-8")
+    rewrite_pages(sys.argv[1:], render_page)

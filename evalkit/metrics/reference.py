@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 import re
 
-_BLOCK = r"(<!-- generated: metrics -->\n)(?P<body>.*?)(<!-- end generated -->)"
+from evalkit.docgen import replace_block, rewrite_pages
 
 
 def _paragraphs(doc: str) -> list[str]:
@@ -48,16 +48,11 @@ def metrics_markdown() -> str:
 
 
 def render_page(text: str) -> str:
-    """``text`` with its ``<!-- generated: metrics -->`` block rewritten from the registry."""
-    if not re.search(_BLOCK, text, flags=re.DOTALL):
-        raise ValueError("the page has no '<!-- generated: metrics -->' ... '<!-- end generated -->' block")
-    return re.sub(_BLOCK, lambda m: m.group(1) + metrics_markdown() + m.group(3), text, flags=re.DOTALL)
+    """``text`` with its ``<!-- generated: metrics -->`` block rewritten (metrics_markdown)."""
+    return replace_block(text, "metrics", metrics_markdown())
 
 
 if __name__ == "__main__":  # python -m evalkit.metrics.reference docs/metrics.md  (rewrites the block)
     import sys
-    from pathlib import Path
 
-    for name in sys.argv[1:]:
-        page = Path(name)
-        page.write_text(render_page(page.read_text(encoding="utf-8")), encoding="utf-8")
+    rewrite_pages(sys.argv[1:], render_page)
