@@ -1,7 +1,10 @@
 """Stand-ins the tests share (importable as ``fakes``: pyproject puts tests/ on the path).
 
 ``BagOfWords`` replaces a bi-encoder where a test needs instant, deterministic vectors; the
-real embedders are tested on their own in tests/models.
+real embedders are tested on their own in tests/models. ``ReverseRerank`` (node type
+``test_reverse``) is a stand-in reranker whose final ranking is the retrieval ranking
+reversed, so the two stages of a run differ in a known way; the real rerankers are tested
+in tests/nodes.
 """
 from __future__ import annotations
 
@@ -9,6 +12,9 @@ import hashlib
 import re
 
 import numpy as np
+
+from evalkit.graph import Node, NodeParams, register_node
+from evalkit.records import Hit
 
 
 class BagOfWords:
@@ -29,3 +35,23 @@ class BagOfWords:
 
     encode_queries = _encode
     encode_passages = _encode
+
+
+class ReverseParams(NodeParams):
+    pass
+
+
+@register_node
+class ReverseRerank(Node):
+    """Test node: the final ranking is the retrieval ranking reversed (a stand-in reranker)."""
+
+    type = "test_reverse"
+    reads = ("retrieved",)
+    writes = ("reranked", "rerank_scores")
+    Params = ReverseParams
+
+    def run(self, state):
+        hits = list(reversed(state["retrieved"]))
+        scores = [float(len(hits) - i) for i in range(len(hits))]
+        return {"reranked": [Hit(h.id, h.doc_id, s) for h, s in zip(hits, scores, strict=True)],
+                "rerank_scores": scores}

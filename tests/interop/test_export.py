@@ -2,7 +2,7 @@
 
 Fixture run (real ``run_eval``, BM25 only, no models), two variants over a tiny corpus:
   bm25      retrieve (BM25)                   final ranking = retrieval ranking
-  reversed  retrieve (BM25) -> interop_reverse   final ranking = retrieval ranking reversed,
+  reversed  retrieve (BM25) -> test_reverse final ranking = retrieval ranking reversed,
                                                  so the two TREC stages differ
 Questions: q1-q4 answerable (q3 has three gold documents, one BM25 cannot find: recall
 2/3), q5 unanswerable (no gold: left out of the qrels, NaN metrics in the table), q6
@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import fakes  # noqa: F401  (registers the test_reverse node type)
 import pandas as pd
 import pytest
 import pytrec_eval
@@ -21,7 +22,7 @@ from click.testing import CliRunner
 from evalkit.cli import cli
 from evalkit.errors import EvalkitError
 from evalkit.evalsets import freeze, load_eval_set
-from evalkit.graph import Node, NodeParams, config_from_dict, register_node
+from evalkit.graph import config_from_dict
 from evalkit.interop.export import (
     export_run,
     export_trec,
@@ -29,7 +30,6 @@ from evalkit.interop.export import (
     trec_run_lines,
     write_table,
 )
-from evalkit.records import Hit
 from evalkit.run.runner import RunOptions, run_eval
 
 DOCS = [("doc-a", "Invoices", "Electronic invoices above 5000 need director approval."),
@@ -47,31 +47,11 @@ QUESTIONS = [("q1", "invoice approval above 5000", ["doc-a"], "single"),
              ("q6", "quantum chromodynamics", ["doc-c"], "single")]
 
 
-class ReverseParams(NodeParams):
-    pass
-
-
-@register_node
-class InteropReverse(Node):
-    """Test node: the final ranking is the retrieval ranking reversed (a stand-in reranker)."""
-
-    type = "interop_reverse"
-    reads = ("retrieved",)
-    writes = ("reranked", "rerank_scores")
-    Params = ReverseParams
-
-    def run(self, state):
-        hits = list(reversed(state["retrieved"]))
-        scores = [float(len(hits) - i) for i in range(len(hits))]
-        reranked = [Hit(h.id, h.doc_id, s) for h, s in zip(hits, scores, strict=True)]
-        return {"reranked": reranked, "rerank_scores": scores}
-
-
 BM25 = {"name": "bm25", "nodes": {"retrieve": {"type": "retrieve", "params": {"bm25": {"tokenizer": "en"}}}},
         "edges": {"start": "retrieve", "retrieve": "end"}}
 REVERSED = {"name": "reversed",
             "nodes": {"retrieve": {"type": "retrieve", "params": {"bm25": {"tokenizer": "en"}}},
-                      "rev": {"type": "interop_reverse", "params": {}}},
+                      "rev": {"type": "test_reverse", "params": {}}},
             "edges": {"start": "retrieve", "retrieve": "rev", "rev": "end"}}
 METRICS = ("recall@20", "recall@3", "hit@1", "hit@5", "mrr@10", "ndcg@10", "ndcg@3", "precision@5")
 

@@ -9,18 +9,18 @@ Corpus of 7 short English documents; questions (gold in brackets):
   q6 quantum chromodynamics              [doc-c]  (no shared term: an empty ranking, 0)
 Variants (real ``run_eval``, BM25 only, no models):
   bm25      retrieve                      final ranking = retrieval ranking
-  reversed  retrieve -> score_reverse     final ranking = retrieval ranking reversed (two stages differ)
+  reversed  retrieve -> test_reverse   final ranking = retrieval ranking reversed (two stages differ)
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import fakes  # noqa: F401  (registers the test_reverse node type)
 import pytest
 
 from evalkit.evalsets import freeze, load_eval_set
-from evalkit.graph import Node, NodeParams, config_from_dict, register_node
-from evalkit.records import Hit
+from evalkit.graph import config_from_dict
 from evalkit.run.runner import RunOptions, run_eval
 
 DOCS = [("doc-a", "Invoices", "Electronic invoices above 5000 need director approval."),
@@ -39,31 +39,11 @@ QUESTIONS = [("q1", "invoice approval above 5000", ["doc-a"], "single"),
 METRICS = ("recall@20", "recall@3", "hit@1", "hit@5", "mrr@10", "ndcg@10", "ndcg@3", "precision@5")
 
 
-class ReverseParams(NodeParams):
-    pass
-
-
-@register_node
-class ScoreReverse(Node):
-    """Test node: the final ranking is the retrieval ranking reversed (a stand-in reranker)."""
-
-    type = "score_reverse"
-    reads = ("retrieved",)
-    writes = ("reranked", "rerank_scores")
-    Params = ReverseParams
-
-    def run(self, state):
-        hits = list(reversed(state["retrieved"]))
-        scores = [float(len(hits) - i) for i in range(len(hits))]
-        return {"reranked": [Hit(h.id, h.doc_id, s) for h, s in zip(hits, scores, strict=True)],
-                "rerank_scores": scores}
-
-
 BM25 = {"name": "bm25", "nodes": {"retrieve": {"type": "retrieve", "params": {"bm25": {"tokenizer": "en"}}}},
         "edges": {"start": "retrieve", "retrieve": "end"}}
 REVERSED = {"name": "reversed",
             "nodes": {"retrieve": {"type": "retrieve", "params": {"bm25": {"tokenizer": "en"}}},
-                      "rev": {"type": "score_reverse", "params": {}}},
+                      "rev": {"type": "test_reverse", "params": {}}},
             "edges": {"start": "retrieve", "retrieve": "rev", "rev": "end"}}
 
 
