@@ -4,7 +4,8 @@
 real embedders are tested on their own in tests/models. ``ReverseRerank`` (node type
 ``test_reverse``) is a stand-in reranker whose final ranking is the retrieval ranking
 reversed, so the two stages of a run differ in a known way; the real rerankers are tested
-in tests/nodes.
+in tests/nodes. ``DOCS`` / ``QUESTIONS`` are the seven-document set the scoring and export
+tests count their expected numbers by hand on.
 """
 from __future__ import annotations
 
@@ -15,6 +16,20 @@ import numpy as np
 
 from evalkit.graph import Node, NodeParams, register_node
 from evalkit.records import Hit
+
+DOCS = [("doc-a", "Invoices", "Electronic invoices above 5000 need director approval."),
+        ("doc-b", "Hotels", "Hotel allowance is 600 per night in tier one cities."),
+        ("doc-c", "Laptops", "Broken laptops are repaired by IT within three days."),
+        ("doc-d", "Errors", "Error E-4012 means the battery controller failed."),
+        ("doc-e", "Retry", "retry.max_attempts defaults to 3 and timeout defaults to 30."),
+        ("doc-f", "Leave", "Parents get ten days of leave after a birth."),
+        ("doc-g", "Travel", "Travel hotel nights need an invoice for the allowance.")]
+QUESTIONS = [("q1", "invoice approval above 5000", ["doc-a"], "single"),
+             ("q2", "error E-4012 battery", ["doc-d"], "exact_term"),
+             ("q3", "hotel allowance invoice per night", ["doc-b", "doc-g", "doc-e"], "multi_hop"),
+             ("q4", "laptop repair days", ["doc-c"], "colloquial"),
+             ("q5", "salary of the CEO", [], "unanswerable"),
+             ("q6", "quantum chromodynamics", ["doc-c"], "single")]
 
 
 class BagOfWords:

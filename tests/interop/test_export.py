@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 import pytrec_eval
 from click.testing import CliRunner
+from fakes import DOCS, QUESTIONS
 
 from evalkit.cli import cli
 from evalkit.errors import EvalkitError
@@ -31,21 +32,6 @@ from evalkit.interop.export import (
     write_table,
 )
 from evalkit.run.runner import RunOptions, run_eval
-
-DOCS = [("doc-a", "Invoices", "Electronic invoices above 5000 need director approval."),
-        ("doc-b", "Hotels", "Hotel allowance is 600 per night in tier one cities."),
-        ("doc-c", "Laptops", "Broken laptops are repaired by IT within three days."),
-        ("doc-d", "Errors", "Error E-4012 means the battery controller failed."),
-        ("doc-e", "Retry", "retry.max_attempts defaults to 3 and timeout defaults to 30."),
-        ("doc-f", "Leave", "Parents get ten days of leave after a birth."),
-        ("doc-g", "Travel", "Travel hotel nights need an invoice for the allowance.")]
-QUESTIONS = [("q1", "invoice approval above 5000", ["doc-a"], "single"),
-             ("q2", "error E-4012 battery", ["doc-d"], "exact_term"),
-             ("q3", "hotel allowance invoice per night", ["doc-b", "doc-g", "doc-e"], "multi_hop"),
-             ("q4", "laptop repair days", ["doc-c"], "colloquial"),
-             ("q5", "salary of the CEO", [], "unanswerable"),
-             ("q6", "quantum chromodynamics", ["doc-c"], "single")]
-
 
 BM25 = {"name": "bm25", "nodes": {"retrieve": {"type": "retrieve", "params": {"bm25": {"tokenizer": "en"}}}},
         "edges": {"start": "retrieve", "retrieve": "end"}}

@@ -18,24 +18,12 @@ from pathlib import Path
 
 import fakes  # noqa: F401  (registers the test_reverse node type)
 import pytest
+from fakes import DOCS, QUESTIONS
 
 from evalkit.evalsets import freeze, load_eval_set
 from evalkit.graph import config_from_dict
 from evalkit.run.runner import RunOptions, run_eval
 
-DOCS = [("doc-a", "Invoices", "Electronic invoices above 5000 need director approval."),
-        ("doc-b", "Hotels", "Hotel allowance is 600 per night in tier one cities."),
-        ("doc-c", "Laptops", "Broken laptops are repaired by IT within three days."),
-        ("doc-d", "Errors", "Error E-4012 means the battery controller failed."),
-        ("doc-e", "Retry", "retry.max_attempts defaults to 3 and timeout defaults to 30."),
-        ("doc-f", "Leave", "Parents get ten days of leave after a birth."),
-        ("doc-g", "Travel", "Travel hotel nights need an invoice for the allowance.")]
-QUESTIONS = [("q1", "invoice approval above 5000", ["doc-a"], "single"),
-             ("q2", "error E-4012 battery", ["doc-d"], "exact_term"),
-             ("q3", "hotel allowance invoice per night", ["doc-b", "doc-g", "doc-e"], "multi_hop"),
-             ("q4", "laptop repair days", ["doc-c"], "colloquial"),
-             ("q5", "salary of the CEO", [], "unanswerable"),
-             ("q6", "quantum chromodynamics", ["doc-c"], "single")]
 METRICS = ("recall@20", "recall@3", "hit@1", "hit@5", "mrr@10", "ndcg@10", "ndcg@3", "precision@5")
 
 
