@@ -8,7 +8,9 @@ claim splitting, the citation metrics, ``evalkit score``). Recognised markers:
   ``[Doc 2]``, ``[source: fin-004]``;
 - full-width brackets: ``【1】``, ``【fin-004、fin-013】``;
 - a parenthesised source: ``（来源：fin-004）``, ``(Source: fin-004, fin-013)``,
-  ``（参考：文档1、文档2）``, ``(see [1])``-style nesting is read as the inner marker.
+  ``（参考：文档1、文档2）``, ``(see [1])``-style nesting is read as the inner marker;
+  a numbered passage in parentheses without a colon: ``（文档3）``, ``(Doc 2)``;
+- a bare ``文档3`` in running Chinese text ("见文档3", "根据文档2，...").
 
 A marker holds one or more *references* (separated by ``,`` ``，`` ``;`` ``、`` or
 spaces after a label). :func:`resolve` maps a reference to a passage of the evidence the
@@ -34,7 +36,13 @@ _SQUARE = rf"\[(?P<sq>(?:{_LABEL}\s*[:：]?\s*)?{_LIST})\](?!\()"
 _FULL = rf"【(?P<fw>(?:{_LABEL}\s*[:：]?\s*)?{_LIST})】"
 # (来源：fin-004) / （Source: a, b） / （参考：文档1、文档2）: a label is required inside parentheses
 _PAREN = rf"[（(]\s*(?P<pa>{_LABEL}\s*[:：]\s*{_LIST})\s*[)）]"
-MARKER = re.compile(rf"{_SQUARE}|{_FULL}|{_PAREN}", re.IGNORECASE)
+# （文档3） / (Doc 2) / (文档1、文档2): a passage label glued or spaced to a number needs no colon
+_NUMBERED = r"(?:文档|doc(?:ument)?|source|passage)\s*\d{1,3}"
+_PAREN_NUMBERED = rf"[（(]\s*(?P<pn>{_NUMBERED}(?:{_SEP}{_NUMBERED})*)\s*[)）]"
+# 见文档3 / 根据文档2: in a Chinese answer a bare 文档 + number names the passage shown at that place
+# ("共有文档12份" counts documents: a measure word after the number is not a citation)
+_BARE_ZH = r"(?P<bz>文档\d{1,3})(?![\dA-Za-z.\-份篇个页条张次份])"
+MARKER = re.compile(rf"{_SQUARE}|{_FULL}|{_PAREN}|{_PAREN_NUMBERED}|{_BARE_ZH}", re.IGNORECASE)
 # a label is taken off only when something separates it from the reference ("来源：fin-004",
 # "Doc 2"): "doc-b" and "source-3" are ids. A label glued to a number ("文档1", "doc1") is kept
 # whole and read as a number only when no passage or document has that id (resolve).
@@ -76,7 +84,7 @@ def find_markers(text: str) -> list[Marker]:
     """Every citation marker of ``text`` in order (see the module docstring for the forms)."""
     out = []
     for m in MARKER.finditer(text):
-        body = m.group("sq") or m.group("fw") or m.group("pa") or ""
+        body = m.group("sq") or m.group("fw") or m.group("pa") or m.group("pn") or m.group("bz") or ""
         refs = refs_in(body)
         if refs:
             out.append(Marker(m.start(), m.end(), refs))

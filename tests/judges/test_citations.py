@@ -135,3 +135,24 @@ def test_score_answer_and_aggregate_carry_citation_support():
     agg = aggregate_answers([(True, m), (True, other)])
     assert agg["citation_recall"] == pytest.approx(0.75)  # the mean over answers (ALCE averages per answer)
     assert agg["citation_precision"] == 0.5               # undefined for the second answer: left out
+
+
+@pytest.mark.parametrize("text, refs", [
+    ("K7 重 48 克（文档3）。", [("文档3",)]),            # a numbered passage in parentheses, no colon
+    ("The K7 weighs 48 grams (Doc 3).", [("3",)]),
+    ("（文档1、文档2）", [("文档1", "文档2")]),
+    ("K7 重 48 克，见文档3。", [("文档3",)]),            # bare, as users write in Chinese
+    ("根据文档2，报销上限为 750 元。", [("文档2",)]),
+    ("共有文档12份，文档 3 份已归档。", []),              # counting documents is not citing one
+])
+def test_markers_users_write_without_brackets_or_colons(text, refs):
+    assert [m.refs for m in find_markers(text)] == refs
+
+
+def test_a_bare_chinese_citation_is_not_judged_as_a_number():
+    """Before: "（文档3）" stayed in the claim and "number 3 not in evidence" made a correct answer unsupported."""
+    ev = [("doc-1", "The K7 headset offers up to 9 hours of battery life."), ("doc-2", "The K7 case recharges in 90 minutes."),
+          ("doc-3", "The K7 weighs 48 grams.")]
+    for answer in ("K7 重 48 克（文档3）。", "K7 重 48 克，见文档3。"):
+        claims = OfflineJudge().judge("K7 有多重？", answer, ev).claims
+        assert [c.verdict for c in claims] == ["supported"], claims
