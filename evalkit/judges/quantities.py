@@ -135,7 +135,7 @@ def _which(m: re.Match, pairs: list[tuple[str, object]]) -> object:
     return None
 
 
-_UNIT_AFTER = re.compile(r"\s?(?:" + _alt(_DURATION_UNITS + _OTHER_UNITS) + r")(?![A-Za-z])")
+_UNIT_AFTER = re.compile(r"(?:\s?|-(?=[A-Za-z]{2}))(?:" + _alt(_DURATION_UNITS + _OTHER_UNITS) + r")(?![A-Za-z])")
 _CUR_AFTER = re.compile(r"\s?(?:" + _alt(_CURRENCY_SUFFIX) + r")(?![A-Za-z])")
 _CUR_BEFORE = re.compile(r"(?:" + _alt(_CURRENCY_PREFIX) + r")\s?$")
 _SCALE_AFTER = re.compile(r"\s?(?:" + _alt(_SCALE_SUFFIX) + r")(?![A-Za-z])")

@@ -77,6 +77,22 @@ def test_durations(a, b):
     assert quantities_match(qa, qb)
 
 
+@pytest.mark.parametrize("a, b", [
+    ("a 2-year limited warranty", "two years"), ("a 30-day return window", "30 days"),
+    ("a ten-minute break", "10 minutes"), ("the 500-MB limit", "500MB"),
+])
+def test_hyphenated_units_are_units(a, b):
+    """Compound adjectives ("2-year warranty") carry their unit: before, "2-year" was the bare
+    number 2 and "two years" of a correct paraphrase was "not in evidence"."""
+    qa, qb = one(a), one(b)
+    assert (qa.kind, qa.unit) == (qb.kind, qb.unit) and quantities_match(qb, qa)
+
+
+def test_a_hyphen_before_a_letter_or_a_range_is_not_a_unit():
+    assert [q.unit for q in find_quantities("Windows 10-S and a 3-m cable")] == [None, None]
+    assert [q.text for q in find_quantities("2-3 days")] == ["2", "3 days"]
+
+
 def test_close_values_do_not_match_but_rounding_does():
     assert not quantities_match(one("99.9%"), one("99.95%"))
     assert not quantities_match(one("5,985 metres"), one("5,895 metres"))
