@@ -49,7 +49,8 @@ class Atom:
     end: int = 0
     quantity: Quantity | None = None
     dates: tuple[DateValue, ...] = ()
-    parts: tuple[str, ...] = ()     # a merged Chinese name's jieba words (哈勃 + 望远镜)
+    parts: tuple[str, ...] = ()     # a merged Chinese name's jieba words (哈勃 + 望远镜); of an English name
+    #                                 that opens a sentence, its words after the first (Contact | Maria Gomez)
 
     def describe(self) -> str:
         """How a reason names it: ``number 5,000``, ``date 2026-03-01``, ``entity 'Backblaze'``."""
@@ -160,6 +161,11 @@ def _en_entities(text: str) -> list[Atom]:
             if not _plain_title(toks[1]):
                 group.pop(0)
                 first = group[0]
+            elif len(toks) >= 3:  # "Contact Maria Gomez", "Visit Acme Labs": the name may not include the first word
+                s = text[first.start():group[-1].end()]
+                rest = tuple(fold(g.group(0)) for g in group[1:])
+                out.append(Atom("entity", s, fold(s), first.start(), group[-1].end(), parts=rest))
+                return
         s = text[first.start():group[-1].end()]
         out.append(Atom("entity", s, fold(s), first.start(), group[-1].end()))
 
@@ -336,9 +342,12 @@ class AtomPool:
                 return True
             # a merged name (哈勃 + 望远镜): every word of it is there
             return bool(atom.parts) and all(re.sub(r"\s", "", p) in self.compact for p in atom.parts)
-        toks = [t for t in re.findall(r"[a-z0-9\u00e0-\u024f]+", key) if t not in _CONNECT]
-        return bool(toks) and all(t in self.words or t.rstrip("s") in self.words or t + "s" in self.words
-                                  for t in toks)
+        def stated(k: str) -> bool:
+            toks = [t for t in re.findall(r"[a-z0-9\u00e0-\u024f]+", k) if t not in _CONNECT]
+            return bool(toks) and all(t in self.words or t.rstrip("s") in self.words or t + "s" in self.words
+                                      for t in toks)
+        # parts of an English name: the words after a sentence-initial capitalised word (Contact ...)
+        return stated(key) or (bool(atom.parts) and stated(" ".join(atom.parts)))
 
     def nearest(self, atom: Atom, limit: int = 3) -> list[str]:
         """Atoms of the same kind in this evidence (to say what the evidence has instead)."""

@@ -199,6 +199,20 @@ def test_sentence_initial_capitals_are_not_names(text, names):
     assert [a.text for a in extract_atoms(text) if a.kind == "entity"] == names
 
 
+def test_an_imperative_before_a_full_name_is_not_part_of_it():
+    """"Contact Maria Gomez": before, the name 'Contact Maria Gomez' was not in evidence that
+    names Maria Gomez, so a correct answer was unsupported; a wrong person is still caught."""
+    from evalkit.judges.offline import OfflineJudge
+
+    ev = [("pr", "Payroll questions go to Maria Gomez in the finance department.")]
+    q = "Who should I contact about payroll?"
+    (ok,) = OfflineJudge().judge(q, "Contact Maria Gomez in the payroll team.", ev).claims
+    (bad,) = OfflineJudge().judge(q, "Contact Peter Zhang in the payroll team.", ev).claims
+    (lab,) = OfflineJudge().judge("Where is the lab?", "Visit Acme Labs on the third floor.",
+                                  [("l", "Acme Labs is on the third floor.")]).claims
+    assert (ok.verdict, bad.verdict, lab.verdict) == ("supported", "unsupported", "supported"), (ok, bad, lab)
+
+
 def test_reference_answers_with_imperatives_are_supported(judge):
     q = "I got a suspicious email asking for my password. What should I do?"
     answer = ("Don't click or reply; report it with the Report Phish button or forward it to phish@lanxing.example. "
