@@ -9,7 +9,9 @@ clause by clause, against the clauses of the evidence windows the claim was grou
   written in the evidence ("不限"); otherwise: ``negation_missing``;
 - a **plain claim clause** that restates what a negated evidence clause negates (its
   *scope*, the first content words after the cue) is a polarity **flip**; its strength is
-  the term overlap, compared with the judge's ``flip_overlap`` threshold.
+  the term overlap, compared with the judge's ``flip_overlap`` threshold; not when another,
+  negated clause of the same claim restates that evidence clause (a label before the fact:
+  "Production access: interns do not get production access").
 """
 from __future__ import annotations
 
@@ -59,6 +61,11 @@ def check_polarity(claim_clauses: Sequence[Clause], evidence_clauses: Sequence[C
     """Compare each claim clause's polarity with the evidence clauses (see the module docstring)."""
     out = Polarity()
     neg_ev = [c for c in evidence_clauses if c.cues and c.terms]
+    # a negated evidence clause that a negated clause of the claim restates is not flipped by
+    # another, plain clause of the same claim ("Production access: interns do not get production access.")
+    neg_claim = [c for c in claim_clauses if c.cues and c.terms]
+    flippable = [e for e in neg_ev if not any(_overlap(c.terms, e)[0] >= 0.5 and _overlap(c.terms, e)[1] >= 1
+                                              for c in neg_claim)]
     for c in claim_clauses:
         if not c.terms:
             continue
@@ -77,7 +84,7 @@ def check_polarity(claim_clauses: Sequence[Clause], evidence_clauses: Sequence[C
                 out.negation_missing = f"negation '{c.cues[0]}' absent from best sentence ('{short(best.text)}')"
             continue
         joined = " ".join(c.terms)
-        for e in neg_ev:
+        for e in flippable:
             if not any(term_found(t, c.terms, joined) >= 1.0 for t in e.scope):
                 continue  # the claim does not restate what the evidence negates
             cov_e, hits = _overlap(c.terms, e)

@@ -87,6 +87,22 @@ def test_negation_supported_by_negated_evidence(judge, lang, answer):
     assert verdicts(judge, "?", answer, ev) == ["supported"]
 
 
+def test_a_label_before_a_negated_fact_is_not_a_flip(judge):
+    """A claim that keeps the evidence's negation is not a flip because a plain label clause
+    before it names the same thing (q073 of the rag_compress demo run: "备注：LX-300 不在该供应商
+    代工范围内" after a "代工范围：" field was a "polarity flip"); dropping the negation still is."""
+    sup = [("sup-006", "代工范围：LX-200 系列（LX-200、LX-200 Pro）的 SMT 贴片、整机组装与出厂测试\n"
+                       "工厂地址：东莞松山湖园区\n备注：LX-300 不在该供应商代工范围内。")]
+    kept = ("代工范围：LX-200 系列（LX-200、LX-200 Pro）的 SMT 贴片、整机组装与出厂测试 工厂地址：东莞松山湖园区 "
+            "备注：LX-300 不在该供应商代工范围内。")
+    assert verdicts(judge, "LX-200 的主控芯片是哪家供应商生产的？", kept, sup) == ["supported"]
+    (c,) = judge.judge("Can interns access production?", "Production access: interns do not get production access.",
+                       [("sec", "Interns do not get production access.")]).claims
+    assert "flip" not in c.reason and c.verdict != "unsupported", c
+    (flipped,) = judge.judge("鹭岭智造代工哪些产品？", "LX-300 在该供应商代工范围内。", sup).claims
+    assert flipped.verdict == "unsupported" and "flip" in flipped.reason
+
+
 @pytest.mark.parametrize("lang, answer", [
     ("en", "Annual billing never starts on 1 July 2026."),
     ("zh", "年付计费不从2026年7月1日起执行。"),
