@@ -9,6 +9,19 @@ class EvalkitError(Exception):
     """Base class of errors caused by user input; the CLI prints them without a traceback."""
 
 
+class ParamError(EvalkitError):
+    """A node parameter refused when the node is built (it needs the corpus or a model to check).
+
+    ``param`` is its path inside the node's ``params`` (``filters``); ``problem`` says what is
+    wrong. Building a graph turns it into a :class:`ConfigError` naming the config file, the
+    line and ``nodes.NAME.params.PARAM``.
+    """
+
+    def __init__(self, message: str, param: str | None = None, problem: str | None = None):
+        super().__init__(message)
+        self.param, self.problem = param, problem or message
+
+
 MAX_LISTED = 12
 """At most this many valid choices are listed when none is close (a corpus has thousands of ids)."""
 

@@ -33,7 +33,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from evalkit.errors import ConfigError, did_you_mean
+from evalkit.errors import ConfigError, ParamError, did_you_mean
 from evalkit.graph.conditions import ConditionError, check_types, parse
 from evalkit.graph.dataflow import check_dataflow, contracts_of
 from evalkit.graph.graph import END, START, Graph, Route, route_targets
@@ -244,7 +244,13 @@ def build_graph(config: GraphConfig, resources: Any = None, check_mutation: bool
     context = {"chunking": config.chunking, "seed": config.seed}
     for name, spec in config.nodes.items():
         cls = types[spec["type"]]
-        node = cls(name, cls.Params(**spec["params"]), resources)
+        try:
+            node = cls(name, cls.Params(**spec["params"]), resources)
+        except ParamError as exc:  # checked against the corpus or a model: say where in the config
+            if exc.param is None:
+                raise
+            where = f"nodes.{name}.params.{exc.param}"
+            raise ConfigError(config.source, where, exc.problem, line=_config_lines(config.source).get(where)) from None
         node.context, node.work = dict(context), memo
         node.identity = node_identity(node.type, node.params, context, node.fingerprint())
         nodes[name] = node
@@ -253,6 +259,14 @@ def build_graph(config: GraphConfig, resources: Any = None, check_mutation: bool
     return Graph(name=config.name, nodes=nodes, edges=dict(config.edges), routes=routes,
                  on_error=dict(config.on_error), max_steps=config.max_steps, check_mutation=check_mutation,
                  memo=memo, budgets=budgets)
+
+
+def _config_lines(source: str) -> dict[str, int]:
+    """Dotted key path -> line of a config file (empty for a config built in memory or gone)."""
+    try:
+        return read_config_yaml(source)[1] if source != "<dict>" and Path(source).is_file() else {}
+    except ConfigError:
+        return {}
 
 
 def _check_route(spec: Any, where: str, known: set[str], fail: Any) -> dict[str, Any]:

@@ -43,7 +43,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evalkit.errors import EvalkitError, did_you_mean
+from evalkit.errors import EvalkitError, ParamError, did_you_mean
 from evalkit.graph.conditions import (
     ORDERED,
     Compare,
@@ -67,8 +67,11 @@ ALWAYS_KNOWN = ("tenant",)
 _CACHE_LIMIT = 4096
 
 
-class FilterError(EvalkitError):
-    """A filter that cannot be applied: a field no document has, a missing record attribute, a type clash."""
+class FilterError(ParamError):
+    """A filter that cannot be applied: a field no document has, a missing record attribute, a type clash.
+
+    Raised when the node is built (``param`` set: the config is wrong) or for one query
+    (a record without the attribute a ``from_record`` names)."""
 
 
 def parse_filters(raw: Any) -> Condition:
@@ -122,8 +125,8 @@ class DocumentFilter:
         known = {k for _, values in self._docs for k in values} | set(ALWAYS_KNOWN)
         for name in fields(self.cond):
             if name not in known:
-                raise FilterError(f"{where}: no corpus document has the field '{name}'"
-                                  f"{did_you_mean(name, sorted(known))}")
+                problem = f"no corpus document has the field '{name}'{did_you_mean(name, sorted(known))}"
+                raise FilterError(f"{where}: {problem}", param="filters", problem=problem)
         self._check_constant_types()
         self._cache: dict[str, frozenset[str]] = {}
         self._lock = threading.Lock()
@@ -170,5 +173,5 @@ class DocumentFilter:
                 try:
                     evaluate(c, values.get)
                 except ConditionError as exc:
-                    raise FilterError(f"{self.where}: '{c.field}' of document '{doc_id}' is {values.get(c.field)!r}; "
-                                      f"{exc.problem}") from None
+                    problem = f"'{c.field}' of document '{doc_id}' is {values.get(c.field)!r}; {exc.problem}"
+                    raise FilterError(f"{self.where}: {problem}", param="filters", problem=problem) from None

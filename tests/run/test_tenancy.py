@@ -186,6 +186,23 @@ def test_bad_filters_are_refused_before_any_query():
             "edges": {"start": "retrieve", "retrieve": "end"}})
 
 
+def test_a_filter_field_no_document_has_names_the_config_file_line_and_field(evalset, tmp_path):
+    """Before: "node 'retrieve': filters: no corpus document has the field 'deparment'" named
+    neither the config file nor its line. A Chinese metadata value, as users' corpora have."""
+    from evalkit.errors import ConfigError
+    from evalkit.graph.config import load_graph_config
+
+    path = tmp_path / "typo.yaml"
+    path.write_text("name: typo\nchunking: {method: document}\nnodes:\n  retrieve:\n    type: retrieve\n"
+                    "    params:\n      bm25: {tokenizer: en}\n      filters: {field: deparment, eq: 财务部}\n"
+                    "edges: {start: retrieve, retrieve: end}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        _run(evalset, tmp_path, [load_graph_config(path)])
+    assert str(info.value).startswith(f"{path}:8: nodes.retrieve.params.filters: no corpus document has the field "
+                                      "'deparment'; did you mean 'dept'?"), str(info.value)
+    assert info.value.line == 8 and info.value.where == "nodes.retrieve.params.filters"
+
+
 def test_the_filter_inputs_are_part_of_what_the_node_reads():
     from evalkit.nodes.retrieve import Retrieve, RetrieveParams
 
