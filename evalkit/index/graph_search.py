@@ -153,20 +153,27 @@ class LocalGraphSearch:
                 frontier = sorted(nxt)
         return score, {v: (u, rel, d) for v, (_, u, rel, d) in parent.items() if v not in seeds}
 
-    def rank(self, scores: dict[str, float]) -> list[tuple[str, str, float]]:
-        """Passages by the summed ``score * idf`` of the entities they contain; best first, ties by id."""
+    def rank(self, scores: dict[str, float], allowed: frozenset[str] | None = None) -> list[tuple[str, str, float]]:
+        """Passages by the summed ``score * idf`` of the entities they contain; best first, ties by id.
+        ``allowed``: document ids a metadata filter lets through (None: all), applied before the top_k cut."""
         totals: dict[str, float] = {}
         for node, s in scores.items():
             idf = self.g.idf(node)
             for pid in self.g.graph.nodes[node]["chunks"]:
+                if allowed is not None and self.g.passage_doc.get(pid) not in allowed:
+                    continue
                 totals[pid] = totals.get(pid, 0.0) + s * idf
         ranked = sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))[: self.s.top_k]
         return [(pid, self.g.passage_doc[pid], float(s)) for pid, s in ranked]
 
-    def evidence(self, scores: dict[str, float], parents: dict[str, tuple[str, str, int]], limit: int) -> list[str]:
-        """``A [relation] B (doc-id)`` for the best reached entities and the edge that reached them."""
+    def evidence(self, scores: dict[str, float], parents: dict[str, tuple[str, str, int]], limit: int,
+                 allowed: frozenset[str] | None = None) -> list[str]:
+        """``A [relation] B (doc-id)`` for the best reached entities and the edge that reached them;
+        with ``allowed`` (document ids), only edges stated in an allowed document, cited by it."""
         lines = []
-        for v in sorted(parents, key=lambda n: (-scores[n], n))[:limit]:
+        for v in sorted(parents, key=lambda n: (-scores[n], n)):
+            if len(lines) >= limit:
+                break
             u, rel, _ = parents[v]
             a, b = u, v
             data = self.g.graph.get_edge_data(u, v, rel)
@@ -175,16 +182,22 @@ class LocalGraphSearch:
                 if data.get("directed"):  # a typed relation reached backwards: say it the way it reads
                     a, b = v, u
             chunks = data.get("chunks", {})
+            if allowed is not None:
+                chunks = {c: w for c, w in chunks.items() if self.g.passage_doc.get(c) in allowed}
+                if not chunks:
+                    continue  # only another tenant's (or a filtered-out) document states this edge
             pid = min(chunks.items(), key=lambda kv: (-kv[1], kv[0]))[0] if chunks else ""
             lines.append(f"{self.g.name(a)} [{rel}] {self.g.name(b)} ({self.g.passage_doc.get(pid, '?')})")
         return lines
 
-    def search(self, queries: list[str], max_evidence: int = 0) -> LocalResult:
+    def search(self, queries: list[str], max_evidence: int = 0, allowed: frozenset[str] | None = None) -> LocalResult:
+        """Link, expand, rank; ``allowed``: the document ids a metadata filter lets through (passages and
+        evidence lines of other documents are left out; the expansion itself walks the whole graph)."""
         links = self.link(queries)
         seeds = {x["node"]: x["score"] for x in links}
         scores, parents = self.expand(seeds)
-        evidence = self.evidence(scores, parents, max_evidence) if max_evidence else []
-        return LocalResult(self.rank(scores), links, evidence, scores)
+        evidence = self.evidence(scores, parents, max_evidence, allowed) if max_evidence else []
+        return LocalResult(self.rank(scores, allowed), links, evidence, scores)
 
 
 def _cased_in(surfaces: dict[str, int], text: str) -> bool:

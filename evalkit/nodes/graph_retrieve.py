@@ -27,7 +27,9 @@ fuse_weight}``) the graph ranking with the incoming ``retrieved`` list, so a hyb
 holds the earlier channels plus ``graph`` (the graph's own ranking), so per-channel
 analysis sees the graph as one more channel. ``dedupe: {by: document, keep: best_rank |
 most_hits}`` keeps one passage per document of the final ranking before the ``top_k`` cut
-(``evalkit.nodes.dedupe``). YAML::
+(``evalkit.nodes.dedupe``). ``filters:`` (as on ``retrieve``, ``evalkit.index.filters``) keeps
+the ranking written, the fused one included, and ``graph_evidence`` to the documents it lets
+through: a tenant-filtered ``retrieve`` followed by an unfiltered graph node leaks. YAML::
 
     nodes:
       retrieve: {type: retrieve, params: {dense: {}, bm25: {}}}
@@ -45,7 +47,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from evalkit.graph.node import Node, NodeParams, register_node
 from evalkit.graph.schema import (
@@ -61,6 +63,7 @@ from evalkit.graph.schema import (
 )
 from evalkit.index.communities import CommunitySpec
 from evalkit.index.entity_graph import GraphSpec
+from evalkit.index.filters import DocumentFilter, parse_filters, record_values, state_fields
 from evalkit.index.graph_search import LocalGraphSearch, cosine_top
 from evalkit.models.embedders import ModelSpec
 from evalkit.nodes.dedupe import Dedupe, dedupe
@@ -106,14 +109,41 @@ _DEDUPE_DOC = ("keep one passage per document of the final ranking before the to
                "(omit: keep every passage)")
 
 
-class GraphLocalParams(GraphSearchParams):
+class Filtered(NodeParams):
+    """``filters:`` on a graph node, as on ``retrieve`` (grammar: ``evalkit.index.filters``)."""
+
+    filters: dict[str, Any] | list[Any] | None = Field(
+        default=None, description="metadata filter over document fields (evalkit.index.filters): the ranking "
+        "written (the fused one too) and graph_evidence hold only documents it lets through")
+
+    @field_validator("filters")
+    @classmethod
+    def _filter_grammar(cls, value: Any) -> Any:
+        if value is not None:
+            parse_filters(value)
+        return value
+
+
+def node_filter(name: str, params: Any, resources: Any) -> DocumentFilter | None:
+    """The bound filter of a graph node (None without ``filters``)."""
+    if params.filters is None:
+        return None
+    return DocumentFilter(params.filters, resources.corpus.documents, f"node '{name}': filters")
+
+
+def allowed_docs(flt: DocumentFilter | None, state: Mapping[str, Any]) -> frozenset[str] | None:
+    """The document ids this query may see (None: no filter)."""
+    return None if flt is None else flt.allowed(record_values(flt.cond, state))
+
+
+class GraphLocalParams(GraphSearchParams, Filtered):
     max_evidence: int = Field(default=20, ge=0, description="graph_evidence lines written (0: none)")
     fuse_with: str | None = Field(default=None, description="state field holding a ranking to RRF-fuse with")
     fusion: GraphFusion = Field(default=GraphFusion(), description="the RRF with fuse_with")
     dedupe: Dedupe | None = Field(default=None, description=_DEDUPE_DOC)
 
 
-class GraphGlobalParams(NodeParams):
+class GraphGlobalParams(Filtered):
     graph: GraphSpec = Field(default=GraphSpec(), description="how the entity graph is built (shared with "
                              "graph_local when the settings are equal)")
     communities: CommunitySpec = Field(default=CommunitySpec(), description="community detection and summaries")
@@ -138,15 +168,20 @@ def local_searcher(params: GraphSearchParams, resources: Any) -> LocalGraphSearc
 def with_fuse_read(base: Contract, params: GraphLocalParams | GraphGlobalParams) -> Contract:
     """A graph node's reads plus, with ``fuse_with``, the ranking it fuses with (config loading checks
     that an upstream node writes it) and the channels that ranking came from (when present)."""
+    extra = frozenset(state_fields(parse_filters(params.filters))) if params.filters is not None else frozenset()
     if not params.fuse_with:
-        return base
-    return Contract(base.reads | {params.fuse_with}, base.optional_reads | {CHANNEL_HITS}, base.writes,
+        return Contract(base.reads | extra, base.optional_reads, base.writes, base.optional_writes)
+    return Contract(base.reads | {params.fuse_with} | extra, base.optional_reads | {CHANNEL_HITS}, base.writes,
                     base.optional_writes)
 
 
-def fuse(node: Any, own: list[Hit], state: Mapping[str, Any]) -> tuple[list[Hit], dict[str, list[Hit]]]:
-    """``retrieved`` and ``channel_hits`` of a graph node: its own ranking, or RRF with ``fuse_with``."""
+def fuse(node: Any, own: list[Hit], state: Mapping[str, Any],
+         allowed: frozenset[str] | None = None) -> tuple[list[Hit], dict[str, list[Hit]]]:
+    """``retrieved`` and ``channel_hits`` of a graph node: its own ranking, or RRF with ``fuse_with``;
+    ``allowed`` (a filter's document ids) also applies to the ranking fused with."""
     p = node.params
+    if allowed is not None:
+        own = [h for h in own if h.doc_id in allowed]
     if not p.fuse_with:
         return dedupe(own, p.dedupe)[: p.top_k], {"graph": own}
     other = state[p.fuse_with]
@@ -154,6 +189,8 @@ def fuse(node: Any, own: list[Hit], state: Mapping[str, Any]) -> tuple[list[Hit]
         from evalkit.graph.graph import GraphError
 
         raise GraphError(f"node '{node.name}': fuse_with field '{p.fuse_with}' is not a ranking (a list of Hit)")
+    if allowed is not None:
+        other = [h for h in other if h.doc_id in allowed]
     fused = rrf([list(other), own], [p.fusion.fuse_weight, p.fusion.weight], p.fusion.k)
     return dedupe(fused, p.dedupe)[: p.top_k], {**dict(state.get(CHANNEL_HITS) or {}), "graph": own}
 
@@ -173,12 +210,14 @@ class GraphLocal(Node[GraphLocalParams]):
     def __init__(self, name: str, params: GraphLocalParams, resources: Any = None):
         super().__init__(name, params, resources)
         self.searcher = local_searcher(params, resources)
+        self._filter = node_filter(name, params, resources)
 
     def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
         queries = list(state["queries"]) or [state["question"]]
-        found = self.searcher.search(queries, self.params.max_evidence)
+        allowed = allowed_docs(self._filter, state)
+        found = self.searcher.search(queries, self.params.max_evidence, allowed)
         own = [Hit(pid, doc, score) for pid, doc, score in found.passages]
-        retrieved, channels = fuse(self, own, state)
+        retrieved, channels = fuse(self, own, state, allowed)
         return {"retrieved": retrieved, "channel_hits": channels, "graph_entities": found.entities,
                 "graph_evidence": found.evidence}
 
@@ -206,6 +245,7 @@ class GraphGlobal(Node[GraphGlobalParams]):
         self._row = {pid: i for i, pid in enumerate(self._pids)}
         self._pvecs = (self.embedder.encode_passages([self.passages.text(pid) for pid in self._pids])
                        if params.membership_weight < 1 else None)
+        self._filter = node_filter(name, params, resources)
 
     def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
         queries = list(state["queries"]) or [state["question"]]
@@ -221,8 +261,12 @@ class GraphGlobal(Node[GraphGlobalParams]):
                 part = lam * membership + (1 - lam) * closeness.get(pid, 0.0)
                 scores[pid] = scores.get(pid, 0.0) + float(sims[i]) * part
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[: self.params.top_k]
+        allowed = allowed_docs(self._filter, state)
+        if allowed is not None:
+            ranked = [(pid, s) for pid, s in scores.items() if self.graph.passage_doc[pid] in allowed]
+            ranked = sorted(ranked, key=lambda kv: (-kv[1], kv[0]))[: self.params.top_k]
         own = [Hit(pid, self.graph.passage_doc[pid], s) for pid, s in ranked]
-        retrieved, channels = fuse(self, own, state)
+        retrieved, channels = fuse(self, own, state, allowed)
         matched = [{"id": self.communities[i].id, "score": round(float(sims[i]), 6), "size": self.communities[i].size,
                     "top_entities": [self.graph.name(e) for e in self.communities[i].top_entities],
                     "summary": self.communities[i].summary.split("\n")[0]} for i in chosen]

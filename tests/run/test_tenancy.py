@@ -213,3 +213,50 @@ def test_the_filter_inputs_are_part_of_what_the_node_reads():
     assert iso.reads == {"queries", "question", "tenant"} and dept.reads == {"queries", "question", "attributes"}
     (part, deps), = Retrieve.shared_parts(RetrieveParams(bm25={}, filters=ISOLATION))
     assert part["filters"] == ISOLATION and "tenant" in deps
+
+
+def test_graph_retrieval_after_an_isolated_retrieve_does_not_bring_another_tenants_documents(tmp_path):
+    """Before: a tenant-filtered ``retrieve`` followed by ``graph_local`` (fuse_with) put the other
+    tenant's VPN notice back in the ranking and its graph triple in the generator's evidence (and so in
+    the answer). ``filters:`` on the graph node keeps both to the tenant's own and shared documents,
+    with work sharing on and off alike."""
+    docs = [("acme-vpn", "VPN", "The VPN client LanLink must be updated to version 4.2. Contact the IT desk.",
+             {"tenant": "acme"}),
+            ("globex-vpn", "VPN", "LanLink VPN 客户端须升级到 4.1 版本。LanLink works with the Orvex token.",
+             {"tenant": "globex"}),
+            ("shared-it", "IT desk", "The IT desk is open from 9:00 to 18:00.", {})]
+    (tmp_path / "corpora").mkdir()
+    corpus = tmp_path / "corpora" / "vpn.jsonl"
+    corpus.write_text("".join(json.dumps({"id": i, "title": t, "text": x, "metadata": m}, ensure_ascii=False) + "\n"
+                              for i, t, x, m in docs), encoding="utf-8")
+    path = tmp_path / "vpn.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"id": "a", "question": "Which LanLink version is required?", "relevant_doc_ids": ["acme-vpn"],
+         "type": "single", "lang": "en", "tenant": "acme"},
+        {"id": "g", "question": "Which LanLink version is required?", "relevant_doc_ids": ["globex-vpn"],
+         "type": "single", "lang": "en", "tenant": "globex"}]), encoding="utf-8")
+    freeze(path, corpus=str(corpus))
+
+    def variant(name, graph_filter):
+        graph = {"graph": {"mode": "fast"}, "depth": 1, "link": {"embedding": False}, "top_k": 10,
+                 "max_evidence": 10, "fuse_with": "retrieved", **({"filters": ISOLATION} if graph_filter else {})}
+        return config_from_dict({"name": name, "chunking": {"method": "document"}, "nodes": {
+            "retrieve": {"type": "retrieve", "params": _retrieve(filters=ISOLATION)},
+            "graph": {"type": "graph_local", "params": graph}},
+            "edges": {"start": "retrieve", "retrieve": "graph", "graph": "end"}})
+
+    records = {}
+    for share in (True, False):
+        summary, per = _run(path, tmp_path, [variant("graph_open", False), variant("graph_isolated", True)],
+                            share=share, out=f"vpn_{share}.json")
+        owner = {i: m.get("tenant") for i, _, _, m in docs}
+        for r in per["graph_isolated"]:
+            tenant = {"a": "acme", "g": "globex"}[r.query_id]
+            assert all(owner[h["doc_id"]] in (None, tenant) for h in r.reranked), r.reranked
+            graph_step = next(t for t in r.trace if t["node"] == "graph")
+            cited = [line.rsplit("(", 1)[1].rstrip(")") for line in graph_step["wrote"]["graph_evidence"]]
+            assert cited and all(owner[d] in (None, tenant) for d in cited), graph_step["wrote"]["graph_evidence"]
+        assert summary.variants["graph_open"].metrics["tenant_leak_rate"] == 1.0  # the unfiltered graph leaks
+        assert summary.variants["graph_isolated"].metrics["tenant_leak_rate"] == 0.0
+        records[share] = [(r.query_id, r.reranked) for r in per["graph_isolated"]]
+    assert records[True] == records[False]
