@@ -34,6 +34,8 @@ The dense and BM25 tools are ``retrieve`` node instances used as library objects
 are not part of the graph and write nothing to the state themselves. A tool's latency is
 the time its search took when it was computed: a search shared with another variant
 reports the time it took there, so the figure does not depend on which variant ran first.
+``filters:`` (as on ``retrieve``, ``evalkit.index.filters``) applies to every tool: the
+dense and BM25 searches see only the allowed documents, the graph tool ranks only theirs.
 """
 from __future__ import annotations
 
@@ -57,12 +59,14 @@ from evalkit.graph.schema import (
     SCHEDULER_SOURCE,
     TOOL_HITS,
     TOOL_STATS,
+    Contract,
     Role,
 )
 from evalkit.llm.base import LLMSpec
 from evalkit.nodes.dedupe import Dedupe, dedupe, dedupe_by_document  # noqa: F401  (dedupe_by_document: older import path)
 from evalkit.nodes.fusion import rrf
-from evalkit.nodes.graph_retrieve import GraphSearchParams, local_searcher
+from evalkit.index.filters import DocumentFilter, parse_filters, record_values, state_fields
+from evalkit.nodes.graph_retrieve import Filtered, GraphSearchParams, local_searcher, node_filter
 from evalkit.nodes.llm_classify import LabelExample, llm_label
 from evalkit.nodes.retrieve import BM25Channel, DenseChannel, Retrieve, RetrieveParams
 from evalkit.records import Hit
@@ -124,7 +128,7 @@ SCHEDULER_PROMPT = (
 )
 
 
-class SchedulerParams(NodeParams):
+class SchedulerParams(Filtered):
     dense: DenseChannel | None = Field(default=DenseChannel(), description="the dense tool (a retrieve node's "
                                        "dense channel); null: not available")
     bm25: BM25Channel | None = Field(default=BM25Channel(), description="the BM25 tool; null: not available")
@@ -223,17 +227,25 @@ class AgentScheduler(Node[SchedulerParams]):
     writes = (RETRIEVED, SCHEDULER_CLASS, SCHEDULER_REASON, SCHEDULER_SOURCE, TOOL_HITS, TOOL_STATS)
     optional_writes = (LLM_FALLBACK,)
     Params = SchedulerParams
+    _filter: DocumentFilter | None = None  # the bound filters (set when params give some)
+
+    @classmethod
+    def contract(cls, params: SchedulerParams) -> Contract:
+        base = super().contract(params)
+        extra = state_fields(parse_filters(params.filters)) if params.filters is not None else []
+        return Contract(base.reads | frozenset(extra), base.optional_reads, base.writes, base.optional_writes)
 
     def __init__(self, name: str, params: SchedulerParams, resources: Any = None):
         super().__init__(name, params, resources)
         used = {t for tools in params.weights.values() for t, w in tools.items() if w > 0}
         self.tools: dict[str, Any] = {}
         if "dense" in used:
-            self.tools["dense"] = Retrieve(f"{name}.dense", RetrieveParams(dense=params.dense, top_k=params.top_k),
-                                           resources)
+            self.tools["dense"] = Retrieve(f"{name}.dense", RetrieveParams(
+                dense=params.dense, top_k=params.top_k, filters=params.filters), resources)
         if "bm25" in used:
-            self.tools["bm25"] = Retrieve(f"{name}.bm25", RetrieveParams(bm25=params.bm25, top_k=params.top_k),
-                                          resources)
+            self.tools["bm25"] = Retrieve(f"{name}.bm25", RetrieveParams(
+                bm25=params.bm25, top_k=params.top_k, filters=params.filters), resources)
+        self._filter = node_filter(name, params, resources)
         if "graph" in used and params.graph is not None:
             self.tools["graph"] = local_searcher(params.graph, resources)
         self.client = self.llm_client(params.llm, "schedule") if params.llm is not None else None
@@ -244,18 +256,23 @@ class AgentScheduler(Node[SchedulerParams]):
         parts = []
         for tool in ("dense", "bm25"):
             if any(w.get(tool, 0) > 0 for w in params.weights.values()):
-                parts += Retrieve.shared_parts(RetrieveParams(**{tool: getattr(params, tool)}, top_k=params.top_k))
+                parts += Retrieve.shared_parts(RetrieveParams(**{tool: getattr(params, tool)}, top_k=params.top_k,
+                                                              filters=params.filters))
         return parts
 
-    def _call(self, tool: str, queries: list[str]) -> tuple[list[Hit], float]:
+    def _call(self, tool: str, queries: list[str], state: Mapping[str, Any]) -> tuple[list[Hit], float]:
         """A tool's ranking and the milliseconds its search took (when it was computed, for shared searches)."""
+        flt = self._filter
+        values = record_values(flt.cond, state) if flt is not None else {}
         if tool == "graph":
             t0 = time.perf_counter()
-            found = self.tools["graph"].search(queries).passages
+            graph = self.tools["graph"]
+            found = (graph.search(queries) if flt is None else graph.search(queries, 0, flt.allowed(values))).passages
             return [Hit(pid, doc, s) for pid, doc, s in found], (time.perf_counter() - t0) * 1000.0
         retriever = self.tools[tool]
         retriever.work, retriever.context = self.work, self.context  # share its searches like a retrieve node
-        hits, _, ms = retriever.search(queries)
+        hits, _, ms = (retriever.search(queries) if flt is None
+                       else retriever.search(queries, (flt.key(values), flt.allowed(values))))
         return hits, ms
 
     def classify(self, state: Mapping[str, Any]) -> dict[str, Any]:
@@ -287,7 +304,7 @@ class AgentScheduler(Node[SchedulerParams]):
         queries = list(state[QUERIES]) or [state[QUESTION]]
         decided = self.classify(state)
         weights = {t: w for t, w in sorted(p.weights[decided[SCHEDULER_CLASS]].items()) if w > 0}
-        called = {t: self._call(t, queries) for t in weights}
+        called = {t: self._call(t, queries, state) for t in weights}
         tool_hits = {t: hits for t, (hits, _) in called.items()}
         if len(tool_hits) == 1:
             fused = next(iter(tool_hits.values()))

@@ -215,27 +215,39 @@ def test_the_filter_inputs_are_part_of_what_the_node_reads():
     assert part["filters"] == ISOLATION and "tenant" in deps
 
 
+VPN_DOCS = [("acme-vpn", "VPN", "The VPN client LanLink must be updated to version 4.2. Contact the IT desk.",
+             {"tenant": "acme"}),
+            ("globex-vpn", "VPN", "LanLink VPN 客户端须升级到 4.1 版本。LanLink works with the Orvex token.",
+             {"tenant": "globex"}),
+            ("shared-it", "IT desk", "The IT desk is open from 9:00 to 18:00.", {})]
+VPN_OWNER = {i: m.get("tenant") for i, _, _, m in VPN_DOCS}
+VPN_TENANT = {"a": "acme", "g": "globex"}
+
+
+def _vpn_evalset(tmp_path: Path) -> Path:
+    """Two tenants asking the same question; the graph links their documents through 'LanLink'."""
+    (tmp_path / "corpora").mkdir()
+    corpus = tmp_path / "corpora" / "vpn.jsonl"
+    corpus.write_text("".join(json.dumps({"id": i, "title": t, "text": x, "metadata": m}, ensure_ascii=False) + "\n"
+                              for i, t, x, m in VPN_DOCS), encoding="utf-8")
+    path = tmp_path / "vpn.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"id": q, "question": "Which LanLink version is required?", "relevant_doc_ids": [f"{t}-vpn"],
+         "type": "single", "lang": "en", "tenant": t} for q, t in VPN_TENANT.items()]), encoding="utf-8")
+    freeze(path, corpus=str(corpus))
+    return path
+
+
+def _own_only(r) -> bool:
+    return all(VPN_OWNER[h["doc_id"]] in (None, VPN_TENANT[r.query_id]) for h in r.reranked)
+
+
 def test_graph_retrieval_after_an_isolated_retrieve_does_not_bring_another_tenants_documents(tmp_path):
     """Before: a tenant-filtered ``retrieve`` followed by ``graph_local`` (fuse_with) put the other
     tenant's VPN notice back in the ranking and its graph triple in the generator's evidence (and so in
     the answer). ``filters:`` on the graph node keeps both to the tenant's own and shared documents,
     with work sharing on and off alike."""
-    docs = [("acme-vpn", "VPN", "The VPN client LanLink must be updated to version 4.2. Contact the IT desk.",
-             {"tenant": "acme"}),
-            ("globex-vpn", "VPN", "LanLink VPN 客户端须升级到 4.1 版本。LanLink works with the Orvex token.",
-             {"tenant": "globex"}),
-            ("shared-it", "IT desk", "The IT desk is open from 9:00 to 18:00.", {})]
-    (tmp_path / "corpora").mkdir()
-    corpus = tmp_path / "corpora" / "vpn.jsonl"
-    corpus.write_text("".join(json.dumps({"id": i, "title": t, "text": x, "metadata": m}, ensure_ascii=False) + "\n"
-                              for i, t, x, m in docs), encoding="utf-8")
-    path = tmp_path / "vpn.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in [
-        {"id": "a", "question": "Which LanLink version is required?", "relevant_doc_ids": ["acme-vpn"],
-         "type": "single", "lang": "en", "tenant": "acme"},
-        {"id": "g", "question": "Which LanLink version is required?", "relevant_doc_ids": ["globex-vpn"],
-         "type": "single", "lang": "en", "tenant": "globex"}]), encoding="utf-8")
-    freeze(path, corpus=str(corpus))
+    path = _vpn_evalset(tmp_path)
 
     def variant(name, graph_filter):
         graph = {"graph": {"mode": "fast"}, "depth": 1, "link": {"embedding": False}, "top_k": 10,
@@ -249,14 +261,48 @@ def test_graph_retrieval_after_an_isolated_retrieve_does_not_bring_another_tenan
     for share in (True, False):
         summary, per = _run(path, tmp_path, [variant("graph_open", False), variant("graph_isolated", True)],
                             share=share, out=f"vpn_{share}.json")
-        owner = {i: m.get("tenant") for i, _, _, m in docs}
         for r in per["graph_isolated"]:
-            tenant = {"a": "acme", "g": "globex"}[r.query_id]
-            assert all(owner[h["doc_id"]] in (None, tenant) for h in r.reranked), r.reranked
+            assert _own_only(r), r.reranked
             graph_step = next(t for t in r.trace if t["node"] == "graph")
             cited = [line.rsplit("(", 1)[1].rstrip(")") for line in graph_step["wrote"]["graph_evidence"]]
-            assert cited and all(owner[d] in (None, tenant) for d in cited), graph_step["wrote"]["graph_evidence"]
+            assert cited and all(VPN_OWNER[d] in (None, VPN_TENANT[r.query_id]) for d in cited), graph_step
         assert summary.variants["graph_open"].metrics["tenant_leak_rate"] == 1.0  # the unfiltered graph leaks
         assert summary.variants["graph_isolated"].metrics["tenant_leak_rate"] == 0.0
         records[share] = [(r.query_id, r.reranked) for r in per["graph_isolated"]]
+    assert records[True] == records[False]
+
+
+def test_the_agent_scheduler_applies_filters_to_every_tool(tmp_path):
+    """Before: ``agent_scheduler`` took no ``filters``, so a scheduler variant could not be isolated: its
+    BM25 and graph tools returned the other tenant's VPN notice. With ``filters`` neither does, and the
+    filtered BM25 tool ranks exactly as a filtered ``retrieve`` node (sharing on and off)."""
+    path = _vpn_evalset(tmp_path)
+
+    def scheduler(name, filters):
+        params = {"dense": None, "bm25": {"tokenizer": "en", "top_k": 10},
+                  "graph": {"graph": {"mode": "fast"}, "depth": 1, "link": {"embedding": False}, "top_k": 10},
+                  "rules": [{"label": "entity_relation", "patterns": ["LanLink"]}], "top_k": 10, "dedupe": None,
+                  "weights": {"entity_relation": {"graph": 1.0, "bm25": 1.0}, "open_semantic": {"bm25": 1.0}},
+                  **({"filters": filters} if filters else {})}
+        return config_from_dict({"name": name, "chunking": {"method": "document"},
+                                 "nodes": {"scheduler": {"type": "agent_scheduler", "params": params}},
+                                 "edges": {"start": "scheduler", "scheduler": "end"}})
+
+    records = {}
+    for share in (True, False):
+        summary, per = _run(path, tmp_path, [scheduler("sched_open", None), scheduler("sched_isolated", ISOLATION),
+                                             _variant("retrieve_isolated", filters=ISOLATION)],
+                            share=share, out=f"sched_{share}.json")
+        assert summary.variants["sched_open"].metrics["tenant_leak_rate"] == 1.0
+        assert summary.variants["sched_isolated"].metrics["tenant_leak_rate"] == 0.0
+        retrieve_ranking = {r.query_id: r.reranked for r in per["retrieve_isolated"]}
+        for r in per["sched_isolated"]:
+            assert _own_only(r), r.reranked
+            tools = next(t for t in r.trace if t["node"] == "scheduler")["wrote"]["tool_hits"]
+            docs = {tool: [h[1] for h in hits] for tool, hits in tools.items()}  # traced as [passage, doc, score]
+            assert set(docs) == {"bm25", "graph"} and docs["graph"], docs
+            for tool, ids in docs.items():
+                assert all(VPN_OWNER[d] in (None, VPN_TENANT[r.query_id]) for d in ids), (tool, ids)
+            assert docs["bm25"] == [h["doc_id"] for h in retrieve_ranking[r.query_id]]
+        records[share] = [(r.query_id, r.reranked) for r in per["sched_isolated"]]
     assert records[True] == records[False]
