@@ -252,7 +252,10 @@ def passage_texts(run: Any, variant: str) -> dict[str, str]:
     from evalkit.index.chunking import chunk_corpus, with_defaults
     from evalkit.index.corpus import load_corpus
 
+    scored = _answers_file_texts(run, variant)
     ref = run.summary.eval_set
+    if scored is not None and (ref.kind == "answers_file" or all(scored.get(p) for p in _evidence_ids(run, variant))):
+        return {pid: scored.get(pid, "") for pid in _evidence_ids(run, variant)}
     candidates = [Path(ref.corpus)] if ref.corpus else []
     if ref.path:
         from evalkit.evalsets.versions import read_manifest
@@ -269,15 +272,44 @@ def passage_texts(run: Any, variant: str) -> dict[str, str]:
                            f"{', '.join(map(str, candidates)) or 'nothing recorded'}); label pages need passage texts")
     config = run.config(variant)
     chunking = config.chunking if config is not None else with_defaults(None)
-    passages = chunk_corpus(load_corpus(path), chunking)
-    wanted = {e[0] for r in run.results(variant) for e in (r.generation or {}).get("evidence", [])}
+    corpus = load_corpus(path)
+    passages = chunk_corpus(corpus, chunking)
+    documents = {d.id: d.text for d in corpus.documents}
     out = {}
-    for pid in wanted:
+    for pid in _evidence_ids(run, variant):
         try:
             out[pid] = passages.text(pid)
-        except KeyError:
-            out[pid] = ""
+        except KeyError:  # an answers file ranks documents: a document id shows its text
+            out[pid] = (scored or {}).get(pid) or documents.get(pid, "")
     return out
+
+
+def _evidence_ids(run: Any, variant: str) -> set[str]:
+    return {e[0] for r in run.results(variant) for e in (r.generation or {}).get("evidence", [])}
+
+
+def _answers_file_texts(run: Any, variant: str) -> dict[str, str] | None:
+    """Evidence id -> text of a variant scored from an answers file (``evalkit score --answers``):
+    the contexts the file gave, read as the scorer read them (None for any other run)."""
+    meta = run.folder / variant / "run.json" if run.folder is not None else None
+    if meta is None or not meta.is_file():
+        return None
+    source = json.loads(meta.read_text(encoding="utf-8")).get("source") or {}
+    if source.get("kind") != "answers" or not source.get("file"):
+        return None
+    from evalkit.scoring.answers import read_answers
+    from evalkit.scoring.scorer import answer_evidence
+
+    path = Path(source["file"])
+    if not path.exists():
+        raise EvalkitError(f"{run.source}: the answers file it was scored from ({path}) was not found; label pages "
+                           "need the passage texts it gave")
+    file = read_answers(path, mapping=source.get("columns"), answers_format=source.get("format") or "auto")
+    if source.get("sha256") and file.sha256 != source["sha256"]:
+        raise EvalkitError(f"{run.source}: the answers file {path} changed since it was scored (sha256); score it "
+                           "again before labelling")
+    return {e.id: e.text for row in file.rows if row.contexts is not None
+            for e in answer_evidence(row, file, None, 0)}
 
 
 def load_label_files(paths: Sequence[str | Path]) -> list[Label]:

@@ -300,7 +300,7 @@ def _score_row(name: str, record: EvalRecord, row: AnswerRow, file: AnswersFile,
         docs = list(row.retrieved or [])
     elif ranked == "contexts":
         docs = list(dict.fromkeys((d or context_id(t), 0.0) for d, t in row.contexts or [] if t.strip()))
-    evidence = _evidence(row, file, corpus, evidence_k)
+    evidence = answer_evidence(row, file, corpus, evidence_k)
     shown = [(e.id, e.doc_id) for e in evidence]
     if cite_by == "position":  # only numbers name a passage; an id written in brackets is not a citation
         masked = [(f"\0{i}", f"\0{i}") for i in range(len(shown))]
@@ -333,7 +333,7 @@ def _score_row(name: str, record: EvalRecord, row: AnswerRow, file: AnswersFile,
                        usage={k: v.to_dict() for k, v in sorted(usage.items())}, gold_known=gold_known)
 
 
-def _evidence(row: AnswerRow, file: AnswersFile, corpus: Any, evidence_k: int) -> list[Evidence]:
+def answer_evidence(row: AnswerRow, file: AnswersFile, corpus: Any, evidence_k: int) -> list[Evidence]:
     """The passages the answer is judged against: ``contexts``, else the top ``retrieved`` documents' texts.
 
     A context's id is the one it gives, else the ``retrieved`` id at its position when the

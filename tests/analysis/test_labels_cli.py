@@ -136,3 +136,45 @@ def test_the_labelling_page_renders_offline_and_holds_the_file(run: Path, tmp_pa
 
     saved = [json.loads(x) for x in html.unescape(export).splitlines() if x.strip()]
     assert saved == lines  # the page would save exactly the label file (nothing labelled yet)
+
+
+def test_label_a_run_scored_from_an_answers_file(tmp_path: Path):
+    """Before: `evalkit label` on an `evalkit score --answers` run without an eval set stopped with "the
+    corpus of this run was not found": the passages are the answers file's own contexts. With an eval
+    set, a context given by document id showed an empty text (not a passage id of the chunked corpus)."""
+    answers = tmp_path / "answers.jsonl"
+    rows = [{"id": "a1", "question": "K7 有多重？", "answer": "K7 重 48 克（文档2）。", "lang": "zh",
+             "contexts": [{"doc_id": "k7-bat", "text": "The K7 headset offers up to 9 hours of battery life."},
+                          {"doc_id": "k7-weight", "text": "The K7 weighs 48 grams."}]},
+            {"id": "a2", "question": "How long does the K7 battery last?", "answer": "About 9 hours [1].",
+             "contexts": ["The K7 headset offers up to 9 hours of battery life."]}]
+    answers.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    runner = CliRunner()
+    out = tmp_path / "scored.json"
+    res = runner.invoke(cli, ["score", "--answers", str(answers), "--name", "mine", "--output", str(out),
+                              "--no-mlflow"])
+    assert res.exit_code == 0, res.output
+    labels = tmp_path / "labels.jsonl"
+    res = runner.invoke(cli, ["label", str(out), "--variant", "mine", "--n", "5", "--out", str(labels)])
+    assert res.exit_code == 0, res.output
+    lines = {json.loads(x)["query_id"]: json.loads(x) for x in labels.read_text(encoding="utf-8").splitlines()}
+    texts = {q: [(e["doc_id"], e["text"]) for e in line["evidence"]] for q, line in lines.items()}
+    assert texts["a1"] == [("k7-bat", rows[0]["contexts"][0]["text"]), ("k7-weight", "The K7 weighs 48 grams.")]
+    assert [t for _, t in texts["a2"]] == [rows[1]["contexts"][0]]  # a plain text context (ctx-<sha> id)
+
+
+def test_label_an_answers_file_scored_against_an_eval_set_shows_the_documents(run: Path, tmp_path: Path):
+    """Before: answers that rank documents (``retrieved`` ids) were shown with empty evidence texts: a
+    document id is not a passage id of the chunked corpus."""
+    answers = tmp_path / "ranked.jsonl"
+    answers.write_text(json.dumps({"id": "q1", "answer": "每晚不超过 750 元 [fin-001]。", "retrieved": ["fin-001"]}) + "\n"
+                       + json.dumps({"id": "q5", "answer": "After 48 months [it-001].", "retrieved": ["it-001", "hr-001"]})
+                       + "\n", encoding="utf-8")
+    out = tmp_path / "ranked.json"
+    res = CliRunner().invoke(cli, ["score", "--answers", str(answers), "--eval-set", str(run.parent / "kb.jsonl"),
+                                   "--name", "ranked", "--output", str(out), "--no-mlflow"])
+    assert res.exit_code == 0, res.output
+    lines = {x["query_id"]: x for x in _label(out, "ranked", tmp_path / "l.jsonl")}
+    text = {i: x for i, _, x in DOCS}
+    assert {q: [(e["doc_id"], e["text"]) for e in x["evidence"]] for q, x in lines.items() if q in ("q1", "q5")} == {
+        "q1": [("fin-001", text["fin-001"])], "q5": [("it-001", text["it-001"]), ("hr-001", text["hr-001"])]}
