@@ -88,6 +88,19 @@ def test_hyphenated_units_are_units(a, b):
     assert (qa.kind, qa.unit) == (qb.kind, qb.unit) and quantities_match(qb, qa)
 
 
+def test_a_hyphenated_quantity_is_judged_as_a_value_not_a_code():
+    """The claim judge reads atoms, where "2-year" was a product-code-like token: "two years" of a
+    correct paraphrase was still "not in evidence"; a wrong duration is still caught."""
+    from evalkit.judges.offline import OfflineJudge
+
+    assert [a.kind for a in extract_atoms("The R2 router comes with a 2-year limited warranty.")] == ["code", "duration"]
+    ev = [("r2", "The R2 router comes with a 2-year limited warranty.")]
+    q = "How long is the warranty on the R2 router?"
+    (ok,) = OfflineJudge().judge(q, "You get two years of warranty coverage on the R2 router.", ev).claims
+    (bad,) = OfflineJudge().judge(q, "You get three years of warranty coverage on the R2 router.", ev).claims
+    assert (ok.verdict, bad.verdict) == ("supported", "unsupported"), (ok, bad)
+
+
 def test_a_hyphen_before_a_letter_or_a_range_is_not_a_unit():
     assert [q.unit for q in find_quantities("Windows 10-S and a 3-m cable")] == [None, None]
     assert [q.text for q in find_quantities("2-3 days")] == ["2", "3 days"]
