@@ -212,7 +212,7 @@ def corrected_estimates(results: Sequence[QueryResult], labels: Sequence[Label],
     strata = {q: lab.stratum for q, lab in usable.items()}
     by = "none" if set(strata.values()) <= {"all"} else "type"
     for metric, key in METRICS.items():
-        members = [r for r in pop.values() if metric == "faithfulness" or r.gold_doc_ids]
+        members = [r for r in pop.values() if metric == "faithfulness" or r.answerable]
         value = (lambda lab: lab.faithfulness) if metric == "faithfulness" else \
             (lambda lab: None if lab.hallucinated is None else float(lab.hallucinated))
         labelled = {q: value(lab) for q, lab in usable.items() if q in {r.query_id for r in members}
@@ -234,7 +234,7 @@ def corrected_estimates(results: Sequence[QueryResult], labels: Sequence[Label],
             continue
         out.estimates[metric] = stratified_ppi({k: Stratum(*g) for k, g in groups.items()}, confidence=confidence)
     hall = [(lab.hallucinated, pop[q].metrics["hallucinated"]) for q, lab in usable.items()
-            if lab.hallucinated is not None and pop[q].gold_doc_ids]
+            if lab.hallucinated is not None and pop[q].answerable]
     out.agreement = agreement([a for a, _ in hall], [b for _, b in hall]) if hall else None
     out.n_labels = len(usable)
     out.unlabelled = sum(1 for lab in usable.values() if lab.hallucinated is None and lab.faithfulness is None)

@@ -48,11 +48,15 @@ from evalkit.commands import user_errors
 @click.option("--experiment", default="evalkit", show_default=True, help="MLflow experiment name.")
 @click.option("--no-mlflow", is_flag=True, help="Skip MLflow logging (files are still written).")
 @click.option("--no-traces", is_flag=True, help="Do not log per-query MLflow traces.")
+@click.option("--labels", "labels", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Human labels (from `evalkit label`, repeatable): the summary adds judge-corrected "
+                   "hallucination rate and faithfulness with confidence intervals, as `evalkit run --labels` does.")
 @user_errors
 def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | None, run_format: str | None,
           answers_file: Path | None, answers_format: str, maps: tuple[str, ...], split: str | None, name: str,
           output: Path, metrics: tuple[str, ...], judge: str, judge_llm: Path | None, evidence_k: int, cite_by: str,
-          lang: str, tracking_uri: str | None, experiment: str, no_mlflow: bool, no_traces: bool) -> int:
+          lang: str, tracking_uri: str | None, experiment: str, no_mlflow: bool, no_traces: bool,
+          labels: tuple[Path, ...] = ()) -> int:
     """Score outputs your own pipeline produced, with evalkit's metrics, judges and files.
 
     \b
@@ -74,7 +78,7 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
 
     _env_quiet()
     from evalkit.analysis.report import comparison_table
-    from evalkit.commands.run import _absolute_spec
+    from evalkit.commands.run import _absolute_spec, _apply_labels
     from evalkit.interop.importers import parse_mapping
     from evalkit.run.runner import RunOptions
     from evalkit.scoring import ANSWER_FIELDS, score_answers, score_run, write_scored
@@ -109,10 +113,16 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
     options = RunOptions(output=output, tracking_uri=tracking_uri, experiment=experiment, mlflow=not no_mlflow,
                          traces=not no_traces, progress=False)
     summary = write_scored(scored, options, echo=lambda m: click.echo(m, err=True))
+    if labels:
+        _apply_labels(summary, output, [str(Path(p).resolve()) for p in labels])
     click.echo(comparison_table(summary))
     click.echo(f"\nsummary: {output}\nper-query records: {output.with_suffix('')}/{name}/per_query.jsonl")
     if summary.mlflow:
         click.echo(f"MLflow: {summary.mlflow.get('tracking_uri')}  (open it: {summary.mlflow.get('ui_command')})")
+    if summary.variants[name].corrected:
+        from evalkit.analysis.labels import format_corrected, from_dict
+
+        click.echo("\n" + format_corrected([from_dict(summary.variants[name].corrected)]))
     failed = summary.variants[name].n_failed
     if failed:
         click.echo(f"note: {failed} query(ies) failed or have no output; see 'error' in per_query.jsonl", err=True)

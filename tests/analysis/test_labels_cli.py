@@ -178,3 +178,34 @@ def test_label_an_answers_file_scored_against_an_eval_set_shows_the_documents(ru
     text = {i: x for i, _, x in DOCS}
     assert {q: [(e["doc_id"], e["text"]) for e in x["evidence"]] for q, x in lines.items() if q in ("q1", "q5")} == {
         "q1": [("fin-001", text["fin-001"])], "q5": [("it-001", text["it-001"]), ("hr-001", text["hr-001"])]}
+
+
+def test_score_takes_labels_and_corrects_a_self_contained_answers_file(tmp_path: Path):
+    """Issue 13 names --labels on score too; before, `evalkit score` had no --labels, and a file without
+    gold labels (every row answerable) got no corrected hallucination rate: its rows have no gold ids.
+    Recomputed by hand: 4 answers, the judge flags one; the person says a2 is hallucinated too. Every
+    answer is labelled, so the corrected rate is the labelled rate, 2/4, with a zero-width interval."""
+    answers = tmp_path / "answers.jsonl"
+    ctx = [{"doc_id": "k7", "text": "The K7 weighs 48 grams and its battery lasts 9 hours."}]
+    rows = [("a1", "How heavy is the K7?", "The K7 weighs 48 grams."),
+            ("a2", "How long does the battery last?", "The battery lasts 9 hours."),
+            ("a3", "How heavy is the K7?", "The K7 weighs 52 grams."),
+            ("a4", "How long does the battery last?", "It lasts 9 hours on a charge.")]
+    answers.write_text("".join(json.dumps({"id": i, "question": q, "answer": a, "contexts": ctx}) + "\n"
+                               for i, q, a in rows), encoding="utf-8")
+    out = tmp_path / "mine.json"
+    runner = CliRunner()
+    base = ["score", "--answers", str(answers), "--name", "mine", "--output", str(out), "--no-mlflow"]
+    assert runner.invoke(cli, base).exit_code == 0
+    lines = _label(out, "mine", tmp_path / "labels.jsonl", n=4)
+    judged = {x["query_id"]: x["judge"]["hallucinated"] for x in lines}
+    assert judged == {"a1": 0.0, "a2": 0.0, "a3": 1.0, "a4": 0.0}, judged
+    for x in lines:
+        x["hallucinated"] = x["query_id"] in ("a2", "a3")
+    (tmp_path / "filled.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    res = runner.invoke(cli, base + ["--labels", str(tmp_path / "filled.jsonl")])
+    assert res.exit_code == 0, res.output
+    corrected = json.loads(out.read_text(encoding="utf-8"))["variants"]["mine"]["corrected"]
+    est = corrected["estimates"]["hallucination_rate"]
+    assert est["estimate"] == pytest.approx(0.5) and corrected["raw"]["hallucination_rate"] == pytest.approx(0.25)
+    assert "hallucination_rate" in res.output and "corrected" in res.output
