@@ -19,7 +19,7 @@ def result(qid: str, score: float) -> QueryResult:
 
 
 def expected(results: list[QueryResult]) -> str:
-    return "".join(redact.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in results)
+    return "".join(redact.dumps_line(r.to_dict()) + "\n" for r in results)
 
 
 @pytest.mark.parametrize("order", [[0, 1, 2], [1, 0, 2], [2, 1, 0]])
