@@ -88,3 +88,46 @@ def test_dumps_never_breaks_json_and_masks_by_key():
     assert KEY not in json.dumps(out) and out["client_secret"] == "***" and out["n"] == 1 and out["ok"] == "plain"
     plain = {"a": "nothing secret here", "b": [1, 2]}
     assert dumps(plain) == json.dumps(plain)
+
+
+@pytest.mark.parametrize("token", [
+    "sk-proj-Abc123xyz789LMNOPqrstUVW", "hf_ABCDEFGHIJKLMNOPQRSTUVWXYZ12", "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ12",
+    "gho_ABCDEFGHIJKLMNOPQRSTUVWXYZ12", "github_pat_11ABCDEFG0123456789_XYZWVUTSRQPONMLK", "AKIAIOSFODNN7EXAMPLE",
+    "AIzaSyD-1234567890abcdefghijklmnopqrs", "xoxb-1234567890-abcdefABCDEF"])
+def test_every_key_shape_is_masked_in_plain_text(token):
+    # the cheap substring test that gates the shape regex must let every shape through, with no
+    # other trigger word around it (a GitHub fine-grained token was missed: its prefix has no "gh")
+    out = redact(f"the server said: {token} (400)")
+    assert token not in out and out == "the server said: *** (400)"
+
+
+@pytest.mark.parametrize("obj", [
+    {"a": [1, 2.5, -0.0, 1e-05, 1e300], "zh": "华南区\u2028", "none": None, "t": True},
+    {"nan": float("nan"), "ok": 1.0},            # orjson would write null: must fall back
+    {"inf": [float("inf"), float("-inf")]},
+    {"tuple": (1, 2), "nested": [(3, "x")]},
+    {1: "int key", "b": 2},                      # json turns the key into "1"
+    {"big": 2 ** 70},
+    {"surrogate": "\ud800 alone"},
+])
+def test_dumps_line_reads_back_as_json_dumps_does(obj):
+    from evalkit.redact import dumps, dumps_line
+
+    line = dumps_line(obj, secrets=())
+    assert "\n" not in line
+    got, want = json.loads(line), json.loads(dumps(obj, ensure_ascii=False))
+    assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)  # NaN-safe comparison
+
+
+def test_dumps_line_falls_back_for_numpy_floats_and_masks_secrets(monkeypatch):
+    import numpy as np
+
+    from evalkit.redact import dumps_line
+
+    assert json.loads(dumps_line({"s": np.float64(0.25)}, secrets=()))["s"] == 0.25
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "plain-looking-value-42")
+    obj = {"error": "POST http://u:pw@h/v1 failed: plain-looking-value-42", "api_key": "abcdefgh", "n": [1, 2]}
+    out = dumps_line(obj)
+    assert "plain-looking-value-42" not in out and "pw@" not in out
+    back = json.loads(out)
+    assert back["api_key"] == "***" and back["n"] == [1, 2]

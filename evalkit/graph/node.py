@@ -19,7 +19,7 @@ unknown or mistyped parameters are rejected before anything runs; ``Node`` is ge
 over it, so ``self.params.top_k`` type-checks.
 
 A new node type is one module: a ``Params`` model, a class with ``type``, ``role``,
-``reads``/``writes`` and ``run``, and ``@register_node`` (see the README's example).
+``reads``/``writes`` and ``run``, and ``@register_node`` (see the example in docs/concepts.md).
 """
 from __future__ import annotations
 

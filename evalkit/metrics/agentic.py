@@ -1,6 +1,6 @@
 """Agentic metrics: what reflection loops (rewrite -> retrieve -> grade / self-check -> rewrite) earn and cost.
 
-Defined once, here; the README and ``reports/agentic.md`` repeat these definitions.
+Defined once, here; docs/metrics.md lists them and ``reports/agentic.md`` uses them.
 Everything is read from a finished query's record (its trace, gold documents and answer
 metrics): the graph knows nothing of metrics.
 

@@ -1,6 +1,6 @@
 """Answer metrics: faithfulness, hallucination, correctness, citations, abstention.
 
-Defined once, here; the README repeats these definitions.
+Defined once, here; docs/metrics.md (generated from the metric registry) lists them.
 
 Per query (``score_answer``), for variants that generate an answer:
 

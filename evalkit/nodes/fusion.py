@@ -30,8 +30,10 @@ import numpy as np
 from evalkit.records import Hit
 
 
-def _sorted(scores: dict[str, float], doc_of: dict[str, str]) -> list[Hit]:
-    return [Hit(pid, doc_of[pid], s) for pid, s in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))]
+def _sorted(scores: dict[str, float], doc_of: dict[str, str], limit: int | None) -> list[Hit]:
+    """The fused ranking, best first (ties by passage id); only its first ``limit`` hits are built."""
+    order = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+    return [Hit(pid, doc_of[pid], s) for pid, s in (order if limit is None else order[:limit])]
 
 
 def _check(rankings: Sequence[Sequence[Hit]], weights: Sequence[float]) -> None:
@@ -39,8 +41,10 @@ def _check(rankings: Sequence[Sequence[Hit]], weights: Sequence[float]) -> None:
         raise ValueError(f"{len(rankings)} rankings but {len(weights)} weights")
 
 
-def rrf(rankings: Sequence[Sequence[Hit]], weights: Sequence[float], k: int = 60) -> list[Hit]:
-    """Weighted reciprocal rank fusion of ``rankings`` (see the module docstring)."""
+def rrf(rankings: Sequence[Sequence[Hit]], weights: Sequence[float], k: int = 60,
+        limit: int | None = None) -> list[Hit]:
+    """Weighted reciprocal rank fusion of ``rankings`` (see the module docstring); the best ``limit``
+    passages (None: all), exactly the first ``limit`` of the full fused ranking."""
     _check(rankings, weights)
     if k < 0:
         raise ValueError("RRF k must be >= 0")
@@ -51,7 +55,7 @@ def rrf(rankings: Sequence[Sequence[Hit]], weights: Sequence[float], k: int = 60
             parts.setdefault(hit.id, []).append(w / (k + rank))
             doc_of[hit.id] = hit.doc_id
     # fsum is exactly rounded, so the sum (and any tie) does not depend on the channel order
-    return _sorted({pid: math.fsum(p) for pid, p in parts.items()}, doc_of)
+    return _sorted({pid: math.fsum(p) for pid, p in parts.items()}, doc_of, limit)
 
 
 def normalise(values: Sequence[float], norm: str) -> np.ndarray:
@@ -69,8 +73,9 @@ def normalise(values: Sequence[float], norm: str) -> np.ndarray:
 
 
 def weighted(rankings: Sequence[Sequence[Hit]], weights: Sequence[float], norm: str = "minmax",
-             missing: str = "min") -> list[Hit]:
-    """Weighted sum of per-channel normalised scores (see the module docstring)."""
+             missing: str = "min", limit: int | None = None) -> list[Hit]:
+    """Weighted sum of per-channel normalised scores (see the module docstring); the best ``limit``
+    passages (None: all), exactly the first ``limit`` of the full fused ranking."""
     _check(rankings, weights)
     if missing not in ("min", "zero"):
         raise ValueError(f"unknown missing-score rule '{missing}'; valid: min, zero")
@@ -83,9 +88,9 @@ def weighted(rankings: Sequence[Sequence[Hit]], weights: Sequence[float], norm: 
         floors.append(float(n.min()) if len(n) and missing == "min" else 0.0)
         doc_of.update({h.id: h.doc_id for h in ranking})
     # fsum: exactly rounded, so the result does not depend on the channel order (see rrf)
-    scores = {pid: math.fsum(w * ch.get(pid, floor) for ch, w, floor in zip(normed, weights, floors))
+    scores = {pid: math.fsum([w * ch.get(pid, floor) for ch, w, floor in zip(normed, weights, floors)])
               for pid in doc_of}
-    return _sorted(scores, doc_of)
+    return _sorted(scores, doc_of, limit)
 
 
 FUSION_METHODS = {"rrf": rrf, "weighted": weighted}

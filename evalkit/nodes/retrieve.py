@@ -263,12 +263,13 @@ class Retrieve(Node[RetrieveParams]):
         p = self.params
         rankings = [r for lists in channels.values() for r in lists]
         weights = [getattr(p, ch).weight for ch, lists in channels.items() for _ in lists]
+        limit = None if p.dedupe is not None else p.top_k  # dedupe needs the whole fused ranking
         if len(rankings) == 1:
             fused = rankings[0]
         elif p.fusion.method == "rrf":
-            fused = rrf(rankings, weights, p.fusion.k)
+            fused = rrf(rankings, weights, p.fusion.k, limit=limit)
         else:
-            fused = weighted(rankings, weights, p.fusion.norm, p.fusion.missing)
+            fused = weighted(rankings, weights, p.fusion.norm, p.fusion.missing, limit=limit)
         channel_hits = {ch: (lists[0] if len(lists) == 1 else rrf(lists, [1.0] * len(lists), p.fusion.k))
                         for ch, lists in channels.items()}
         return dedupe(fused, p.dedupe)[:p.top_k], channel_hits, search_ms

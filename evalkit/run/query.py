@@ -151,7 +151,8 @@ def run_query(ctx: QueryContext, record: EvalRecord) -> QueryResult:
         degraded = degradations(trace)
         retrieved_hits = list(state.get(RETRIEVED, []))
         final_hits = list(state[RERANKED]) if RERANKED in state else retrieved_hits
-        retrieved, reranked = doc_ranking(retrieved_hits), doc_ranking(final_hits)
+        retrieved = doc_ranking(retrieved_hits)
+        reranked = list(retrieved) if RERANKED not in state else doc_ranking(final_hits)  # same hits: same ranking
         answer = _state_answer(ctx, state, outcome.failed) if ctx.generates else None
         scores, generation = score_outputs(record, retrieved, reranked, ctx.metrics, answer, ctx.judge,
                                            scoring=ctx.scoring, degraded=bool(degraded))

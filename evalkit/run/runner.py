@@ -9,9 +9,11 @@ unseeded, and results are ordered by the eval set before anything is aggregated.
 """
 from __future__ import annotations
 
+import gc
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,6 +79,7 @@ class RunOptions:
     scoring: Scoring = field(default_factory=Scoring)  # relevance level and tie order of the retrieval metrics
     overwrite: bool = False  # replace the results of another eval set found in the output folder
     prepare: bool = True  # let nodes batch work for all queries first (Node.prepare); numbers identical
+    gc_freeze: bool = True  # exempt long-lived objects from garbage collection during a query loop; identical
 
 
 def git_commit() -> str | None:
@@ -193,10 +196,11 @@ def _run_variants(eval_set: EvalSet, configs: Sequence[GraphConfig], options: Ru
                                scoring=options.scoring, abstention=eval_set.abstention, tenants=tenants)
             if payload is None and todo and options.prepare:
                 graph.prepare([r.question for r in todo])  # batch work (e.g. query encoding) before the loop
-            for result in _run_all(ctx, payload, todo, options, config.name):
-                results[result.query_id] = result
-                add_loop_metrics([result])  # per-query loop metrics into per_query.jsonl and MLflow
-                store.append(result)
+            with long_lived_frozen(options.gc_freeze):
+                for result in _run_all(ctx, payload, todo, options, config.name):
+                    results[result.query_id] = result
+                    add_loop_metrics([result])  # per-query loop metrics into per_query.jsonl and MLflow
+                    store.append(result)
         except BaseException:
             store.close(quiet=True)
             raise
@@ -213,6 +217,28 @@ def _run_variants(eval_set: EvalSet, configs: Sequence[GraphConfig], options: Ru
         if tracker is not None:
             tracker = submit_variant(tracker, variant_log(config, summary, ordered, store.path), echo)
     return tracker
+
+
+@contextmanager
+def long_lived_frozen(enabled: bool = True) -> Iterator[None]:
+    """Keep Python's cyclic garbage collector off what is alive before a query loop, for the loop.
+
+    The corpus, the indexes' id lists, the loaded models and earlier variants' results are
+    millions of objects that live to the end of the run; every full collection the loop's
+    allocations trigger walked all of them (in a sweep's extra variants, fusion spent three
+    times its own work in collections: reports/scale.md, Sweeps). ``gc.freeze`` moves them to
+    a generation the collector skips; ``gc.unfreeze`` puts them back afterwards, so nothing
+    stays exempt. Objects the loop creates are collected as usual. A process that has frozen
+    objects itself (``gc.get_freeze_count() > 0``) is left alone.
+    """
+    if not enabled or gc.get_freeze_count() > 0:
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def generates(config: GraphConfig) -> bool:

@@ -9,9 +9,10 @@ config hash, metric names). ``--resume`` keeps the lines whose fingerprint match
 re-runs the rest, including queries that failed. On completion ``per_query.jsonl`` is
 rewritten in eval-set order, atomically, unless its lines already are in that order (the
 usual case): then it is only fsynced, since a line is final when written (the runner adds
-every per-query metric before ``append``). Every line and every JSON file is written through
-:func:`evalkit.redact.dumps`: a key in an LLM's ``base_url`` or an error message never
-reaches the disk.
+every per-query metric before ``append``). Every JSON file is written through
+:func:`evalkit.redact.dumps` and every line through :func:`evalkit.redact.dumps_line` (the
+secret environment values read once per variant): a key in an LLM's ``base_url`` or an
+error message never reaches the disk.
 """
 from __future__ import annotations
 
@@ -117,6 +118,7 @@ class VariantStore:
         self._fh: Any = None
         self._synced = 0.0
         self._written: list[str] = []  # query ids in the order their lines were written
+        self._secrets = redact.secret_env_values()  # read once, not once per line
 
     def resumable(self) -> dict[str, QueryResult]:
         """Finished (non-failed) results of an earlier run with the same fingerprint."""
@@ -153,7 +155,7 @@ class VariantStore:
                 raise output_error(self.path, exc, RESUME_HINT) from None
 
     def _write(self, result: QueryResult) -> None:
-        self._fh.write(redact.dumps(result.to_dict(), ensure_ascii=False) + "\n")
+        self._fh.write(redact.dumps_line(result.to_dict(), self._secrets) + "\n")
         self._fh.flush()
         self._written.append(result.query_id)
         now = time.monotonic()
@@ -175,7 +177,7 @@ class VariantStore:
             self.close()
             return
         self.close()
-        write_atomic(self.path, lambda fh: fh.writelines(redact.dumps(r.to_dict(), ensure_ascii=False) + "\n"
+        write_atomic(self.path, lambda fh: fh.writelines(redact.dumps_line(r.to_dict(), self._secrets) + "\n"
                                                         for r in ordered), hint=RESUME_HINT)
 
     def close(self, quiet: bool = False) -> None:

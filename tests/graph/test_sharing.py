@@ -1,5 +1,6 @@
 """Work sharing can never change a number: random graphs and sweeps give identical per-query records
-with sharing on and off, on 1 and 2 workers and on Ray; the dry run's estimate is the real sharing.
+with sharing on and off (and the garbage collector frozen during the query loop or not), on 1 and 2
+workers and on Ray; the dry run's estimate is the real sharing.
 
 The per-query records are compared whole (rankings, scores, metrics, answers, judge verdicts,
 every trace event's writes and edges); only wall-clock fields (when a step started, how long it
@@ -183,7 +184,8 @@ def test_random_sweeps_are_identical_with_sharing_on_and_off_and_on_two_workers(
                                                                                 seed: int):
     variants = random_variants(seed)
     (tmp_path / "variants.yaml").write_text(yaml.safe_dump(variants), encoding="utf-8")  # kept for a failure
-    runs = {"shared_1": {}, "alone_1": {"share_work": False}, "shared_2": {"workers": 2}}
+    # the reference run has every run-level optimisation off: work sharing and the frozen garbage collector
+    runs = {"shared_1": {}, "alone_1": {"share_work": False, "gc_freeze": False}, "shared_2": {"workers": 2}}
     for label, options in runs.items():
         run(demo_subset, variants, tmp_path / f"{label}.json", **options)
     for v in variants:

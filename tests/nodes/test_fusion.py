@@ -144,3 +144,22 @@ def test_fusion_does_not_depend_on_channel_order(method, kwargs):
         rng.shuffle(order)
         got = method([rankings[i] for i in order], [weights[i] for i in order], **kwargs)
         assert got == expected  # same ids, same order, bit-identical scores
+
+
+@pytest.mark.parametrize("fuse, kwargs", [(rrf, {"k": 60}), (rrf, {"k": 0}), (weighted, {"norm": "minmax"}),
+                                          (weighted, {"norm": "zscore", "missing": "zero"})])
+def test_limit_is_exactly_the_head_of_the_full_ranking(fuse, kwargs):
+    # retrieve asks for its top_k only (building a Hit per passage of the union was a sweep's largest cost);
+    # the head must be the same hits, scores and tie order as the full fused ranking's
+    rng = random.Random(7)
+    for _ in range(50):
+        pool = [f"p{i}" for i in range(rng.randint(1, 60))]
+        rankings = []
+        for _ in range(rng.randint(1, 3)):
+            ids = rng.sample(pool, rng.randint(0, len(pool)))
+            scores = sorted((rng.choice([0.5, 1.0, rng.random()]) for _ in ids), reverse=True)  # with ties
+            rankings.append([Hit(pid, "d" + pid, s) for pid, s in zip(ids, scores)])
+        weights = [rng.choice([0.3, 1.0, 2.0]) for _ in rankings]
+        full = fuse(rankings, weights, **kwargs)
+        for limit in (1, 5, 20, len(full), len(full) + 3):
+            assert fuse(rankings, weights, limit=limit, **kwargs) == full[:limit]

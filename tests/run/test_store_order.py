@@ -19,7 +19,7 @@ def result(qid: str, score: float) -> QueryResult:
 
 
 def expected(results: list[QueryResult]) -> str:
-    return "".join(redact.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in results)
+    return "".join(redact.dumps_line(r.to_dict()) + "\n" for r in results)
 
 
 @pytest.mark.parametrize("order", [[0, 1, 2], [1, 0, 2], [2, 1, 0]])
@@ -53,3 +53,25 @@ def test_kept_results_of_a_resume_are_rewritten_in_order(tmp_path: Path):
     store.append(ordered[2])
     store.finish(ordered)
     assert store.path.read_text(encoding="utf-8") == expected(ordered)
+
+
+def test_long_lived_frozen_restores_the_collector_and_respects_an_outer_freeze():
+    import gc
+
+    from evalkit.run.runner import long_lived_frozen
+
+    assert gc.get_freeze_count() == 0
+    keep = [object() for _ in range(10)]
+    with long_lived_frozen():
+        assert gc.get_freeze_count() >= len(keep)  # what was alive before the loop is exempt
+    assert gc.get_freeze_count() == 0  # and put back afterwards
+    with long_lived_frozen(enabled=False):
+        assert gc.get_freeze_count() == 0
+    gc.freeze()  # a process that froze objects itself is left alone
+    try:
+        outer = gc.get_freeze_count()
+        with long_lived_frozen():
+            pass
+        assert gc.get_freeze_count() == outer
+    finally:
+        gc.unfreeze()
