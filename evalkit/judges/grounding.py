@@ -8,9 +8,13 @@ so atoms are grounded one by one, across passages, not all in one window:
 
 - A claim is cut into **segments**: its clauses (:func:`evalkit.judges.claims.clause_spans`),
   cut again at a coordinator (``vs``, ``and``, ``对``, ``和``, ``、``...) when both sides
-  state a value. The **subject** of a value (number, duration, time) is the names, codes
-  and dates of its segment; of a date, the names and codes. A segment that states values
-  but names nothing ("2,240 万元" after "华南区更高：") takes the previous segment's subject.
+  state a value, or when the right side is a clause with a subject of its own ("... and the
+  pilot runs for 6 weeks"). The **subject** of a value (number, duration, time) is the
+  names, codes and dates of its segment; of a date, the names and codes. A segment that
+  states values but names nothing ("2,240 万元" after "华南区更高：") takes the previous
+  segment's subject, unless it opens with a noun phrase or pronoun of its own
+  (:func:`evalkit.judges.subjects.own_subject`: "退款在 14 天内发放", "refunds are issued
+  within 14 days"): then it keeps only the previous segment's dates (its period).
 - An atom is **grounded** when a window (1-3 consecutive sentences of one passage) states
   it and that passage also states its subject: the nearest name or code before it in its
   segment (else after it) and, for a value, the nearest date on either side, when the answer (not the question) states them; a
@@ -35,6 +39,7 @@ from functools import lru_cache
 from evalkit.judges.claims import clause_spans, is_chinese, split_claims, split_clauses
 from evalkit.judges.derived import derivation
 from evalkit.judges.lexicon import CJK, content_terms, negation_spans, term_found
+from evalkit.judges.subjects import own_subject
 from evalkit.judges.values import Atom, AtomPool, extract_atoms, fold, mask_atoms
 
 __all__ = ["AtomGrounding", "Clause", "Segment", "Unit", "Window", "analyse", "coverage", "ground_atoms",
@@ -159,6 +164,7 @@ _COORD = re.compile(
     r"\s+(?:vs\.?|versus|and|to|while|whereas|compared (?:with|to)|against)\s+"
     r"|(?<=[\u4e00-\u9fff\d%）)A-Za-z])\s*(?:对比|相比|对|而|和|与|及|、)\s*(?=[\u4e00-\u9fffA-Za-z\d（(])", re.IGNORECASE)
 
+_CLAUSE_COORD = re.compile(r"\s+(?:and|while|whereas)\s+|\s*而\s*", re.IGNORECASE)  # what joins two clauses
 
 @dataclass(frozen=True)
 class Segment:
@@ -183,7 +189,9 @@ def segments(claim: Unit) -> list[Segment]:
         for m in _COORD.finditer(claim.text, start, end):
             left = [a for a in atoms if _inside(a, cuts[-1], m.start()) and a.kind in VALUE_KINDS | {"date"}]
             right = [a for a in atoms if _inside(a, m.end(), end) and a.kind in VALUE_KINDS | {"date"}]
-            if left and right:  # "USD 2.1 million in Q2 vs USD 2.6 million in Q3": two facts
+            if right and (left or (_CLAUSE_COORD.fullmatch(m.group(0)) and own_subject(claim.text[m.end():end]))):
+                # "USD 2.1 million in Q2 vs USD 2.6 million in Q3": two facts; so is a clause with its
+                # own subject ("Anna Weber leads the project and the pilot runs for 6 weeks")
                 spans.append((cuts[-1], m.start()))
                 cuts.append(m.end())
         spans.append((cuts[-1], end))
@@ -195,6 +203,8 @@ def segments(claim: Unit) -> list[Segment]:
         subj = tuple(i for i in idx if atoms[i].kind in SUBJECT_KINDS)
         if not subj and out and any(atoms[i].kind in VALUE_KINDS for i in idx):
             subj = out[-1].subjects  # "华南区更高：2,240 万元": the value belongs to the clause before
+            if own_subject(claim.text[start:end]):  # "..., 退款在 14 天内发放": about its own subject,
+                subj = tuple(j for j in subj if atoms[j].kind == "date")  # in the same period ("2021年末，")
         out.append(Segment(start, end, idx, subj))
     rest = tuple(i for i in range(len(atoms)) if i not in taken)  # atoms outside every clause (trailing marks)
     if rest:

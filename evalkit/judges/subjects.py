@@ -1,0 +1,138 @@
+"""Whether a clause has a subject of its own: a noun phrase or pronoun before its verb.
+
+What it is for: :func:`evalkit.judges.grounding.segments` gives a clause that states values
+but names nothing the previous clause's subject ("华南区更高：2,240 万元": the number is the
+South region's). A clause that opens with its own subject is about that subject, not the
+previous one: in "Anna Weber leads the project and the pilot runs for 6 weeks" the six
+weeks are the pilot's, in "欧盟退货由都柏林仓库处理，退款在 14 天内发放" the fourteen days
+are the refunds'. Its values are then grounded on their own.
+
+The rule reads only the words before the clause's verb, with closed word classes (no
+tagger model is needed):
+
+- **Chinese** (jieba part-of-speech tags): after time words, adverbs and conjunctions
+  (目前, 同时), the first word is a pronoun (它, 其, 该), a noun (tags ``n*``: 销售额,
+  试用期, 发货) whose noun phrase is followed by a predicate, not directly by a value (a
+  label and its value, "目标 2,300 万元", has none), or a verb used as a noun, i.e. directly
+  followed by a preposition or modal that opens a predicate (退款 **在** ..., 报销 **需在**
+  ..., 审批 **需要** ...). A clause that opens with a verb, modal, preposition or
+  comparison (同比增长 6%, 要在一年内休完, 为 1,270 万元, 比上季度高, 增长至) or with its
+  value has none.
+- **English**: after a leading coordinator (and, but, while...), the clause opens with a
+  subject pronoun (it, they...), or a determiner / possessive (the, its, each...) followed
+  by a noun and a verb (an auxiliary or modal, or a word ending in -s / -ed: "the pilot
+  runs", "its case recharges"), or a plain noun followed by an auxiliary ("refunds are
+  issued", "shipping is free") or a plural followed by a plain verb ("refunds take"). A verb phrase ("and has 25 seats"), an adverb ("and also
+  costs"), a noun phrase without a verb ("an increase of 24%"), a relative pronoun ("the
+  Team plan, which gets 600 requests"; it stands for the name before) has none.
+
+A plain noun before a plain verb is a subject only for a plural and a verb of a short
+list ("refunds take 14 days", "licences expire after 1 year"): telling "refunds take"
+from "costs $10" needs to know which words are verbs. Known limits: a verb phrase opened by
+a plain noun outside these patterns ("... and service fees apply" is read, "customer data
+goes to Dublin" is not); an attribute noun ("华南区表现最好，销售额为 2,240 万元", "Shenzhen
+counts as tier 1, so the cap is CNY 750") is read as a subject of its own, so its value is
+checked anywhere in the evidence, not with the name before.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from evalkit.judges.claims import is_chinese
+
+__all__ = ["own_subject"]
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# --- Chinese -------------------------------------------------------------------------------------
+_NUMERAL = re.compile(r"[\d.,%，、：:；;（）()]+")
+_ZH_MODALS = _words("要 可 可以 需 需要 须 必须 应 应该 应当 能 能够 会 得")  # a modal opens a predicate, not a subject
+_ZH_PRONOUNS = _words("它 它们 其 该 此 这 这些 那 那些 他 她 他们 她们 我们 你们 本 各")
+_ZH_SKIP_TAGS = ("t", "c", "d", "x", "uj", "ul")  # time words, conjunctions, adverbs, marks, particles
+# what opens a predicate after a nominal verb: a preposition (在, 由, 从...) or a modal (需, 须, 将...)
+_ZH_PREDICATE_OPENERS = _words("在 由 从 自 经 按 被 以 须 需 需在 须在 需要 须要 将 将在 会 应 应在 可 可在 均 均在 已 一般 通常")
+
+
+def _zh_own_subject(text: str) -> bool:
+    from evalkit.judges.values import _posseg  # one jieba tagger, cached by text
+
+    words = [(w, f) for w, f in _posseg(text) if w.strip()]
+    for k, (word, flag) in enumerate(words):
+        nxt = words[k + 1] if k + 1 < len(words) else ("", "x")
+        if _NUMERAL.fullmatch(word) or flag == "m" or word in _ZH_MODALS:
+            return False  # the value or a modal comes first: "2,240 万元", "要在一年内休完"
+        if word in _ZH_PRONOUNS and flag.startswith("r"):
+            return True
+        if flag.startswith("n"):
+            # a noun phrase, then its predicate: "住宿费每晚上限为 800 元", not a label and its value
+            # ("目标 2,300 万元", "典型 15 瓦") nor a mistagged verb and its object ("内置四根天线")
+            rest = [(w, f) for w, f in words[k + 1:] if not f.startswith("n")]
+            return bool(rest) and not (_NUMERAL.fullmatch(rest[0][0]) or rest[0][1] == "m")
+        if flag.startswith("v"):
+            return nxt[0] in _ZH_PREDICATE_OPENERS  # a verb used as a noun: 退款在 ... 发放; not 增长至, 回款 3,150
+        if flag.startswith(_ZH_SKIP_TAGS) or (flag.startswith("r") and word.startswith("每")):
+            continue  # 目前, 同时, 每年
+        return False  # a preposition, comparison, adjective: no subject of its own
+    return False
+
+
+# --- English -------------------------------------------------------------------------------------
+_EN_LEAD = _words("and but while whereas so then also plus and,")
+_EN_PRONOUNS = _words("it they he she we you i this these")
+_EN_RELATIVE = _words("which who whom whose that where when")  # "the Team plan, which gets ...": the one before
+_EN_DETERMINERS = _words("the a an its their our your his her my each every this these those both all some any no")
+_EN_AUX = _words(
+    "is are was were be been will would can could may might must shall should has have had does do did "
+    "gets get remains remain stays stay")
+# plain (not -s) verb forms that follow a plural subject in policies and specs; after a verb in -s
+# ("and costs", "and offers") a plain verb cannot follow, so "refunds take" is a noun and its verb
+_EN_PLAIN_VERBS = _words(
+    "take get go arrive expire last run start begin end close open apply cost need require stay remain "
+    "include receive renew reset reach count occur happen follow")
+# words that are not a noun of a subject: prepositions, conjunctions, adverbs, "of"
+_EN_FUNCTION = _words(
+    "of in on at by for with from to into over under after before within about around per than as "
+    "and or but also only still just then now always never often usually typically generally currently "
+    "not no up down out off same above below more less")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*|\S")
+
+
+def _verb_like(word: str) -> bool:
+    return word in _EN_AUX or (len(word) > 3 and re.search(r"(?:s|ed)$", word) is not None
+                               and not word.endswith(("ss", "us", "is")))
+
+
+def _en_own_subject(text: str) -> bool:
+    toks = [t.lower() for t in _WORD.findall(text)]
+    while toks and (toks[0] in _EN_LEAD or not toks[0][0].isalpha()):
+        toks = toks[1:]
+    if not toks:
+        return False
+    first = toks[0]
+    if first in _EN_RELATIVE:
+        return False
+    if first in _EN_PRONOUNS and len(toks) > 1 and toks[1].isalpha() and toks[1] not in _EN_FUNCTION:
+        return True  # "it opens at 9:00", "they take 3 days"
+    if first in _EN_DETERMINERS:
+        # determiner, noun(s), verb: "the pilot runs", "its case recharges", "the refund window is"
+        for k, word in enumerate(toks[1:6], start=1):
+            if not word[0].isalpha() or word in _EN_FUNCTION:
+                return False
+            if k >= 2 and _verb_like(word):
+                return True
+        return False
+    if first.isalpha() and first not in _EN_FUNCTION | _EN_AUX and not first.endswith("ly") and len(toks) > 1:
+        # "refunds are issued", "shipping is free"; a plural and a plain verb: "refunds take 14 days"
+        return toks[1] in _EN_AUX or (first.endswith("s") and toks[1] in _EN_PLAIN_VERBS)
+    return False
+
+
+@lru_cache(maxsize=100_000)
+def own_subject(clause: str) -> bool:
+    """Whether ``clause`` opens with a subject of its own (a noun phrase or pronoun before its
+    verb); see the module docstring for the rule in each language."""
+    return _zh_own_subject(clause) if is_chinese(clause) else _en_own_subject(clause)
