@@ -19,6 +19,9 @@ so atoms are grounded one by one, across passages, not all in one window:
   it and that passage also states its subject: the nearest name or code before it in its
   segment (else after it) and, for a value, the nearest date on either side, when the answer (not the question) states them; a
   subject the evidence never states is reported on its own and does not block its values.
+  A segment's own subject that is not a name ("refunds", "退款": its :attr:`Segment.topic`)
+  binds its values the same way, when the evidence states its words somewhere: the passage
+  that states the value must state them too.
   A quarter or month the question gave ("Q2", "4 月") still binds its values in one way:
   when the windows that state a value name periods, one of them must name the claim's (a
   report on Q3 does not state a Q2 figure).
@@ -174,6 +177,7 @@ class Segment:
     end: int
     atoms: tuple[int, ...]     # indices into the claim's atoms
     subjects: tuple[int, ...]  # indices of the entity / code / date atoms its values are about
+    topic: str = ""            # its own subject when that is not a name ("refunds", "退款"): see segments()
 
 
 def _inside(a: Atom, start: int, end: int) -> bool:
@@ -201,11 +205,13 @@ def segments(claim: Unit) -> list[Segment]:
         idx = tuple(i for i, a in enumerate(atoms) if i not in taken and _inside(a, start, end))
         taken.update(idx)
         subj = tuple(i for i in idx if atoms[i].kind in SUBJECT_KINDS)
+        topic = ""
         if not subj and out and any(atoms[i].kind in VALUE_KINDS for i in idx):
             subj = out[-1].subjects  # "华南区更高：2,240 万元": the value belongs to the clause before
-            if own_subject(claim.text[start:end]):  # "..., 退款在 14 天内发放": about its own subject,
-                subj = tuple(j for j in subj if atoms[j].kind == "date")  # in the same period ("2021年末，")
-        out.append(Segment(start, end, idx, subj))
+            topic = own_subject(claim.text[start:end]) or ""
+            if topic:  # "..., 退款在 14 天内发放": about its own subject, in the same period ("2021年末，")
+                subj = tuple(j for j in subj if atoms[j].kind == "date")
+        out.append(Segment(start, end, idx, subj, topic))
     rest = tuple(i for i in range(len(atoms)) if i not in taken)  # atoms outside every clause (trailing marks)
     if rest:
         out.append(Segment(len(claim.text), len(claim.text), rest, out[-1].subjects if out else ()))
@@ -247,6 +253,26 @@ def _subjects_of(i: int, segs: list[Segment], claim: Unit) -> list[int]:
     if dates:  # a period sits on either side ("CNY 24.6m in Q3", "第三季度 3,150 万元"): the nearest one
         out.append(min(dates, key=lambda j: (_gap(claim.atoms[j], atom), claim.atoms[j].start)))
     return out
+
+
+def _passage_terms(pid: str, wins: Sequence[Window]) -> tuple[frozenset[str], str]:
+    """The content terms and folded text of passage ``pid`` (what its windows hold)."""
+    mine = [w for w in wins if w.passage_id == pid]
+    return frozenset(t for w in mine for t in w.terms), " ".join(w.folded for w in mine if len(w.sentences) == 1)
+
+
+def _topic_of(i: int, segs: list[Segment], claim: Unit, wins: Sequence[Window]) -> tuple[str, tuple[str, ...]] | None:
+    """The own subject of value ``i``'s segment and its content terms ("refunds" -> ("refund",)),
+    when the evidence states one of them somewhere (else, like a name it never states, it binds
+    nothing). Like a name, it binds a value to a passage: the passage that states the value must
+    state it too (a list under a heading, "Data retention by plan: ... Business: 180 days")."""
+    seg = next((s for s in segs if i in s.atoms), None)
+    if seg is None or not seg.topic or claim.atoms[i].kind not in VALUE_KINDS:
+        return None
+    terms = content_terms(seg.topic)
+    if not terms or not any(term_found(t, w.terms, w.folded) for t in terms for w in wins):
+        return None  # a pronoun ("it opens at 9:00"), or a word the evidence paraphrases
+    return seg.topic, terms
 
 
 def _gap(a: Atom, b: Atom) -> int:
@@ -306,6 +332,11 @@ def ground_atoms(claim: Unit, novel: Sequence[int], wins: Sequence[Window], pool
         if stating:
             with_subject = [w for w in stating if all(pools[w.passage_id].supports(s) for s in subjects
                                                       if _same_script(s, pools[w.passage_id]))]
+            topic = _topic_of(i, segs, claim, wins)
+            if topic and with_subject:  # "refunds are issued within 30 days": a passage that says refunds
+                g.subjects.append(f"'{topic[0]}'")
+                with_subject = [w for w in with_subject if any(
+                    term_found(t, *_passage_terms(w.passage_id, wins)) for t in topic[1])]
             if with_subject:
                 # prefer a window that states the subject itself, then the best-ranked one
                 g.window = max(with_subject, key=lambda w: (sum(w.pool.supports(s) for s in subjects),

@@ -5,7 +5,9 @@ but names nothing the previous clause's subject ("华南区更高：2,240 万元
 South region's). A clause that opens with its own subject is about that subject, not the
 previous one: in "Anna Weber leads the project and the pilot runs for 6 weeks" the six
 weeks are the pilot's, in "欧盟退货由都柏林仓库处理，退款在 14 天内发放" the fourteen days
-are the refunds'. Its values are then grounded on their own.
+are the refunds'. Its values are then not bound to the previous name; the grounding binds
+them to the subject's own words instead, when the evidence states them
+(:func:`evalkit.judges.grounding.ground_atoms`).
 
 The rule reads only the words before the clause's verb, with closed word classes (no
 tagger model is needed):
@@ -22,9 +24,10 @@ tagger model is needed):
   subject pronoun (it, they...), or a determiner / possessive (the, its, each...) followed
   by a noun and a verb (an auxiliary or modal, or a word ending in -s / -ed: "the pilot
   runs", "its case recharges"), or a plain noun followed by an auxiliary ("refunds are
-  issued", "shipping is free") or a plural followed by a plain verb ("refunds take"). A verb phrase ("and has 25 seats"), an adverb ("and also
-  costs"), a noun phrase without a verb ("an increase of 24%"), a relative pronoun ("the
-  Team plan, which gets 600 requests"; it stands for the name before) has none.
+  issued", "shipping is free") or a plural followed by a plain verb ("refunds take"). A
+  verb phrase ("and has 25 seats"), an adverb ("and also costs"), a noun phrase without a
+  verb ("an increase of 24%"), a relative pronoun ("the Team plan, which gets 600
+  requests"; it stands for the name before) has none.
 
 A plain noun before a plain verb is a subject only for a plural and a verb of a short
 list ("refunds take 14 days", "licences expire after 1 year"): telling "refunds take"
@@ -57,27 +60,29 @@ _ZH_SKIP_TAGS = ("t", "c", "d", "x", "uj", "ul")  # time words, conjunctions, ad
 _ZH_PREDICATE_OPENERS = _words("在 由 从 自 经 按 被 以 须 需 需在 须在 需要 须要 将 将在 会 应 应在 可 可在 均 均在 已 一般 通常")
 
 
-def _zh_own_subject(text: str) -> bool:
+def _zh_own_subject(text: str) -> str | None:
     from evalkit.judges.values import _posseg  # one jieba tagger, cached by text
 
     words = [(w, f) for w, f in _posseg(text) if w.strip()]
     for k, (word, flag) in enumerate(words):
         nxt = words[k + 1] if k + 1 < len(words) else ("", "x")
         if _NUMERAL.fullmatch(word) or flag == "m" or word in _ZH_MODALS:
-            return False  # the value or a modal comes first: "2,240 万元", "要在一年内休完"
+            return None  # the value or a modal comes first: "2,240 万元", "要在一年内休完"
         if word in _ZH_PRONOUNS and flag.startswith("r"):
-            return True
+            return word
         if flag.startswith("n"):
             # a noun phrase, then its predicate: "住宿费每晚上限为 800 元", not a label and its value
             # ("目标 2,300 万元", "典型 15 瓦") nor a mistagged verb and its object ("内置四根天线")
-            rest = [(w, f) for w, f in words[k + 1:] if not f.startswith("n")]
-            return bool(rest) and not (_NUMERAL.fullmatch(rest[0][0]) or rest[0][1] == "m")
-        if flag.startswith("v"):
-            return nxt[0] in _ZH_PREDICATE_OPENERS  # a verb used as a noun: 退款在 ... 发放; not 增长至, 回款 3,150
+            end = next((j for j in range(k + 1, len(words)) if not words[j][1].startswith("n")), len(words))
+            if end == len(words) or _NUMERAL.fullmatch(words[end][0]) or words[end][1] == "m":
+                return None
+            return "".join(w for w, _ in words[k:end])
+        if flag.startswith("v"):  # a verb used as a noun: 退款在 ... 发放; not 增长至, 回款 3,150
+            return word if nxt[0] in _ZH_PREDICATE_OPENERS else None
         if flag.startswith(_ZH_SKIP_TAGS) or (flag.startswith("r") and word.startswith("每")):
             continue  # 目前, 同时, 每年
-        return False  # a preposition, comparison, adjective: no subject of its own
-    return False
+        return None  # a preposition, comparison, adjective: no subject of its own
+    return None
 
 
 # --- English -------------------------------------------------------------------------------------
@@ -106,33 +111,33 @@ def _verb_like(word: str) -> bool:
                                and not word.endswith(("ss", "us", "is")))
 
 
-def _en_own_subject(text: str) -> bool:
-    toks = [t.lower() for t in _WORD.findall(text)]
-    while toks and (toks[0] in _EN_LEAD or not toks[0][0].isalpha()):
-        toks = toks[1:]
-    if not toks:
-        return False
-    first = toks[0]
-    if first in _EN_RELATIVE:
-        return False
-    if first in _EN_PRONOUNS and len(toks) > 1 and toks[1].isalpha() and toks[1] not in _EN_FUNCTION:
-        return True  # "it opens at 9:00", "they take 3 days"
+def _en_own_subject(text: str) -> str | None:
+    toks = [t for t in _WORD.findall(text)]
+    low = [t.lower() for t in toks]
+    while low and (low[0] in _EN_LEAD or not low[0][0].isalpha()):
+        toks, low = toks[1:], low[1:]
+    if not low or low[0] in _EN_RELATIVE:
+        return None
+    first = low[0]
+    if first in _EN_PRONOUNS and len(low) > 1 and low[1].isalpha() and low[1] not in _EN_FUNCTION:
+        return toks[0]  # "it opens at 9:00", "they take 3 days"
     if first in _EN_DETERMINERS:
         # determiner, noun(s), verb: "the pilot runs", "its case recharges", "the refund window is"
-        for k, word in enumerate(toks[1:6], start=1):
+        for k, word in enumerate(low[1:6], start=1):
             if not word[0].isalpha() or word in _EN_FUNCTION:
-                return False
+                return None
             if k >= 2 and _verb_like(word):
-                return True
-        return False
-    if first.isalpha() and first not in _EN_FUNCTION | _EN_AUX and not first.endswith("ly") and len(toks) > 1:
+                return " ".join(toks[:k])
+        return None
+    if first.isalpha() and first not in _EN_FUNCTION | _EN_AUX and not first.endswith("ly") and len(low) > 1:
         # "refunds are issued", "shipping is free"; a plural and a plain verb: "refunds take 14 days"
-        return toks[1] in _EN_AUX or (first.endswith("s") and toks[1] in _EN_PLAIN_VERBS)
-    return False
+        if low[1] in _EN_AUX or (first.endswith("s") and low[1] in _EN_PLAIN_VERBS):
+            return toks[0]
+    return None
 
 
 @lru_cache(maxsize=100_000)
-def own_subject(clause: str) -> bool:
-    """Whether ``clause`` opens with a subject of its own (a noun phrase or pronoun before its
-    verb); see the module docstring for the rule in each language."""
+def own_subject(clause: str) -> str | None:
+    """The subject ``clause`` opens with (a noun phrase or pronoun before its verb: "the pilot",
+    "退款"), or None when it has none of its own; see the module docstring for each language."""
     return _zh_own_subject(clause) if is_chinese(clause) else _en_own_subject(clause)
