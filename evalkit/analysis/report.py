@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from evalkit.analysis import concerns
 from evalkit.analysis.direction import LowerIsBetter, is_descriptive
-from evalkit.analysis.tables import Column, Layout, TableData, markdown, render
+from evalkit.analysis.tables import Column, Layout, TableData, markdown, render, wrap
 from evalkit.records import RunSummary, VariantSummary
 
 LOWER_IS_BETTER = LowerIsBetter()  # the one rule of evalkit.analysis.direction (hallucination, latency, ...)
@@ -103,7 +103,9 @@ def _heading(summary: RunSummary) -> str:
 
 def comparison_table(summary: RunSummary, layout: Layout | None = None) -> str:
     """Every variant's metrics by concern, fitted to ``layout`` (``*`` = best in column)."""
-    return _heading(summary) + "\n" + render(summary_tables(summary), layout)
+    lay = layout or Layout()
+    heading = _heading(summary) if lay.wide else wrap(_heading(summary), lay.width)
+    return heading + "\n" + render(summary_tables(summary), layout)
 
 
 def by_type_tables(summary: RunSummary, metric: str = "hit@5") -> list[TableData]:

@@ -130,7 +130,7 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
         return 143 if how == "SIGTERM" else 130
     if request.labels:
         _apply_labels(summary, output, request.labels)
-    click.echo(_tables(summary, layout or Layout()))
+    click.echo(summary_tables(summary, layout or Layout()))
     click.echo(f"\nsummary: {output}\nper-query records and traces: {output.with_suffix('')}/<variant>/per_query.jsonl")
     if summary.mlflow:
         click.echo(summary.mlflow.get("hint") or f"MLflow: {summary.mlflow.get('ui_command')}")
@@ -145,8 +145,8 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
     return 0
 
 
-def _tables(summary: Any, layout: Layout) -> str:
-    """The run's tables and its hit@5-by-type table; an unknown ``--columns`` name warns (the run is done)."""
+def summary_tables(summary: Any, layout: Layout) -> str:
+    """The run's (or a scored file's) tables and its hit@5-by-type table; an unknown ``--columns`` name warns (the run is done)."""
     from evalkit.analysis.report import by_type_table, comparison_table
     from evalkit.analysis.tables import ColumnsError
 

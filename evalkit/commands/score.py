@@ -6,6 +6,7 @@ from pathlib import Path
 import click
 
 from evalkit.commands import user_errors
+from evalkit.commands.options import layout, table_options
 
 
 @click.command("score")
@@ -51,12 +52,13 @@ from evalkit.commands import user_errors
 @click.option("--labels", "labels", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Human labels (from `evalkit label`, repeatable): the summary adds judge-corrected "
                    "hallucination rate and faithfulness with confidence intervals, as `evalkit run --labels` does.")
+@table_options
 @user_errors
 def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | None, run_format: str | None,
           answers_file: Path | None, answers_format: str, maps: tuple[str, ...], split: str | None, name: str,
           output: Path, metrics: tuple[str, ...], judge: str, judge_llm: Path | None, evidence_k: int, cite_by: str,
-          lang: str, tracking_uri: str | None, experiment: str, no_mlflow: bool, no_traces: bool,
-          labels: tuple[Path, ...] = ()) -> int:
+          lang: str, tracking_uri: str | None, experiment: str, no_mlflow: bool, no_traces: bool, wide: bool,
+          columns: str | None, labels: tuple[Path, ...] = ()) -> int:
     """Score outputs your own pipeline produced, with evalkit's metrics, judges and files.
 
     \b
@@ -77,8 +79,7 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
     from evalkit.commands.run import _env_quiet
 
     _env_quiet()
-    from evalkit.analysis.report import comparison_table
-    from evalkit.commands.run import _absolute_spec, _apply_labels
+    from evalkit.commands.run import _absolute_spec, _apply_labels, summary_tables
     from evalkit.interop.importers import parse_mapping
     from evalkit.run.runner import RunOptions
     from evalkit.scoring import ANSWER_FIELDS, score_answers, score_run, write_scored
@@ -115,7 +116,7 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
     summary = write_scored(scored, options, echo=lambda m: click.echo(m, err=True))
     if labels:
         _apply_labels(summary, output, [str(Path(p).resolve()) for p in labels])
-    click.echo(comparison_table(summary))
+    click.echo(summary_tables(summary, layout(wide, columns)))
     click.echo(f"\nsummary: {output}\nper-query records: {output.with_suffix('')}/{name}/per_query.jsonl")
     if summary.mlflow:
         click.echo(f"MLflow: {summary.mlflow.get('tracking_uri')}  (open it: {summary.mlflow.get('ui_command')})")
