@@ -10,7 +10,7 @@ Per variant:
   guard node, no generation);
 * a **failure label** per query, the first that applies (:data:`LABELS`);
 * **latency** p50/p95 per node (trace ``duration_ms``) and LLM **usage** when recorded;
-* the **worst queries**: answerable queries by the primary metric, lowest first;
+* the **worst queries**: answerable queries by the primary metric, worst first;
 * the **route confusion** of a router variant on an eval set with gold routes
   (``evalkit.metrics.routing``: rows gold route, columns chosen route).
 
@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from evalkit.analysis import stats
+from evalkit.analysis.direction import sign
 from evalkit.analysis.pairing import (
     guard_tripped,
     has_guard,
@@ -46,7 +47,7 @@ LABELS = ("failed", "degraded", "retrieval miss", "rerank drop", "ranking miss",
           "unsupported claim", "wrong answer", "ok", "abstained (correct)", "answered unanswerable", "not abstained")
 """Failure labels in the order they are tested; the last three are for unanswerable questions."""
 CORRECT_F1 = 0.5
-PRIMARY_METRICS = ("ndcg@10", "mrr@10", "hit@5")
+PRIMARY_METRICS = ("ndcg@10", "mrr@10", "hit@5", "faithfulness")  # faithfulness: answers scored without rankings
 WORST_N = 10
 
 
@@ -212,8 +213,9 @@ def variant_report(run: LoadedRun, name: str, n_resamples: int = 2000, confidenc
     labels = {r.query_id: failure_label(r, raw, reranks) for r, raw in zip(results, rows)}
     primary = next((m for m in PRIMARY_METRICS if m in names), names[0] if names else None)
     order = {lab: i for i, lab in enumerate(LABELS)}
-    answerable = [r for r in results if r.gold_doc_ids]
-    worst = sorted(answerable, key=lambda r: (r.metrics.get(primary, 0.0) if primary else 0.0,
+    answerable = [r for r in results if r.answerable]  # with gold documents, or answers scored without gold labels
+    direction = sign(primary) if primary else 1
+    worst = sorted(answerable, key=lambda r: (direction * (r.metrics.get(primary) or 0.0) if primary else 0.0,
                                               order[labels[r.query_id]], r.query_id))[:worst_n]
     scores: dict[str, list[float]] = {"answerable, gold in top 5": [], "answerable, gold not in top 5": [],
                                       "unanswerable": []}

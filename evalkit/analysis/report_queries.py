@@ -41,10 +41,13 @@ class Sources:
     titles: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     corpus: Any = None
+    texts: dict[str, str] = field(default_factory=dict)  # passage id -> text, from a scored answers file
     _passages: dict[str, Any] = field(default_factory=dict)
 
     def passage_text(self, chunking: dict[str, Any] | None, passage_id: str) -> str | None:
         """The text of ``passage_id`` under ``chunking`` (None: corpus or chunking unavailable, or unknown id)."""
+        if passage_id in self.texts:
+            return self.texts[passage_id]
         if self.corpus is None or chunking is None:
             return None
         from evalkit.index.chunking import chunk_corpus, chunking_id
@@ -65,6 +68,8 @@ def load_sources(run: LoadedRun) -> Sources:
 
     out = Sources()
     ref = run.summary.eval_set
+    if ref.kind == "answers_file":  # scored without an eval set: the answers file holds questions and contexts
+        return _answers_file_sources(run, ref, out)
     try:
         from evalkit.evalsets import load_eval_set
 
@@ -89,6 +94,31 @@ def load_sources(run: LoadedRun) -> Sources:
             out.notes.append("passage texts not shown: the run recorded no corpus path")
     except (EvalkitError, OSError) as exc:
         out.notes.append(f"passage texts not shown: {exc}")
+    return out
+
+
+def _answers_file_sources(run: LoadedRun, ref: Any, out: Sources) -> Sources:
+    """Reference answers and context texts of a self-contained answers file, if it still has the scored content."""
+    from evalkit.errors import EvalkitError
+    from evalkit.interop.importers import context_id
+    from evalkit.scoring.answers import read_answers
+
+    source = next((v.source for v in run.summary.variants.values() if v.source), None) or {}
+    try:
+        file = read_answers(ref.path, source.get("columns") or None, source.get("format") or "auto")
+    except (EvalkitError, OSError) as exc:
+        out.notes.append(f"passage texts not shown: {exc}")
+        return out
+    if file.sha256 != ref.sha256:
+        out.notes.append(f"passage texts and reference answers not shown: answers file {ref.path} changed since "
+                         "the run")
+        return out
+    for row in file.rows:
+        qid = row.id or f"row-{row.line:05d}"  # as evalkit.scoring.scorer names rows without an id
+        if row.reference_answer:
+            out.references[qid] = row.reference_answer
+        for doc_id, text in row.contexts or []:
+            out.texts[doc_id or context_id(text)] = text
     return out
 
 
