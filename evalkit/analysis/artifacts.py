@@ -15,17 +15,46 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from evalkit.errors import EvalkitError
+
 
 def tracking_uri_for(run: Any, explicit: str | None = None) -> str:
-    """``explicit``, else the store the run was logged to, else the sqlite store beside its results."""
-    from evalkit.track.store import default_tracking_uri
+    """``explicit``, else the store the run was logged to, else the sqlite store beside its results.
+
+    A recorded sqlite store that no longer exists while one sits beside the summary moved
+    with the results folder: that one is the run's store now. (Opening the recorded path
+    would make MLflow create an empty database there, recreating the old folder.)
+    """
+    from evalkit.track.store import default_tracking_uri, sqlite_path
 
     if explicit:
         return explicit
-    if run.tracking_uri:
-        return run.tracking_uri
     base = run.summary_path.parent if run.summary_path is not None else Path.cwd()
+    if run.tracking_uri:
+        db = sqlite_path(run.tracking_uri)
+        beside = default_tracking_uri(base)
+        if db is not None and not db.exists() and sqlite_path(beside).exists():  # type: ignore[union-attr]
+            return beside
+        return run.tracking_uri
     return default_tracking_uri(base)
+
+
+def moved_artifacts(client: Any, run_id: str) -> Path | None:
+    """The folder of a run's local artifacts when it is gone (the results folder moved), else ``None``.
+
+    MLflow records each run's artifact location as an absolute path; logging into a run
+    whose folder moved away would recreate the old folder. ``<root>/mlartifacts/<run>/artifacts``:
+    gone means ``<root>`` does not exist.
+    """
+    from urllib.parse import unquote, urlparse
+
+    uri = client.get_run(run_id).info.artifact_uri or ""
+    parsed = urlparse(uri)
+    if parsed.scheme not in ("", "file"):
+        return None
+    path = Path(unquote(parsed.path))
+    root = path.parents[2] if len(path.parents) > 2 else path
+    return None if root.exists() else root
 
 
 def log_artifacts(files: dict[str, Path], *, tracking_uri: str, run_id: str | None = None,
@@ -51,6 +80,11 @@ def log_artifacts(files: dict[str, Path], *, tracking_uri: str, run_id: str | No
         exp = store.ensure_experiment(client, experiment, root)
         run_id = client.create_run(exp, run_name=run_name, tags={**tags, **store.owner_tags()}).info.run_id
     else:
+        gone = moved_artifacts(client, run_id)
+        if gone is not None:
+            raise EvalkitError(f"run {run_id} keeps its artifacts in {gone}, which no longer exists (the results "
+                               "folder moved; MLflow records absolute artifact paths): not logged, the files are "
+                               "written")
         for key, value in tags.items():
             client.set_tag(run_id, key, value)
     try:
