@@ -177,8 +177,9 @@ def ragas(source: Path, name: str, maps: tuple[str, ...], split: str | None, no_
     SOURCE is a datasets folder (e.g. EvaluationDataset.to_hf_dataset().save_to_disk),
     a .parquet file or a JSONL file (EvaluationDataset.to_jsonl). Each distinct context
     text becomes one document, id ctx-<16 hex of its SHA-256>; 'reference' becomes the
-    reference answer; 'response' (a system's answer) is not imported: score those
-    with `evalkit score --answers SOURCE --eval-set OUT_DIR/NAME.jsonl@v1`.
+    reference answer; 'response' (a system's answer, not eval data) is kept beside
+    the eval set as OUT_DIR/NAME.responses.jsonl, an answers file: score it with
+    `evalkit score --answers OUT_DIR/NAME.responses.jsonl --eval-set OUT_DIR/NAME.jsonl@v1`.
 
     \b
     Example:

@@ -22,10 +22,11 @@ over the gold documents; grades <= 0 are dropped as "not relevant") and the opti
 document whose id is ``ctx-`` + 16 hex digits of the SHA-256 of its text with
 whitespace collapsed (so equal passages share one id, and ids are stable across
 imports); the gold ids of a question are its reference contexts' ids. ``reference``
-becomes ``reference_answer``; ``response`` is a system output, not eval data, and is
-not imported (counted; the summary says how to score the responses with ``evalkit score
---answers`` against the imported eval set, whose context ids they then match). ``synthesizer_name`` containing ``multi_hop`` sets type
-``multi_hop``.
+becomes ``reference_answer``; ``response`` is a system output, not eval data: it stays
+out of the eval set and is written beside it as ``NAME.responses.jsonl``, an ``evalkit
+score --answers`` file of the imported records (id, question, answer, the retrieved
+contexts, whose ids match the corpus); the summary prints the command. ``synthesizer_name``
+containing ``multi_hop`` sets type ``multi_hop``.
 
 Errors are :class:`~evalkit.importers.formats.ImportFormatError` naming the source,
 the line of a JSONL file or the 1-based row of a parquet file or dataset, and the
@@ -85,8 +86,10 @@ class InteropImportResult:
     n_no_gold: int = 0
     n_unanswerable_kept: int = 0
     n_duplicate_contexts: int = 0
-    n_responses_ignored: int = 0
-    n_responses_source: str = ""  # the file the ignored responses are in (for the `evalkit score` hint)
+    n_responses_ignored: int = 0  # responses of rows that are not in the eval set (no gold, invalid), or not text
+    n_responses_source: str = ""  # the imported file (named when some responses were left out)
+    responses_path: Path | None = None  # NAME.responses.jsonl: the kept responses as an `evalkit score` answers file
+    n_responses: int = 0
     columns: dict[str, str] = field(default_factory=dict)
     n_skipped: int = 0  # invalid rows dropped by --skip-invalid
     skipped_report: Path | None = None
@@ -104,10 +107,14 @@ class InteropImportResult:
                        "as type 'unanswerable')")
         if self.n_unanswerable_kept:
             out.append(f"kept      {self.n_unanswerable_kept} rows without a gold document, as type 'unanswerable'")
+        if self.responses_path is not None:
+            out.append(f"responses {self.n_responses} 'response' values (a system's outputs, not eval data) kept as "
+                       f"an answers file {self.responses_path}; score them with `evalkit score --answers "
+                       f"{self.responses_path} --eval-set {self.eval_set_path}@v{self.version['version']} --name "
+                       "SYSTEM --output OUT.json`")
         if self.n_responses_ignored:
-            out.append(f"ignored   {self.n_responses_ignored} 'response' values: system outputs are not eval data; "
-                       f"score them against this eval set with `evalkit score --answers {self.n_responses_source or 'FILE'}"
-                       f" --eval-set {self.eval_set_path}@v{self.version['version']} --name SYSTEM --output OUT.json`")
+            out.append(f"ignored   {self.n_responses_ignored} 'response' values of {self.n_responses_source or 'rows'} "
+                       "whose row is not in the eval set (or is not text)")
         if self.n_skipped:
             out.append(f"skipped   {self.n_skipped} invalid row(s) (--skip-invalid); file, line, field and value of "
                        f"each: {self.skipped_report}")
@@ -209,6 +216,7 @@ def import_ragas(source: str | Path, name: str, out_dir: str | Path, *, mapping:
     cols = resolve_columns(label, columns, mapping or {}, RAGAS_FIELDS, ("user_input", "reference_contexts"))
     docs: dict[str, dict[str, Any]] = {}
     records, numbered, no_gold, kept, dupes, responses = [], [], 0, 0, 0, 0
+    answers: dict[str, dict[str, Any]] = {}  # record id -> the row's response as an answers-file row
     skips = SkipReport(skip_invalid)
     for n, row in rows:
         ids: dict[str, list[str]] = {}
@@ -252,15 +260,40 @@ def import_ragas(source: str | Path, name: str, out_dir: str | Path, *, mapping:
             record["reference_answer"] = _get(row, cols, "reference")
         records.append(record)
         numbered.append(n)
+        response = _get(row, cols, "response")
+        if isinstance(response, str):
+            contexts = _get(row, cols, "retrieved_contexts")
+            contexts = contexts.tolist() if hasattr(contexts, "tolist") else contexts
+            answers.setdefault(rid, {"id": rid, "question": record["question"], "answer": response,
+                                     "contexts": [t for t in contexts or [] if t.strip()]})
     field_names = {"question": "user_input", "reference_answer": "reference", "id": "id"}
     written = _write(name, out_dir, label, {k: cols[v] for k, v in field_names.items() if v in cols},
                      list(docs.values()), records, numbered, force,
                      description or f"ragas import of {label}: {len(records)} questions over {len(docs)} contexts",
                      skips)
+    kept_answers, responses_path = _write_responses(written["eval_set_path"], answers)
     return InteropImportResult(name=name, **written, n_documents=len(docs), n_rows=len(rows),
                                n_no_gold=no_gold, n_unanswerable_kept=kept, n_duplicate_contexts=dupes,
-                               n_responses_ignored=responses, n_responses_source=str(source) if responses else "",
-                               columns=cols)
+                               n_responses_ignored=responses - kept_answers,
+                               n_responses_source=str(source) if responses > kept_answers else "",
+                               responses_path=responses_path, n_responses=kept_answers, columns=cols)
+
+
+def _write_responses(set_path: Path, answers: dict[str, dict[str, Any]]) -> tuple[int, Path | None]:
+    """Write the responses of the records the eval set kept as ``NAME.responses.jsonl`` beside it.
+
+    One ``evalkit score --answers`` row per record (id, question, answer, contexts: the
+    retrieved contexts the response was written from); the reference answer stays in the
+    eval set. Returns (rows written, path or None when there are none).
+    """
+    path = set_path.with_name(set_path.name.removesuffix(".jsonl") + ".responses.jsonl")
+    ids = [json.loads(line)["id"] for line in set_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [answers[i] for i in ids if i in answers]
+    if not rows:
+        path.unlink(missing_ok=True)  # a re-import (--force) without responses leaves none from before
+        return 0, None
+    write_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), hint="choose another --out-dir")
+    return len(rows), path
 
 
 # ---------------------------------------------------------------------------------------- writing

@@ -184,7 +184,59 @@ def test_ragas_contexts_become_a_deduplicated_corpus(tmp_path: Path):
     assert q2.relevant_doc_ids == (context_id(B), context_id(C)) and q2.type == "multi_hop"
     assert q1.id == "rg-q00001" and q1.tags == ("ragas", "rg")
     assert es.corpus.by_id[context_id(A)].metadata == {"ragas_field": "reference_contexts", "first_row": 1}
-    assert result.n_duplicate_contexts == 4 and result.n_no_gold == 1 and result.n_responses_ignored == 3
+    assert result.n_duplicate_contexts == 4 and result.n_no_gold == 1
+    assert result.n_responses == 2 and result.n_responses_ignored == 1  # the third row has no gold: not imported
+
+
+def test_ragas_responses_are_kept_as_an_answers_file_that_scores(tmp_path: Path):
+    """``response`` is a system's output: not eval data, but not dropped either (issue 12).
+
+    It is written beside the eval set as an ``evalkit score --answers`` file of the kept
+    records, and the printed command scores it. The third row has no gold document, so it
+    is not in the eval set: scoring the original ragas file against the imported set (the
+    command printed before) failed on it.
+    """
+    import json
+
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+
+    src = tmp_path / "ragas.jsonl"
+    rows = [{"user_input": "发票审批要求是什么？", "retrieved_contexts": ["电子发票超过五千元需要总监审批。", B],
+             "reference_contexts": ["电子发票超过五千元需要总监审批。"], "reference": "超过五千元需总监审批",
+             "response": "电子发票超过五千元需要总监审批。"},
+            {"user_input": "What lowers cholesterol?", "retrieved_contexts": [A, B], "reference_contexts": [B],
+             "reference": "Statins.", "response": "Statins raise cholesterol by 40 percent."},
+            {"user_input": "Unknown?", "retrieved_contexts": [C], "reference_contexts": [], "response": "no idea"}]
+    src.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    runner = CliRunner()
+    res = runner.invoke(cli, ["import", "ragas", str(src), "--name", "rg", "--out-dir", str(tmp_path / "es"),
+                              "--lang", "zh"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    answers = tmp_path / "es" / "rg.responses.jsonl"
+    assert [json.loads(x) for x in answers.read_text(encoding="utf-8").splitlines()] == [
+        {"id": "rg-q00001", "question": rows[0]["user_input"], "answer": rows[0]["response"],
+         "contexts": rows[0]["retrieved_contexts"]},
+        {"id": "rg-q00002", "question": rows[1]["user_input"], "answer": rows[1]["response"],
+         "contexts": rows[1]["retrieved_contexts"]}]
+    command = f"--answers {answers} --eval-set {tmp_path / 'es' / 'rg.jsonl'}@v1"
+    assert command in res.output and "ignored   1 'response'" in res.output
+    out = tmp_path / "scored.json"
+    res = runner.invoke(cli, ["score", *command.split(), "--name", "sys", "--output", str(out), "--no-mlflow"],
+                        catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    scored = [json.loads(x) for x in (tmp_path / "scored" / "sys" / "per_query.jsonl").read_text().splitlines()]
+    # hand count: q1 gold ranked 1st, q2 gold (B) ranked 2nd; q1 answered from its context, q2 not
+    assert [r["metrics"]["mrr@10"] for r in scored] == [1.0, 0.5]
+    assert [r["metrics"]["hallucinated"] for r in scored] == [0.0, 1.0]
+    # a re-import without responses leaves no answers file from before
+    src.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "response"}, ensure_ascii=False) + "\n"
+                           for r in rows), encoding="utf-8")
+    res = runner.invoke(cli, ["import", "ragas", str(src), "--name", "rg", "--out-dir", str(tmp_path / "es"),
+                              "--force"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert not answers.exists() and "kept as an answers file" not in res.output
 
 
 def test_ragas_mapping_and_errors(tmp_path: Path):
@@ -239,7 +291,8 @@ def test_cli_dataset_and_ragas(tmp_path: Path):
     res = runner.invoke(cli, ["import", "ragas", str(save_hf(tmp_path / "rg", RAGAS)), "--name", "rg",
                               "--out-dir", str(tmp_path / "es")])
     assert res.exit_code == 0, res.output
-    assert "deduped   4 repeated contexts" in res.output and "ignored   3 'response'" in res.output
+    assert "deduped   4 repeated contexts" in res.output and "ignored   1 'response'" in res.output
+    assert "responses 2 'response' values" in res.output and "rg.responses.jsonl" in res.output
 
 
 def test_context_columns_are_imported_and_checked(tmp_path: Path):

@@ -66,7 +66,8 @@ def _rows(summary: Path, name: str) -> list[dict]:
 def test_import_once_score_two_systems_and_gate(ragas_files: Path, tmp_path: Path):
     res = _invoke("import", "ragas", str(ragas_files / "good.jsonl"), "--name", "rg", "--out-dir", str(tmp_path / "es"))
     assert res.exit_code == 0, res.output
-    assert "ignored   5 'response' values" in res.output and "evalkit score --answers" in res.output
+    kept = tmp_path / "es" / "rg.responses.jsonl"  # import keeps the responses as an answers file
+    assert "responses 5 'response' values" in res.output and f"evalkit score --answers {kept}" in res.output
     es = f"{tmp_path / 'es' / 'rg.jsonl'}@v1"
     for system in ("good", "bad"):
         res = _invoke("score", "--answers", str(ragas_files / f"{system}.jsonl"), "--eval-set", es, "--name", "rag",
@@ -81,6 +82,10 @@ def test_import_once_score_two_systems_and_gate(ragas_files: Path, tmp_path: Pat
     assert [r["metrics"]["hallucinated"] for r in good] == [None, 0.0, None, 0.0, 0.0]
     assert [r["metrics"]["hallucinated"] for r in bad] == [1.0, 1.0, 1.0, 0.0, 1.0]
     assert good[2]["generation"]["abstained"] is True
+    res = _invoke("score", "--answers", str(kept), "--eval-set", es, "--name", "rag", "--output",
+                  str(tmp_path / "kept.json"), "--no-mlflow")
+    assert res.exit_code == 0, res.output
+    assert [r["metrics"] for r in _rows(tmp_path / "kept.json", "rag")] == [r["metrics"] for r in good]
     gate = ["gate", "--baseline", str(tmp_path / "good.json"), "--resamples", "500", "--metric", "hallucinated",
             "--max-drop", "0.1", "--metric", "hit@5", "--max-drop", "0.1"]
     res = _invoke(*gate, "--candidate", str(tmp_path / "bad.json"))
