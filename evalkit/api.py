@@ -119,7 +119,7 @@ def evaluate(eval_set: Any, graph_configs: ConfigLike | Sequence[ConfigLike], *,
                          tracking_uri=tracking_uri, experiment=experiment, mlflow=mlflow, progress=progress,
                          cache_root=Path(cache_root) if cache_root is not None else None, share_work=share_work,
                          traces=traces, trace_limit=trace_limit, judge=judge, judge_options=_judge_options(judge_llm),
-                         executor=executor, ray_address=ray_address)
+                         executor=executor, ray_address=ray_address, source_name="evalkit.evaluate")
     run_eval(es, configs, options, echo=lambda m: print(m))
     for config in configs:  # configs born in memory: keep what ran beside its records
         if config.name in in_memory:
@@ -176,6 +176,6 @@ def score(*, name: str, output: str | Path, eval_set: Any = None, run: str | Pat
     for notice in scored.notices:
         print(f"note: {notice}")
     options = RunOptions(output=Path(output), tracking_uri=tracking_uri, experiment=experiment, mlflow=mlflow,
-                         traces=traces, progress=False)
+                         traces=traces, progress=False, source_name="evalkit.score")
     write_scored(scored, options)
     return load_results(output)

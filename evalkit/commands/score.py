@@ -112,14 +112,14 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
     for notice in scored.notices:
         click.echo(f"note: {notice}", err=True)
     options = RunOptions(output=output, tracking_uri=tracking_uri, experiment=experiment, mlflow=not no_mlflow,
-                         traces=not no_traces, progress=False)
+                         traces=not no_traces, progress=False, source_name="evalkit score")
     summary = write_scored(scored, options, echo=lambda m: click.echo(m, err=True))
     if labels:
         _apply_labels(summary, output, [str(Path(p).resolve()) for p in labels])
     click.echo(summary_tables(summary, layout(wide, columns)))
     click.echo(f"\nsummary: {output}\nper-query records: {output.with_suffix('')}/{name}/per_query.jsonl")
     if summary.mlflow:
-        click.echo(f"MLflow: {summary.mlflow.get('tracking_uri')}  (open it: {summary.mlflow.get('ui_command')})")
+        click.echo(summary.mlflow.get("hint") or f"MLflow: {summary.mlflow.get('ui_command')}")
     if summary.variants[name].corrected:
         from evalkit.analysis.labels import format_corrected, from_dict
 

@@ -85,7 +85,9 @@ def _trace(name: str, wrote: dict[str, Any], latency_ms: float | None, error: di
     """The one trace event of a scored query: the user's system, as a node of its role."""
     from evalkit.graph.state import compact
 
-    event = TraceEvent(step=0, node=name, type="external", started_at=0.0, duration_ms=latency_ms or 0.0,
+    # started_at: when evalkit read the output (the system ran elsewhere, at a time the file does not say);
+    # 0.0 dated every MLflow trace of a scored run 1970-01-01, with no end time
+    event = TraceEvent(step=0, node=name, type="external", started_at=time.time(), duration_ms=latency_ms or 0.0,
                        wrote=compact(wrote), edge=None if error else "end", edge_reason="error" if error else "default",
                        error=error, role=role)
     return [event.to_dict()]
