@@ -13,6 +13,8 @@ A query is degraded when a trace event shows one of:
   includes a reused result whose original execution had a failure);
 - a failure the node recorded and worked around (each item it wrote to ``llm_fallback``,
   with its ``kind``: ``timeout``, ``rate_limited``, ``server_error``, ``bad_json``...);
+- a call to the user's system that failed and was recorded (an ``http`` node with
+  ``on_failure: record`` writes ``external_failure``, with its ``kind`` and ``attempts``);
 - a node error after which the graph went on through its ``on_error`` edge (cause: the
   error's ``kind`` when it has one, else its type).
 
@@ -26,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalkit.graph.schema import LLM_FALLBACK
+from evalkit.nodes.system_outputs import EXTERNAL_FAILURE
 
 
 def degradations(trace: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -38,17 +41,22 @@ def degradations(trace: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         failed = int(llm.get("failures") or 0)
         wrote = e.get("wrote") if isinstance(e.get("wrote"), Mapping) else {}
         recorded = wrote.get(LLM_FALLBACK)
+        external = wrote.get(EXTERNAL_FAILURE)
         err = e.get("error")
         causes: list[str] = []
+        tries = int(llm.get("calls") or 0) + int(llm.get("retries") or 0)
         if isinstance(recorded, Mapping):
             causes.append(str(recorded.get("kind") or "llm_failure"))
+        if isinstance(external, Mapping):
+            causes.append(str(external.get("kind") or EXTERNAL_FAILURE))
+            tries += int(external.get("attempts") or 0)
         if err and e.get("edge_reason") == "on_error":
             causes.append(str(err.get("kind") or err.get("type") or "error"))
         if failed and not causes:
             causes.append(str((err or {}).get("kind") or "llm_failure"))
         for cause in dict.fromkeys(causes):
             out.append({"node": e.get("node"), "step": e.get("step"), "cause": cause, "failed_calls": failed,
-                        "tries": int(llm.get("calls") or 0) + int(llm.get("retries") or 0)})
+                        "tries": tries})
     return out
 
 

@@ -128,6 +128,11 @@ def test_service_down_fails_the_query_visibly(tmp_path: Path):
     wrote = rows["down_rec"][0]["trace"][0]["wrote"]
     assert wrote["external_failure"]["kind"] == "connection" and wrote["external_failure"]["node"] == "svc"
     assert wrote["http_call"]["error"] == "connection" and wrote["retrieved"] == []
+    # ... and it is a degraded query, counted as a failed LLM call is (evalkit.run.health): not a silent 0
+    assert summary.variants["down_rec"].metrics["degraded"] == 120
+    assert summary.variants["down_rec"].metrics["degraded.connection"] == 120
+    assert rows["down_rec"][0]["degraded"] == [{"node": "svc", "step": 0, "cause": "connection", "failed_calls": 0,
+                                                "tries": 1}]  # max_retries 0: one attempt
 
 
 def _closed_port() -> int:
