@@ -111,8 +111,8 @@ def comparison_table(summary: RunSummary, layout: Layout | None = None) -> str:
 def by_type_tables(summary: RunSummary, metric: str = "hit@5") -> list[TableData]:
     """One metric per variant (rows) and question type (columns, with the number of queries)."""
     types: list[str] = []
-    for v in summary.variants.values():
-        types += [t for t in v.by_type if t not in types]
+    for v in summary.variants.values():  # the types some variant has the metric for (answers alone have no hit@5)
+        types += [t for t in v.by_type if t not in types and v.by_type[t].get(metric) is not None]
     if not types:
         return []
     n = {t: next((int(v.by_type[t]["n"]) for v in summary.variants.values() if t in v.by_type), 0) for t in types}

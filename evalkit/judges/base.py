@@ -101,6 +101,10 @@ class UnknownJudgeError(EvalkitError, ValueError):
     """A judge name that is not registered; the message lists the choices."""
 
 
+class JudgeSetupError(EvalkitError, ValueError):
+    """A judge configured without what it needs (an LLM judge without a model that can judge)."""
+
+
 JudgeFactory = Callable[..., Judge]
 
 

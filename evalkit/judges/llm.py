@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evalkit.judges.base import ClaimVerdict, JudgeResult
+from evalkit.judges.base import ClaimVerdict, JudgeResult, JudgeSetupError
 from evalkit.judges.claims import split_claims
 from evalkit.llm.base import LLMError, LLMSpec, Message
 from evalkit.llm.client import LLMClient
@@ -322,12 +322,12 @@ class LLMJudge:
 def _spec(llm: LLMSpec | Mapping[str, Any] | None, judge: str) -> LLMSpec:
     """The LLMSpec a judge was configured with; a clear error when there is none or it cannot judge."""
     if llm is None:
-        raise ValueError(f"judge '{judge}' needs an LLM: pass --judge-llm FILE.yaml (an LLM spec such as "
+        raise JudgeSetupError(f"judge '{judge}' needs an LLM: pass --judge-llm FILE.yaml (an LLM spec such as "
                          "{backend: openai, base_url: ..., model: ...} or {backend: local}), or "
                          f"judge_options: {{llm: {{...}}}} in a self_check node")
     spec = llm if isinstance(llm, LLMSpec) else LLMSpec(**dict(llm))
     if spec.backend == "extractive":
-        raise ValueError(f"judge '{judge}' needs a model backend ('openai' or 'local'): the 'extractive' backend "
+        raise JudgeSetupError(f"judge '{judge}' needs a model backend ('openai' or 'local'): the 'extractive' backend "
                          "only quotes evidence and cannot answer in JSON")
     return spec
 

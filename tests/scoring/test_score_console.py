@@ -58,3 +58,28 @@ def test_score_wide_and_columns(tiny, tmp_path: Path, monkeypatch):
     assert chosen.exit_code == 0, chosen.output
     table = _table_lines(chosen.stdout)
     assert any("hit@5" in x for x in table) and not any("mrr@10" in x for x in table)
+
+
+@pytest.mark.parametrize("spec", [None, "backend: extractive\n"])
+def test_an_llm_judge_without_a_model_is_a_clear_error(tiny, tmp_path: Path, spec: str | None):
+    """``--judge llm`` without ``--judge-llm`` (or with a backend that cannot judge): one line, no traceback."""
+    es, _ = tiny
+    extra = ["--judge", "llm"]
+    if spec is not None:
+        (tmp_path / "llm.yaml").write_text(spec, encoding="utf-8")
+        extra += ["--judge-llm", str(tmp_path / "llm.yaml")]
+    res = CliRunner().invoke(cli, ["score", "--answers", str(_answers(tmp_path)), "--eval-set", f"{es}@v1",
+                                   "--name", "mine", "--output", str(tmp_path / "out.json"), "--no-mlflow", *extra])
+    assert res.exit_code == 1 and res.exception is None or isinstance(res.exception, SystemExit), res.exception
+    assert "needs" in res.output and "Traceback" not in res.output
+
+
+def test_answers_without_rankings_print_no_empty_by_type_table(tmp_path: Path):
+    rows = [{"id": "x1", "question": "Who approves invoices?", "answer": "A director approves them.",
+             "contexts": ["Electronic invoices above 5000 need director approval."]}]
+    path = tmp_path / "self.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    res = CliRunner().invoke(cli, ["score", "--answers", str(path), "--name", "mine", "--output",
+                                   str(tmp_path / "out.json"), "--no-mlflow"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert "answers (generating variants" in res.stdout and "by question type" not in res.stdout
