@@ -29,7 +29,8 @@ from evalkit.commands.options import layout, table_options
               help="Read answers FIELD from COLUMN (repeatable): id, question, answer, contexts, retrieved, "
                    "reference_answer, reference_contexts, relevant_doc_ids, type, lang, abstained, error, latency_ms.")
 @click.option("--split", default=None, help="Split of an --answers datasets folder holding several.")
-@click.option("--name", required=True, help="Variant name of the scored outputs (as compare, gate and report show it).")
+@click.option("--name", required=True, help="Variant name of the scored outputs (as compare, gate and report show it): letters, digits, "
+                   "'_', '.' and '-', as a graph config's name.")
 @click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Summary JSON to write; per_query.jsonl goes to <output stem>/<name>/.")
 @click.option("--metric", "metrics", multiple=True, metavar="NAME",

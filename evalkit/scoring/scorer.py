@@ -381,6 +381,11 @@ def write_scored(scored: Scored, options: RunOptions, echo: Callable[[str], None
     """Write a scored variant exactly as ``evalkit run`` writes one (files, then MLflow unless disabled)."""
     import yaml
 
+    from evalkit.graph.config import VARIANT_NAME
+
+    if not VARIANT_NAME.fullmatch(scored.name) or scored.name in (".", ".."):  # the rule graph config names follow
+        raise EvalkitError(f"variant name {scored.name[:80]!r} is not a safe identifier: use letters, digits, '_', "
+                           "'.' and '-' only (it names the variant's folder under --output), e.g. my_rag-v2")
     t0 = time.perf_counter()
     fingerprint = {"eval_set_sha256": scored.ref.sha256, "eval_set_version": scored.ref.version,
                    "source": scored.source, "metrics": list(scored.metrics),

@@ -83,3 +83,14 @@ def test_answers_without_rankings_print_no_empty_by_type_table(tmp_path: Path):
                                    str(tmp_path / "out.json"), "--no-mlflow"], catch_exceptions=False)
     assert res.exit_code == 0, res.output
     assert "answers (generating variants" in res.stdout and "by question type" not in res.stdout
+
+
+@pytest.mark.parametrize("name", ["../../evil", "/tmp/abs", "a/b", "..", "my system"])
+def test_a_variant_name_that_is_not_a_safe_folder_name_is_refused(tiny, tmp_path: Path, name: str):
+    """``--name`` names the folder per_query.jsonl goes to: ``../../evil`` wrote outside --output."""
+    es, _ = tiny
+    out = tmp_path / "deep" / "er" / "out.json"
+    res = CliRunner().invoke(cli, ["score", "--answers", str(_answers(tmp_path)), "--eval-set", f"{es}@v1",
+                                   "--name", name, "--output", str(out), "--no-mlflow"])
+    assert res.exit_code == 1 and "not a safe identifier" in res.output, res.output
+    assert not list(tmp_path.rglob("per_query.jsonl")) and not Path("/tmp/abs").exists()
