@@ -20,7 +20,6 @@ from evalkit.cli import cli
 
 def test_scored_answers_in_mlflow(tiny, tmp_path: Path):
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-    import mlflow
     from mlflow import MlflowClient
 
     es, _ = tiny
@@ -42,8 +41,7 @@ def test_scored_answers_in_mlflow(tiny, tmp_path: Path):
     assert {r.data.tags["mlflow.source.name"] for r in runs} == {"evalkit score"}
     child = next(r for r in runs if r.info.run_id != info["parent_run_id"])
     assert [d.dataset.name for d in child.inputs.dataset_inputs] == ["tiny@v1"]
-    mlflow.set_tracking_uri(uri)
-    traces = mlflow.search_traces(locations=[info["experiment_id"]], return_type="list")
+    traces = client.search_traces(locations=[info["experiment_id"]])  # (mlflow.set_tracking_uri would leak to other tests)
     assert len(traces) == 6  # every eval-set query: one answered, five without an answer (failed)
     q1 = next(t for t in traces if t.info.trace_metadata.get("evalkit.query_id") == "q1"
               or '"q1"' in json.dumps(t.data.spans[0].inputs))
