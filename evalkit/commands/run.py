@@ -133,7 +133,7 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
     click.echo(summary_tables(summary, layout or Layout()))
     click.echo(f"\nsummary: {output}\nper-query records and traces: {output.with_suffix('')}/<variant>/per_query.jsonl")
     if summary.mlflow:
-        click.echo(summary.mlflow.get("hint") or f"MLflow: {summary.mlflow.get('ui_command')}")
+        click.echo(mlflow_hint(summary, layout or Layout()))
     corrected = [v.corrected for v in summary.variants.values() if v.corrected]
     if corrected:
         from evalkit.analysis.labels import format_corrected, from_dict
@@ -143,6 +143,14 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
     if failed:
         click.echo(f"note: {failed} query run(s) failed; see 'error' and 'trace' in per_query.jsonl", err=True)
     return 0
+
+
+def mlflow_hint(summary: Any, layout: Layout) -> str:
+    """What to open in the MLflow UI: the run's one-line hint, wrapped to the tables' width (not with --wide)."""
+    from evalkit.analysis.tables import wrap
+
+    hint = summary.mlflow.get("hint") or f"MLflow: {summary.mlflow.get('ui_command')}"
+    return hint if layout.wide else wrap(hint, layout.width)
 
 
 def summary_tables(summary: Any, layout: Layout) -> str:

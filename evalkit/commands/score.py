@@ -80,7 +80,7 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
     from evalkit.commands.run import _env_quiet
 
     _env_quiet()
-    from evalkit.commands.run import _absolute_spec, _apply_labels, summary_tables
+    from evalkit.commands.run import _absolute_spec, _apply_labels, mlflow_hint, summary_tables
     from evalkit.interop.importers import parse_mapping
     from evalkit.run.runner import RunOptions
     from evalkit.scoring import ANSWER_FIELDS, score_answers, score_run, write_scored
@@ -117,10 +117,11 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
     summary = write_scored(scored, options, echo=lambda m: click.echo(m, err=True))
     if labels:
         _apply_labels(summary, output, [str(Path(p).resolve()) for p in labels])
-    click.echo(summary_tables(summary, layout(wide, columns)))
+    lay = layout(wide, columns)
+    click.echo(summary_tables(summary, lay))
     click.echo(f"\nsummary: {output}\nper-query records: {output.with_suffix('')}/{name}/per_query.jsonl")
     if summary.mlflow:
-        click.echo(summary.mlflow.get("hint") or f"MLflow: {summary.mlflow.get('ui_command')}")
+        click.echo(mlflow_hint(summary, lay))
     if summary.variants[name].corrected:
         from evalkit.analysis.labels import format_corrected, from_dict
 

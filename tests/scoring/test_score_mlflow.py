@@ -33,7 +33,8 @@ def test_scored_answers_in_mlflow(tiny, tmp_path: Path):
                                    "--output", str(out)], catch_exceptions=False)
     assert res.exit_code == 0, res.output
     info = json.loads(out.read_text(encoding="utf-8"))["mlflow"]
-    assert info["hint"] in res.output and "feedback.hit_at_5" in info["hint"]
+    assert info["hint"] in " ".join(res.output.split()) and "feedback.hit_at_5" in info["hint"]
+    assert len(info["hint"]) > 120 and max(len(x) for x in res.stdout.splitlines()) <= 120  # wrapped to fit
     uri = info["tracking_uri"]
     client = MlflowClient(uri)
     runs = client.search_runs([info["experiment_id"]])
