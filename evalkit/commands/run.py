@@ -146,11 +146,20 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
 
 
 def mlflow_hint(summary: Any, layout: Layout) -> str:
-    """What to open in the MLflow UI: the run's one-line hint, wrapped to the tables' width (not with --wide)."""
+    """What to open in the MLflow UI: the run's one-line hint, wrapped to the tables' width (not with --wide).
+
+    The command with the store's path stays whole on the first line (a path cannot be cut);
+    the URL and the explanation follow, indented.
+    """
     from evalkit.analysis.tables import wrap
 
     hint = summary.mlflow.get("hint") or f"MLflow: {summary.mlflow.get('ui_command')}"
-    return hint if layout.wide else wrap(hint, layout.width)
+    if layout.wide or len(hint) <= layout.width:
+        return hint
+    head, sep, rest = hint.partition(", then open ")
+    if not sep:
+        return wrap(hint, layout.width)
+    return head + ",\n" + wrap("  then open " + rest, layout.width, "  ")
 
 
 def summary_tables(summary: Any, layout: Layout) -> str:

@@ -34,7 +34,11 @@ def test_scored_answers_in_mlflow(tiny, tmp_path: Path):
     assert res.exit_code == 0, res.output
     info = json.loads(out.read_text(encoding="utf-8"))["mlflow"]
     assert info["hint"] in " ".join(res.output.split()) and "feedback.hit_at_5" in info["hint"]
-    assert len(info["hint"]) > 120 and max(len(x) for x in res.stdout.splitlines()) <= 120  # wrapped to fit
+    # wrapped to 120 columns: the command with the store's path whole on its line, the URL on the next
+    store_line = next(x for x in res.stdout.splitlines() if x.startswith("MLflow: mlflow ui --backend-store-uri"))
+    assert len(info["hint"]) > 120 and store_line == f"MLflow: {info['ui_command']},"
+    assert max(len(x) for x in res.stdout.splitlines() if x != store_line) <= 120
+    assert f"  then open {info['ui_url']}" in res.stdout
     uri = info["tracking_uri"]
     client = MlflowClient(uri)
     runs = client.search_runs([info["experiment_id"]])
