@@ -235,3 +235,25 @@ def test_smoke_with_the_real_local_smollm2(tmp_path):
     judge = make_judge("llm", cache_root=tmp_path, llm=LLMSpec(backend="local", max_tokens=24))
     result = judge.judge(Q, ANSWER, EVIDENCE)
     assert isinstance(result, JudgeResult)  # a code-path check: SmolLM2-135M is no judge (see reports/judges.md)
+
+
+@pytest.mark.parametrize("judge_llm", [None, {"backend": "extractive"}])
+def test_a_judge_without_a_usable_llm_is_a_user_error_not_a_traceback(tmp_path, judge_llm):
+    # `evalkit run --judge llm` without --judge-llm (or with an extractive one) must print one line
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+    from evalkit.errors import EvalkitError
+
+    with pytest.raises(EvalkitError):
+        make_judge("llm", cache_root=tmp_path, llm=judge_llm)
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"id": "q1", "question": "x?", "answer": "y", "contexts": ["z"]}) + "\n")
+    args = ["score", "--answers", str(answers), "--name", "x", "--output", str(tmp_path / "r.json"), "--no-mlflow",
+            "--judge", "llm"]
+    if judge_llm is not None:
+        (tmp_path / "j.yaml").write_text("backend: extractive\n")
+        args += ["--judge-llm", str(tmp_path / "j.yaml")]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code != 0 and isinstance(res.exception, SystemExit), res.exception  # a clean exit, no traceback
+    assert ("needs an LLM" if judge_llm is None else "needs a model backend") in res.output, res.output
