@@ -16,7 +16,21 @@ from evalkit.graph.schema import Role
 from evalkit.run.runner import RunOptions, run_eval
 
 REPO = Path(__file__).resolve().parents[2]
-LOOPING = ["agentic_reflect.yaml", "modular_rag.yaml"]
+
+
+def _looping_configs() -> list[str]:
+    """Every bundled config with a gate (a grader or checker node): the configs whose loops are credited."""
+    types = node_types()
+    out = []
+    for path in sorted((REPO / "graph_configs").glob("**/*.yaml")):
+        nodes = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("nodes") or {}
+        if any(getattr(types.get(spec.get("type")), "role", None) in (Role.GRADER, Role.CHECKER)
+               for spec in nodes.values()):
+            out.append(str(path.relative_to(REPO / "graph_configs")))
+    return out
+
+
+LOOPING = _looping_configs()
 # agentic_reflect loops on these demo questions (measured on the full demo, 2026-12-01: 14 of 120, 9 of them
 # unanswerable), plus a few it answers straight; modular_rag's offline self-check passes every extractive answer
 # on the demo, so it never loops there (its equality check below still runs on every query)
