@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError, LocatedError
+from evalkit.evalsets.evalset import MAX_QUESTION_CHARS
 from evalkit.interop.importers import ColumnMap, context_id, read_rows, resolve_columns
 from evalkit.scoring.runfile import parse_ranked
 
@@ -166,7 +167,11 @@ def _row(file: AnswersFile, n: int, row: dict[str, Any]) -> AnswerRow:
     if latency is not None and (isinstance(latency, bool) or not isinstance(latency, (int, float))
                                 or not math.isfinite(latency) or latency < 0):
         raise fail("latency_ms", f"expected a non-negative number of milliseconds, got {latency!r}")
-    return AnswerRow(line=n, id=qid or alias, question=_text(get("question"), "question", fail), answer=answer,
+    question = _text(get("question"), "question", fail)
+    if question is not None and len(question) > MAX_QUESTION_CHARS:  # the eval set's cap (a pasted document)
+        raise fail("question", f"{len(question):,} characters, more than the {MAX_QUESTION_CHARS:,} a question may "
+                   f"have (row '{qid or alias}'); a question this long is usually a pasted document: shorten it")
+    return AnswerRow(line=n, id=qid or alias, question=question, answer=answer,
                      contexts=contexts, retrieved=retrieved,
                      reference_answer=_text(get("reference_answer"), "reference_answer", fail, allow_empty=True) or None,
                      gold=gold, type=_text(get("type"), "type", fail), lang=_text(get("lang"), "lang", fail),

@@ -213,3 +213,13 @@ def test_self_contained_needs_questions_and_texts(tmp_path: Path):
         score_answers(_write(tmp_path / "a.jsonl", [{"id": "x", "answer": "y", "contexts": []}]), "s")
     with pytest.raises(LocatedError, match=":1: retrieved: document ids alone need --eval-set"):
         score_answers(_write(tmp_path / "b.jsonl", [{"question": "q?", "answer": "y", "retrieved": ["d1"]}]), "s")
+
+
+def test_a_huge_question_in_an_answers_file_is_refused_naming_the_row(tmp_path: Path):
+    # a 5 MB question (a pasted document) kept the judge busy for minutes; it is refused like an eval set's
+    rows = [{"id": "ok", "question": "how long do repairs take?", "answer": "3 days.", "contexts": ["3 days."]},
+            {"id": "huge", "question": "word " * 1_000_000, "answer": "y", "contexts": ["z"]}]
+    path = _write(tmp_path / "big.jsonl", rows)
+    with pytest.raises(LocatedError) as err:
+        score_answers(path, "s")
+    assert str(err.value).startswith(f"{path}:2: question: 5,000,000 characters") and "'huge'" in str(err.value)
