@@ -85,7 +85,7 @@ from evalkit.nodes.system_outputs import (
     to_state,
 )
 from evalkit.records import Hit
-from evalkit.redact import looks_like_key, redact
+from evalkit.redact import is_secret_key, looks_like_key, redact
 
 __all__ = ["EVIDENCE_TEXTS", "EXTERNAL_FAILURE", "HTTP_CALL", "ExternalCallError", "HttpGenerate", "HttpNode",
            "PassageIds", "PythonGenerate", "PythonNode", "to_state"]
@@ -203,6 +203,8 @@ class HttpParams(NodeParams):
     headers: dict[str, str] = Field(default={}, description="extra HTTP headers (never a secret: see api_key_env)")
     api_key_env: str | None = Field(default=None, description="NAME of the environment variable holding the "
                                     "key, sent as a bearer token")
+    api_key_header: str = Field(default="Authorization", description="header the api_key_env key is sent in: "
+                                "Authorization as 'Bearer KEY', any other (X-Api-Key...) as the bare key")
     response: dict[str, str] = Field(default={str(RETRIEVED): str(RETRIEVED)},
                                      description="output -> dotted path in the response JSON (docs/byo.md)")
     timeout_s: float = Field(default=30.0, gt=0, description="whole-request deadline of each attempt")
@@ -234,8 +236,9 @@ class HttpParams(NodeParams):
             raise ValueError(f"response maps unknown output(s) {bad}; this node type maps {', '.join(allowed)}")
         if required not in self.response:
             raise ValueError(f"response must map '{required}' (the field of the response that holds it)")
-        if any(k.lower() in ("authorization", "x-api-key", "api-key") for k in self.headers):
-            raise ValueError("put no secret in the config: name the environment variable holding it in api_key_env")
+        if any(_credential_header(k) for k in self.headers):
+            raise ValueError("put no credential header in the config (it would be logged): name the environment "
+                             "variable holding the key in api_key_env, and the header in api_key_header")
         if self.api_key_env and looks_like_key(self.api_key_env):
             raise ValueError("api_key_env must be the NAME of an environment variable, not the key itself")
         return self
@@ -245,6 +248,16 @@ class HttpParams(NodeParams):
 
     def sent_fields(self) -> dict[str, str]:
         return dict(self.send) if isinstance(self.send, dict) else {f: f for f in self.send}
+
+
+def _credential_header(name: str) -> bool:
+    """Whether an HTTP header carries a credential (``Authorization``, ``Cookie``, ``X-Api-Key``,
+    ``Ocp-Apim-Subscription-Key``, ``X-Auth-Token``...): such values belong in ``api_key_env``, never in a config
+    that is logged."""
+    low = name.strip().lower()
+    words = [w for w in low.replace("_", "-").split("-") if w]
+    return low in ("authorization", "proxy-authorization", "cookie") or is_secret_key(name) or \
+        any(w in ("key", "apikey", "auth", "token", "signature", "credential", "credentials") for w in words)
 
 
 class HttpGenerateParams(HttpParams):

@@ -110,12 +110,14 @@ class ServiceClient:
             raise ExternalCallError(f"http node: no cached response for this request to {self.url_shown} "
                                     "(cache: replay-only)", "cache_miss", 0)
         headers = dict(self.p.headers)
+        secret = ""
         if self.p.api_key_env:
-            secret = os.environ.get(self.p.api_key_env)
+            secret = os.environ.get(self.p.api_key_env) or ""
             if not secret:
                 raise ExternalCallError(f"http node: ${self.p.api_key_env} (api_key_env) is not set or empty",
                                         "config", 0)
-            headers["Authorization"] = f"Bearer {secret}"
+            header = self.p.api_key_header
+            headers[header] = f"Bearer {secret}" if header.lower() == "authorization" else secret
         attempts = 0
         while True:
             attempts += 1
@@ -123,7 +125,7 @@ class ServiceClient:
             if kind == "ok":
                 break
             if kind in NOT_RETRIED or attempts > self.p.max_retries:
-                detail = str(data).replace(headers.get("Authorization", "\0"), "***")
+                detail = str(data).replace(secret, "***") if secret else str(data)
                 raise ExternalCallError(f"http node: {kind} after {attempts} attempt(s) at {self.url_shown}: "
                                         f"{redact(detail)}", kind, attempts, status)
             if wait is None:

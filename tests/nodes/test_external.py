@@ -229,9 +229,26 @@ def test_api_key_is_sent_but_never_written(tmp_path: Path, service, monkeypatch)
     assert "sk-test" not in written and "sk-url" not in written and "api_key=***" in written
 
 
+def test_api_key_in_a_named_header_is_sent_but_never_written(tmp_path: Path, service, monkeypatch):
+    # a service that wants its key in X-Api-Key: the key comes from the environment, never from `headers`
+    monkeypatch.setenv("SVC_CRED", "plainvalue-0123456789")  # neither a secret-looking name nor a key shape
+    cfg = http_config("named", f"{service.url}/search", api_key_env="SVC_CRED", api_key_header="X-Api-Key",
+                      cache="off")
+    _run(tmp_path, [cfg])
+    sent = service.requests[0]["headers"]
+    assert sent["X-Api-Key"] == "plainvalue-0123456789" and "Authorization" not in sent
+    written = (tmp_path / "r" / "named" / "per_query.jsonl").read_text() + (tmp_path / "r.json").read_text()
+    assert "plainvalue" not in written
+
+
 @pytest.mark.parametrize("params, where", [
     ({"url": "ftp://x"}, "url must start with http"),
     ({"url": "http://x", "headers": {"Authorization": "Bearer sk-abc"}}, "api_key_env"),
+    # other credential headers were accepted and then travelled, unmasked, into config.yaml and MLflow params
+    ({"url": "http://x", "headers": {"Ocp-Apim-Subscription-Key": "0123456789abcdef"}}, "api_key_env"),
+    ({"url": "http://x", "headers": {"X-Auth-Token": "0123456789abcdef"}}, "api_key_env"),
+    ({"url": "http://x", "headers": {"Proxy-Authorization": "Basic dXNlcjpwYXNz"}}, "api_key_env"),
+    ({"url": "http://x", "headers": {"Cookie": "session=0123456789abcdef"}}, "api_key_env"),
     ({"url": "http://x", "response": {"answr": "a"}}, "unknown output"),
     ({"url": "http://x", "response": {"reranked": "r"}}, "must map 'retrieved'"),
     ({"url": "http://x", "response": {"retrieved": "r", "answer": "a"}}, r"unknown output\(s\) \['answer'\]"),
