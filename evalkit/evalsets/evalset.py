@@ -220,12 +220,25 @@ def parse_record(file: str, lineno: int, text: str) -> EvalRecord:
     def fail(where: str, message: str) -> EvalSetError:
         return EvalSetError(file, where, message, line=lineno)
 
+    twice: list[tuple[str, int]] = []  # (key, id of the object holding it twice): json.loads keeps the last silently
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out = dict(items)
+        if len(out) < len(items):
+            keys = [k for k, _ in items]
+            twice.append((next(k for k in keys if keys.count(k) > 1), id(out)))
+        return out
+
     try:
-        obj = json.loads(text)
+        obj = json.loads(text, object_pairs_hook=pairs)
     except json.JSONDecodeError as exc:
         raise fail("", f"not valid JSON ({exc.msg} at column {exc.colno})") from exc
     if not isinstance(obj, dict):
         raise fail("", f"each line must be a JSON object, got {_show(obj)}")
+    if twice:
+        key, holder = twice[0]
+        field = key if holder == id(obj) else next((k for k, v in obj.items() if id(v) == holder), "")
+        raise fail(field, f"key '{key}' appears twice in this record; JSON would keep only the last: keep one")
     for key in obj:
         if key not in FIELDS:
             raise fail(key, f"unknown field{did_you_mean(key, FIELDS)}")

@@ -94,6 +94,10 @@ def test_error_names_file_line_and_field(ws: Path) -> None:
     (rec(tags="x"), ":1: tags: expected a list of non-empty strings"),
     (rec(reference_answer=3), ":1: reference_answer: expected a string"),
     ("", ":1: blank line"),
+    # a key given twice in one line: json.loads silently kept the last one
+    (rec(id="a")[:-1] + ', "id": "b"}', ":1: id: key 'id' appears twice in this record"),
+    ('{"id": "a", "question": "q?", "relevant_doc_ids": ["d1"], "type": "single", "lang": "en", '
+     '"relevance": {"d1": 1, "d1": 3}}', ":1: relevance: key 'd1' appears twice in this record"),
 ])
 def test_format_errors(ws: Path, line: str, expected: str) -> None:
     path = write_set(ws, [line])
