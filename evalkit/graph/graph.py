@@ -31,7 +31,7 @@ from typing import Any
 
 from evalkit.errors import EvalkitError
 from evalkit.graph.conditions import Condition, describe, evaluate, fields, parse
-from evalkit.graph.memo import Stored, WorkMemo
+from evalkit.graph.memo import Stored, WorkMemo, detached
 from evalkit.graph.node import Node
 from evalkit.graph.schema import FIELDS, NODE_ERRORS, Contract
 from evalkit.graph.state import StateView, UndeclaredRead, compact
@@ -193,7 +193,7 @@ class Graph:
             view = StateView(state, contract.all_reads)
             try:
                 if reused is not None:
-                    wrote = reused.wrote
+                    wrote = detached(reused.wrote)  # this query's own containers: the memo's copy stays as stored
                     replay(reused.usage)
                 else:
                     before = _fingerprint(state) if self.check_mutation else None
@@ -207,6 +207,10 @@ class Graph:
                                          f"which it does not declare; declared reads: {sorted(contract.all_reads)}. "
                                          "Add it to the node's reads (or optional_reads / contract())")
                     self._check_contract(node, contract, state, updates, before)
+                    changed = view.changed_in_place()
+                    if changed is not None:
+                        raise GraphError(f"node '{node.name}' ({node.type}) changed state field '{changed}' in place; "
+                                         "return a new value instead (e.g. sorted(hits) rather than hits.sort())")
                     wrote = updates
                 nxt, reason = self._choose_edge(node, merge(state, wrote))
             except Exception as exc:  # a failing node must not kill the run
@@ -216,7 +220,7 @@ class Graph:
             llm_used = usage_delta(llm_before)
             elapsed = (time.perf_counter() - t0) * 1000.0
             if error is None and reused is None and identity is not None and self.memo is not None:
-                self.memo.store(identity, view.read, Stored(wrote, llm_used, elapsed))
+                self.memo.store(identity, view.read, Stored(detached(wrote), llm_used, elapsed))
             # a reused result reports the duration of the execution it came from: per-query latency
             # describes the pipeline, not which variant happened to run first (elapsed_ms is the real time)
             duration = reused.duration_ms if reused is not None else elapsed

@@ -121,6 +121,22 @@ def _ranking_key(hits: Sequence[Any]) -> tuple[tuple[str, ...], tuple[str, ...],
     return None
 
 
+def detached(value: Any) -> Any:
+    """``value`` with every list, tuple and dict inside it copied (leaves such as frozen ``Hit`` s shared).
+
+    What the memo stores and hands out is detached from any query's state, so a later change
+    to one query's containers cannot reach another variant through the memo.
+    """
+    kind = type(value)
+    if kind is list:
+        return [detached(v) for v in value]
+    if kind is dict:
+        return {k: detached(v) for k, v in value.items()}
+    if kind is tuple:
+        return tuple(detached(v) for v in value)
+    return value
+
+
 @dataclass(frozen=True)
 class Stored:
     """A node execution that other variants may reuse: what it wrote, its LLM usage, its duration."""

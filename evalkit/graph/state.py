@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from evalkit.graph.memo import ABSENT
+from evalkit.graph.memo import ABSENT, inputs_digest
 from evalkit.records import Hit
 
 MAX_TRACE_ITEMS = 100  # enough to keep a whole top-100 channel ranking (fusion analysis reads it)
@@ -42,13 +42,26 @@ class StateView(Mapping[str, Any]):
     and is remembered in ``violation``, so a node that catches every exception cannot hide it.
     """
 
-    __slots__ = ("_state", "_allowed", "read", "violation")
+    __slots__ = ("_state", "_allowed", "read", "violation", "_keys")
 
     def __init__(self, state: Mapping[str, Any], allowed: frozenset[str]):
         self._state = state
         self._allowed = allowed
         self.read: dict[str, Any] = {}
         self.violation: str | None = None  # the first undeclared field read (kept even if the node caught it)
+        self._keys: dict[str, Any] = {}  # field -> exact key of its value when first read (see changed_in_place)
+
+    def changed_in_place(self) -> str | None:
+        """The first field the node read whose value has changed since (a list sorted in place...), or None.
+
+        A node must return new values, never modify what it read: an in-place change would
+        rewrite an earlier node's output (which metrics read) and, through the work memo, the
+        inputs of other variants.
+        """
+        for key, before in self._keys.items():
+            if before is not None and inputs_digest([(key, self.read[key])]) != before:
+                return key
+        return None
 
     def _see(self, key: str) -> Any:
         if key not in self._allowed:
@@ -56,7 +69,10 @@ class StateView(Mapping[str, Any]):
                 self.violation = key
             raise UndeclaredRead(key)
         value = self._state.get(key, ABSENT)
-        self.read[str(key)] = value  # plain names: digests do not depend on how the node spelled the key
+        name = str(key)  # plain names: digests do not depend on how the node spelled the key
+        if name not in self._keys:
+            self._keys[name] = inputs_digest([(name, value)])
+        self.read[name] = value
         return value
 
     def __getitem__(self, key: str) -> Any:

@@ -11,7 +11,7 @@ import pytest
 
 from evalkit.errors import ConfigError
 from evalkit.graph import END, START, Graph, Node, NodeParams, initial_state, load_graph_config, register_node
-from evalkit.graph.schema import QUESTION, RETRIEVED, Role
+from evalkit.graph.schema import QUESTION, RERANKED, RETRIEVED, Role
 from evalkit.records import Hit
 
 REPO = Path(__file__).resolve().parents[2]
@@ -137,3 +137,50 @@ def test_the_schema_reference_page_is_current():
     block = re.search(r"<!-- generated: schema \(evalkit.graph.schema.fields_markdown\) -->\n(.*?)<!-- end generated -->",
                       page, re.S)
     assert block and block.group(1) == fields_markdown(), "docs/graph.md is stale: paste fields_markdown() into it"
+
+
+class Flipper(Node[NodeParams]):
+    """Reverses the ranking it read IN PLACE (the contract says: return new values) and returns it."""
+
+    type = "test_flipper"
+    reads = (RETRIEVED,)
+    writes = (RERANKED,)
+
+    def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
+        hits = state[RETRIEVED]
+        hits.reverse()
+        return {RERANKED: hits}
+
+
+class Source(Node[NodeParams]):
+    type = "test_source"
+    reads = (QUESTION,)
+    writes = (RETRIEVED,)
+
+    def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
+        return {RETRIEVED: [Hit("a#0", "a", 2.0), Hit("b#0", "b", 1.0)]}
+
+
+def test_a_read_value_changed_in_place_fails_the_query_and_cannot_leak_through_sharing():
+    # before: the flip silently rewrote 'retrieved' of its own query, and with sharing on the next variant
+    # reused the flipped ranking (share and --no-share disagreed, no error anywhere)
+    from evalkit.graph.memo import WorkMemo, node_identity
+
+    def graph(memo: WorkMemo | None, flip: bool) -> Graph:
+        nodes: dict[str, Node[Any]] = {"s": Source("s", NodeParams())}
+        edges = {START: "s", "s": END}
+        if flip:
+            nodes["f"] = Flipper("f", NodeParams())
+            edges = {START: "s", "s": "f", "f": END}
+        for n in nodes.values():
+            n.identity = node_identity(n.type, n.params, {})
+        return Graph("g", nodes, edges, memo=memo)
+
+    seen = {}
+    for memo in (None, WorkMemo()):
+        flipped = graph(memo, True).run(initial_state("q", "?", "en"))
+        assert flipped.failed and flipped.error["type"] == "GraphError"
+        assert "node 'f' (test_flipper) changed state field 'retrieved' in place" in flipped.error["message"]
+        plain = graph(memo, False).run(initial_state("q", "?", "en"))
+        seen[memo is None] = [h.doc_id for h in plain.state[RETRIEVED]]
+    assert seen[True] == seen[False] == ["a", "b"]
