@@ -240,6 +240,20 @@ def shared_embedder(spec: ModelSpec) -> Embedder:
     return MODELS.get(("embedder", spec.key()), lambda: load_embedder(spec))
 
 
+def check_model_name(value: Any, names: Any, what: str) -> Any:
+    """``value`` (a model name or spec) when its name is one of ``names``; else ValueError naming the choices.
+
+    For node parameters, so an unknown embedder or reranker fails at load (file, line, field)
+    instead of when the run builds the model.
+    """
+    from evalkit.errors import did_you_mean
+
+    name = value.name if isinstance(value, ModelSpec) else value.get("name") if isinstance(value, dict) else value
+    if isinstance(name, str) and name not in names:
+        raise ValueError(f"unknown {what} '{name}'{did_you_mean(name, names)}")
+    return value
+
+
 def load_embedder(spec: ModelSpec) -> Embedder:
     """Instantiate the embedder a spec names (loads model weights from local files)."""
     if spec.name not in EMBEDDERS:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from evalkit.graph.node import Node, NodeParams, register_node
 from evalkit.graph.schema import (
@@ -33,6 +33,14 @@ class RerankParams(NodeParams):
     model: str | ModelSpec = Field(default="e5", description="the second-stage model: e5 (bi-encoder), "
                                    "minilm (bi-encoder), or {name: flag | cross-encoder, path: a local model folder}")
     top_k: int = Field(default=50, ge=1, description="how many retrieved passages to re-score")
+
+    @field_validator("model", mode="before")
+    @classmethod
+    def _known_reranker(cls, value: Any) -> Any:
+        from evalkit.models.embedders import check_model_name
+        from evalkit.models.rerankers import RERANKERS
+
+        return check_model_name(value, RERANKERS, "reranker")
 
 
 @register_node

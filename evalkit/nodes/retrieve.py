@@ -91,6 +91,13 @@ class DenseChannel(NodeParams):
     ef_construction: int = Field(default=100, ge=8, description="hnsw: candidate list while building")
     ef_search: int = Field(default=128, ge=1, description="hnsw: candidate list while searching")
 
+    @field_validator("embedder", "query_embedder", mode="before")
+    @classmethod
+    def _known_embedder(cls, value: Any) -> Any:
+        from evalkit.models.embedders import EMBEDDERS, check_model_name
+
+        return value if value is None else check_model_name(value, EMBEDDERS, "embedder")
+
     @model_validator(mode="after")
     def _params_of_the_kind(self) -> DenseChannel:
         for kind, names in INDEX_PARAMS.items():

@@ -138,3 +138,34 @@ def test_yaml_never_executes_code(tmp_path: Path):
 def test_unreadable_file_is_named(tmp_path: Path):
     with pytest.raises(ConfigError, match="cannot read graph config"):
         load_graph_config(tmp_path / "missing.yaml")
+
+
+@pytest.mark.parametrize("node, where, message", [
+    ("retrieve: {type: retrieve, params: {dense: {embedder: e55}}}", "nodes.retrieve.params.dense.embedder",
+     "unknown embedder 'e55'; did you mean 'e5'?"),
+    ("retrieve: {type: retrieve, params: {dense: {embedder: {name: minilmm}}}}", "nodes.retrieve.params.dense.embedder",
+     "unknown embedder 'minilmm'"),
+    ("retrieve: {type: retrieve, params: {dense: {query_embedder: nosuch}}}",
+     "nodes.retrieve.params.dense.query_embedder", "unknown embedder 'nosuch'"),
+])
+def test_an_unknown_model_is_refused_at_load_naming_line_and_field(tmp_path: Path, node, where, message):
+    # `graph check` said ok and the run failed later without file or line
+    path = tmp_path / "m.yaml"
+    path.write_text(f"name: m\nnodes:\n  {node}\nedges: {{start: retrieve, retrieve: end}}\n")
+    with pytest.raises(ConfigError) as err:
+        load_graph_config(path)
+    assert str(err.value).startswith(f"{path}:3: {where}") and message in str(err.value), str(err.value)
+
+
+def test_an_unknown_reranker_is_refused_at_load(tmp_path: Path):
+    path = tmp_path / "r.yaml"
+    path.write_text("name: r\nnodes:\n  retrieve: {type: retrieve, params: {bm25: {}}}\n"
+                    "  rerank: {type: rerank, params: {model: flagg}}\n"
+                    "edges: {start: retrieve, retrieve: rerank, rerank: end}\n")
+    with pytest.raises(ConfigError) as err:
+        load_graph_config(path)
+    assert str(err.value).startswith(f"{path}:4: nodes.rerank.params.model") and "unknown reranker 'flagg'" in str(err.value)
+    for ok in ("e5", "minilm", "{name: flag, path: /models/bge}", "{name: cross-encoder, path: /m}"):
+        path.write_text(path.read_text().replace("model: flagg", f"model: {ok}").replace("flagg", ok))
+        load_graph_config(path)
+        path.write_text(path.read_text().replace(f"model: {ok}", "model: flagg"))
