@@ -318,6 +318,8 @@ def _check_params(cls: Any, params: dict[str, Any], where: str, fail: Any) -> No
         if isinstance(cause, ConditionError):  # a condition parameter (gate, filters): point inside it
             loc = ".".join(p for p in (loc, cause.path) if p).replace(".[", "[")
             msg = cause.problem
+        elif first["type"] == "value_error" and isinstance(cause, ValueError):
+            msg = str(cause)  # a validator's own sentence, without pydantic's "Value error, " prefix
         if first["type"] == "extra_forbidden":
             model = _nested_model(cls.Params, first["loc"][:-1])
             key = str(first["loc"][-1])

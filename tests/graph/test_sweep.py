@@ -72,7 +72,10 @@ def test_sweep_expands_in_declared_order_with_stable_names(tmp_path: Path):
     assert [c.name for c in load_variants(write(tmp_path, SWEEP, "again.yaml"))] == [c.name for c in configs]
 
 
-def test_names_are_folder_and_mlflow_safe(tmp_path: Path):
+def test_names_are_folder_and_mlflow_safe(tmp_path: Path, monkeypatch):
+    from evalkit.models.embedders import EMBEDDERS
+
+    monkeypatch.setitem(EMBEDDERS, "intfloat/multilingual e5", EMBEDDERS["e5"])  # a name that needs slugging
     text = BASE + "sweep:\n  retrieve.dense.embedder: [e5, 'intfloat/multilingual e5']\n  seed: [0, 1]\n"
     names = [c.name for c in load_variants(write(tmp_path, text))]
     assert names[2] == "hybrid__embedder-intfloat_multilingual_e5__seed-0"
