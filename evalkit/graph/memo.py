@@ -128,13 +128,16 @@ def detached(value: Any) -> Any:
     to one query's containers cannot reach another variant through the memo.
     """
     kind = type(value)
-    if kind is list:
-        return [detached(v) for v in value]
+    if kind is list:  # leaves are kept without a call each: a ranking is a list of 100 frozen Hits
+        return [v if type(v) in _LEAVES else detached(v) for v in value]
     if kind is dict:
-        return {k: detached(v) for k, v in value.items()}
+        return {k: v if type(v) in _LEAVES else detached(v) for k, v in value.items()}
     if kind is tuple:
-        return tuple(detached(v) for v in value)
+        return tuple(v if type(v) in _LEAVES else detached(v) for v in value)
     return value
+
+
+_LEAVES = frozenset({Hit, str, int, float, bool, type(None)})  # immutable: shared, never copied
 
 
 @dataclass(frozen=True)

@@ -104,3 +104,19 @@ def test_keys_are_pickle_free_for_plain_data(value, monkeypatch):
         raise AssertionError("pickled")
     monkeypatch.setattr(pickle, "dumps", refuse)
     assert inputs_digest([("f", value)]) is not None
+
+
+def test_detached_copies_every_container_and_shares_the_immutable_leaves():
+    from evalkit.graph.memo import detached
+    from evalkit.records import Hit
+
+    hit = Hit("p1", "d1", 0.5)
+    value = {"r": [hit, hit], "nested": [[1, "a"], {"k": [2.0, None, True]}], "t": (3, [4])}
+    copy = detached(value)
+    assert copy == value
+    assert copy["r"] is not value["r"] and copy["r"][0] is hit  # frozen Hits are shared
+    assert copy["nested"][0] is not value["nested"][0]
+    assert copy["nested"][1]["k"] is not value["nested"][1]["k"]
+    assert copy["t"][1] is not value["t"][1]
+    copy["nested"][1]["k"].append("x")
+    assert value["nested"][1]["k"] == [2.0, None, True]  # a change to the copy never reaches the original
