@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
@@ -95,7 +96,7 @@ def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, 
     except TooFewVariantsError as exc:
         raise click.UsageError(str(exc)) from exc
     note = reference_note(variants, reference, refs)
-    if note:
+    if note and not sys.stdout.isatty():  # the table's head says it too: in a terminal once is enough
         click.echo(note, err=True)
     corrected = {}
     if labels:
