@@ -89,7 +89,7 @@ def evaluate(eval_set: Any, graph_configs: ConfigLike | Sequence[ConfigLike], *,
              executor: str = "local", ray_address: str | None = None, metrics: Sequence[str] | None = None,
              share_work: bool = True, judge: str = "offline", judge_llm: Any = None, traces: bool = True,
              trace_limit: int | None = None, progress: bool = True, resume: bool = False,
-             corpus: Any = None, name: str = "inline", lang: str = "en",
+             corpus: Any = None, name: str = "inline", lang: str = "auto",
              cache_root: str | Path | None = None) -> Results:
     """Run graph variants on an eval set, as ``evalkit run`` does, and return the :class:`Results`.
 
@@ -97,7 +97,7 @@ def evaluate(eval_set: Any, graph_configs: ConfigLike | Sequence[ConfigLike], *,
         eval_set: ``"eval_sets/NAME.jsonl@vN"``, a loaded ``EvalSet``, or rows (list of dicts /
             DataFrame) with ``corpus`` (a corpus JSONL path, or rows with ``id`` and ``text``);
             rows are frozen by content under ``<cache>/evalsets/NAME-<sha12>/`` (``name``, ``lang``:
-            the eval set name and the language of rows without ``lang``).
+            the eval set name and the language of rows without ``lang``; ``auto``: by script).
         graph_configs: one or several of: a YAML path, a config dict, a ``GraphConfig``.
         output: the summary JSON (default ``results/<eval set name>.json``); per-query records go
             to ``<output stem>/<variant>/per_query.jsonl``.
@@ -146,7 +146,7 @@ def score(*, name: str, output: str | Path, eval_set: Any = None, run: str | Pat
           retrieval_run: str | Path | None = None, run_format: str | None = None, answers: Any = None,
           answers_format: str = "auto", column_map: dict[str, str] | None = None, split: str | None = None,
           metrics: Sequence[str] | None = None, judge: str = "offline", judge_llm: Any = None, evidence_k: int = 5,
-          cite_by: str = "id", lang: str = "en", mlflow: bool = True, tracking_uri: str | None = None,
+          cite_by: str = "id", lang: str = "auto", mlflow: bool = True, tracking_uri: str | None = None,
           experiment: str = "evalkit", traces: bool = True, cache_root: str | Path | None = None) -> Results:
     """Score outputs produced elsewhere, as ``evalkit score`` does, and return the :class:`Results`.
 

@@ -46,7 +46,8 @@ _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
                    "Default: the SOURCE folder's name.")
 @click.option("--out-dir", default=Path("eval_sets"), show_default=True,
               type=click.Path(file_okay=False, path_type=Path), help="Folder of eval sets to write into.")
-@click.option("--lang", default="en", show_default=True, help="Language code given to every record.")
+@click.option("--lang", default="auto", show_default=True,
+              help="Language code given to every record; auto: zh, ja or ko by the question's script, else en.")
 @click.option("--keep-unanswerable", is_flag=True,
               help="Keep judged queries without any relevant document, as type 'unanswerable' "
                    "(default: skip them).")
@@ -113,7 +114,9 @@ _SOURCE = click.Path(exists=True, path_type=Path)
 @click.option("--corpus-split", default=None, help="Split of the corpus datasets folder.")
 @click.option("--out-dir", default=Path("eval_sets"), show_default=True,
               type=click.Path(file_okay=False, path_type=Path), help="Folder of eval sets to write into.")
-@click.option("--lang", default="en", show_default=True, help="Language code of records without a lang column.")
+@click.option("--lang", default="auto", show_default=True,
+              help="Language code of records without a lang column; auto: zh, ja or ko by the question's script, "
+                   "else en.")
 @click.option("--keep-unanswerable", is_flag=True,
               help="Keep rows without gold documents, as type 'unanswerable' (default: skip them).")
 @click.option("--description", default=None, help="One line for the manifest (default: where the data came from).")
@@ -161,7 +164,8 @@ def dataset(source: Path, corpus: Path, name: str, maps: tuple[str, ...], corpus
 @click.option("--no-retrieved", is_flag=True, help="Leave retrieved_contexts out of the corpus.")
 @click.option("--out-dir", default=Path("eval_sets"), show_default=True,
               type=click.Path(file_okay=False, path_type=Path), help="Folder of eval sets to write into.")
-@click.option("--lang", default="en", show_default=True, help="Language code given to every record.")
+@click.option("--lang", default="auto", show_default=True,
+              help="Language code given to every record; auto: zh, ja or ko by the question's script, else en.")
 @click.option("--keep-unanswerable", is_flag=True,
               help="Keep samples without reference contexts, as type 'unanswerable' (default: skip them).")
 @click.option("--description", default=None, help="One line for the manifest (default: where the data came from).")

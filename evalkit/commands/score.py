@@ -44,8 +44,9 @@ from evalkit.commands.options import layout, table_options
 @click.option("--cite-by", type=click.Choice(["id", "position"]), default="id", show_default=True,
               help="How answers cite. id: [doc-id], else [1], [2] ... as the 1st, 2nd passage of the evidence; "
                    "position: only [1], [2] ... count.")
-@click.option("--lang", default="en", show_default=True,
-              help="Language of rows without a lang column (without --eval-set).")
+@click.option("--lang", default="auto", show_default=True,
+              help="Language of rows without a lang column (without --eval-set); auto: zh, ja or ko by the "
+                   "question's script, else en.")
 @click.option("--tracking-uri", default=None, help="MLflow tracking server (default: sqlite store beside --output).")
 @click.option("--experiment", default="evalkit", show_default=True, help="MLflow experiment name.")
 @click.option("--no-mlflow", is_flag=True, help="Skip MLflow logging (files are still written).")

@@ -11,7 +11,7 @@ different data never pair in ``compare`` or ``gate``.
 Rows use the eval set fields (``id``, ``question``, ``relevant_doc_ids``, ``type``,
 ``lang``, ``reference_answer``, ``tags``) with defaults for the notebook: ``id`` =
 ``q00001``... by position, ``type`` = ``single`` (``unanswerable`` without gold),
-``lang`` = the ``lang`` argument. Each row is then checked by the eval set format, and an
+``lang`` = the ``lang`` argument (``auto``: by the question's script, :mod:`evalkit.evalsets.lang`). Each row is then checked by the eval set format, and an
 error names the row (1-based) and the field. The corpus is a corpus JSONL path, or rows
 with ``id``, ``text`` and optional ``title``, ``metadata``.
 """
@@ -27,6 +27,7 @@ from typing import Any
 
 from evalkit.errors import EvalkitError, EvalSetError
 from evalkit.evalsets.evalset import EvalSet, parse_record
+from evalkit.evalsets.lang import record_lang
 
 ROWS_LABEL = "<eval set rows>"
 CORPUS_LABEL = "<corpus rows>"
@@ -57,7 +58,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def eval_set_lines(rows: Any, lang: str = "en") -> list[str]:
+def eval_set_lines(rows: Any, lang: str = "auto") -> list[str]:
     """The eval set JSONL lines of ``rows`` (defaults filled, every record checked)."""
     lines = []
     for i, row in enumerate(_records(rows), start=1):
@@ -66,7 +67,8 @@ def eval_set_lines(rows: Any, lang: str = "en") -> list[str]:
         record.setdefault("id", f"q{i:05d}")
         record.setdefault("relevant_doc_ids", gold)
         record.setdefault("type", "single" if gold else "unanswerable")
-        record.setdefault("lang", lang)
+        record.setdefault("lang", record_lang(lang, record.get("question")
+                                              if isinstance(record.get("question"), str) else None))
         text = json.dumps(record, ensure_ascii=False, sort_keys=True)
         parse_record(ROWS_LABEL, i, text)  # the format's own checks: names the row and the field
         lines.append(text)
@@ -87,7 +89,7 @@ def corpus_lines(corpus: Any) -> list[str]:
     return lines
 
 
-def freeze_inline(rows: Any, corpus: Any, cache_root: Path, name: str = "inline", lang: str = "en") -> EvalSet:
+def freeze_inline(rows: Any, corpus: Any, cache_root: Path, name: str = "inline", lang: str = "auto") -> EvalSet:
     """Freeze in-memory rows (and corpus) into the cache, by content; return the loaded v1 (module docstring)."""
     from evalkit.evalsets.versions import freeze, load_eval_set
 

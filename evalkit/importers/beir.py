@@ -161,7 +161,7 @@ def output_paths(out_dir: str | Path, name: str) -> tuple[Path, Path, Path]:
     return out / "corpora" / f"{name}.jsonl", out / f"{name}.jsonl", out / f"{name}.manifest.json"
 
 
-def import_beir(files: BeirFiles, name: str, out_dir: str | Path = EVAL_SETS_DIR, *, lang: str = "en",
+def import_beir(files: BeirFiles, name: str, out_dir: str | Path = EVAL_SETS_DIR, *, lang: str = "auto",
                 force: bool = False, keep_unanswerable: bool = False,
                 description: str | None = None, skip_invalid: bool = False) -> ImportResult:
     """Read ``files``, write the corpus and the eval set under ``out_dir``, and freeze v1.
@@ -171,16 +171,15 @@ def import_beir(files: BeirFiles, name: str, out_dir: str | Path = EVAL_SETS_DIR
     and checked before anything is written.
     """
     from evalkit.evalsets import freeze
-    from evalkit.evalsets.evalset import (  # the format's own language rule
-        _LANG,
-        parse_records,
-    )
+    from evalkit.evalsets.evalset import parse_records
+    from evalkit.evalsets.lang import record_lang, valid_default
 
     if not NAME_RE.fullmatch(name) or name.endswith(".jsonl"):
         raise EvalkitError(f"bad eval set name {name!r}: use letters, digits, '_', '-' and '.', starting with a "
                            "letter or digit, without '.jsonl' (e.g. scifact)")
-    if not isinstance(lang, str) or not _LANG.fullmatch(lang):
-        raise EvalkitError(f"bad language code {lang!r}: use a code such as 'en' or 'zh' (every record gets it)")
+    if not valid_default(lang):
+        raise EvalkitError(f"bad language code {lang!r}: use a code such as 'en' or 'zh' (every record gets it), "
+                           "or auto (by the question's script)")
     corpus_path, set_path, manifest_path = output_paths(out_dir, name)
     existing = [p for p in (set_path, manifest_path, corpus_path) if p.exists()]
     if existing and not force:
@@ -216,7 +215,8 @@ def import_beir(files: BeirFiles, name: str, out_dir: str | Path = EVAL_SETS_DIR
                 continue
             n_unanswerable += 1
         record = {"id": qid, "question": text, "relevant_doc_ids": gold,
-                  "type": "single" if gold else "unanswerable", "lang": lang, "tags": ["beir", name]}
+                  "type": "single" if gold else "unanswerable", "lang": record_lang(lang, text),
+                  "tags": ["beir", name]}
         grades = {d: qrels.judgements[qid][d] for d in gold}
         if any(g != 1 for g in grades.values()):  # graded qrels keep their grades (binary ones stay as they were)
             record["relevance"] = grades

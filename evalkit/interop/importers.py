@@ -43,6 +43,7 @@ from typing import Any
 
 from evalkit.errors import EvalkitError, EvalSetError
 from evalkit.evalsets.evalset import close_ids
+from evalkit.evalsets.lang import record_lang
 from evalkit.fileio import write_atomic
 from evalkit.importers.beir import NAME_RE, output_paths
 from evalkit.importers.formats import ImportFormatError
@@ -126,7 +127,7 @@ class InteropImportResult:
 
 def import_dataset(source: str | Path, name: str, out_dir: str | Path, *, corpus: str | Path,
                    mapping: ColumnMap | None = None, corpus_mapping: ColumnMap | None = None,
-                   split: str | None = None, corpus_split: str | None = None, lang: str = "en",
+                   split: str | None = None, corpus_split: str | None = None, lang: str = "auto",
                    keep_unanswerable: bool = False, force: bool = False,
                    description: str | None = None, skip_invalid: bool = False) -> InteropImportResult:
     """Questions from ``source``, documents from ``corpus`` -> ``OUT/corpora/NAME.jsonl``, frozen ``OUT/NAME.jsonl``.
@@ -181,7 +182,8 @@ def import_dataset(source: str | Path, name: str, out_dir: str | Path, *, corpus
         rid = _id(_get(row, cols, "id")) if "id" in cols else f"{name}-q{n:05d}"
         record = {"id": rid, "question": _get(row, cols, "question"), "relevant_doc_ids": gold,
                   "type": _get(row, cols, "type") or ("single" if gold else "unanswerable"),
-                  "lang": _get(row, cols, "lang") or lang, "tags": ["dataset", name, *_tags(_get(row, cols, "tags"))]}
+                  "lang": _get(row, cols, "lang") or record_lang(lang, _str(_get(row, cols, "question"))),
+                  "tags": ["dataset", name, *_tags(_get(row, cols, "tags"))]}
         if _get(row, cols, "reference_answer") is not None:
             record["reference_answer"] = _get(row, cols, "reference_answer")
         grades = _grades(_get(row, cols, "relevance"))
@@ -204,7 +206,7 @@ def context_id(text: str) -> str:
 
 
 def import_ragas(source: str | Path, name: str, out_dir: str | Path, *, mapping: ColumnMap | None = None,
-                 split: str | None = None, lang: str = "en", keep_unanswerable: bool = False,
+                 split: str | None = None, lang: str = "auto", keep_unanswerable: bool = False,
                  include_retrieved: bool = True, force: bool = False,
                  description: str | None = None, skip_invalid: bool = False) -> InteropImportResult:
     """ragas samples -> a corpus of their contexts (deduplicated by content) + an eval set frozen as v1.
@@ -255,7 +257,7 @@ def import_ragas(source: str | Path, name: str, out_dir: str | Path, *, mapping:
         qtype = "unanswerable" if not gold else "multi_hop" if "multi_hop" in synth else "single"
         rid = _id(_get(row, cols, "id")) if "id" in cols else f"{name}-q{n:05d}"
         record = {"id": rid, "question": _get(row, cols, "user_input"), "relevant_doc_ids": gold, "type": qtype,
-                  "lang": lang, "tags": ["ragas", name]}
+                  "lang": record_lang(lang, _str(_get(row, cols, "user_input"))), "tags": ["ragas", name]}
         if _get(row, cols, "reference") is not None:
             record["reference_answer"] = _get(row, cols, "reference")
         records.append(record)
@@ -299,16 +301,19 @@ def _write_responses(set_path: Path, answers: dict[str, dict[str, Any]]) -> tupl
 # ---------------------------------------------------------------------------------------- writing
 
 
+def _str(value: Any) -> str | None:
+    """``value`` when it is text (what a language guess may read), else None."""
+    return value if isinstance(value, str) else None
+
+
 def _check_name_lang(name: str, lang: str) -> None:
-    from evalkit.evalsets.evalset import (
-        _LANG,  # the eval set format's own language rule
-    )
+    from evalkit.evalsets.lang import valid_default
 
     if not NAME_RE.fullmatch(name) or name.endswith(".jsonl"):
         raise EvalkitError(f"bad eval set name {name!r}: use letters, digits, '_', '-' and '.', starting with a "
                            "letter or digit, without '.jsonl'")
-    if not isinstance(lang, str) or not _LANG.fullmatch(lang):
-        raise EvalkitError(f"bad language code {lang!r}: use a code such as 'en' or 'zh'")
+    if not valid_default(lang):
+        raise EvalkitError(f"bad language code {lang!r}: use a code such as 'en' or 'zh', or auto")
 
 
 def _write(name: str, out_dir: str | Path, label: str, cols: ColumnMap, docs: list[dict[str, Any]],

@@ -24,6 +24,7 @@ from typing import Any
 
 from evalkit.errors import EvalkitError, LocatedError
 from evalkit.evalsets import EvalSet, load_eval_set
+from evalkit.evalsets.lang import record_lang
 from evalkit.llm.usage import usage_scope
 from evalkit.records import EvalRecord, EvalSetRef, QueryResult, RunSummary, TraceEvent
 from evalkit.run.query import Answer, Evidence, abstention_finding, score_outputs
@@ -160,7 +161,7 @@ def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str
                   judge: str = "offline", judge_options: dict[str, Any] | None = None,
                   metrics: Sequence[str] | None = None, mapping: dict[str, str] | None = None,
                   answers_format: str = "auto", split: str | None = None, evidence_k: int = 5,
-                  cite_by: str = "id", lang: str = "en", cache_root: Path | None = None) -> Scored:
+                  cite_by: str = "id", lang: str = "auto", cache_root: Path | None = None) -> Scored:
     """Judge and score a file of answers (see :mod:`evalkit.scoring.answers`); ``eval_set`` optional."""
     from evalkit.judges import make_judge
     from evalkit.metrics import DEFAULT_METRICS, parse_metric
@@ -272,7 +273,8 @@ def _self_contained(file: AnswersFile, lang: str) -> list[tuple[EvalRecord, Answ
             raise LocatedError(file.label, file.where("type"), "type 'unanswerable' but gold documents are given",
                                line=row.line)
         pairs.append((EvalRecord(id=qid, question=row.question, relevant_doc_ids=tuple(row.gold or ()), type=qtype,
-                                 lang=row.lang or lang, reference_answer=row.reference_answer), row))
+                                 lang=row.lang or record_lang(lang, row.question),
+                                 reference_answer=row.reference_answer), row))
     return pairs
 
 
