@@ -147,19 +147,23 @@ def score(*, name: str, output: str | Path, eval_set: Any = None, run: str | Pat
           answers_format: str = "auto", column_map: dict[str, str] | None = None, split: str | None = None,
           metrics: Sequence[str] | None = None, judge: str = "offline", judge_llm: Any = None, evidence_k: int = 5,
           cite_by: str = "id", lang: str = "auto", mlflow: bool = True, tracking_uri: str | None = None,
-          experiment: str = "evalkit", traces: bool = True, cache_root: str | Path | None = None) -> Results:
+          experiment: str = "evalkit", traces: bool = True, cache_root: str | Path | None = None,
+          relevance_level: int = 1, ties: str = "pipeline") -> Results:
     """Score outputs produced elsewhere, as ``evalkit score`` does, and return the :class:`Results`.
 
     Give ``run`` (a TREC or JSONL ranking file; needs ``eval_set``) or ``answers`` (a file or
     folder as the CLI takes, or rows in memory: a list of dicts or a DataFrame with the answers
     fields). ``column_map`` is the CLI's ``--map``: ``{"answer": "my_column"}``.
+    ``relevance_level`` and ``ties`` are the CLI's ``--relevance-level`` and ``--ties``.
     """
     from evalkit.commands.run import _env_quiet
     from evalkit.errors import EvalkitError
+    from evalkit.metrics import Scoring
     from evalkit.run.runner import RunOptions
     from evalkit.scoring import score_answers, score_run, write_scored
 
     _env_quiet()
+    scoring = Scoring(relevance_level=relevance_level, ties=ties)
     if (run is None) == (answers is None):
         raise EvalkitError("give one of run= (rankings) or answers= (answers)")
     root = _cache_root(cache_root)
@@ -167,12 +171,13 @@ def score(*, name: str, output: str | Path, eval_set: Any = None, run: str | Pat
     if run is not None:
         if es is None:
             raise EvalkitError("run= needs eval_set=: the gold documents live there")
-        scored = score_run(run, es, name, run_format=run_format, retrieval_run=retrieval_run, metrics=metrics)
+        scored = score_run(run, es, name, run_format=run_format, retrieval_run=retrieval_run, metrics=metrics,
+                           scoring=scoring)
     else:
         scored = score_answers(_answers_file(answers, root), name, eval_set=es, judge=judge,
                                judge_options=_judge_options(judge_llm), metrics=metrics, mapping=column_map,
                                answers_format=answers_format, split=split, evidence_k=evidence_k, cite_by=cite_by,
-                               lang=lang, cache_root=root)
+                               lang=lang, cache_root=root, scoring=scoring)
     for notice in scored.notices:
         print(f"note: {notice}")
     options = RunOptions(output=Path(output), tracking_uri=tracking_uri, experiment=experiment, mlflow=mlflow,

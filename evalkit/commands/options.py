@@ -1,4 +1,5 @@
-"""Options shared by the commands that print tables: ``--wide`` and ``--columns``."""
+"""Options shared by several commands: ``--wide`` / ``--columns`` (tables) and
+``--relevance-level`` / ``--ties`` (how rankings are scored)."""
 from __future__ import annotations
 
 import sys
@@ -33,3 +34,13 @@ def render_checked(render: Callable[[Layout], str], lay: Layout) -> str:
         return render(lay)
     except ColumnsError as exc:
         raise click.BadParameter(str(exc), param_hint="--columns") from exc
+
+
+def scoring_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Add ``--relevance-level`` and ``--ties`` (passed as ``relevance_level`` and ``ties``; None when not given)."""
+    f = click.option("--ties", type=click.Choice(["pipeline", "trec"]), default=None,
+                     help="Order the rankings are scored in: the pipeline's own, or trec_eval's (by score, equal "
+                          "scores by document id descending). [default: pipeline]")(f)
+    return click.option("--relevance-level", type=click.IntRange(1), default=None,
+                        help="Grade from which a document counts as relevant for recall, hit, precision and MRR "
+                             "(trec_eval -l; nDCG always uses the grades as gains). [default: 1]")(f)

@@ -10,7 +10,7 @@ import click
 
 from evalkit.analysis.tables import Layout
 from evalkit.commands.options import layout as table_layout
-from evalkit.commands.options import table_options
+from evalkit.commands.options import scoring_options, table_options
 
 INVOCATION = "invocation.json"  # in the results folder: what `--resume OUTPUT` re-runs
 
@@ -197,12 +197,7 @@ def summary_tables(summary: Any, layout: Layout) -> str:
               "without it --executor ray starts a local Ray.")
 @click.option("--dry-run", is_flag=True, help="Estimate the work (node executions after sharing, LLM calls, "
               "passages to encode) from the configs and cache state, and exit.")
-@click.option("--relevance-level", type=click.IntRange(1), default=None,
-              help="Grade from which a document counts as relevant for recall, hit, precision and MRR "
-                   "(trec_eval -l; nDCG always uses the grades as gains). [default: 1]")
-@click.option("--ties", type=click.Choice(["pipeline", "trec"]), default=None,
-              help="Order the rankings are scored in: the pipeline's own, or trec_eval's (by score, equal "
-                   "scores by document id descending). [default: pipeline]")
+@scoring_options
 @click.option("--metric", "metrics", multiple=True, metavar="NAME",
               help="Metric to compute (repeatable), e.g. recall@100, final:recall@20. Default: recall@20 "
                    "(retrieval stage), hit@5, mrr@10, ndcg@10 (after rerank).")

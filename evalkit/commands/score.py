@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 
 from evalkit.commands import user_errors
-from evalkit.commands.options import layout, table_options
+from evalkit.commands.options import layout, scoring_options, table_options
 
 
 @click.command("score")
@@ -47,6 +47,7 @@ from evalkit.commands.options import layout, table_options
 @click.option("--lang", default="auto", show_default=True,
               help="Language of rows without a lang column (without --eval-set); auto: zh, ja or ko by the "
                    "question's script, else en.")
+@scoring_options
 @click.option("--tracking-uri", default=None, help="MLflow tracking server (default: sqlite store beside --output).")
 @click.option("--experiment", default="evalkit", show_default=True, help="MLflow experiment name.")
 @click.option("--no-mlflow", is_flag=True, help="Skip MLflow logging (files are still written).")
@@ -60,7 +61,8 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
           answers_file: Path | None, answers_format: str, maps: tuple[str, ...], split: str | None, name: str,
           output: Path, metrics: tuple[str, ...], judge: str, judge_llm: Path | None, evidence_k: int, cite_by: str,
           lang: str, tracking_uri: str | None, experiment: str, no_mlflow: bool, no_traces: bool, wide: bool,
-          columns: str | None, labels: tuple[Path, ...] = ()) -> int:
+          columns: str | None, labels: tuple[Path, ...] = (), relevance_level: int | None = None,
+          ties: str | None = None) -> int:
     """Score outputs your own pipeline produced, with evalkit's metrics, judges and files.
 
     \b
@@ -83,10 +85,12 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
     _env_quiet()
     from evalkit.commands.run import _absolute_spec, _apply_labels, mlflow_hint, summary_tables
     from evalkit.interop.importers import parse_mapping
+    from evalkit.metrics import Scoring
     from evalkit.run.runner import RunOptions
     from evalkit.scoring import ANSWER_FIELDS, score_answers, score_run, write_scored
 
     eval_set = _absolute_spec(eval_set) if eval_set else None  # recorded so gate can re-verify it from anywhere
+    scoring = Scoring(relevance_level=relevance_level or 1, ties=ties or "pipeline")
     if (run_file is None) == (answers_file is None):
         raise click.UsageError("give one of --run (rankings) or --answers (answers)")
     if run_file is not None:
@@ -96,7 +100,7 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
         if extra:
             raise click.UsageError(f"{', '.join(extra)} apply to --answers, not --run")
         scored = score_run(run_file, eval_set, name, run_format=run_format, retrieval_run=retrieval_run,
-                           metrics=metrics or None)
+                           metrics=metrics or None, scoring=scoring)
     else:
         if run_format or retrieval_run:
             raise click.UsageError("--run-format and --retrieval-run apply to --run, not --answers")
@@ -110,7 +114,7 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
         scored = score_answers(answers_file, name, eval_set=eval_set, judge=judge, judge_options=judge_options,
                                metrics=metrics or None, mapping=parse_mapping(maps, ANSWER_FIELDS),
                                answers_format=answers_format, split=split, evidence_k=evidence_k, cite_by=cite_by,
-                               lang=lang)
+                               lang=lang, scoring=scoring)
     for notice in scored.notices:
         click.echo(f"note: {notice}", err=True)
     options = RunOptions(output=output, tracking_uri=tracking_uri, experiment=experiment, mlflow=not no_mlflow,

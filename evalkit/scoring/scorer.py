@@ -26,6 +26,7 @@ from evalkit.errors import EvalkitError, LocatedError
 from evalkit.evalsets import EvalSet, load_eval_set
 from evalkit.evalsets.lang import record_lang
 from evalkit.llm.usage import usage_scope
+from evalkit.metrics import Scoring
 from evalkit.records import EvalRecord, EvalSetRef, QueryResult, RunSummary, TraceEvent
 from evalkit.run.query import Answer, Evidence, abstention_finding, score_outputs
 from evalkit.run.runner import RunOptions, git_commit
@@ -56,6 +57,7 @@ class Scored:
     source: dict[str, Any]
     judge: str | None = None
     notices: list[str] = field(default_factory=list)
+    scoring: Scoring = field(default_factory=Scoring)  # relevance level and tie order of the retrieval metrics
 
 
 def _eval_set(spec: str | Path | EvalSet) -> tuple[EvalSet, EvalSetRef]:
@@ -98,8 +100,10 @@ def _trace(name: str, wrote: dict[str, Any], latency_ms: float | None, error: di
 
 
 def score_run(run: str | Path, eval_set: str | Path | EvalSet, name: str, *, run_format: str | None = None,
-              retrieval_run: str | Path | None = None, metrics: Sequence[str] | None = None) -> Scored:
-    """Score a run file (the final ranking; ``retrieval_run``: the first-stage one, default the same)."""
+              retrieval_run: str | Path | None = None, metrics: Sequence[str] | None = None,
+              scoring: Scoring | None = None) -> Scored:
+    """Score a run file (the final ranking; ``retrieval_run``: the first-stage one, default the same);
+    ``scoring``: relevance level and tie order, as ``evalkit run --relevance-level / --ties``."""
     from evalkit.metrics import DEFAULT_METRICS, parse_metric
 
     metrics = tuple(metrics or DEFAULT_METRICS)
@@ -122,7 +126,7 @@ def score_run(run: str | Path, eval_set: str | Path | EvalSet, name: str, *, run
             missing.append(record.id)
         docs = [{"doc_id": d, "score": s} for d, s in (ranked.docs if ranked else [])]
         docs1 = [{"doc_id": d, "score": s} for d, s in (stage1.docs if stage1 else [])]
-        scores, _ = score_outputs(record, docs1, docs, metrics)
+        scores, _ = score_outputs(record, docs1, docs, metrics, scoring=scoring)
         results.append(QueryResult(
             query_id=record.id, question=record.question, gold_doc_ids=list(record.relevant_doc_ids), retrieved=docs1,
             reranked=docs, metrics=scores, trace=_trace(name, {"retrieved": [d["doc_id"] for d in docs1],
@@ -137,7 +141,8 @@ def score_run(run: str | Path, eval_set: str | Path | EvalSet, name: str, *, run
     if retrieval_run:
         source.update(retrieval_file=str(Path(retrieval_run).resolve()),
                       retrieval_sha256=content_sha256(Path(retrieval_run)))
-    return Scored(name=name, ref=ref, results=results, metrics=metrics, source=source, notices=notices)
+    return Scored(name=name, ref=ref, results=results, metrics=metrics, source=source, notices=notices,
+                  scoring=scoring or Scoring())
 
 
 def _doc_id_check(file: str, rankings: dict[str, Ranking], es: EvalSet) -> list[str]:
@@ -161,7 +166,8 @@ def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str
                   judge: str = "offline", judge_options: dict[str, Any] | None = None,
                   metrics: Sequence[str] | None = None, mapping: dict[str, str] | None = None,
                   answers_format: str = "auto", split: str | None = None, evidence_k: int = 5,
-                  cite_by: str = "id", lang: str = "auto", cache_root: Path | None = None) -> Scored:
+                  cite_by: str = "id", lang: str = "auto", cache_root: Path | None = None,
+                  scoring: Scoring | None = None) -> Scored:
     """Judge and score a file of answers (see :mod:`evalkit.scoring.answers`); ``eval_set`` optional."""
     from evalkit.judges import make_judge
     from evalkit.metrics import DEFAULT_METRICS, parse_metric
@@ -194,7 +200,7 @@ def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str
     for record in order:
         if record.id in by_id:
             results.append(_score_row(name, *by_id[record.id], file, corpus, ranked, metrics, the_judge,
-                                      evidence_k, cite_by, es is not None, rules))
+                                      evidence_k, cite_by, es is not None, rules, scoring))
         else:
             results.append(_missing(name, record, file.label, metrics if ranked else ()))
     notices = []
@@ -207,7 +213,7 @@ def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str
     source = {"kind": "answers", "format": "ragas" if file.ragas else "evalkit", "file": str(Path(file.path).resolve()),
               "sha256": file.sha256, "columns": dict(file.columns), "evidence_k": evidence_k, "cite_by": cite_by}
     return Scored(name=name, ref=ref, results=results, metrics=metrics if ranked is not None else (),
-                  source=source, judge=the_judge.identity, notices=notices)
+                  source=source, judge=the_judge.identity, notices=notices, scoring=scoring or Scoring())
 
 
 def _match(file: AnswersFile, es: EvalSet) -> tuple[list[tuple[EvalRecord, AnswerRow]], list[str]]:
@@ -296,7 +302,7 @@ def _ranking_source(file: AnswersFile, corpus: Any, records: list[EvalRecord]) -
 
 def _score_row(name: str, record: EvalRecord, row: AnswerRow, file: AnswersFile, corpus: Any, ranked: str | None,
                metrics: Sequence[str], judge: Any, evidence_k: int, cite_by: str,
-               file_has_eval_set: bool, rules: Any = None) -> QueryResult:
+               file_has_eval_set: bool, rules: Any = None, scoring: Scoring | None = None) -> QueryResult:
     from evalkit.nodes.generate import parse_citations
 
     docs: list[tuple[str, float]] = []
@@ -326,7 +332,7 @@ def _score_row(name: str, record: EvalRecord, row: AnswerRow, file: AnswersFile,
     gold_known = file_has_eval_set or row.gold is not None or record.type == "unanswerable"
     with usage_scope() as usage:
         scores, generation = score_outputs(record, ranking, ranking, metrics if ranked else (), answer, judge,
-                                           gold_known=gold_known)
+                                           gold_known=gold_known, scoring=scoring)
     error = {"node": name, "type": "ExternalError", "message": row.error} if failed else None
     wrote = {"retrieved": ids, "answer": row.answer, "contexts": len(row.contexts or []), "abstained": abstained}
     return QueryResult(query_id=record.id, question=record.question, gold_doc_ids=list(record.relevant_doc_ids),
@@ -391,7 +397,8 @@ def write_scored(scored: Scored, options: RunOptions, echo: Callable[[str], None
     t0 = time.perf_counter()
     fingerprint = {"eval_set_sha256": scored.ref.sha256, "eval_set_version": scored.ref.version,
                    "source": scored.source, "metrics": list(scored.metrics),
-                   "corpus_sha256": scored.ref.corpus_sha256, "judge": scored.judge}
+                   "corpus_sha256": scored.ref.corpus_sha256, "judge": scored.judge,
+                   **({"scoring": scored.scoring.to_dict()} if scored.scoring != Scoring() else {})}
     store = VariantStore(results_folder(options.output) / scored.name, fingerprint)
     store.start(())
     store.finish(scored.results)
@@ -399,7 +406,8 @@ def write_scored(scored: Scored, options: RunOptions, echo: Callable[[str], None
                               seconds=round(time.perf_counter() - t0, 3))
     if not any(e.get("duration_ms") for r in scored.results for e in r.trace):
         variant.timing = {}  # the file gave no latencies: report none rather than zeros
-    summary = RunSummary(eval_set=scored.ref, variants={scored.name: variant}, git_commit=git_commit())
+    summary = RunSummary(eval_set=scored.ref, variants={scored.name: variant}, git_commit=git_commit(),
+                         scoring=scored.scoring.to_dict())
     write_json_atomic(options.output, summary.to_dict())
     if options.mlflow:
         from evalkit.track import VariantLog

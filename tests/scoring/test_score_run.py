@@ -259,3 +259,49 @@ def test_scored_output_is_logged_to_mlflow_and_read_by_report_and_export(tiny, t
 
     table = pd.read_csv(out.with_suffix(".csv"))
     assert len(table) == 6 and set(table["variant"]) == {"bm25_trec"}
+
+
+def test_relevance_level_and_trec_ties_as_in_run_match_pytrec_eval(tmp_path: Path):
+    """``score --relevance-level 2 --ties trec`` on a graded set and a JSONL run with ties = pytrec_eval -l 2."""
+    from fakes import DOCS
+
+    from evalkit.evalsets import freeze
+
+    (tmp_path / "corpora").mkdir()
+    corpus = tmp_path / "corpora" / "graded.jsonl"
+    corpus.write_text("".join(json.dumps({"id": i, "title": t, "text": x}) + "\n" for i, t, x in DOCS))
+    graded = {"g1": {"doc-a": 2, "doc-b": 1}, "g2": {"doc-c": 1, "doc-d": 3}, "g3": {"doc-e": 2}}
+    es = tmp_path / "graded.jsonl"
+    es.write_text("".join(json.dumps({"id": q, "question": f"question {q}", "relevant_doc_ids": sorted(g),
+                                      "relevance": g, "type": "single", "lang": "en"}) + "\n"
+                          for q, g in graded.items()))
+    freeze(es, corpus=str(corpus))
+    ranked = {"g1": [("doc-b", 3.0), ("doc-c", 2.0), ("doc-a", 2.0)],     # doc-c / doc-a tied
+              "g2": [("doc-c", 1.0), ("doc-d", 1.0), ("doc-f", 0.5)],     # the grade-3 document tied with a grade-1
+              "g3": [("doc-a", 4.0), ("doc-g", 1.0), ("doc-e", 1.0)]}
+    run = tmp_path / "run.jsonl"
+    run.write_text("".join(json.dumps({"id": q, "retrieved": [{"doc_id": d, "score": s} for d, s in r]}) + "\n"
+                           for q, r in ranked.items()))
+    metrics = ["recall@2", "mrr@10", "ndcg@10", "hit@1", "precision@2"]
+    want = pytrec_eval.RelevanceEvaluator(graded, {"recall_2", "recip_rank", "ndcg_cut_10", "success_1", "P_2"},
+                                          relevance_level=2).evaluate(
+        {q: {d: s for d, s in r} for q, r in ranked.items()})
+    names = {"recall@2": "recall_2", "mrr@10": "recip_rank", "ndcg@10": "ndcg_cut_10", "hit@1": "success_1",
+             "precision@2": "P_2"}
+    out = tmp_path / "r" / "s.json"
+    args = ["--eval-set", f"{es}@v1", "--run", str(run), "--run-format", "jsonl", "--name", "mine",
+            "--output", str(out), *[a for m in metrics for a in ("--metric", m)]]
+    res = _score_cli(*args, "--relevance-level", "2", "--ties", "trec")
+    assert res.exit_code == 0, res.output
+    summary = json.loads(out.read_text())
+    assert summary["scoring"] == {"relevance_level": 2, "ties": "trec"}  # compare and gate read it from here
+    lines = [json.loads(x) for x in (out.with_suffix("") / "mine" / "per_query.jsonl").read_text().splitlines()]
+    for line in lines:
+        for ours, theirs in names.items():
+            assert line["metrics"][ours] == pytest.approx(want[line["query_id"]][theirs], abs=1e-12), (line, ours)
+    # the defaults (level 1, the file's own order) give other numbers on this run: the options are applied
+    plain = tmp_path / "p" / "s.json"
+    assert _score_cli(*[a if a != str(out) else str(plain) for a in args]).exit_code == 0
+    plain_lines = [json.loads(x) for x in (plain.with_suffix("") / "mine" / "per_query.jsonl").read_text().splitlines()]
+    assert [x["metrics"] for x in plain_lines] != [x["metrics"] for x in lines]
+    assert json.loads(plain.read_text())["scoring"] == {"relevance_level": 1, "ties": "pipeline"}
