@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -169,8 +168,8 @@ def dumps_line(obj: Any, secrets: Sequence[str] | None = None) -> str:
     takes ~0.05 ms. Its text is used only when it reads back as exactly ``obj``
     (``orjson.loads(text) == obj``): anything orjson would write differently from ``json``
     (NaN or infinity, which it writes as ``null``; tuples; non-string keys; integers
-    beyond 64 bits; lone surrogates; float subclasses such as numpy's) falls back to
-    :func:`dumps`, so what a reader parses back never depends on which path wrote it.
+    beyond 64 bits; lone surrogates; float subclasses such as numpy's) is written by
+    ``json.dumps`` instead, so what a reader parses back never depends on which path wrote it.
     ``secrets``: the values to mask (:func:`secret_env_values`, read once by a caller
     writing many lines; None reads them now).
     """
@@ -180,12 +179,10 @@ def dumps_line(obj: Any, secrets: Sequence[str] | None = None) -> str:
         secrets = secret_env_values()
     try:
         text = orjson.dumps(obj).decode("utf-8")
-        same = orjson.loads(text) == obj
+        if orjson.loads(text) != obj:
+            raise ValueError("orjson would write it differently")
     except (TypeError, ValueError):  # orjson.JSONEncodeError / JSONDecodeError derive from these
-        same = False
-    if not same:
-        return dumps(obj, ensure_ascii=False)
-    masked = redact(text, secrets)
-    if masked == text:
+        text = json.dumps(obj, ensure_ascii=False)
+    if redact(text, secrets) == text:  # as dumps: the object itself is masked only when the text had a secret
         return text
     return json.dumps(redact_obj(obj, secrets), ensure_ascii=False)

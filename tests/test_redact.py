@@ -131,3 +131,11 @@ def test_dumps_line_falls_back_for_numpy_floats_and_masks_secrets(monkeypatch):
     assert "plain-looking-value-42" not in out and "pw@" not in out
     back = json.loads(out)
     assert back["api_key"] == "***" and back["n"] == [1, 2]
+
+
+def test_dumps_line_masks_the_callers_secrets_on_both_paths():
+    from evalkit.redact import dumps_line
+
+    for obj in ({"error": "server echoed my-extra-secret-1"}, {"error": "server echoed my-extra-secret-1",
+                                                                 "score": float("nan")}):  # orjson / json path
+        assert "my-extra-secret-1" not in dumps_line(obj, secrets=["my-extra-secret-1"])
