@@ -47,7 +47,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from evalkit.graph.node import Node, NodeParams, register_node
 from evalkit.graph.schema import (
@@ -67,6 +67,7 @@ from evalkit.index.filters import DocumentFilter, parse_filters, record_values, 
 from evalkit.index.graph_search import LocalGraphSearch, cosine_top
 from evalkit.models.embedders import ModelSpec
 from evalkit.nodes.dedupe import Dedupe, dedupe
+from evalkit.nodes.filtering import Filtered
 from evalkit.nodes.fusion import rrf
 from evalkit.records import Hit
 
@@ -107,21 +108,6 @@ class GraphSearchParams(NodeParams):
 
 _DEDUPE_DOC = ("keep one passage per document of the final ranking before the top_k cut "
                "(omit: keep every passage)")
-
-
-class Filtered(NodeParams):
-    """``filters:`` on a graph node, as on ``retrieve`` (grammar: ``evalkit.index.filters``)."""
-
-    filters: dict[str, Any] | list[Any] | None = Field(
-        default=None, description="metadata filter over document fields (evalkit.index.filters): the ranking "
-        "written (the fused one too) and graph_evidence hold only documents it lets through")
-
-    @field_validator("filters")
-    @classmethod
-    def _filter_grammar(cls, value: Any) -> Any:
-        if value is not None:
-            parse_filters(value)
-        return value
 
 
 def node_filter(name: str, params: Any, resources: Any) -> DocumentFilter | None:

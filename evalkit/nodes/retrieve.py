@@ -67,6 +67,7 @@ from evalkit.index.filters import (
 )
 from evalkit.models.embedders import ModelSpec
 from evalkit.nodes.dedupe import Dedupe, dedupe
+from evalkit.nodes.filtering import Filtered
 from evalkit.nodes.fusion import rrf, weighted
 from evalkit.records import Hit
 
@@ -145,22 +146,15 @@ class Fusion(NodeParams):
                                             "passage a channel did not return")
 
 
-class RetrieveParams(NodeParams):
+class RetrieveParams(Filtered):
     dense: DenseChannel | None = Field(default=None, description="the dense channel (omit: no dense search)")
     bm25: BM25Channel | None = Field(default=None, description="the BM25 channel (omit: no lexical search)")
     fusion: Fusion = Field(default=Fusion(), description="how several rankings (channels x queries) are fused")
     top_k: int = Field(default=100, ge=1, description="length of the fused ranking written to retrieved")
     dedupe: Dedupe | None = Field(default=None, description="keep one passage per document of the fused "
                                   "ranking before the top_k cut (omit: keep every passage)")
-    filters: dict[str, Any] | list[Any] | None = Field(
+    filters: dict[str, Any] | list[Any] | None = Field(  # grammar checked by Filtered
         default=None, description="metadata filter: a condition over document fields (evalkit.index.filters)")
-
-    @field_validator("filters")
-    @classmethod
-    def _filter_grammar(cls, value: Any) -> Any:
-        if value is not None:
-            parse_filters(value)
-        return value
 
     @model_validator(mode="after")
     def _one_channel(self) -> RetrieveParams:

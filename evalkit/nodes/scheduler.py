@@ -66,7 +66,8 @@ from evalkit.llm.base import LLMSpec
 from evalkit.nodes.dedupe import Dedupe, dedupe, dedupe_by_document  # noqa: F401  (dedupe_by_document: older import path)
 from evalkit.nodes.fusion import rrf
 from evalkit.index.filters import DocumentFilter, parse_filters, record_values, state_fields
-from evalkit.nodes.graph_retrieve import Filtered, GraphSearchParams, local_searcher, node_filter
+from evalkit.nodes.filtering import Filtered
+from evalkit.nodes.graph_retrieve import GraphSearchParams, local_searcher, node_filter
 from evalkit.nodes.llm_classify import LabelExample, llm_label
 from evalkit.nodes.retrieve import BM25Channel, DenseChannel, Retrieve, RetrieveParams
 from evalkit.records import Hit
