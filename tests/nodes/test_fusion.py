@@ -163,3 +163,57 @@ def test_limit_is_exactly_the_head_of_the_full_ranking(fuse, kwargs):
         full = fuse(rankings, weights, **kwargs)
         for limit in (1, 5, 20, len(full), len(full) + 3):
             assert fuse(rankings, weights, limit=limit, **kwargs) == full[:limit]
+
+
+# --- the array path for one or two channels equals the general (fsum) path ------------
+
+def _realistic_case(rng: random.Random) -> tuple[list[list[Hit]], list[float]]:
+    """One or two rankings of up to 120 passages over a shared pool: real-looking float scores
+    (cosines, BM25 values), runs of tied scores, empty channels, zero and odd weights."""
+    pool = [f"p{i}" for i in range(rng.randint(1, 160))]
+    rankings = []
+    for _ in range(rng.choice([1, 2, 2, 2])):
+        ids = rng.sample(pool, rng.randint(0, min(len(pool), 120)))
+        kind = rng.random()
+        if kind < 0.2:
+            scores = [rng.choice([0.5, 1.0, 2.0]) for _ in ids]  # many ties
+        elif kind < 0.6:
+            scores = [rng.uniform(-1.0, 1.0) for _ in ids]  # cosines
+        else:
+            scores = [rng.uniform(0.0, 40.0) for _ in ids]  # BM25
+        scores.sort(reverse=True)
+        rankings.append([Hit(pid, f"d{pid[1:]}", s) for pid, s in zip(ids, scores)])
+    weights = [rng.choice([0.0, 0.3, 0.5, 0.7, 1.0, 1 / 3, 2.0, -0.5]) for _ in rankings]
+    return rankings, weights
+
+
+@pytest.mark.parametrize("fuse, kwargs", [
+    (rrf, {"k": 60}), (rrf, {"k": 0}), (rrf, {"k": 10}),
+    (weighted, {"norm": "minmax", "missing": "min"}), (weighted, {"norm": "minmax", "missing": "zero"}),
+    (weighted, {"norm": "zscore", "missing": "min"}), (weighted, {"norm": "zscore", "missing": "zero"}),
+])
+def test_array_path_equals_general_path(fuse, kwargs, monkeypatch):
+    import evalkit.nodes.fusion as fusion
+
+    rng = random.Random(1402)
+    cases = [_realistic_case(rng) for _ in range(400)]
+    limits = [rng.choice([None, 1, 5, 100]) for _ in cases]
+    fast = [fuse(r, w, limit=lim, **kwargs) for (r, w), lim in zip(cases, limits)]
+    monkeypatch.setattr(fusion, "_two_channels", lambda rankings: None)  # every call takes the fsum path
+    slow = [fuse(r, w, limit=lim, **kwargs) for (r, w), lim in zip(cases, limits)]
+    for got, expected in zip(fast, slow):
+        assert got == expected  # same passages, same order, bit-identical scores
+        assert [math.copysign(1.0, h.score) for h in got] == [math.copysign(1.0, h.score) for h in expected]
+        assert all(type(h.score) is float for h in got)
+
+
+def test_array_path_leaves_the_odd_cases_to_the_general_path():
+    # a passage twice in one channel, three channels, a NaN score: the general path's answer, exactly
+    twice = [Hit("a", "a", 0.9), Hit("a", "a", 0.8), Hit("b", "b", 0.1)]
+    assert rrf([twice], [1.0]) == [Hit("a", "a", 1 / 61 + 1 / 62), Hit("b", "b", 1 / 63)]
+    three = rrf([DENSE, BM25, DENSE], [1.0, 1.0, 1.0])
+    assert three[0].doc_id == "c" and three[0].score == math.fsum([1 / 63, 1 / 61, 1 / 63])
+    nan = weighted([hits(("a", float("nan")), ("b", 1.0)), BM25], [1.0, 1.0])
+    assert any(math.isnan(h.score) for h in nan)
+    with pytest.raises(ValueError):  # c is in both channels: fsum of +inf and -inf, as before
+        rrf([DENSE, BM25], [float("inf"), -float("inf")])
