@@ -139,3 +139,55 @@ def test_dumps_line_masks_the_callers_secrets_on_both_paths():
     for obj in ({"error": "server echoed my-extra-secret-1"}, {"error": "server echoed my-extra-secret-1",
                                                                  "score": float("nan")}):  # orjson / json path
         assert "my-extra-secret-1" not in dumps_line(obj, secrets=["my-extra-secret-1"])
+
+
+# --- the squeezed trigger scan of long texts (redact._may_hold) -----------------------------------
+
+def _record_like(rng, inserts: list[str]) -> str:
+    """A per-query-record-like JSON line (~5-20 KB of rankings) with ``inserts`` at random places."""
+    ranking = [{"doc_id": str(rng.randint(10**6, 10**8)), "score": round(rng.random(), 6)}
+               for _ in range(rng.randint(20, 200))]
+    parts = [json.dumps({"query_id": str(rng.randint(1, 999)), "question": "0-dimensional biomaterials 材料 show",
+                         "retrieved": ranking}, ensure_ascii=False)]
+    for text in inserts:
+        at = rng.randint(0, len(parts[0]))
+        parts[0] = parts[0][:at] + text + parts[0][at:]
+    return parts[0]
+
+
+def test_squeezed_scan_finds_every_trigger_the_plain_scan_finds():
+    import random
+
+    from evalkit.redact import _ANY_TRIGGER, _TRIGGERS, _may_hold
+
+    rng = random.Random(11)
+    # trigger words in either case, split by digits (must NOT count: the plain scan does not see them
+    # either, but the squeeze may join them, which is allowed), Unicode that lower-cases to ASCII
+    # (KELVIN SIGN -> k), Chinese, a lone surrogate
+    pieces = [*(t for t in _TRIGGERS), *(t.upper() for t in _TRIGGERS), "\u212aey", "TO9KEN", "s1k-", "tok",
+              "en", "密钥", "\ud800", "k", "e", "y", "=", ":", "/"]
+    agree = found = 0
+    for _ in range(3000):
+        text = _record_like(rng, [rng.choice(pieces) for _ in range(rng.choice([0, 0, 1, 2, 3]))])
+        plain = _ANY_TRIGGER.search(text.lower()) is not None
+        squeezed = _may_hold(text)
+        assert squeezed or not plain, text  # never misses one
+        agree += squeezed == plain
+        found += plain
+    assert found > 1000 and agree > 2500  # both kinds of text were tried, and joins are rare
+
+
+def test_a_secret_deep_in_a_long_record_line_is_still_masked():
+    import random
+
+    from evalkit.redact import dumps_line
+
+    rng = random.Random(5)
+    for secret in ("sk-" + "A1b2" * 8, "password=hunter2hunter2", "Bearer abcdefgh12345678",
+                   "https://user:pw@host/v1", "api_\u212aey=Zx81Zx81Zx81"):  # KELVIN SIGN k
+        text = _record_like(rng, [f" {secret} "])
+        assert len(text) > 512  # long enough to be squeezed
+        masked = redact(text)
+        assert masked != text and "***" in masked
+        line = dumps_line({"trace": [text]})
+        assert "***" in json.loads(line)["trace"][0]
