@@ -5,6 +5,7 @@ disk (``per_query.jsonl``, the summary file) is exactly these records.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -40,16 +41,35 @@ class Chunk:
     parent_id: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Hit:
-    """A scored passage in a ranking: passage id, the document it belongs to, a score."""
+    """A scored passage in a ranking: passage id, the document it belongs to, a score.
+
+    Rankings hold millions of hits over a run (every channel search, every fused list), so two
+    things are cheaper than a plain frozen dataclass: ``__init__`` writes the fields straight into
+    the instance (the generated one calls ``object.__setattr__`` per field, twice the cost), and
+    :attr:`rounded` is computed once per hit, when it is made. Equality, hashing, ``repr``,
+    pickling and ``dataclasses.replace`` are the dataclass's own, over the three fields.
+    """
 
     id: str
     doc_id: str
     score: float
 
+    def __init__(self, id: str, doc_id: str, score: float) -> None:  # noqa: A002 - the field's name
+        d = self.__dict__
+        d["id"], d["doc_id"], d["score"] = id, doc_id, score
+        if type(score) is float:  # anything else (numpy, int) is rounded by the property, on first use
+            d["rounded"] = round(score, 6)
+
+    @functools.cached_property
+    def rounded(self) -> float:
+        """The score as records and traces write it (6 decimals). A channel's hits are shared by
+        every variant of a sweep (the work memo): each is rounded once, not once per variant."""
+        return round(float(self.score), 6)
+
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "doc_id": self.doc_id, "score": round(float(self.score), 6)}
+        return {"id": self.id, "doc_id": self.doc_id, "score": self.rounded}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Hit:

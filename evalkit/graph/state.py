@@ -103,7 +103,7 @@ def compact(value: Any) -> Any:
     strings are cut to ``MAX_TRACE_CHARS`` with their length noted, containers recurse.
     """
     if isinstance(value, Hit):
-        return [value.id, value.doc_id, round(float(value.score), 6)]
+        return [value.id, value.doc_id, value.rounded]
     if isinstance(value, str):
         if len(value) <= MAX_TRACE_CHARS:
             return value
@@ -113,7 +113,7 @@ def compact(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         head = value[:MAX_TRACE_ITEMS]
         if all(type(v) is Hit for v in head):  # a ranking: the common case, without a call per hit
-            items = [[h.id, h.doc_id, round(float(h.score), 6)] for h in head]
+            items = [[h.id, h.doc_id, h.rounded] for h in head]
         else:
             items = [compact(v) for v in head]
         if len(value) > MAX_TRACE_ITEMS:

@@ -56,7 +56,7 @@ def doc_ranking(hits: Sequence[Hit]) -> list[dict[str, Any]]:
     for h in hits:
         if h.doc_id not in seen:
             seen.add(h.doc_id)
-            out.append({"doc_id": h.doc_id, "score": round(float(h.score), 6)})
+            out.append({"doc_id": h.doc_id, "score": h.rounded})
     return out
 
 
