@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import chain
 
 import numpy as np
@@ -37,7 +38,41 @@ def _sorted(scores: dict[str, float], doc_of: dict[str, str], limit: int | None)
     return [Hit(pid, doc_of[pid], s) for pid, s in (order if limit is None else order[:limit])]
 
 
-def _two_channels(rankings: Sequence[Sequence[Hit]]) -> tuple[list[np.ndarray], list[str], dict[str, str]] | None:
+@dataclass(frozen=True)
+class Columns:
+    """One ranking as columns: passage ids, their documents and scores (None when they are not
+    numbers), and whether every id is unique. This is what fusion reads of a ranking; a channel
+    search shared by a sweep's variants computes it once (``nodes/retrieve.py``), so each variant
+    does not walk the same hits again (reading 200 cold ``Hit`` s cost more than fusing them)."""
+
+    ids: tuple[str, ...]
+    docs: tuple[str, ...]
+    scores: np.ndarray | None
+    unique: bool
+
+    @classmethod
+    def of(cls, ranking: Sequence[Hit]) -> Columns:
+        ids = tuple([h.id for h in ranking])
+        try:
+            scores: np.ndarray | None = np.asarray([h.score for h in ranking], dtype=np.float64)
+            scores.flags.writeable = False  # shared by every variant: nobody may change it
+        except (TypeError, ValueError):
+            scores = None
+        return cls(ids, tuple([h.doc_id for h in ranking]), scores, len(set(ids)) == len(ids))
+
+
+def _columns(rankings: Sequence[Sequence[Hit]], columns: Sequence[Columns] | None) -> list[Columns] | None:
+    """The columns of one or two rankings (``columns`` when the caller has them), or None for more."""
+    if len(rankings) > 2:
+        return None
+    if columns is None:
+        return [Columns.of(r) for r in rankings]
+    if len(columns) != len(rankings) or any(len(c.ids) != len(r) for c, r in zip(columns, rankings)):
+        raise ValueError("columns do not describe the rankings given")
+    return list(columns)
+
+
+def _two_channels(columns: list[Columns] | None) -> tuple[list[np.ndarray], list[str], dict[str, str]] | None:
     """The array form of one or two rankings: each hit's position in the union of passage ids, the ids
     in first-seen order and their documents; None (use the general path) for more channels, or a
     passage listed twice in one channel.
@@ -47,15 +82,15 @@ def _two_channels(rankings: Sequence[Sequence[Hit]]) -> tuple[list[np.ndarray], 
     change the last bit, which fsum exists to prevent. A hybrid retriever (dense + BM25) is the
     common case, and in a sweep of fusion settings every variant pays for it.
     """
-    if len(rankings) > 2:
+    if columns is None or not all(c.unique for c in columns):
         return None
-    id_lists = [[h.id for h in ranking] for ranking in rankings]
-    if any(len(set(ids)) != len(ids) for ids in id_lists):
-        return None
-    union = list(dict.fromkeys(chain.from_iterable(id_lists)))
+    union = list(dict.fromkeys(chain.from_iterable(c.ids for c in columns)))
     index = dict(zip(union, range(len(union))))
-    positions = [np.fromiter(map(index.__getitem__, ids), dtype=np.intp, count=len(ids)) for ids in id_lists]
-    return positions, union, {h.id: h.doc_id for ranking in rankings for h in ranking}
+    positions = [np.fromiter(map(index.__getitem__, c.ids), dtype=np.intp, count=len(c.ids)) for c in columns]
+    doc_of: dict[str, str] = {}
+    for c in columns:  # a later channel's document wins, as in the general path
+        doc_of.update(zip(c.ids, c.docs))
+    return positions, union, doc_of
 
 
 def _sorted_array(total: np.ndarray, ids: list[str], doc_of: dict[str, str], limit: int | None) -> list[Hit] | None:
@@ -77,13 +112,14 @@ def _check(rankings: Sequence[Sequence[Hit]], weights: Sequence[float]) -> None:
 
 
 def rrf(rankings: Sequence[Sequence[Hit]], weights: Sequence[float], k: int = 60,
-        limit: int | None = None) -> list[Hit]:
+        limit: int | None = None, columns: Sequence[Columns] | None = None) -> list[Hit]:
     """Weighted reciprocal rank fusion of ``rankings`` (see the module docstring); the best ``limit``
-    passages (None: all), exactly the first ``limit`` of the full fused ranking."""
+    passages (None: all), exactly the first ``limit`` of the full fused ranking. ``columns``: the
+    rankings' :class:`Columns`, when the caller has them."""
     _check(rankings, weights)
     if k < 0:
         raise ValueError("RRF k must be >= 0")
-    fast = _two_channels(rankings)
+    fast = _two_channels(_columns(rankings, columns))
     if fast is not None:
         positions, ids, doc_of = fast
         total = np.zeros(len(ids))
@@ -103,7 +139,7 @@ def rrf(rankings: Sequence[Sequence[Hit]], weights: Sequence[float], k: int = 60
     return _sorted({pid: math.fsum(p) for pid, p in parts.items()}, doc_of, limit)
 
 
-def normalise(values: Sequence[float], norm: str) -> np.ndarray:
+def normalise(values: Sequence[float] | np.ndarray, norm: str) -> np.ndarray:
     """Min-max or z-score normalisation of one channel's scores."""
     v = np.asarray(values, dtype=np.float64)
     if len(v) == 0:
@@ -118,18 +154,22 @@ def normalise(values: Sequence[float], norm: str) -> np.ndarray:
 
 
 def weighted(rankings: Sequence[Sequence[Hit]], weights: Sequence[float], norm: str = "minmax",
-             missing: str = "min", limit: int | None = None) -> list[Hit]:
+             missing: str = "min", limit: int | None = None, columns: Sequence[Columns] | None = None
+             ) -> list[Hit]:
     """Weighted sum of per-channel normalised scores (see the module docstring); the best ``limit``
-    passages (None: all), exactly the first ``limit`` of the full fused ranking."""
+    passages (None: all), exactly the first ``limit`` of the full fused ranking. ``columns``: the
+    rankings' :class:`Columns`, when the caller has them."""
     _check(rankings, weights)
     if missing not in ("min", "zero"):
         raise ValueError(f"unknown missing-score rule '{missing}'; valid: min, zero")
-    fast = _two_channels(rankings)
-    if fast is not None:
+    cols = _columns(rankings, columns)
+    fast = _two_channels(cols) if cols is not None and all(c.scores is not None for c in cols) else None
+    if fast is not None and cols is not None:
         positions, ids, doc_of = fast
         total = np.zeros(len(ids))
-        for ranking, pos, w in zip(rankings, positions, weights):
-            n = normalise([h.score for h in ranking], norm)
+        for c, pos, w in zip(cols, positions, weights):
+            assert c.scores is not None  # checked above
+            n = normalise(c.scores, norm)
             column = np.full(len(ids), float(n.min()) if len(n) and missing == "min" else 0.0)
             column[pos] = n
             with np.errstate(all="ignore"):  # a non-finite sum goes to the general path below

@@ -68,7 +68,7 @@ from evalkit.index.filters import (
 from evalkit.models.embedders import ModelSpec
 from evalkit.nodes.dedupe import Dedupe, dedupe
 from evalkit.nodes.filtering import Filtered
-from evalkit.nodes.fusion import rrf, weighted
+from evalkit.nodes.fusion import Columns, rrf, weighted
 from evalkit.records import Hit
 
 INDEX_PARAMS = {"flat": (), "ivf": ("nlist", "nprobe"), "hnsw": ("hnsw_m", "ef_construction", "ef_search")}
@@ -250,6 +250,7 @@ class Retrieve(Node[RetrieveParams]):
             "dense": self._dense_search, "bm25": self._bm25_search}
         inputs: Any = tuple(queries) if allowed is None else (tuple(queries), allowed[0])
         channels: dict[str, list[list[Hit]]] = {}
+        columns: dict[str, list[Columns]] = {}
         search_ms = 0.0
         for part, _ in self.parts():
             channel = part["search"]
@@ -258,20 +259,23 @@ class Retrieve(Node[RetrieveParams]):
                 compute = partial(batch.timed_hits, queries[0])
             else:
                 compute = partial(_timed, partial(searches[channel], allowed=allowed), queries)
-            lists, ms = self.shared(part, inputs, compute)
+            lists, ms, cols = self.shared(part, inputs, partial(_with_columns, compute))
             channels[channel] = lists
+            columns[channel] = cols
             search_ms += ms
         p = self.params
         rankings = [r for lists in channels.values() for r in lists]
+        ranking_columns = [c for cols in columns.values() for c in cols]
         weights = [getattr(p, ch).weight for ch, lists in channels.items() for _ in lists]
         limit = None if p.dedupe is not None else p.top_k  # dedupe needs the whole fused ranking
         if len(rankings) == 1:
             fused = rankings[0]
         elif p.fusion.method == "rrf":
-            fused = rrf(rankings, weights, p.fusion.k, limit=limit)
+            fused = rrf(rankings, weights, p.fusion.k, limit=limit, columns=ranking_columns)
         else:
-            fused = weighted(rankings, weights, p.fusion.norm, p.fusion.missing, limit=limit)
-        channel_hits = {ch: (lists[0] if len(lists) == 1 else rrf(lists, [1.0] * len(lists), p.fusion.k))
+            fused = weighted(rankings, weights, p.fusion.norm, p.fusion.missing, limit=limit, columns=ranking_columns)
+        channel_hits = {ch: (lists[0] if len(lists) == 1 else
+                             rrf(lists, [1.0] * len(lists), p.fusion.k, columns=columns[ch]))
                         for ch, lists in channels.items()}
         return dedupe(fused, p.dedupe)[:p.top_k], channel_hits, search_ms
 
@@ -360,6 +364,13 @@ class _Batch:
                 found, self.ms[question] = _timed(self.search, [question])
                 self.found[question] = found[0]
             return [self.found[question]], self.ms[question]
+
+
+def _with_columns(compute: Callable[[], tuple[list[list[Hit]], float]]) -> tuple[list[list[Hit]], float, list[Columns]]:
+    """A channel search's rankings, its milliseconds, and the rankings as fusion's :class:`Columns`:
+    the value a shared search keeps, so every variant that fuses it reads the columns, not the hits."""
+    lists, ms = compute()
+    return lists, ms, [Columns.of(r) for r in lists]
 
 
 def _timed(search: Callable[[list[str]], list[list[Hit]]], queries: list[str]) -> tuple[list[list[Hit]], float]:

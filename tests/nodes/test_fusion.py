@@ -199,8 +199,12 @@ def test_array_path_equals_general_path(fuse, kwargs, monkeypatch):
     cases = [_realistic_case(rng) for _ in range(400)]
     limits = [rng.choice([None, 1, 5, 100]) for _ in cases]
     fast = [fuse(r, w, limit=lim, **kwargs) for (r, w), lim in zip(cases, limits)]
-    monkeypatch.setattr(fusion, "_two_channels", lambda rankings: None)  # every call takes the fsum path
+    # the columns a shared channel search hands over (nodes/retrieve.py) give the same again
+    given = [fuse(r, w, limit=lim, columns=[fusion.Columns.of(x) for x in r], **kwargs)
+             for (r, w), lim in zip(cases, limits)]
+    monkeypatch.setattr(fusion, "_two_channels", lambda columns: None)  # every call takes the fsum path
     slow = [fuse(r, w, limit=lim, **kwargs) for (r, w), lim in zip(cases, limits)]
+    assert given == fast
     for got, expected in zip(fast, slow):
         assert got == expected  # same passages, same order, bit-identical scores
         assert [math.copysign(1.0, h.score) for h in got] == [math.copysign(1.0, h.score) for h in expected]
@@ -217,3 +221,13 @@ def test_array_path_leaves_the_odd_cases_to_the_general_path():
     assert any(math.isnan(h.score) for h in nan)
     with pytest.raises(ValueError):  # c is in both channels: fsum of +inf and -inf, as before
         rrf([DENSE, BM25], [float("inf"), -float("inf")])
+
+
+def test_columns_must_describe_the_rankings():
+    from evalkit.nodes.fusion import Columns
+
+    with pytest.raises(ValueError, match="columns do not describe the rankings"):
+        rrf([DENSE, BM25], [1.0, 1.0], columns=[Columns.of(BM25), Columns.of(DENSE)])
+    shared = Columns.of(DENSE)
+    assert shared.ids == ("a#0", "b#0", "c#0") and shared.unique and not shared.scores.flags.writeable
+    assert Columns.of([Hit("a", "a", "high")]).scores is None  # not a number: the general path decides
