@@ -191,3 +191,75 @@ def test_a_secret_deep_in_a_long_record_line_is_still_masked():
         assert masked != text and "***" in masked
         line = dumps_line({"trace": [text]})
         assert "***" in json.loads(line)["trace"][0]
+
+
+def _random_value(rng, depth: int = 0):
+    """Nested JSON-like data: every float kind (NaN, infinities, -0.0, subnormal, huge), ints at the
+    64-bit edges, tuples, strings that hold the bytes a float's marshal form would (0x7f, 'g')."""
+    kinds = ["float", "int", "str", "none", "bool"] + (["list", "dict", "tuple"] if depth < 4 else [])
+    kind = rng.choice(kinds)
+    if kind == "float":
+        return rng.choice([rng.random(), -rng.random() * 1e6, 0.0, -0.0, 5e-324, 1.7e308, float("nan"),
+                           float("inf"), float("-inf"), round(rng.random(), 6)])
+    if kind == "int":
+        return rng.choice([0, -1, 2 ** 63 - 1, -(2 ** 63), rng.randint(-10 ** 9, 10 ** 9), 0x7ff0000000000067])
+    if kind == "str":
+        return rng.choice(["", "g\x7f\xf0", "ggggggggg\x7f", "华南区", "doc_id", "\x00\x7f\x7f\x7f\x7f"])
+    if kind == "none":
+        return None
+    if kind == "bool":
+        return rng.random() < 0.5
+    items = [_random_value(rng, depth + 1) for _ in range(rng.randint(0, 6))]
+    if kind == "list":
+        return items
+    if kind == "tuple":
+        return tuple(items)
+    return {f"k{i}": v for i, v in enumerate(items)}
+
+
+def test_dumps_line_fast_check_agrees_with_reading_back():
+    import math
+    import random
+
+    import orjson
+
+    from evalkit.redact import _plain_and_finite, dumps_line
+
+    def has_non_finite(v) -> bool:
+        if isinstance(v, float):
+            return not math.isfinite(v)
+        if isinstance(v, dict):
+            return any(has_non_finite(x) for x in v.values())
+        if isinstance(v, (list, tuple)):
+            return any(has_non_finite(x) for x in v)
+        return False
+
+    rng = random.Random(3)
+    skipped = 0
+    for _ in range(4000):
+        obj = {"v": _random_value(rng)}
+        if has_non_finite(obj):
+            assert not _plain_and_finite(obj), obj  # never misses a NaN or an infinity
+        else:
+            skipped += _plain_and_finite(obj)
+        want = json.loads(json.dumps(obj, ensure_ascii=False))
+        assert json.dumps(json.loads(dumps_line(obj, secrets=())), sort_keys=True) == json.dumps(want, sort_keys=True)
+    assert skipped > 1000  # the fast check did its job on the finite ones
+    # numpy values: orjson refuses them before this check (json writes them); types marshal refuses take
+    # the full check
+    import enum
+
+    import numpy as np
+
+    class Tag(str):
+        pass
+
+    class Colour(enum.Enum):
+        RED = "red"
+
+    assert math.isnan(json.loads(dumps_line({"x": np.float64("nan")}, secrets=()))["x"])  # NaN (json), not null
+    assert not _plain_and_finite({"x": [float("nan")]}) and _plain_and_finite({"x": 1.5})
+    assert not _plain_and_finite({"x": Tag("a")}) and not _plain_and_finite({"x": Colour.RED})
+    assert orjson.loads(dumps_line({"x": Tag("a")}, secrets=())) == {"x": "a"}
+    with pytest.raises(TypeError):  # json.dumps cannot write an Enum: as before, not orjson's "red"
+        dumps_line({"x": Colour.RED}, secrets=())

@@ -112,7 +112,7 @@ def compact(value: Any) -> Any:
         return {str(k): compact(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         head = value[:MAX_TRACE_ITEMS]
-        if all(type(v) is Hit for v in head):  # a ranking: the common case, without a call per hit
+        if head and set(map(type, head)) == {Hit}:  # a ranking: the common case, without a call per hit
             items = [[h.id, h.doc_id, h.rounded] for h in head]
         else:
             items = [compact(v) for v in head]
