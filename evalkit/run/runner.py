@@ -175,8 +175,9 @@ def _run_variants(eval_set: EvalSet, configs: Sequence[GraphConfig], options: Ru
             raise EvalkitError(f"{config.source}: could not build variant '{config.name}': "
                                f"{type(exc).__name__}: {exc}") from exc
         build_s = time.perf_counter() - t0
+        config_sha256 = config.sha256()  # a YAML dump: once per variant
         fingerprint = {"eval_set_sha256": ref.sha256, "eval_set_version": ref.version,
-                       "config_sha256": config.sha256(), "metrics": list(options.metrics),
+                       "config_sha256": config_sha256, "metrics": list(options.metrics),
                        # non-default scoring only, so runs made before it existed still resume
                        **({"scoring": options.scoring.to_dict()} if options.scoring != Scoring() else {}),
                        "corpus_sha256": corpus.sha256,
@@ -207,7 +208,7 @@ def _run_variants(eval_set: EvalSet, configs: Sequence[GraphConfig], options: Ru
         ordered = [results[r.id] for r in eval_set.records]
         store.finish(ordered)
         summary.variants[config.name] = variant_summary(
-            ordered, options.metrics, config_path=config.source, config_sha256=config.sha256(),
+            ordered, options.metrics, config_path=config.source, config_sha256=config_sha256,
             index=_index_meta(view), seconds=round(time.perf_counter() - t0, 3),
             timing={"build_s": round(build_s, 3)},
             judge=judge.identity if judge is not None and generates(config) else None)
