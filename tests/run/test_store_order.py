@@ -65,13 +65,21 @@ def test_long_lived_frozen_restores_the_collector_and_respects_an_outer_freeze()
     with long_lived_frozen():
         assert gc.get_freeze_count() >= len(keep)  # what was alive before the loop is exempt
     assert gc.get_freeze_count() == 0  # and put back afterwards
-    with long_lived_frozen(enabled=False):
+    with long_lived_frozen() as keep:  # what the loop keeps after a query joins the frozen generation
+        start = gc.get_freeze_count()
+        kept = [[[i]] for i in range(10)]
+        assert gc.get_freeze_count() <= start  # not before keep() (a frozen object that dies leaves it)
+        keep()
+        assert gc.get_freeze_count() >= start + 20
+    assert gc.get_freeze_count() == 0 and len(kept) == 10
+    with long_lived_frozen(enabled=False) as keep:
+        keep()
         assert gc.get_freeze_count() == 0
     gc.freeze()  # a process that froze objects itself is left alone
     try:
         outer = gc.get_freeze_count()
-        with long_lived_frozen():
-            pass
-        assert gc.get_freeze_count() == outer
+        with long_lived_frozen() as keep:
+            keep()
+        assert gc.get_freeze_count() <= outer  # never froze anything more
     finally:
         gc.unfreeze()
