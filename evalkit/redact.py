@@ -52,7 +52,7 @@ _SHAPE_TRIGGERS = ("sk-", "hf_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github
 _TRIGGERS = ("://", "=", *_BEARER_TRIGGERS, *_ASSIGNED_TRIGGERS, *_SHAPE_TRIGGERS)
 _ANY_TRIGGER = re.compile("|".join(re.escape(t) for t in _TRIGGERS))
 # ASCII characters whose lower case is in no trigger: deleted before that scan of a long text (_may_hold)
-_IN_NO_TRIGGER = bytes(i for i in range(128) if chr(i).lower() not in set("".join(_TRIGGERS)))
+_IN_NO_TRIGGER = bytes(i for i in range(128) if chr(i).lower() not in "".join(_TRIGGERS))
 _SQUEEZE_FROM = 512  # characters; shorter texts are scanned as they are
 
 _WORD_SPLIT = re.compile(r"[^a-z0-9]+")
@@ -212,9 +212,10 @@ def dumps_line(obj: Any, secrets: Sequence[str] | None = None) -> str:
     takes ~0.05 ms. Its text is used only when it reads back as exactly ``obj`` (known without
     reading it back for plain, finite data: :func:`_plain_and_finite`; otherwise checked with
     ``orjson.loads(text) == obj``): anything orjson would write differently from ``json``
-    (NaN or infinity, which it writes as ``null``; tuples; non-string keys; integers
-    beyond 64 bits; lone surrogates; float subclasses such as numpy's) is written by
-    ``json.dumps`` instead, so what a reader parses back never depends on which path wrote it.
+    (NaN or infinity, which it writes as ``null``; non-string keys; integers beyond 64 bits;
+    lone surrogates; float subclasses such as numpy's; dataclasses, enums, dates) is written by
+    ``json.dumps`` instead, so what a reader parses back never depends on which path wrote it
+    (tuples read back as lists from either).
     ``secrets``: the values to mask (:func:`secret_env_values`, read once by a caller
     writing many lines; None reads them now).
     """
