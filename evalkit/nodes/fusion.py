@@ -53,11 +53,13 @@ class Columns:
     @classmethod
     def of(cls, ranking: Sequence[Hit]) -> Columns:
         ids = tuple([h.id for h in ranking])
+        scores: np.ndarray | None = None
         try:
-            scores: np.ndarray | None = np.asarray([h.score for h in ranking], dtype=np.float64)
-            scores.flags.writeable = False  # shared by every variant: nobody may change it
+            values = np.asarray([h.score for h in ranking], dtype=np.float64)
+            values.flags.writeable = False  # shared by every variant: nobody may change it
+            scores = values
         except (TypeError, ValueError):
-            scores = None
+            pass  # not numbers: weighted fusion takes its general path, which says so
         return cls(ids, tuple([h.doc_id for h in ranking]), scores, len(set(ids)) == len(ids))
 
 
