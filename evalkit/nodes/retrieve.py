@@ -44,7 +44,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from functools import partial
+from functools import cached_property, partial
 from typing import Any, Literal
 
 import numpy as np
@@ -250,7 +250,7 @@ class Retrieve(Node[RetrieveParams]):
             "dense": self._dense_search, "bm25": self._bm25_search}
         inputs: Any = tuple(queries) if allowed is None else (tuple(queries), allowed[0])
         channels: dict[str, list[list[Hit]]] = {}
-        columns: dict[str, list[Columns]] = {}
+        found: dict[str, _Searched] = {}
         search_ms = 0.0
         for part, _ in self.parts():
             channel = part["search"]
@@ -259,23 +259,24 @@ class Retrieve(Node[RetrieveParams]):
                 compute = partial(batch.timed_hits, queries[0])
             else:
                 compute = partial(_timed, partial(searches[channel], allowed=allowed), queries)
-            lists, ms, cols = self.shared(part, inputs, partial(_with_columns, compute))
-            channels[channel] = lists
-            columns[channel] = cols
-            search_ms += ms
+            found[channel] = self.shared(part, inputs, partial(_searched, compute))
+            channels[channel] = found[channel].lists
+            search_ms += found[channel].ms
         p = self.params
         rankings = [r for lists in channels.values() for r in lists]
-        ranking_columns = [c for cols in columns.values() for c in cols]
         weights = [getattr(p, ch).weight for ch, lists in channels.items() for _ in lists]
         limit = None if p.dedupe is not None else p.top_k  # dedupe needs the whole fused ranking
+        # fusion's array path takes two rankings at most: only then are the shared columns built
+        columns = [c for f in found.values() for c in f.columns] if len(rankings) == 2 else None
         if len(rankings) == 1:
             fused = rankings[0]
         elif p.fusion.method == "rrf":
-            fused = rrf(rankings, weights, p.fusion.k, limit=limit, columns=ranking_columns)
+            fused = rrf(rankings, weights, p.fusion.k, limit=limit, columns=columns)
         else:
-            fused = weighted(rankings, weights, p.fusion.norm, p.fusion.missing, limit=limit, columns=ranking_columns)
+            fused = weighted(rankings, weights, p.fusion.norm, p.fusion.missing, limit=limit, columns=columns)
         channel_hits = {ch: (lists[0] if len(lists) == 1 else
-                             rrf(lists, [1.0] * len(lists), p.fusion.k, columns=columns[ch]))
+                             rrf(lists, [1.0] * len(lists), p.fusion.k,
+                                 columns=found[ch].columns if len(lists) == 2 else None))
                         for ch, lists in channels.items()}
         return dedupe(fused, p.dedupe)[:p.top_k], channel_hits, search_ms
 
@@ -366,11 +367,21 @@ class _Batch:
             return [self.found[question]], self.ms[question]
 
 
-def _with_columns(compute: Callable[[], tuple[list[list[Hit]], float]]) -> tuple[list[list[Hit]], float, list[Columns]]:
-    """A channel search's rankings, its milliseconds, and the rankings as fusion's :class:`Columns`:
-    the value a shared search keeps, so every variant that fuses it reads the columns, not the hits."""
-    lists, ms = compute()
-    return lists, ms, [Columns.of(r) for r in lists]
+class _Searched:
+    """A channel search as a shared part keeps it: its rankings and milliseconds, and the rankings as
+    fusion's :class:`Columns`, built on first use (a variant that fuses two rankings), then read by
+    every variant that fuses the same search."""
+
+    def __init__(self, lists: list[list[Hit]], ms: float):
+        self.lists, self.ms = lists, ms
+
+    @cached_property
+    def columns(self) -> list[Columns]:
+        return [Columns.of(r) for r in self.lists]
+
+
+def _searched(compute: Callable[[], tuple[list[list[Hit]], float]]) -> _Searched:
+    return _Searched(*compute())
 
 
 def _timed(search: Callable[[list[str]], list[list[Hit]]], queries: list[str]) -> tuple[list[list[Hit]], float]:
