@@ -21,6 +21,9 @@ float64 sum as scoring term by term over every passage. It is also exact when it
 with MaxScore pruning (Turtle & Flood 1995) the terms with the highest possible
 contribution are scored first, and passages containing only the remaining terms are never
 looked at once their best possible score is below the current k-th score (see ``_top``).
+Large candidate sets are merged and looked up by scattering a column into a zeroed n-length
+buffer instead of sorting or binary searching (``SCATTER_*``): the same values, added in the
+same order, so the choice changes the time and never a score.
 
 **Cache.** Two folders under the cache root: ``bm25tok-*`` holds the tokenised passages
 (vocabulary and token ids; key: corpus, chunking, tokenizer) so several k1/b/idf settings
@@ -39,11 +42,16 @@ from typing import Any
 import numpy as np
 
 from evalkit.errors import UnknownNameError
-from evalkit.fileio import write_atomic
 from evalkit.index.store import cache_dir_for, read_meta, write_meta
 from evalkit.index.tokenize import Tokenizer
 
 IDF_KINDS = ("lucene", "okapi")
+# Work shapes: when scattering a column into an n-length buffer beats sorting or binary searching
+# (measured at 1M passages: benchmarks/scaling.py). They choose how, never what: tests force each side.
+SCATTER_LOOKUP_MIN = 4096  # a term lookup scatters for more candidates than this ...
+SCATTER_LOOKUP_RATIO = 8  # ... when candidates x this exceed the column's length
+SCATTER_UNION_RATIO = 4  # the essential terms' union scatters when their postings x this exceed n
+FEW_TIES = 4096  # up to this many tied passages at the cut are ordered by id directly
 OKAPI_EPSILON = 0.25  # rank-bm25's BM25Okapi default: negative IDFs become epsilon x the mean IDF
 FORMAT = "bm25s-1"  # bump when the files or the scores of an index change
 
@@ -63,6 +71,7 @@ class BM25Index:
         self._nonneg = bool(meta.get("min_score", 0.0) >= 0.0)  # pruning needs scores >= 0
         self.n = len(ids)
         self._rank: np.ndarray | None = None
+        self._spare: list[np.ndarray] = []  # zeroed n-length buffers for _lookup (one per concurrent search)
         self.paths: Counter[str] = Counter()  # how searches were scored: dense / pruned / all_terms
 
     def term_ids(self, query: str) -> list[int]:
@@ -112,6 +121,15 @@ class BM25Index:
     def _lookup(self, t: int, cand: np.ndarray) -> np.ndarray:
         """Term ``t``'s score in each passage of ``cand`` (sorted row numbers); 0.0 where absent."""
         rows, vals = self._column(t)
+        if len(cand) > SCATTER_LOOKUP_MIN and len(cand) * SCATTER_LOOKUP_RATIO > len(rows):
+            # many candidates: scatter the column into a zeroed buffer and gather (linear), where
+            # the binary searches below would cost len(cand) x log(len(rows)) cache misses
+            buf = self._buffer()
+            buf[rows] = vals
+            got = buf[cand]
+            buf[rows] = 0.0
+            self._spare.append(buf)  # not given back on an exception: a half-written buffer is dropped
+            return got
         out = np.zeros(len(cand), dtype=np.float64)
         if len(cand) == 0 or len(rows) == 0:
             return out
@@ -166,12 +184,7 @@ class BM25Index:
                 return self._select(rows, scores[rows], k)
             if not last and size < k:
                 continue  # fewer than k candidates: no threshold yet
-            rows = np.concatenate([self._column(int(uniq[i]))[0] for i in ess])
-            vals = np.concatenate([counts[i] * self._column(int(uniq[i]))[1] for i in ess])
-            by_row = np.argsort(rows, kind="stable")
-            rows = rows[by_row]
-            first = np.flatnonzero(np.concatenate([[True], rows[1:] != rows[:-1]]))
-            cand, partial = rows[first], np.add.reduceat(vals[by_row], first)
+            cand, partial = self._union(uniq[ess], counts[ess])
             if last:
                 self.paths["all_terms"] += 1
                 return self._select(cand, self._exact(terms, cand), k)
@@ -193,6 +206,30 @@ class BM25Index:
             return self._select(cand, self._exact(terms, cand), k)
         raise AssertionError("unreachable: the last term always returns")
 
+    def _union(self, terms: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The passages holding any of ``terms`` (sorted) and their partial scores, count x score summed."""
+        if len(terms) == 1:  # one column is already sorted and unique
+            rows, vals = self._column(int(terms[0]))
+            return rows, counts[0] * vals
+        cols = [self._column(int(t)) for t in terms]
+        if sum(len(r) for r, _ in cols) * SCATTER_UNION_RATIO > self.n:  # large: accumulate, no sort
+            buf = self._buffer()
+            seen = np.zeros(self.n, dtype=bool)
+            for (r, v), c in zip(cols, counts):  # term by term, as the sort below sums them
+                buf[r] += c * v  # a column holds a passage once
+                seen[r] = True
+            rows = np.flatnonzero(seen).astype(cols[0][0].dtype)
+            partial = buf[rows]
+            buf[rows] = 0.0
+            self._spare.append(buf)
+            return rows, partial
+        rows = np.concatenate([r for r, _ in cols])
+        vals = np.concatenate([c * v for (_, v), c in zip(cols, counts)])
+        by_row = np.argsort(rows, kind="stable")
+        rows = rows[by_row]
+        first = np.flatnonzero(np.concatenate([[True], rows[1:] != rows[:-1]]))
+        return rows[first], np.add.reduceat(vals[by_row], first)
+
     def _select(self, rows: np.ndarray, s: np.ndarray, k: int) -> list[tuple[str, float]]:
         """The top k of passages ``rows`` with scores ``s`` (score > 0), ties at the cut settled by id."""
         keep = s > 0
@@ -201,7 +238,10 @@ class BM25Index:
             kth = np.partition(s, len(s) - k)[len(s) - k]
             above, tied = np.flatnonzero(s > kth), np.flatnonzero(s == kth)
             need = k - len(above)  # the k-th score may be shared by many passages: the smallest ids win
-            if len(tied) > need:
+            if need < len(tied) <= FEW_TIES:
+                names = [self.ids[r] for r in rows[tied].tolist()]  # few ties: compare their ids
+                tied = tied[sorted(range(len(tied)), key=names.__getitem__)[:need]]
+            elif len(tied) > need:
                 tied = tied[np.argpartition(self._id_rank()[rows[tied]], need - 1)[:need]]
             pick = np.concatenate([above, tied])
             rows, s = rows[pick], s[pick]
@@ -209,10 +249,21 @@ class BM25Index:
         ranked = sorted(zip((-s).tolist(), [ids[r] for r in rows.tolist()]))[:k]  # best first, then by id
         return [(pid, -neg) for neg, pid in ranked]
 
+    def _buffer(self) -> np.ndarray:
+        """A zeroed float64 buffer of n entries: a spare one, or a new one if all are in use (threads)."""
+        try:
+            return self._spare.pop()
+        except IndexError:
+            return np.zeros(self.n, dtype=np.float64)
+
     def _id_rank(self) -> np.ndarray:
         """Each passage's position in id order (computed on first need, for ties at the cut)."""
         if self._rank is None:
-            order = np.argsort(np.asarray(self.ids), kind="stable")
+            as_array = np.asarray(self.ids)
+            if as_array.tolist() == self.ids:
+                order = np.argsort(as_array, kind="stable")
+            else:  # numpy drops trailing NUL characters: order such ids as Python does
+                order = np.asarray(sorted(range(self.n), key=self.ids.__getitem__), dtype=np.int64)
             rank = np.empty(self.n, dtype=np.int64)
             rank[order] = np.arange(self.n)
             self._rank = rank

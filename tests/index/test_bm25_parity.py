@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pytest
 
+from evalkit.index import bm25
 from evalkit.index.bm25 import build_or_load_bm25
 from evalkit.index.tokenize import Tokenizer
 
@@ -52,9 +53,27 @@ def zipf_corpus(seed: int, n: int, vocab: int, dup_share: float = 0.2) -> tuple[
     return texts, ids, queries
 
 
+# How a search does its work at scale (scatter into a buffer, or sort and binary search; ties by a
+# rank of all ids, or by comparing the tied ids) must never change what it returns: each test
+# that takes ``shape`` runs with every choice forced one way, then the other.
+SHAPES = {
+    "as_configured": {},
+    "always_scatter": {"SCATTER_LOOKUP_MIN": 0, "SCATTER_LOOKUP_RATIO": 10**9, "SCATTER_UNION_RATIO": 10**9,
+                       "FEW_TIES": 0},
+    "never_scatter": {"SCATTER_LOOKUP_MIN": 10**9, "SCATTER_UNION_RATIO": 0, "FEW_TIES": 10**9},
+}
+
+
+@pytest.fixture(params=sorted(SHAPES))
+def shape(request, monkeypatch):
+    for name, value in SHAPES[request.param].items():
+        monkeypatch.setattr(bm25, name, value)
+    return request.param
+
+
 @pytest.mark.parametrize("idf", ["lucene", "okapi"])
 @pytest.mark.parametrize("seed,n,vocab", [(0, 3000, 400), (1, 800, 40), (2, 200, 2000)])
-def test_equal_to_rank_bm25_every_query(tmp_path, idf, seed, n, vocab):
+def test_equal_to_rank_bm25_every_query(tmp_path, idf, seed, n, vocab, shape):
     texts, ids, queries = zipf_corpus(seed, n, vocab)
     tok = Tokenizer("whitespace")
     index = build_or_load_bm25(texts, ids, tok, KEY, tmp_path, k1=0.9, b=0.4, idf=idf)
@@ -70,19 +89,29 @@ def test_equal_to_rank_bm25_every_query(tmp_path, idf, seed, n, vocab):
         assert index.paths["pruned"] > 0  # the MaxScore path was exercised, not only the exhaustive one
 
 
-def test_ties_at_the_cut_are_settled_by_id(tmp_path):
+@pytest.mark.parametrize("fillers", [2000, 5000])  # below and above FEW_TIES tied passages
+def test_ties_at_the_cut_are_settled_by_id(tmp_path, shape, fillers):
     # 50 identical passages: every one ties; the k smallest ids win, whatever their row order
-    ids = [f"id{j:03d}" for j in np.random.default_rng(3).permutation(50)]
-    texts = ["alpha beta"] * 50 + [f"filler{i} alpha" for i in range(2000)]
-    ids += [f"zz{i:05d}" for i in range(2000)]
+    rng = np.random.default_rng(3)
+    ids = [f"id{j:03d}" for j in rng.permutation(50)]
+    texts = ["alpha beta"] * 50 + [f"filler{i} alpha" for i in range(fillers)]
+    ids += [f"zz{j:05d}" for j in rng.permutation(fillers)]  # filler ids out of row order too
     index = build_or_load_bm25(texts, ids, Tokenizer("whitespace"), KEY, tmp_path)
     for k in (1, 7, 50, 60):
         got = index.search("beta", k)
         assert [h[0] for h in got] == sorted(ids[:50])[:k]
         assert len({h[1] for h in got}) == 1
-    got = index.search("alpha beta", 55)  # 50 tied leaders, then ties among 2,000 fillers
     ref = LuceneReference([t.split() for t in texts], k1=0.9, b=0.4)
-    assert got == reference_top(ref, ids, ["alpha", "beta"], 55)
+    for k in (55, 100):  # 50 tied leaders, then ties among the fillers
+        assert index.search("alpha beta", k) == reference_top(ref, ids, ["alpha", "beta"], k)
+
+
+def test_ties_between_ids_numpy_cannot_tell_apart(tmp_path, shape):
+    # numpy's string arrays drop trailing NULs: "a" and "a\x00" must still order as Python orders them
+    ids = [f"p{i % 300}" + "\x00" * (i // 300) for i in range(5000)][::-1]
+    texts = ["alpha"] * 5000
+    index = build_or_load_bm25(texts, ids, Tokenizer("whitespace"), KEY, tmp_path)
+    assert [h[0] for h in index.search("alpha", 40)] == sorted(ids)[:40]
 
 
 def test_search_many_equals_search(tmp_path):
@@ -92,7 +121,21 @@ def test_search_many_equals_search(tmp_path):
     assert batch == [index.search(q, 20) for q in [*queries, queries[0]]]
 
 
-def test_pruned_and_exhaustive_paths_agree(tmp_path):
+def test_searches_from_several_threads_share_no_buffer(tmp_path, monkeypatch):
+    # a node overrunning its budget_s keeps searching on a daemon thread while the next query starts
+    from concurrent.futures import ThreadPoolExecutor
+
+    for name, value in SHAPES["always_scatter"].items():
+        monkeypatch.setattr(bm25, name, value)
+    texts, ids, queries = zipf_corpus(6, 3000, 400)
+    index = build_or_load_bm25(texts, ids, Tokenizer("whitespace"), KEY, tmp_path)
+    serial = [index.search(q, 30) for q in queries]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for _ in range(3):
+            assert list(pool.map(lambda q: index.search(q, 30), queries)) == serial
+
+
+def test_pruned_and_exhaustive_paths_agree(tmp_path, shape):
     texts, ids, queries = zipf_corpus(5, 4000, 600)
     index = build_or_load_bm25(texts, ids, Tokenizer("whitespace"), KEY, tmp_path)
     for q in queries:
