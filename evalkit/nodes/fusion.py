@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 
 import numpy as np
@@ -49,6 +49,10 @@ class Columns:
     docs: tuple[str, ...]
     scores: np.ndarray | None
     unique: bool
+    # the _Union of this ranking with others (keyed by their identity), made by the first variant
+    # that fuses them and read by the rest: the union depends on the rankings only, not on weights
+    unions: dict[tuple[int, ...], tuple[tuple[Columns, ...], _Union]] = field(
+        default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, ranking: Sequence[Hit]) -> Columns:
@@ -74,10 +78,40 @@ def _columns(rankings: Sequence[Sequence[Hit]], columns: Sequence[Columns] | Non
     return list(columns)
 
 
-def _two_channels(columns: list[Columns] | None) -> tuple[list[np.ndarray], list[str], dict[str, str]] | None:
-    """The array form of one or two rankings: each hit's position in the union of passage ids, the ids
-    in first-seen order and their documents; None (use the general path) for more channels, or a
-    passage listed twice in one channel.
+@dataclass(frozen=True)
+class _Union:
+    """Fusion's array form of one or two rankings: each hit's position in the union of their passage
+    ids (``positions``, one array per ranking), the ids in first-seen order, each id's document, and
+    each id's place in id order (``by_id``, for ties). Read-only: every variant fusing the same
+    rankings reads the same one."""
+
+    positions: tuple[np.ndarray, ...]
+    ids: list[str]
+    doc_of: dict[str, str]
+    by_id: np.ndarray
+
+    @classmethod
+    def of(cls, columns: Sequence[Columns]) -> _Union:
+        union = list(dict.fromkeys(chain.from_iterable(c.ids for c in columns)))
+        index = dict(zip(union, range(len(union))))
+        positions = tuple(_frozen(np.fromiter(map(index.__getitem__, c.ids), dtype=np.intp, count=len(c.ids)))
+                          for c in columns)
+        doc_of: dict[str, str] = {}
+        for c in columns:  # a later channel's document wins, as in the general path
+            doc_of.update(zip(c.ids, c.docs))
+        by_id = np.empty(len(union), dtype=np.intp)
+        by_id[sorted(range(len(union)), key=union.__getitem__)] = np.arange(len(union))
+        return cls(positions, union, doc_of, _frozen(by_id))
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+def _two_channels(columns: list[Columns] | None) -> _Union | None:
+    """The array form of one or two rankings (made once per set of rankings: :attr:`Columns.unions`);
+    None (use the general path) for more channels, or a passage listed twice in one channel.
 
     Why only two: a sum of two floats is rounded once, so numpy's ``a + b`` equals ``math.fsum([a, b])``
     bit for bit (and ``0.0 + a`` is ``a``); with three or more terms the order of additions would
@@ -86,25 +120,27 @@ def _two_channels(columns: list[Columns] | None) -> tuple[list[np.ndarray], list
     """
     if columns is None or not all(c.unique for c in columns):
         return None
-    union = list(dict.fromkeys(chain.from_iterable(c.ids for c in columns)))
-    index = dict(zip(union, range(len(union))))
-    positions = [np.fromiter(map(index.__getitem__, c.ids), dtype=np.intp, count=len(c.ids)) for c in columns]
-    doc_of: dict[str, str] = {}
-    for c in columns:  # a later channel's document wins, as in the general path
-        doc_of.update(zip(c.ids, c.docs))
-    return positions, union, doc_of
+    if not columns:
+        return _Union.of(columns)
+    first, rest = columns[0], tuple(columns[1:])
+    key = tuple(map(id, rest))
+    cached = first.unions.get(key)
+    if cached is not None and all(a is b for a, b in zip(cached[0], rest)):
+        return cached[1]
+    union = _Union.of(columns)
+    if all(c is not first for c in rest):  # (holding itself would make a reference cycle)
+        first.unions[key] = (rest, union)  # holding ``rest`` keeps their ids from being reused
+    return union
 
 
-def _sorted_array(total: np.ndarray, ids: list[str], doc_of: dict[str, str], limit: int | None) -> list[Hit] | None:
-    """:func:`_sorted` for scores held in an array (``total[i]`` is ``ids[i]``'s); None when a score is
-    not finite (NaN, infinity, overflow), which the general path handles (fsum raises or propagates)."""
+def _sorted_array(total: np.ndarray, union: _Union, limit: int | None) -> list[Hit] | None:
+    """:func:`_sorted` for scores held in an array (``total[i]`` is ``union.ids[i]``'s); None when a score
+    is not finite (NaN, infinity, overflow), which the general path handles (fsum raises or propagates)."""
     if not np.isfinite(total).all():
         return None
     total = total + 0.0  # fsum never returns -0.0; 0.0 + x leaves every other value as it is
-    by_id = np.empty(len(ids), dtype=np.intp)
-    by_id[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
-    order = np.lexsort((by_id, -total))  # best score first, ties by passage id: _sorted's key
-    scores = total.tolist()
+    order = np.lexsort((union.by_id, -total))  # best score first, ties by passage id: _sorted's key
+    scores, ids, doc_of = total.tolist(), union.ids, union.doc_of
     return [Hit(ids[i], doc_of[ids[i]], scores[i]) for i in (order if limit is None else order[:limit]).tolist()]
 
 
@@ -123,12 +159,11 @@ def rrf(rankings: Sequence[Sequence[Hit]], weights: Sequence[float], k: int = 60
         raise ValueError("RRF k must be >= 0")
     fast = _two_channels(_columns(rankings, columns))
     if fast is not None:
-        positions, ids, doc_of = fast
-        total = np.zeros(len(ids))
+        total = np.zeros(len(fast.ids))
         with np.errstate(all="ignore"):  # a non-finite sum goes to the general path below
-            for pos, w in zip(positions, weights):
+            for pos, w in zip(fast.positions, weights):
                 total[pos] += w / (k + np.arange(1, len(pos) + 1, dtype=np.float64))
-        fused = _sorted_array(total, ids, doc_of, limit)
+        fused = _sorted_array(total, fast, limit)
         if fused is not None:
             return fused
     parts: dict[str, list[float]] = {}
@@ -167,16 +202,15 @@ def weighted(rankings: Sequence[Sequence[Hit]], weights: Sequence[float], norm: 
     cols = _columns(rankings, columns)
     fast = _two_channels(cols) if cols is not None and all(c.scores is not None for c in cols) else None
     if fast is not None and cols is not None:
-        positions, ids, doc_of = fast
-        total = np.zeros(len(ids))
-        for c, pos, w in zip(cols, positions, weights):
+        total = np.zeros(len(fast.ids))
+        for c, pos, w in zip(cols, fast.positions, weights):
             assert c.scores is not None  # checked above
             n = normalise(c.scores, norm)
-            column = np.full(len(ids), float(n.min()) if len(n) and missing == "min" else 0.0)
+            column = np.full(len(fast.ids), float(n.min()) if len(n) and missing == "min" else 0.0)
             column[pos] = n
             with np.errstate(all="ignore"):  # a non-finite sum goes to the general path below
                 total += w * column
-        fused = _sorted_array(total, ids, doc_of, limit)
+        fused = _sorted_array(total, fast, limit)
         if fused is not None:
             return fused
     normed: list[dict[str, float]] = []

@@ -211,6 +211,33 @@ def test_array_path_equals_general_path(fuse, kwargs, monkeypatch):
         assert all(type(h.score) is float for h in got)
 
 
+ALL_FUSIONS = [(rrf, {"k": 60}), (rrf, {"k": 0}), (weighted, {"norm": "minmax", "missing": "min"}),
+               (weighted, {"norm": "zscore", "missing": "zero"})]
+
+
+def test_a_union_made_once_serves_every_fusion_of_the_same_rankings():
+    # a sweep's variants fuse the same shared channel searches with their own method, weights and
+    # limit: the union the first one makes (Columns.unions) must give each the answer fresh columns give,
+    # whichever order the rankings come in, and a ranking fused with itself
+    import evalkit.nodes.fusion as fusion
+
+    rng = random.Random(77)
+    for _ in range(150):
+        rankings, _ = _realistic_case(rng)
+        cols = [fusion.Columns.of(r) for r in rankings]
+        orders = [list(range(len(rankings))), list(range(len(rankings)))[::-1], [0, 0]]
+        for order in orders:
+            rs, cs = [rankings[i] for i in order], [cols[i] for i in order]
+            for fuse, kwargs in ALL_FUSIONS:
+                w = [rng.choice([0.3, 1.0, 2.0]) for _ in rs]
+                lim = rng.choice([None, 1, 5, 100])
+                fresh = fuse(rs, w, limit=lim, columns=[fusion.Columns.of(r) for r in rs], **kwargs)
+                assert fuse(rs, w, limit=lim, columns=cs, **kwargs) == fresh
+        if all(c.unique for c in cols):
+            assert cols[0].unions  # the union was kept for the next variant
+        assert not any(c is cols[0] for rest, _ in cols[0].unions.values() for c in rest)  # never itself
+
+
 def test_array_path_leaves_the_odd_cases_to_the_general_path():
     # a passage twice in one channel, three channels, a NaN score: the general path's answer, exactly
     twice = [Hit("a", "a", 0.9), Hit("a", "a", 0.8), Hit("b", "b", 0.1)]
