@@ -6,8 +6,12 @@ disk (``per_query.jsonl``, the summary file) is exactly these records.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def _fields(obj: Any) -> dict[str, Any]:
@@ -74,6 +78,37 @@ class Hit:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Hit:
         return cls(id=d["id"], doc_id=d["doc_id"], score=float(d["score"]))
+
+    @classmethod
+    def many(cls, ids: Sequence[str], doc_ids: Sequence[str], scores: np.ndarray) -> list[Hit]:
+        """``[Hit(i, d, s) ...]`` for float64 ``scores``, every :attr:`rounded` computed in one pass
+        (:func:`round6`): a fused ranking's 100 hits spent a third of their making in ``round``."""
+        new, out = object.__new__, []
+        for i, d, s, r in zip(ids, doc_ids, scores.tolist(), round6(scores)):
+            h = new(cls)
+            h.__dict__.update(id=i, doc_id=d, score=s, rounded=r)
+            out.append(h)
+        return out
+
+
+def round6(values: np.ndarray) -> list[float]:
+    """``[round(float(v), 6) for v in values]`` (float64), bit for bit, mostly in numpy.
+
+    ``round(x, 6)`` is the double nearest to k / 10^6, k the integer nearest to the exact x * 10^6
+    (ties to even); ``rint(x * 1e6) / 1e6`` divides the same way (one correctly rounded division).
+    The product is rounded once, and rounding to nearest cannot cross k + 1/2 (a double while
+    |x * 1e6| < 2^52), so numpy picks the same k unless the product lands exactly on k + 1/2.
+    Those values, and huge or non-finite ones, are rounded by ``round``.
+    """
+    import numpy as np
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        y = values * 1e6
+        exact = (np.abs(y) < 2.0**52) & (y - np.floor(y) != 0.5)  # False for NaN and infinities
+    out = (np.rint(y) / 1e6).tolist()
+    for i in np.flatnonzero(~exact).tolist():
+        out[i] = round(float(values[i]), 6)
+    return out
 
 
 @dataclass(frozen=True)

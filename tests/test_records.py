@@ -33,3 +33,63 @@ def test_hit_behaves_as_the_frozen_dataclass_it_declares():
     for score in (1, np.float32(0.1234567), np.float64(2.5e-7), 0.30000000000000004):
         assert Hit("a", "b", score).rounded == round(float(score), 6)
         assert type(Hit("a", "b", score).rounded) is float
+
+
+def _hard_floats(rng) -> list[float]:
+    """Scores a ranking holds (cosines, BM25, RRF, fused sums) and the values where rounding to 6
+    decimals is hard: exact and near ties (x * 10^6 at or next to k + 1/2), huge, tiny, subnormal,
+    signed zeros, non-finite."""
+    import math
+
+    import numpy as np
+
+    vals = [rng.uniform(-1, 1) for _ in range(3000)] + [rng.uniform(0, 60) for _ in range(3000)]
+    vals += [1 / (60 + rng.randint(1, 100)) + 1 / (60 + rng.randint(1, 100)) for _ in range(2000)]
+    for _ in range(3000):  # (k + 1/2) / 10^6 and its neighbours, the ties of the decimal rounding
+        x = (rng.randint(-10**9, 10**9) + 0.5) / 1e6
+        vals += [x, math.nextafter(x, math.inf), math.nextafter(x, -math.inf)]
+    vals += [j / 128 for j in range(-300, 300)]  # x * 10^6 exactly k + 1/2: ties to even
+    vals += [rng.uniform(-1, 1) * 10.0 ** rng.randint(-330, 308) for _ in range(3000)]
+    vals += [rng.choice([1, -1]) * rng.uniform(2.0**51, 2.0**55) / 1e6 for _ in range(2000)]  # x * 10^6 near 2^52
+    vals += [0.0, -0.0, 5e-324, -5e-324, 1e-7, -1e-7, 5e-7, -5e-7, 4.5e9, 2.0**52, 1e300, -1e300,
+             math.inf, -math.inf, math.nan, float(np.finfo(np.float64).max)]
+    return vals
+
+
+def test_round6_is_round_bit_for_bit():
+    import math
+    import random
+
+    import numpy as np
+
+    from evalkit.records import round6
+
+    vals = _hard_floats(random.Random(606))
+    got = round6(np.asarray(vals, dtype=np.float64))
+    for v, g in zip(vals, got):
+        want = round(v, 6)
+        assert type(g) is float
+        assert (math.isnan(g) and math.isnan(want)) or (g == want and math.copysign(1, g) == math.copysign(1, want)), v
+
+
+def test_hits_made_in_bulk_equal_hits_made_one_by_one():
+    import math
+    import random
+
+    import numpy as np
+
+    vals = [v for v in _hard_floats(random.Random(7)) if not math.isnan(v)]  # NaN != NaN: compared apart below
+    ids = [f"p{i}#0" for i in range(len(vals))]
+    docs = [f"p{i}" for i in range(len(vals))]
+    bulk = Hit.many(ids, docs, np.asarray(vals, dtype=np.float64))
+    one = [Hit(i, d, s) for i, d, s in zip(ids, docs, vals)]
+    assert bulk == one
+    assert [h.rounded for h in bulk] == [h.rounded for h in one]
+    assert all(type(h.score) is float for h in bulk)
+    h = bulk[0]
+    for other in (pickle.loads(pickle.dumps(h)), copy.deepcopy(h), dataclasses.replace(h)):
+        assert other == h and other.rounded == h.rounded
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        h.score = 1.0  # type: ignore[misc]
+    nan = Hit.many(["a"], ["a"], np.asarray([float("nan")]))[0]
+    assert nan.score != nan.score and nan.rounded != nan.rounded

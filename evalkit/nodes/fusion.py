@@ -140,8 +140,10 @@ def _sorted_array(total: np.ndarray, union: _Union, limit: int | None) -> list[H
         return None
     total = total + 0.0  # fsum never returns -0.0; 0.0 + x leaves every other value as it is
     order = np.lexsort((union.by_id, -total))  # best score first, ties by passage id: _sorted's key
-    scores, ids, doc_of = total.tolist(), union.ids, union.doc_of
-    return [Hit(ids[i], doc_of[ids[i]], scores[i]) for i in (order if limit is None else order[:limit]).tolist()]
+    picked = (order if limit is None else order[:limit]).tolist()
+    ids, doc_of = union.ids, union.doc_of
+    chosen = [ids[i] for i in picked]
+    return Hit.many(chosen, [doc_of[i] for i in chosen], total[picked])
 
 
 def _check(rankings: Sequence[Sequence[Hit]], weights: Sequence[float]) -> None:

@@ -209,6 +209,7 @@ def test_array_path_equals_general_path(fuse, kwargs, monkeypatch):
         assert got == expected  # same passages, same order, bit-identical scores
         assert [math.copysign(1.0, h.score) for h in got] == [math.copysign(1.0, h.score) for h in expected]
         assert all(type(h.score) is float for h in got)
+        assert [h.rounded for h in got] == [h.rounded for h in expected]  # Hit.many rounds in bulk
 
 
 ALL_FUSIONS = [(rrf, {"k": 60}), (rrf, {"k": 0}), (weighted, {"norm": "minmax", "missing": "min"}),
