@@ -263,3 +263,43 @@ def test_dumps_line_fast_check_agrees_with_reading_back():
     assert orjson.loads(dumps_line({"x": Tag("a")}, secrets=())) == {"x": "a"}
     with pytest.raises(TypeError):  # json.dumps cannot write an Enum: as before, not orjson's "red"
         dumps_line({"x": Colour.RED}, secrets=())
+
+
+_SECRET_FORMS = ["api_key=Zx81Zx81Zx81", "API-KEY: 'Zx81Zx81Zx81'", '"client_secret": "Zx81Zx81Zx81"', "hf_token=Zx81Zx81",
+                 "Password : hunter2hunter2", "passwd=abcd1234", "Bearer abcdefgh12345678", "token   Zx81Zx81Zx81",
+                 "Basic dXNlcjpwYXNzd29yZA==", "x-api-key: Zx81Zx81Zx81", "private-key=Zx81Zx81",
+                 "access_key: Zx81Zx81", "api_\u212aey=Zx81Zx81Zx81", "pa\u017f\u017fword=hunter2hunter2",
+                 "ba\u017fic Zx81Zx81Zx81", "bas\u0131c Zx81Zx81Zx81Zx81", "BAS\u0130C Zx81Zx81Zx81Zx81",
+                 "ToKeN=Zx81Zx81Zx81", "SECRET:Zx81Zx81"]
+_LOOKALIKES = ["max_tokens: 512", '"prompt_tokens": 1834', "tokenizer: en", "api_key_env: OPENAI_API_KEY",
+               "keyword = 3", "the token budget", "secretary", "basic idea", "key_terms", "monkey: 4"]
+
+
+def test_the_near_stand_ins_never_change_what_is_masked(monkeypatch):
+    # _BEARER_NEAR / _ASSIGNED_NEAR only skip work: with them matching everything (the full patterns
+    # always run), every text comes out the same: secrets in many spellings, look-alikes, long records
+    import random
+    import re
+
+    import evalkit.redact as redact_module
+
+    rng = random.Random(2026)
+    texts = []
+    for _ in range(1500):
+        inserts = [rng.choice(_SECRET_FORMS + _LOOKALIKES * 2) for _ in range(rng.choice([0, 1, 1, 2, 3]))]
+        texts.append(_record_like(rng, inserts) if rng.random() < 0.5 else " ; ".join(inserts))
+    fast = [redact(t, []) for t in texts]
+    monkeypatch.setattr(redact_module, "_BEARER_NEAR", re.compile(""))
+    monkeypatch.setattr(redact_module, "_ASSIGNED_NEAR", re.compile(""))
+    assert [redact(t, []) for t in texts] == fast
+    assert sum(f != t for f, t in zip(fast, texts)) > 500  # secrets were there to mask
+
+
+@pytest.mark.parametrize("text", ["pa\u017f\u017fword=hunter2hunter2", "\u017fecret: Zx81Zx81Zx81",
+                                  "ba\u017fic Zx81Zx81Zx81", "api_\u212aey=Zx81Zx81Zx81", "bas\u0131c Zx81Zx81Zx81",
+                                  "BAS\u0130C Zx81Zx81Zx81"])
+def test_letters_ignorecase_takes_for_ascii_ones_do_not_hide_a_secret(text):
+    # LONG S matches 's' under re.IGNORECASE but lower() keeps it: the triggers are now looked for in
+    # the folded text, so the pattern that would match also runs
+    assert "***" in redact(text, [])
+    assert "***" in redact(_record_like(__import__("random").Random(1), [f" {text} "]), [])
