@@ -60,3 +60,44 @@ def test_safe_and_located_errors(tmp_path: Path):
     with pytest.raises(YamlError, match="not UTF-8"):
         read_yaml(tmp_path / "latin1.yaml")
     assert parse_yaml("") == (None, {})
+
+
+def _repo_yaml_files() -> list[Path]:
+    root = Path(__file__).resolve().parents[1]
+    return sorted(p for d in ("graph_configs", "benchmarks", "eval_sets", "tests", "evalkit", "docs")
+                  for p in (root / d).rglob("*.y*ml") if p.suffix in (".yaml", ".yml"))
+
+
+def test_libyaml_loader_reads_every_file_as_the_python_one(monkeypatch):
+    # parse_yaml uses libyaml's CSafeLoader when PyYAML has it: the same data and the same line of
+    # every key path as yaml.SafeLoader, on every YAML file of the repository and on edge cases
+    from evalkit import yamlio
+
+    if yamlio._FAST is None:
+        pytest.skip("PyYAML was built without libyaml: only the pure-Python loader runs")
+    files = _repo_yaml_files()
+    texts = [p.read_text(encoding="utf-8") for p in files]
+    texts += ["a: 1\r\nb: [1, 2]\r\n", "x: y\u2028z: w\n", "k: !!binary aGVsbG8=\n", "d: 2026-12-01\n",
+              "m: &a {p: 1}\nn: {<<: *a, q: 2}\n", "s: '中文 配置'\nt: >\n  folded\n  text\n", "", "# only\n",
+              "- 1\n- [a, {b: c}]\n", "yes: no\noff: on\n", "f: .inf\ng: -.NaN\nh: 0x1F\n"]
+    assert len(files) > 20
+    fast = [yamlio.parse_yaml(t) for t in texts]
+    monkeypatch.setattr(yamlio, "_FAST", None)
+    slow = [yamlio.parse_yaml(t) for t in texts]
+    for (fd, fl), (sd, sl), text in zip(fast, slow, texts):
+        assert fl == sl, text[:80]
+        assert repr(fd) == repr(sd), text[:80]  # repr: NaN != NaN, but reads the same
+
+
+@pytest.mark.parametrize("text", ["a: [1, 2\nb: 3\n", "a: b: c\n", "a:\n  - 1\n - 2\n", "k: 'open\n", "\t- x\n",
+                                  "x: \u2028y\n",
+                                  "a: 1\na: 2\n"])
+def test_errors_read_the_same_with_either_loader(text, monkeypatch):
+    from evalkit import yamlio
+
+    with pytest.raises(YamlError) as fast:
+        parse_yaml(text, "cfg.yaml")
+    monkeypatch.setattr(yamlio, "_FAST", None)
+    with pytest.raises(YamlError) as slow:
+        parse_yaml(text, "cfg.yaml")
+    assert str(fast.value) == str(slow.value)
