@@ -59,9 +59,7 @@ class Columns:
         ids = tuple([h.id for h in ranking])
         scores: np.ndarray | None = None
         try:
-            values = np.asarray([h.score for h in ranking], dtype=np.float64)
-            values.flags.writeable = False  # shared by every variant: nobody may change it
-            scores = values
+            scores = _frozen(np.asarray([h.score for h in ranking], dtype=np.float64))  # shared by every variant
         except (TypeError, ValueError):
             pass  # not numbers: weighted fusion takes its general path, which says so
         return cls(ids, tuple([h.doc_id for h in ranking]), scores, len(set(ids)) == len(ids))
@@ -105,6 +103,7 @@ class _Union:
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
+    """``a``, made read-only: arrays shared by a sweep's variants must not be changed by one of them."""
     a.flags.writeable = False
     return a
 
