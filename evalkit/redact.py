@@ -47,12 +47,19 @@ _KEY_SHAPES = re.compile(
 _BEARER_TRIGGERS = ("bearer", "basic", "token")
 _ASSIGNED_TRIGGERS = ("key", "token", "secret", "passw")
 _SHAPE_TRIGGERS = ("sk-", "hf_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "akia", "aiza", "xox")
-# one scan for all of them first: a per-query record (~20 KB) holds none of them as a rule, and one
-# regex search of the lower-cased text is ~2x cheaper than twenty substring tests
+# one scan for all of them first: a per-query record (~20 KB) holds none of them as a rule (a short text
+# is searched with one regex; a long one is squeezed first and searched with substring tests, _may_hold)
 _TRIGGERS = ("://", "=", *_BEARER_TRIGGERS, *_ASSIGNED_TRIGGERS, *_SHAPE_TRIGGERS)
 _ANY_TRIGGER = re.compile("|".join(re.escape(t) for t in _TRIGGERS))
-# ASCII characters whose lower case is in no trigger: deleted before that scan of a long text (_may_hold)
-_IN_NO_TRIGGER = bytes(i for i in range(128) if chr(i).lower() not in "".join(_TRIGGERS))
+# The bytes kept by the squeeze before that scan of a long text (_may_hold): the ASCII characters whose
+# lower case is in a trigger. Every other byte (the rest of ASCII, and every byte of a non-ASCII character)
+# is deleted, and the triggers are looked for as bytes.
+_TRIGGER_BYTES = tuple(t.encode("ascii") for t in _TRIGGERS)
+_NOT_IN_A_TRIGGER = bytes(i for i in range(256) if i >= 128 or chr(i).lower() not in "".join(_TRIGGERS))
+# The non-ASCII characters that can stand for ASCII ones in _fold(text): those whose lower case holds
+# an ASCII letter (İ -> "i̇", KELVIN SIGN -> "k") and those re.IGNORECASE takes for ASCII (ı, ſ); found by
+# testing every code point (tests/test_redact.py). A text holding one is scanned the slow way.
+_ASCII_ALIKE_UTF8 = tuple(c.encode("utf-8") for c in ("\u0130", "\u0131", "\u017f", "\u212a"))
 _SQUEEZE_FROM = 512  # characters; shorter texts are scanned as they are
 
 # What every match of _BEARER / _ASSIGNED contains, as it reads in the folded text: the secret word
@@ -150,17 +157,23 @@ def _fold(text: str) -> str:
 def _may_hold(text: str) -> bool:
     """Whether a trigger occurs in ``_fold(text)``: without one, no pattern of :func:`redact` can match.
 
-    A per-query record is ~20 KB, mostly digits, quotes and commas, and one regex scan of it cost
-    ~0.14 ms, a third of writing its line. A long text is first squeezed: the ASCII characters
-    that are in no trigger are deleted (``bytes.translate``, one C pass), leaving ~3 KB to scan. That
-    cannot hide a trigger: an occurrence is made of trigger characters only (non-ASCII ones are
-    all kept, as some lower-case to ASCII letters), so it survives in one piece. Joining what was
-    apart can only add occurrences, which costs the full scan below and changes nothing else.
+    A per-query record is ~20 KB, mostly digits, quotes, commas and (in Chinese corpora) non-ASCII
+    text, and one regex scan of it cost ~0.15-0.25 ms, the largest part of writing its line. A long
+    text is first squeezed as UTF-8 bytes: every byte that is in no trigger's characters is deleted
+    (one ``bytes.translate``), ASCII is lower-cased and the triggers are looked for with ``in``. That
+    cannot hide a trigger: every trigger is ASCII, and without the few non-ASCII characters that fold
+    to ASCII (``_ASCII_ALIKE_UTF8``; a text holding one takes the plain scan) an occurrence in the folded
+    text is a run of ASCII characters of the text that are all kept, so it survives in one piece.
+    Joining what was apart can only add occurrences, which costs the full scan in :func:`redact` and
+    changes nothing else.
     """
     if len(text) < _SQUEEZE_FROM:
         return _ANY_TRIGGER.search(_fold(text)) is not None
-    squeezed = text.encode("utf-8", "surrogatepass").translate(None, _IN_NO_TRIGGER)
-    return _ANY_TRIGGER.search(_fold(squeezed.decode("utf-8", "surrogatepass"))) is not None
+    raw = text.encode("utf-8", "surrogatepass")
+    if any(c in raw for c in _ASCII_ALIKE_UTF8):
+        return _ANY_TRIGGER.search(_fold(text)) is not None
+    squeezed = raw.translate(None, _NOT_IN_A_TRIGGER).lower()
+    return any(t in squeezed for t in _TRIGGER_BYTES)
 
 
 def redact_obj(value: Any, secrets: Sequence[str] | None = None) -> Any:

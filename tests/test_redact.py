@@ -165,7 +165,8 @@ def test_squeezed_scan_finds_every_trigger_the_plain_scan_finds():
     # either, but the squeeze may join them, which is allowed), Unicode that lower-cases to ASCII
     # (KELVIN SIGN -> k), Chinese, a lone surrogate
     pieces = [*(t for t in _TRIGGERS), *(t.upper() for t in _TRIGGERS), "\u212aey", "TO9KEN", "s1k-", "tok",
-              "en", "密钥", "\ud800", "k", "e", "y", "=", ":", "/"]
+              "en", "密钥", "\ud800", "k", "e", "y", "=", ":", "/", "pa\u017f\u017fw", "g\u0131thub_pat_",
+              "AK\u0130A", "to\u212aen", "ke中y", "s\u00e9cret", "\u00c5KIA"]
     agree = found = 0
     for _ in range(3000):
         text = _record_like(rng, [rng.choice(pieces) for _ in range(rng.choice([0, 0, 1, 2, 3]))])
@@ -175,6 +176,54 @@ def test_squeezed_scan_finds_every_trigger_the_plain_scan_finds():
         agree += squeezed == plain
         found += plain
     assert found > 1000 and agree > 2500  # both kinds of text were tried, and joins are rare
+
+
+def test_the_squeeze_knows_every_character_that_folds_to_ascii():
+    """_may_hold deletes every non-ASCII byte before its scan, which is sound only if the characters
+    listed in _ASCII_ALIKE_UTF8 are all the non-ASCII ones that lower-case to, or match under
+    re.IGNORECASE, an ASCII character: checked over every code point of this Python's Unicode."""
+    import re
+    import string
+
+    from evalkit.redact import _ASCII_ALIKE_UTF8
+
+    ascii_chars = string.ascii_letters + string.digits + string.punctuation
+    listed = {b.decode("utf-8") for b in _ASCII_ALIKE_UTF8}
+    ignorecase = re.compile(f"[{re.escape(ascii_chars)}]", re.IGNORECASE)
+    found = set()
+    for code in range(128, 0x110000):
+        c = chr(code)
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        if any(ord(x) < 128 for x in c.lower()) or ignorecase.fullmatch(c):
+            found.add(c)
+    assert found == listed
+
+
+def test_the_squeezed_scan_equals_the_plain_scan_on_chinese_record_lines():
+    """Record lines of a Chinese corpus (ids with letters, Chinese text, an English word here and
+    there): the squeezed scan says yes exactly when the plain scan does, or joins pieces (allowed)."""
+    import random
+
+    from evalkit.redact import _ANY_TRIGGER, _fold, _may_hold
+
+    rng = random.Random(3)
+    plain_words = ["差旅", "报销", "住宿", "fin-004#1", "hr-013", '"score":', '"doc_id":', "0.955474", "按", "k", "e",
+                   "y", "s", "-", "t", "o", "n", "的", "a", "w", "ſ", "K", "ı", "İ", "i", "_"]
+    trigger_like = ["Token", "key", "KEY", "=", "://", "sk-", "pass", "PASSW", "github", "_pat_", "aiza", "xox", "HF_",
+                    "ke中y", "pa\u017f\u017fw", "to\u212aen", "AK\u0130A", "g\u0131thub_pat_"]
+    said = agree = 0
+    for _ in range(2000):
+        words = [rng.choice(plain_words) for _ in range(600)]
+        for _ in range(rng.choice([0, 0, 1, 2])):
+            words[rng.randrange(len(words))] = rng.choice(trigger_like)
+        text = "".join(words)
+        plain = _ANY_TRIGGER.search(_fold(text)) is not None
+        squeezed = _may_hold(text)
+        assert squeezed or not plain, text
+        said += plain
+        agree += squeezed == plain
+    assert 200 < said < 1800 and agree > 1000  # texts of both kinds were tried
 
 
 def test_a_secret_deep_in_a_long_record_line_is_still_masked():
