@@ -83,8 +83,12 @@ def _mask_values(text: str, atoms: tuple[Atom, ...]) -> str:
 @lru_cache(maxsize=200_000)
 def _clause(text: str) -> Clause:
     atoms = extract_atoms(text, entities=False)
-    terms = set(content_terms(_mask_values(text, atoms))) | {a.key for a in atoms if a.kind not in ("entity", "code")}
     spans = negation_spans(text)
+    # the cue is not content: "longer" of "no longer" would dilute the overlap a flip is measured by
+    plain = _mask_values(text, atoms)
+    for cue, end in (x for x in spans if not CJK.search(x[0])):  # Chinese cues are cut off their words already
+        plain = plain[:end - len(cue)] + " " * len(cue) + plain[end:]
+    terms = set(content_terms(plain)) | {a.key for a in atoms if a.kind not in ("entity", "code")}
     scope: tuple[str, ...] = ()
     if spans:
         cue, end = spans[0]

@@ -33,7 +33,7 @@ _ZH_NOT_NEGATING = re.compile(
 # A Chinese cue is a jieba WORD: 不, 不得, 不会, 绝不会, 没有, 无法, 未经许可, 禁止... A cue character
 # inside a longer word is a lexical prefix, not a negation of the clause (不当 "improper",
 # 非正式 "informal", 无线 "wireless", 不满 "dissatisfied").
-_ZH_CUE_TOKEN = re.compile(r"^(?:(?:绝|决|从|并|永|也|都|还)?(?:不|没|无|未|非|毋|勿)(?:会|能|得|可|要|用|该|应|需|须|必|曾|再|予|准|许|让|在|是|宜)?"
+_ZH_CUE_TOKEN = re.compile(r"^(?:(?:绝|决|从|并|永|也|都|还|尚)?(?:不|没|无|未|非|毋|勿)(?:会|能|得|可|要|用|该|应|需|须|必|曾|再|予|准|许|让|在|是|宜)?"
                            r"|没有|无法|从未|未经.*|禁止.*|勿|别|不再|(?:不|无|毋|勿)须.*|无需.*|不必.*"
                            # words that say "not" by meaning: 加载失败 = 没能加载, 已停用 = 不能再用
                            r"|失败|拒绝|停用|禁用|作废|失效|废止|拦截)$")
@@ -44,7 +44,7 @@ def negation_spans(text: str) -> list[tuple[str, int]]:
 
     English: not, no, never, no longer, cannot, n't, without, neither, nor, none, non-...,
     unable, prohibited, failed, refused, retired, disabled, blocked...; Chinese: jieba words
-    不, 没有, 未, 无, 非, 禁止, 不得, 不能, 无法, 无须, 不须, 无需, 不必, 勿, 别, and words that
+    不, 没有, 未, 尚未, 无, 非, 禁止, 不得, 不能, 无法, 无须, 不须, 无需, 不必, 勿, 别, and words that
     negate by meaning (失败, 拒绝, 停用, 禁用, 作废, 失效, 废止, 拦截)...
     Look-alikes are removed first: bounds ("no more than", 不超过, 不得低于), "not only",
     "rather than", 而不是, 无论, 非常, 是否; and a leading answer word ("No, ...") is not a
@@ -107,7 +107,7 @@ _ZH_STOP = _words(
     "别 勿 会 则 呀 哦 嗯 先 再 才 曾 正 受 之内 之后 之前 以内 以上 以下 当中 起 来 去 过来 出来 "
     "一下"
 )
-_ZH_CUE_WORD = re.compile(r"^(?:绝|决|从|并|也|都|还)?(?:不|没|无|未|非|毋)(?:会|能|得|可|要|用|该|应|需|须|必|曾|再|予|准|许|让)?$")
+_ZH_CUE_WORD = re.compile(r"^(?:绝|决|从|并|也|都|还|尚)?(?:不|没|无|未|非|毋)(?:会|能|得|可|要|用|该|应|需|须|必|曾|再|予|准|许|让)?$")
 _NEG_PREFIX = re.compile(r"^(?:无须|不须|毋须|无需|不必|不用|不得|不能|不予|不会|无法|没有|未经|不|没|无|未|非)(?=[\u3400-\u9fff]{2,})")
 _NUMERIC = re.compile(r"^[\d.,%]+$|^\d+[a-z]{0,3}$")
 
