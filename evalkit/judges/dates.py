@@ -104,7 +104,9 @@ _PATTERNS: list[re.Pattern[str]] = [re.compile(p, re.IGNORECASE) for p in (
     r"(?<![A-Za-z])(?P<mon>January|February|March|April|June|July|August|September|October|November|December)(?![A-Za-z])",
     # a year: 2025年, 二〇二一年, in 2025 (not 2,025 or 2025.5 or 2025 units)
     rf"{_CNY}\s*年(?!\s*(?:\d|[{CN_NUM}]))",
-    rf"(?<![A-Za-z0-9,.$¥€£-]){_Y}(?!\d|,\d|\.\d|\s?(?:%|percent|[A-Za-z]*[Hh]ours?|units?|km|mAh|metres?|meters?|m\b|USD|元|万|亿))",
+    rf"(?<![A-Za-z0-9,.$¥€£-]){_Y}(?!\d|,\d|\.\d|\s?(?:%|percent|[A-Za-z]*[Hh]ours?|units?|km|mAh|metres?|meters?|m\b|USD|元|万|亿)"
+    # a count of units is not a year: 1800 seconds, 2000 MB, "1800 (seconds)" in a config table
+    r"|\s?[（(]?\s?(?:milliseconds?|ms|seconds?|secs?|minutes?|mins?|days?|weeks?|months?|years?|[KMGT]B|毫秒|秒|分钟|小时|天)(?![A-Za-z]))",
 )]
 
 

@@ -49,7 +49,8 @@ _CURRENCY_PREFIX = [(r"US\$|\$|USD\s?", "usd"), (r"¥|￥|CNY\s?|RMB\s?|人民�
 _CURRENCY_SUFFIX = [(r"USD|US dollars?|dollars?|美元|美金", "usd"), (r"CNY|RMB|yuan|元|块钱|块", "cny"),
                     (r"EUR|euros?|欧元", "eur"), (r"GBP|pounds?|英镑", "gbp")]
 _SCALE_SUFFIX = [(r"trillion|tn", 1e12), (r"billion|bn|B", 1e9), (r"million|mn|M", 1e6),
-                 (r"thousand|k|K", 1e3), (r"亿", 1e8), (r"万", 1e4), (r"千", 1e3), (r"百", 1e2)]
+                 (r"thousand|k|K", 1e3), (r"万亿", 1e12), (r"千万", 1e7), (r"百万", 1e6), (r"十万", 1e5),
+                 (r"亿", 1e8), (r"万", 1e4), (r"千", 1e3), (r"百", 1e2)]  # 2千万 = 20,000,000
 _HEDGE = re.compile(r"(?:about|around|roughly|approximately|approx\.?|nearly|almost|some|over|more than|"
                     r"less than|under|约|大约|大概|近|将近|超过|逾|接近|上下)\s*$", re.IGNORECASE)
 
@@ -162,6 +163,18 @@ _RANGE_NEXT = re.compile(rf"\s*(?:to|-|–|~|～|and|or|至|到)\s*(?=(?:US\$|\$
 _UNIT_WORD = re.compile(r"\s?(?P<uw>[A-Z]{2,6}s?|[MGKT]bps|fps|dBm?|lux|nits?)(?![A-Za-z])")
 
 
+def _range_ok(first: float, sep: re.Match[str], text: str) -> bool:
+    """Whether ``first`` and the number after ``sep`` read as one range sharing its scale and unit.
+
+    "to", "-", "至" always join a range; "and" / "or" only an ascending pair ("5 or 6 days",
+    "19.8 and 24.6 million"): "an increase of 21,000 or 25%" states a count and a percentage.
+    """
+    if not re.fullmatch(r"\s*(?:and|or)\s*", sep.group(0), re.IGNORECASE):
+        return True
+    m = re.match(rf"(?:US\$|\$|¥|￥|€|£)?({_ARABIC})", text[sep.end():])
+    return m is not None and abs(first) <= float(re.sub(r"[^\d.]", "", m.group(1)) or 0)
+
+
 def _duration_or_other(value: float, unit: object, kind_code: str | None) -> tuple[str, float, str | None]:
     if kind_code in SECONDS:
         return "duration", value * SECONDS[kind_code], kind_code
@@ -241,7 +254,9 @@ def find_quantities(text: str) -> list[Quantity]:
                 value, decimals = v, 0
         step = 10.0 ** -decimals if decimals else 0.0
         if value <= 10 and text[end:end + 1] == "成" and not _CHENG_WORD.match(text, end):
-            out.append(Quantity("number", value * 10, text[start:end + 1], start, end + 1, "%", value * 10, step * 10))
+            # 成 counts tenths: "八成" (80%) is itself rounded to one 成, i.e. 10 points
+            out.append(Quantity("number", value * 10, text[start:end + 1], start, end + 1, "%", value * 10,
+                                step * 10 if decimals else 10.0))
             consumed = end + 1
             continue
         # scale words: 3.6亿, 48.2 million, 340k, 五千万
@@ -272,7 +287,7 @@ def find_quantities(text: str) -> list[Quantity]:
                 kind, qv, unit = _duration_or_other(value, code, code if code in SECONDS else None)
                 if kind == "number":
                     unit = str(code)
-            elif not sm and not cb and (nxt := _RANGE_NEXT.match(text, end)):
+            elif not sm and not cb and (nxt := _RANGE_NEXT.match(text, end)) and _range_ok(value, nxt, text):
                 other = find_quantities(text[nxt.end():nxt.end() + 40])
                 o = other[0] if other and other[0].start == 0 else None
                 wm = re.match(rf"(?:US\$|\$|¥|￥|€|£)?({_ARABIC})", o.text) if o is not None else None
@@ -288,8 +303,9 @@ def find_quantities(text: str) -> list[Quantity]:
                 unit = uw.group("uw").lower()  # 4 TOPS is not 4 GB
         hedged = _HEDGE.search(text[:start]) or re.match(r"\s*(?:左右|上下|多|余)", text[end:end + 3])
         if hedged and raw and raw == int(raw) and not decimals:
+            # "about 12,800" may round to its last non-zero digit, "roughly 38%" to a whole point
             zeros = len(str(int(raw))) - len(str(int(raw)).rstrip("0"))
-            step = max(step, 10.0 ** zeros if zeros else step)
+            step = max(step, 10.0 ** zeros)
         out.append(Quantity(kind, qv, text[start:end], start, end, unit, raw, step))
         consumed = end
     return out
