@@ -7,9 +7,11 @@ evidence passage states it *with its own subject*. Answers that combine document
 so atoms are grounded one by one, across passages, not all in one window:
 
 - A claim is cut into **segments**: its clauses (:func:`evalkit.judges.claims.clause_spans`),
-  cut again at a coordinator (``vs``, ``and``, ``对``, ``和``, ``、``...) when both sides
+  cut again at a coordinator (``vs``, ``and``, ``than``, ``对``, ``比``, ``和``, ``、``...) when both sides
   state a value, or when the right side is a clause with a subject of its own ("... and the
-  pilot runs for 6 weeks"). The **subject** of a value (number, duration, time) is the
+  pilot runs for 6 weeks"). A relative clause ("X, which bought Y in 2021, operates 312
+  stores") is an aside: the clause after it takes the subject from before it. The
+  **subject** of a value (number, duration, time) is the
   names, codes and dates of its segment; of a date, the names and codes. A segment that
   states values but names nothing ("2,240 万元" after "华南区更高：") takes the previous
   segment's subject, unless it opens with a noun phrase or pronoun of its own
@@ -168,10 +170,13 @@ def coverage(terms: Sequence[str], found_in: Sequence[Window]) -> float:
 
 # --- segments and subjects ---------------------------------------------------------------------
 _COORD = re.compile(
-    r"\s+(?:vs\.?|versus|and|to|while|whereas|compared (?:with|to)|against)\s+"
-    r"|(?<=[\u4e00-\u9fff\d%）)A-Za-z])\s*(?:对比|相比|对|而|和|与|及|、)\s*(?=[\u4e00-\u9fffA-Za-z\d（(])", re.IGNORECASE)
+    r"\s+(?:vs\.?|versus|and|to|while|whereas|than|compared (?:with|to)|against)\s+"
+    r"|(?<=[\u4e00-\u9fff\d%）)A-Za-z])\s*(?:对比|相比|对|比|而|和|与|及|、)\s*(?=[\u4e00-\u9fffA-Za-z\d（(])", re.IGNORECASE)
 
 _CLAUSE_COORD = re.compile(r"\s+(?:and|while|whereas)\s+|\s*而\s*", re.IGNORECASE)  # what joins two clauses
+# a relative clause ("Halvorsen Retail, which bought Fenwick's in 2021, operates 312 stores"): an aside
+# about the name before it; the clause after it continues the sentence's subject, not the aside's
+_RELATIVE = re.compile(r"(?:which|who|whose|whom|where)\b", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class Segment:
@@ -205,16 +210,21 @@ def segments(claim: Unit) -> list[Segment]:
         spans.append((cuts[-1], end))
     out: list[Segment] = []
     taken: set[int] = set()
+    context: tuple[int, ...] | None = None  # the subjects a following segment without any takes
     for start, end in spans:
         idx = tuple(i for i, a in enumerate(atoms) if i not in taken and _inside(a, start, end))
         taken.update(idx)
         subj = tuple(i for i in idx if atoms[i].kind in SUBJECT_KINDS)
         topic = ""
+        aside = bool(_RELATIVE.match(claim.text, start)) and out
         if not subj and out and any(atoms[i].kind in VALUE_KINDS for i in idx):
-            subj = out[-1].subjects  # "华南区更高：2,240 万元": the value belongs to the clause before
+            # "华南区更高：2,240 万元": the value belongs to the clause before (not to an aside before it)
+            subj = out[-1].subjects if aside or context is None else context
             topic = own_subject(claim.text[start:end]) or ""
             if topic:  # "..., 退款在 14 天内发放": about its own subject, in the same period ("2021年末，")
                 subj = tuple(j for j in subj if atoms[j].kind == "date")
+        if not aside:
+            context = subj
         out.append(Segment(start, end, idx, subj, topic))
     rest = tuple(i for i in range(len(atoms)) if i not in taken)  # atoms outside every clause (trailing marks)
     if rest:
@@ -305,15 +315,21 @@ def ground_atoms(claim: Unit, novel: Sequence[int], wins: Sequence[Window], pool
     """Ground each novel atom (indices into ``claim.atoms``) in the evidence; see the module docstring.
 
     A subject constrains its values only when the answer states it (a subject the question
-    gave is context, not a claim) and the evidence states it somewhere; an English name is
+    gave is context, not a claim, unless the claim gives values to two or more names: a
+    comparison) and the evidence states it somewhere; an English name is
     not looked for in a Chinese passage, nor a Chinese name in an English one.
     ``rank`` orders windows (higher first: content coverage of the claim); ``operands`` are
     quantities of earlier claims of the same answer, for derived numbers.
     """
     segs = segments(claim)
     novel_set = set(novel)
-    in_evidence = {j: any(p.supports(claim.atoms[j]) for p in pools.values()) for j in novel_set
-                   if claim.atoms[j].kind in SUBJECT_KINDS}
+    # a name the question gave is context, except in a comparison: when the claim gives values to two
+    # or more names, which value goes with which name is the claim ("Which is higher, East or West?" -
+    # "East $4.82 million, West $3.91 million"); a date the question gave is a period (below)
+    named = {j for i in novel if claim.atoms[i].kind in VALUE_KINDS for j in _subjects_of(i, segs, claim)
+             if claim.atoms[j].kind in ("entity", "code")}
+    in_evidence = {j: any(p.supports(a) for p in pools.values()) for j, a in enumerate(claim.atoms)
+                   if (j in novel_set and a.kind in SUBJECT_KINDS) or (len(named) >= 2 and j in named)}
     out: list[AtomGrounding] = []
     for i in novel:
         atom = claim.atoms[i]

@@ -74,3 +74,45 @@ def test_a_count_of_units_is_not_a_year(judge):
     q = "How long is the session timeout?"
     assert verdicts(judge, q, "The session times out after 30 minutes of inactivity.", ev) == ["supported"]
     assert verdicts(judge, q, "The session times out after 1800 minutes of inactivity.", ev) == ["unsupported"]
+
+
+# --- subjects across documents ---------------------------------------------------------------------
+def test_a_relative_clause_is_an_aside_about_the_name_before_it(judge):
+    # the 312 stores belong to Halvorsen Retail, not to the aside's year ("not with date 2021" before)
+    q = "How many stores does the retailer that bought Fenwick's operate?"
+    deal, stores = ("Fenwick's was bought by Halvorsen Retail in 2021.",
+                    "Halvorsen Retail operates 312 stores across Scandinavia and employs 9,400 people.")
+    assert verdicts(judge, q, "Halvorsen Retail, which bought Fenwick's in 2021, operates 312 stores.",
+                    deal, stores) == ["supported"]
+    assert verdicts(judge, q, "Halvorsen Retail, which bought Fenwick's in 2021, operates 321 stores.",
+                    deal, stores) == ["unsupported"]
+
+
+SALES = ("2024年第三季度华南区销售报告：华南区销售额为 2,240 万元，同比增长 8%。",
+         "华北区第三季度销售额 1,980 万元，环比下降 3%。")
+
+
+@pytest.mark.parametrize("answer, verdict", [
+    ("华南区销售额为 2,240 万元，华北区为 1,980 万元，华南区更高。", "supported"),
+    ("华南区 2,240 万元比华北区 1,980 万元高 260 万元。", "supported"),   # 比 between two values, and a derived gap
+    ("华北区销售额为 2,240 万元，华南区为 1,980 万元。", "unsupported"),    # swapped: each name is in the question
+])
+def test_a_comparison_binds_the_names_the_question_gave(judge, answer, verdict):
+    assert verdicts(judge, "2024年第三季度华南区和华北区哪个销售额更高？", answer, *SALES) == [verdict]
+
+
+def test_one_name_from_the_question_is_context_in_a_multi_hop_answer(judge):
+    # 成都 -> 二线城市 (one passage) -> 550 元 (another): a single name the question gave binds nothing
+    tiers = "二线城市：杭州、南京、苏州、成都、武汉、西安。"
+    caps = "住宿费标准：一线城市每晚 750 元，二线城市每晚 550 元，其他城市每晚 400 元。"
+    assert verdicts(judge, "去成都出差，每晚住宿标准是多少？", "成都每晚住宿 550 元（二线城市）。", tiers, caps) == ["supported"]
+
+
+def test_than_separates_the_two_sides_of_a_comparison(judge):
+    q = "Which city had more visitors in 2023, Nara or Kobe?"
+    ev = ("Nara welcomed 53.7 million visitors in 2023, according to the city tourism bureau.",
+          "Kobe recorded 41.2 million tourist visits in 2023.")
+    assert verdicts(judge, q, "In 2023 Nara had more visitors (53.7 million) than Kobe (41.2 million).", *ev) \
+        == ["supported"]
+    assert verdicts(judge, q, "In 2023 Kobe had more visitors (53.7 million) than Nara (41.2 million).", *ev) \
+        == ["unsupported"]
