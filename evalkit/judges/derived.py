@@ -30,6 +30,9 @@ __all__ = ["derivation"]
 _HEDGE_BEFORE = re.compile(r"(?:about|around|roughly|approximately|approx\.?|nearly|almost|some|~|约|大约|大概|近|将近|接近)"
                            r"\s*(?:[A-Z]{3}\s?|[$¥€£])?$", re.IGNORECASE)
 _HEDGE_AFTER = re.compile(r"^\s*(?:左右|上下)")
+# units whose evidence gaps are not what an answer computes: the ends of a range (-10°C ~ 60°C),
+# percentages (a change of a share is in points); durations are left out too (36 - 24 months)
+_NO_GAP = frozenset({None, "c", "deg", "%"})
 
 
 def _same_unit(a: Quantity, b: Quantity) -> bool:
@@ -49,22 +52,33 @@ def _fmt(q: Quantity) -> str:
     return q.text.strip()
 
 
-def derivation(target: Atom, operands: Sequence[Atom], text: str = "") -> str | None:
+def derivation(target: Atom, operands: Sequence[Atom], text: str = "", *, stated: bool = False) -> str | None:
     """How ``target`` (a number of a claim in ``text``) follows from ``operands``, or None.
 
     ``operands`` are atoms whose quantities the evidence grounds; the result names the
-    arithmetic, e.g. ``"270 万元 = 3,420 万元 - 3,150 万元"``.
+    arithmetic, e.g. ``"270 万元 = 3,420 万元 - 3,150 万元"``. ``stated=True``: the operands
+    are the evidence's own quantities, which the answer need not repeat ("第三季度比第二季度少
+    270 万元" against two reports); then only a difference or a percentage change of two
+    numbers in one explicit unit counts (money, units such as TOPS or mAh; not bare counts,
+    durations, temperatures or percentages), and the target must have a unit too: what a
+    comparison answer computes, nothing looser.
     """
     t = target.quantity
-    if t is None or target.kind not in ("number", "duration"):
+    if t is None or target.kind not in ("number", "duration") or (stated and (target.kind != "number" or not t.unit)):
         return None
     hedged = bool(_HEDGE_BEFORE.search(text[:target.start]) or _HEDGE_AFTER.match(text[target.end:]))
     step = t.step or 0.0
     qs = [a.quantity for a in operands if a.quantity is not None and a.kind in ("number", "duration")
-          and a.quantity is not t]
+          and a.quantity is not t and (not stated or (a.kind == "number" and a.quantity.unit not in _NO_GAP))]
     pct = t.kind == "number" and t.unit == "%"
     for a, b in permutations(qs, 2):
-        if not _same_unit(a, b):
+        if not _same_unit(a, b) or (stated and (a.unit != b.unit or a.unit == "%")):
+            continue
+        if stated:
+            if pct and b.value and _close(t.value, abs(a.value - b.value) / b.value * 100, step, hedged):
+                return f"{_fmt(t)} = |{_fmt(a)} - {_fmt(b)}| / {_fmt(b)} (both in the evidence)"
+            if not pct and a.unit == t.unit and a.value > b.value and _close(t.value, a.value - b.value, step, hedged):
+                return f"{_fmt(t)} = {_fmt(a)} - {_fmt(b)} (both in the evidence)"
             continue
         if _same_unit(a, t) and not (pct and a.unit != "%"):
             if a.value > b.value and _close(t.value, a.value - b.value, step, hedged):
@@ -80,6 +94,6 @@ def derivation(target: Atom, operands: Sequence[Atom], text: str = "") -> str | 
             if _close(t.value, a.value / b.value, step, hedged):
                 return f"{_fmt(t)} = {_fmt(a)} / {_fmt(b)}"
     same = [q for q in qs if _same_unit(q, t) and not (pct and q.unit != "%")]
-    if len(same) >= 3 and _close(t.value, sum(q.value for q in same), step, hedged):
+    if not stated and len(same) >= 3 and _close(t.value, sum(q.value for q in same), step, hedged):
         return f"{_fmt(t)} = " + " + ".join(_fmt(q) for q in same)
     return None

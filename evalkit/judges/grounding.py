@@ -373,7 +373,8 @@ def ground_atoms(claim: Unit, novel: Sequence[int], wins: Sequence[Window], pool
     for g in out:
         if g.window is not None:
             continue
-        how = derivation(g.atom, [a for a in list(operands) + grounded_q if a is not g.atom], claim.text)
+        how = derivation(g.atom, [a for a in list(operands) + grounded_q if a is not g.atom], claim.text) or \
+            derivation(g.atom, [a for p in pools.values() for a in p.atoms], claim.text, stated=True)
         if how:
             g.derived = how
             continue

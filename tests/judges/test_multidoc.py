@@ -116,3 +116,23 @@ def test_than_separates_the_two_sides_of_a_comparison(judge):
         == ["supported"]
     assert verdicts(judge, q, "In 2023 Kobe had more visitors (53.7 million) than Nara (41.2 million).", *ev) \
         == ["unsupported"]
+
+
+# --- numbers an answer computes from the evidence ------------------------------------------------------
+PROFIT = ("第二季度净利润 3,420 万元。", "第三季度净利润为 3,150 万元，主要受原材料涨价影响。")
+
+
+@pytest.mark.parametrize("answer, verdict", [
+    ("第三季度净利润比第二季度少 270 万元，下降约 7.9%。", "supported"),  # operands only in the evidence
+    ("第三季度比第二季度少 370 万元。", "unsupported"),
+    ("第三季度净利润比第二季度少 270 万元，下降约 9.7%。", "unsupported"),
+])
+def test_a_gap_of_two_evidence_amounts_is_derived(judge, answer, verdict):
+    assert verdicts(judge, "第二季度和第三季度的净利润相差多少？", answer, *PROFIT) == [verdict]
+
+
+def test_durations_and_temperatures_in_the_evidence_are_not_operands(judge):
+    # 12 months = 36 - 24 months and 70°C = 60°C - (-10°C) are not what the answers meant
+    ev = "Water damage is covered for 24 months. The extended plan covers 36 months. It works from -10°C to 60°C."
+    assert verdicts(judge, "?", "Water damage is covered for 12 months.", ev) == ["unsupported"]
+    assert verdicts(judge, "?", "It works from -10°C to 70°C.", ev) == ["unsupported"]
