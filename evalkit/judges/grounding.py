@@ -326,10 +326,10 @@ def ground_atoms(claim: Unit, novel: Sequence[int], wins: Sequence[Window], pool
     # a name the question gave is context, except in a comparison: when the claim gives values to two
     # or more names, which value goes with which name is the claim ("Which is higher, East or West?" -
     # "East $4.82 million, West $3.91 million"); a date the question gave is a period (below)
-    named = {j for i in novel if claim.atoms[i].kind in VALUE_KINDS for j in _subjects_of(i, segs, claim)
-             if claim.atoms[j].kind in ("entity", "code")}
+    valued = {j for i in novel if claim.atoms[i].kind in VALUE_KINDS for j in _subjects_of(i, segs, claim)
+              if claim.atoms[j].kind in ("entity", "code")}
     in_evidence = {j: any(p.supports(a) for p in pools.values()) for j, a in enumerate(claim.atoms)
-                   if (j in novel_set and a.kind in SUBJECT_KINDS) or (len(named) >= 2 and j in named)}
+                   if (j in novel_set and a.kind in SUBJECT_KINDS) or (len(valued) >= 2 and j in valued)}
     out: list[AtomGrounding] = []
     for i in novel:
         atom = claim.atoms[i]
