@@ -33,6 +33,12 @@ def test_hit_behaves_as_the_frozen_dataclass_it_declares():
     for score in (1, np.float32(0.1234567), np.float64(2.5e-7), 0.30000000000000004):
         assert Hit("a", "b", score).rounded == round(float(score), 6)
         assert type(Hit("a", "b", score).rounded) is float
+    # slotted: no per-hit __dict__ (rankings hold millions), and the rounding is not an attribute to set
+    assert not hasattr(h, "__dict__")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        h._rounded = 5.0  # type: ignore[misc]
+    lazy = Hit("a", "b", np.float64(0.1234567))
+    assert pickle.loads(pickle.dumps(lazy)).rounded == lazy.rounded == 0.123457
 
 
 def _hard_floats(rng) -> list[float]:
