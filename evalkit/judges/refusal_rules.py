@@ -236,7 +236,7 @@ def _compositional(clause: str) -> re.Match[str] | None:
 _SENTENCE = re.compile(r"(?:[^.!?。！？;；\n]|(?<=\d)\.(?=\d))+")
 _CLAUSE = re.compile(r"(?:[^.!?。！？;；\n,，:：、()（）【】\[\]—]|(?<=\d)[.,](?=\d))+")
 _RELATIVE_ZH = re.compile(r"^[^，,。.；;！!？?]{0,12}?的[\u4e00-\u9fff]{0,4}?(?:情况下|时候|(?:可以|可|能够|能|需要|需|应该|应|"
-                          r"须|会|将|请|都|也)[\u4e00-\u9fff]{2})")
+                          r"须|会|将|请|都|也)[\u4e00-\u9fff]{2}|(?:人|者|用户|员工|客户|人员|旅客|乘客|学生|会员)(?=[，,]))")
 _INFO_OBJECT_ZH = re.compile(_INFO_Q_ZH + _INFO_ZH + _INFO_HEAD_ZH)
 _SUBJECT_EXTRA_ZH = re.compile(r"恕|另外|此外|所以|因此|因而|故")
 
@@ -292,7 +292,7 @@ _META = re.compile(
     r"\b(?:sorry|unfortunately|regrettably|apologies|afraid)\b|抱歉|对不起|不好意思|遗憾|"
     r"\b(?:please|contact|reach\s+out|check\s+with|consult|support\s+team|help\s*desk|customer\s+(?:service|support)|"
     r"you\s+(?:may|might|can|could|should|need\s+to|want\s+to|would\s+need\s+to)|try|recommend|suggest|rephrase|"
-    r"more\s+context|help\s+you)\b|建议|请|您可以|你可以|联系|咨询|拨打|致电|稍后再试|更多(?:背景|信息|上下文)|客服|管理员",
+    r"more\s+context|help\s+you)\b|建议|^\s*请|请您|您可以|你可以|联系|咨询|拨打|致电|稍后再试|更多(?:背景|信息|上下文)|客服|管理员",
     re.IGNORECASE)
 # a clause about the speaker is not content, unless it states a belief ("I believe the fee is $20")
 _SPEAKER_META = re.compile(r"\b(?:i|me|my)\b(?![^.;,]{0,12}\b(?:believe|think|recall|understand|expect)\b)|我(?!们)",

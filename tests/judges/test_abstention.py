@@ -61,3 +61,58 @@ def test_the_held_out_split_meets_the_targets():
     tp = sum(p and g for p, g in zip(pred, gold))
     precision, recall = tp / sum(pred), tp / sum(gold)
     assert precision >= 0.95 and recall >= 0.95, (precision, recall)
+
+
+# --- refusals in users' own wordings (tests/judges/data/abstention_cases.jsonl) -----------------------------
+CASES = Path(__file__).resolve().parent / "data" / "abstention_cases.jsonl"
+FLOOR_PRECISION, FLOOR_RECALL = 0.95, 0.93  # per language, on the held-out split (the old rules: en 0.78/0.84, zh 0.71/0.80)
+
+
+def _cases(split: str) -> list[dict]:
+    rows = [json.loads(x) for x in CASES.read_text(encoding="utf-8").splitlines() if x.strip()]
+    return [r for r in rows if r["split"] == split]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_users_held_out_split_meets_the_floor(lang):
+    rows = [r for r in _cases("test") if r["lang"] == lang]
+    assert len(rows) >= 60 and {r["label"] for r in rows} == {"abstained", "answered"}
+    pred = [detect_abstention(r["answer"]).abstained for r in rows]
+    gold = [r["label"] == "abstained" for r in rows]
+    tp = sum(p and g for p, g in zip(pred, gold))
+    wrong = [r["answer"] for r, p, g in zip(rows, pred, gold) if p != g]
+    assert tp / sum(pred) >= FLOOR_PRECISION and tp / sum(gold) >= FLOOR_RECALL, wrong
+
+
+@pytest.mark.parametrize("answer", [
+    "關於這個問題，文件中沒有相關說明。", "很抱歉，知識庫裡找不到答案。",  # traditional characters
+    "N/A", "Unknown.", "未知。", "Answer: not specified.",  # a bare fragment is the whole refusal
+    "None of the supplied passages talk about the rollout plan.", "Neither source discusses the Q3 margin.",
+    "The excerpts don't go into pricing at all.", "There's no record of that in the materials I was given.",
+    "根据检索到的内容，无法判断合同是否有效。", "我在资料里没有看到关于年假结转的说明。",
+    "I don't know, but the helpdesk can probably tell you.",  # a contrast clause that only redirects
+    "很抱歉，资料中没有这方面的记载，建议您咨询人事部门。",
+])
+def test_refusals_in_users_wordings(answer):
+    assert detect_abstention(answer).abstained, answer
+
+
+@pytest.mark.parametrize("answer", [
+    "The inspection found no defects in the welds.", "No personal data is stored on the device.",
+    "There is no information counter at the north gate.", "The API returns 'No records found' for an empty query.",
+    "Error 403 (Forbidden) means the token has expired.", "The boiling point cannot be determined by this method.",
+    "Sorry, but gift cards cannot be refunded.", "本次巡检没有发现任何漏水。", "调查人员至今没有找到事故原因。",
+    "对不起，该票种无法退改。", "忘记密码的用户可以通过邮箱重置。", "找不到发票的员工，可以申请补开证明。",
+    "资料显示，2023 年没有发生安全事故。", "该文件不包含任何个人隐私数据。", "仅凭外观无法确定真伪，需要做专业鉴定。",
+])
+def test_worldly_negations_are_answers(answer):
+    assert not detect_abstention(answer).abstained, answer
+
+
+@pytest.mark.parametrize("answer", [
+    "The fee is $25 per month; the documents don't say whether it includes tax.",
+    "会员每月可免费退货两次。文档中没有提到非会员的规定。",
+])
+def test_an_answer_before_a_refusal_is_a_partial_answer(answer):
+    d = detect_abstention(answer)
+    assert (d.abstained, d.reason) == (False, "partial"), answer
