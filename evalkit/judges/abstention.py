@@ -11,7 +11,9 @@ as a hallucination and a negative fact as an abstention.
 1. a user ``not_patterns`` match: answered (a wording the user knows is an answer);
 2. a user ``extra_patterns`` match: abstained (a refusal wording of the user's system);
 3. ``finish_reason == "content_filter"``: abstained (the model's provider refused);
-4. an empty answer: abstained;
+4. an empty answer: abstained, unless ``finish_reason == "length"``: a model cut off before it
+   wrote anything (a reasoning model that spent its tokens) did not refuse; that answer is
+   neither an abstention nor an answer (``reason="truncated"``);
 5. the bilingual defaults (:mod:`evalkit.judges.refusal_rules`): a **refusal** says that the
    speaker, the sources or the information itself lack the answer: "I don't know", "I can't
    find", "the context / documents / knowledge base do not mention it", "no relevant
@@ -48,7 +50,7 @@ class Abstention:
     """The finding: whether the answer abstained, why (``reason``) and the text that decided it."""
 
     abstained: bool
-    reason: str        # empty | content_filter | refusal | user_pattern | user_not_pattern | partial | answer
+    reason: str        # empty | truncated | content_filter | refusal | user_pattern | user_not_pattern | partial | answer
     matched: str = ""  # the words of the answer that matched (or the pattern, for user patterns)
 
     @property
@@ -101,6 +103,8 @@ def detect_abstention(answer: str, *, finish_reason: str | None = None, extra_pa
     if (finish_reason or "").lower() == "content_filter":
         return Abstention(True, "content_filter", "finish_reason=content_filter")
     if not text.strip():
+        if (finish_reason or "").lower() == "length":
+            return Abstention(False, "truncated", "finish_reason=length")
         return Abstention(True, "empty")
     norm = normalise(text)
     spans = refusal_spans(norm)

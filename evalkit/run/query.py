@@ -188,7 +188,9 @@ def _state_answer(ctx: QueryContext, state: dict[str, Any], failed: bool) -> Ans
     """The answer a graph's final state holds (written by a generate, fallback or external node)."""
     text = state.get(ANSWER, "")
     finding = abstention_finding(text, state.get(ABSTENTION), ctx.abstention, failed)
-    abstained = bool(finding.get("abstained")) or state.get(OUTCOME) in ABSTAINING_OUTCOMES
+    # a failed query is neither answered nor abstained (evalkit.metrics.answer), whatever its answer says,
+    # as for answers scored from a file (evalkit.scoring.scorer)
+    abstained = (bool(finding.get("abstained")) or state.get(OUTCOME) in ABSTAINING_OUTCOMES) and not failed
     texts = state.get(EVIDENCE_TEXTS) or {}  # passages an external system returned as text (nodes/external.py)
     evidence = [Evidence(h.id, h.doc_id, texts[h.id] if h.id in texts else ctx.passages.text(h.id), float(h.score))
                 for h in state.get(ANSWER_EVIDENCE, [])]

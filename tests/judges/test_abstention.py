@@ -116,3 +116,10 @@ def test_worldly_negations_are_answers(answer):
 def test_an_answer_before_a_refusal_is_a_partial_answer(answer):
     d = detect_abstention(answer)
     assert (d.abstained, d.reason) == (False, "partial"), answer
+
+
+def test_an_empty_answer_cut_off_by_the_token_limit_is_not_a_refusal():
+    # a reasoning model that spent max_tokens before writing anything did not decline
+    d = detect_abstention("", finish_reason="length")
+    assert (d.abstained, d.reason) == (False, "truncated")
+    assert detect_abstention("  ", finish_reason="stop").abstained
