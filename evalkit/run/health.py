@@ -16,7 +16,12 @@ A query is degraded when a trace event shows one of:
 - a call to the user's system that failed and was recorded (an ``http`` node with
   ``on_failure: record`` writes ``external_failure``, with its ``kind`` and ``attempts``);
 - a node error after which the graph went on through its ``on_error`` edge (cause: the
-  error's ``kind`` when it has one, else its type).
+  error's ``kind`` when it has one, else its type);
+- a generator whose LLM answered HTTP 200 with nothing usable: an empty answer (cause
+  ``empty_answer``) or a provider refusal (``finish_reason`` ``content_filter``, cause
+  ``content_filter``). The call "succeeded", but the answer describes the endpoint, not the
+  pipeline: a candidate whose provider returns nothing must not pass a gate on retrieval
+  metrics alone.
 
 A query that stopped on an error is *failed*, counted apart (``n_failed``). Reads records
 only (trace events), so finished runs and scored outputs are judged the same way.
@@ -54,10 +59,31 @@ def degradations(trace: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             causes.append(str(err.get("kind") or err.get("type") or "error"))
         if failed and not causes:
             causes.append(str((err or {}).get("kind") or "llm_failure"))
+        unusable = _unusable_answer(e, llm, wrote)
+        if unusable:
+            causes.append(unusable)
         for cause in dict.fromkeys(causes):
             out.append({"node": e.get("node"), "step": e.get("step"), "cause": cause, "failed_calls": failed,
                         "tries": tries})
     return out
+
+
+UNUSABLE_ANSWERS = {"empty": "empty_answer", "content_filter": "content_filter"}
+"""Abstention reasons (:mod:`evalkit.judges.abstention`) of an LLM reply that carried no answer -> cause."""
+
+
+def _unusable_answer(event: Mapping[str, Any], llm: Mapping[str, Any], wrote: Mapping[str, Any]) -> str | None:
+    """The cause when a generator event's LLM call returned no usable answer (empty, content filter), else None.
+
+    Only events that called an LLM count: a generator that had no evidence and wrote its fixed
+    refusal without asking a model is healthy.
+    """
+    if event.get("role") != "generator" or not int(llm.get("calls") or 0):
+        return None
+    finding = wrote.get("abstention")
+    if not isinstance(finding, Mapping):
+        return None
+    return UNUSABLE_ANSWERS.get(str(finding.get("reason") or ""))
 
 
 def is_degraded(result: Any) -> bool:

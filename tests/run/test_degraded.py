@@ -105,6 +105,25 @@ def test_a_partial_outage_degrades_only_its_queries_and_the_gate_pairs_the_healt
     assert "1 degraded query left out" in res.output
 
 
+def test_an_llm_that_answers_nothing_usable_degrades_and_the_gate_refuses(evalset, tmp_path: Path, scripted_server):
+    """HTTP 200 with an empty answer, or a provider refusal (content_filter): the call "succeeded", the
+    answer is absent. Both are degraded (the retrieval metrics alone would pass the gate)."""
+    scripted_server.push("text:", "finish:content_filter", "text:", "finish:content_filter")
+    mute = answering("mute", openai(scripted_server.base_url))
+    base = answering("base", {"backend": "extractive"})
+    out = tmp_path / "m.json"
+    summary = run(evalset, [base, mute], out)
+    rows = [r for r in read_results(out.with_suffix("") / "mute" / "per_query.jsonl") if r.retrieved]
+    causes = sorted(d["cause"] for r in rows for d in r.degraded)
+    assert causes == sorted(["empty_answer", "content_filter", "empty_answer", "content_filter"][:len(rows)])
+    assert summary.variants["mute"].metrics["degraded"] == len(rows)
+    assert summary.variants["base"].metrics["degraded"] == 0.0  # extractive: no LLM call, nothing degraded
+    res = CliRunner().invoke(cli, ["gate", "--baseline", str(out), "--candidate", str(out), "--baseline-variant",
+                                   "base", "--candidate-variant", "mute", "--metric", "hit@5", "--max-drop", "0.5"])
+    assert res.exit_code == 6, res.output
+    assert "empty_answer" in res.output and "content_filter" in res.output
+
+
 def test_a_reused_execution_keeps_its_failure(evalset, tmp_path: Path, closed_port):
     # two variants share a rewrite whose LLM is down (it falls back to its offline path): both are degraded
     def variant(name: str, k: int) -> dict:
