@@ -8,14 +8,18 @@ The candidate passes a metric when the lower confidence bound of the improvement
 above ``-max_drop``: with the chosen confidence, it is at most ``max_drop`` worse.
 
 Before testing, the gate refuses (each refusal is an error class with its own
-``exit_code``; the table is in ``evalkit gate --help``): runs of different eval sets or
-corpora (3, ``DifferentEvalSetsError``); an eval set that no longer matches what a run
+``exit_code``; the table is in ``evalkit gate --help``): runs of different eval sets,
+corpora or versions (3, ``DifferentEvalSetsError``; two versions of one append-only set only
+with ``shared_queries``); a variant that did not finish, or whose per-query records do not
+cover its eval set (7, :class:`evalkit.analysis.runs.IncompleteRunError`); an eval set that no longer matches what a run
 recorded, re-verified with :func:`evalkit.evalsets.load_eval_set` when the set file is
 available, or runs that disagree on a shared query (4, ``TamperedEvalSetError``); a
 candidate with more failed queries than allowed (5, :class:`TooManyFailuresError`); a candidate
 degraded on a larger share of queries than the baseline's plus ``max_degraded_share`` (6,
 :class:`DegradedCandidateError`; a degraded query is one whose LLM call failed after retries,
-whatever the graph did next, :mod:`evalkit.run.health`). Answer metrics are paired on the
+whatever the graph did next, or whose LLM answered nothing usable, :mod:`evalkit.run.health`), or
+that generates but answered none of the shared queries the baseline answered some of (6).
+Answer metrics are paired on the
 queries healthy in both runs (the others' answers are fallbacks), and the result says how many
 were left out. Runs of two versions of the same append-only set are compared
 on their shared queries, and the result says how many.
@@ -30,6 +34,7 @@ from typing import Any
 from evalkit.analysis import stats
 from evalkit.analysis.direction import higher_is_better, per_query_hint, sign
 from evalkit.analysis.pairing import (
+    DifferentEvalSetsError,
     TamperedEvalSetError,
     check_eval_sets,
     check_scoring,
@@ -39,7 +44,7 @@ from evalkit.analysis.pairing import (
     pair,
     per_query_values,
 )
-from evalkit.analysis.runs import LoadedRun
+from evalkit.analysis.runs import LoadedRun, check_finished, check_records
 from evalkit.analysis.tables import Column, Layout, TableData, render, wrap
 from evalkit.errors import EvalkitError, EvalSetError, did_you_mean
 from evalkit.run.health import degradations, is_degraded
@@ -143,15 +148,26 @@ def _verify_answers_file(run: LoadedRun, ref: Any) -> str:
 def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, candidate_variant: str,
              margins: Sequence[tuple[str, float]], *, confidence: float = 0.95, n_resamples: int = 10_000,
              seed: int = 0, max_failed_share: float = 0.0, max_degraded_share: float = 0.0,
-             corrected: Any = None) -> GateResult:
+             corrected: Any = None, shared_queries: bool = False) -> GateResult:
     """Check the eval sets, the candidate's failures and degraded share, then every metric (module docstring).
 
     ``corrected`` (``{"baseline": Corrected, "candidate": Corrected}``): for ``hallucinated``
     and ``faithfulness``, when both runs have judge-corrected estimates, the check tests
     the difference of those estimates (lower bound of the normal interval of the
     improvement, from the summed variances) instead of the raw judge values.
+    ``shared_queries``: gate runs of two versions of one append-only set on the queries they
+    share (refused otherwise: the queries only one version has would go ungated).
     """
-    note = check_eval_sets(baseline.summary.eval_set, candidate.summary.eval_set, allow_versions=True)
+    for run, name in ((baseline, baseline_variant), (candidate, candidate_variant)):
+        check_finished(run, name)
+        check_records(run, name)
+    a_ref, b_ref = baseline.summary.eval_set, candidate.summary.eval_set
+    note = check_eval_sets(a_ref, b_ref, allow_versions=True)
+    if a_ref.version != b_ref.version and not shared_queries:
+        raise DifferentEvalSetsError(
+            f"the baseline ran eval set '{a_ref.name}' v{a_ref.version} ({a_ref.n_queries} queries) and the candidate "
+            f"v{b_ref.version} ({b_ref.n_queries} queries): the queries only one version has would go ungated. "
+            f"Re-run one of them on the other's version, or pass --shared-queries to gate on the queries both share")
     check_scoring(baseline.summary.scoring, candidate.summary.scoring, (baseline.label, candidate.label))
     verified = [verify_eval_set(baseline, baseline_variant), verify_eval_set(candidate, candidate_variant)]
     base = baseline.results(baseline_variant)
@@ -177,12 +193,18 @@ def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, c
             f"the candidate {labels[1]} is degraded on {len(sick['candidate'])} of {len(shared)} queries "
             f"({degraded['candidate']:.1%}; causes: {', '.join(causes)}), the baseline on {len(sick['baseline'])} "
             f"({degraded['baseline']:.1%}); --max-degraded-share allows {max_degraded_share:.1%} more. A degraded "
-            "query is one whose LLM call failed after retries; see 'degraded' in its per_query.jsonl")
+            "query is one whose LLM call failed after retries or answered nothing usable (empty, content filter); see "
+            "'degraded' in its per_query.jsonl")
+    _check_answered(base, cand, only, labels)
     healthy = only - sick["baseline"] - sick["candidate"]
     available = [m for m in metric_names(base) if m in metric_names(cand)]
     checks = []
     for metric, max_drop in margins:
         if metric not in available:
+            missing = [label for label, rs in zip(labels, (base, cand)) if metric not in metric_names(rs)]
+            if metric in metric_names(base) or metric in metric_names(cand):
+                raise EvalkitError(f"metric '{metric}' has no per-query value in {' or '.join(missing)}: "
+                                   f"{_why_absent(cand if labels[1] in missing else base, metric)}")
             raise EvalkitError(f"metric '{metric}' is not in both runs"
                                f"{per_query_hint(metric) or did_you_mean(metric, available)}")
         keep = only if is_retrieval_metric(metric) or metric == "degraded" else healthy
@@ -203,6 +225,42 @@ def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, c
                       baseline_queries=len(base), candidate_queries=len(cand), checks=checks, confidence=confidence,
                       n_resamples=n_resamples, seed=seed, failed_share=share, verified=verified,
                       degraded_share=degraded, degraded_dropped=len(only - healthy))
+
+
+def _answered(results: Sequence[Any], only: set[str]) -> tuple[int, int]:
+    """(queries answered, queries a generator ran on) among ``only``; (0, 0) for a variant that does not generate."""
+    ran = [r for r in results if r.query_id in only and r.generation]
+    return sum(bool(r.metrics.get("answered")) for r in ran), len(ran)
+
+
+def _check_answered(base: Sequence[Any], cand: Sequence[Any], only: set[str], labels: tuple[str, str]) -> None:
+    """Refuse a candidate that generates but answered none of the shared queries while the baseline answered some.
+
+    Empty answers, provider refusals, a model that declines everything and fallbacks all end as
+    "not answered": such a candidate's retrieval metrics may be perfect, its answers are absent.
+
+    Raises:
+        DegradedCandidateError: with the counts and the most frequent reasons.
+    """
+    from collections import Counter
+
+    (b_ok, _), (c_ok, c_ran) = _answered(base, only), _answered(cand, only)
+    if c_ran and not c_ok and b_ok:
+        reasons = Counter(str(((r.generation or {}).get("abstention") or {}).get("reason") or r.outcome or "?")
+                          for r in cand if r.query_id in only and r.generation)
+        top = ", ".join(f"{why} {n}" for why, n in reasons.most_common(3))
+        raise DegradedCandidateError(f"the candidate {labels[1]} answered none of the {c_ran} shared queries it "
+                                     f"generated for (reasons: {top}); the baseline answered {b_ok}. Its LLM is down "
+                                     "or refuses everything: see 'generation' in its per_query.jsonl")
+
+
+def _why_absent(results: Sequence[Any], metric: str) -> str:
+    """Why a run has no value of ``metric``: how many of its queries were answered, judged or degraded."""
+    n = len(results)
+    answered = sum(bool(r.metrics.get("answered")) for r in results)
+    degraded = sum(is_degraded(r) for r in results)
+    return (f"{answered} of its {n} queries were answered and {degraded} degraded, so no answer was judged for "
+            f"'{metric}'" if any(r.generation for r in results) else f"none of its {n} queries carries '{metric}'")
 
 
 def _corrected_check(metric: str, max_drop: float, corrected: Any, s: int, n: int) -> GateCheck | None:

@@ -30,6 +30,55 @@ from evalkit.records import EvalSetRef, QueryResult, RunSummary, VariantSummary
 RUN_ID = re.compile(r"[0-9a-f]{32}")
 
 
+class IncompleteRunError(EvalkitError):
+    """A run (or one of its variants) did not finish: interrupted, or its records no longer match its summary."""
+
+    exit_code = 7
+
+
+def check_finished(run: LoadedRun, name: str) -> None:
+    """Refuse a variant that did not finish in ``run`` (still pending, or the run was cut short before it).
+
+    Raises:
+        IncompleteRunError: naming the run, its status and how to finish it.
+    """
+    s = run.summary
+    if name in s.variants and name not in s.pending:
+        return
+    if name in s.pending or (s.partial and name not in s.variants):
+        how = f" ({s.interrupted})" if s.interrupted else ""
+        raise IncompleteRunError(f"{run.source}: variant '{name}' did not finish: the run is {s.status}{how}, "
+                                 f"pending: {', '.join(s.pending) or 'none'}; finish it with `evalkit run --resume "
+                                 f"{run.summary_path or run.source}` before comparing or gating it")
+
+
+def check_records(run: LoadedRun, name: str) -> None:
+    """Refuse a variant whose ``per_query.jsonl`` does not hold one record per query of its summary and eval set.
+
+    A run killed after an earlier, finished run to the same ``--output`` leaves the old summary
+    beside a half-written ``per_query.jsonl``; a partial or hand-edited file must not be
+    paired on "shared queries" as if nothing were missing.
+
+    Raises:
+        IncompleteRunError: the counts (or a repeated query id) and how to fix it.
+    """
+    rows = run.rows(name)
+    ids = [str(r.get("query_id")) for r in rows]
+    dupes = sorted({q for q in ids if ids.count(q) > 1}) if len(set(ids)) != len(ids) else []
+    if dupes:
+        raise IncompleteRunError(f"{run.source}: variant '{name}': per_query.jsonl holds query "
+                                 f"{', '.join(dupes[:5])} more than once; re-run it")
+    expected = [(n, what) for n, what in ((run.variant(name).n_queries, "its summary"),
+                                          (run.summary.eval_set.n_queries, f"eval set {run.summary.eval_set.name} "
+                                           f"v{run.summary.eval_set.version}")) if n]
+    for n, what in expected:
+        if len(rows) != n:
+            raise IncompleteRunError(f"{run.source}: variant '{name}' has {len(rows)} per-query records but {what} "
+                                     f"has {n} queries: the run was interrupted (or re-run and killed) after its "
+                                     f"summary was written, or its files were edited; finish it with `evalkit run "
+                                     f"--resume {run.summary_path or run.source}`, or run it again")
+
+
 @dataclass
 class LoadedRun:
     """A finished run: its summary, where it came from, and lazily loaded per-query records."""
@@ -183,8 +232,11 @@ def load_run(spec: str | Path, tracking_uri: str | None = None) -> LoadedRun:
     if path.is_dir() or (not path.suffix and path.with_suffix(".json").is_file()):
         summary = path.with_suffix(".json") if path.name else path.parent.with_suffix(".json")
         if not summary.is_file():
+            _refuse_unfinished(path, summary, text)
             raise EvalkitError(f"{text}: results folder without its summary {summary}; pass the --output JSON")
         return _from_summary(summary, text)
+    if path.suffix == ".json" and not path.exists():
+        _refuse_unfinished(path.with_suffix(""), path, text)
     if RUN_ID.fullmatch(text):
         uri = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
         if not uri:
@@ -193,6 +245,17 @@ def load_run(spec: str | Path, tracking_uri: str | None = None) -> LoadedRun:
         return _from_mlflow(text, uri)
     raise EvalkitError(f"'{text}' is not a run: pass a summary JSON (results/NAME.json), its results folder "
                        "(results/NAME/) or an MLflow run id with --tracking-uri")
+
+
+def _refuse_unfinished(folder: Path, summary: Path, text: str) -> None:
+    """``IncompleteRunError`` when ``folder`` holds the records of a run killed before any summary was written."""
+    started = folder.is_dir() and ((folder / "invocation.json").is_file() or any(folder.glob("*/run.json")))
+    if started:
+        counts = ", ".join(f"{p.parent.name}: {sum(1 for _ in p.open(encoding='utf-8'))} queries written"
+                           for p in sorted(folder.glob("*/per_query.jsonl")))
+        raise IncompleteRunError(f"{text}: the run in {folder}/ was interrupted before it wrote its summary "
+                                 f"{summary} ({counts or 'no query written'}); finish it with `evalkit run --resume "
+                                 f"{summary}`")
 
 
 def _from_summary(path: Path, source: str) -> LoadedRun:

@@ -25,6 +25,9 @@ from evalkit.commands.options import layout, render_checked, table_options
 @click.option("--max-degraded-share", type=click.FloatRange(0, 1), default=0.0, show_default=True,
               help="Refuse (exit 6) when the candidate's share of degraded queries (an LLM call failed after "
                    "retries, whatever the graph did next) exceeds the baseline's by more than this.")
+@click.option("--shared-queries", is_flag=True,
+              help="Gate runs of two versions of one append-only eval set on the queries both versions have "
+                   "(refused otherwise, exit 3: the other queries would go ungated).")
 @click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True,
               help="Two-sided level of the bootstrap interval whose lower bound is tested.")
 @click.option("--resamples", type=click.IntRange(100, 1_000_000), default=10_000, show_default=True,
@@ -40,7 +43,8 @@ from evalkit.commands.options import layout, render_checked, table_options
 @click.pass_context
 def gate(ctx: click.Context, baseline_ref: str, candidate_ref: str, metrics: tuple[str, ...],
          max_drops: tuple[float, ...], variant: str | None, baseline_variant: str | None,
-         candidate_variant: str | None, max_failed_share: float, max_degraded_share: float, confidence: float,
+         candidate_variant: str | None, max_failed_share: float, max_degraded_share: float, shared_queries: bool,
+         confidence: float,
          resamples: int, seed: int, json_path: Path | None, tracking_uri: str | None, wide: bool,
          columns: str | None, labels: tuple[Path, ...]) -> None:
     """Pass (exit 0) when the candidate is not worse than the baseline by more than a margin.
@@ -49,7 +53,8 @@ def gate(ctx: click.Context, baseline_ref: str, candidate_ref: str, metrics: tup
     queries and the candidate-minus-baseline difference is bootstrapped; the metric
     passes when the lower confidence bound is above -max_drop (for lower-is-better
     metrics such as hallucination or latency the test is mirrored). Runs of two versions
-    of one append-only eval set are compared on their shared queries.
+    of one append-only eval set are refused, or with --shared-queries compared on the
+    queries both versions have.
 
     \b
     Example:
@@ -61,13 +66,16 @@ def gate(ctx: click.Context, baseline_ref: str, candidate_ref: str, metrics: tup
       0  the candidate is non-inferior on every named metric
       1  the candidate may be worse by more than a margin on some metric (table printed)
       2  usage error: bad option, unknown run, variant or metric
-      3  the runs used different eval sets (name or corpus)
+      3  the runs used different eval sets (name, corpus, or version without --shared-queries)
       4  tampered eval set: the set file no longer matches the hash a run recorded
          (re-verified when the file is available), or the runs disagree on a shared query
       5  too many failed queries in the candidate (--max-failed-share, default 0)
       6  the candidate is degraded on more queries than the baseline: its LLM failed after
          retries and the graph fell back (--max-degraded-share, default 0); answer metrics
-         are always paired on the queries healthy in both runs
+         are always paired on the queries healthy in both runs; also when its LLM answered
+         empty or content-filtered replies, or it answered none of the shared queries
+      7  a run did not finish: interrupted (no summary, or the variant still pending), or its
+         per_query.jsonl does not hold one record per query of its eval set
     """
     from evalkit.analysis.gate import format_gate, run_gate
     from evalkit.analysis.runs import load_run
@@ -91,7 +99,7 @@ def gate(ctx: click.Context, baseline_ref: str, candidate_ref: str, metrics: tup
                                            confidence=confidence)
         result = run_gate(baseline, candidate, a, b, margins, confidence=confidence, n_resamples=resamples,
                           seed=seed, max_failed_share=max_failed_share, max_degraded_share=max_degraded_share,
-                          corrected=corrected)
+                          corrected=corrected, shared_queries=shared_queries)
     except EvalkitError as exc:
         click.echo(f"error: {exc}", err=True)
         ctx.exit(getattr(exc, "exit_code", 2))
@@ -114,6 +122,11 @@ def _variants(baseline, candidate, variant, baseline_variant, candidate_variant)
             raise EvalkitError("--baseline-variant and --candidate-variant go together")
         a, b = baseline_variant, candidate_variant
     else:
+        from evalkit.analysis.runs import check_finished
+
+        for run in (baseline, candidate):
+            if run.summary.pending and not run.summary.variants:  # killed before any variant finished
+                check_finished(run, run.summary.pending[0])
         common = [n for n in baseline.variant_names if n in candidate.variant_names]
         if len(baseline.variant_names) == 1 and len(candidate.variant_names) == 1:
             a, b = baseline.variant_names[0], candidate.variant_names[0]
@@ -122,6 +135,10 @@ def _variants(baseline, candidate, variant, baseline_variant, candidate_variant)
         else:
             raise EvalkitError(f"name the variant: --variant NAME (shared: {', '.join(common) or 'none'}), or "
                                "--baseline-variant A --candidate-variant B")
+    from evalkit.analysis.runs import check_finished
+
+    check_finished(baseline, a)
+    check_finished(candidate, b)
     baseline.variant(a)
     candidate.variant(b)
     return a, b

@@ -121,6 +121,9 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
     summary = RunSummary(eval_set=ref, variants={}, git_commit=git_commit(), scoring=options.scoring.to_dict(),
                          status="running", pending=list(names))
     folder = results_folder(options.output)
+    # a summary saying "running" before any per_query.jsonl is truncated: a run killed now must never leave the
+    # summary of an earlier, finished run beside its half-written records (analysis would read them as finished)
+    write_json_atomic(options.output, summary.to_dict())
     tracker = _start_tracking(summary, names, options, echo)
     try:
         with signals_interrupt():

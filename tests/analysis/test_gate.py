@@ -119,9 +119,73 @@ def test_versions_of_one_set_compare_shared_queries(tmp_path: Path):
     more = [*QUESTIONS, ("q17", "How many Ethernet ports?", ["prod-001"], "single")]
     base = write_run(tmp_path, "base", {"v": _results(QUESTIONS)}, path=str(path), sha=v1.sha256)
     cand = write_run(tmp_path, "cand", {"v": _results(more)}, path=str(path), sha=v2.sha256, version=2)
-    res = _gate(base, cand, "--metric", "hit@5", "--max-drop", "0.02")
+    res = _gate(base, cand, "--metric", "hit@5", "--max-drop", "0.02")  # q17 would go ungated: refused
+    assert res.exit_code == 3 and "v1 (16 queries) and the candidate v2 (17 queries)" in res.output
+    assert "--shared-queries" in res.output
+    res = _gate(cand, base, "--metric", "hit@5", "--max-drop", "0.02")  # a candidate that skipped q17 likewise
+    assert res.exit_code == 3, res.output
+    res = _gate(base, cand, "--metric", "hit@5", "--max-drop", "0.02", "--shared-queries")
     assert res.exit_code == 0, res.output
     assert "v1 vs v2" in res.output and "comparing the 16 shared queries only (baseline 16, candidate 17)" in res.output
+
+
+def test_exit_7_records_short_of_the_summary(tmp_path: Path, es):
+    """A finished run re-run to the same --output and killed: the old summary beside a half-written file."""
+    base = _run(tmp_path, "base", _results(QUESTIONS), es)
+    cand = _run(tmp_path, "cand", _results(QUESTIONS), es)
+    records = tmp_path / "cand" / "v" / "per_query.jsonl"
+    records.write_text("".join(records.read_text().splitlines(keepends=True)[:5]))
+    res = _gate(base, cand, "--metric", "hit@5", "--max-drop", "0.02")
+    assert res.exit_code == 7 and "has 5 per-query records but its summary has 16 queries" in res.output
+    es["path"].rename(es["path"].with_suffix(".gone"))  # without the set file to re-verify: still refused
+    assert _gate(base, cand, "--metric", "hit@5", "--max-drop", "0.02").exit_code == 7
+    assert _gate(cand, base, "--metric", "hit@5", "--max-drop", "0.02").exit_code == 7  # a short baseline too
+
+
+def test_exit_7_interrupted_runs(tmp_path: Path, es):
+    base = _run(tmp_path, "base", _results(QUESTIONS), es)
+    # killed before any summary: the folder has the invocation and a partial per_query.jsonl
+    (tmp_path / "killed" / "v").mkdir(parents=True)
+    (tmp_path / "killed" / "invocation.json").write_text("{}")
+    (tmp_path / "killed" / "v" / "run.json").write_text("{}")
+    (tmp_path / "killed" / "v" / "per_query.jsonl").write_text(json.dumps(_results(QUESTIONS)[0].to_dict()) + "\n")
+    for ref in (tmp_path / "killed.json", tmp_path / "killed"):
+        res = _gate(base, ref, "--metric", "hit@5", "--max-drop", "0.02")
+        assert res.exit_code == 7 and "interrupted before it wrote its summary" in res.output, res.output
+        assert "v: 1 queries written" in res.output and "--resume" in res.output
+    # killed while the variant ran: the summary says running, the variant pending
+    cand = _run(tmp_path, "cand", _results(QUESTIONS), es)
+    data = json.loads(cand.read_text())
+    data.update(status="running", pending=["v"], partial=True)
+    data["variants"] = {}
+    cand.write_text(json.dumps(data))
+    for extra in ((), ("--variant", "v")):
+        res = _gate(base, cand, "--metric", "hit@5", "--max-drop", "0.02", *extra)
+        assert res.exit_code == 7 and "variant 'v' did not finish: the run is running" in res.output, res.output
+
+
+def test_exit_6_a_candidate_that_answered_nothing(tmp_path: Path, es):
+    """Perfect retrieval, every answer refused: a gate on hit@5 alone must not pass it."""
+    def answering(refuse: bool) -> list:
+        out = _results(QUESTIONS)
+        for r in out:
+            r.generation = {"answer": "I can't help with that." if refuse else "Yes [fin-001].",
+                            "abstention": {"abstained": refuse, "reason": "refusal" if refuse else "answer"}}
+            r.metrics["answered"] = 0.0 if refuse else 1.0
+        return out
+    base = _run(tmp_path, "base", answering(False), es)
+    cand = _run(tmp_path, "cand", answering(True), es)
+    res = _gate(base, cand, "--metric", "hit@5", "--max-drop", "0.02")
+    assert res.exit_code == 6 and "answered none of the 16 shared queries" in res.output
+    assert "refusal 16" in res.output and "the baseline answered 16" in res.output
+    assert _gate(base, base, "--metric", "hit@5", "--max-drop", "0.02").exit_code == 0
+
+
+def test_a_metric_only_one_run_has_says_why(tmp_path: Path, es):
+    base = _run(tmp_path, "base", _results(QUESTIONS, hallucinated=0.0), es)
+    cand = _run(tmp_path, "cand", _results(QUESTIONS), es)
+    res = _gate(base, cand, "--metric", "hallucinated", "--max-drop", "0.02")
+    assert res.exit_code == 2 and "'hallucinated' has no per-query value in cand:v" in res.output
 
 
 def test_usage_errors_exit_2_and_help_lists_exit_codes(tmp_path: Path, es):
@@ -137,5 +201,5 @@ def test_usage_errors_exit_2_and_help_lists_exit_codes(tmp_path: Path, es):
     assert res.exit_code == 2 and "one --max-drop per --metric" in res.output
     help_ = CliRunner().invoke(cli, ["gate", "--help"]).output
     for code in ("0  the candidate is non-inferior", "3  the runs used different eval sets", "4  tampered",
-                 "5  too many failed queries"):
+                 "5  too many failed queries", "7  a run did not finish"):
         assert code in help_
