@@ -249,9 +249,14 @@ def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | No
     """
     if resume:  # --resume OUTPUT: the saved invocation, with any option given now on top
         request = RunRequest.load(Path(resume))
-        if output is not None and Path(output) != Path(request.output):
-            raise click.BadParameter(f"--output {output} differs from the run being resumed ({request.output})",
+        if output is not None and Path(output).absolute() != Path(resume).absolute():
+            raise click.BadParameter(f"--output {output} differs from the run being resumed ({resume})",
                                      param_hint="--output")
+        # the run goes on where its files are now: the recorded --output may be relative to another folder, or
+        # the results may have been moved since; resuming there would start a second run elsewhere
+        if Path(request.output).absolute() != Path(resume).absolute():
+            click.echo(f"note: the run was started with --output {request.output}; resuming it in {resume}", err=True)
+        request.output = str(resume)
     else:
         missing = [n for n, v in (("--eval-set", eval_set), ("--graph-config", graph_configs), ("--output", output))
                    if not v]

@@ -166,3 +166,30 @@ def test_dry_run_suggests_an_approximate_index_for_a_big_corpus(tmp_path: Path, 
         "flat: node 'retrieve' searches 5 passages with an exact (flat) index; consider `index: hnsw` (or `ivf`) "
         "in its dense channel: see docs/scaling.md for the speed and the recall@k it costs"]
     assert "suggestion: flat: node 'retrieve' searches 5 passages" in found.table()
+
+
+def test_resume_continues_where_the_results_are_now(tmp_path: Path, monkeypatch):
+    """invocation.json keeps --output as typed (relative); resuming a moved run, or from another folder, must go
+    on in the folder named by --resume, not start a second run at the recorded path."""
+    es = make_set(tmp_path, 4)
+    config = tmp_path / "bm25.yaml"
+    config.write_text(yaml.safe_dump({"name": "bm25", "nodes": {"retrieve": {"type": "retrieve", "params": {
+        "bm25": {}}}}, "edges": {"start": "retrieve", "retrieve": "end"}}))
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(cli, ["run", "--eval-set", f"{es}@v1", "--graph-config", str(config), "--output",
+                                   "res/r.json", "--no-mlflow", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    records = tmp_path / "res" / "r" / "bm25" / "per_query.jsonl"
+    records.write_text("".join(records.read_text().splitlines(keepends=True)[:2]))  # as if killed after 2
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    (tmp_path / "res" / "r").rename(moved / "r")
+    (tmp_path / "res" / "r.json").rename(moved / "r.json")
+    monkeypatch.chdir(moved)
+    res = CliRunner().invoke(cli, ["run", "--resume", str(moved / "r.json"), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert "resuming, 2 finished queries kept, 2 to run" in res.output
+    assert "resuming it in" in res.output
+    assert len(read_results(moved / "r" / "bm25" / "per_query.jsonl")) == 4
+    assert json.loads((moved / "r.json").read_text())["status"] == "complete"
+    assert not (moved / "res").exists() and not (tmp_path / "res" / "r.json").exists()
