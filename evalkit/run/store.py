@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit import redact
-from evalkit.fileio import OutputError, ensure_folder, output_error, write_atomic
+from evalkit.fileio import DEFAULT_HINT, OutputError, ensure_folder, output_error, write_atomic
 from evalkit.records import QueryResult
 
 RESUME_HINT = ("make room (or fix the folder), then `evalkit run --resume OUTPUT` goes on from the queries already "
@@ -102,9 +102,10 @@ def recorded_eval_set(output: Path) -> tuple[str, int, str] | None:
     return None
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write ``data`` as pretty JSON (secrets masked) atomically; ``OutputError`` names the path on failure."""
-    write_atomic(path, redact.dumps(data, indent=2, ensure_ascii=False) + "\n")
+def write_json_atomic(path: Path, data: Any, hint: str | None = None) -> None:
+    """Write ``data`` as pretty JSON (secrets masked) atomically; ``OutputError`` names the path (and ``hint``)."""
+    text = redact.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    write_atomic(path, text, hint=hint or DEFAULT_HINT)
 
 
 class VariantStore:
@@ -139,7 +140,7 @@ class VariantStore:
 
     def start(self, kept: Iterable[QueryResult]) -> None:
         ensure_folder(self.folder, RESUME_HINT)
-        write_json_atomic(self.folder / "run.json", self.fingerprint)
+        write_json_atomic(self.folder / "run.json", self.fingerprint, RESUME_HINT)  # the run has begun: resumable
         try:
             self._fh = open(self.path, "w", encoding="utf-8")
             for r in kept:
