@@ -126,7 +126,8 @@ def test_sigterm_while_queries_run_leaves_a_summary_that_lists_what_is_missing(t
     out = tmp_path / "res" / "run.json"
     proc = _start(es, cfg, out, "--no-mlflow")
     deadline = time.monotonic() + 240
-    while not out.exists():                            # written after the first variant, marked running
+    # written before any query (every variant pending: no earlier summary survives a kill), then after each variant
+    while not out.exists() or len(json.loads(out.read_text())["pending"]) == len(VARIANTS):
         assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
         time.sleep(0.05)
     running = json.loads(out.read_text())
