@@ -18,7 +18,11 @@ candidate with more failed queries than allowed (5, :class:`TooManyFailuresError
 degraded on a larger share of queries than the baseline's plus ``max_degraded_share`` (6,
 :class:`DegradedCandidateError`; a degraded query is one whose LLM call failed after retries,
 whatever the graph did next, or whose LLM answered nothing usable, :mod:`evalkit.run.health`), or
-that generates but answered none of the shared queries the baseline answered some of (6).
+that generates but answered none of the shared queries the baseline answered some of (6); a
+candidate whose answers cite passages they were not shown (ids the retriever never returned: an
+LLM inventing sources) on a larger share of queries than the baseline's plus
+``max_invalid_citation_share`` (8, :class:`InventedCitationsError`): its claims can read as
+faithful to the evidence it was given while the sources it names do not exist.
 Answer metrics are paired on the
 queries healthy in both runs (the others' answers are fallbacks), and the result says how many
 were left out. Runs of two versions of the same append-only set are compared
@@ -60,6 +64,12 @@ class DegradedCandidateError(EvalkitError):
     """The candidate's LLM (or other service) failed on a larger share of queries than the baseline's."""
 
     exit_code = 6
+
+
+class InventedCitationsError(EvalkitError):
+    """The candidate cited passages it was never shown on a larger share of queries than the baseline."""
+
+    exit_code = 8
 
 
 @dataclass
@@ -148,7 +158,8 @@ def _verify_answers_file(run: LoadedRun, ref: Any) -> str:
 def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, candidate_variant: str,
              margins: Sequence[tuple[str, float]], *, confidence: float = 0.95, n_resamples: int = 10_000,
              seed: int = 0, max_failed_share: float = 0.0, max_degraded_share: float = 0.0,
-             corrected: Any = None, shared_queries: bool = False) -> GateResult:
+             corrected: Any = None, shared_queries: bool = False,
+             max_invalid_citation_share: float = 0.0) -> GateResult:
     """Check the eval sets, the candidate's failures and degraded share, then every metric (module docstring).
 
     ``corrected`` (``{"baseline": Corrected, "candidate": Corrected}``): for ``hallucinated``
@@ -197,6 +208,7 @@ def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, c
             "'degraded' in its per_query.jsonl")
     _check_answered(base, cand, only, labels)
     healthy = only - sick["baseline"] - sick["candidate"]
+    _check_citations(base, cand, healthy, labels, max_invalid_citation_share)
     available = [m for m in metric_names(base) if m in metric_names(cand)]
     checks = []
     for metric, max_drop in margins:
@@ -252,6 +264,38 @@ def _check_answered(base: Sequence[Any], cand: Sequence[Any], only: set[str], la
         raise DegradedCandidateError(f"the candidate {labels[1]} answered none of the {c_ran} shared queries it "
                                      f"generated for (reasons: {top}); the baseline answered {b_ok}. Its LLM is down "
                                      "or refuses everything: see 'generation' in its per_query.jsonl")
+
+
+def _invented(results: Sequence[Any], only: set[str]) -> list[str]:
+    """The queries among ``only`` whose answer cited an id that was not among the passages it was shown."""
+    return [r.query_id for r in results if r.query_id in only and r.generation
+            and r.generation.get("invalid_citations")]
+
+
+def _check_citations(base: Sequence[Any], cand: Sequence[Any], only: set[str], labels: tuple[str, str],
+                     max_share: float) -> None:
+    """Refuse a candidate whose answers cite passages they were not shown on more queries than the baseline's.
+
+    A judge reads an answer's claims against the evidence it was given, so an LLM that invents its
+    sources ("[doc-77]" where doc-77 was never retrieved) can score as faithful; hit@5 does not see
+    it either. The share is taken on the queries healthy in both runs, like the answer metrics.
+
+    Raises:
+        InventedCitationsError: with both shares and a few of the candidate's invented ids.
+    """
+    if not only:
+        return
+    b_ids, c_ids = _invented(base, only), _invented(cand, only)
+    b_share, c_share = len(b_ids) / len(only), len(c_ids) / len(only)
+    if c_share <= b_share + max_share + 1e-12:
+        return
+    shown = sorted({str(c) for r in cand if r.query_id in set(c_ids[:5])
+                    for c in (r.generation or {}).get("invalid_citations", [])})[:5]
+    raise InventedCitationsError(
+        f"the candidate {labels[1]} cited passages it was not shown on {len(c_ids)} of {len(only)} queries "
+        f"({c_share:.1%}; e.g. {', '.join(shown)} in {', '.join(c_ids[:3])}), the baseline on {len(b_ids)} "
+        f"({b_share:.1%}); --max-invalid-citation-share allows {max_share:.1%} more. Its LLM names sources that "
+        "were never retrieved: see 'invalid_citations' under 'generation' in its per_query.jsonl")
 
 
 def _why_absent(results: Sequence[Any], metric: str) -> str:

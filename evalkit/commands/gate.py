@@ -25,6 +25,9 @@ from evalkit.commands.options import layout, render_checked, table_options
 @click.option("--max-degraded-share", type=click.FloatRange(0, 1), default=0.0, show_default=True,
               help="Refuse (exit 6) when the candidate's share of degraded queries (an LLM call failed after "
                    "retries, whatever the graph did next) exceeds the baseline's by more than this.")
+@click.option("--max-invalid-citation-share", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+              help="Refuse (exit 8) when the candidate's share of queries whose answer cites a passage it was not "
+                   "shown (an id never retrieved) exceeds the baseline's by more than this.")
 @click.option("--shared-queries", is_flag=True,
               help="Gate runs of two versions of one append-only eval set on the queries both versions have "
                    "(refused otherwise, exit 3: the other queries would go ungated).")
@@ -43,7 +46,8 @@ from evalkit.commands.options import layout, render_checked, table_options
 @click.pass_context
 def gate(ctx: click.Context, baseline_ref: str, candidate_ref: str, metrics: tuple[str, ...],
          max_drops: tuple[float, ...], variant: str | None, baseline_variant: str | None,
-         candidate_variant: str | None, max_failed_share: float, max_degraded_share: float, shared_queries: bool,
+         candidate_variant: str | None, max_failed_share: float, max_degraded_share: float,
+         max_invalid_citation_share: float, shared_queries: bool,
          confidence: float,
          resamples: int, seed: int, json_path: Path | None, tracking_uri: str | None, wide: bool,
          columns: str | None, labels: tuple[Path, ...]) -> None:
@@ -76,6 +80,8 @@ def gate(ctx: click.Context, baseline_ref: str, candidate_ref: str, metrics: tup
          empty or content-filtered replies, or it answered none of the shared queries
       7  a run did not finish: interrupted (no summary, or the variant still pending), or its
          per_query.jsonl does not hold one record per query of its eval set
+      8  the candidate's answers cite passages they were not shown (ids never retrieved) on
+         more queries than the baseline's (--max-invalid-citation-share, default 0)
     """
     from evalkit.analysis.gate import format_gate, run_gate
     from evalkit.analysis.runs import load_run
@@ -99,7 +105,8 @@ def gate(ctx: click.Context, baseline_ref: str, candidate_ref: str, metrics: tup
                                            confidence=confidence)
         result = run_gate(baseline, candidate, a, b, margins, confidence=confidence, n_resamples=resamples,
                           seed=seed, max_failed_share=max_failed_share, max_degraded_share=max_degraded_share,
-                          corrected=corrected, shared_queries=shared_queries)
+                          corrected=corrected, shared_queries=shared_queries,
+                          max_invalid_citation_share=max_invalid_citation_share)
     except EvalkitError as exc:
         click.echo(f"error: {exc}", err=True)
         ctx.exit(getattr(exc, "exit_code", 2))

@@ -181,6 +181,29 @@ def test_exit_6_a_candidate_that_answered_nothing(tmp_path: Path, es):
     assert _gate(base, base, "--metric", "hit@5", "--max-drop", "0.02").exit_code == 0
 
 
+def test_exit_8_a_candidate_that_cites_passages_it_was_not_shown(tmp_path: Path, es):
+    """The LLM lying: claims that read as faithful, cited to ids the retriever never returned. A gate on
+    hit@5 and faithfulness alone passed it; the baseline's own invalid citations set the bar."""
+    def citing(invented: set[str]) -> list:
+        out = _results(QUESTIONS)
+        for r in out:
+            bad = ["doc-404"] if r.query_id in invented else []
+            r.generation = {"answer": "Yes [fin-001].", "abstention": {"abstained": False, "reason": "answer"},
+                            "invalid_citations": bad, "citations": ["fin-001", *bad]}
+            r.metrics.update(answered=1.0, faithfulness=1.0)
+        return out
+    base = _run(tmp_path, "base", citing({"q01"}), es)
+    cand = _run(tmp_path, "cand", citing({"q01", "q02", "q03"}), es)
+    args = ("--metric", "hit@5", "--max-drop", "0.02", "--metric", "faithfulness", "--max-drop", "0.02")
+    res = _gate(base, cand, *args)
+    assert res.exit_code == 8, res.output
+    assert "cited passages it was not shown on 3 of 16 queries" in res.output and "doc-404" in res.output
+    assert "the baseline on 1 (6.2%)" in res.output
+    assert _gate(base, cand, *args, "--max-invalid-citation-share", "0.15").exit_code == 0  # allowed explicitly
+    assert _gate(cand, base, *args).exit_code == 0  # fewer invented citations than the baseline: not refused
+    assert _gate(base, base, *args).exit_code == 0
+
+
 def test_a_metric_only_one_run_has_says_why(tmp_path: Path, es):
     base = _run(tmp_path, "base", _results(QUESTIONS, hallucinated=0.0), es)
     cand = _run(tmp_path, "cand", _results(QUESTIONS), es)
