@@ -119,6 +119,11 @@ class Node(Generic[P]):
         """What besides params and context determines this node's output (a guard's calibrated threshold)."""
         return {}
 
+    def resume_fingerprint(self) -> dict[str, Any]:
+        """What ``--resume`` must find unchanged besides the config's text before it keeps finished queries:
+        :meth:`fingerprint` (a calibration file's threshold), unless a node overrides it."""
+        return self.fingerprint()
+
     @classmethod
     def shared_parts(cls, params: Any) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
         """Sub-computations other variants may share: (part description, state fields it depends on).

@@ -163,6 +163,10 @@ class PythonNode(Node[PythonParams]):
         """``memoize: false``: an identity of this instance alone, so no other variant reuses its results."""
         return {} if self.params.memoize else {"instance": self._token}
 
+    def resume_fingerprint(self) -> dict[str, Any]:
+        """Nothing: the instance token keeps other variants from reusing results, and differs in every process."""
+        return {}
+
     def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
         p = self.params
         out = self.fn(state)  # the engine's read-only view: only the declared reads
@@ -315,6 +319,10 @@ class HttpNode(Node[HttpParams]):
         """``cache: off`` (a live service): an identity of this instance alone, so every variant asks the
         service itself rather than reusing another variant's response (work sharing is keyed by identity)."""
         return {"instance": self._token} if self.params.cache == "off" else {}
+
+    def resume_fingerprint(self) -> dict[str, Any]:
+        """Nothing: the instance token keeps other variants from reusing responses, and differs in every process."""
+        return {}
 
     def _jsonable(self, value: Any) -> Any:
         """A state value as JSON: a ranking is sent as ``[{id, doc_id, score, text}]`` (its passages' texts)."""

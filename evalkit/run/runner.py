@@ -179,13 +179,16 @@ def _run_variants(eval_set: EvalSet, configs: Sequence[GraphConfig], options: Ru
                                f"{type(exc).__name__}: {exc}") from exc
         build_s = time.perf_counter() - t0
         config_sha256 = config.sha256()  # a YAML dump: once per variant
+        # what a node read from files the config names (a guard's calibration): changed files, new results
+        read_in = {name: fp for name, node in graph.nodes.items() if (fp := node.resume_fingerprint())}
         fingerprint = {"eval_set_sha256": ref.sha256, "eval_set_version": ref.version,
                        "config_sha256": config_sha256, "metrics": list(options.metrics),
                        # non-default scoring only, so runs made before it existed still resume
                        **({"scoring": options.scoring.to_dict()} if options.scoring != Scoring() else {}),
                        "corpus_sha256": corpus.sha256,
                        "judge": judge.identity if judge is not None and generates(config) else None,
-                       "abstention_rules": eval_set.abstention.sha256 if eval_set.abstention else None}
+                       "abstention_rules": eval_set.abstention.sha256 if eval_set.abstention else None,
+                       **({"nodes": read_in} if read_in else {})}
         store = VariantStore(folder / config.name, fingerprint)
         kept = store.resumable() if options.resume else {}
         todo = [r for r in eval_set.records if r.id not in kept]

@@ -315,3 +315,32 @@ def test_answer_correctness_flows_from_the_judge_to_the_summary(tmp_path: Path):
     assert "answer_correctness" not in per_query["q3"].metrics  # no reference answer: nothing to grade against
     m = summary.variants["rag"].metrics
     assert m["answer_correctness"] == 1.0 and m["n_correctness_failed"] == 1
+
+
+def test_resume_reruns_a_variant_whose_calibration_file_changed(evalset: Path, tmp_path: Path):
+    """A relative guard's threshold comes from a file the config names; the config's text does not change
+    when the file does, so --resume must compare the threshold too, or it keeps answers guarded at the old
+    one beside new ones."""
+    calib = tmp_path / "calibration.json"
+    calib.write_text("[0.01, 0.02, 0.03]")
+    cfg = {"name": "guarded",
+           "nodes": {"retrieve": {"type": "retrieve", "params": {"bm25": {}}},
+                     "rerank": {"type": "rerank", "params": {"model": "e5", "top_k": 5}},
+                     "guard": {"type": "guard", "params": {"mode": "relative", "percentile": 50,
+                                                           "calibration": str(calib)}}},
+           "edges": {"start": "retrieve", "retrieve": "rerank", "rerank": "guard", "guard": "end"}}
+    out = tmp_path / "g.json"
+    said: list[str] = []
+
+    def run(resume: bool):
+        said.clear()
+        opts = RunOptions(output=out, progress=False, mlflow=False, resume=resume)
+        run_eval(load_eval_set(str(evalset)), [config_from_dict(cfg)], opts, echo=said.append)
+        rows = read_results(out.with_suffix("") / "guarded" / "per_query.jsonl")
+        return {ev["wrote"]["guard_threshold"] for r in rows for ev in r.trace if ev["node"] == "guard"}
+
+    assert run(False) == {0.02}
+    assert run(True) == {0.02} and any("6 finished queries kept" in m for m in said)  # unchanged: all kept
+    calib.write_text("[0.97, 0.98, 0.99]")
+    assert run(True) == {0.98}  # every query guarded at the new threshold
+    assert not any("kept" in m for m in said)
