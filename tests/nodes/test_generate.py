@@ -76,8 +76,11 @@ def test_numbered_citations_abstentions_and_the_record(evalset: Path, tmp_path: 
     f = g1["citation_findings"]
     assert [x["refs"] for x in f] == [["1"], ["2", "7"]] and f[1]["invalid"] == ["7"]
     assert all(c["evidence_id"] for c in g1["judgement"]["claims"])  # the passage that decided each verdict
-    # q2: the provider refused
-    assert got["q2"].generation["abstention"]["reason"] == "content_filter" and got["q2"].metrics["abstained"] == 1
+    # q2: the provider refused: the detector says so, and the query is degraded (evalkit.run.health), so it
+    # stays out of every answer metric and the gate counts it
+    assert got["q2"].generation["abstention"]["reason"] == "content_filter"
+    assert got["q2"].metrics["degraded"] == 1 and "abstained" not in got["q2"].metrics
+    assert [d["cause"] for d in got["q2"].degraded] == ["content_filter"]
     # q3: the node's own pattern; q4: the eval set's pattern
     assert got["q3"].generation["abstention"] == {"abstained": True, "reason": "user_pattern", "matched": "暂无该数据",
                                                   "finish_reason": "stop"}

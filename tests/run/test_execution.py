@@ -110,7 +110,8 @@ def test_a_sigkilled_run_resumes_with_nothing_lost_or_duplicated(tmp_path: Path)
     finished_before = {json.loads(line)["query_id"] for line in per_query.read_text().splitlines()
                        if line.endswith("}")}
     assert 6 <= len(finished_before) < 30
-    assert not out.exists()  # killed before any summary was written
+    # killed mid-variant: the summary written at the start says the variant is still pending (gate: exit 7)
+    assert json.loads(out.read_text())["pending"] == ["slow"]
     executed_before = log.read_text().split()
     resumed = _cli("run", "--resume", str(out), *common, env=env)
     assert resumed.wait(timeout=300) == 0, resumed.stderr.read()
