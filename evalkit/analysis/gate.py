@@ -289,7 +289,8 @@ def _check_citations(base: Sequence[Any], cand: Sequence[Any], only: set[str], l
     b_share, c_share = len(b_ids) / len(only), len(c_ids) / len(only)
     if c_share <= b_share + max_share + 1e-12:
         return
-    shown = sorted({str(c) for r in cand if r.query_id in set(c_ids[:5])
+    first = set(c_ids[:5])
+    shown = sorted({str(c) for r in cand if r.query_id in first
                     for c in (r.generation or {}).get("invalid_citations", [])})[:5]
     raise InventedCitationsError(
         f"the candidate {labels[1]} cited passages it was not shown on {len(c_ids)} of {len(only)} queries "
