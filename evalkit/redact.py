@@ -56,10 +56,6 @@ _ANY_TRIGGER = re.compile("|".join(re.escape(t) for t in _TRIGGERS))
 # is deleted, and the triggers are looked for as bytes.
 _TRIGGER_BYTES = tuple(t.encode("ascii") for t in _TRIGGERS)
 _NOT_IN_A_TRIGGER = bytes(i for i in range(256) if i >= 128 or chr(i).lower() not in "".join(_TRIGGERS))
-# The non-ASCII characters that can stand for ASCII ones in _fold(text): those whose lower case holds
-# an ASCII letter (İ -> "i̇", KELVIN SIGN -> "k") and those re.IGNORECASE takes for ASCII (ı, ſ); found by
-# testing every code point (tests/test_redact.py). A text holding one is scanned the slow way.
-_ASCII_ALIKE_UTF8 = tuple(c.encode("utf-8") for c in ("\u0130", "\u0131", "\u017f", "\u212a"))
 _SQUEEZE_FROM = 512  # characters; shorter texts are scanned as they are
 
 # What every match of _BEARER / _ASSIGNED contains, as it reads in the folded text: the secret word
@@ -70,6 +66,10 @@ _ASSIGNED_NEAR = re.compile(r"(?:key|token|secret|passwd|password)[\"']?\s*[=:]"
 # the non-ASCII letters Python's re.IGNORECASE equates with ASCII ones that str.lower() does not map
 # to them (KELVIN SIGN lower-cases to k); found by testing every code point
 _IGNORECASE_ALIKE = {0x130: "i", 0x131: "i", 0x17F: "s"}
+# The non-ASCII characters that can stand for ASCII ones in _fold(text): those (above) and KELVIN SIGN,
+# whose lower case is "k"; the squeeze of _may_hold deletes non-ASCII bytes, so a text holding one is
+# scanned the slow way (tests/test_redact.py checks every code point against this list).
+_ASCII_ALIKE_UTF8 = tuple(chr(c).encode("utf-8") for c in (*_IGNORECASE_ALIKE, 0x212A))
 
 _WORD_SPLIT = re.compile(r"[^a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
