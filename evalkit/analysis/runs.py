@@ -20,6 +20,7 @@ import json
 import os
 import re
 import tempfile
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,8 +64,8 @@ def check_records(run: LoadedRun, name: str) -> None:
         IncompleteRunError: the counts (or a repeated query id) and how to fix it.
     """
     rows = run.rows(name)
-    ids = [str(r.get("query_id")) for r in rows]
-    dupes = sorted({q for q in ids if ids.count(q) > 1}) if len(set(ids)) != len(ids) else []
+    seen = Counter(str(r.get("query_id")) for r in rows)
+    dupes = sorted(q for q, n in seen.items() if n > 1)
     if dupes:
         raise IncompleteRunError(f"{run.source}: variant '{name}': per_query.jsonl holds query "
                                  f"{', '.join(dupes[:5])} more than once; re-run it")
