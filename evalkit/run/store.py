@@ -5,8 +5,8 @@ holds one folder per variant with ``per_query.jsonl`` (appended one line per fin
 query and flushed to the OS at once, so a killed process loses nothing; fsynced at most
 every ``FSYNC_EVERY_S`` seconds, so a power loss costs at most that much work, which
 ``--resume`` re-runs) and ``run.json`` (the fingerprint of what produced it: eval set hash,
-config hash, metric names, corpus, judge, and what nodes read from files the config names). ``--resume`` keeps the lines whose fingerprint matches and
-re-runs the rest, including queries that failed. On completion ``per_query.jsonl`` is
+config hash, metric names, corpus, judge, and what nodes read from files the config names).
+``--resume`` keeps the lines whose fingerprint matches and re-runs the rest, including queries that failed. On completion ``per_query.jsonl`` is
 rewritten in eval-set order, atomically, unless its lines already are in that order (the
 usual case): then it is only fsynced, since a line is final when written (the runner adds
 every per-query metric before ``append``). Every JSON file is written through
