@@ -180,15 +180,15 @@ def test_squeezed_scan_finds_every_trigger_the_plain_scan_finds():
 
 def test_the_squeeze_knows_every_character_that_folds_to_ascii():
     """_may_hold deletes every non-ASCII byte before its scan, which is sound only if the characters
-    listed in _ASCII_ALIKE_UTF8 are all the non-ASCII ones that lower-case to, or match under
+    listed in _ASCII_ALIKE are all the non-ASCII ones that lower-case to, or match under
     re.IGNORECASE, an ASCII character: checked over every code point of this Python's Unicode."""
     import re
     import string
 
-    from evalkit.redact import _ASCII_ALIKE_UTF8
+    from evalkit.redact import _ASCII_ALIKE
 
     ascii_chars = string.ascii_letters + string.digits + string.punctuation
-    listed = {b.decode("utf-8") for b in _ASCII_ALIKE_UTF8}
+    listed = set(_ASCII_ALIKE)
     ignorecase = re.compile(f"[{re.escape(ascii_chars)}]", re.IGNORECASE)
     found = set()
     for code in range(128, 0x110000):
