@@ -5,8 +5,10 @@ disk (``per_query.jsonl``, the summary file) is exactly these records.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, fields
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -93,14 +95,33 @@ class Hit:
     def many(cls, ids: Sequence[str], doc_ids: Sequence[str], scores: np.ndarray) -> list[Hit]:
         """``[Hit(i, d, s) ...]`` for float64 ``scores``, every :attr:`rounded` computed in one pass
         (:func:`round6`): a fused ranking's 100 hits spent a third of their making in ``round``."""
-        new, out = object.__new__, []
-        for i, d, s, r in zip(ids, doc_ids, scores.tolist(), round6(scores)):
-            h = new(cls)
-            _set_id(h, i)
-            _set_doc(h, d)
-            _set_score(h, s)
-            _set_rounded(h, r)
-            out.append(h)
+        if not len(ids) == len(doc_ids) == len(scores):
+            raise ValueError(f"Hit.many: {len(ids)} ids, {len(doc_ids)} document ids, {len(scores)} scores")
+        out = list(map(object.__new__, repeat(cls, len(ids))))
+        # each slot filled by a C-level map over the hits (a Python loop calling four setters per hit
+        # cost a third more: 40 against 30 us for 100 hits)
+        for setter, values in ((_set_id, ids), (_set_doc, doc_ids), (_set_score, scores.tolist()),
+                               (_set_rounded, round6(scores))):
+            deque(map(setter, out, values), maxlen=0)
+        return out
+
+    @staticmethod
+    def triples(hits: Iterable[Hit]) -> list[list[Any]]:
+        """``[[h.id, h.doc_id, h.rounded] ...]``: a ranking as traces write it, reading the rounded score
+        straight from its slot when it is there (the property's call per hit was half the cost)."""
+        return [[h.id, h.doc_id, r if (r := h._rounded) is not None else h.rounded] for h in hits]
+
+    @staticmethod
+    def by_document(hits: Iterable[Hit]) -> list[dict[str, Any]]:
+        """``[{"doc_id", "score"} ...]`` for the first hit of each document, in ranking order: a passage
+        ranking read as the document ranking records keep (scores rounded, as :meth:`triples`)."""
+        seen: set[str] = set()
+        out = []
+        for h in hits:
+            d = h.doc_id
+            if d not in seen:
+                seen.add(d)
+                out.append({"doc_id": d, "score": r if (r := h._rounded) is not None else h.rounded})
         return out
 
 

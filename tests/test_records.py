@@ -99,3 +99,27 @@ def test_hits_made_in_bulk_equal_hits_made_one_by_one():
         h.score = 1.0  # type: ignore[misc]
     nan = Hit.many(["a"], ["a"], np.asarray([float("nan")]))[0]
     assert nan.score != nan.score and nan.rounded != nan.rounded
+
+
+def test_bulk_hits_refuse_columns_of_different_lengths():
+    import numpy as np
+
+    with pytest.raises(ValueError, match="2 ids, 1 document ids, 2 scores"):
+        Hit.many(["a", "b"], ["a"], np.asarray([1.0, 2.0]))
+
+
+def test_triples_and_document_rankings_read_what_the_properties_give():
+    """Hit.triples / Hit.by_document read the rounded score's slot directly: the same values as the
+    property, for float scores (rounded when made) and others (rounded on first use), duplicates kept
+    out of the document ranking in first-seen order."""
+    import numpy as np
+
+    hits = [Hit("p1#0", "p1", 0.1234567), Hit("p2#0", "p2", np.float32(0.5)), Hit("p1#1", "p1", 3),
+            Hit("p3#0", "p3", np.float64(2.0000004)), Hit("p2#1", "p2", 0.0)]
+    expected = [[h.id, h.doc_id, round(float(h.score), 6)] for h in hits]
+    assert Hit.triples(hits) == expected
+    assert Hit.triples(iter(hits)) == expected  # any iterable
+    assert [type(t[2]) for t in Hit.triples(hits)] == [float] * len(hits)
+    assert Hit.by_document(hits) == [{"doc_id": "p1", "score": 0.123457}, {"doc_id": "p2", "score": 0.5},
+                                     {"doc_id": "p3", "score": 2.0}]
+    assert Hit.triples([]) == [] and Hit.by_document([]) == []

@@ -113,7 +113,7 @@ def compact(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         head = value[:MAX_TRACE_ITEMS]
         if head and set(map(type, head)) == {Hit}:  # a ranking: the common case, without a call per hit
-            items = [[h.id, h.doc_id, h.rounded] for h in head]
+            items = Hit.triples(head)
         else:
             items = [compact(v) for v in head]
         if len(value) > MAX_TRACE_ITEMS:

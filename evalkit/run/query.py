@@ -51,13 +51,7 @@ from evalkit.run.health import degradations
 
 def doc_ranking(hits: Sequence[Hit]) -> list[dict[str, Any]]:
     """Passage hits -> document-level ranking: first occurrence of a document keeps its rank."""
-    seen: set[str] = set()
-    out = []
-    for h in hits:
-        if h.doc_id not in seen:
-            seen.add(h.doc_id)
-            out.append({"doc_id": h.doc_id, "score": h.rounded})
-    return out
+    return Hit.by_document(hits)
 
 
 @dataclass(frozen=True)
