@@ -113,7 +113,16 @@ def _prepare(ranked: Sequence[str], relevant: Relevance, k: int,
             "relevant is empty: a query without gold documents cannot be scored; "
             "exclude it before scoring (it is not a 0)"
         )
-    return dedupe(ranked)[:k], grades, frozenset(d for d, g in grades.items() if g >= level)
+    return _top_unique(ranked, k), grades, frozenset(d for d, g in grades.items() if g >= level)
+
+
+def _top_unique(ranked: Sequence[str], k: int) -> list[str]:
+    """``dedupe(ranked)[:k]``; when the first ``k`` ids are already distinct (a document ranking, as
+    the runner scores), without deduplicating the whole list once per metric."""
+    if isinstance(ranked, (str, bytes)):
+        return dedupe(ranked)  # raises the message dedupe gives
+    top = list(dict.fromkeys(ranked[:k]))
+    return top if len(top) == k or len(ranked) <= k else dedupe(ranked)[:k]
 
 
 def recall(ranked: Sequence[str], relevant: Relevance, k: int, *, level: int = 1) -> float:

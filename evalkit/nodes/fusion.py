@@ -53,6 +53,8 @@ class Columns:
     # that fuses them and read by the rest: the union depends on the rankings only, not on weights
     unions: dict[tuple[int, ...], tuple[tuple[Columns, ...], _Union]] = field(
         default_factory=dict, compare=False, repr=False)
+    # the scores normalised by each method, likewise made once and read by every variant (read-only arrays)
+    normed: dict[str, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, ranking: Sequence[Hit]) -> Columns:
@@ -63,6 +65,14 @@ class Columns:
         except (TypeError, ValueError):
             pass  # not numbers: weighted fusion takes its general path, which says so
         return cls(ids, tuple([h.doc_id for h in ranking]), scores, len(set(ids)) == len(ids))
+
+    def normalised(self, norm: str) -> np.ndarray:
+        """:func:`normalise` of the scores (which must be numbers), computed once per method."""
+        found = self.normed.get(norm)
+        if found is None:
+            assert self.scores is not None, "normalised() needs numeric scores"
+            found = self.normed[norm] = _frozen(normalise(self.scores, norm))
+        return found
 
 
 def _columns(rankings: Sequence[Sequence[Hit]], columns: Sequence[Columns] | None) -> list[Columns] | None:
@@ -205,8 +215,7 @@ def weighted(rankings: Sequence[Sequence[Hit]], weights: Sequence[float], norm: 
     if fast is not None and cols is not None:
         total = np.zeros(len(fast.ids))
         for c, pos, w in zip(cols, fast.positions, weights):
-            assert c.scores is not None  # checked above
-            n = normalise(c.scores, norm)
+            n = c.normalised(norm)
             column = np.full(len(fast.ids), float(n.min()) if len(n) and missing == "min" else 0.0)
             column[pos] = n
             with np.errstate(all="ignore"):  # a non-finite sum goes to the general path below

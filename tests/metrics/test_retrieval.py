@@ -133,6 +133,19 @@ def test_dedupe_keeps_first_occurrence_rank():
     assert dedupe(chunks) == ["d1"] and chunks == ("d1", "d1")  # input untouched
 
 
+def test_top_k_of_a_ranking_is_dedupe_then_cut_with_or_without_duplicates():
+    """_prepare cuts the first k ids without deduplicating the whole list when they are distinct:
+    the same top k as dedupe(ranked)[:k] on rankings with and without duplicates, short and long."""
+    from evalkit.metrics.retrieval import _top_unique
+
+    rng = random.Random(5)
+    for _ in range(2000):
+        ranked = [f"d{rng.randint(0, rng.choice([3, 30, 300]))}" for _ in range(rng.randint(0, 40))]
+        k = rng.randint(1, 45)
+        assert _top_unique(ranked, k) == dedupe(ranked)[:k]
+        assert _top_unique(tuple(ranked), k) == dedupe(ranked)[:k]
+
+
 def test_duplicate_chunks_count_once():
     # three chunks of d1, then d2; relevant: d2 (rank 2 once d1's chunks are merged)
     ranked = ["d1", "d1", "d1", "d2"]

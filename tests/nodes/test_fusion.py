@@ -237,6 +237,9 @@ def test_a_union_made_once_serves_every_fusion_of_the_same_rankings():
         if all(c.unique for c in cols):
             assert cols[0].unions  # the union was kept for the next variant
         assert not any(c is cols[0] for rest, _ in cols[0].unions.values() for c in rest)  # never itself
+        if all(c.unique for c in cols):  # so were the normalised scores (Columns.normed), read-only
+            assert set(cols[0].normed) == {"minmax", "zscore"}
+            assert not any(a.flags.writeable for c in cols for a in c.normed.values())
 
 
 def test_array_path_leaves_the_odd_cases_to_the_general_path():
