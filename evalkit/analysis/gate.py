@@ -18,7 +18,9 @@ candidate with more failed queries than allowed (5, :class:`TooManyFailuresError
 degraded on a larger share of queries than the baseline's plus ``max_degraded_share`` (6,
 :class:`DegradedCandidateError`; a degraded query is one whose LLM call failed after retries,
 whatever the graph did next, or whose LLM answered nothing usable, :mod:`evalkit.run.health`), or
-that generates but answered none of the shared queries the baseline answered some of (6); a
+that generates but answered none of the shared queries the baseline answered some of (6), or whose
+index was built while its LLM failed on a larger share of passages (6: an entity graph extracted by
+an LLM is then partial for every query, which no query's trace shows); a
 candidate whose answers cite passages they were not shown (ids the retriever never returned: an
 LLM inventing sources) on a larger share of queries than the baseline's plus
 ``max_invalid_citation_share`` (8, :class:`InventedCitationsError`): its claims can read as
@@ -51,7 +53,7 @@ from evalkit.analysis.pairing import (
 from evalkit.analysis.runs import LoadedRun, check_finished, check_records
 from evalkit.analysis.tables import Column, Layout, TableData, render, wrap
 from evalkit.errors import EvalkitError, EvalSetError, did_you_mean
-from evalkit.run.health import degradations, is_degraded
+from evalkit.run.health import degradations, index_degradations, is_degraded
 
 
 class TooManyFailuresError(EvalkitError):
@@ -206,6 +208,7 @@ def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, c
             f"({degraded['baseline']:.1%}); --max-degraded-share allows {max_degraded_share:.1%} more. A degraded "
             "query is one whose LLM call failed after retries or answered nothing usable (empty, content filter); see "
             "'degraded' in its per_query.jsonl")
+    _check_indexes((baseline, candidate), (baseline_variant, candidate_variant), labels, max_degraded_share)
     _check_answered(base, cand, only, labels)
     healthy = only - sick["baseline"] - sick["candidate"]
     _check_citations(base, cand, healthy, labels, max_invalid_citation_share)
@@ -264,6 +267,40 @@ def _check_answered(base: Sequence[Any], cand: Sequence[Any], only: set[str], la
         raise DegradedCandidateError(f"the candidate {labels[1]} answered none of the {c_ran} shared queries it "
                                      f"generated for (reasons: {top}); the baseline answered {b_ok}. Its LLM is down "
                                      "or refuses everything: see 'generation' in its per_query.jsonl")
+
+
+def _failed_share(run: LoadedRun, variant: str) -> tuple[float, dict[str, Any] | None]:
+    """The largest share of passages an LLM failed on while one of the variant's indexes was built, and that index."""
+    v = run.summary.variants.get(variant)
+    worst: tuple[float, dict[str, Any] | None] = (0.0, None)
+    for d in index_degradations(v.index if v is not None else {}):
+        share = d["failed"] / d["of"] if d["of"] else 1.0
+        if share > worst[0]:
+            worst = (share, d)
+    return worst
+
+
+def _check_indexes(runs: tuple[LoadedRun, LoadedRun], variants: tuple[str, str], labels: tuple[str, str],
+                   max_share: float) -> None:
+    """Refuse a candidate whose index was built while its LLM failed on more passages than the baseline's.
+
+    An entity graph extracted by an LLM (``graph.mode: llm``) that failed on some passages is
+    partial: those passages add no entity or relation, every query searches what is left, and no
+    query is degraded, so the per-query check above cannot see it.
+
+    Raises:
+        DegradedCandidateError: naming the index and both shares.
+    """
+    (b_share, _), (c_share, found) = (_failed_share(r, v) for r, v in zip(runs, variants))
+    if found is None or c_share <= b_share + max_share + 1e-12:
+        return
+    retried = (f"; {found['transient']} of them failed transiently (timeouts, 5xx) and are asked again on the next "
+               "run" if found["transient"] else "")
+    raise DegradedCandidateError(
+        f"the candidate {labels[1]} built its {found['index']} index while its LLM failed on {found['failed']} of "
+        f"{found['of']} passages ({c_share:.1%}){retried}, the baseline's on {b_share:.1%}; "
+        f"--max-degraded-share allows {max_share:.1%} more. Those passages add nothing to the index, so every query "
+        "searched a partial one: see 'stats' under 'index' in the candidate's summary")
 
 
 def _invented(results: Sequence[Any], only: set[str]) -> list[str]:

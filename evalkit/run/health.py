@@ -105,3 +105,22 @@ def degraded_metrics(results: Sequence[Any]) -> dict[str, float]:
     out = {"degraded": float(n), "degraded_share": n / len(results)}
     out.update({f"degraded.{cause}": float(k) for cause, k in sorted(causes.items())})
     return out
+
+
+def index_degradations(index: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """What degraded a variant's indexes when they were built: ``[{index, cause, failed, of, transient}]``.
+
+    An index built with an LLM (the entity graph's ``mode: llm`` extraction,
+    :mod:`evalkit.index.llm_entities`) counts in its ``stats`` the passages whose call failed for
+    good (``llm_failures``; ``transient`` of them may not fail again). Those passages add nothing to
+    the index, so every query searches a partial one while no query's trace shows it. ``index`` is
+    a variant's index metadata as the run summary keeps it (``VariantSummary.index``); [] when healthy.
+    """
+    out: list[dict[str, Any]] = []
+    for name, meta in index.items():
+        stats = meta.get("stats") if isinstance(meta, Mapping) else None
+        failed = int(stats.get("llm_failures") or 0) if isinstance(stats, Mapping) else 0
+        if failed and isinstance(stats, Mapping):
+            out.append({"index": name, "cause": "index_llm_failures", "failed": failed, "of": int(meta.get("n") or 0),
+                        "transient": int(stats.get("llm_failures_transient") or 0)})
+    return out

@@ -32,6 +32,7 @@ from evalkit.metrics.agentic import add_loop_metrics
 from evalkit.metrics.tenancy import document_tenants
 from evalkit.records import RunSummary
 from evalkit.run.executors import EXECUTORS, build_on_ray, run_local, run_ray
+from evalkit.run.health import index_degradations
 from evalkit.run.query import QueryContext
 from evalkit.run.store import (
     VariantStore,
@@ -219,6 +220,10 @@ def _run_variants(eval_set: EvalSet, configs: Sequence[GraphConfig], options: Ru
             index=_index_meta(view), seconds=round(time.perf_counter() - t0, 3),
             timing={"build_s": round(build_s, 3)},
             judge=judge.identity if judge is not None and generates(config) else None)
+        for d in index_degradations(summary.variants[config.name].index):
+            echo(f"warning: {config.name}: its {d['index']} index was built while its LLM failed on {d['failed']} of "
+                 f"{d['of']} passages; they add nothing to it, so every query searched a partial index and "
+                 "'evalkit gate' refuses this variant as a candidate (see 'stats' under 'index' in the summary)")
         summary.sharing = memo.stats() if memo is not None else {}
         summary.pending.remove(config.name)
         write_json_atomic(options.output, summary.to_dict())

@@ -76,3 +76,51 @@ def test_graph_variants_run_end_to_end(evalset: Path, tmp_path: Path):
     assert glob[0].trace[-1]["wrote"]["graph_communities"]
     data = json.loads(out.read_text())
     assert set(data["variants"]) == {c["name"] for c in CONFIGS}
+
+
+def test_an_entity_graph_built_while_its_llm_failed_is_reported_and_refused_by_the_gate(
+        evalset: Path, tmp_path: Path, scripted_server):
+    """An LLM-extracted graph whose LLM failed on some passages is partial for every query, and no
+    query's trace shows it: the run says so, the summary keeps the count, and the gate refuses it."""
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+    from evalkit.run.health import index_degradations
+
+    def config(port_url: str) -> dict:
+        llm = {"backend": "openai", "model": "graph-test", "base_url": port_url, "max_retries": 0,
+               "timeout_s": 20.0, "max_tokens": 200, "seed": 3, "concurrency": 1}
+        graph = {**GRAPH, "mode": "llm", "llm": llm}
+        return {"name": "graph_llm", "chunking": CHUNKING,
+                "nodes": {"g": {"type": "graph_local", "params": {"graph": graph, "link": {"embedding": False}}}},
+                "edges": {"start": "g", "g": "end"}}
+
+    empty = "text:" + json.dumps({"entities": [], "relations": []})
+    runs = {}
+    for label, replies in (("healthy", [empty] * len(DOCS)),
+                           # passages 2 and 5 answer prose twice (the corrective retry too): not JSON, for good
+                           ("flaky", [empty, "text:Sorry, busy.", "text:Still busy.", empty, empty,
+                                      "text:no", "text:no", empty, empty])):
+        scripted_server.push(*replies)
+        said: list[str] = []
+        out = tmp_path / label / "r.json"
+        summary = run_eval(load_eval_set(str(evalset)), [config_from_dict(config(scripted_server.base_url))],
+                           RunOptions(output=out, progress=False, mlflow=False, cache_root=tmp_path / label / "c"),
+                           echo=said.append)
+        runs[label] = (out, summary.variants["graph_llm"], said)
+    _, healthy, said = runs["healthy"]
+    assert index_degradations(healthy.index) == [] and not any("partial index" in m for m in said)
+    _, flaky, said = runs["flaky"]
+    assert [(d["cause"], d["failed"], d["of"]) for d in index_degradations(flaky.index)] == [
+        ("index_llm_failures", 2, len(DOCS))]
+    assert any("failed on 2 of 7 passages" in m and "partial index" in m for m in said)
+    def gate(baseline: str, candidate: str, *extra: str):
+        return CliRunner().invoke(cli, ["gate", "--baseline", str(runs[baseline][0]), "--candidate",
+                                        str(runs[candidate][0]), "--variant", "graph_llm", "--metric", "recall@20",
+                                        "--max-drop", "0.5", *extra])
+
+    res = gate("healthy", "flaky")
+    assert res.exit_code == 6, res.output
+    assert "failed on 2 of 7 passages (28.6%)" in res.output and "partial" in res.output
+    assert gate("flaky", "healthy").exit_code == 0  # a healthy candidate is judged on its metrics
+    assert gate("healthy", "flaky", "--max-degraded-share", "0.3").exit_code == 0  # allowed: judged on metrics
