@@ -28,7 +28,10 @@ as a hallucination and a negative fact as an abstention.
    contact support") do not make a refusal partial.
 
 Patterns are Python regular expressions, matched case-insensitively anywhere in the
-answer. Users extend them per eval set (``eval_sets/NAME.abstention.yaml``:
+answer, as written or with its typography evened out (:func:`_typeset`: curly quotes as
+ASCII ones, line breaks and runs of spaces as one space, none between Chinese characters),
+so ``I don't know`` matches a model's "I don’t know", ``not in the manual`` one that wraps
+the line after "in", and ``资料中没有`` one that breaks the line after 资料中. Users extend them per eval set (``eval_sets/NAME.abstention.yaml``:
 ``{patterns: [...], not_patterns: [...]}``) or per config (the ``generate`` node's
 ``abstention:`` parameter). Measured in ``benchmarks/abstention.py``.
 """
@@ -81,7 +84,24 @@ def compile_patterns(patterns: Sequence[str], where: str = "abstention patterns"
 
 @lru_cache(maxsize=1024)
 def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.IGNORECASE)
+    return re.compile(pattern.translate(_QUOTES), re.IGNORECASE)  # a quote is no regex syntax: safe to fold
+
+
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u02bc": "'", "\u201c": '"', "\u201d": '"'})
+_SPACES = re.compile(r"\s+")
+_CJK = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef"  # CJK scripts, ideographs, full-width forms and punctuation
+_CJK_BREAK = re.compile(rf"(?<=[{_CJK}])\s+(?=[{_CJK}])")
+
+
+def _typeset(text: str) -> str:
+    """``text`` with curly quotes as ASCII ones, whitespace between two CJK characters removed and every
+    other run of whitespace (line breaks too) as one space.
+
+    User patterns are tried on this as well as on the answer itself: chat models write "don’t",
+    and wrap lines, where the user typed "don't", a space, or (in Chinese) nothing; a model's
+    typography must not decide whether the user's pattern matches.
+    """
+    return _SPACES.sub(" ", _CJK_BREAK.sub("", text.translate(_QUOTES)))
 
 
 def detect_abstention(answer: str, *, finish_reason: str | None = None, extra_patterns: Sequence[str] = (),
@@ -94,11 +114,12 @@ def detect_abstention(answer: str, *, finish_reason: str | None = None, extra_pa
     False
     """
     text = answer or ""
+    views = (text, _typeset(text)) if not_patterns or extra_patterns else (text,)
     for p in compile_patterns(not_patterns, "not_patterns"):
-        if p.search(text):
+        if any(p.search(v) for v in views):
             return Abstention(False, "user_not_pattern", p.pattern)
     for p in compile_patterns(extra_patterns, "patterns"):
-        if p.search(text):
+        if any(p.search(v) for v in views):
             return Abstention(True, "user_pattern", p.pattern)
     if (finish_reason or "").lower() == "content_filter":
         return Abstention(True, "content_filter", "finish_reason=content_filter")

@@ -25,8 +25,8 @@ follow the structure of a refusal rather than a list of phrases:
   contact support", 建议联系客服) are not content.
 
 Texts are matched after a length-preserving normalisation (:func:`normalise`): full-width
-ASCII to ASCII, the traditional characters of these words to simplified ones, and quoted
-text masked (a quoted "No results found" is a message being described, not a refusal).
+ASCII to ASCII, curly apostrophes to ``'``, the traditional characters of these words to
+simplified ones, and quoted text masked (a quoted "No results found" is a message being described, not a refusal).
 """
 from __future__ import annotations
 
@@ -44,13 +44,17 @@ _TRAD = ("資资 無无 沒没 這这 問问 題题 識识 庫库 關关 訊讯 
 _FOLD = {ord(p[0]): p[1] for p in _TRAD.split()}
 _FOLD.update({c: chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)})
 _FOLD[0x3000] = " "
+# curly apostrophes and single quotes (what chat models write: "don’t", ‘quoted’) -> ASCII; the English
+# rules spell "don't", so a refusal written with U+2019 read as an answer (held-out recall 0.95 -> 0.65)
+_FOLD.update({0x2018: "'", 0x2019: "'", 0x02BC: "'"})
 _FOLD.update({ord(c): " " for c in "*_`#>~"})  # markdown emphasis and headings are layout, not words
 _QUOTED = re.compile(r"(?<![\w'])'([^'\n]{1,80})'(?![\w'])|\"([^\"\n]{1,80})\"|“([^”\n]{1,80})”|‘([^’\n]{1,80})’|"
                      r"「([^」\n]{1,80})」|『([^』\n]{1,80})』")
 
 
 def normalise(text: str) -> str:
-    """Full-width -> ASCII, traditional -> simplified (these words), quoted text -> ``Q``s; same length."""
+    """Full-width -> ASCII, curly apostrophes -> ASCII ones, traditional -> simplified (these words), quoted
+    text -> ``Q``s; same length."""
     out = text.translate(_FOLD)
     return _QUOTED.sub(lambda m: m.group(0)[0] + "Q" * (len(m.group(0)) - 2) + m.group(0)[-1], out)
 

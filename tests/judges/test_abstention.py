@@ -3,6 +3,7 @@ patterns, and the labelled held-out split (benchmarks/data/abstention_test.jsonl
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,40 @@ def test_the_users_held_out_split_meets_the_floor(lang):
     tp = sum(p and g for p, g in zip(pred, gold))
     wrong = [r["answer"] for r, p, g in zip(rows, pred, gold) if p != g]
     assert tp / sum(pred) >= FLOOR_PRECISION and tp / sum(gold) >= FLOOR_RECALL, wrong
+
+
+def _curled(text: str) -> str:
+    """An answer as chat models typeset it: every apostrophe inside a word is U+2019 ("don’t")."""
+    return re.sub(r"(?<=\w)'(?=\w)", "\u2019", text)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_held_out_split_typeset_with_curly_apostrophes_meets_the_same_floor(lang):
+    """Chat models write "don’t": with the apostrophes curled, the held-out English refusals went from
+    recall 0.95 to 0.65 (the rules spelled "don't"). The normalisation folds them; the floor holds."""
+    rows = [r for r in _cases("test") if r["lang"] == lang]
+    texts = [_curled(r["answer"]) for r in rows]
+    if lang == "en":
+        assert sum(t != r["answer"] for t, r in zip(texts, rows)) >= 10  # the change reaches many answers
+    pred = [detect_abstention(t).abstained for t in texts]
+    gold = [r["label"] == "abstained" for r in rows]
+    tp = sum(p and g for p, g in zip(pred, gold))
+    wrong = [t for t, p, g in zip(texts, pred, gold) if p != g]
+    assert tp / sum(pred) >= FLOOR_PRECISION and tp / sum(gold) >= FLOOR_RECALL, wrong
+
+
+@pytest.mark.parametrize(("answer", "patterns", "not_patterns", "reason"), [
+    ("I don\u2019t know.", ["I don't know"], [], "user_pattern"),  # the model's apostrophe, the user's
+    ("I don't know.", ["I don\u2019t know"], [], "user_pattern"),  # a pattern pasted from a model's answer
+    ("Sorry, that is not in\nthe   manual.", ["not in the manual"], [], "user_pattern"),  # a wrapped line
+    ("抱歉，资料中\n没有这方面的记载。", ["资料中没有"], [], "user_pattern"),  # a line broken between characters
+    ("资料中 没有\n相关补贴", [], ["没有相关补贴"], "user_not_pattern"),
+    ("The “Refund” section doesn\u2019t apply.", [], ['"refund" section'], "user_not_pattern"),
+    ("Nothing is in the manual about it.", ["not in the manual"], [], "refusal"),  # no match: the defaults decide
+])
+def test_user_patterns_match_whatever_the_models_typography(answer, patterns, not_patterns, reason):
+    found = detect_abstention(answer, extra_patterns=patterns, not_patterns=not_patterns)
+    assert found.reason == reason, found
 
 
 @pytest.mark.parametrize("answer", [
