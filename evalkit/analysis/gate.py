@@ -39,6 +39,14 @@ from typing import Any
 
 from evalkit.analysis import stats
 from evalkit.analysis.direction import higher_is_better, per_query_hint, sign
+from evalkit.analysis.gate_checks import (
+    DegradedCandidateError,
+    InventedCitationsError,
+    TooManyFailuresError,
+    check_answered,
+    check_citations,
+    check_indexes,
+)
 from evalkit.analysis.pairing import (
     DifferentEvalSetsError,
     TamperedEvalSetError,
@@ -53,25 +61,7 @@ from evalkit.analysis.pairing import (
 from evalkit.analysis.runs import LoadedRun, check_finished, check_records
 from evalkit.analysis.tables import Column, Layout, TableData, render, wrap
 from evalkit.errors import EvalkitError, EvalSetError, did_you_mean
-from evalkit.run.health import degradations, index_degradations, is_degraded
-
-
-class TooManyFailuresError(EvalkitError):
-    """The candidate failed on more queries than ``max_failed_share`` allows."""
-
-    exit_code = 5
-
-
-class DegradedCandidateError(EvalkitError):
-    """The candidate's LLM (or other service) failed on a larger share of queries than the baseline's."""
-
-    exit_code = 6
-
-
-class InventedCitationsError(EvalkitError):
-    """The candidate cited passages it was never shown on a larger share of queries than the baseline."""
-
-    exit_code = 8
+from evalkit.run.health import degradations, is_degraded
 
 
 @dataclass
@@ -208,10 +198,10 @@ def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, c
             f"({degraded['baseline']:.1%}); --max-degraded-share allows {max_degraded_share:.1%} more. A degraded "
             "query is one whose LLM call failed after retries or answered nothing usable (empty, content filter); see "
             "'degraded' in its per_query.jsonl")
-    _check_indexes((baseline, candidate), (baseline_variant, candidate_variant), labels, max_degraded_share)
-    _check_answered(base, cand, only, labels)
+    check_indexes((baseline, candidate), (baseline_variant, candidate_variant), labels, max_degraded_share)
+    check_answered(base, cand, only, labels)
     healthy = only - sick["baseline"] - sick["candidate"]
-    _check_citations(base, cand, healthy, labels, max_invalid_citation_share)
+    check_citations(base, cand, healthy, labels, max_invalid_citation_share)
     available = [m for m in metric_names(base) if m in metric_names(cand)]
     checks = []
     for metric, max_drop in margins:
@@ -240,100 +230,6 @@ def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, c
                       baseline_queries=len(base), candidate_queries=len(cand), checks=checks, confidence=confidence,
                       n_resamples=n_resamples, seed=seed, failed_share=share, verified=verified,
                       degraded_share=degraded, degraded_dropped=len(only - healthy))
-
-
-def _answered(results: Sequence[Any], only: set[str]) -> tuple[int, int]:
-    """(queries answered, queries a generator ran on) among ``only``; (0, 0) for a variant that does not generate."""
-    ran = [r for r in results if r.query_id in only and r.generation]
-    return sum(bool(r.metrics.get("answered")) for r in ran), len(ran)
-
-
-def _check_answered(base: Sequence[Any], cand: Sequence[Any], only: set[str], labels: tuple[str, str]) -> None:
-    """Refuse a candidate that generates but answered none of the shared queries while the baseline answered some.
-
-    Empty answers, provider refusals, a model that declines everything and fallbacks all end as
-    "not answered": such a candidate's retrieval metrics may be perfect, its answers are absent.
-
-    Raises:
-        DegradedCandidateError: with the counts and the most frequent reasons.
-    """
-    from collections import Counter
-
-    (b_ok, _), (c_ok, c_ran) = _answered(base, only), _answered(cand, only)
-    if c_ran and not c_ok and b_ok:
-        reasons = Counter(str(((r.generation or {}).get("abstention") or {}).get("reason") or r.outcome or "?")
-                          for r in cand if r.query_id in only and r.generation)
-        top = ", ".join(f"{why} {n}" for why, n in reasons.most_common(3))
-        raise DegradedCandidateError(f"the candidate {labels[1]} answered none of the {c_ran} shared queries it "
-                                     f"generated for (reasons: {top}); the baseline answered {b_ok}. Its LLM is down "
-                                     "or refuses everything: see 'generation' in its per_query.jsonl")
-
-
-def _failed_share(run: LoadedRun, variant: str) -> tuple[float, dict[str, Any] | None]:
-    """The largest share of passages an LLM failed on while one of the variant's indexes was built, and that index."""
-    v = run.summary.variants.get(variant)
-    worst: tuple[float, dict[str, Any] | None] = (0.0, None)
-    for d in index_degradations(v.index if v is not None else {}):
-        share = d["failed"] / d["of"] if d["of"] else 1.0
-        if share > worst[0]:
-            worst = (share, d)
-    return worst
-
-
-def _check_indexes(runs: tuple[LoadedRun, LoadedRun], variants: tuple[str, str], labels: tuple[str, str],
-                   max_share: float) -> None:
-    """Refuse a candidate whose index was built while its LLM failed on more passages than the baseline's.
-
-    An entity graph extracted by an LLM (``graph.mode: llm``) that failed on some passages is
-    partial: those passages add no entity or relation, every query searches what is left, and no
-    query is degraded, so the per-query check above cannot see it.
-
-    Raises:
-        DegradedCandidateError: naming the index and both shares.
-    """
-    (b_share, _), (c_share, found) = (_failed_share(r, v) for r, v in zip(runs, variants))
-    if found is None or c_share <= b_share + max_share + 1e-12:
-        return
-    retried = (f"; {found['transient']} of them failed transiently (timeouts, 5xx) and are asked again on the next "
-               "run" if found["transient"] else "")
-    raise DegradedCandidateError(
-        f"the candidate {labels[1]} built its {found['index']} index while its LLM failed on {found['failed']} of "
-        f"{found['of']} passages ({c_share:.1%}){retried}, the baseline's on {b_share:.1%}; "
-        f"--max-degraded-share allows {max_share:.1%} more. Those passages add nothing to the index, so every query "
-        "searched a partial one: see 'stats' under 'index' in the candidate's summary")
-
-
-def _invented(results: Sequence[Any], only: set[str]) -> list[str]:
-    """The queries among ``only`` whose answer cited an id that was not among the passages it was shown."""
-    return [r.query_id for r in results if r.query_id in only and r.generation
-            and r.generation.get("invalid_citations")]
-
-
-def _check_citations(base: Sequence[Any], cand: Sequence[Any], only: set[str], labels: tuple[str, str],
-                     max_share: float) -> None:
-    """Refuse a candidate whose answers cite passages they were not shown on more queries than the baseline's.
-
-    A judge reads an answer's claims against the evidence it was given, so an LLM that invents its
-    sources ("[doc-77]" where doc-77 was never retrieved) can score as faithful; hit@5 does not see
-    it either. The share is taken on the queries healthy in both runs, like the answer metrics.
-
-    Raises:
-        InventedCitationsError: with both shares and a few of the candidate's invented ids.
-    """
-    if not only:
-        return
-    b_ids, c_ids = _invented(base, only), _invented(cand, only)
-    b_share, c_share = len(b_ids) / len(only), len(c_ids) / len(only)
-    if c_share <= b_share + max_share + 1e-12:
-        return
-    first = set(c_ids[:5])
-    shown = sorted({str(c) for r in cand if r.query_id in first
-                    for c in (r.generation or {}).get("invalid_citations", [])})[:5]
-    raise InventedCitationsError(
-        f"the candidate {labels[1]} cited passages it was not shown on {len(c_ids)} of {len(only)} queries "
-        f"({c_share:.1%}; e.g. {', '.join(shown)} in {', '.join(c_ids[:3])}), the baseline on {len(b_ids)} "
-        f"({b_share:.1%}); --max-invalid-citation-share allows {max_share:.1%} more. Its LLM names sources that "
-        "were never retrieved: see 'invalid_citations' under 'generation' in its per_query.jsonl")
 
 
 def _why_absent(results: Sequence[Any], metric: str) -> str:
