@@ -27,7 +27,10 @@ LLM inventing sources) on a larger share of queries than the baseline's plus
 faithful to the evidence it was given while the sources it names do not exist.
 Answer metrics are paired on the
 queries healthy in both runs (the others' answers are fallbacks), and the result says how many
-were left out. Runs of two versions of the same append-only set are compared
+were left out. When answer metrics are gated, the gate adds one check of its own
+(:func:`declined_check`): the share of answerable questions declined must not grow by more than
+``max_declined_increase``, since answer metrics computed on answered questions improve when a
+candidate declines the hard ones. Runs of two versions of the same append-only set are compared
 on their shared queries, and the result says how many.
 """
 from __future__ import annotations
@@ -62,6 +65,11 @@ from evalkit.analysis.runs import LoadedRun, check_finished, check_records
 from evalkit.analysis.tables import Column, Layout, TableData, render, wrap
 from evalkit.errors import EvalkitError, EvalSetError, did_you_mean
 from evalkit.run.health import degradations, is_degraded
+
+
+DECLINED = "declined (answerable)"
+DECLINED_MARGIN = 0.05  # the default --max-declined-increase
+AUTOMATIC = "paired bootstrap, automatic"
 
 
 @dataclass
@@ -151,7 +159,8 @@ def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, c
              margins: Sequence[tuple[str, float]], *, confidence: float = 0.95, n_resamples: int = 10_000,
              seed: int = 0, max_failed_share: float = 0.0, max_degraded_share: float = 0.0,
              corrected: Any = None, shared_queries: bool = False,
-             max_invalid_citation_share: float = 0.0) -> GateResult:
+             max_invalid_citation_share: float = 0.0,
+             max_declined_increase: float = DECLINED_MARGIN) -> GateResult:
     """Check the eval sets, the candidate's failures and degraded share, then every metric (module docstring).
 
     ``corrected`` (``{"baseline": Corrected, "candidate": Corrected}``): for ``hallucinated``
@@ -160,6 +169,8 @@ def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, c
     improvement, from the summed variances) instead of the raw judge values.
     ``shared_queries``: gate runs of two versions of one append-only set on the queries they
     share (refused otherwise: the queries only one version has would go ungated).
+    ``max_declined_increase``: the margin of the answer-coverage check :func:`declined_check` adds
+    when answer metrics are gated.
     """
     for run, name in ((baseline, baseline_variant), (candidate, candidate_variant)):
         check_finished(run, name)
@@ -226,10 +237,39 @@ def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, c
                                 candidate=float(p.b.mean()), diff=float(p.diffs.mean()),
                                 ci_low=lo if s > 0 else -hi, ci_high=hi if s > 0 else -lo, bound=lo,
                                 passed=lo > -max_drop, higher_is_better=higher_is_better(metric)))
+    if any(not is_retrieval_metric(m) for m, _ in margins):
+        coverage = declined_check(base, cand, healthy, max_declined_increase, confidence, n_resamples, seed)
+        if coverage is not None:
+            checks.append(coverage)
     return GateResult(baseline=labels[0], candidate=labels[1], eval_set=note, shared_queries=len(shared),
                       baseline_queries=len(base), candidate_queries=len(cand), checks=checks, confidence=confidence,
                       n_resamples=n_resamples, seed=seed, failed_share=share, verified=verified,
                       degraded_share=degraded, degraded_dropped=len(only - healthy))
+
+
+def _declined(results: Sequence[Any], only: set[str]) -> dict[str, float]:
+    """``{query_id: 1.0 if declined else 0.0}`` over the answerable queries among ``only`` that generated."""
+    return {r.query_id: float(bool(r.metrics.get("abstained"))) for r in results
+            if r.query_id in only and r.answerable and r.generation and "abstained" in r.metrics}
+
+
+def declined_check(base: Sequence[Any], cand: Sequence[Any], healthy: set[str], max_increase: float,
+                   confidence: float, n_resamples: int, seed: int) -> GateCheck | None:
+    """The share of answerable questions the candidate declined (abstained on), tested against the baseline's.
+
+    Answer metrics are computed on answered questions (``hallucinated`` is undefined for a declined
+    answerable question, ``faithfulness`` for any unanswered one), so a candidate that declines its
+    hard questions scores better on them while answering less. When answer metrics are gated this
+    check is added: FAIL when the candidate may decline more than ``max_increase`` (a share of the
+    answerable healthy queries) above the baseline. None when a run generated no answers there.
+    """
+    p = pair(_declined(base, healthy), _declined(cand, healthy))
+    if len(p) == 0:
+        return None
+    lo, hi = stats.bootstrap_ci(-p.diffs, n_resamples, confidence, stats.derive_seed(seed, "gate", DECLINED))
+    return GateCheck(metric=DECLINED, max_drop=max_increase, n=len(p), baseline=float(p.a.mean()),
+                     candidate=float(p.b.mean()), diff=float(p.diffs.mean()), ci_low=-hi, ci_high=-lo, bound=lo,
+                     passed=lo > -max_increase, higher_is_better=False, method=AUTOMATIC)
 
 
 def _why_absent(results: Sequence[Any], metric: str) -> str:
@@ -265,7 +305,7 @@ def gate_table(g: GateResult) -> TableData:
             Column("CI", f"{g.confidence:.0%} CI"), Column("max_drop"), Column("worst case"),
             Column("result", numeric=False)]
     rows = [[c.metric + ("" if c.higher_is_better else " (lower=better)")
-             + (" [PPI]" if c.method != "paired bootstrap" else ""), str(c.n), f"{c.baseline:.4f}",
+             + {"paired bootstrap": "", AUTOMATIC: " [auto]"}.get(c.method, " [PPI]"), str(c.n), f"{c.baseline:.4f}",
              f"{c.candidate:.4f}", f"{c.diff:+.4f}", f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}]", f"{c.max_drop:.4f}",
              f"{-c.bound:.4f} worse" if c.bound < 0 else "no drop", "PASS" if c.passed else "FAIL"]
             for c in g.checks]
@@ -291,6 +331,9 @@ def format_gate(g: GateResult, layout: Layout | None = None) -> str:
     verdict = ("PASS: the candidate is non-inferior on every metric" if not failed else
                f"FAIL: the candidate may be worse by more than the margin on {', '.join(failed)}")
     ppi = (["[PPI]: judge-corrected estimates from human labels (PPI++), normal interval of the difference"]
-           if any(c.method != "paired bootstrap" for c in g.checks) else [])
+           if any(c.method not in ("paired bootstrap", AUTOMATIC) for c in g.checks) else [])
+    if any(c.method == AUTOMATIC for c in g.checks):
+        ppi.append(f"[auto]: added because answer metrics are gated: they are computed on answered questions, so "
+                   f"declining hard ones would improve them (--max-declined-increase)")
     lines = [*head, render([gate_table(g)], layout), *ppi, *[f"note: {v}" for v in g.verified], verdict]
     return "\n".join(wrap(line, width) if "\n" not in line else line for line in lines)

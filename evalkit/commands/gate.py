@@ -28,6 +28,10 @@ from evalkit.commands.options import layout, render_checked, table_options
 @click.option("--max-invalid-citation-share", type=click.FloatRange(0, 1), default=0.0, show_default=True,
               help="Refuse (exit 8) when the candidate's share of queries whose answer cites a passage it was not "
                    "shown (an id never retrieved) exceeds the baseline's by more than this.")
+@click.option("--max-declined-increase", type=click.FloatRange(0, 1), default=0.05, show_default=True,
+              help="When answer metrics are gated, also test the share of answerable questions the candidate "
+                   "declined: FAIL when it may exceed the baseline's by more than this (answer metrics are "
+                   "computed on answered questions, so declining the hard ones would improve them).")
 @click.option("--shared-queries", is_flag=True,
               help="Gate runs of two versions of one append-only eval set on the queries both versions have "
                    "(refused otherwise, exit 3: the other queries would go ungated).")
@@ -47,7 +51,7 @@ from evalkit.commands.options import layout, render_checked, table_options
 def gate(ctx: click.Context, baseline_ref: str, candidate_ref: str, metrics: tuple[str, ...],
          max_drops: tuple[float, ...], variant: str | None, baseline_variant: str | None,
          candidate_variant: str | None, max_failed_share: float, max_degraded_share: float,
-         max_invalid_citation_share: float, shared_queries: bool,
+         max_invalid_citation_share: float, max_declined_increase: float, shared_queries: bool,
          confidence: float,
          resamples: int, seed: int, json_path: Path | None, tracking_uri: str | None, wide: bool,
          columns: str | None, labels: tuple[Path, ...]) -> None:
@@ -58,7 +62,10 @@ def gate(ctx: click.Context, baseline_ref: str, candidate_ref: str, metrics: tup
     passes when the lower confidence bound is above -max_drop (for lower-is-better
     metrics such as hallucination or latency the test is mirrored). Runs of two versions
     of one append-only eval set are refused, or with --shared-queries compared on the
-    queries both versions have.
+    queries both versions have. When an answer metric is gated, the share of answerable
+    questions the candidate declined is tested as well (row "declined (answerable)
+    [auto]", --max-declined-increase): answer metrics are computed on answered
+    questions, so declining the hard ones would improve them.
 
     \b
     Example:
@@ -107,7 +114,8 @@ def gate(ctx: click.Context, baseline_ref: str, candidate_ref: str, metrics: tup
         result = run_gate(baseline, candidate, a, b, margins, confidence=confidence, n_resamples=resamples,
                           seed=seed, max_failed_share=max_failed_share, max_degraded_share=max_degraded_share,
                           corrected=corrected, shared_queries=shared_queries,
-                          max_invalid_citation_share=max_invalid_citation_share)
+                          max_invalid_citation_share=max_invalid_citation_share,
+                          max_declined_increase=max_declined_increase)
     except EvalkitError as exc:
         click.echo(f"error: {exc}", err=True)
         ctx.exit(getattr(exc, "exit_code", 2))

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from evalkit.analysis.gate import DECLINED_MARGIN
 from evalkit.cli import cli
 from evalkit.evalsets import append, freeze, load_eval_set
 
@@ -202,6 +203,41 @@ def test_exit_8_a_candidate_that_cites_passages_it_was_not_shown(tmp_path: Path,
     assert _gate(base, cand, *args, "--max-invalid-citation-share", "0.15").exit_code == 0  # allowed explicitly
     assert _gate(cand, base, *args).exit_code == 0  # fewer invented citations than the baseline: not refused
     assert _gate(base, base, *args).exit_code == 0
+
+
+def test_a_candidate_that_declines_its_hard_questions_fails_the_automatic_coverage_check(tmp_path: Path, es):
+    """hallucinated is undefined on a declined answerable question: a candidate that declines the three it
+    would hallucinate on, and two more, scores 0 hallucinations against the baseline's 3 of 12 and passed a
+    gate on hallucinated alone. With answer metrics gated, the gate adds the declined share and fails it."""
+    def answering(declined: set[str], wrong: set[str]) -> list:
+        out = _results(QUESTIONS)
+        for r, (qid, _, gold, _) in zip(out, QUESTIONS):
+            refuse = qid in declined or not gold
+            r.generation = {"answer": "Not in the documents." if refuse else "Yes [fin-001].",
+                            "abstention": {"abstained": refuse, "reason": "refusal" if refuse else "answer"}}
+            r.metrics.update(answered=float(not refuse), abstained=float(refuse))
+            r.metrics["hallucinated"] = (None if refuse else float(qid in wrong)) if gold else float(not refuse)
+        return out
+    base = _run(tmp_path, "base", answering(set(), {"q01", "q02", "q03"}), es)
+    cand = _run(tmp_path, "cand", answering({"q01", "q02", "q03", "q04", "q05"}, set()), es)
+    args = ("--metric", "hallucinated", "--max-drop", "0.01", "--json", str(tmp_path / "g.json"))
+    res = _gate(base, cand, *args)
+    assert res.exit_code == 1, res.output
+    assert "declined (answerable) (lower=better) [auto]" in res.output and "added because answer metrics" in res.output
+    checks = {c["metric"]: c for c in json.loads((tmp_path / "g.json").read_text())["checks"]}
+    assert checks["hallucinated"]["passed"]  # alone it passes: its 3 wrong answers are not paired, they were declined
+    declined = checks["declined (answerable)"]
+    assert not declined["passed"] and declined["n"] == 12  # the answerable queries
+    assert declined["baseline"] == 0.0 and declined["candidate"] == pytest.approx(5 / 12)
+    assert declined["diff"] == pytest.approx(5 / 12) and declined["max_drop"] == DECLINED_MARGIN == 0.05
+    assert _gate(base, cand, *args, "--max-declined-increase", "0.9").exit_code == 0  # accepted explicitly
+    # the other way round the candidate declines less: coverage passes, and its 3 wrong answers fall on the
+    # questions the baseline declined, which hallucinated cannot pair (a limit of answered-only metrics)
+    assert _gate(cand, base, *args).exit_code == 0
+    retrieval = _gate(base, cand, "--metric", "hit@5", "--max-drop", "0.02")
+    assert retrieval.exit_code == 0 and "declined" not in retrieval.output  # answer metrics not gated: not added
+    same = _gate(base, base, *args)
+    assert same.exit_code == 0 and "[auto]" in same.output
 
 
 def test_a_metric_only_one_run_has_says_why(tmp_path: Path, es):
