@@ -348,6 +348,7 @@ class RunSummary:
     status: str = "complete"
     pending: list[str] = field(default_factory=list)
     interrupted: str | None = None
+    environment: dict[str, Any] = field(default_factory=dict)  # CPU and numeric stack (evalkit.run.machine)
 
     @property
     def partial(self) -> bool:
@@ -361,6 +362,7 @@ class RunSummary:
             "mlflow": self.mlflow,
             "git_commit": self.git_commit,
             "sharing": self.sharing,
+            "environment": self.environment,
             "status": self.status,
             "partial": self.partial,
         }

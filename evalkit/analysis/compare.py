@@ -32,6 +32,7 @@ from evalkit.analysis.pairing import (
 from evalkit.analysis.runs import LoadedRun
 from evalkit.analysis.tables import Column, Layout, TableData, is_nan, render, wrap
 from evalkit.errors import EvalkitError, did_you_mean
+from evalkit.run.machine import environment_notes
 
 
 @dataclass(frozen=True)
@@ -195,7 +196,8 @@ def compare_variants(refs: Sequence[VariantRef], metrics: Sequence[str] | None =
         check_shared_queries(results[base.label], results[r.label], (base.label, r.label))
     names = _metrics(refs, results, metrics)
     tests: list[MetricTest] = []
-    notes: list[str] = []
+    notes: list[str] = [n for r in refs[1:] for n in environment_notes(
+        base.run.summary.environment, r.run.summary.environment, (base.label, r.label))]
     for r in refs[1:]:
         for m in names:
             p = pair(per_query_values(results[base.label], m), per_query_values(results[r.label], m))

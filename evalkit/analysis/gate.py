@@ -65,6 +65,7 @@ from evalkit.analysis.runs import LoadedRun, check_finished, check_records
 from evalkit.analysis.tables import Column, Layout, TableData, render, wrap
 from evalkit.errors import EvalkitError, EvalSetError, did_you_mean
 from evalkit.run.health import degradations, is_degraded
+from evalkit.run.machine import environment_notes
 
 
 DECLINED = "declined (answerable)"
@@ -183,7 +184,9 @@ def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, c
             f"v{b_ref.version} ({b_ref.n_queries} queries): the queries only one version has would go ungated. "
             f"Re-run one of them on the other's version, or pass --shared-queries to gate on the queries both share")
     check_scoring(baseline.summary.scoring, candidate.summary.scoring, (baseline.label, candidate.label))
-    verified = [verify_eval_set(baseline, baseline_variant), verify_eval_set(candidate, candidate_variant)]
+    verified = [verify_eval_set(baseline, baseline_variant), verify_eval_set(candidate, candidate_variant),
+                *environment_notes(baseline.summary.environment, candidate.summary.environment,
+                                   (baseline.label, candidate.label))]
     base = baseline.results(baseline_variant)
     cand = candidate.results(candidate_variant)
     labels = (f"{baseline.label}:{baseline_variant}", f"{candidate.label}:{candidate_variant}")

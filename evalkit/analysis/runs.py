@@ -209,7 +209,7 @@ def summary_from_dict(data: dict[str, Any], source: str = "<dict>") -> RunSummar
                       git_commit=data.get("git_commit"), sharing=data.get("sharing") or {},
                       scoring=Scoring.from_dict(data.get("scoring")).to_dict(),
                       status=data.get("status", "complete"), pending=list(data.get("pending") or []),
-                      interrupted=data.get("interrupted"))
+                      interrupted=data.get("interrupted"), environment=data.get("environment") or {})
 
 
 def summary_metrics(results: list[QueryResult]) -> dict[str, float]:

@@ -33,6 +33,7 @@ from evalkit.metrics.tenancy import document_tenants
 from evalkit.records import RunSummary
 from evalkit.run.executors import EXECUTORS, build_on_ray, run_local, run_ray
 from evalkit.run.health import index_degradations
+from evalkit.run.machine import environment
 from evalkit.run.query import QueryContext
 from evalkit.run.store import (
     VariantStore,
@@ -119,7 +120,8 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
                           **({"cache_root": options.cache_root} if options.cache_root else {}))
     ref = eval_set.ref()
     ref.corpus, ref.corpus_sha256 = str(eval_set.corpus_path), corpus.sha256
-    summary = RunSummary(eval_set=ref, variants={}, git_commit=git_commit(), scoring=options.scoring.to_dict(),
+    summary = RunSummary(eval_set=ref, variants={}, git_commit=git_commit(), environment=environment(),
+                         scoring=options.scoring.to_dict(),
                          status="running", pending=list(names))
     folder = results_folder(options.output)
     # a summary saying "running" before any per_query.jsonl is truncated: a run killed now must never leave the
