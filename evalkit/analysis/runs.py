@@ -27,6 +27,7 @@ from typing import Any
 
 from evalkit.errors import EvalkitError, did_you_mean
 from evalkit.records import EvalSetRef, QueryResult, RunSummary, VariantSummary
+from evalkit.run.machine import environment_from_tags
 
 RUN_ID = re.compile(r"[0-9a-f]{32}")
 
@@ -324,6 +325,7 @@ def _from_mlflow(run_id: str, uri: str) -> LoadedRun:
     summary = RunSummary(eval_set=ref, variants=variants,
                          git_commit=tags.get("mlflow.source.git.commit") or tags.get("git.commit"),
                          mlflow={"tracking_uri": uri, "parent_run_id": parent.info.run_id,
-                                 "experiment_id": parent.info.experiment_id}, scoring=scoring.to_dict())
+                                 "experiment_id": parent.info.experiment_id}, scoring=scoring.to_dict(),
+                         environment=environment_from_tags(tags))
     return LoadedRun(source=run_id, label=f"mlflow-{run_id[:8]}", summary=summary, folder=folder,
                      tracking_uri=uri, _config_text=config_text)

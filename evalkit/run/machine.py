@@ -78,3 +78,22 @@ def environment_notes(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None,
     return [f"{labels[0]} and {labels[1]} were computed on different machines or stacks ({'; '.join(diffs)}): "
             "dense scores can differ in their last digits for that alone, so a difference of that size is not "
             "the change's effect; run both on one machine to compare like with like"]
+
+
+def environment_tags(env: Mapping[str, Any]) -> dict[str, str]:
+    """:func:`environment` as flat MLflow tags (``environment.cpu``, ``environment.lib.numpy``...)."""
+    tags = {f"environment.{k}": str(env[k]) for k in ("cpu", "machine", "python") if env.get(k)}
+    if env:
+        tags["environment.cpu_flags"] = ",".join(env.get("cpu_flags") or [])
+    tags.update({f"environment.lib.{name}": str(v) for name, v in (env.get("libraries") or {}).items()})
+    return tags
+
+
+def environment_from_tags(tags: Mapping[str, str]) -> dict[str, Any]:
+    """The inverse of :func:`environment_tags` ({} when a run logged none)."""
+    if "environment.cpu" not in tags:
+        return {}
+    flags = tags.get("environment.cpu_flags", "")
+    return {"cpu": tags["environment.cpu"], "cpu_flags": flags.split(",") if flags else [],
+            "machine": tags.get("environment.machine", ""), "python": tags.get("environment.python", ""),
+            "libraries": {k[len("environment.lib."):]: v for k, v in tags.items() if k.startswith("environment.lib.")}}

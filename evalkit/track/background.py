@@ -77,7 +77,8 @@ class BackgroundLogger:
                  trace_limit: int | None = None, source_name: str = "evalkit run",
                  echo: Callable[[str], None] = print, max_pending: int = MAX_PENDING, progress: bool = True,
                  trace_policy: str = "all"):
-        self.config = {"run": {"eval_set": run.eval_set.to_dict(), "git_commit": run.git_commit},
+        self.config = {"run": {"eval_set": run.eval_set.to_dict(), "git_commit": run.git_commit,
+                               "environment": run.environment},
                        "output_dir": str(output_dir), "tracking_uri": tracking_uri, "experiment": experiment,
                        "tags": dict(tags or {}), "traces": traces, "trace_limit": trace_limit,
                        "source_name": source_name, "trace_policy": trace_policy}
@@ -242,7 +243,8 @@ def worker(stdin: IO[str], emit: Callable[[dict[str, Any]], None]) -> int:
             _BUSY.set()
             if op == "open":
                 run = RunSummary(eval_set=EvalSetRef(**msg["run"]["eval_set"]), variants={},
-                                 git_commit=msg["run"]["git_commit"])
+                                 git_commit=msg["run"]["git_commit"],
+                                 environment=msg["run"].get("environment") or {})
                 log = InvocationLogger(run, Path(msg["output_dir"]), msg["tracking_uri"], msg["experiment"],
                                        msg["tags"], msg["traces"], msg["trace_limit"], msg["source_name"],
                                        note=lambda text: emit({"event": "note", "text": text}), stop=STOP.is_set,

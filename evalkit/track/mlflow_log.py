@@ -4,7 +4,8 @@ Layout in the tracking store (see ``docs/mlflow.md`` for what to click)::
 
     experiment "evalkit"           artifacts beside the store (``evalkit.track.store``)
       parent run "demo_kb v1 · 12 variants (...) · 2026-12-01 10:15:02"
-        tags      evalset.*, scoring.*, evalkit.variants, mlflow.source.name/type/git.commit, mlflow.user,
+        tags      evalset.*, scoring.*, environment.*, evalkit.variants, mlflow.source.name/type/git.commit,
+                  mlflow.user,
                   mlflow.note.content (description), evalkit.host/pid (owner), user tags
         dataset   the eval set (``demo_kb@v1``, digest = its frozen sha256[:12], source = its file)
         metrics   <headline metric>/<variant> (``hit_at_5/bm25``), n_failed/<variant>
@@ -44,6 +45,7 @@ from typing import Any
 from evalkit.errors import EvalkitError
 from evalkit.records import RunSummary, VariantSummary
 from evalkit.redact import redact, redact_obj
+from evalkit.run.machine import environment_tags
 from evalkit.track import payloads as pl
 from evalkit.track.names import (
     MAX_PARAM_VALUE_LENGTH,
@@ -147,6 +149,7 @@ class InvocationLogger:
                 **pl.source_tags(self.source_name, self.run.git_commit), **owner_tags()}
         if self.run.git_commit:
             tags["git.commit"] = self.run.git_commit
+        tags.update(environment_tags(self.run.environment))  # where it ran (evalkit.run.machine)
         tags.update({str(k): str(v) for k, v in self.tags.items()})
         self.parent_id = self.client.create_run(
             self.experiment_id, run_name=pl.parent_run_name(self.run, list(names)),

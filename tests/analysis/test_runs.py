@@ -46,6 +46,7 @@ def test_mlflow_parent_and_child_run_ids(tmp_path: Path, mlflow_store):
     assert remote.summary.eval_set.sha256 == local.summary.eval_set.sha256
     assert [r.to_dict() for r in remote.results("b")] == [r.to_dict() for r in local.results("b")]
     assert remote.variant("a").metrics == {"hit@5": 1.0}
+    assert remote.summary.environment == local.summary.environment and local.summary.environment["cpu"]
     child = load_run(local.variant("b").mlflow_run_id, tracking_uri=uri)
     assert child.variant_names == ["b"] and child.mlflow_parent() == parent
     assert child.config("b").name == "b"                        # config.yaml artifact

@@ -58,3 +58,13 @@ def test_a_run_records_its_environment_and_the_gate_notes_another_machine(evalse
     assert same.exit_code == 0 and "different machines" not in same.output
     cmp = CliRunner().invoke(cli, ["compare", str(out), str(moved), "--variants", "base:bm25,cand:bm25"])
     assert "different machines or stacks" in cmp.output, cmp.output
+
+
+def test_mlflow_tags_give_the_environment_back():
+    from evalkit.run.machine import environment_from_tags, environment_tags
+
+    env = environment()
+    tags = environment_tags(env)
+    assert tags["environment.lib.numpy"] == np.__version__ and all(k.startswith("environment.") for k in tags)
+    assert environment_from_tags(tags) == env
+    assert environment_tags({}) == {} and environment_from_tags({"mlflow.user": "x"}) == {}
