@@ -58,8 +58,19 @@ def environment() -> dict[str, Any]:
 def environment_notes(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None,
                       labels: tuple[str, str]) -> list[str]:
     """A note when two runs were made on different CPUs or stacks ([] when alike or not recorded)."""
-    if not a or not b:
+    diff = environment_difference(a, b, labels)
+    if not diff:
         return []
+    return [f"{labels[0]} and {labels[1]} were computed on different machines or stacks ({diff}): "
+            "dense scores can differ in their last digits for that alone, so a difference of that size is not "
+            "the change's effect; run both on one machine to compare like with like"]
+
+
+def environment_difference(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None,
+                           labels: tuple[str, str]) -> str:
+    """What differs between two environments, in words ("" when alike or either is not recorded)."""
+    if not a or not b:
+        return ""
     diffs = []
     if a.get("cpu") != b.get("cpu"):
         diffs.append(f"CPU {a.get('cpu')!r} vs {b.get('cpu')!r}")
@@ -73,11 +84,7 @@ def environment_notes(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None,
                if libs_a.get(n) != libs_b.get(n)]
     if changed:
         diffs.append(", ".join(changed))
-    if not diffs:
-        return []
-    return [f"{labels[0]} and {labels[1]} were computed on different machines or stacks ({'; '.join(diffs)}): "
-            "dense scores can differ in their last digits for that alone, so a difference of that size is not "
-            "the change's effect; run both on one machine to compare like with like"]
+    return "; ".join(diffs)
 
 
 def environment_tags(env: Mapping[str, Any]) -> dict[str, str]:

@@ -10,6 +10,7 @@ unseeded, and results are ordered by the eval set before anything is aggregated.
 from __future__ import annotations
 
 import gc
+import json
 import subprocess
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -33,7 +34,7 @@ from evalkit.metrics.tenancy import document_tenants
 from evalkit.records import RunSummary
 from evalkit.run.executors import EXECUTORS, build_on_ray, run_local, run_ray
 from evalkit.run.health import index_degradations
-from evalkit.run.machine import environment
+from evalkit.run.machine import environment, environment_difference
 from evalkit.run.query import QueryContext
 from evalkit.run.store import (
     VariantStore,
@@ -84,6 +85,19 @@ class RunOptions:
     gc_freeze: bool = True  # exempt long-lived objects from garbage collection during a query loop; identical
 
 
+def _note_another_machine(output: Path, here: dict[str, Any], echo: Callable[[str], None]) -> None:
+    """Warn when ``--resume`` continues a run begun on another machine or stack: its kept queries were made there."""
+    try:
+        before = json.loads(Path(output).read_text(encoding="utf-8")).get("environment")
+    except (OSError, ValueError, AttributeError):
+        return
+    diff = environment_difference(before, here, ("the run being resumed", "this process"))
+    if diff:
+        echo(f"warning: resuming a run begun on another machine or stack ({diff}): the queries it kept were "
+             "computed there and the rest are computed here, so dense scores may differ in their last digits "
+             "between the two groups; re-run without --resume to have them all from one machine")
+
+
 def git_commit() -> str | None:
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
@@ -123,6 +137,8 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
     summary = RunSummary(eval_set=ref, variants={}, git_commit=git_commit(), environment=environment(),
                          scoring=options.scoring.to_dict(),
                          status="running", pending=list(names))
+    if options.resume:
+        _note_another_machine(options.output, summary.environment, echo)
     folder = results_folder(options.output)
     # a summary saying "running" before any per_query.jsonl is truncated: a run killed now must never leave the
     # summary of an earlier, finished run beside its half-written records (analysis would read them as finished)

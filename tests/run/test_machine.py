@@ -68,3 +68,21 @@ def test_mlflow_tags_give_the_environment_back():
     assert tags["environment.lib.numpy"] == np.__version__ and all(k.startswith("environment.") for k in tags)
     assert environment_from_tags(tags) == env
     assert environment_tags({}) == {} and environment_from_tags({"mlflow.user": "x"}) == {}
+
+
+def test_resuming_a_run_begun_on_another_machine_says_so(evalset, tmp_path: Path):  # noqa: F811
+    config = config_from_dict({"name": "bm25", "nodes": {"retrieve": {"type": "retrieve", "params": {
+        "bm25": {"tokenizer": "auto"}}}}, "edges": {"start": "retrieve", "retrieve": "end"}})
+    out = tmp_path / "r.json"
+    said: list[str] = []
+    options = RunOptions(output=out, mlflow=False, progress=False)
+    run_eval(evalset, [config], options, echo=said.append)
+    resume = RunOptions(output=out, mlflow=False, progress=False, resume=True)
+    run_eval(evalset, [config], resume, echo=said.append)
+    assert not any("another machine" in m for m in said)  # same machine: nothing to say
+    data = json.loads(out.read_text(encoding="utf-8"))
+    data["environment"]["libraries"]["numpy"] = "1.26.4"
+    out.write_text(json.dumps(data), encoding="utf-8")
+    run_eval(evalset, [config], resume, echo=said.append)
+    (warning,) = [m for m in said if "another machine" in m]
+    assert f"numpy 1.26.4 vs {np.__version__}" in warning and "kept were computed there" in warning
