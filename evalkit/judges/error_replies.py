@@ -1,0 +1,306 @@
+"""Error replies: a reply that is a service, transport or provider error message, not an answer.
+
+What it is for: many stacks answer HTTP 200 when the LLM behind them is down or refusing
+work, with the error as the reply text: proxies and gateways (LiteLLM, one-api / new-api,
+nginx, Envoy, Cloudflare), local servers (Ollama, vLLM, TGI, llama.cpp), provider error
+JSON pasted into the content, Chinese providers' busy messages (当前分组上游负载已饱和，请稍后再试),
+and users' own wrappers returning ``"Error: ..."``. Judged as an answer, such a reply counts
+as a hallucination; worded as an apology it can pass for a correct abstention. Either way
+it describes the endpoint, not the pipeline: :func:`evalkit.judges.abstention.detect_abstention`
+calls :func:`detect_error_reply`, and a flagged generator reply makes the query *degraded*
+(cause ``error_reply``, :mod:`evalkit.run.health`).
+
+:func:`detect_error_reply` looks at structure, in this order, and returns the first finding:
+
+1. ``json``: the whole reply is a JSON (or Python-dict) object, possibly truncated, that is an
+   error envelope: an ``error`` / ``error_code`` / ``error_msg`` key, ``"object": "error"``,
+   ``"success": false``, a ``code`` / ``status`` of 400-599, or a ``message`` / ``msg`` /
+   ``detail`` in error words; nested envelopes too (``{"Response": {"Error": ...}}``).
+2. ``page``: an HTML document whose title or heading is an error (502 Bad Gateway, a
+   Cloudflare 524), or a raw ``HTTP/1.1 503`` response.
+3. ``exception``: the reply opens with a traceback, a dotted exception name and its message
+   (``openai.RateLimitError: ...``, ``java.net.SocketTimeoutException: ...``), an error
+   prefix (``Error:``, ``[ERROR]``, ``错误：``, ``调用大模型失败：``, ``Error code: 429 - ...``),
+   an AWS ``An error occurred (ThrottlingException) when calling ...`` or a Go ``Post "url": ...``
+   error, followed by words of failure.
+4. ``message``: a short reply (at most :data:`MAX_MESSAGE_CHARS`) that states a failure of the
+   service (overloaded, rate limit reached, quota used up, timed out, 502 Bad Gateway, 服务繁忙,
+   请求过于频繁, 令牌额度已用尽, 上游负载已饱和, 模型不存在...) and says nothing else: once the
+   failure words, the service words (model, server, 服务, 模型...), apologies and retry advice
+   (请稍后再试, "please try again later"), ids and URLs are taken out, at most
+   :data:`MAX_LEFT_WORDS` words or :data:`MAX_LEFT_CJK` Chinese characters are left.
+
+Precision first (a false alarm removes a real answer from the metrics): rules 3 and 4 never
+fire on a reply with a citation marker, rule 4 not on a refusal (:mod:`evalkit.judges.refusal_rules`:
+"the documents do not say", 资料中没有提到), nor on one that names the sources or opens with
+yes / no; quoted text is masked first, so an answer quoting an error message (“当前分组上游负载
+已饱和”是 one-api 的提示...) is an answer. Users whose answers trip it keep them with
+``not_patterns`` (``eval_sets/NAME.abstention.yaml``). Measured in ``benchmarks/error_replies.py``
+on ``tests/judges/data/error_replies.jsonl``.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from evalkit.judges.citations import find_markers
+from evalkit.judges.refusal_rules import normalise, refusal_spans
+
+__all__ = ["MAX_LEFT_CJK", "MAX_LEFT_WORDS", "MAX_MESSAGE_CHARS", "ErrorReply", "detect_error_reply"]
+
+MAX_MESSAGE_CHARS = 320  # rule 4 reads short replies only: a longer one that is an error has a structure
+MAX_LEFT_WORDS, MAX_LEFT_CJK = 3, 6  # what rule 4 allows besides failure, service and filler words
+
+
+@dataclass(frozen=True)
+class ErrorReply:
+    """The finding: which rule (``kind``: json | page | exception | message) and the words that decided it."""
+
+    kind: str
+    matched: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"kind": self.kind, "matched": self.matched}
+
+
+# --------------------------------------------------------------------------- failure words
+# A failure of the service: a status, a state of a service word, a limit hit, a broken transport.
+_STATUS = (r"\b(?:[45]\d\d\s*[-:]?\s*)?(?:bad\s+gateway|service\s+(?:temporarily\s+)?unavailable|gateway\s+time-?out|"
+           r"internal\s+server\s+error|too\s+many\s+requests|request\s+time-?out|unauthorized|forbidden)\b|"
+           r"\b(?:status\s+code|error\s+code|状态码|错误码)\s*[:=：]?\s*[45]\d\d\b|\b[45]\d\d\s+(?:error|错误)\b")
+# a bare "HTTP 401" is not one: "HTTP 401: the access token expired." answers what the error means
+_STATE_EN = (r"\b(?:(?:is|are|was|were|currently|temporarily|now|seems|appears)\s+)*(?:temporarily\s+|currently\s+)?"
+             r"(?:unavailable|overloaded|over\s+capacity|busy|down\s+for\s+maintenance|under\s+maintenance|"
+             r"not\s+available\s+(?:for|to|in)\s+your|not\s+responding)\b|\b(?:is|are)\s+(?:currently\s+|temporarily\s+)?down\b|"
+             r"\b(?:high|heavy|unusual)\s+(?:demand|load|traffic)\b|\boverloaded\b|"
+             r"\b(?:having|experiencing)\s+(?:some\s+)?(?:technical\s+)?(?:trouble|issues|problems|difficulties|an?\s+outage)\b")
+_LIMIT_EN = (r"\b(?:rate[\s_-]?limit(?:ed|\s+(?:reached|exceeded|hit))|(?:quota|limit|balance|credits?|capacity)\s+"
+             r"(?:\w+\s+)?(?:exceeded|exhausted|reached|used\s+up|run\s+out)|(?:exceeded|reached|hit|exhausted)\s+(?:\w+\s+){0,3}?"
+             r"(?:quota|limit|rate\s+limit|capacity|max(?:imum)?\s+request)|insufficient[\s_](?:quota|balance|credits?|funds)|"
+             r"resource\s+has\s+been\s+exhausted|throttl\w+|too\s+many\s+(?:requests|concurrent))\b")
+_TRANSPORT = (r"\b(?:(?:request|read|connect(?:ion)?|operation|gateway|upstream|socket)\s+(?:has\s+)?(?:timed\s+out|time-?out)|"
+              r"timed\s+out|time-?out\s+(?:of\s+\S+\s+)?(?:after|occurred|error|exceeded|expired)|deadline\s+exceeded|connection\s+(?:refused|reset|"
+              r"error|failure|failed|aborted|closed)|connect\s+error|econn(?:refused|reset)|etimedout|socket\s+hang\s+up|"
+              r"i/o\s+timeout|no\s+healthy\s+upstream|upstream\s+(?:connect\s+)?(?:error|failure|timeout|unavailable)|"
+              r"max\s+retries\s+exceeded|failed\s+to\s+establish|reset\s+by\s+peer|disconnect/reset|"
+              r"(?:call|request|generation|completion)\s+failed|failed\s+after\s+\d+\s+(?:retries|attempts))\b")
+_GENERIC_EN = (r"\b(?:an?\s+(?:unexpected\s+|internal\s+)?error\s+(?:has\s+)?occurred|something\s+went\s+wrong|"
+               r"error\s+(?:while|when)\s+(?:processing|generating|calling|communicating)|error\s+communicating|"
+               r"(?:cuda|gpu)\s+(?:error|out\s+of\s+memory)|(?:invalid|bad|malformed|empty)\s+response|out\s+of\s+memory|(?:model|deployment)\b[^.]{0,40}?\b(?:not\s+found|"
+               r"does\s+not\s+exist|doesn't\s+exist|is\s+not\s+available)|(?:invalid|incorrect)\s+api[\s_-]?key|"
+               r"server\s+error|internal\s+error)\b")
+_FAIL_ZH = (r"(?:负载|并发)[^，。,.]{0,6}?(?:饱和|过高|较高|过大|上限|已满)|(?:请求|访问|调用)?(?:过于|太)频繁|频率超限|访问频率|"
+            r"(?:次数|请求量|用量)[^，。,.]{0,4}?(?:上限|超限|过大)|(?:被|已被|触发)限流|额度[^，。,.]{0,4}?(?:用尽|用完|不足)|余额不足|欠费|"
+            r"频率(?:过高|太高|超限)|请求(?:太多|过多)|人数(?:过多|较多|太多)|出(?:了|现了?)(?:一?点|一些)?(?:问题|错误|异常|故障)|"
+            r"(?:api[\s_-]?key|令牌|账号|账户|密钥)[^，。,.]{0,4}?(?:已被?禁用|已过期|无效)|"
+            r"(?:服务|系统|服务器|网关|接口|模型|上游|网络|后端)[^，。,.]{0,6}?(?:繁忙|不可用|异常|出错|错误|故障|开小差|超时|无法响应|"
+            r"无法连接|维护中|加载中|不存在)(?!时)|繁忙(?=[，。,.!！~]|$)|(?:请求|连接|读取|响应|调用)超时|超时(?=[，。,.!！~]|$)|"
+            r"无可用渠道|排队中|"
+            r"(?:请求|调用|处理|生成|连接)(?:失败|异常|出错|被拒绝)|内部(?:服务器)?错误|审核不通过|涉嫌违规|"
+            r"无效的?\s*(?:令牌|api[\s_-]?key|密钥)|模型[^，。,.]{0,24}?(?:不存在|不可用)|显存不足|无法连接|连接(?:失败|超时|被拒绝)")
+_FAILURE = re.compile("|".join(f"(?:{p})" for p in (_STATUS, _STATE_EN, _LIMIT_EN, _TRANSPORT, _GENERIC_EN, _FAIL_ZH)),
+                      re.IGNORECASE)
+
+# words a failure message is made of besides the failure: the service, the request, filler, advice, ids
+_SERVICE = re.compile(
+    r"\b(?:the|a|an|this|that|these|our|your|you|we|we're|we\s+are|i|i'm|it|its|it's|is|are|was|were|be|been|has|have|"
+    r"had|to|of|in|on|at|for|with|by|from|or|and|but|if|due|right|now|currently|temporarily|moment|again|other|another|"
+    r"model|models|server|servers|service|services|system|api|endpoint|deployment|request|requests|response|reply|"
+    r"assistant|ai|bot|chatbot|gateway|upstream|proxy|backend|provider|channel|engine|inference|llm|error|errors|"
+    r"code|status|reason|message|details?|failure|failed|unable|account|organization|org|plan|tier|tokens?|per|min|"
+    r"minute|minutes|second|seconds|sec|hour|hours|later|soon|few|some|while|processing|process|please|kindly|sorry|"
+    r"apologies|apologize|unfortunately|try|retry|retrying|wait|contact|support|help|center|us|persists|resubmit|"
+    r"check|back|more|information|info|docs|documentation|read|include|choose|select|operation|call|calling|"
+    r"pricing|billing|usage|limit|limits|exceeded|reached|quota|balance|credits?|generat(?:e|ing|ion)|headers?|transport|socket|tcp|dial|peer|host|port|reset|"
+    r"connect|connection|network|http|https)\b|"
+    r"抱歉|对不起|不好意思|很遗憾|请您?|您的?|你的?|我们|当前|目前|暂时|暂|稍后|稍候|再试|重试|联系|客服|管理员|"
+    r"服务器?|系统|模型|接口|网关|上游|渠道|分组|令牌|账户|账号|用户|请求|调用|访问|网络|后端|平台|"
+    r"了|的|已|已经|请|或|和|后|再|下|中|一下|一些|一会儿?|~|～", re.IGNORECASE)
+_IDS = re.compile(r"https?://\S+|\b[\w.-]+\.(?:com|org|net|io|ai|cn)\b\S*|\b(?:request|trace|req)[\s_-]?id\b\s*[:=]?\s*[\w-]*|"
+                  r"\b\w*\d\w*\b|[（(]\s*[)）]", re.IGNORECASE)
+_EN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+# --------------------------------------------------------------------------- guards
+_SOURCES = re.compile(r"\b(?:documents?|docs|documentation|context|passages?|sources?|knowledge\s*base|handbook|"
+                      r"manual|excerpts?|search\s+results?|according\s+to)\b|资料|文档|知识库|检索|参考|上下文|原文|手册|根据",
+                      re.IGNORECASE)
+_VERDICT = re.compile(r"^\s*(?:yes|no)\b\s*(?:[,.;:!—–-]|$)|^\s*(?:是的|不是|对|不对|可以|不可以|不能|会|不会)[，,。.!！]",
+                      re.IGNORECASE)
+# an explanation is an answer: "HTTP 429 means ...", "... returns 503 ...", 表示 / 意味着 / 返回 ...
+_EXPLAINS = re.compile(r"\b(?:means?|meaning|indicates?|signals?|returns|returning|raised|thrown|occurs|happens?|"
+                       r"caused\s+by|because|which|base\s+class|subclass)\b|表示|意味着|是指|指的是|原因是|因为|导致|如果|"
+                       r"正常的|属于|(?<!超)时(?:会|需|请|，|,)",
+                       re.IGNORECASE)
+# what error messages add to the failure: retry advice, an apology, a request id, where to get help
+_ASIDE = re.compile(r"\b(?:try\s+again|retry|retrying|resubmit|check\s+back|(?:please\s+)?wait\s+(?:a\s+moment|\d|before)|"
+                    r"contact\s+(?:us|support|your)|help\s+center|if\s+the\s+(?:error|problem|issue)\s+persists|sorry|"
+                    r"apologi[sz]e|apologies|oops|(?:request|trace|req)[\s_-]?id)\b|稍后|稍候|再试|重试|抱歉|对不起|不好意思|"
+                    r"联系(?:客服|管理员)|请耐心等待|休息一下|充值|续费|请检查|request\s+id|top\s+up|(?:please\s+)?check\s+your",
+                    re.IGNORECASE)
+_LOG_LEVELS = {"error", "err", "fatal", "warn", "warning", "exception", "错误", "异常", "警告"}
+
+
+def _cited(text: str) -> bool:
+    """A citation marker other than a log level (``[ERROR]``, ``[错误]``)."""
+    return any(not all(r.lower() in _LOG_LEVELS for r in m.refs) for m in find_markers(text))
+
+
+# --------------------------------------------------------------------------- 1. JSON envelopes
+_ERROR_KEYS = {"error", "errors", "error_code", "errorcode", "error_msg", "errormsg", "errmsg", "err_msg", "exception",
+               "fault"}
+_STATUS_KEYS = {"code", "status", "status_code", "statuscode", "http_status", "httpstatus"}
+_MESSAGE_KEYS = {"message", "msg", "detail", "details", "error_description", "reason", "title"}
+_JSON_HEAD = re.compile(r"""^\{\s*["']?(?P<key>[A-Za-z_]+)["']?\s*:""")
+
+
+def _error_status(value: Any) -> bool:
+    s = str(value).strip()
+    return s.isdigit() and 400 <= int(s) <= 599
+
+
+def _envelope(obj: Any, depth: int = 0) -> str | None:
+    """The key that makes a parsed object an error envelope, else None."""
+    if not isinstance(obj, dict) or depth > 3:
+        return None
+    for k, v in obj.items():
+        key = str(k).lower()
+        if key in _ERROR_KEYS and v not in (None, "", {}, [], 0, False):
+            return str(k)
+        if (key in ("object", "type") and str(v).lower() == "error") or (key == "success" and v is False):
+            return f"{k}: {v}"
+        if key in _STATUS_KEYS and _error_status(v):
+            return f"{k}: {v}"
+        if key in _MESSAGE_KEYS and isinstance(v, str) and _FAILURE.search(v):
+            return f"{k}: {v[:60]}"
+    for v in obj.values():
+        found = _envelope(v, depth + 1)
+        if found:
+            return found
+    return None
+
+
+def _json_error(text: str) -> str | None:
+    """Rule 1: the reply is an error envelope (JSON, a Python dict's repr, or the head of a truncated one)."""
+    if not text.startswith("{"):
+        return None
+    try:
+        obj, end = json.JSONDecoder().raw_decode(text)
+    except ValueError:
+        try:
+            obj, end = ast.literal_eval(text), len(text)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            obj, end = None, len(text)
+    if obj is not None:
+        rest = text[end:].strip()
+        if len(_EN_WORD.findall(_IDS.sub(" ", rest))) > MAX_LEFT_WORDS:
+            return None  # JSON followed by prose: an answer that opens with an example
+        return _envelope(obj)
+    head = _JSON_HEAD.match(text)  # truncated: the first key names an envelope, and failure words follow
+    if head and head.group("key").lower() in _ERROR_KEYS | _STATUS_KEYS | _MESSAGE_KEYS | {"object", "type"}:
+        found = _FAILURE.search(text) or re.search(r"""["']?(?:code|status)["']?\s*:\s*["']?[45]\d\d\b""", text)
+        return found.group(0) if found else None
+    return None
+
+
+# --------------------------------------------------------------------------- 2. pages
+_PAGE = re.compile(r"^\s*(?:<!doctype\s+html|<html|<head|<body)", re.IGNORECASE)
+_PAGE_TITLE = re.compile(r"<(?:title|h1|h2)[^>]*>(?P<t>[^<]{1,200})<", re.IGNORECASE)
+_HTTP_RESPONSE = re.compile(r"^\s*HTTP/\d(?:\.\d)?\s+[45]\d\d\b[^\n]*", re.IGNORECASE)
+
+
+def _page_error(text: str) -> str | None:
+    """Rule 2: an HTML error page, or a raw HTTP error response."""
+    m = _HTTP_RESPONSE.match(text)
+    if m:
+        return m.group(0).strip()
+    if not _PAGE.match(text):
+        return None
+    for t in _PAGE_TITLE.finditer(text):
+        title = t.group("t").strip()
+        if re.search(r"\b[45]\d\d\b", title) or _FAILURE.search(title):
+            return title
+    return None
+
+
+# --------------------------------------------------------------------------- 3. exceptions and error prefixes
+_EXCEPTION_HEAD = re.compile(
+    r"^\s*(?:traceback\s+\(most\s+recent\s+call\s+last\)|"
+    r"(?P<name>(?:[a-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Timeout|Exhausted|Failure|Fault))\s*[:：]|"
+    r"\[?(?:error|fatal|exception|err)\]?\s*[:：\]]|\[(?:error|错误|异常)\]|错误\s*[:：]|异常\s*[:：]|"
+    r"error\s+code\s*[:=]?\s*\d{3}|an\s+error\s+occurred\s+\(\w+\)\s+when\s+calling|"
+    r"(?:get|post|put|patch|delete)\s+\"https?://[^\"]+\"\s*:|"
+    r"[\u4e00-\u9fffA-Za-z ]{1,12}?(?:失败|异常|错误|出错)\s*[:：]|[A-Za-z ]{1,24}?\b(?:error|failed|failure)\s*:)",
+    re.IGNORECASE)
+# an exception whose name alone says the service failed (a ValueError might be a Python-docs answer)
+_FAILURE_NAME = re.compile(r"ratelimit|timeout|connection|connect|unavailable|outofmemory|quota|throttl|overload|"
+                           r"authentication|permissiondenied|notfound|apierror|servererror|internalserver|http",
+                           re.IGNORECASE)
+
+
+_EXCEPTION_NAME = re.compile(r"\b(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\b|\berrno\b|\b[45]\d\d\b")
+
+
+def _exception(text: str) -> str | None:
+    """Rule 3: a traceback, an exception or an error prefix, followed by words of failure."""
+    m = _EXCEPTION_HEAD.match(text)
+    if m is None or _cited(text):
+        return None
+    head = m.group(0).strip()
+    if head.lower().startswith(("traceback", "error code", "an error occurred")):
+        return head
+    tail = text[m.end():]
+    name = m.group("name")
+    if name and _FAILURE_NAME.search(name) and not _EXPLAINS.search(tail.split("\n", 1)[0]):
+        return head
+    found = _FAILURE.search(tail) or _EXCEPTION_NAME.search(tail)
+    return f"{head} ... {found.group(0)}" if found else None
+
+
+# --------------------------------------------------------------------------- 4. short failure messages
+def _left_over(text: str) -> tuple[int, int]:
+    """English words and Chinese characters of ``text`` that are not failure, service or filler words, ids or URLs."""
+    rest = _FAILURE.sub(" ", _IDS.sub(" ", text))
+    rest = _SERVICE.sub(" ", rest)
+    return len(_EN_WORD.findall(rest)), len(_CJK.findall(rest))
+
+
+def _message(text: str) -> str | None:
+    """Rule 4: a short reply that states a failure of the service and nothing else."""
+    norm = normalise(text).strip()
+    if (len(norm) > MAX_MESSAGE_CHARS or _cited(norm) or _VERDICT.match(norm) or _SOURCES.search(norm)
+            or _EXPLAINS.search(norm)):
+        return None
+    found = _FAILURE.search(norm)
+    if found is None:
+        return None
+    words, cjk = _left_over(norm)
+    if not _ASIDE.search(norm) and len(_FAILURE.findall(norm)) < 2:
+        # one failure and nothing else: a bare failure ("Service Unavailable", 网关超时) and no other word at all
+        return found.group(0).strip() if (words, cjk) == (0, 0) and not refusal_spans(norm) else None
+    if words > MAX_LEFT_WORDS or cjk > MAX_LEFT_CJK:
+        return None
+    return found.group(0).strip()
+
+
+_RULES = (("json", _json_error), ("page", _page_error), ("exception", _exception), ("message", _message))
+
+
+def detect_error_reply(text: str) -> ErrorReply | None:
+    """A finding when ``text`` is an error message of the service rather than an answer, else None.
+
+    >>> detect_error_reply("当前分组上游负载已饱和，请稍后再试 (request id: 2024061215304512)").kind
+    'message'
+    >>> detect_error_reply("A 502 Bad Gateway error means the upstream server returned an invalid response [doc3].")
+    """
+    s = (text or "").strip()
+    if not s:
+        return None
+    for kind, rule in _RULES:
+        matched = rule(s)
+        if matched:
+            return ErrorReply(kind, matched[:80])
+    return None
