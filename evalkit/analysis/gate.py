@@ -64,7 +64,7 @@ from evalkit.analysis.pairing import (
 from evalkit.analysis.runs import LoadedRun, check_finished, check_records
 from evalkit.analysis.tables import Column, Layout, TableData, render, wrap
 from evalkit.errors import EvalkitError, EvalSetError, did_you_mean
-from evalkit.run.health import degradations, is_degraded
+from evalkit.run.health import is_degraded, query_degradations
 from evalkit.run.machine import environment_notes
 
 
@@ -205,7 +205,7 @@ def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, c
     degraded = {label: len(ids) / len(shared) for label, ids in sick.items()}
     if degraded["candidate"] > degraded["baseline"] + max_degraded_share + 1e-12:
         causes = sorted({d["cause"] for r in cand if r.query_id in sick["candidate"]
-                         for d in (r.degraded or degradations(r.trace))})
+                         for d in query_degradations(r)})
         raise DegradedCandidateError(
             f"the candidate {labels[1]} is degraded on {len(sick['candidate'])} of {len(shared)} queries "
             f"({degraded['candidate']:.1%}; causes: {', '.join(causes)}), the baseline on {len(sick['baseline'])} "

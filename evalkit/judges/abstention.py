@@ -14,7 +14,13 @@ as a hallucination and a negative fact as an abstention.
 4. an empty answer: abstained, unless ``finish_reason == "length"``: a model cut off before it
    wrote anything (a reasoning model that spent its tokens) did not refuse; that answer is
    neither an abstention nor an answer (``reason="truncated"``);
-5. the bilingual defaults (:mod:`evalkit.judges.refusal_rules`): a **refusal** says that the
+5. an error message as the reply (:func:`evalkit.judges.error_replies.detect_error_reply`: a
+   gateway page, provider error JSON, a traceback, "服务繁忙，请稍后重试"): not abstained, and not an
+   answer either (``reason="error_reply"``; a generator's such reply degrades the query,
+   :mod:`evalkit.run.health`). An apology that is really an outage ("Sorry, the service is
+   temporarily unavailable") is not a correct abstention; a ``not_patterns`` match keeps a reply
+   this rule would take for an error as an answer;
+6. the bilingual defaults (:mod:`evalkit.judges.refusal_rules`): a **refusal** says that the
    speaker, the sources or the information itself lack the answer: "I don't know", "I can't
    find", "the context / documents / knowledge base do not mention it", "no relevant
    information", "N/A", "Unknown", 不知道, 无法回答 / 确定, 找不到, 知识库 / 资料 / 文档中没有 /
@@ -43,6 +49,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from evalkit.errors import EvalkitError
+from evalkit.judges.error_replies import detect_error_reply
 from evalkit.judges.refusal_rules import content_clauses, normalise, refusal_spans
 
 __all__ = ["Abstention", "AbstentionPatternError", "compile_patterns", "detect_abstention"]
@@ -53,7 +60,8 @@ class Abstention:
     """The finding: whether the answer abstained, why (``reason``) and the text that decided it."""
 
     abstained: bool
-    reason: str        # empty | truncated | content_filter | refusal | user_pattern | user_not_pattern | partial | answer
+    reason: str        # empty | truncated | content_filter | error_reply | refusal | user_pattern | user_not_pattern
+    #                    | partial | answer
     matched: str = ""  # the words of the answer that matched (or the pattern, for user patterns)
 
     @property
@@ -127,6 +135,9 @@ def detect_abstention(answer: str, *, finish_reason: str | None = None, extra_pa
         if (finish_reason or "").lower() == "length":
             return Abstention(False, "truncated", "finish_reason=length")
         return Abstention(True, "empty")
+    error = detect_error_reply(text)
+    if error is not None:
+        return Abstention(False, "error_reply", error.matched)
     norm = normalise(text)
     spans = refusal_spans(norm)
     if not spans:

@@ -21,7 +21,13 @@ A query is degraded when a trace event shows one of:
   ``empty_answer``) or a provider refusal (``finish_reason`` ``content_filter``, cause
   ``content_filter``). The call "succeeded", but the answer describes the endpoint, not the
   pipeline: a candidate whose provider returns nothing must not pass a gate on retrieval
-  metrics alone.
+  metrics alone;
+- a generator (an LLM, or the user's system) whose reply is an error message, not an answer
+  (:mod:`evalkit.judges.error_replies`: a gateway page, provider error JSON, a traceback,
+  "当前分组上游负载已饱和，请稍后再试"; cause ``error_reply``). It would be judged as a hallucination,
+  or pass for a correct abstention. The finding that decides is the answer's final one
+  (``generation.abstention``): an eval set's ``not_patterns`` that keep the reply as an
+  answer (``NAME.abstention.yaml``) keep the query healthy.
 
 A query that stopped on an error is *failed*, counted apart (``n_failed``). Reads records
 only (trace events), so finished runs and scored outputs are judged the same way.
@@ -36,10 +42,16 @@ from evalkit.graph.schema import LLM_FALLBACK
 from evalkit.nodes.system_outputs import EXTERNAL_FAILURE
 
 
-def degradations(trace: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """What degraded a query: ``[{node, step, cause, failed_calls, tries}]`` in step order ([] when healthy)."""
+def degradations(trace: Sequence[Mapping[str, Any]], answer: Mapping[str, Any] | None = None
+                 ) -> list[dict[str, Any]]:
+    """What degraded a query: ``[{node, step, cause, failed_calls, tries}]`` in step order ([] when healthy).
+
+    ``answer``: the final abstention finding of the query's answer (after the eval set's patterns),
+    read instead of what the generator that wrote the answer recorded.
+    """
     out: list[dict[str, Any]] = []
-    for e in trace:
+    last = _answer_event(trace) if answer else None
+    for i, e in enumerate(trace):
         if not isinstance(e, Mapping):
             continue
         llm = e.get("llm") or {}
@@ -59,7 +71,7 @@ def degradations(trace: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             causes.append(str(err.get("kind") or err.get("type") or "error"))
         if failed and not causes:
             causes.append(str((err or {}).get("kind") or "llm_failure"))
-        unusable = _unusable_answer(e, llm, wrote)
+        unusable = _unusable_answer(e, llm, wrote, answer if i == last else None)
         if unusable:
             causes.append(unusable)
         for cause in dict.fromkeys(causes):
@@ -68,27 +80,50 @@ def degradations(trace: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-UNUSABLE_ANSWERS = {"empty": "empty_answer", "content_filter": "content_filter"}
-"""Abstention reasons (:mod:`evalkit.judges.abstention`) of an LLM reply that carried no answer -> cause."""
+UNUSABLE_ANSWERS = {"empty": "empty_answer", "content_filter": "content_filter", "error_reply": "error_reply"}
+"""Abstention reasons (:mod:`evalkit.judges.abstention`) of a reply that carried no answer -> cause."""
+NEED_LLM_CALL = frozenset({"empty", "content_filter"})
+"""Reasons that count only when the generator called an LLM (its fixed refusal, written without one, is healthy);
+an error reply counts from any generator, the user's system too (an ``http`` node, ``evalkit score``)."""
 
 
-def _unusable_answer(event: Mapping[str, Any], llm: Mapping[str, Any], wrote: Mapping[str, Any]) -> str | None:
-    """The cause when a generator event's LLM call returned no usable answer (empty, content filter), else None.
+def _answer_event(trace: Sequence[Mapping[str, Any]]) -> int | None:
+    """Index of the generator event that wrote the query's final answer (the last one to write ``answer``)."""
+    for i in range(len(trace) - 1, -1, -1):
+        e = trace[i]
+        if isinstance(e, Mapping) and e.get("role") == "generator" and "answer" in (e.get("wrote") or {}):
+            return i
+    return None
 
-    Only events that called an LLM count: a generator that had no evidence and wrote its fixed
-    refusal without asking a model is healthy.
-    """
-    if event.get("role") != "generator" or not int(llm.get("calls") or 0):
+
+def _unusable_answer(event: Mapping[str, Any], llm: Mapping[str, Any], wrote: Mapping[str, Any],
+                     final: Mapping[str, Any] | None = None) -> str | None:
+    """The cause when a generator event's reply was no usable answer (empty, content filter, an error
+    message), else None; ``final``: the answer's final finding, read instead of the one the event wrote."""
+    if event.get("role") != "generator":
         return None
-    finding = wrote.get("abstention")
+    finding = final if final is not None else wrote.get("abstention")
     if not isinstance(finding, Mapping):
         return None
-    return UNUSABLE_ANSWERS.get(str(finding.get("reason") or ""))
+    reason = str(finding.get("reason") or "")
+    if reason in NEED_LLM_CALL and not int(llm.get("calls") or 0):
+        return None
+    return UNUSABLE_ANSWERS.get(reason)
+
+
+def query_degradations(result: Any) -> list[dict[str, Any]]:
+    """A finished query's degradations: its record's, else (records written before this field) its trace's,
+    read with the answer's final finding (``generation.abstention``)."""
+    found = getattr(result, "degraded", None)
+    if found:
+        return list(found)
+    finding = (getattr(result, "generation", None) or {}).get("abstention")
+    return degradations(result.trace, finding if isinstance(finding, Mapping) and finding else None)
 
 
 def is_degraded(result: Any) -> bool:
     """Whether a finished query was degraded (records written before this field are judged by their trace)."""
-    return bool(getattr(result, "degraded", None)) or bool(degradations(result.trace))
+    return bool(query_degradations(result))
 
 
 def degraded_metrics(results: Sequence[Any]) -> dict[str, float]:

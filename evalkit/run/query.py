@@ -142,12 +142,13 @@ def run_query(ctx: QueryContext, record: EvalRecord) -> QueryResult:
                                               record.attributes))
         state = outcome.state
         trace = [e.to_dict() for e in outcome.trace]
-        degraded = degradations(trace)
         retrieved_hits = list(state.get(RETRIEVED, []))
         final_hits = list(state[RERANKED]) if RERANKED in state else retrieved_hits
         retrieved = doc_ranking(retrieved_hits)
         reranked = list(retrieved) if RERANKED not in state else doc_ranking(final_hits)  # same hits: same ranking
         answer = _state_answer(ctx, state, outcome.failed) if ctx.generates else None
+        # the answer's final finding (the eval set's patterns applied) decides whether its reply was usable
+        degraded = degradations(trace, answer.abstention if answer is not None else None)
         scores, generation = score_outputs(record, retrieved, reranked, ctx.metrics, answer, ctx.judge,
                                            scoring=ctx.scoring, degraded=bool(degraded))
     top1 = state[RERANK_SCORES][0] if state.get(RERANK_SCORES) else None

@@ -28,6 +28,7 @@ from evalkit.evalsets.lang import record_lang
 from evalkit.llm.usage import usage_scope
 from evalkit.metrics import Scoring
 from evalkit.records import EvalRecord, EvalSetRef, QueryResult, RunSummary, TraceEvent
+from evalkit.run.health import degradations
 from evalkit.run.query import Answer, Evidence, abstention_finding, score_outputs
 from evalkit.run.runner import RunOptions, git_commit
 from evalkit.run.store import VariantStore, results_folder, write_json_atomic
@@ -319,10 +320,11 @@ def _score_row(name: str, record: EvalRecord, row: AnswerRow, file: AnswersFile,
     else:  # ids first, then 1-based numbers (evalkit.judges.citations.resolve)
         used, invalid = parse_citations(row.answer, shown)
     failed = row.error is not None
-    if row.abstained is not None:  # the file says so: the system's own flag decides
-        finding: dict[str, Any] = {"abstained": row.abstained, "reason": "given", "source": "answers file"}
-    else:
-        finding = abstention_finding(row.answer, None, rules, failed)
+    finding = abstention_finding(row.answer, None, rules, failed)
+    if row.abstained is not None and finding.get("reason") != "error_reply":
+        # the file says so: the system's own flag decides, unless the reply is an error message (an outage
+        # flagged as an abstention by the system is no correct refusal)
+        finding = {"abstained": row.abstained, "reason": "given", "source": "answers file"}
     abstained = bool(finding.get("abstained")) and not failed
     answer = Answer(text=row.answer, abstained=abstained, evidence=evidence, used_documents=used,
                     invalid_citations=invalid, citations=used + invalid, generator=f"external:{name}", failed=failed,
@@ -330,17 +332,21 @@ def _score_row(name: str, record: EvalRecord, row: AnswerRow, file: AnswersFile,
     ids = [d for d, _ in docs]
     ranking = [{"doc_id": d, "score": s} for d, s in docs]
     gold_known = file_has_eval_set or row.gold is not None or record.type == "unanswerable"
+    error = {"node": name, "type": "ExternalError", "message": row.error} if failed else None
+    wrote = {"retrieved": ids, "answer": row.answer, "contexts": len(row.contexts or []), "abstained": abstained,
+             "abstention": finding}
+    trace = _trace(name, wrote, row.latency_ms, error)
+    # as in a run (evalkit.run.health): a reply that is an error message degrades the query; a failed one is failed
+    degraded = [] if failed else degradations(trace, finding)
     with usage_scope() as usage:
         scores, generation = score_outputs(record, ranking, ranking, metrics if ranked else (), answer, judge,
-                                           gold_known=gold_known, scoring=scoring)
-    error = {"node": name, "type": "ExternalError", "message": row.error} if failed else None
-    wrote = {"retrieved": ids, "answer": row.answer, "contexts": len(row.contexts or []), "abstained": abstained}
+                                           gold_known=gold_known, scoring=scoring, degraded=bool(degraded))
     return QueryResult(query_id=record.id, question=record.question, gold_doc_ids=list(record.relevant_doc_ids),
-                       retrieved=ranking, reranked=ranking, metrics=scores, trace=_trace(name, wrote, row.latency_ms,
-                                                                                         error),
+                       retrieved=ranking, reranked=ranking, metrics=scores, trace=trace,
                        error=error, outcome="failed" if failed else "abstained" if abstained else "answered",
                        type=record.type, lang=record.lang, generation=generation,
-                       usage={k: v.to_dict() for k, v in sorted(usage.items())}, gold_known=gold_known)
+                       usage={k: v.to_dict() for k, v in sorted(usage.items())}, gold_known=gold_known,
+                       degraded=degraded)
 
 
 def answer_evidence(row: AnswerRow, file: AnswersFile, corpus: Any, evidence_k: int) -> list[Evidence]:
