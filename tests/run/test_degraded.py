@@ -15,6 +15,7 @@ from evalkit.errors import EvalSetError
 from evalkit.evalsets import freeze, load_eval_set
 from evalkit.graph import Node, NodeParams, config_from_dict, register_node
 from evalkit.graph.schema import RETRIEVED
+from evalkit.run.health import is_degraded
 from evalkit.run.runner import RunOptions, run_eval
 from evalkit.run.store import read_results
 
@@ -122,6 +123,66 @@ def test_an_llm_that_answers_nothing_usable_degrades_and_the_gate_refuses(evalse
                                    "base", "--candidate-variant", "mute", "--metric", "hit@5", "--max-drop", "0.5"])
     assert res.exit_code == 6, res.output
     assert "empty_answer" in res.output and "content_filter" in res.output
+
+
+ERROR_REPLIES = {  # HTTP 200, and the reply is the endpoint's error message: a gateway, an outage apology, a proxy page
+    "q1": "当前分组上游负载已饱和，请稍后再试 (request id: 20240612153045123456789)",
+    "q2": "Sorry, I am unable to answer at this time due to high demand. Please try again later.",
+    "q3": "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center></body></html>",
+}
+
+
+def test_an_llm_that_answers_with_an_error_message_degrades_and_the_gate_refuses(evalset, tmp_path: Path,
+                                                                                 scripted_server):
+    """The call "succeeded", but the reply is an error text. Judged, q1 and q3 would count as hallucinations;
+    q2's apology reads as a refusal (an abstention, not a failure). All three describe the endpoint: degraded
+    (error_reply), not judged, not abstained, and the gate refuses the candidate. q4 retrieves nothing: its
+    generator writes the fixed refusal without asking the LLM and stays healthy."""
+    scripted_server.push(*(f"text:{ERROR_REPLIES[q]}" for q in ("q1", "q2", "q3")))
+    base = answering("base", {"backend": "extractive"})
+    sick = answering("sick", openai(scripted_server.base_url))
+    out = tmp_path / "e.json"
+    summary = run(evalset, [base, sick], out)
+    rows = {r.query_id: r for r in read_results(out.with_suffix("") / "sick" / "per_query.jsonl")}
+    assert [q for q, r in rows.items() if r.retrieved] == ["q1", "q2", "q3"]
+    for q in ERROR_REPLIES:
+        r = rows[q]
+        assert r.degraded == [{"node": "generate", "step": 1, "cause": "error_reply", "failed_calls": 0, "tries": 1}]
+        g = r.generation
+        assert g["abstention"]["reason"] == "error_reply" and g["abstained"] is False and g["answered"] is False
+        assert g["judgement"] is None
+        assert {k for k in r.metrics if "@" not in k} == {"degraded"}, r.metrics  # no answer metric at all
+    assert not rows["q4"].degraded and rows["q4"].metrics["abstained"] == 1.0
+    m = summary.variants["sick"].metrics
+    assert m["degraded"] == 3.0 and m["degraded.error_reply"] == 3.0 and m["n_answered"] == 0.0
+    assert m["n_abstained"] == 1.0 and "abstention_rate" not in m  # q2 is no abstention (only q4, unanswerable)
+    assert summary.variants["base"].metrics["degraded"] == 0.0
+    res = CliRunner().invoke(cli, ["gate", "--baseline", str(out), "--candidate", str(out), "--baseline-variant",
+                                   "base", "--candidate-variant", "sick", "--metric", "hit@5", "--max-drop", "0.5"])
+    assert res.exit_code == 6, res.output
+    assert "degraded on 3 of 4 queries" in res.output and "causes: error_reply" in res.output
+
+
+def test_an_eval_sets_not_patterns_keep_a_reply_that_looks_like_an_error_an_answer(evalset, tmp_path: Path,
+                                                                                   scripted_server):
+    """A domain whose real answers trip the detector: NAME.abstention.yaml ``not_patterns`` keep them answers,
+    judged and healthy, although the generate node recorded error_reply in the trace."""
+    Path(evalset.path).with_name("s.abstention.yaml").write_text('not_patterns: ["上游负载"]\n', encoding="utf-8")
+    es = load_eval_set(f"{evalset.path}@v1")
+    assert es.abstention is not None and es.abstention.not_patterns == ("上游负载",)
+    scripted_server.push(f"text:{ERROR_REPLIES['q1']}", "text:Laptop repairs take 3 days [it-1].",
+                         f"text:{ERROR_REPLIES['q3']}")
+    out = tmp_path / "o.json"
+    summary = run(es, [answering("sick", openai(scripted_server.base_url))], out)
+    rows = {r.query_id: r for r in read_results(out.with_suffix("") / "sick" / "per_query.jsonl")}
+    q1 = rows["q1"]
+    assert q1.trace[1]["wrote"]["abstention"]["reason"] == "error_reply"  # what the node saw...
+    a = q1.generation["abstention"]
+    assert (a["reason"], a["source"], a["abstained"]) == ("user_not_pattern", "eval set", False)  # ...overridden
+    assert q1.degraded == [] and not is_degraded(q1) and q1.metrics["answered"] == 1.0
+    assert q1.generation["judgement"] is not None
+    assert [d["cause"] for d in rows["q3"].degraded] == ["error_reply"]  # the pattern does not match the 502 page
+    assert summary.variants["sick"].metrics["degraded"] == 1.0
 
 
 def test_a_reused_execution_keeps_its_failure(evalset, tmp_path: Path, closed_port):

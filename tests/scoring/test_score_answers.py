@@ -70,6 +70,66 @@ def test_answers_of_a_graph_run_rescore_to_the_same_metrics(tmp_path: Path, scri
     assert scored_summary.variants["gen_scored"].metrics == graph_summary
 
 
+ERROR_TEXTS = ('{"error":{"message":"Rate limit reached for gpt-4o on requests per min (RPM): Limit 500, Used 500, '
+               'Requested 1.","type":"requests","param":null,"code":"rate_limit_exceeded"}}',
+               "Sorry, I am unable to answer at this time due to high demand. Please try again later.",
+               "upstream connect error or disconnect/reset before headers. reset reason: connection failure")
+
+
+def test_error_replies_degrade_a_run_and_a_scored_file_alike(tmp_path: Path, scripted_server, make_eval_set,
+                                                             per_query, metrics):
+    """The same replies, from a graph's generator and from an answers file: the same queries are degraded
+    (error_reply), the same metrics come out, per query and per variant (q5, q6 retrieve nothing: no LLM call)."""
+    es = make_eval_set(tmp_path)
+    scripted_server.push(f"text:{ERROR_TEXTS[0]}", "text:Error E-4012 means the battery controller failed [doc-d].",
+                         f"text:{ERROR_TEXTS[1]}", f"text:{ERROR_TEXTS[2]}", "text:spare", "text:spare")
+    out = tmp_path / "graph.json"
+    run_eval(load_eval_set(f"{es}@v1"), [config_from_dict(_graph(scripted_server.base_url))],
+             RunOptions(output=out, mlflow=False, progress=False, metrics=metrics), echo=lambda m: None)
+    rows = per_query(out, "gen")
+    sick = [r["query_id"] for r in rows if r["generation"]["answer"] in ERROR_TEXTS]
+    assert len(sick) == 3 and all([d["cause"] for d in r["degraded"]] == ["error_reply"]
+                                  for r in rows if r["query_id"] in sick)
+    passages = chunk_corpus(load_corpus(tmp_path / "corpora" / "tiny.jsonl"), with_defaults(None))
+    answers = [{"id": r["query_id"], "answer": r["generation"]["answer"],
+                "retrieved": [d["doc_id"] for d in r["retrieved"]],
+                "contexts": [{"doc_id": doc, "text": passages.text(pid)} for pid, doc, _ in r["generation"]["evidence"]]}
+               for r in rows]
+    scored = score_answers(_write(tmp_path / "answers.jsonl", answers), "gen_scored", eval_set=f"{es}@v1",
+                           metrics=metrics)
+    for ours, theirs in zip(rows, scored.results, strict=True):
+        assert ours["metrics"] == theirs.metrics, ours["query_id"]
+        assert [d["cause"] for d in ours["degraded"]] == [d["cause"] for d in theirs.degraded], ours["query_id"]
+        assert theirs.generation["abstention"]["reason"] == ours["generation"]["abstention"]["reason"]
+    graph_summary = json.loads(out.read_text())["variants"]["gen"]["metrics"]
+    assert graph_summary["degraded.error_reply"] == 3.0
+    scored_summary = write_scored(scored, RunOptions(output=tmp_path / "s.json", mlflow=False))
+    assert scored_summary.variants["gen_scored"].metrics == graph_summary
+    res = CliRunner().invoke(cli, ["gate", "--baseline", str(out), "--candidate", str(tmp_path / "s.json"),
+                                   "--baseline-variant", "gen", "--candidate-variant", "gen_scored",
+                                   "--metric", "hit@5", "--max-drop", "0.5"])
+    assert res.exit_code == 0, res.output  # degraded alike: no more than the baseline
+
+
+def test_an_error_reply_overrides_the_files_abstained_flag_unless_the_eval_set_keeps_it(tmp_path: Path,
+                                                                                          tiny_es: Path):
+    rows = [{"id": "q1", "answer": ERROR_TEXTS[1], "abstained": True, "retrieved": ["doc-a"]},  # an outage, flagged
+            {"id": "q4", "answer": "No relevant information.", "abstained": True, "retrieved": []},  # a real refusal
+            {"id": "q5", "answer": "Service Unavailable", "retrieved": []}]
+    by = {r.query_id: r for r in score_answers(_write(tmp_path / "a.jsonl", rows), "mine", eval_set=f"{tiny_es}@v1",
+                                               metrics=("hit@5",)).results}
+    assert [d["cause"] for d in by["q1"].degraded] == ["error_reply"] and "abstained" not in by["q1"].metrics
+    assert by["q4"].metrics["abstained"] == 1.0 and not by["q4"].degraded
+    assert [d["cause"] for d in by["q5"].degraded] == ["error_reply"]
+    # the eval set's not_patterns: this domain's "Service Unavailable" is an answer (a product status, say)
+    tiny_es.with_name("tiny.abstention.yaml").write_text('not_patterns: ["^Service Unavailable$"]\n', encoding="utf-8")
+    by = {r.query_id: r for r in score_answers(_write(tmp_path / "a.jsonl", rows), "mine", eval_set=f"{tiny_es}@v1",
+                                               metrics=("hit@5",)).results}
+    assert not by["q5"].degraded and by["q5"].metrics["answered"] == 1.0
+    assert by["q5"].generation["abstention"]["reason"] == "user_not_pattern"
+    assert [d["cause"] for d in by["q1"].degraded] == ["error_reply"]
+
+
 @pytest.fixture
 def tiny_es(tmp_path: Path, make_eval_set) -> Path:
     return make_eval_set(tmp_path / "es")
