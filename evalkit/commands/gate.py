@@ -84,8 +84,9 @@ def gate(ctx: click.Context, baseline_ref: str, candidate_ref: str, metrics: tup
       6  the candidate is degraded on more queries than the baseline: its LLM failed after
          retries and the graph fell back (--max-degraded-share, default 0); answer metrics
          are always paired on the queries healthy in both runs; also when its LLM answered
-         empty or content-filtered replies, or it answered none of the shared queries; also
-         when its index was built while its LLM failed on more passages (graph mode: llm)
+         empty or content-filtered replies or error messages as replies (error_reply), or it
+         answered none of the shared queries; also when its index was built while its LLM
+         failed on more passages (graph mode: llm)
       7  a run did not finish: interrupted (no summary, or the variant still pending), or its
          per_query.jsonl does not hold one record per query of its eval set
       8  the candidate's answers cite passages they were not shown (ids never retrieved) on

@@ -90,7 +90,7 @@ class AbstentionRules:
     """An eval set's own refusal wordings, from ``eval_sets/NAME.abstention.yaml``::
 
         patterns: ["暂无该数据", "outside my remit"]   # answers that are refusals
-        not_patterns: ["不提供住宿补贴"]               # answers that only look like refusals
+        not_patterns: ["不提供住宿补贴"]               # answers that only look like refusals (or errors)
 
     Regular expressions, added to the defaults of :mod:`evalkit.judges.abstention`. They
     are scoring options, not eval data: not part of the frozen hash, but recorded with

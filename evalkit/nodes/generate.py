@@ -137,7 +137,7 @@ class AbstentionParams(NodeParams):
     patterns: tuple[str, ...] = Field(default=(), description="regular expressions of your refusals "
                                       "(\"暂无该数据\")")
     not_patterns: tuple[str, ...] = Field(default=(), description="regular expressions of answers that only look "
-                                          "like refusals (\"不提供住宿补贴\")")
+                                          "like refusals or error messages (\"不提供住宿补贴\")")
 
     @field_validator("patterns", "not_patterns")
     @classmethod
