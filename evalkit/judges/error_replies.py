@@ -74,33 +74,46 @@ _STATUS = (r"\b(?:[45]\d\d\s*[-:]?\s*)?(?:bad\s+gateway|service\s+(?:temporarily
 # a bare "HTTP 401" is not one: "HTTP 401: the access token expired." answers what the error means
 _STATE_EN = (r"\b(?:(?:is|are|was|were|currently|temporarily|now|seems|appears)\s+)*(?:temporarily\s+|currently\s+)?"
              r"(?:unavailable|overloaded|over\s+capacity|busy|down\s+for\s+maintenance|under\s+maintenance|"
-             r"not\s+available\s+(?:for|to|in)\s+your|not\s+responding)\b|\b(?:is|are)\s+(?:currently\s+|temporarily\s+)?down\b|"
+             r"not\s+available\s+(?:for|to|in)\s+your|not\s+responding)\b|"
+             r"\b(?:is|are)\s+(?:currently\s+|temporarily\s+)?down\b|"
              r"\b(?:high|heavy|unusual)\s+(?:demand|load|traffic)\b|\boverloaded\b|"
-             r"\b(?:having|experiencing)\s+(?:some\s+)?(?:technical\s+)?(?:trouble|issues|problems|difficulties|an?\s+outage)\b")
+             r"\b(?:having|experiencing)\s+(?:some\s+)?(?:technical\s+)?"
+             r"(?:trouble|issues|problems|difficulties|an?\s+outage)\b")
 _LIMIT_EN = (r"\b(?:rate[\s_-]?limit(?:ed|\s+(?:reached|exceeded|hit))|(?:quota|limit|balance|credits?|capacity)\s+"
-             r"(?:\w+\s+)?(?:exceeded|exhausted|reached|used\s+up|run\s+out)|(?:exceeded|reached|hit|exhausted)\s+(?:\w+\s+){0,3}?"
-             r"(?:quota|limit|rate\s+limit|capacity|max(?:imum)?\s+request)|insufficient[\s_](?:quota|balance|credits?|funds)|"
+             r"(?:\w+\s+)?(?:exceeded|exhausted|reached|used\s+up|run\s+out)|"
+             r"(?:exceeded|reached|hit|exhausted)\s+(?:\w+\s+){0,3}?"
+             r"(?:quota|limit|rate\s+limit|capacity|max(?:imum)?\s+request)|"
+             r"insufficient[\s_](?:quota|balance|credits?|funds)|"
              r"resource\s+has\s+been\s+exhausted|throttl\w+|too\s+many\s+(?:requests|concurrent))\b")
-_TRANSPORT = (r"\b(?:(?:request|read|connect(?:ion)?|operation|gateway|upstream|socket)\s+(?:has\s+)?(?:timed\s+out|time-?out)|"
-              r"timed\s+out|time-?out\s+(?:of\s+\S+\s+)?(?:after|occurred|error|exceeded|expired)|deadline\s+exceeded|connection\s+(?:refused|reset|"
-              r"error|failure|failed|aborted|closed)|connect\s+error|econn(?:refused|reset)|etimedout|socket\s+hang\s+up|"
+_TRANSPORT = (r"\b(?:(?:request|read|connect(?:ion)?|operation|gateway|upstream|socket)\s+(?:has\s+)?"
+              r"(?:timed\s+out|time-?out)|"
+              r"timed\s+out|time-?out\s+(?:of\s+\S+\s+)?(?:after|occurred|error|exceeded|expired)|deadline\s+exceeded|"
+              r"connection\s+(?:refused|reset|error|failure|failed|aborted|closed)|connect\s+error|"
+              r"econn(?:refused|reset)|etimedout|socket\s+hang\s+up|"
               r"i/o\s+timeout|no\s+healthy\s+upstream|upstream\s+(?:connect\s+)?(?:error|failure|timeout|unavailable)|"
               r"max\s+retries\s+exceeded|failed\s+to\s+establish|reset\s+by\s+peer|disconnect/reset|"
               r"(?:call|request|generation|completion)\s+failed|failed\s+after\s+\d+\s+(?:retries|attempts))\b")
 _GENERIC_EN = (r"\b(?:an?\s+(?:unexpected\s+|internal\s+)?error\s+(?:has\s+)?occurred|something\s+went\s+wrong|"
                r"error\s+(?:while|when)\s+(?:processing|generating|calling|communicating)|error\s+communicating|"
-               r"(?:cuda|gpu)\s+(?:error|out\s+of\s+memory)|(?:invalid|bad|malformed|empty)\s+response|out\s+of\s+memory|(?:model|deployment)\b[^.]{0,40}?\b(?:not\s+found|"
+               r"(?:cuda|gpu)\s+(?:error|out\s+of\s+memory)|(?:invalid|bad|malformed|empty)\s+response|"
+               r"out\s+of\s+memory|(?:model|deployment)\b[^.]{0,40}?\b(?:not\s+found|"
                r"does\s+not\s+exist|doesn't\s+exist|is\s+not\s+available)|(?:invalid|incorrect)\s+api[\s_-]?key|"
                r"server\s+error|internal\s+error)\b")
-_FAIL_ZH = (r"(?:负载|并发)[^，。,.]{0,6}?(?:饱和|过高|较高|过大|上限|已满)|(?:请求|访问|调用)?(?:过于|太)频繁|频率超限|访问频率|"
-            r"(?:次数|请求量|用量)[^，。,.]{0,4}?(?:上限|超限|过大)|(?:被|已被|触发)限流|额度[^，。,.]{0,4}?(?:用尽|用完|不足)|余额不足|欠费|"
-            r"频率(?:过高|太高|超限)|请求(?:太多|过多)|人数(?:过多|较多|太多)|出(?:了|现了?)(?:一?点|一些)?(?:问题|错误|异常|故障)|"
+_FAIL_ZH = (r"(?:负载|并发)[^，。,.]{0,6}?(?:饱和|过高|较高|过大|上限|已满)|(?:请求|访问|调用)?(?:过于|太)频繁|"
+            r"频率超限|访问频率|"
+            r"(?:次数|请求量|用量)[^，。,.]{0,4}?(?:上限|超限|过大)|(?:被|已被|触发)限流|"
+            r"额度[^，。,.]{0,4}?(?:用尽|用完|不足)|余额不足|欠费|"
+            r"频率(?:过高|太高|超限)|请求(?:太多|过多)|人数(?:过多|较多|太多)|"
+            r"出(?:了|现了?)(?:一?点|一些)?(?:问题|错误|异常|故障)|"
             r"(?:api[\s_-]?key|令牌|账号|账户|密钥)[^，。,.]{0,4}?(?:已被?禁用|已过期|无效)|"
-            r"(?:服务|系统|服务器|网关|接口|模型|上游|网络|后端)[^，。,.]{0,6}?(?:繁忙|不可用|异常|出错|错误|故障|开小差|超时|无法响应|"
-            r"无法连接|维护中|加载中|不存在)(?!时)|繁忙(?=[，。,.!！~]|$)|(?:请求|连接|读取|响应|调用)超时|超时(?=[，。,.!！~]|$)|"
+            r"(?:服务|系统|服务器|网关|接口|模型|上游|网络|后端)[^，。,.]{0,6}?"
+            r"(?:繁忙|不可用|异常|出错|错误|故障|开小差|超时|无法响应|"
+            r"无法连接|维护中|加载中|不存在)(?!时)|繁忙(?=[，。,.!！~]|$)|(?:请求|连接|读取|响应|调用)超时|"
+            r"超时(?=[，。,.!！~]|$)|"
             r"无可用渠道|排队中|"
             r"(?:请求|调用|处理|生成|连接)(?:失败|异常|出错|被拒绝)|内部(?:服务器)?错误|审核不通过|涉嫌违规|"
-            r"无效的?\s*(?:令牌|api[\s_-]?key|密钥)|模型[^，。,.]{0,24}?(?:不存在|不可用)|显存不足|无法连接|连接(?:失败|超时|被拒绝)")
+            r"无效的?\s*(?:令牌|api[\s_-]?key|密钥)|模型[^，。,.]{0,24}?(?:不存在|不可用)|显存不足|无法连接|"
+            r"连接(?:失败|超时|被拒绝)")
 _FAILURE = re.compile("|".join(f"(?:{p})" for p in (_STATUS, _STATE_EN, _LIMIT_EN, _TRANSPORT, _GENERIC_EN, _FAIL_ZH)),
                       re.IGNORECASE)
 
@@ -114,19 +127,22 @@ _SERVICE = re.compile(
     r"minute|minutes|second|seconds|sec|hour|hours|later|soon|few|some|while|processing|process|please|kindly|sorry|"
     r"apologies|apologize|unfortunately|try|retry|retrying|wait|contact|support|help|center|us|persists|resubmit|"
     r"check|back|more|information|info|docs|documentation|read|include|choose|select|operation|call|calling|"
-    r"pricing|billing|usage|limit|limits|exceeded|reached|quota|balance|credits?|generat(?:e|ing|ion)|headers?|transport|socket|tcp|dial|peer|host|port|reset|"
+    r"pricing|billing|usage|limit|limits|exceeded|reached|quota|balance|credits?|generat(?:e|ing|ion)|"
+    r"headers?|transport|socket|tcp|dial|peer|host|port|reset|"
     r"connect|connection|network|http|https)\b|"
     r"抱歉|对不起|不好意思|很遗憾|请您?|您的?|你的?|我们|当前|目前|暂时|暂|稍后|稍候|再试|重试|联系|客服|管理员|"
     r"服务器?|系统|模型|接口|网关|上游|渠道|分组|令牌|账户|账号|用户|请求|调用|访问|网络|后端|平台|"
     r"了|的|已|已经|请|或|和|后|再|下|中|一下|一些|一会儿?|~|～", re.IGNORECASE)
-_IDS = re.compile(r"https?://\S+|\b[\w.-]+\.(?:com|org|net|io|ai|cn)\b\S*|\b(?:request|trace|req)[\s_-]?id\b\s*[:=]?\s*[\w-]*|"
+_IDS = re.compile(r"https?://\S+|\b[\w.-]+\.(?:com|org|net|io|ai|cn)\b\S*|"
+                  r"\b(?:request|trace|req)[\s_-]?id\b\s*[:=]?\s*[\w-]*|"
                   r"\b\w*\d\w*\b|[（(]\s*[)）]", re.IGNORECASE)
 _EN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
 # --------------------------------------------------------------------------- guards
 _SOURCES = re.compile(r"\b(?:documents?|docs|documentation|context|passages?|sources?|knowledge\s*base|handbook|"
-                      r"manual|excerpts?|search\s+results?|according\s+to)\b|资料|文档|知识库|检索|参考|上下文|原文|手册|根据",
+                      r"manual|excerpts?|search\s+results?|according\s+to)\b|"
+                      r"资料|文档|知识库|检索|参考|上下文|原文|手册|根据",
                       re.IGNORECASE)
 _VERDICT = re.compile(r"^\s*(?:yes|no)\b\s*(?:[,.;:!—–-]|$)|^\s*(?:是的|不是|对|不对|可以|不可以|不能|会|不会)[，,。.!！]",
                       re.IGNORECASE)
@@ -136,10 +152,12 @@ _EXPLAINS = re.compile(r"\b(?:means?|meaning|indicates?|signals?|returns|returni
                        r"正常的|属于|(?<!超)时(?:会|需|请|，|,)",
                        re.IGNORECASE)
 # what error messages add to the failure: retry advice, an apology, a request id, where to get help
-_ASIDE = re.compile(r"\b(?:try\s+again|retry|retrying|resubmit|check\s+back|(?:please\s+)?wait\s+(?:a\s+moment|\d|before)|"
+_ASIDE = re.compile(r"\b(?:try\s+again|retry|retrying|resubmit|check\s+back|"
+                    r"(?:please\s+)?wait\s+(?:a\s+moment|\d|before)|"
                     r"contact\s+(?:us|support|your)|help\s+center|if\s+the\s+(?:error|problem|issue)\s+persists|sorry|"
                     r"apologi[sz]e|apologies|oops|(?:request|trace|req)[\s_-]?id)\b|稍后|稍候|再试|重试|抱歉|对不起|不好意思|"
-                    r"联系(?:客服|管理员)|请耐心等待|休息一下|充值|续费|请检查|request\s+id|top\s+up|(?:please\s+)?check\s+your",
+                    r"联系(?:客服|管理员)|请耐心等待|休息一下|充值|续费|请检查|request\s+id|top\s+up|"
+                    r"(?:please\s+)?check\s+your",
                     re.IGNORECASE)
 _LOG_LEVELS = {"error", "err", "fatal", "warn", "warning", "exception", "错误", "异常", "警告"}
 
@@ -233,7 +251,8 @@ _EXCEPTION_HEAD = re.compile(
     r"\[?(?:error|fatal|exception|err)\]?\s*[:：\]]|\[(?:error|错误|异常)\]|错误\s*[:：]|异常\s*[:：]|"
     r"error\s+code\s*[:=]?\s*\d{3}|an\s+error\s+occurred\s+\(\w+\)\s+when\s+calling|"
     r"(?:get|post|put|patch|delete)\s+\"https?://[^\"]+\"\s*:|"
-    r"[\u4e00-\u9fffA-Za-z ]{1,12}?(?:失败|异常|错误|出错)\s*[:：]|[A-Za-z ]{1,24}?\b(?:error|failed|failure)\s*:)",
+    r"[\u4e00-\u9fffA-Za-z ]{1,12}?(?:失败|异常|错误|出错)\s*[:：]|"
+    r"[A-Za-z ]{1,24}?\b(?:error|failed|failure)\s*:)",
     re.IGNORECASE)
 # an exception whose name alone says the service failed (a ValueError might be a Python-docs answer)
 _FAILURE_NAME = re.compile(r"ratelimit|timeout|connection|connect|unavailable|outofmemory|quota|throttl|overload|"

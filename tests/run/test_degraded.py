@@ -128,7 +128,8 @@ def test_an_llm_that_answers_nothing_usable_degrades_and_the_gate_refuses(evalse
 ERROR_REPLIES = {  # HTTP 200, and the reply is the endpoint's error message: a gateway, an outage apology, a proxy page
     "q1": "当前分组上游负载已饱和，请稍后再试 (request id: 20240612153045123456789)",
     "q2": "Sorry, I am unable to answer at this time due to high demand. Please try again later.",
-    "q3": "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center></body></html>",
+    "q3": "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center></body>"
+          "</html>",
 }
 
 
