@@ -28,13 +28,17 @@ calls :func:`detect_error_reply`, and a flagged generator reply makes the query 
    请求过于频繁, 令牌额度已用尽, 上游负载已饱和, 模型不存在...) and says nothing else: once the
    failure words, the service words (model, server, 服务, 模型...), apologies and retry advice
    (请稍后再试, "please try again later"), ids and URLs are taken out, at most
-   :data:`MAX_LEFT_WORDS` words or :data:`MAX_LEFT_CJK` Chinese characters are left.
+   :data:`MAX_LEFT_WORDS` words and :data:`MAX_LEFT_CJK` Chinese characters are left. A reply
+   with one failure and none of those asides (an apology, retry advice, a request id, where to
+   get help) must be the failure alone ("Service Unavailable", 网关超时), and not a refusal.
 
 Precision first (a false alarm removes a real answer from the metrics): rules 3 and 4 never
-fire on a reply with a citation marker, rule 4 not on a refusal (:mod:`evalkit.judges.refusal_rules`:
-"the documents do not say", 资料中没有提到), nor on one that names the sources or opens with
-yes / no; quoted text is masked first, so an answer quoting an error message (“当前分组上游负载
-已饱和”是 one-api 的提示...) is an answer. Users whose answers trip it keep them with
+fire on a reply with a citation marker; rule 4 not on one that names its sources ("the
+documents do not say", 资料中没有提到), explains (means, returns, 表示, 意味着, ...时会) or opens
+with yes / no, and a bare noun is no failure ("Rate limit: 60 requests per minute", 超时时间为
+30 秒); quoted text is masked first, so an answer quoting an error message (当系统提示“请求过于
+频繁”时...) is an answer. A refusal that blames the service ("Sorry, I am unable to answer at
+this time due to high demand") is an error reply. Users whose answers trip it keep them with
 ``not_patterns`` (``eval_sets/NAME.abstention.yaml``). Measured in ``benchmarks/error_replies.py``
 on ``tests/judges/data/error_replies.jsonl``.
 """
@@ -258,8 +262,6 @@ _EXCEPTION_HEAD = re.compile(
 _FAILURE_NAME = re.compile(r"ratelimit|timeout|connection|connect|unavailable|outofmemory|quota|throttl|overload|"
                            r"authentication|permissiondenied|notfound|apierror|servererror|internalserver|http",
                            re.IGNORECASE)
-
-
 _EXCEPTION_NAME = re.compile(r"\b(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\b|\berrno\b|\b[45]\d\d\b")
 
 
