@@ -5,8 +5,8 @@
     value, reply = client.chat_json("Return {\\"ok\\": true}")
 
 Every call goes through the content-addressed cache (``evalkit.llm.cache``, mode from
-``spec.cache``) and is accounted in the open ``usage_scope`` under ``purpose``: one
-call, whether it was a cache hit, tokens, latency, retries, finish reason, failures (also when it
+``spec.cache``; a reply that is an error message is not kept, so the next run asks again)
+and is accounted in the open ``usage_scope`` under ``purpose``: one call, whether it was a cache hit, tokens, latency, retries, finish reason, failures (also when it
 fails; the ``LLMError`` is then re-raised). Tokens are those of the answer even when
 it came from the cache, so a query's token count does not depend on what ran before
 it (``cache_hits`` says which calls were free; latency is the time really spent).
@@ -63,6 +63,18 @@ BACKENDS: dict[str, Callable[[LLMSpec, Path | None], Backend]] = {
     "local": _local,
     "extractive": _extractive,
 }
+
+
+def _error_reply(text: str) -> bool:
+    """Whether a reply is an error message sent as the answer (``evalkit.judges.error_replies``).
+
+    Such a reply is not cached: the endpoint was down or refusing work (a gateway's 200 with
+    "upstream overloaded"), like a call that raised, so the next run asks again instead of
+    replaying the outage from the cache.
+    """
+    from evalkit.judges.error_replies import detect_error_reply  # here: the judges package imports this module
+
+    return detect_error_reply(text) is not None
 
 
 def make_backend(spec: LLMSpec, cache_root: Path | None = None) -> Backend:
@@ -140,11 +152,18 @@ class LLMClient:
 
         A reply without valid JSON is asked again once (when ``fix_bad_json``) with the
         bad reply and a short corrective message; that second call counts as a retry.
-        Still no JSON: ``LLMError(kind="bad_json")``.
+        Still no JSON: ``LLMError(kind="bad_json")``. A reply that is an error message (a
+        gateway's "upstream overloaded", an error JSON envelope) is no answer to correct:
+        ``LLMError(kind="error_reply")`` at once, a failure of the endpoint that the next run may
+        not meet (it was not cached either), where ``bad_json`` is the model's and would repeat.
         """
         request = self.request(messages, system=system, json_mode=True, max_tokens=max_tokens,
                                temperature=temperature, question=question, evidence=evidence)
         reply = self.send(request)
+        if _error_reply(reply.text):
+            record(self.purpose, Usage(failures=1))
+            raise LLMError(f"the endpoint answered with an error message, not JSON: {reply.text[:200]!r}",
+                           kind="error_reply")
         try:
             return parse_json(reply.text, expect=expect), reply
         except LLMError as first:
@@ -171,7 +190,8 @@ class LLMClient:
             reply = self.cache.get(self.identity, request)
             if reply is None:
                 reply = self.backend.chat(request)
-                self.cache.put(self.identity, request, reply)
+                if not _error_reply(reply.text):
+                    self.cache.put(self.identity, request, reply)
         except Exception as e:
             retries = e.retries if isinstance(e, LLMError) else 0
             record(self.purpose, Usage(calls=1, failures=1, retries=retries,

@@ -265,3 +265,16 @@ def test_smoke_with_the_real_local_smollm2(tmp_path):
     stats = g.meta["stats"]  # a code-path check: SmolLM2-135M is no extractor
     assert stats["llm_calls"] >= 2 and stats["llm_tokens"] > 0 and stats["llm_failures"] <= 2
     assert g.graph.number_of_edges() <= stats["relations_kept"] and g.folder is not None
+
+
+def test_an_error_message_as_the_reply_is_a_transient_failure_and_the_graph_is_not_cached(server, tmp_path):
+    """A gateway answering 200 with its busy message: the passage adds nothing this time, but the graph is
+    not cached as if the model had failed for good, so the next run asks again and gets the relations."""
+    server.push("text:当前分组上游负载已饱和，请稍后再试", text(SPEC))
+    g = build(tmp_path, DOCS, spec_for(server))
+    stats = g.meta["stats"]
+    assert stats["llm_failures"] == 1 and stats["llm_failures_transient"] == 1 and g.folder is None
+    server.push(text(CHIP))
+    again = build(tmp_path, DOCS, spec_for(server))
+    assert again.meta["stats"]["llm_failures"] == 0 and again.folder is not None
+    assert again.graph.has_edge("ks9chip", "borealissemiconductor", "made_by")

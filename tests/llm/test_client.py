@@ -91,3 +91,51 @@ def test_scopes_are_per_thread(tmp_path):
 
 def test_no_scope_no_error(tmp_path):
     LLMClient(LLMSpec(backend="extractive", cache="off"), tmp_path).chat("q", question="x", evidence=EVIDENCE)
+
+
+class _Scripted:
+    """Stands in for the model only (the cache, the client and usage are the real ones): replies in order."""
+
+    identity = "scripted/v1"
+
+    def __init__(self, *texts: str):
+        self.texts, self.calls = list(texts), 0
+
+    def chat(self, request):
+        from evalkit.llm import ChatResponse
+
+        self.calls += 1
+        return ChatResponse(self.texts.pop(0), tokens_in=5, tokens_out=3)
+
+
+def test_an_error_message_as_the_reply_is_not_cached_so_the_next_run_asks_again(tmp_path):
+    """A gateway answering 200 with "upstream overloaded" was cached and replayed by every later run, so a
+    query stayed degraded after the LLM came back; an answer is cached as before."""
+    from evalkit.llm import LLMClient, LLMSpec
+
+    spec = LLMSpec(backend="openai", model="m", base_url="http://127.0.0.1:9/v1", cache="read-write")
+    backend = _Scripted('{"error": {"message": "Rate limit reached for requests", "code": "429"}}',
+                        "The warranty lasts two years [doc-1].", "unused")
+    c = LLMClient(spec, tmp_path, backend=backend)
+    assert c.chat("How long is the warranty?").text.startswith('{"error"')
+    assert c.cache.count() == 0
+    again = c.chat("How long is the warranty?")  # the LLM is back: asked again, and this answer is kept
+    assert again.text == "The warranty lasts two years [doc-1]." and not again.cache_hit and backend.calls == 2
+    third = c.chat("How long is the warranty?")
+    assert third.cache_hit and backend.calls == 2 and c.cache.count() == 1
+
+
+def test_a_json_call_answered_by_an_error_message_fails_as_the_endpoints_not_as_bad_json(tmp_path):
+    """bad_json is the model's failure and repeats (an entity graph built with it is cached); an error
+    message from the endpoint may not repeat, so it gets its own kind and no corrective retry."""
+    from evalkit.llm import LLMClient, LLMError, LLMSpec, usage_scope
+
+    spec = LLMSpec(backend="openai", model="m", base_url="http://127.0.0.1:9/v1", cache="read-write")
+    backend = _Scripted("当前分组上游负载已饱和，请稍后再试", '{"entities": [], "relations": []}')
+    c = LLMClient(spec, tmp_path, backend=backend, purpose="graph_extract")
+    with usage_scope() as usage, pytest.raises(LLMError) as err:
+        c.chat_json("Passage: ...", expect=dict)
+    assert err.value.kind == "error_reply" and backend.calls == 1  # no corrective retry sent to a failing endpoint
+    assert usage["graph_extract"].failures == 1 and c.cache.count() == 0
+    value, _ = c.chat_json("Passage: ...", expect=dict)  # the next run: asked again
+    assert value == {"entities": [], "relations": []} and c.cache.count() == 1
