@@ -37,6 +37,15 @@ def _graph(base_url: str) -> dict:
         "edges": {"start": "retrieve", "retrieve": "generate", "generate": "end"}}
 
 
+def _answers_of(rows: list[dict], tmp_path: Path) -> list[dict]:
+    """A run's answers as an answers file holds them: answer, retrieved documents and the passages shown."""
+    passages = chunk_corpus(load_corpus(tmp_path / "corpora" / "tiny.jsonl"), with_defaults(None))
+    return [{"id": r["query_id"], "answer": r["generation"]["answer"],
+             "retrieved": [d["doc_id"] for d in r["retrieved"]],
+             "contexts": [{"doc_id": doc, "text": passages.text(pid)} for pid, doc, _ in r["generation"]["evidence"]]}
+            for r in rows]
+
+
 def test_answers_of_a_graph_run_rescore_to_the_same_metrics(tmp_path: Path, scripted_server, make_eval_set,
                                                             per_query, metrics):
     es = make_eval_set(tmp_path)
@@ -49,11 +58,7 @@ def test_answers_of_a_graph_run_rescore_to_the_same_metrics(tmp_path: Path, scri
     run_eval(load_eval_set(f"{es}@v1"), [config_from_dict(_graph(scripted_server.base_url))],
              RunOptions(output=out, mlflow=False, progress=False, metrics=metrics), echo=lambda m: None)
     rows = per_query(out, "gen")
-    passages = chunk_corpus(load_corpus(tmp_path / "corpora" / "tiny.jsonl"), with_defaults(None))
-    answers = [{"id": r["query_id"], "answer": r["generation"]["answer"],
-                "retrieved": [d["doc_id"] for d in r["retrieved"]],
-                "contexts": [{"doc_id": doc, "text": passages.text(pid)} for pid, doc, _ in r["generation"]["evidence"]]}
-               for r in rows]
+    answers = _answers_of(rows, tmp_path)
     scored = score_answers(_write(tmp_path / "answers.jsonl", answers), "gen_scored", eval_set=f"{es}@v1",
                            metrics=metrics)
     assert [r.query_id for r in scored.results] == [r["query_id"] for r in rows]
@@ -90,11 +95,7 @@ def test_error_replies_degrade_a_run_and_a_scored_file_alike(tmp_path: Path, scr
     sick = [r["query_id"] for r in rows if r["generation"]["answer"] in ERROR_TEXTS]
     assert len(sick) == 3 and all([d["cause"] for d in r["degraded"]] == ["error_reply"]
                                   for r in rows if r["query_id"] in sick)
-    passages = chunk_corpus(load_corpus(tmp_path / "corpora" / "tiny.jsonl"), with_defaults(None))
-    answers = [{"id": r["query_id"], "answer": r["generation"]["answer"],
-                "retrieved": [d["doc_id"] for d in r["retrieved"]],
-                "contexts": [{"doc_id": doc, "text": passages.text(pid)} for pid, doc, _ in r["generation"]["evidence"]]}
-               for r in rows]
+    answers = _answers_of(rows, tmp_path)
     scored = score_answers(_write(tmp_path / "answers.jsonl", answers), "gen_scored", eval_set=f"{es}@v1",
                            metrics=metrics)
     for ours, theirs in zip(rows, scored.results, strict=True):
