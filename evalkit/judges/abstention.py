@@ -37,7 +37,8 @@ Patterns are Python regular expressions, matched case-insensitively anywhere in 
 answer, as written or with its typography evened out (:func:`_typeset`: curly quotes as
 ASCII ones, line breaks and runs of spaces as one space, none between Chinese characters),
 so ``I don't know`` matches a model's "I don’t know", ``not in the manual`` one that wraps
-the line after "in", and ``资料中没有`` one that breaks the line after 资料中. Users extend them per eval set (``eval_sets/NAME.abstention.yaml``:
+the line after "in", and ``资料中没有`` one that breaks the line after 资料中. Users extend
+them per eval set (``eval_sets/NAME.abstention.yaml``:
 ``{patterns: [...], not_patterns: [...]}``) or per config (the ``generate`` node's
 ``abstention:`` parameter). Measured in ``benchmarks/abstention.py``.
 """

@@ -6,8 +6,9 @@
 
 Every call goes through the content-addressed cache (``evalkit.llm.cache``, mode from
 ``spec.cache``; a reply that is an error message is not kept, so the next run asks again)
-and is accounted in the open ``usage_scope`` under ``purpose``: one call, whether it was a cache hit, tokens, latency, retries, finish reason, failures (also when it
-fails; the ``LLMError`` is then re-raised). Tokens are those of the answer even when
+and is accounted in the open ``usage_scope`` under ``purpose``: one call, whether it was a
+cache hit, tokens, latency, retries, finish reason, failures (also when it fails; the
+``LLMError`` is then re-raised). Tokens are those of the answer even when
 it came from the cache, so a query's token count does not depend on what ran before
 it (``cache_hits`` says which calls were free; latency is the time really spent).
 
