@@ -177,3 +177,16 @@ def test_registry():
     assert isinstance(make_judge("offline", min_coverage=0.4), OfflineJudge)
     with pytest.raises(UnknownJudgeError, match="did you mean 'offline'"):
         make_judge("ofline")
+
+
+@pytest.mark.parametrize("dash", ["-", "\u2010", "\u2011", "\u2012", "\u2013", "\u2212", "\uff0d"])
+def test_a_code_written_with_another_dash_is_the_same_code(judge, dash):
+    """Chat models write product codes with U+2011 ("LX‑200"): read as another code, a correct claim was
+    unsupported. Any dash inside a word is "-" now, in the answer and in the evidence; another code still fails."""
+    evidence = [("d1", "The LX-200 router has 4 Ethernet ports. Check-in starts at 14:00.")]
+    assert judge.judge("q?", f"The LX{dash}200 has 4 Ethernet ports [d1].", evidence).claims[0].verdict == "supported"
+    assert judge.judge("q?", f"Check{dash}in starts at 14:00 [d1].", evidence).claims[0].verdict == "supported"
+    assert judge.judge("q?", f"The LX{dash}300 has 4 Ethernet ports [d1].", evidence).claims[0].verdict == "unsupported"
+    written = [("d1", f"The LX{dash}200 router has 4 Ethernet ports.")]  # the other way round
+    assert judge.judge("q?", "The LX-200 has 4 Ethernet ports [d1].", written).claims[0].verdict == "supported"
+    assert judge.judge("q?", "The LX-200 has 5 Ethernet ports [d1].", written).claims[0].verdict == "unsupported"
