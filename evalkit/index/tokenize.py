@@ -5,7 +5,8 @@ else: CJK runs go through jieba's word segmentation, the rest through a word spl
 that keeps codes whole (``E-4012``, ``retry.max_attempts``, ``LX-200``) and also emits
 their parts. Words are runs of Unicode letters and digits (with their combining marks),
 after NFKC normalisation and case folding, so ``Zürich`` is ``zürich``, ``Москва`` is
-``москва``, ``Ｅ－４０１２`` is ``e-4012`` and ``Straße`` matches ``STRASSE``. English stop
+``москва``, ``Ｅ－４０１２`` is ``e-4012``, ``LX‑200`` (a non-breaking hyphen) is ``lx-200``
+(:func:`fold_dashes`) and ``Straße`` matches ``STRASSE``. English stop
 words are dropped and ASCII words are Porter-stemmed (Porter is an English stemmer;
 words of other alphabets are kept as written). ``en`` applies only this word path and
 ``zh`` only jieba (with case folding). ``whitespace`` is a plain split, for tests.
@@ -49,8 +50,22 @@ ACCENTS = ("keep", "strip")
 # Part of every identity: bump when the output for the same settings changes, so token
 # caches built by an older version are not reused (v2: parts of codes are stemmed;
 # v3: possessive 's dropped and empty stems skipped, as Lucene's English analyzer does;
-# v4: Unicode letters, NFKC and case folding; letters="ascii" is v3's output).
-VERSION = 4
+# v4: Unicode letters, NFKC and case folding; letters="ascii" is v3's output;
+# v5: a dash-like character inside a word or code is "-", fold_dashes).
+VERSION = 5
+# Dash-like characters inside a word or code: the hyphen (U+2010), the non-breaking hyphen that word
+# processors and chat models write in codes (U+2011, "LX‑200"), the figure and en dashes, the minus sign
+# (the full-width one too, before NFKC has made it ASCII).
+_WORD_DASH = re.compile(r"(?<=[^\W_])[\u2010-\u2013\u2212\ufe63\uff0d](?=[^\W_])")
+
+
+def fold_dashes(text: str) -> str:
+    """``text`` with every dash-like character between two letters or digits written ``-``: "LX‑200"
+    (U+2011) and "IL‐6" (U+2010) are the codes "LX-200" and "IL-6", which a query types with ASCII.
+
+    The one place this is decided: BM25's tokeniser and the offline judge both read text through it.
+    """
+    return _WORD_DASH.sub("-", text)
 
 
 @lru_cache(maxsize=1)
@@ -171,7 +186,8 @@ class Tokenizer:
 
     def __call__(self, text: str) -> list[str]:
         if self.letters == "unicode":
-            text = unicodedata.normalize("NFKC", text)  # full-width forms, ligatures, compatibility characters
+            text = fold_dashes(unicodedata.normalize("NFKC", text))  # full-width forms, ligatures, compatibility
+            # characters; a dash inside a code is "-"
         if self.accents == "strip":
             text = _strip_accents(text)
         if self.mode == "whitespace":

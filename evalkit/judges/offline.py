@@ -52,6 +52,7 @@ from evalkit.judges.grounding import (
 )
 from evalkit.judges.lexicon import negation_cues, term_found
 from evalkit.judges.polarity import check_polarity
+from evalkit.index.tokenize import fold_dashes
 from evalkit.judges.values import Atom, AtomPool, fold
 
 __all__ = ["VERSION", "ClaimSignals", "OfflineJudge", "Thresholds", "triple_statement"]
@@ -63,16 +64,6 @@ _BOILERPLATE = re.compile(
     r"^\W*(?:thanks|thank\s+you)\b|^\W*(?:is\s+there\s+anything\s+else)|^\W*(?:i\s+)?hope\s+this\s+answers|"
     r"^\W*(?:希望|但愿)(?:以上|这些|这)?(?:内容|回答|信息)?(?:对(?:你|您)有(?:所)?帮助|能帮到(?:你|您))|"
     r"^\W*如(?:果)?(?:有|还有)(?:其他|任何)?(?:问题|疑问)|^\W*(?:谢谢|感谢)", re.IGNORECASE)
-# A dash-like character inside a word or code reads as "-": chat models write codes with U+2011
-# ("LX‑200"), and an answer must not differ from its evidence by a character's typography
-# (the claim was read as naming another product, unsupported).
-_WORD_DASH = re.compile(r"(?<=[^\W_])[\u2010-\u2013\u2212\ufe63\uff0d](?=[^\W_])")
-
-
-def _dashes(text: str) -> str:
-    return _WORD_DASH.sub("-", text)
-
-
 MIN_VERBATIM = 12  # characters: shorter claims ("Yes.", "3 天") are judged by the rules, not by containment
 # a graph fact the generator was shown and quoted ("LX-300 --co_occurs--> LX-200": nodes/generate.triple_text)
 _TRIPLE_CLAIM = re.compile(r"^(?P<a>\S.*?)\s+--(?P<rel>[^\s<>\-][^<>]*?)-->\s+(?P<b>\S.*)$")
@@ -165,8 +156,10 @@ class OfflineJudge:
 
     def analyse(self, question: str, answer: str, evidence: Sequence[tuple[str, str]]) -> list[ClaimSignals]:
         """Threshold-free signals per claim (what cross-validation sweeps thresholds over)."""
-        evidence = [(pid, _dashes(str(text))) for pid, text in evidence]
-        question = _dashes(question)
+        # a dash inside a code is "-" in the answer and the evidence alike ("LX‑200" as chat models write it
+        # was read as another code than the evidence's "LX-200": unsupported)
+        evidence = [(pid, fold_dashes(str(text))) for pid, text in evidence]
+        question = fold_dashes(question)
         wins = windows(evidence)
         pools = passage_pools(evidence)
         q = analyse(question)
@@ -178,14 +171,14 @@ class OfflineJudge:
         out: list[ClaimSignals] = []
         operands: list[Atom] = []  # grounded quantities of earlier claims (for derived numbers)
         for i, c in enumerate(claims):
-            unit = analyse(triple_statement(_dashes(c)))
+            unit = analyse(triple_statement(fold_dashes(c)))
             out.append(self._signals(unit, wins, pools, q_pool, q_terms, q_text, q_negated,
                                      sims[i] if sims else None, operands))
             out[-1].claim = c  # verdicts name the claim as the answer wrote it
             operands += [a for a in unit.atoms if a.quantity is not None and any(p.supports(a) for p in pools.values())]
         passages = [(str(pid), _squash(fold(str(text)))) for pid, text in evidence]
         for s in out:  # a claim the evidence states word for word needs no further check
-            claim = _squash(fold(_dashes(s.claim)))
+            claim = _squash(fold(fold_dashes(s.claim)))
             if len(claim) >= MIN_VERBATIM:
                 s.verbatim_in = next((pid for pid, text in passages if claim in text), None)
         return out

@@ -145,8 +145,20 @@ def test_ascii_letters_reproduce_the_old_tokenizer():
     assert old("Москва Αθήνα") == []
     assert old("L’été à Besançon") == ["l", "t", "besan"]
     assert old("Straße in München") == ["stra", "e", "m", "nchen"]
-    assert old.identity.startswith("tok=auto/v3") and Tokenizer().identity.startswith("tok=auto/v4")
+    assert old.identity.startswith("tok=auto/v3") and Tokenizer().identity.startswith("tok=auto/v5")
     assert old("The retries are running E-4012") == Tokenizer()("The retries are running E-4012")
+    assert old("E\u20114012") == ["e", "4012"]  # v3 kept as it was: its dashes are not folded
+
+
+@pytest.mark.parametrize("dash", ["\u2010", "\u2011", "\u2012", "\u2013", "\u2212", "\uff0d", "\ufe63"])
+def test_a_code_with_another_dash_is_the_same_code(dash):
+    """Word processors and chat models write codes with U+2011 ("LX‑200") or an en dash; a query types "-".
+    Before v5 the code's whole token was lost (only its parts matched). A dash between words stays a dash."""
+    tok = Tokenizer()
+    assert tok(f"LX{dash}200 router") == tok("LX-200 router") == ["lx-200", "lx", "200", "router"]
+    assert tok(f"IL{dash}6 levels") == tok("IL-6 levels")
+    assert tok(f"2019 {dash} 2024") == ["2019", "2024"]  # spaced: a separator, not part of a code
+    assert Tokenizer("zh")(f"LX{dash}200") == ["lx", "200"]  # jieba mode never kept codes whole
 
 
 def test_bad_options_are_refused():
