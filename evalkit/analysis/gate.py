@@ -30,7 +30,9 @@ queries healthy in both runs (the others' answers are fallbacks), and the result
 were left out. When answer metrics are gated, the gate adds one check of its own
 (:func:`declined_check`): the share of answerable questions declined must not grow by more than
 ``max_declined_increase``, since answer metrics computed on answered questions improve when a
-candidate declines the hard ones. Runs of two versions of the same append-only set are compared
+candidate declines the hard ones; and when ``hallucinated`` is gated, ``hallucinated`` per
+answerable question (:func:`wrong_check`, a declined one counting 0) with its margin, since a
+candidate's wrong answers to questions the baseline declined are not paired by ``hallucinated``. Runs of two versions of the same append-only set are compared
 on their shared queries, and the result says how many.
 """
 from __future__ import annotations
@@ -70,6 +72,7 @@ from evalkit.run.machine import environment_notes
 
 DECLINED = "declined (answerable)"
 DECLINED_MARGIN = 0.05  # the default --max-declined-increase
+WRONG = "hallucinated (per answerable)"
 AUTOMATIC = "paired bootstrap, automatic"
 
 
@@ -244,6 +247,10 @@ def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, c
         coverage = declined_check(base, cand, healthy, max_declined_increase, confidence, n_resamples, seed)
         if coverage is not None:
             checks.append(coverage)
+    if "hallucinated" in dict(margins):
+        wrong = wrong_check(base, cand, healthy, dict(margins)["hallucinated"], confidence, n_resamples, seed)
+        if wrong is not None:
+            checks.append(wrong)
     return GateResult(baseline=labels[0], candidate=labels[1], eval_set=note, shared_queries=len(shared),
                       baseline_queries=len(base), candidate_queries=len(cand), checks=checks, confidence=confidence,
                       n_resamples=n_resamples, seed=seed, failed_share=share, verified=verified,
@@ -266,13 +273,44 @@ def declined_check(base: Sequence[Any], cand: Sequence[Any], healthy: set[str], 
     check is added: FAIL when the candidate may decline more than ``max_increase`` (a share of the
     answerable healthy queries) above the baseline. None when a run generated no answers there.
     """
-    p = pair(_declined(base, healthy), _declined(cand, healthy))
+    return _automatic(DECLINED, _declined(base, healthy), _declined(cand, healthy), max_increase, confidence,
+                      n_resamples, seed)
+
+
+def _wrong(results: Sequence[Any], only: set[str]) -> dict[str, float]:
+    """``{query_id: 1.0 hallucinated, 0.0 not or declined}`` over the answerable queries among ``only`` that
+    generated; an answer the judge could not decide is left out."""
+    out: dict[str, float] = {}
+    for r in results:
+        if r.query_id in only and r.answerable and r.generation:
+            value = 0.0 if r.metrics.get("abstained") else r.metrics.get("hallucinated")
+            if value is not None:
+                out[r.query_id] = float(value)
+    return out
+
+
+def wrong_check(base: Sequence[Any], cand: Sequence[Any], healthy: set[str], max_drop: float, confidence: float,
+                n_resamples: int, seed: int) -> GateCheck | None:
+    """``hallucinated`` per answerable question, a declined one counting as not hallucinated.
+
+    The ``hallucinated`` row pairs the questions both runs answered, so a candidate that answers
+    questions the baseline declined, and gets them wrong, is not seen there; this row pairs every
+    answerable question either run answered or declined (with :func:`declined_check`, which sees the
+    other way round). Added when ``hallucinated`` is gated, with its margin.
+    """
+    return _automatic(WRONG, _wrong(base, healthy), _wrong(cand, healthy), max_drop, confidence, n_resamples, seed)
+
+
+def _automatic(name: str, base: dict[str, float], cand: dict[str, float], max_drop: float, confidence: float,
+               n_resamples: int, seed: int) -> GateCheck | None:
+    """A lower-is-better row the gate adds itself: FAIL when the candidate may be worse by more than ``max_drop``."""
+    p = pair(base, cand)
     if len(p) == 0:
         return None
-    lo, hi = stats.bootstrap_ci(-p.diffs, n_resamples, confidence, stats.derive_seed(seed, "gate", DECLINED))
-    return GateCheck(metric=DECLINED, max_drop=max_increase, n=len(p), baseline=float(p.a.mean()),
+    lo, hi = stats.bootstrap_ci(-p.diffs, n_resamples, confidence, stats.derive_seed(seed, "gate", name))
+    return GateCheck(metric=name, max_drop=max_drop, n=len(p), baseline=float(p.a.mean()),
                      candidate=float(p.b.mean()), diff=float(p.diffs.mean()), ci_low=-hi, ci_high=-lo, bound=lo,
-                     passed=lo > -max_increase, higher_is_better=False, method=AUTOMATIC)
+                     passed=lo > -max_drop, higher_is_better=False, method=AUTOMATIC)
 
 
 def _why_absent(results: Sequence[Any], metric: str) -> str:
@@ -336,7 +374,8 @@ def format_gate(g: GateResult, layout: Layout | None = None) -> str:
     ppi = (["[PPI]: judge-corrected estimates from human labels (PPI++), normal interval of the difference"]
            if any(c.method not in ("paired bootstrap", AUTOMATIC) for c in g.checks) else [])
     if any(c.method == AUTOMATIC for c in g.checks):
-        ppi.append(f"[auto]: added because answer metrics are gated: they are computed on answered questions, so "
-                   f"declining hard ones would improve them (--max-declined-increase)")
+        ppi.append("[auto]: added because answer metrics are gated: they are computed on answered questions, so "
+                   "declining hard ones would improve them (--max-declined-increase), and answering questions "
+                   "the baseline declined would go unpaired (hallucinated per answerable question)")
     lines = [*head, render([gate_table(g)], layout), *ppi, *[f"note: {v}" for v in g.verified], verdict]
     return "\n".join(wrap(line, width) if "\n" not in line else line for line in lines)

@@ -65,7 +65,10 @@ def gate(ctx: click.Context, baseline_ref: str, candidate_ref: str, metrics: tup
     queries both versions have. When an answer metric is gated, the share of answerable
     questions the candidate declined is tested as well (row "declined (answerable)
     [auto]", --max-declined-increase): answer metrics are computed on answered
-    questions, so declining the hard ones would improve them.
+    questions, so declining the hard ones would improve them. With --metric
+    hallucinated, "hallucinated (per answerable) [auto]" is tested too, with its
+    margin: a declined question counts as not hallucinated, so wrong answers to
+    questions the baseline declined are paired as well.
 
     \b
     Example:

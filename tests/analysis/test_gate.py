@@ -217,6 +217,7 @@ def test_a_candidate_that_declines_its_hard_questions_fails_the_automatic_covera
                             "abstention": {"abstained": refuse, "reason": "refusal" if refuse else "answer"}}
             r.metrics.update(answered=float(not refuse), abstained=float(refuse))
             r.metrics["hallucinated"] = (None if refuse else float(qid in wrong)) if gold else float(not refuse)
+            r.metrics["faithfulness"] = None if refuse else float(qid not in wrong)
         return out
     base = _run(tmp_path, "base", answering(set(), {"q01", "q02", "q03"}), es)
     cand = _run(tmp_path, "cand", answering({"q01", "q02", "q03", "q04", "q05"}, set()), es)
@@ -231,13 +232,25 @@ def test_a_candidate_that_declines_its_hard_questions_fails_the_automatic_covera
     assert declined["baseline"] == 0.0 and declined["candidate"] == pytest.approx(5 / 12)
     assert declined["diff"] == pytest.approx(5 / 12) and declined["max_drop"] == DECLINED_MARGIN == 0.05
     assert _gate(base, cand, *args, "--max-declined-increase", "0.9").exit_code == 0  # accepted explicitly
+    wrong = checks["hallucinated (per answerable)"]  # declining counts as not hallucinating: the candidate is better
+    assert wrong["passed"] and wrong["n"] == 12 and wrong["baseline"] == 3 / 12 and wrong["candidate"] == 0.0
     # the other way round the candidate declines less: coverage passes, and its 3 wrong answers fall on the
-    # questions the baseline declined, which hallucinated cannot pair (a limit of answered-only metrics)
-    assert _gate(cand, base, *args).exit_code == 0
+    # questions the baseline declined, which the hallucinated row cannot pair: the per-answerable row sees them
+    back = _gate(cand, base, *args)
+    assert back.exit_code == 1, back.output
+    checks = {c["metric"]: c for c in json.loads((tmp_path / "g.json").read_text())["checks"]}
+    assert checks["hallucinated"]["passed"] and checks["declined (answerable)"]["passed"]
+    wrong = checks["hallucinated (per answerable)"]
+    assert not wrong["passed"] and wrong["baseline"] == 0.0 and wrong["candidate"] == pytest.approx(3 / 12)
     retrieval = _gate(base, cand, "--metric", "hit@5", "--max-drop", "0.02")
     assert retrieval.exit_code == 0 and "declined" not in retrieval.output  # answer metrics not gated: not added
     same = _gate(base, base, *args)
     assert same.exit_code == 0 and "[auto]" in same.output
+    only_faithful = _gate(base, cand, "--metric", "faithfulness", "--max-drop", "1.0", "--json",
+                          str(tmp_path / "g2.json"))
+    names = [c["metric"] for c in json.loads((tmp_path / "g2.json").read_text())["checks"]]
+    assert only_faithful.exit_code == 1 and names == ["faithfulness", "declined (answerable)"]  # another answer
+    # metric brings the coverage row; the per-answerable row comes only with hallucinated
 
 
 def test_a_metric_only_one_run_has_says_why(tmp_path: Path, es):
