@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalkit.index.tokenize import fold_dashes
 from evalkit.judges.base import ClaimVerdict, JudgeResult
 from evalkit.judges.claims import is_chinese, split_claims
 from evalkit.judges.grounding import (
@@ -52,7 +53,6 @@ from evalkit.judges.grounding import (
 )
 from evalkit.judges.lexicon import negation_cues, term_found
 from evalkit.judges.polarity import check_polarity
-from evalkit.index.tokenize import fold_dashes
 from evalkit.judges.values import Atom, AtomPool, fold
 
 __all__ = ["VERSION", "ClaimSignals", "OfflineJudge", "Thresholds", "triple_statement"]
