@@ -27,13 +27,14 @@ LLM inventing sources) on a larger share of queries than the baseline's plus
 faithful to the evidence it was given while the sources it names do not exist.
 Answer metrics are paired on the
 queries healthy in both runs (the others' answers are fallbacks), and the result says how many
-were left out. When answer metrics are gated, the gate adds one check of its own
-(:func:`declined_check`): the share of answerable questions declined must not grow by more than
-``max_declined_increase``, since answer metrics computed on answered questions improve when a
+were left out. When answer metrics are gated, the gate adds checks of its own: the share of
+answerable questions declined must not grow by more than ``max_declined_increase``
+(:func:`declined_check`), since answer metrics computed on answered questions improve when a
 candidate declines the hard ones; and when ``hallucinated`` is gated, ``hallucinated`` per
-answerable question (:func:`wrong_check`, a declined one counting 0) with its margin, since a
-candidate's wrong answers to questions the baseline declined are not paired by ``hallucinated``. Runs of two versions of the same append-only set are compared
-on their shared queries, and the result says how many.
+answerable question (:func:`wrong_check`, a declined one counting 0) is tested with its margin,
+since a candidate's wrong answers to questions the baseline declined are not paired by
+``hallucinated``. Runs of two versions of the same append-only set are compared on their
+shared queries, and the result says how many.
 """
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.analysis import stats
-from evalkit.analysis.direction import higher_is_better, per_query_hint, sign
+from evalkit.analysis.direction import per_query_hint, sign
 from evalkit.analysis.gate_checks import (
     DegradedCandidateError,
     InventedCitationsError,
@@ -238,11 +239,7 @@ def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, c
         if ppi is not None:
             checks.append(ppi)
             continue
-        lo, hi = stats.bootstrap_ci(s * p.diffs, n_resamples, confidence, stats.derive_seed(seed, "gate", metric))
-        checks.append(GateCheck(metric=metric, max_drop=max_drop, n=len(p), baseline=float(p.a.mean()),
-                                candidate=float(p.b.mean()), diff=float(p.diffs.mean()),
-                                ci_low=lo if s > 0 else -hi, ci_high=hi if s > 0 else -lo, bound=lo,
-                                passed=lo > -max_drop, higher_is_better=higher_is_better(metric)))
+        checks.append(_bootstrap_check(metric, p, s, max_drop, confidence, n_resamples, seed))
     if any(not is_retrieval_metric(m) for m, _ in margins):
         coverage = declined_check(base, cand, healthy, max_declined_increase, confidence, n_resamples, seed)
         if coverage is not None:
@@ -305,12 +302,18 @@ def _automatic(name: str, base: dict[str, float], cand: dict[str, float], max_dr
                n_resamples: int, seed: int) -> GateCheck | None:
     """A lower-is-better row the gate adds itself: FAIL when the candidate may be worse by more than ``max_drop``."""
     p = pair(base, cand)
-    if len(p) == 0:
-        return None
-    lo, hi = stats.bootstrap_ci(-p.diffs, n_resamples, confidence, stats.derive_seed(seed, "gate", name))
+    return _bootstrap_check(name, p, -1, max_drop, confidence, n_resamples, seed, AUTOMATIC) if len(p) else None
+
+
+def _bootstrap_check(name: str, p: Any, s: int, max_drop: float, confidence: float, n_resamples: int, seed: int,
+                     method: str = "paired bootstrap") -> GateCheck:
+    """The non-inferiority test of paired values ``p``: the bootstrapped improvement ``s * (candidate -
+    baseline)`` (``s`` -1 when lower is better) passes when its lower bound is above ``-max_drop``."""
+    lo, hi = stats.bootstrap_ci(s * p.diffs, n_resamples, confidence, stats.derive_seed(seed, "gate", name))
     return GateCheck(metric=name, max_drop=max_drop, n=len(p), baseline=float(p.a.mean()),
-                     candidate=float(p.b.mean()), diff=float(p.diffs.mean()), ci_low=-hi, ci_high=-lo, bound=lo,
-                     passed=lo > -max_drop, higher_is_better=False, method=AUTOMATIC)
+                     candidate=float(p.b.mean()), diff=float(p.diffs.mean()), ci_low=lo if s > 0 else -hi,
+                     ci_high=hi if s > 0 else -lo, bound=lo, passed=lo > -max_drop, higher_is_better=s > 0,
+                     method=method)
 
 
 def _why_absent(results: Sequence[Any], metric: str) -> str:
