@@ -154,8 +154,10 @@ def index_degradations(index: Mapping[str, Any]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for name, meta in index.items():
         stats = meta.get("stats") if isinstance(meta, Mapping) else None
-        failed = int(stats.get("llm_failures") or 0) if isinstance(stats, Mapping) else 0
-        if failed and isinstance(stats, Mapping):
+        if not isinstance(stats, Mapping):
+            continue
+        failed = int(stats.get("llm_failures") or 0)
+        if failed:
             out.append({"index": name, "cause": "index_llm_failures", "failed": failed, "of": int(meta.get("n") or 0),
                         "transient": int(stats.get("llm_failures_transient") or 0)})
     return out
