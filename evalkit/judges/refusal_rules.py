@@ -66,6 +66,9 @@ _STRONG_EN = (r"(?:(?:knowledge\s*base|kb|context|documentation|docs|documents?|
 _WEAK_EN = (r"(?:texts?|files?|records|reports?|materials?|references?|evidence|articles?|manuals?|handbook|"
             r"(?:price\s+)?lists?|tables?|catalog(?:ue)?s?)\b")
 _SOURCE_EN = rf"(?:{_STRONG_EN}|{_WEAK_EN})"
+# how a reply qualifies its sources: "not available in the *given* context", "missing from the *supplied* documents"
+_SOURCE_ADJ_EN = (r"(?:(?:given|provided|supplied|attached|retrieved|above|available|shared|uploaded|following|"
+                  r"cited|quoted|reference|relevant|same)\s+)?")
 _INFO_EN = (r"(?:information|info|details?|data|answers?|mention|reference|figures?|guidance|specifics|context|"
             r"documentation|record|evidence|content)")
 _SAY_EN = (r"(?:mention\w*|say|says|said|state[sd]?|specif\w+|cover\w*|address\w*|discuss\w*|describ\w+|tell|"
@@ -151,11 +154,11 @@ _EN = [
     r"\b(?:not|isn't|is\s+not|aren't|are\s+not|wasn't|was\s+not)\s+(?:\w+\s+)?(?:mentioned|covered|specified|stated|"
     r"found|available|provided|included|given|addressed|listed|described|present|contained|discussed|documented|"
     r"shown|explained|answered)\s+(?:anywhere\s+)?(?:in|by|within|from)\s+(?:the\s+|any\s+of\s+the\s+|my\s+|our\s+)?"
-    + _SOURCE_EN,
+    + _SOURCE_ADJ_EN + _SOURCE_EN,
     r"\b(?:information|info|details?|data|answer)\s+(?:is\s+|was\s+|are\s+|were\s+)?(?:not|un)\s*(?:available|found|"
     r"provided|given|mentioned|included|present|known)\b",
-    r"\b(?:information|info|details?|data)\s+(?:\w+\s+){0,4}?(?:is|are)\s+missing\b|\bmissing\s+from\s+(?:the\s+)?"
-    + _SOURCE_EN,
+    r"\b(?:information|info|details?|data)\s+(?:\w+\s+){0,4}?(?:is|are)\s+missing\b|\b(?:missing|absent|unavailable)\s+"
+    r"(?:from|in|within)\s+(?:the\s+|any\s+of\s+the\s+)?" + _SOURCE_ADJ_EN + _SOURCE_EN,
     r"\b(?:cannot|can't|could\s+not|can\s+not)\s+be\s+answered\b",
     r"\b(?:cannot|can't|could\s+not)\s+be\s+(?:determined|found|confirmed|known|said|verified|established)"
     r"(?=\s*(?:$|[.;!?,]|\s(?:from|based|with|given|using|in|on\s+the\s+basis)\b))",

@@ -153,6 +153,22 @@ def test_an_answer_before_a_refusal_is_a_partial_answer(answer):
     assert (d.abstained, d.reason) == (False, "partial"), answer
 
 
+@pytest.mark.parametrize(("answer", "abstained"), [
+    # X isn't available / provided / contained in the (given | supplied | attached) sources: a refusal, curly or not
+    ("What you asked about isn\u2019t available in the given context.", True),
+    ("Those figures aren't provided in the supplied excerpts.", True),
+    ("The deadline is not contained within the attached documents.", True),
+    ("Pricing is absent from the retrieved passages.", True),
+    # the same shape about a thing in the world is an answer
+    ("The Pro plan isn't available in the given region.", False),
+    ("Night buses aren't provided in the current timetable period.", False),
+    ("Support is unavailable in the given time zone after 6 pm.", False),
+])
+def test_a_source_qualified_as_given_or_supplied_is_still_a_source(answer, abstained):
+    """"isn't available in the given context" read as an answer: the rule allowed "in the context" only."""
+    assert detect_abstention(answer).abstained is abstained, answer
+
+
 def test_an_empty_answer_cut_off_by_the_token_limit_is_not_a_refusal():
     # a reasoning model that spent max_tokens before writing anything did not decline
     d = detect_abstention("", finish_reason="length")
