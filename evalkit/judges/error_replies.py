@@ -27,16 +27,23 @@ calls :func:`detect_error_reply`, and a flagged generator reply makes the query 
    service (overloaded, rate limit reached, quota used up, timed out, 502 Bad Gateway, 服务繁忙,
    请求过于频繁, 令牌额度已用尽, 上游负载已饱和, 模型不存在...) and says nothing else: once the
    failure words, the service words (model, server, 服务, 模型...), apologies and retry advice
-   (请稍后再试, "please try again later"), ids and URLs are taken out, at most
+   (请稍后再试, "please try again later"), pointers to the docs, ids and URLs are taken out, at most
    :data:`MAX_LEFT_WORDS` words and :data:`MAX_LEFT_CJK` Chinese characters are left. A reply
    with one failure and none of those asides (an apology, retry advice, a request id, where to
-   get help) must be the failure alone ("Service Unavailable", 网关超时), and not a refusal.
+   get help) must be the failure alone, naming what failed (the service, the call or a status:
+   "Service Unavailable", "Request timed out", 网关超时), and not a refusal. A bare state names
+   nothing that failed and is an answer ("Unauthorized.", "Out of memory.", 超时。, 余额不足。 can
+   each answer a question about a log or a status): the reply alone cannot tell, and a false
+   alarm removes a real answer.
 
 Precision first (a false alarm removes a real answer from the metrics): rules 3 and 4 never
 fire on a reply with a citation marker; rule 4 not on one that names its sources ("the
 documents do not say", 资料中没有提到), explains (means, returns, 表示, 意味着, ...时会) or opens
 with yes / no, and a bare noun is no failure ("Rate limit: 60 requests per minute", 超时时间为
-30 秒); quoted text is masked first, so an answer quoting an error message (当系统提示“请求过于
+30 秒). A cause (because, 因为, 由于) is an explanation, except in a reply with an aside: "The model
+is overloaded because of high demand. Please try again later." gives its cause as error messages
+do. A pointer to the docs ("For more information, read the docs: URL", 详情请参考文档) is where to
+get help, not a source the reply names. Quoted text is masked first, so an answer quoting an error message (当系统提示“请求过于
 频繁”时...) is an answer. A refusal that blames the service ("Sorry, I am unable to answer at
 this time due to high demand") is an error reply. Users whose answers trip it keep them with
 ``not_patterns`` (``eval_sets/NAME.abstention.yaml``). Measured in ``benchmarks/error_replies.py``
@@ -114,7 +121,7 @@ _FAIL_ZH = (r"(?:负载|并发)[^，。,.]{0,6}?(?:饱和|过高|较高|过大|�
             r"(?:繁忙|不可用|异常|出错|错误|故障|开小差|超时|无法响应|"
             r"无法连接|维护中|加载中|不存在)(?!时)|繁忙(?=[，。,.!！~]|$)|(?:请求|连接|读取|响应|调用)超时|"
             r"超时(?=[，。,.!！~]|$)|"
-            r"无可用渠道|排队中|"
+            r"无可用渠道|排队中|(?:无法|不能|暂停)(?:为您)?(?:正常)?(?:提供)?服务(?![器费时范])|"
             r"(?:请求|调用|处理|生成|连接)(?:失败|异常|出错|被拒绝)|内部(?:服务器)?错误|审核不通过|涉嫌违规|"
             r"无效的?\s*(?:令牌|api[\s_-]?key|密钥)|模型[^，。,.]{0,24}?(?:不存在|不可用)|显存不足|无法连接|"
             r"连接(?:失败|超时|被拒绝)")
@@ -124,7 +131,8 @@ _FAILURE = re.compile("|".join(f"(?:{p})" for p in (_STATUS, _STATE_EN, _LIMIT_E
 # words a failure message is made of besides the failure: the service, the request, filler, advice, ids
 _SERVICE = re.compile(
     r"\b(?:the|a|an|this|that|these|our|your|you|we|we're|we\s+are|i|i'm|it|its|it's|is|are|was|were|be|been|has|have|"
-    r"had|to|of|in|on|at|for|with|by|from|or|and|but|if|due|right|now|currently|temporarily|moment|again|other|another|"
+    r"had|to|of|in|on|at|for|with|by|from|or|and|but|if|due|because|right|now|currently|temporarily|moment|again|"
+    r"other|another|"
     r"model|models|server|servers|service|services|system|api|endpoint|deployment|request|requests|response|reply|"
     r"assistant|ai|bot|chatbot|gateway|upstream|proxy|backend|provider|channel|engine|inference|llm|error|errors|"
     r"code|status|reason|message|details?|failure|failed|unable|account|organization|org|plan|tier|tokens?|per|min|"
@@ -136,7 +144,7 @@ _SERVICE = re.compile(
     r"connect|connection|network|http|https)\b|"
     r"抱歉|对不起|不好意思|很遗憾|请您?|您的?|你的?|我们|当前|目前|暂时|暂|稍后|稍候|再试|重试|联系|客服|管理员|"
     r"服务器?|系统|模型|接口|网关|上游|渠道|分组|令牌|账户|账号|用户|请求|调用|访问|网络|后端|平台|"
-    r"了|的|已|已经|请|或|和|后|再|下|中|一下|一些|一会儿?|~|～", re.IGNORECASE)
+    r"了|的|已|已经|请|或|和|后|再|下|中|一下|一些|一会儿?|因为|由于|~|～", re.IGNORECASE)
 _IDS = re.compile(r"https?://\S+|\b[\w.-]+\.(?:com|org|net|io|ai|cn)\b\S*|"
                   r"\b(?:request|trace|req)[\s_-]?id\b\s*[:=]?\s*[\w-]*|"
                   r"\b\w*\d\w*\b|[（(]\s*[)）]", re.IGNORECASE)
@@ -148,6 +156,22 @@ _SOURCES = re.compile(r"\b(?:documents?|docs|documentation|context|passages?|sou
                       r"manual|excerpts?|search\s+results?|according\s+to)\b|"
                       r"资料|文档|知识库|检索|参考|上下文|原文|手册|根据",
                       re.IGNORECASE)
+# where to get help is no source: "read the docs: https://...", "visit our docs at ...", 详情请参考文档
+_POINTER = re.compile(r"https?://\S+|\b[\w.-]+\.(?:com|org|net|io|ai|cn)\b\S*|"
+                      r"\b(?:for\s+(?:more\s+)?(?:information|info|details|help)\b[^.;:!?]{0,40}?[,:]?\s*)?"
+                      r"(?:please\s+)?(?:read|see|visit|check|consult|refer\s+to|go\s+to)\s+"
+                      r"(?:the\s+|our\s+)?(?:\w+\s+)?"
+                      r"(?:docs|documentation|help\s+(?:center|docs?)|faq)\b(?:\s+(?:at|here))?(?:\s+for\s+(?:more\s+)?"
+                      r"(?:information|details))?|(?:详情|更多(?:信息|说明|详情)?)?请?(?:参考|参阅|查看|查阅|见|访问)"
+                      r"(?:官方|帮助|使用|接口)?(?:文档|说明文档|帮助中心)", re.IGNORECASE)
+# a failure message may give its cause ("overloaded because of high demand", 因为请求量过大); with an aside
+# (retry advice, an apology...) the cause is part of the message, not an explanation
+_CAUSE = re.compile(r"\bbecause\b|因为|由于", re.IGNORECASE)
+# a bare failure must name what failed (the service, the call, a status code): a bare state can answer a
+# question about a log or a status ("Unauthorized.", "Out of memory.", 超时。, 余额不足。)
+_NAMED = re.compile(r"\b[45]\d\d\b|\b(?:services?|servers?|gateway|upstream|api|endpoint|models?|deployment|requests?|"
+                    r"response|connection|backend|proxy|provider|channel|rate[\s_-]?limit\w*)\b|"
+                    r"服务|系统|网关|接口|模型|上游|网络|后端|请求|连接|调用|渠道|令牌", re.IGNORECASE)
 _VERDICT = re.compile(r"^\s*(?:yes|no)\b\s*(?:[,.;:!—–-]|$)|^\s*(?:是的|不是|对|不对|可以|不可以|不能|会|不会)[，,。.!！]",
                       re.IGNORECASE)
 # an explanation is an answer: "HTTP 429 means ...", "... returns 503 ...", 表示 / 意味着 / 返回 ...
@@ -161,7 +185,7 @@ _ASIDE = re.compile(r"\b(?:try\s+again|retry|retrying|resubmit|check\s+back|"
                     r"contact\s+(?:us|support|your)|help\s+center|if\s+the\s+(?:error|problem|issue)\s+persists|sorry|"
                     r"apologi[sz]e|apologies|oops|(?:request|trace|req)[\s_-]?id)\b|稍后|稍候|再试|重试|抱歉|对不起|不好意思|"
                     r"联系(?:客服|管理员)|请耐心等待|休息一下|充值|续费|请检查|request\s+id|top\s+up|"
-                    r"(?:please\s+)?check\s+your",
+                    r"(?:please\s+)?check\s+your|" + _POINTER.pattern,
                     re.IGNORECASE)
 _LOG_LEVELS = {"error", "err", "fatal", "warn", "warning", "exception", "错误", "异常", "警告"}
 
@@ -283,8 +307,9 @@ def _exception(text: str) -> str | None:
 
 # --------------------------------------------------------------------------- 4. short failure messages
 def _left_over(text: str) -> tuple[int, int]:
-    """English words and Chinese characters of ``text`` that are not failure, service or filler words, ids or URLs."""
-    rest = _FAILURE.sub(" ", _IDS.sub(" ", text))
+    """English words and Chinese characters of ``text`` that are not failure, service or filler words, asides, ids
+    or URLs."""
+    rest = _ASIDE.sub(" ", _FAILURE.sub(" ", _IDS.sub(" ", text)))
     rest = _SERVICE.sub(" ", rest)
     return len(_EN_WORD.findall(rest)), len(_CJK.findall(rest))
 
@@ -292,16 +317,19 @@ def _left_over(text: str) -> tuple[int, int]:
 def _message(text: str) -> str | None:
     """Rule 4: a short reply that states a failure of the service and nothing else."""
     norm = normalise(text).strip()
-    if (len(norm) > MAX_MESSAGE_CHARS or _cited(norm) or _VERDICT.match(norm) or _SOURCES.search(norm)
-            or _EXPLAINS.search(norm)):
+    aside = _ASIDE.search(norm)
+    said = _POINTER.sub(" ", norm)  # a pointer to the docs is an aside, not a source
+    if (len(norm) > MAX_MESSAGE_CHARS or _cited(norm) or _VERDICT.match(norm) or _SOURCES.search(said)
+            or _EXPLAINS.search(_CAUSE.sub(" ", said) if aside else said)):
         return None
-    found = _FAILURE.search(norm)
+    found = _FAILURE.search(said)
     if found is None:
         return None
-    words, cjk = _left_over(norm)
-    if not _ASIDE.search(norm) and len(_FAILURE.findall(norm)) < 2:
-        # one failure and nothing else: a bare failure ("Service Unavailable", 网关超时) and no other word at all
-        return found.group(0).strip() if (words, cjk) == (0, 0) and not refusal_spans(norm) else None
+    words, cjk = _left_over(said)
+    if not aside and len(_FAILURE.findall(said)) < 2:
+        # one failure and nothing else: a bare failure naming what failed ("Service Unavailable", 网关超时)
+        bare = (words, cjk) == (0, 0) and _NAMED.search(said) and not refusal_spans(norm)
+        return found.group(0).strip() if bare else None
     if words > MAX_LEFT_WORDS or cjk > MAX_LEFT_CJK:
         return None
     return found.group(0).strip()

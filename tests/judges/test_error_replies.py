@@ -12,9 +12,10 @@ from evalkit.judges.error_replies import detect_error_reply
 
 CASES = Path(__file__).resolve().parent / "data" / "error_replies.jsonl"
 REPO = Path(__file__).resolve().parents[2]
-# per language, on the held-out split; measured (benchmarks/error_replies.py --split test): precision 1.000 both,
-# recall en 0.950 (19/20), zh 0.944 (17/18). The floors allow one more wrong call of each kind per language.
-FLOOR_PRECISION, FLOOR_RECALL = 0.94, 0.88
+# per language, on the held-out split; measured (benchmarks/error_replies.py --split test, 2026-12-02, after the
+# cause / docs-pointer / bare-state rules): precision 1.000 both, recall en 1.000 (25/25; en096 was named by an
+# audit, so not blind), zh 0.955 (21/22). The floors allow one more wrong call of each kind per language.
+FLOOR_PRECISION, FLOOR_RECALL = 0.94, 0.90
 
 
 def _cases(split: str) -> list[dict]:
@@ -107,3 +108,33 @@ def test_its_place_among_the_abstention_rules():
     assert detect_abstention("", finish_reason="stop").reason == "empty"
     assert detect_abstention("Hi", finish_reason="content_filter").reason == "content_filter"
     assert detect_abstention("I don't know.").reason == "refusal"
+
+
+@pytest.mark.parametrize("text", [
+    # a failure message that gives its cause, with retry advice: the cause is part of the message
+    "The model is busy because of heavy traffic right now. Please try again in a few minutes.",
+    "因为当前使用人数过多，服务繁忙，请稍候再试。",
+    "由于请求量过大，接口暂时无法提供服务，请稍后重试。",
+    # a pointer to the docs (and its URL) says where to get help; it is not a source
+    "You have reached your rate limit. For details, see the documentation: https://example.com/docs/limits",
+    "令牌额度已用尽，详情请查阅官方文档 https://docs.example.cn/quota",
+])
+def test_causes_and_docs_pointers_do_not_hide_an_error(text):
+    assert detect_error_reply(text) is not None, text
+
+
+@pytest.mark.parametrize("text", [
+    # bare states name nothing that failed: each can answer "what did the log say?" or "what status is shown?"
+    "Out of memory.", "Unauthorized.", "Forbidden", "超时。", "余额不足。", "显存不足",
+    # a cause without retry advice explains; a docs pointer next to a real source is still a refusal
+    "The 2 May outage happened because the gateway was overloaded.",
+    "接口返回 503 是因为上游服务繁忙。",
+    "The documents do not say; please see the documentation for details.",
+])
+def test_bare_states_and_explained_causes_are_answers(text):
+    assert detect_error_reply(text) is None, text
+
+
+@pytest.mark.parametrize("text", ["Service Unavailable", "Request timed out.", "网关超时", "模型不存在", "401 Unauthorized"])
+def test_a_bare_failure_that_names_the_service_or_a_status_is_an_error(text):
+    assert detect_error_reply(text) is not None, text
