@@ -180,6 +180,8 @@ def score(*, name: str, output: str | Path, eval_set: Any = None, run: str | Pat
                                lang=lang, cache_root=root, scoring=scoring)
     for notice in scored.notices:
         print(f"note: {notice}")
+    for warning in scored.warnings:
+        print(f"warning: {warning}")
     options = RunOptions(output=Path(output), tracking_uri=tracking_uri, experiment=experiment, mlflow=mlflow,
                          traces=traces, progress=False, source_name="evalkit.score")
     write_scored(scored, options)

@@ -117,6 +117,8 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
                                lang=lang, scoring=scoring)
     for notice in scored.notices:
         click.echo(f"note: {notice}", err=True)
+    for warning in scored.warnings:
+        click.echo(f"warning: {warning}", err=True)
     options = RunOptions(output=output, tracking_uri=tracking_uri, experiment=experiment, mlflow=not no_mlflow,
                          traces=not no_traces, progress=False, source_name="evalkit score")
     summary = write_scored(scored, options, echo=lambda m: click.echo(m, err=True))

@@ -13,7 +13,9 @@ as a hallucination and a negative fact as an abstention.
 3. ``finish_reason == "content_filter"``: abstained (the model's provider refused);
 4. an empty answer: abstained, unless ``finish_reason == "length"``: a model cut off before it
    wrote anything (a reasoning model that spent its tokens) did not refuse; that answer is
-   neither an abstention nor an answer (``reason="truncated"``);
+   neither an abstention nor an answer (``reason="truncated"``). An LLM's empty reply in a run,
+   and an empty answer in a file scored by ``evalkit score``, degrade the query (cause
+   ``empty_answer``, :mod:`evalkit.run.health`): it is most likely a failure, not a refusal;
 5. an error message as the reply (:func:`evalkit.judges.error_replies.detect_error_reply`: a
    gateway page, provider error JSON, a traceback, "服务繁忙，请稍后重试"): not abstained, and not an
    answer either (``reason="error_reply"``; a generator's such reply degrades the query,

@@ -21,7 +21,9 @@ A query is degraded when a trace event shows one of:
   ``empty_answer``) or a provider refusal (``finish_reason`` ``content_filter``, cause
   ``content_filter``). The call "succeeded", but the answer describes the endpoint, not the
   pipeline: a candidate whose provider returns nothing must not pass a gate on retrieval
-  metrics alone;
+  metrics alone. An empty answer in a file scored by ``evalkit score`` is one too (its system
+  most likely failed; counted as a correct abstention it would flatter unanswerable questions),
+  unless the file flags it ``abstained: true``;
 - a generator (an LLM, or the user's system) whose reply is an error message, not an answer
   (:mod:`evalkit.judges.error_replies`: a gateway page, provider error JSON, a traceback,
   "当前分组上游负载已饱和，请稍后再试"; cause ``error_reply``). It would be judged as a hallucination,
@@ -83,8 +85,12 @@ def degradations(trace: Sequence[Mapping[str, Any]], answer: Mapping[str, Any] |
 UNUSABLE_ANSWERS = {"empty": "empty_answer", "content_filter": "content_filter", "error_reply": "error_reply"}
 """Abstention reasons (:mod:`evalkit.judges.abstention`) of a reply that carried no answer -> cause."""
 NEED_LLM_CALL = frozenset({"empty", "content_filter"})
-"""Reasons that count only when the generator called an LLM (its fixed refusal, written without one, is healthy);
-an error reply counts from any generator, the user's system too (an ``http`` node, ``evalkit score``)."""
+"""Reasons that count only when the generator called an LLM (its fixed refusal, written without one, is healthy)
+or is a scored file's answer (:data:`SCORED_EVENT`: the user's system, whose calls evalkit does not see; an empty
+answer there most likely means the pipeline failed); an error reply counts from any generator, the user's system
+too (an ``http`` node, ``evalkit score``)."""
+SCORED_EVENT = "external"
+"""The trace event type of an answer read from a file by ``evalkit score`` (:mod:`evalkit.scoring.scorer`)."""
 
 
 def _answer_event(trace: Sequence[Mapping[str, Any]]) -> int | None:
@@ -106,7 +112,7 @@ def _unusable_answer(event: Mapping[str, Any], llm: Mapping[str, Any], wrote: Ma
     if not isinstance(finding, Mapping):
         return None
     reason = str(finding.get("reason") or "")
-    if reason in NEED_LLM_CALL and not int(llm.get("calls") or 0):
+    if reason in NEED_LLM_CALL and not int(llm.get("calls") or 0) and event.get("type") != SCORED_EVENT:
         return None
     return UNUSABLE_ANSWERS.get(reason)
 

@@ -28,7 +28,7 @@ from evalkit.evalsets.lang import record_lang
 from evalkit.llm.usage import usage_scope
 from evalkit.metrics import Scoring
 from evalkit.records import EvalRecord, EvalSetRef, QueryResult, RunSummary, TraceEvent
-from evalkit.run.health import degradations
+from evalkit.run.health import SCORED_EVENT, UNUSABLE_ANSWERS, degradations
 from evalkit.run.query import Answer, Evidence, abstention_finding, score_outputs
 from evalkit.run.runner import RunOptions, git_commit
 from evalkit.run.store import VariantStore, results_folder, write_json_atomic
@@ -58,6 +58,7 @@ class Scored:
     source: dict[str, Any]
     judge: str | None = None
     notices: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what may make the numbers wrong (printed as warnings)
     scoring: Scoring = field(default_factory=Scoring)  # relevance level and tie order of the retrieval metrics
 
 
@@ -91,7 +92,7 @@ def _trace(name: str, wrote: dict[str, Any], latency_ms: float | None, error: di
 
     # started_at: when evalkit read the output (the system ran elsewhere, at a time the file does not say);
     # 0.0 dated every MLflow trace of a scored run 1970-01-01, with no end time
-    event = TraceEvent(step=0, node=name, type="external", started_at=time.time(), duration_ms=latency_ms or 0.0,
+    event = TraceEvent(step=0, node=name, type=SCORED_EVENT, started_at=time.time(), duration_ms=latency_ms or 0.0,
                        wrote=compact(wrote), edge=None if error else "end", edge_reason="error" if error else "default",
                        error=error, role=role)
     return [event.to_dict()]
@@ -204,7 +205,7 @@ def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str
                                       evidence_k, cite_by, es is not None, rules, scoring))
         else:
             results.append(_missing(name, record, file.label, metrics if ranked else ()))
-    notices = []
+    notices, warnings = [], _empty_answers(file, by_id, results)
     if missing:
         notices.append(f"{len(missing)} of {len(es.records)} eval-set queries have no answer in {file.label}: "
                        f"recorded as failed queries: {_listing(missing)}")
@@ -214,7 +215,24 @@ def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str
     source = {"kind": "answers", "format": "ragas" if file.ragas else "evalkit", "file": str(Path(file.path).resolve()),
               "sha256": file.sha256, "columns": dict(file.columns), "evidence_k": evidence_k, "cite_by": cite_by}
     return Scored(name=name, ref=ref, results=results, metrics=metrics if ranked is not None else (),
-                  source=source, judge=the_judge.identity, notices=notices, scoring=scoring or Scoring())
+                  source=source, judge=the_judge.identity, notices=notices, warnings=warnings,
+                  scoring=scoring or Scoring())
+
+
+EMPTY_ANSWER = UNUSABLE_ANSWERS["empty"]  # the cause a run gives an LLM's empty reply (evalkit.run.health)
+
+
+def _empty_answers(file: AnswersFile, by_id: dict[str, tuple[EvalRecord, AnswerRow]],
+                   results: Sequence[QueryResult]) -> list[str]:
+    """The warning for answers that are empty or whitespace only: degraded, as an LLM's empty reply in a run."""
+    lines = sorted(by_id[r.query_id][1].line for r in results
+                   if r.query_id in by_id and any(d["cause"] == EMPTY_ANSWER for d in r.degraded or ()))
+    if not lines:
+        return []
+    return [f"{file.label}: {len(lines)} answer(s) are empty or whitespace only (line "
+            f"{_listing([str(n) for n in lines])}): recorded as degraded queries (cause {EMPTY_ANSWER}), not as "
+            "abstentions, as an empty LLM reply in a run; an empty answer usually means the system failed. Give "
+            "'error' for a failed query, or 'abstained': true for an empty answer that is the system's refusal"]
 
 
 def _match(file: AnswersFile, es: EvalSet) -> tuple[list[tuple[EvalRecord, AnswerRow]], list[str]]:
@@ -321,9 +339,10 @@ def _score_row(name: str, record: EvalRecord, row: AnswerRow, file: AnswersFile,
         used, invalid = parse_citations(row.answer, shown)
     failed = row.error is not None
     finding = abstention_finding(row.answer, None, rules, failed)
-    if row.abstained is not None and finding.get("reason") != "error_reply":
+    empty_but_answered = row.abstained is False and not row.answer.strip()
+    if row.abstained is not None and finding.get("reason") != "error_reply" and not empty_but_answered:
         # the file says so: the system's own flag decides, unless the reply is an error message (an outage
-        # flagged as an abstention by the system is no correct refusal)
+        # flagged as an abstention by the system is no correct refusal) or is empty while flagged as an answer
         finding = {"abstained": row.abstained, "reason": "given", "source": "answers file"}
     abstained = bool(finding.get("abstained")) and not failed
     answer = Answer(text=row.answer, abstained=abstained, evidence=evidence, used_documents=used,

@@ -131,6 +131,62 @@ def test_an_error_reply_overrides_the_files_abstained_flag_unless_the_eval_set_k
     assert [d["cause"] for d in by["q1"].degraded] == ["error_reply"]
 
 
+def test_an_empty_answer_degrades_a_run_and_a_scored_file_alike(tmp_path: Path, scripted_server, make_eval_set,
+                                                                 per_query, metrics):
+    """An LLM's empty reply degrades a run's query (empty_answer); the same answer in a file did count as a
+    correct abstention, flattering the unanswerable questions. Empty and whitespace-only alike; a refusal
+    sentence is still an abstention (q5, q6 retrieve nothing: no LLM call)."""
+    es = make_eval_set(tmp_path)
+    scripted_server.push("text:", "text:Error E-4012 means the battery controller failed [doc-d].", "text: \n\t ",
+                         "text:The knowledge base does not contain this information.", "text:spare", "text:spare")
+    out = tmp_path / "graph.json"
+    run_eval(load_eval_set(f"{es}@v1"), [config_from_dict(_graph(scripted_server.base_url))],
+             RunOptions(output=out, mlflow=False, progress=False, metrics=metrics), echo=lambda m: None)
+    rows = per_query(out, "gen")
+    empty = [r["query_id"] for r in rows if r["retrieved"] and not r["generation"]["answer"].strip()]
+    assert len(empty) == 2 and all([d["cause"] for d in r["degraded"]] == ["empty_answer"]
+                                   for r in rows if r["query_id"] in empty)
+    answers = _answers_of(rows, tmp_path)
+    scored = score_answers(_write(tmp_path / "answers.jsonl", answers), "gen_scored", eval_set=f"{es}@v1",
+                           metrics=metrics)
+    for ours, theirs in zip(rows, scored.results, strict=True):
+        assert ours["metrics"] == theirs.metrics, ours["query_id"]
+        assert [d["cause"] for d in ours["degraded"]] == [d["cause"] for d in theirs.degraded], ours["query_id"]
+    by = {r.query_id: r for r in scored.results}
+    assert [by[q].outcome for q in empty] == [r["outcome"] for r in rows if r["query_id"] in empty]
+    refusal = next(r["query_id"] for r in rows if r["generation"]["answer"].startswith("The knowledge base"))
+    assert by[refusal].metrics["abstained"] == 1.0 and not by[refusal].degraded
+    lines = sorted(n for n, a in enumerate(answers, 1) if a["id"] in empty)
+    assert scored.warnings == [w for w in scored.warnings if "answers.jsonl" in w and "empty_answer" in w]
+    assert len(scored.warnings) == 1 and f"(line {', '.join(map(str, lines))})" in scored.warnings[0]
+    graph_summary = json.loads(out.read_text())["variants"]["gen"]["metrics"]
+    assert graph_summary["degraded.empty_answer"] == 2.0
+    assert write_scored(scored, RunOptions(output=tmp_path / "s.json", mlflow=False)).variants[
+        "gen_scored"].metrics == graph_summary
+
+
+def test_an_empty_answer_in_a_file_is_degraded_unless_the_file_flags_it_as_a_refusal(tmp_path: Path, tiny_es: Path):
+    rows = [{"id": "q5", "answer": "", "retrieved": []},                          # unanswerable: no free abstention
+            {"id": "q4", "answer": "   \n", "retrieved": ["doc-c"]},
+            {"id": "q1", "answer": "", "abstained": False, "retrieved": ["doc-a"]},  # "answered" nothing: degraded
+            {"id": "q2", "answer": "", "abstained": True, "retrieved": []},         # the system's own flag: a refusal
+            {"id": "q3", "answer": "I couldn't find this in the documents.", "retrieved": ["doc-b"]}]
+    path = _write(tmp_path / "mine.jsonl", rows)
+    scored = score_answers(path, "mine", eval_set=f"{tiny_es}@v1", metrics=("hit@5",))
+    by = {r.query_id: r for r in scored.results}
+    for q in ("q5", "q4", "q1"):
+        assert [d["cause"] for d in by[q].degraded] == ["empty_answer"], q
+        assert "abstained" not in by[q].metrics and by[q].metrics["degraded"] == 1.0, q
+    assert by["q2"].metrics["abstained"] == 1.0 and not by["q2"].degraded
+    assert by["q3"].metrics["abstained"] == 1.0 and not by["q3"].degraded
+    v = write_scored(scored, RunOptions(output=tmp_path / "s.json", mlflow=False)).variants["mine"]
+    assert v.metrics["degraded.empty_answer"] == 3.0 and v.metrics["n_abstained"] == 2.0
+    res = CliRunner().invoke(cli, ["score", "--answers", str(path), "--eval-set", f"{tiny_es}@v1", "--name", "mine",
+                                   "--output", str(tmp_path / "c.json"), "--no-mlflow", "--metric", "hit@5"])
+    assert res.exit_code == 0, res.output
+    assert f"warning: {path}: 3 answer(s) are empty or whitespace only (line 1, 2, 3)" in res.output
+
+
 @pytest.fixture
 def tiny_es(tmp_path: Path, make_eval_set) -> Path:
     return make_eval_set(tmp_path / "es")
