@@ -297,8 +297,7 @@ def _answers_file_texts(run: Any, variant: str) -> dict[str, str] | None:
     source = json.loads(meta.read_text(encoding="utf-8")).get("source") or {}
     if source.get("kind") != "answers" or not source.get("file"):
         return None
-    from evalkit.scoring.answers import read_answers
-    from evalkit.scoring.scorer import answer_evidence
+    from evalkit.scoring.answers import answer_evidence, read_answers
 
     path = Path(source["file"])
     if not path.exists():

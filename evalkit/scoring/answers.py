@@ -30,12 +30,16 @@ import hashlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError, LocatedError
 from evalkit.evalsets.evalset import MAX_QUESTION_CHARS
 from evalkit.interop.importers import ColumnMap, context_id, read_rows, resolve_columns
 from evalkit.scoring.runfile import parse_ranked
+
+if TYPE_CHECKING:
+    from evalkit.records import EvalRecord
+    from evalkit.run.query import Evidence
 
 ANSWER_FIELDS = ("id", "query_id", "question", "answer", "contexts", "retrieved", "reference_answer",
                  "reference_contexts", "relevant_doc_ids", "type", "lang", "abstained", "error", "latency_ms")
@@ -45,8 +49,8 @@ RAGAS_COLUMNS: ColumnMap = {"question": "user_input", "answer": "response", "con
 """evalkit field -> ragas ``SingleTurnSample`` column (ragas 0.4)."""
 ANSWER_FORMATS = ("auto", "evalkit", "ragas")
 
-__all__ = ["ANSWER_FIELDS", "ANSWER_FORMATS", "RAGAS_COLUMNS", "AnswerRow", "AnswersFile", "content_sha256",
-           "context_id", "detect_abstention", "read_answers"]
+__all__ = ["ANSWER_FIELDS", "ANSWER_FORMATS", "RAGAS_COLUMNS", "AnswerRow", "AnswersFile", "answer_evidence",
+           "content_sha256", "context_id", "detect_abstention", "read_answers", "self_contained"]
 
 
 def detect_abstention(answer: str) -> bool:
@@ -126,6 +130,67 @@ def read_answers(source: str | Path, mapping: ColumnMap | None = None, answers_f
     if not file.rows:
         raise LocatedError(label, "", "the answers file holds no rows")
     return file
+
+
+def answer_evidence(row: AnswerRow, file: AnswersFile, corpus: Any, evidence_k: int) -> list[Evidence]:
+    """The passages the answer is judged against: ``contexts``, else the top ``retrieved`` documents' texts.
+
+    A context's id is the one it gives, else the ``retrieved`` id at its position when the
+    two lists have the same length, else its content id (``ctx-``...).
+    """
+    from evalkit.run.query import Evidence
+
+    if row.contexts is not None:
+        paired = row.retrieved is not None and len(row.retrieved) == len(row.contexts)
+        out = []
+        for i, (given, text) in enumerate(row.contexts):
+            if not text.strip():
+                continue
+            doc, score = row.retrieved[i] if paired and given is None else (given or context_id(text), 0.0)
+            out.append(Evidence(doc, doc, text, score))
+        return out
+    if not row.retrieved:
+        return []
+    if corpus is None:
+        raise LocatedError(file.label, file.where("retrieved"), "document ids alone need --eval-set (its corpus "
+                           "holds their texts); without one give the passages as 'contexts'", line=row.line)
+    out = []
+    for doc, score in row.retrieved[:evidence_k]:
+        if doc not in corpus:
+            raise LocatedError(file.label, file.where("retrieved"), f"document '{doc}' is not in the corpus, so its "
+                               "text is unknown; give the passages as 'contexts'", line=row.line)
+        out.append(Evidence(doc, doc, corpus.by_id[doc].text, score))
+    return out
+
+
+def self_contained(file: AnswersFile, lang: str) -> list[tuple[EvalRecord, AnswerRow]]:
+    """Eval records built from the rows themselves (questions, gold, references inside the file)."""
+    from evalkit.evalsets import TYPES
+    from evalkit.evalsets.lang import record_lang
+    from evalkit.records import EvalRecord
+
+    seen: dict[str, int] = {}
+    pairs = []
+    for row in file.rows:
+        if row.question is None:
+            raise LocatedError(file.label, file.where("question"), "missing: without --eval-set every row needs its "
+                               "question", line=row.line)
+        qid = row.id or f"row-{row.line:05d}"
+        if qid in seen:
+            raise LocatedError(file.label, file.where("id"), f"query '{qid}' is answered twice (first on line "
+                               f"{seen[qid]}); keep one answer per query", line=row.line)
+        seen[qid] = row.line
+        qtype = row.type or ("single" if row.gold or row.gold is None else "unanswerable")
+        if qtype not in TYPES:
+            raise LocatedError(file.label, file.where("type"), f"unknown type {qtype!r}; valid: {', '.join(TYPES)}",
+                               line=row.line)
+        if qtype == "unanswerable" and row.gold:
+            raise LocatedError(file.label, file.where("type"), "type 'unanswerable' but gold documents are given",
+                               line=row.line)
+        pairs.append((EvalRecord(id=qid, question=row.question, relevant_doc_ids=tuple(row.gold or ()), type=qtype,
+                                 lang=row.lang or record_lang(lang, row.question),
+                                 reference_answer=row.reference_answer), row))
+    return pairs
 
 
 def _row(file: AnswersFile, n: int, row: dict[str, Any]) -> AnswerRow:

@@ -24,12 +24,11 @@ from typing import Any
 
 from evalkit.errors import EvalkitError, LocatedError
 from evalkit.evalsets import EvalSet, load_eval_set
-from evalkit.evalsets.lang import record_lang
 from evalkit.llm.usage import usage_scope
 from evalkit.metrics import Scoring
 from evalkit.records import EvalRecord, EvalSetRef, QueryResult, RunSummary, TraceEvent
 from evalkit.run.health import SCORED_EVENT, UNUSABLE_ANSWERS, degradations
-from evalkit.run.query import Answer, Evidence, abstention_finding, score_outputs
+from evalkit.run.query import Answer, abstention_finding, score_outputs
 from evalkit.run.runner import RunOptions, git_commit
 from evalkit.run.store import VariantStore, results_folder, write_json_atomic
 from evalkit.run.summarise import variant_summary
@@ -37,9 +36,11 @@ from evalkit.run.tracking import log_variants
 from evalkit.scoring.answers import (
     AnswerRow,
     AnswersFile,
+    answer_evidence,
     content_sha256,
     context_id,
     read_answers,
+    self_contained,
 )
 from evalkit.scoring.runfile import Ranking, read_run
 
@@ -186,7 +187,7 @@ def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str
         corpus = es.corpus
     else:
         es, corpus, missing = None, None, []
-        pairs = _self_contained(file, lang)
+        pairs = self_contained(file, lang)
         ref = EvalSetRef(name=f"answers-{file.sha256[:12]}", version=0, sha256=file.sha256, n_queries=len(pairs),
                          path=str(Path(file.path).resolve()), kind="answers_file")
     ranked = _ranking_source(file, corpus, [r for r, _ in pairs])
@@ -275,34 +276,6 @@ def _match(file: AnswersFile, es: EvalSet) -> tuple[list[tuple[EvalRecord, Answe
     return pairs, [r.id for r in es.records if r.id not in found]
 
 
-def _self_contained(file: AnswersFile, lang: str) -> list[tuple[EvalRecord, AnswerRow]]:
-    """Eval records built from the rows themselves (questions, gold, references inside the file)."""
-    from evalkit.evalsets import TYPES
-
-    seen: dict[str, int] = {}
-    pairs = []
-    for row in file.rows:
-        if row.question is None:
-            raise LocatedError(file.label, file.where("question"), "missing: without --eval-set every row needs its "
-                               "question", line=row.line)
-        qid = row.id or f"row-{row.line:05d}"
-        if qid in seen:
-            raise LocatedError(file.label, file.where("id"), f"query '{qid}' is answered twice (first on line "
-                               f"{seen[qid]}); keep one answer per query", line=row.line)
-        seen[qid] = row.line
-        qtype = row.type or ("single" if row.gold or row.gold is None else "unanswerable")
-        if qtype not in TYPES:
-            raise LocatedError(file.label, file.where("type"), f"unknown type {qtype!r}; valid: {', '.join(TYPES)}",
-                               line=row.line)
-        if qtype == "unanswerable" and row.gold:
-            raise LocatedError(file.label, file.where("type"), "type 'unanswerable' but gold documents are given",
-                               line=row.line)
-        pairs.append((EvalRecord(id=qid, question=row.question, relevant_doc_ids=tuple(row.gold or ()), type=qtype,
-                                 lang=row.lang or record_lang(lang, row.question),
-                                 reference_answer=row.reference_answer), row))
-    return pairs
-
-
 def _ranking_source(file: AnswersFile, corpus: Any, records: list[EvalRecord]) -> str | None:
     """Where rankings come from: ``retrieved``, ``contexts`` (matched by content), or ``None``."""
     with_retrieved = [r for r in file.rows if r.retrieved is not None]
@@ -366,35 +339,6 @@ def _score_row(name: str, record: EvalRecord, row: AnswerRow, file: AnswersFile,
                        type=record.type, lang=record.lang, generation=generation,
                        usage={k: v.to_dict() for k, v in sorted(usage.items())}, gold_known=gold_known,
                        degraded=degraded)
-
-
-def answer_evidence(row: AnswerRow, file: AnswersFile, corpus: Any, evidence_k: int) -> list[Evidence]:
-    """The passages the answer is judged against: ``contexts``, else the top ``retrieved`` documents' texts.
-
-    A context's id is the one it gives, else the ``retrieved`` id at its position when the
-    two lists have the same length, else its content id (``ctx-``...).
-    """
-    if row.contexts is not None:
-        paired = row.retrieved is not None and len(row.retrieved) == len(row.contexts)
-        out = []
-        for i, (given, text) in enumerate(row.contexts):
-            if not text.strip():
-                continue
-            doc, score = row.retrieved[i] if paired and given is None else (given or context_id(text), 0.0)
-            out.append(Evidence(doc, doc, text, score))
-        return out
-    if not row.retrieved:
-        return []
-    if corpus is None:
-        raise LocatedError(file.label, file.where("retrieved"), "document ids alone need --eval-set (its corpus "
-                           "holds their texts); without one give the passages as 'contexts'", line=row.line)
-    out = []
-    for doc, score in row.retrieved[:evidence_k]:
-        if doc not in corpus:
-            raise LocatedError(file.label, file.where("retrieved"), f"document '{doc}' is not in the corpus, so its "
-                               "text is unknown; give the passages as 'contexts'", line=row.line)
-        out.append(Evidence(doc, doc, corpus.by_id[doc].text, score))
-    return out
 
 
 def _missing(name: str, record: EvalRecord, label: str, metrics: Sequence[str]) -> QueryResult:
