@@ -60,12 +60,14 @@ class Node(Generic[P]):
     objects in it. ``next(state)`` may name the next node; "" takes the graph's edges.
     ``next_targets(params)`` lists the nodes ``next`` can return, so reachability can be
     checked. ``memoize = False`` for nodes whose output is not a function of their params
-    and reads (a live external service).
+    and reads (a live external service). ``external = True`` for nodes whose outputs come
+    from the user's own system (evalkit sees none of the model calls made there).
     """
 
     type: ClassVar[str] = ""
     role: ClassVar[Role] = Role.OTHER
     memoize: ClassVar[bool] = True
+    external: ClassVar[bool] = False
     reads: ClassVar[tuple[str, ...]] = ()
     optional_reads: ClassVar[tuple[str, ...]] = ()
     writes: ClassVar[tuple[str, ...]] = ()

@@ -139,6 +139,7 @@ class PythonNode(Node[PythonParams]):
 
     type = "python"
     role = Role.OTHER
+    external = True
     Params = PythonParams
     answers = False
 
@@ -289,6 +290,7 @@ class HttpNode(Node[HttpParams]):
 
     type = "http"
     role = Role.RETRIEVER
+    external = True
     writes: ClassVar[tuple[str, ...]] = (RETRIEVED, HTTP_CALL)
     optional_writes: ClassVar[tuple[str, ...]] = (EXTERNAL_FAILURE,)
     Params = HttpParams

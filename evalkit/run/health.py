@@ -21,9 +21,10 @@ A query is degraded when a trace event shows one of:
   ``empty_answer``) or a provider refusal (``finish_reason`` ``content_filter``, cause
   ``content_filter``). The call "succeeded", but the answer describes the endpoint, not the
   pipeline: a candidate whose provider returns nothing must not pass a gate on retrieval
-  metrics alone. An empty answer in a file scored by ``evalkit score`` is one too (its system
-  most likely failed; counted as a correct abstention it would flatter unanswerable questions),
-  unless the file flags it ``abstained: true``;
+  metrics alone. An empty answer from the user's own system (a file scored by ``evalkit score``,
+  a ``python_generate`` or ``http_generate`` node) is one too: that system most likely failed,
+  and counted as a correct abstention it would flatter unanswerable questions (a scored file's
+  row flagged ``abstained: true`` stays a refusal);
 - a generator (an LLM, or the user's system) whose reply is an error message, not an answer
   (:mod:`evalkit.judges.error_replies`: a gateway page, provider error JSON, a traceback,
   "当前分组上游负载已饱和，请稍后再试"; cause ``error_reply``). It would be judged as a hallucination,
@@ -86,9 +87,9 @@ UNUSABLE_ANSWERS = {"empty": "empty_answer", "content_filter": "content_filter",
 """Abstention reasons (:mod:`evalkit.judges.abstention`) of a reply that carried no answer -> cause."""
 NEED_LLM_CALL = frozenset({"empty", "content_filter"})
 """Reasons that count only when the generator called an LLM (its fixed refusal, written without one, is healthy)
-or is a scored file's answer (:data:`SCORED_EVENT`: the user's system, whose calls evalkit does not see; an empty
-answer there most likely means the pipeline failed); an error reply counts from any generator, the user's system
-too (an ``http`` node, ``evalkit score``)."""
+or is the user's own system (a scored file's answer, :data:`SCORED_EVENT`, or an ``external`` node such as
+``http_generate``: evalkit does not see its calls, and an empty answer there most likely means it failed); an
+error reply counts from any generator."""
 SCORED_EVENT = "external"
 """The trace event type of an answer read from a file by ``evalkit score`` (:mod:`evalkit.scoring.scorer`)."""
 
@@ -112,9 +113,21 @@ def _unusable_answer(event: Mapping[str, Any], llm: Mapping[str, Any], wrote: Ma
     if not isinstance(finding, Mapping):
         return None
     reason = str(finding.get("reason") or "")
-    if reason in NEED_LLM_CALL and not int(llm.get("calls") or 0) and event.get("type") != SCORED_EVENT:
+    if reason in NEED_LLM_CALL and not int(llm.get("calls") or 0) and not _from_users_system(event):
         return None
     return UNUSABLE_ANSWERS.get(reason)
+
+
+def _from_users_system(event: Mapping[str, Any]) -> bool:
+    """Whether a trace event's outputs came from the user's own system (a scored file's answer, a node declared
+    ``external``: ``python_generate``, ``http_generate``), whose model calls evalkit does not see."""
+    kind = str(event.get("type") or "")
+    if kind == SCORED_EVENT:
+        return True
+    from evalkit.graph.node import node_types
+
+    cls = node_types().get(kind)
+    return bool(cls is not None and cls.external)
 
 
 def query_degradations(result: Any) -> list[dict[str, Any]]:

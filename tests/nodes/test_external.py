@@ -377,3 +377,21 @@ def test_a_live_service_is_asked_by_every_variant(tmp_path: Path, service):
     assert len(service.requests) == 240
     assert not any(e.get("reused") for r in rows["live_b"] for e in r["trace"])
     assert [r["metrics"] for r in rows["live_a"]] == [r["metrics"] for r in rows["live_b"]]
+
+
+def test_an_empty_answer_from_the_users_own_generator_degrades_the_query(tmp_path: Path, user_module):
+    """Its system most likely failed: counted as a correct abstention, an empty answer would flatter the
+    unanswerable questions. evalkit's own fixed refusal (no model call) stays healthy."""
+    user_module.empty = lambda state: {"answer": "  \n"}
+    user_module.silent = lambda state: {"answer": "I cannot find this in the documents."}
+    ret = ("ret", {"function": "my_rag:retrieve", "reads": ["question"], "writes": ["retrieved"]})
+    empty = python_config("empty", ret, ("gen", {"function": "my_rag:empty", "reads": ["retrieved"]},
+                                         "python_generate"))
+    refuses = python_config("refuses", ret, ("gen", {"function": "my_rag:silent", "reads": ["retrieved"]},
+                                             "python_generate"))
+    summary, rows = _run(tmp_path, [empty, refuses])
+    causes = {c["cause"] for r in rows["empty"] for c in r["degraded"]}
+    assert causes == {"empty_answer"} and all(r["degraded"] for r in rows["empty"])
+    assert summary.variants["empty"].metrics["degraded_share"] == 1.0
+    assert not any(r["degraded"] for r in rows["refuses"])  # a refusal in words is an answer's business
+    assert all(r["generation"]["abstention"]["abstained"] for r in rows["refuses"])
