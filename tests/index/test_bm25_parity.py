@@ -59,8 +59,8 @@ def zipf_corpus(seed: int, n: int, vocab: int, dup_share: float = 0.2) -> tuple[
 SHAPES = {
     "as_configured": {},
     "always_scatter": {"SCATTER_LOOKUP_MIN": 0, "SCATTER_LOOKUP_RATIO": 10**9, "SCATTER_UNION_RATIO": 10**9,
-                       "FEW_TIES": 0},
-    "never_scatter": {"SCATTER_LOOKUP_MIN": 10**9, "SCATTER_UNION_RATIO": 0, "FEW_TIES": 10**9},
+                       "FEW_TIES": 0, "FLOOR_FROM": 0},
+    "never_scatter": {"SCATTER_LOOKUP_MIN": 10**9, "SCATTER_UNION_RATIO": 0, "FEW_TIES": 10**9, "FLOOR_FROM": 10**9},
 }
 
 
@@ -144,3 +144,25 @@ def test_pruned_and_exhaustive_paths_agree(tmp_path, shape):
         rows = np.flatnonzero(dense > 0)
         assert index._top(terms, 10) == index._select(rows, dense[rows], 10)
     assert index.paths["pruned"] > 0
+
+
+def test_the_floor_of_the_kth_score_keeps_the_top_k_and_its_ties():
+    """_kth_floor / _in_reach cut a long scores array before selecting: what they keep must hold every
+    score from the k-th largest up (ties included), and _kth must not change."""
+    rng = np.random.default_rng(11)
+    for trial in range(300):
+        n = int(rng.integers(1, 60_000))
+        k = int(rng.integers(1, 150))
+        kind = trial % 3  # continuous, heavily tied, mostly zero
+        s = (rng.random(n) if kind == 0 else rng.integers(0, 4, n).astype(np.float64) if kind == 1
+             else np.where(rng.random(n) < 0.999, 0.0, rng.random(n)))
+        kth = np.sort(s)[::-1][k - 1] if n >= k else None
+        floor = bm25._kth_floor(s, k)
+        if floor is not None:
+            assert kth is not None and floor <= kth
+        kept = set(bm25._in_reach(s, k).tolist())
+        assert kept <= set(np.flatnonzero(s > 0).tolist())
+        want = np.flatnonzero((s > 0) & (s >= kth)) if kth is not None else np.flatnonzero(s > 0)
+        assert set(want.tolist()) <= kept
+        if kth is not None:
+            assert bm25._kth(s, k) == kth
