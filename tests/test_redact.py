@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import struct
 
 import pytest
 
@@ -242,18 +243,23 @@ def test_a_secret_deep_in_a_long_record_line_is_still_masked():
         assert "***" in json.loads(line)["trace"][0]
 
 
+_LOOKS_NON_FINITE = struct.unpack(">d", b"\x40\x01\xcb\x7f\xf3\x00\x00\x01")[0]  # finite: 2.2..., CB 7F F3 inside
+
+
 def _random_value(rng, depth: int = 0):
     """Nested JSON-like data: every float kind (NaN, infinities, -0.0, subnormal, huge), ints at the
-    64-bit edges, tuples, strings that hold the bytes a float's marshal form would (0x7f, 'g')."""
+    64-bit edges, tuples, and ints, floats and strings whose msgpack bytes hold what a non-finite
+    float's would (0xCB 0x7F 0xF0: in an int, inside a finite float's mantissa)."""
     kinds = ["float", "int", "str", "none", "bool"] + (["list", "dict", "tuple"] if depth < 4 else [])
     kind = rng.choice(kinds)
     if kind == "float":
         return rng.choice([rng.random(), -rng.random() * 1e6, 0.0, -0.0, 5e-324, 1.7e308, float("nan"),
-                           float("inf"), float("-inf"), round(rng.random(), 6)])
+                           float("inf"), float("-inf"), round(rng.random(), 6), _LOOKS_NON_FINITE])
     if kind == "int":
-        return rng.choice([0, -1, 2 ** 63 - 1, -(2 ** 63), rng.randint(-10 ** 9, 10 ** 9), 0x7ff0000000000067])
+        return rng.choice([0, -1, 2 ** 63 - 1, -(2 ** 63), rng.randint(-10 ** 9, 10 ** 9), 0x7ff0000000000067,
+                           0xCB7FF0, 0xCBFFF0FF, -0x7FF0])
     if kind == "str":
-        return rng.choice(["", "g\x7f\xf0", "ggggggggg\x7f", "华南区", "doc_id", "\x00\x7f\x7f\x7f\x7f"])
+        return rng.choice(["", "g\x7f\xf0", "ggggggggg\x7f", "华南区", "doc_id", "\x00\x7f\x7f\x7f\x7f", "\u02cb\x7f"])
     if kind == "none":
         return None
     if kind == "bool":
@@ -294,7 +300,7 @@ def test_dumps_line_fast_check_agrees_with_reading_back():
         want = json.loads(json.dumps(obj, ensure_ascii=False))
         assert json.dumps(json.loads(dumps_line(obj, secrets=())), sort_keys=True) == json.dumps(want, sort_keys=True)
     assert skipped > 1000  # the fast check did its job on the finite ones
-    # numpy values: orjson refuses them before this check (json writes them); types marshal refuses take
+    # numpy values: orjson refuses them before this check (json writes them); types the check refuses take
     # the full check
     import enum
 
