@@ -56,6 +56,22 @@ _ANY_TRIGGER = re.compile("|".join(re.escape(t) for t in _TRIGGERS))
 # is deleted, and the triggers are looked for as bytes.
 _TRIGGER_BYTES = tuple(t.encode("ascii") for t in dict.fromkeys(_TRIGGERS))  # "token" is in two lists
 _NOT_IN_A_TRIGGER = bytes(i for i in range(256) if i >= 128 or chr(i).lower() not in "".join(_TRIGGERS))
+# The characters of the triggers, rarest first in the squeezed text of a per-query record (counted on
+# SciFact runs: "=" almost never, "c" and "o" hundreds of times, from every "score" and "doc_id").
+_RARITY = b"=z/x-bwfykhpguant_isreco:"
+
+
+def _anchored(trigger: bytes) -> bytes:
+    """A regex matching exactly where ``trigger`` occurs, written to start at its rarest character: ``t(?<=secret)``."""
+    i = min(range(len(trigger)), key=lambda j: _RARITY.index(trigger[j:j + 1]))
+    at, before, after = trigger[i:i + 1], trigger[:i + 1], trigger[i + 1:]
+    return (re.escape(at) + (b"(?<=" + re.escape(before) + b")" if i else b"")
+            + (b"(?=" + re.escape(after) + b")" if after else b""))
+
+
+# Every trigger in one search that only stops at rare characters (~7 against ~32 us for 19 substring tests
+# of a SciFact record's squeezed text): the same answer as any(t in squeezed for t in _TRIGGER_BYTES).
+_ANY_TRIGGER_BYTES = re.compile(b"|".join(_anchored(t) for t in _TRIGGER_BYTES))
 _SQUEEZE_FROM = 512  # characters; shorter texts are scanned as they are
 
 # What every match of _BEARER / _ASSIGNED contains, as it reads in the folded text: the secret word
@@ -160,10 +176,11 @@ def _may_hold(text: str) -> bool:
     A per-query record is ~20 KB, mostly digits, quotes, commas and (in Chinese corpora) non-ASCII
     text, and one regex scan of it cost ~0.15-0.25 ms, the largest part of writing its line. A long
     text is first squeezed as UTF-8 bytes: every byte that is in no trigger's characters is deleted
-    (one ``bytes.translate``), ASCII is lower-cased and the triggers are looked for with ``in``. That
-    cannot hide a trigger: every trigger is ASCII, and without the few non-ASCII characters that fold
-    to ASCII (``_ASCII_ALIKE``; a text holding one takes the plain scan) an occurrence in the folded
-    text is a run of ASCII characters of the text that are all kept, so it survives in one piece.
+    (one ``bytes.translate``), ASCII is lower-cased and the triggers are looked for in one search
+    (``_ANY_TRIGGER_BYTES``). That cannot hide a trigger: every trigger is ASCII, and without the few
+    non-ASCII characters that fold to ASCII (``_ASCII_ALIKE``; a text holding one takes the plain
+    scan) an occurrence in the folded text is a run of ASCII characters of the text that are all
+    kept, so it survives in one piece.
     Joining what was apart can only add occurrences, which costs the full scan in :func:`redact` and
     changes nothing else.
     """
@@ -174,7 +191,7 @@ def _may_hold(text: str) -> bool:
     if any(c in text for c in _ASCII_ALIKE):
         return _ANY_TRIGGER.search(_fold(text)) is not None
     squeezed = text.encode("utf-8", "surrogatepass").translate(None, _NOT_IN_A_TRIGGER).lower()
-    return any(t in squeezed for t in _TRIGGER_BYTES)
+    return _ANY_TRIGGER_BYTES.search(squeezed) is not None
 
 
 def redact_obj(value: Any, secrets: Sequence[str] | None = None) -> Any:

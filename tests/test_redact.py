@@ -358,3 +358,29 @@ def test_letters_ignorecase_takes_for_ascii_ones_do_not_hide_a_secret(text):
     # the folded text, so the pattern that would match also runs
     assert "***" in redact(text, [])
     assert "***" in redact(_record_like(__import__("random").Random(1), [f" {text} "]), [])
+
+
+def test_the_one_trigger_search_finds_what_the_substring_tests_find():
+    """_may_hold's regex, which starts each trigger at its rarest character, must answer as testing every
+    trigger with `in` does: on random texts of the squeezed alphabet, near misses and every trigger."""
+    import random
+
+    from evalkit.redact import _ANY_TRIGGER_BYTES, _NOT_IN_A_TRIGGER, _TRIGGER_BYTES
+
+    alphabet = bytes(i for i in range(128) if bytes([i]) not in _NOT_IN_A_TRIGGER and not chr(i).isupper())
+    rng = random.Random(5)
+    found = 0
+    for _ in range(20000):
+        parts = [bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 6)))]
+        for _ in range(rng.randint(0, 3)):
+            t = rng.choice(_TRIGGER_BYTES)
+            cut = rng.randint(0, len(t))  # a whole trigger, or a near miss: a piece of one, or one letter off
+            parts.append(rng.choice([t, t[:cut], t[cut:], t[:cut] + bytes([rng.choice(alphabet)]) + t[cut + 1:]]))
+            parts.append(bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 3))))
+        text = b"".join(parts)
+        want = any(t in text for t in _TRIGGER_BYTES)
+        assert (_ANY_TRIGGER_BYTES.search(text) is not None) == want, text
+        found += want
+    assert 5000 < found < 15000  # both answers were drawn often
+    for t in _TRIGGER_BYTES:
+        assert _ANY_TRIGGER_BYTES.search(b"oc_i:score:" + t + b":score") and not _ANY_TRIGGER_BYTES.search(t[:-1])
