@@ -48,22 +48,15 @@ def _answers_of(rows: list[dict], tmp_path: Path) -> list[dict]:
 
 def test_answers_of_a_graph_run_rescore_to_the_same_metrics(tmp_path: Path, scripted_server, make_eval_set,
                                                             per_query, metrics):
-    es = make_eval_set(tmp_path)
-    scripted_server.push("text:Invoices above 5000 need director approval [doc-a].",
-                         "text:Error E-4013 means the battery controller failed [doc-d] [doc-zz].",
-                         "text:The hotel allowance is 900 per night [doc-b].",
-                         "text:The knowledge base does not contain this information.",
-                         "text:Parents get ten days of leave [doc-f].", "text:spare", "text:spare")
-    out = tmp_path / "graph.json"
-    run_eval(load_eval_set(f"{es}@v1"), [config_from_dict(_graph(scripted_server.base_url))],
-             RunOptions(output=out, mlflow=False, progress=False, metrics=metrics), echo=lambda m: None)
-    rows = per_query(out, "gen")
-    answers = _answers_of(rows, tmp_path)
-    scored = score_answers(_write(tmp_path / "answers.jsonl", answers), "gen_scored", eval_set=f"{es}@v1",
-                           metrics=metrics)
+    out, rows, _, scored = _run_then_score(
+        tmp_path, scripted_server, make_eval_set, per_query, metrics,
+        "text:Invoices above 5000 need director approval [doc-a].",
+        "text:Error E-4013 means the battery controller failed [doc-d] [doc-zz].",
+        "text:The hotel allowance is 900 per night [doc-b].",
+        "text:The knowledge base does not contain this information.",
+        "text:Parents get ten days of leave [doc-f].", "text:spare", "text:spare")
     assert [r.query_id for r in scored.results] == [r["query_id"] for r in rows]
     for ours, theirs in zip(rows, scored.results, strict=True):
-        assert ours["metrics"] == theirs.metrics, ours["query_id"]
         assert ours["generation"]["used_documents"] == theirs.generation["used_documents"]
         assert ours["generation"]["judgement"]["claims"] == theirs.generation["judgement"]["claims"] \
             if ours["generation"]["judgement"] else theirs.generation["judgement"] is None
@@ -85,22 +78,14 @@ def test_error_replies_degrade_a_run_and_a_scored_file_alike(tmp_path: Path, scr
                                                              per_query, metrics):
     """The same replies, from a graph's generator and from an answers file: the same queries are degraded
     (error_reply), the same metrics come out, per query and per variant (q5, q6 retrieve nothing: no LLM call)."""
-    es = make_eval_set(tmp_path)
-    scripted_server.push(f"text:{ERROR_TEXTS[0]}", "text:Error E-4012 means the battery controller failed [doc-d].",
-                         f"text:{ERROR_TEXTS[1]}", f"text:{ERROR_TEXTS[2]}", "text:spare", "text:spare")
-    out = tmp_path / "graph.json"
-    run_eval(load_eval_set(f"{es}@v1"), [config_from_dict(_graph(scripted_server.base_url))],
-             RunOptions(output=out, mlflow=False, progress=False, metrics=metrics), echo=lambda m: None)
-    rows = per_query(out, "gen")
+    out, rows, _, scored = _run_then_score(
+        tmp_path, scripted_server, make_eval_set, per_query, metrics,
+        f"text:{ERROR_TEXTS[0]}", "text:Error E-4012 means the battery controller failed [doc-d].",
+        f"text:{ERROR_TEXTS[1]}", f"text:{ERROR_TEXTS[2]}", "text:spare", "text:spare")
     sick = [r["query_id"] for r in rows if r["generation"]["answer"] in ERROR_TEXTS]
     assert len(sick) == 3 and all([d["cause"] for d in r["degraded"]] == ["error_reply"]
                                   for r in rows if r["query_id"] in sick)
-    answers = _answers_of(rows, tmp_path)
-    scored = score_answers(_write(tmp_path / "answers.jsonl", answers), "gen_scored", eval_set=f"{es}@v1",
-                           metrics=metrics)
     for ours, theirs in zip(rows, scored.results, strict=True):
-        assert ours["metrics"] == theirs.metrics, ours["query_id"]
-        assert [d["cause"] for d in ours["degraded"]] == [d["cause"] for d in theirs.degraded], ours["query_id"]
         assert theirs.generation["abstention"]["reason"] == ours["generation"]["abstention"]["reason"]
     graph_summary = json.loads(out.read_text())["variants"]["gen"]["metrics"]
     assert graph_summary["degraded.error_reply"] == 3.0
@@ -136,22 +121,13 @@ def test_an_empty_answer_degrades_a_run_and_a_scored_file_alike(tmp_path: Path, 
     """An LLM's empty reply degrades a run's query (empty_answer); the same answer in a file did count as a
     correct abstention, flattering the unanswerable questions. Empty and whitespace-only alike; a refusal
     sentence is still an abstention (q5, q6 retrieve nothing: no LLM call)."""
-    es = make_eval_set(tmp_path)
-    scripted_server.push("text:", "text:Error E-4012 means the battery controller failed [doc-d].", "text: \n\t ",
-                         "text:The knowledge base does not contain this information.", "text:spare", "text:spare")
-    out = tmp_path / "graph.json"
-    run_eval(load_eval_set(f"{es}@v1"), [config_from_dict(_graph(scripted_server.base_url))],
-             RunOptions(output=out, mlflow=False, progress=False, metrics=metrics), echo=lambda m: None)
-    rows = per_query(out, "gen")
+    out, rows, answers, scored = _run_then_score(
+        tmp_path, scripted_server, make_eval_set, per_query, metrics,
+        "text:", "text:Error E-4012 means the battery controller failed [doc-d].", "text: \n\t ",
+        "text:The knowledge base does not contain this information.", "text:spare", "text:spare")
     empty = [r["query_id"] for r in rows if r["retrieved"] and not r["generation"]["answer"].strip()]
     assert len(empty) == 2 and all([d["cause"] for d in r["degraded"]] == ["empty_answer"]
                                    for r in rows if r["query_id"] in empty)
-    answers = _answers_of(rows, tmp_path)
-    scored = score_answers(_write(tmp_path / "answers.jsonl", answers), "gen_scored", eval_set=f"{es}@v1",
-                           metrics=metrics)
-    for ours, theirs in zip(rows, scored.results, strict=True):
-        assert ours["metrics"] == theirs.metrics, ours["query_id"]
-        assert [d["cause"] for d in ours["degraded"]] == [d["cause"] for d in theirs.degraded], ours["query_id"]
     by = {r.query_id: r for r in scored.results}
     assert [by[q].outcome for q in empty] == [r["outcome"] for r in rows if r["query_id"] in empty]
     refusal = next(r["query_id"] for r in rows if r["generation"]["answer"].startswith("The knowledge base"))
@@ -340,3 +316,21 @@ def test_a_huge_question_in_an_answers_file_is_refused_naming_the_row(tmp_path: 
     with pytest.raises(LocatedError) as err:
         score_answers(path, "s")
     assert str(err.value).startswith(f"{path}:2: question: 5,000,000 characters") and "'huge'" in str(err.value)
+
+
+def _run_then_score(tmp_path: Path, scripted_server, make_eval_set, per_query, metrics, *replies: str):
+    """Run the graph with the LLM giving ``replies``, then score its answers from a file: (summary path, the
+    run's rows, the answers, the scored file). Every query's metrics and degradation causes must agree."""
+    es = make_eval_set(tmp_path)
+    scripted_server.push(*replies)
+    out = tmp_path / "graph.json"
+    run_eval(load_eval_set(f"{es}@v1"), [config_from_dict(_graph(scripted_server.base_url))],
+             RunOptions(output=out, mlflow=False, progress=False, metrics=metrics), echo=lambda m: None)
+    rows = per_query(out, "gen")
+    answers = _answers_of(rows, tmp_path)
+    scored = score_answers(_write(tmp_path / "answers.jsonl", answers), "gen_scored", eval_set=f"{es}@v1",
+                           metrics=metrics)
+    for ours, theirs in zip(rows, scored.results, strict=True):
+        assert ours["metrics"] == theirs.metrics, ours["query_id"]
+        assert [d["cause"] for d in ours["degraded"]] == [d["cause"] for d in theirs.degraded], ours["query_id"]
+    return out, rows, answers, scored
