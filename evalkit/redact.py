@@ -48,7 +48,7 @@ _BEARER_TRIGGERS = ("bearer", "basic", "token")
 _ASSIGNED_TRIGGERS = ("key", "token", "secret", "passw")
 _SHAPE_TRIGGERS = ("sk-", "hf_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "akia", "aiza", "xox")
 # one scan for all of them first: a per-query record (~20 KB) holds none of them as a rule (a short text
-# is searched with one regex; a long one is squeezed first and searched with substring tests, _may_hold)
+# is searched with one regex; a long one is squeezed first and searched with _ANY_TRIGGER_BYTES, _may_hold)
 _TRIGGERS = ("://", "=", *_BEARER_TRIGGERS, *_ASSIGNED_TRIGGERS, *_SHAPE_TRIGGERS)
 _ANY_TRIGGER = re.compile("|".join(re.escape(t) for t in _TRIGGERS))
 # The bytes kept by the squeeze before that scan of a long text (_may_hold): the ASCII characters whose
@@ -56,6 +56,7 @@ _ANY_TRIGGER = re.compile("|".join(re.escape(t) for t in _TRIGGERS))
 # is deleted, and the triggers are looked for as bytes.
 _TRIGGER_BYTES = tuple(t.encode("ascii") for t in dict.fromkeys(_TRIGGERS))  # "token" is in two lists
 _NOT_IN_A_TRIGGER = bytes(i for i in range(256) if i >= 128 or chr(i).lower() not in "".join(_TRIGGERS))
+_SQUEEZE_FROM = 512  # characters; shorter texts are scanned as they are
 # The characters of the triggers, rarest first in the squeezed text of a per-query record (counted on
 # SciFact runs: "=" almost never, "c" and "o" hundreds of times, from every "score" and "doc_id").
 _RARITY = b"=z/x-bwfykhpguant_isreco:"
@@ -72,7 +73,6 @@ def _anchored(trigger: bytes) -> bytes:
 # Every trigger in one search that only stops at rare characters (~7 against ~32 us for 19 substring tests
 # of a SciFact record's squeezed text): the same answer as any(t in squeezed for t in _TRIGGER_BYTES).
 _ANY_TRIGGER_BYTES = re.compile(b"|".join(_anchored(t) for t in _TRIGGER_BYTES))
-_SQUEEZE_FROM = 512  # characters; shorter texts are scanned as they are
 
 # What every match of _BEARER / _ASSIGNED contains, as it reads in the folded text: the secret word
 # (for _ASSIGNED its ending) and what must follow it. A search for it is ~10x cheaper than the full
