@@ -17,7 +17,7 @@ available, or runs that disagree on a shared query (4, ``TamperedEvalSetError``)
 candidate with more failed queries than allowed (5, :class:`TooManyFailuresError`); a candidate
 degraded on a larger share of queries than the baseline's plus ``max_degraded_share`` (6,
 :class:`DegradedCandidateError`; a degraded query is one whose LLM call failed after retries,
-whatever the graph did next, or whose LLM answered nothing usable, :mod:`evalkit.run.health`), or
+whatever the graph did next, or whose generator answered nothing usable, :mod:`evalkit.run.health`), or
 that generates but answered none of the shared queries the baseline answered some of (6), or whose
 index was built while its LLM failed on a larger share of passages (6: an entity graph extracted by
 an LLM is then partial for every query, which no query's trace shows); a
@@ -214,8 +214,8 @@ def run_gate(baseline: LoadedRun, candidate: LoadedRun, baseline_variant: str, c
             f"the candidate {labels[1]} is degraded on {len(sick['candidate'])} of {len(shared)} queries "
             f"({degraded['candidate']:.1%}; causes: {', '.join(causes)}), the baseline on {len(sick['baseline'])} "
             f"({degraded['baseline']:.1%}); --max-degraded-share allows {max_degraded_share:.1%} more. A degraded "
-            "query is one whose LLM call failed after retries or answered nothing usable (empty, content filter); see "
-            "'degraded' in its per_query.jsonl")
+            "query is one whose LLM call failed after retries or whose generator (an LLM, or your own system) answered "
+            "nothing usable (empty, content filter, an error message); see 'degraded' in its per_query.jsonl")
     check_indexes((baseline, candidate), (baseline_variant, candidate_variant), labels, max_degraded_share)
     check_answered(base, cand, only, labels)
     healthy = only - sick["baseline"] - sick["candidate"]

@@ -70,8 +70,9 @@ def _cost_table(summary: RunSummary) -> TableData:
     rows = [_cost_row(name, v) for name, v in summary.variants.items()]
     causes = {name: ", ".join(f"{k.removeprefix('degraded.')} {n:g}" for k, n in v.metrics.items()
                               if k.startswith("degraded.") and n) for name, v in summary.variants.items()}
-    notes = [f"degraded: queries whose LLM call failed after retries (their answers are left out of the answer "
-             f"metrics); {'; '.join(f'{n}: {c}' for n, c in causes.items() if c)}"] if any(causes.values()) else []
+    notes = [f"degraded: queries with no usable answer, a call that failed after retries or a reply that was empty, "
+             f"filtered or an error message (left out of the answer metrics; evalkit.run.health); "
+             f"{'; '.join(f'{n}: {c}' for n, c in causes.items() if c)}"] if any(causes.values()) else []
     return TableData(TITLES["cost"], cols, rows, notes=[*notes,
         ("s/query: mean pipeline latency (sum of node durations; a step reused from another variant counts the "
         "time it took there); reused steps: node executions shared with another variant of this run")])
