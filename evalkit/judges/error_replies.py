@@ -145,8 +145,8 @@ _SERVICE = re.compile(
     r"抱歉|对不起|不好意思|很遗憾|请您?|您的?|你的?|我们|当前|目前|暂时|暂|稍后|稍候|再试|重试|联系|客服|管理员|"
     r"服务器?|系统|模型|接口|网关|上游|渠道|分组|令牌|账户|账号|用户|请求|调用|访问|网络|后端|平台|"
     r"了|的|已|已经|请|或|和|后|再|下|中|一下|一些|一会儿?|因为|由于|~|～", re.IGNORECASE)
-_IDS = re.compile(r"https?://\S+|\b[\w.-]+\.(?:com|org|net|io|ai|cn)\b\S*|"
-                  r"\b(?:request|trace|req)[\s_-]?id\b\s*[:=]?\s*[\w-]*|"
+_URL = r"https?://\S+|\b[\w.-]+\.(?:com|org|net|io|ai|cn)\b\S*"  # an address, or a bare domain and its path
+_IDS = re.compile(_URL + r"|\b(?:request|trace|req)[\s_-]?id\b\s*[:=]?\s*[\w-]*|"
                   r"\b\w*\d\w*\b|[（(]\s*[)）]", re.IGNORECASE)
 _EN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -157,8 +157,7 @@ _SOURCES = re.compile(r"\b(?:documents?|docs|documentation|context|passages?|sou
                       r"资料|文档|知识库|检索|参考|上下文|原文|手册|根据",
                       re.IGNORECASE)
 # where to get help is no source: "read the docs: https://...", "visit our docs at ...", 详情请参考文档
-_POINTER = re.compile(r"https?://\S+|\b[\w.-]+\.(?:com|org|net|io|ai|cn)\b\S*|"
-                      r"\b(?:for\s+(?:more\s+)?(?:information|info|details|help)\b[^.;:!?]{0,40}?[,:]?\s*)?"
+_POINTER = re.compile(_URL + r"|\b(?:for\s+(?:more\s+)?(?:information|info|details|help)\b[^.;:!?]{0,40}?[,:]?\s*)?"
                       r"(?:please\s+)?(?:read|see|visit|check|consult|refer\s+to|go\s+to)\s+"
                       r"(?:the\s+|our\s+)?(?:\w+\s+)?"
                       r"(?:docs|documentation|help\s+(?:center|docs?)|faq)\b(?:\s+(?:at|here))?(?:\s+for\s+(?:more\s+)?"
