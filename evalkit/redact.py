@@ -247,7 +247,7 @@ def _plain_and_finite(obj: Any) -> bool:
     import ormsgpack
 
     try:
-        packed = ormsgpack.packb(obj, option=_plain_only())
+        packed = ormsgpack.packb(obj, option=_plain_only(), default=_frozen_list)
     except TypeError:  # ormsgpack.MsgpackEncodeError: a type orjson or json might write their own way
         return False
     if _FLOAT_MAX_EXPONENT.search(packed) is None:
@@ -255,6 +255,17 @@ def _plain_and_finite(obj: Any) -> bool:
     p = np.frombuffer(packed, dtype=np.uint8)
     at = np.flatnonzero(p[:-2] == 0xCB)  # float starts, and bytes that only look like one
     return not (((p[at + 1] & 0x7F) == 0x7F) & ((p[at + 2] & 0xF0) == 0xF0)).any()
+
+
+def _frozen_list(value: Any) -> list[Any]:
+    """A frozen list (``evalkit.graph.memo.FrozenList``: a ranking's trace form, shared by a sweep's
+    records) read as the list it is, which orjson and json write as any list; every other type
+    ormsgpack passes here is refused, so its record takes the full check."""
+    from evalkit.graph.memo import FrozenList
+
+    if isinstance(value, FrozenList):
+        return list(value)
+    raise TypeError(type(value).__name__)
 
 
 # 0xCB and a first exponent byte of all ones: the start of every NaN or infinity in msgpack (one search,

@@ -318,6 +318,14 @@ def test_dumps_line_fast_check_agrees_with_reading_back():
     assert orjson.loads(dumps_line({"x": Tag("a")}, secrets=())) == {"x": "a"}
     with pytest.raises(TypeError):  # json.dumps cannot write an Enum: as before, not orjson's "red"
         dumps_line({"x": Colour.RED}, secrets=())
+    # a frozen list (a shared ranking's trace form) is checked as the list it is, inside and out
+    from evalkit.graph.memo import FrozenList
+
+    ranked = FrozenList([["p1", "d1", 0.5], ["p2", "d2", 0.25]])
+    assert _plain_and_finite({"x": ranked})
+    assert dumps_line({"x": ranked}, secrets=()) == '{"x":[["p1","d1",0.5],["p2","d2",0.25]]}'
+    assert not _plain_and_finite({"x": FrozenList([["p1", "d1", float("inf")]])})
+    assert not _plain_and_finite({"x": FrozenList([Tag("a")])}) and not _plain_and_finite({"x": [ranked, Tag("a")]})
 
 
 _SECRET_FORMS = ["api_key=Zx81Zx81Zx81", "API-KEY: 'Zx81Zx81Zx81'", '"client_secret": "Zx81Zx81Zx81"', "hf_token=Zx81Zx81",

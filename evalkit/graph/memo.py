@@ -83,18 +83,20 @@ def _key(value: Any) -> Any:
     Strings and None stand for themselves; every other kind is a tuple whose first item names
     the kind, so ``1``, ``1.0``, ``True`` and ``"1"`` (equal or alike to ``==``) never share a key.
     Floats are keyed by their bits (``0.0`` and ``-0.0`` differ, as their pickles did).
-    Containers must be exactly ``list``/``tuple``/``dict`` (a dict's key keeps its order) and a
+    Containers must be exactly ``list``/``tuple``/``dict`` (a dict's key keeps its order) or one of
+    the frozen lists (:class:`FrozenList`, :class:`SharedRanking`), and a
     ``Hit`` exactly a ``Hit`` with ``str`` ids and a ``float`` score; anything else, subclasses
     included, is keyed by its pickle.
     """
     kind = type(value)
     if kind is str or value is None:
         return value
-    if kind is list or kind is tuple:
+    tags = _SEQUENCES.get(kind)
+    if tags is not None:
         ranking = _ranking_key(value)
         if ranking is not None:
-            return ("hits" if kind is list else "hit-tuple", *ranking)
-        return ("list" if kind is list else "tuple", *(_key(v) for v in value))
+            return (tags[0], *ranking)
+        return (tags[1], *(_key(v) for v in value))
     if kind is Hit:
         ranking = _ranking_key((value,))
         if ranking is not None:
@@ -121,11 +123,64 @@ def _ranking_key(hits: Sequence[Any]) -> tuple[tuple[str, ...], tuple[str, ...],
     return None
 
 
+class FrozenList(list[Any]):
+    """A ``list`` that refuses to change (``TypeError``): for values several variants' states or
+    records hold at once, so that one of them cannot change what the others see. Copy it
+    (``list(x)``) to get a list to change. Reads, equality, slicing (a plain list), JSON, pickling
+    and copies behave as a list's."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(f"this {type(self).__name__} is shared by several variants and cannot be changed; "
+                        "copy it first (list(value)) and change the copy")
+
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+
+    def __reduce__(self) -> tuple[Any, tuple[list[Any]]]:
+        return type(self), (list(self),)
+
+
+class SharedRanking(FrozenList):
+    """A ranking (``Hit`` s, best first) that every variant of a sweep reads: a channel search the
+    memo shares (``Retrieve.shared_parts``). Being frozen, the memo keeps it without a copy
+    (:func:`detached`) and the trace's compact form of it is made once (:meth:`compacted`), not
+    once per variant and query (made each time, with the copies, it was ~6% of what a fusion variant
+    adds to a sweep: reports/scale.md, eighth pass)."""
+
+    __slots__ = ("_compact",)
+
+    def __init__(self, hits: Iterable[Hit] = ()) -> None:
+        super().__init__(hits)
+        if not all(isinstance(h, Hit) for h in self):
+            raise TypeError("a SharedRanking holds Hits only")
+        self._compact: FrozenList | None = None
+
+    def compacted(self, compact: Callable[[Sequence[Any]], Any]) -> Any:
+        """``compact(self)``, kept when it is a list (the whole ranking; a longer ranking's cut form,
+        a dict, is made again each time): the same frozen list for every trace that writes it."""
+        found = self._compact
+        if found is None:
+            made = compact(self)
+            if type(made) is not list:
+                return made
+            found = self._compact = FrozenList(made)
+        return found
+
+
+# a sequence's tags in a key: (a ranking of plain Hits, anything else); a frozen list is keyed apart from a list
+_SEQUENCES: dict[type, tuple[str, str]] = {list: ("hits", "list"), tuple: ("hit-tuple", "tuple"),
+                                           FrozenList: ("frozen-hits", "frozen-list"),
+                                           SharedRanking: ("shared-hits", "shared-list")}
+
+
 def detached(value: Any) -> Any:
     """``value`` with every list, tuple and dict inside it copied (leaves such as frozen ``Hit`` s shared).
 
     What the memo stores and hands out is detached from any query's state, so a later change
-    to one query's containers cannot reach another variant through the memo.
+    to one query's containers cannot reach another variant through the memo. A
+    :class:`SharedRanking` cannot change (and holds only ``Hit`` s), so it is kept as it is.
     """
     kind = type(value)
     if kind is list:  # leaves are kept without a call each: a ranking is a list of 100 frozen Hits

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from evalkit.graph.memo import ABSENT, inputs_digest
+from evalkit.graph.memo import ABSENT, SharedRanking, inputs_digest
 from evalkit.records import Hit
 
 MAX_TRACE_ITEMS = 100  # enough to keep a whole top-100 channel ranking (fusion analysis reads it)
@@ -101,6 +101,8 @@ def compact(value: Any) -> Any:
 
     Hits become ``[id, doc_id, score]`` triples (at most ``MAX_TRACE_ITEMS``), long
     strings are cut to ``MAX_TRACE_CHARS`` with their length noted, containers recurse.
+    A ranking several variants share (:class:`~evalkit.graph.memo.SharedRanking`) is compacted
+    once; every trace then holds the same frozen list.
     """
     if isinstance(value, Hit):
         return [value.id, value.doc_id, value.rounded]
@@ -110,17 +112,24 @@ def compact(value: Any) -> Any:
         return value[:MAX_TRACE_CHARS] + f"...({len(value)} chars)"
     if isinstance(value, dict):
         return {str(k): compact(v) for k, v in value.items()}
+    if type(value) is SharedRanking:
+        return value.compacted(_sequence)
     if isinstance(value, (list, tuple)):
-        head = value[:MAX_TRACE_ITEMS]
-        if head and set(map(type, head)) == {Hit}:  # a ranking: the common case, without a call per hit
-            items = Hit.triples(head)
-        else:
-            items = [compact(v) for v in head]
-        if len(value) > MAX_TRACE_ITEMS:
-            return {"n": len(value), "first": items}
-        return items
+        return _sequence(value)
     if isinstance(value, float):
         return round(value, 6)
     if value is None or isinstance(value, (bool, int)):
         return value
     return compact(str(value))
+
+
+def _sequence(value: Sequence[Any]) -> Any:
+    """:func:`compact` of a list or tuple: a ranking as triples, anything else item by item."""
+    head = value[:MAX_TRACE_ITEMS]
+    if head and set(map(type, head)) == {Hit}:  # a ranking: the common case, without a call per hit
+        items = Hit.triples(head)
+    else:
+        items = [compact(v) for v in head]
+    if len(value) > MAX_TRACE_ITEMS:
+        return {"n": len(value), "first": items}
+    return items

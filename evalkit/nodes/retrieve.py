@@ -50,6 +50,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
+from evalkit.graph.memo import SharedRanking
 from evalkit.graph.node import Node, NodeParams, register_node
 from evalkit.graph.schema import (
     CHANNEL_HITS,
@@ -373,7 +374,9 @@ class _Searched:
     every variant that fuses the same search."""
 
     def __init__(self, lists: list[list[Hit]], ms: float):
-        self.lists, self.ms = lists, ms
+        # frozen: every variant's state and trace hold these very lists (evalkit.graph.memo.SharedRanking)
+        self.lists: list[list[Hit]] = [SharedRanking(r) for r in lists]
+        self.ms = ms
 
     @cached_property
     def columns(self) -> list[Columns]:

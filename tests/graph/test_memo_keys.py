@@ -9,7 +9,7 @@ import pickle
 import numpy as np
 import pytest
 
-from evalkit.graph.memo import WorkMemo, inputs_digest, part_identity
+from evalkit.graph.memo import FrozenList, SharedRanking, WorkMemo, detached, inputs_digest, part_identity
 from evalkit.graph.node import Node
 from evalkit.graph.state import compact
 from evalkit.records import Hit
@@ -19,7 +19,9 @@ DISTINCT = [1, 1.0, True, "1", 0, 0.0, -0.0, False, None, "", [], (), {}, [1], (
             (Hit("p", "d", 0.5),), [Hit("p", "d", np.float32(0.5))], [Hit("p", "d", np.float64(0.5))],
             [Hit("p", "d", 0.5), Hit("q", "d", 0.25)], [Hit("q", "d", 0.25), Hit("p", "d", 0.5)],
             [Hit("p", "d", -0.0)], [Hit("p", "d", 0.0)], [Hit("p", "e", 0.5)], np.float64(1.0), b"1",
-            frozenset({1}), math.inf, "\x00absent", ["a", "b"], [("a",), "b"], [["a"], "b"], ("hits", "p")]
+            frozenset({1}), math.inf, "\x00absent", ["a", "b"], [("a",), "b"], [["a"], "b"], ("hits", "p"),
+            SharedRanking([Hit("p", "d", 0.5)]), SharedRanking(), FrozenList([Hit("p", "d", 0.5)]), FrozenList([1]),
+            FrozenList()]
 
 
 def test_keys_of_different_values_or_types_differ():
@@ -120,3 +122,51 @@ def test_detached_copies_every_container_and_shares_the_immutable_leaves():
     assert copy["t"][1] is not value["t"][1]
     copy["nested"][1]["k"].append("x")
     assert value["nested"][1]["k"] == [2.0, None, True]  # a change to the copy never reaches the original
+
+
+def test_a_shared_ranking_refuses_every_change_and_otherwise_is_a_list():
+    import copy
+    import json
+
+    import orjson
+
+    hits = [Hit(f"p{i}", f"d{i}", 1 / (i + 3)) for i in range(5)]
+    shared = SharedRanking(hits)
+    changes = [lambda r: r.append(hits[0]), lambda r: r.extend(hits), lambda r: r.insert(0, hits[0]),
+               lambda r: r.pop(), lambda r: r.remove(hits[0]), lambda r: r.clear(), lambda r: r.sort(key=str),
+               lambda r: r.reverse(), lambda r: r.__setitem__(0, hits[1]), lambda r: r.__delitem__(0),
+               lambda r: r.__setitem__(slice(0, 2), []), lambda r: r.__iadd__(hits), lambda r: r.__imul__(2)]
+    for change in changes:
+        with pytest.raises(TypeError, match="copy it first"):
+            change(shared)
+    assert shared == hits and list(shared) == hits  # nothing changed
+    assert type(shared[1:3]) is list and shared[1:3] == hits[1:3] and type(shared + hits) is list
+    for twin in (pickle.loads(pickle.dumps(shared)), copy.copy(shared), copy.deepcopy(shared)):
+        assert type(twin) is SharedRanking and twin == hits
+    plain = [[1, "a"], 2.5]
+    assert json.dumps(FrozenList(plain)) == json.dumps(plain)
+    assert orjson.dumps(FrozenList(plain)) == orjson.dumps(plain)
+    with pytest.raises(TypeError, match="Hits only"):
+        SharedRanking([["p", "d", 0.5]])
+
+
+def test_compact_of_a_shared_ranking_is_made_once_and_equals_the_general_path():
+    hits = [Hit(f"p{i}", f"d{i % 7}", 1 / 3 + i) for i in range(100)]
+    shared = SharedRanking(hits)
+    first = compact(shared)
+    assert first == compact(hits) == [compact(h) for h in hits]
+    assert compact(shared) is first and isinstance(first, FrozenList)  # every trace holds the same frozen list
+    assert compact({"bm25": shared}) == {"bm25": first}
+    longer = SharedRanking(hits + [Hit("x", "y", 0.0)] * 50)
+    cut = compact(longer)
+    assert cut == compact(list(longer)) and cut["n"] == 150
+    assert compact(longer) is not cut  # a cut form (a dict anyone could change) is made again each time
+    assert compact(SharedRanking()) == []
+
+
+def test_detached_keeps_a_shared_ranking_and_copies_what_holds_it():
+    shared = SharedRanking([Hit("p", "d", 0.5)])
+    value = {"channel_hits": {"bm25": shared}, "retrieved": [Hit("p", "d", 0.5)]}
+    copy = detached(value)
+    assert copy == value and copy["channel_hits"] is not value["channel_hits"]
+    assert copy["channel_hits"]["bm25"] is shared and copy["retrieved"] is not value["retrieved"]

@@ -103,6 +103,28 @@ def test_scheduler_tools_share_searches_with_retrieve_and_change_no_record(demo_
     assert len(stats) == N_QUERIES and all(set(s) <= {"dense", "bm25"} and s for s in stats)
 
 
+def test_a_fusion_sweep_writes_the_same_records_when_shared_rankings_are_compacted_each_time(
+        demo_subset, tmp_path: Path, monkeypatch):
+    """The trace's compact form of a channel search every variant shares is made once (SharedRanking);
+    made again for every variant and query instead, every record is the same."""
+    from evalkit.graph.memo import SharedRanking
+
+    fusions = [{"method": "rrf", "k": 60}, {"method": "rrf", "k": 10},
+               {"method": "weighted", "norm": "minmax"}, {"method": "weighted", "norm": "zscore", "missing": "zero"}]
+    variants = [{"name": f"fuse{i}", "nodes": {"retrieve": {"type": "retrieve", "params": {
+        "dense": {"top_k": 20}, "bm25": {"top_k": 20, "weight": 0.7}, "fusion": f, "top_k": 10}}},
+        "edges": {"start": "retrieve", "retrieve": "end"}} for i, f in enumerate(fusions)]
+    run(demo_subset, variants, tmp_path / "once.json")
+    monkeypatch.setattr(SharedRanking, "compacted", lambda self, compact: compact(list(self)))
+    run(demo_subset, variants, tmp_path / "each.json")
+    for v in variants:
+        once = records(tmp_path / "once.json", v["name"])
+        assert once == records(tmp_path / "each.json", v["name"]) and len(once) == N_QUERIES
+        channels = [json.loads(line)["trace"][0]["wrote"]["channel_hits"] for line in once]
+        assert all(set(c) == {"dense", "bm25"} and c["dense"] and c["bm25"] for c in channels)
+        assert sum(len(c["dense"]) == len(c["bm25"]) == 20 for c in channels) > N_QUERIES // 2
+
+
 # --- random graphs and sweeps ----------------------------------------------------------------------
 def random_variants(seed: int) -> list[dict]:
     """A random pipeline over the bundled node types and 2 variants of it that change one parameter each."""
