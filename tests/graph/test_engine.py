@@ -176,3 +176,37 @@ def test_register_refuses_a_second_class_under_one_name():
 
     with pytest.raises(TypeError, match="registered twice"):
         register_node(Other)
+
+
+def test_the_start_state_is_copied_as_deepcopy_copies_it():
+    import copy
+    import random
+
+    from evalkit.graph.graph import _deep_copied
+
+    class Box:
+        def __init__(self, items: list) -> None:
+            self.items = items
+
+    def value(rng: random.Random, depth: int = 0):
+        kind = rng.choice(["str", "int", "float", "bool", "none"] + (["list", "dict", "tuple"] if depth < 3 else []))
+        if kind == "list":
+            return [value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+        if kind == "dict":
+            return {f"k{i}": value(rng, depth + 1) for i in range(rng.randint(0, 3))}
+        if kind == "tuple":
+            return tuple(value(rng, depth + 1) for _ in range(rng.randint(0, 3)))
+        return {"str": "s", "int": 3, "float": -0.0, "bool": True, "none": None}[kind]
+
+    rng = random.Random(5)
+    for _ in range(300):
+        state = {"question": "q", "history": [{"role": "user", "content": "hi"}], "v": value(rng)}
+        made = _deep_copied(state)
+        assert made == copy.deepcopy(state) and made is not state and made["history"][0] is not state["history"][0]
+        made["history"][0]["content"] = "changed"
+        assert state["history"][0]["content"] == "hi"
+    box, tags = Box([1, [2]]), {"a", "b"}
+    made = _deep_copied({"attributes": {"box": box, "tags": tags}})
+    assert made["attributes"]["box"] is not box and made["attributes"]["box"].items == [1, [2]]
+    assert made["attributes"]["box"].items is not box.items and made["attributes"]["tags"] == tags
+    assert made["attributes"]["tags"] is not tags
