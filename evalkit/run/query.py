@@ -17,6 +17,7 @@ and ``route_correct`` (``evalkit.metrics.routing``) are scored here too.
 """
 from __future__ import annotations
 
+import operator
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -124,7 +125,10 @@ def score_outputs(record: EvalRecord, retrieved: Sequence[dict[str, Any]], final
     scores: dict[str, Any] = {}
     if record.answerable and metrics:
         ties = scoring.ties
-        scores = score_query(_ordered(retrieved, ties), _ordered(final, ties), record.grades, metrics,
+        first = _ordered(retrieved, ties)
+        # no reranker: the final stage holds the retrieval stage's very entries, so it is ordered once
+        same = len(final) == len(retrieved) and all(map(operator.is_, final, retrieved))
+        scores = score_query(first, first if same else _ordered(final, ties), record.grades, metrics,
                              scoring.relevance_level)
     generation = None
     if answer is not None:
