@@ -257,14 +257,46 @@ def _plain_and_finite(obj: Any) -> bool:
     return not (((p[at + 1] & 0x7F) == 0x7F) & ((p[at + 2] & 0xF0) == 0xF0)).any()
 
 
-def _frozen_list(value: Any) -> list[Any]:
-    """A frozen list (``evalkit.graph.memo.FrozenList``: a ranking's trace form, shared by a sweep's
-    records) read as the list it is, which orjson and json write as any list; every other type
-    ormsgpack passes here is refused, so its record takes the full check."""
+def _frozen_list(value: Any) -> Any:
+    """ormsgpack's ``default`` in :func:`_plain_and_finite`: a frozen list (``evalkit.graph.memo.FrozenList``,
+    a shared ranking's trace form, which orjson and json write as any list) read as the list it is,
+    or, when its verdict was kept (:func:`_written`), None for plain and finite data (nothing to look
+    at again) and a refusal for the rest; every other type ormsgpack passes here is refused, so its
+    record takes the full check."""
     from evalkit.graph.memo import FrozenList
 
     if isinstance(value, FrozenList):
-        return list(value)
+        kept = getattr(value, "_json", None)
+        if kept is None:
+            return list(value)
+        if kept[1]:
+            return None
+    raise TypeError(type(value).__name__)
+
+
+def _written(value: Any) -> Any:
+    """orjson's ``default`` in :func:`dumps_line` (which passes it subclasses of str, int, dict and list).
+
+    A list frozen all the way down (a ranking every variant of a sweep shares, in each of their
+    traces) is written once: its JSON and whether it is plain and finite are kept on it, and every
+    later record splices that text in (``orjson.Fragment``). Any other subclass is given as the
+    plain value orjson wrote before this hook existed; :func:`_plain_and_finite` refuses those, so
+    their record is read back and compared, as before.
+    """
+    import orjson
+
+    from evalkit.graph.memo import FrozenList, frozen_all_the_way
+
+    if isinstance(value, FrozenList):
+        kept = getattr(value, "_json", None)
+        if kept is None:
+            if not frozen_all_the_way(value):
+                return list(value)
+            kept = value._json = (orjson.Fragment(orjson.dumps(value)), _plain_and_finite(list(value)))
+        return kept[0]
+    for kind in (str, int, dict, list):
+        if isinstance(value, kind):
+            return kind(value) if kind is not str else str.__str__(value)
     raise TypeError(type(value).__name__)
 
 
@@ -302,7 +334,7 @@ def dumps_line(obj: Any, secrets: Sequence[str] | None = None) -> str:
     if secrets is None:
         secrets = secret_env_values()
     try:
-        text = orjson.dumps(obj).decode("utf-8")
+        text = orjson.dumps(obj, default=_written, option=orjson.OPT_PASSTHROUGH_SUBCLASS).decode("utf-8")
         if not _plain_and_finite(obj) and orjson.loads(text) != obj:
             raise ValueError("orjson would write it differently")
     except (TypeError, ValueError):  # orjson.JSONEncodeError / JSONDecodeError derive from these

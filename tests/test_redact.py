@@ -328,6 +328,34 @@ def test_dumps_line_fast_check_agrees_with_reading_back():
     assert not _plain_and_finite({"x": FrozenList([Tag("a")])}) and not _plain_and_finite({"x": [ranked, Tag("a")]})
 
 
+def test_a_list_frozen_all_the_way_is_written_once_and_as_the_list_it_is():
+    import random
+
+    from evalkit.graph.memo import FrozenList
+    from evalkit.redact import dumps_line
+
+    def frozen(v):
+        return FrozenList([frozen(x) for x in v]) if isinstance(v, list) else v
+
+    rng = random.Random(11)
+    cached = 0
+    for _ in range(1500):
+        items = [rng.choice([rng.random(), float("nan"), float("inf"), 10**30, "k\u00e9y", None, True, -0.0,
+                             [rng.random(), "p1", [1, 2]]]) for _ in range(rng.randint(0, 4))]
+        plain = {"trace": [{"wrote": items}], "n": 1}
+        shared = frozen(items)
+        record = {"trace": [{"wrote": shared}], "n": 1}
+        want = dumps_line(plain, secrets=())
+        assert dumps_line(record, secrets=()) == want  # the first record writes it and keeps what it wrote
+        cached += getattr(shared, "_json", None) is not None
+        assert dumps_line(record, secrets=()) == want  # later records splice the kept text in
+        assert dumps_line({"a": shared, "b": shared}, secrets=()) == dumps_line({"a": items, "b": items}, secrets=())
+    assert cached > 1000
+    half = FrozenList([FrozenList(["p1", 0.5]), ["p2", 0.25]])  # a plain list inside: nothing is kept
+    assert dumps_line({"x": half}, secrets=()) == '{"x":[["p1",0.5],["p2",0.25]]}'
+    assert getattr(half, "_json", None) is None
+
+
 _SECRET_FORMS = ["api_key=Zx81Zx81Zx81", "API-KEY: 'Zx81Zx81Zx81'", '"client_secret": "Zx81Zx81Zx81"', "hf_token=Zx81Zx81",
                  "Password : hunter2hunter2", "passwd=abcd1234", "Bearer abcdefgh12345678", "token   Zx81Zx81Zx81",
                  "Basic dXNlcjpwYXNzd29yZA==", "x-api-key: Zx81Zx81Zx81", "private-key=Zx81Zx81",

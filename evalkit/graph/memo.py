@@ -127,9 +127,10 @@ class FrozenList(list[Any]):
     """A ``list`` that refuses to change (``TypeError``): for values several variants' states or
     records hold at once, so that one of them cannot change what the others see. Copy it
     (``list(x)``) to get a list to change. Reads, equality, slicing (a plain list), JSON, pickling
-    and copies behave as a list's."""
+    and copies behave as a list's. ``_json``: what a writer of records made of it once
+    (:func:`evalkit.redact.dumps_line`), kept only for a list that is frozen all the way down."""
 
-    __slots__ = ()
+    __slots__ = ("_json",)
 
     def _refuse(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(f"this {type(self).__name__} is shared by several variants and cannot be changed; "
@@ -165,8 +166,17 @@ class SharedRanking(FrozenList):
             made = compact(self)
             if type(made) is not list:
                 return made
-            found = self._compact = FrozenList(made)
+            # the triples frozen too: a record's writer may keep what it made of them (frozen_all_the_way)
+            found = self._compact = FrozenList([FrozenList(t) if type(t) is list else t for t in made])
         return found
+
+
+_FROZEN_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
+def frozen_all_the_way(value: FrozenList) -> bool:
+    """Whether nothing inside ``value`` can change: every item a str, number, bool, None or such a frozen list."""
+    return all(type(v) in _FROZEN_LEAVES or (isinstance(v, FrozenList) and frozen_all_the_way(v)) for v in value)
 
 
 # a sequence's tags in a key: (a ranking of plain Hits, anything else); a frozen list is keyed apart from a list
