@@ -33,6 +33,7 @@ import pickle
 import threading
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -125,9 +126,9 @@ def _ranking_key(hits: Sequence[Any]) -> tuple[tuple[str, ...], tuple[str, ...],
 
 class FrozenList(list[Any]):
     """A ``list`` that refuses to change (``TypeError``): for values several variants' states or
-    records hold at once, so that one of them cannot change what the others see. Copy it
-    (``list(x)``) to get a list to change. Reads, equality, slicing (a plain list), JSON, pickling
-    and copies behave as a list's. ``_json``: what a writer of records made of it once
+    records hold at once, so that one of them cannot change what the others see. A copy
+    (``list(x)``, ``x.copy()``, ``copy.copy``, ``copy.deepcopy``, a slice) is a plain list, yours to
+    change. Reads, equality and JSON are a list's; a pickle keeps the type (a Ray worker's result). ``_json``: what a writer of records made of it once
     (:func:`evalkit.redact.dumps_line`), kept only for a list that is frozen all the way down."""
 
     __slots__ = ("_json",)
@@ -141,6 +142,12 @@ class FrozenList(list[Any]):
 
     def __reduce__(self) -> tuple[Any, tuple[list[Any]]]:
         return type(self), (list(self),)
+
+    def __copy__(self) -> list[Any]:
+        return list(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        return [deepcopy(v, memo) for v in self]
 
 
 class SharedRanking(FrozenList):

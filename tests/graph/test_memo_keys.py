@@ -141,8 +141,13 @@ def test_a_shared_ranking_refuses_every_change_and_otherwise_is_a_list():
             change(shared)
     assert shared == hits and list(shared) == hits  # nothing changed
     assert type(shared[1:3]) is list and shared[1:3] == hits[1:3] and type(shared + hits) is list
-    for twin in (pickle.loads(pickle.dumps(shared)), copy.copy(shared), copy.deepcopy(shared)):
-        assert type(twin) is SharedRanking and twin == hits
+    twin = pickle.loads(pickle.dumps(shared))  # what a Ray worker sends back
+    assert type(twin) is SharedRanking and twin == hits
+    for mine in (copy.copy(shared), copy.deepcopy(shared), shared.copy(), list(shared), shared[:]):
+        assert type(mine) is list and mine == hits  # a copy is a plain list, yours to change
+        mine.append(hits[0])
+    nested = copy.deepcopy({"t": FrozenList([FrozenList(["p", 0.5])])})
+    assert type(nested["t"]) is list and type(nested["t"][0]) is list and nested == {"t": [["p", 0.5]]}
     plain = [[1, "a"], 2.5]
     assert json.dumps(FrozenList(plain)) == json.dumps(plain)
     assert orjson.dumps(FrozenList(plain)) == orjson.dumps(plain)

@@ -287,6 +287,17 @@ def peek(state):
 
 def sneaky(state):
     return {"retrieved": [], "answer": "x"}
+
+def rerank_in_place(state):
+    hits = state["channel_hits"]["bm25"]
+    hits.sort(key=lambda h: h.doc_id)
+    return {"reranked": hits[:5]}
+
+def rerank_a_copy(state):
+    import copy
+    hits = copy.copy(state["channel_hits"]["bm25"])
+    hits.sort(key=lambda h: h.doc_id)
+    return {"reranked": hits[:5]}
 '''
 
 
@@ -338,6 +349,25 @@ def test_python_node_contract(tmp_path: Path, user_module, monkeypatch):
         config_from_dict(python_config("x", ("p", {"function": "my_rag:retrieve", "writes": ["my_field"]})))
     with pytest.raises(ConfigError, match="an answer is written by type python_generate"):
         config_from_dict(python_config("x", ("p", {"function": "my_rag:answer", "writes": ["answer"]})))
+
+
+def test_a_users_node_cannot_change_a_shared_channel_ranking_but_can_change_its_copy(tmp_path: Path, user_module):
+    """Every variant reads the same channel rankings (SharedRanking): sorting one in place fails the query and
+    says to copy it; a copy is the user's own list."""
+    retrieve = {"type": "retrieve", "params": {"bm25": {"top_k": 20}, "top_k": 20}}
+
+    def variant(name: str, function: str) -> dict:
+        return {"name": name, "nodes": {"retrieve": retrieve, "mine": {"type": "python", "params": {
+            "function": function, "reads": ["channel_hits"], "writes": ["reranked"]}}},
+            "edges": {"start": "retrieve", "retrieve": "mine", "mine": "end"}}
+
+    summary, rows = _run(tmp_path, [variant("in_place", "my_rag:rerank_in_place"),
+                                    variant("a_copy", "my_rag:rerank_a_copy")])
+    assert rows["in_place"] and all("copy it first (list(value))" in r["error"]["message"] for r in rows["in_place"])
+    assert summary.variants["a_copy"].n_failed == 0
+    for r in rows["a_copy"]:
+        ids = [d["doc_id"] for d in r["reranked"]]
+        assert ids and ids == sorted(ids)  # the user sorted their copy by document id
 
 
 def test_python_read_with_no_writer_upstream_is_a_load_error(user_module):
