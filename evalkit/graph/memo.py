@@ -128,8 +128,9 @@ class FrozenList(list[Any]):
     """A ``list`` that refuses to change (``TypeError``): for values several variants' states or
     records hold at once, so that one of them cannot change what the others see. A copy
     (``list(x)``, ``x.copy()``, ``copy.copy``, ``copy.deepcopy``, a slice) is a plain list, yours to
-    change. Reads, equality and JSON are a list's; a pickle keeps the type (a Ray worker's result). ``_json``: what a writer of records made of it once
-    (:func:`evalkit.redact.dumps_line`), kept only for a list that is frozen all the way down."""
+    change. Reads, equality and JSON are a list's; a pickle keeps the type (a Ray worker's result).
+    ``_json``: what a writer of records made of it once (:func:`evalkit.redact.dumps_line`), kept
+    only for a list that is frozen all the way down."""
 
     __slots__ = ("_json",)
 
