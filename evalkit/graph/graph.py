@@ -31,7 +31,7 @@ from typing import Any
 
 from evalkit.errors import EvalkitError
 from evalkit.graph.conditions import Condition, describe, evaluate, fields, parse
-from evalkit.graph.memo import Stored, WorkMemo, detached
+from evalkit.graph.memo import SCALARS, Stored, WorkMemo, detached
 from evalkit.graph.node import Node
 from evalkit.graph.schema import FIELDS, NODE_ERRORS, Contract
 from evalkit.graph.state import StateView, UndeclaredRead, compact
@@ -285,7 +285,7 @@ def _deep_copied(value: Any) -> Any:
     lists and dicts: ``initial_state``), which deepcopy's bookkeeping made ~4x slower; any other object
     inside is deep-copied by ``copy.deepcopy``. (Two references to one list become two lists.)"""
     kind = type(value)
-    if kind in _IMMUTABLE:
+    if kind in SCALARS:
         return value
     if kind is dict:
         return {k: _deep_copied(v) for k, v in value.items()}
@@ -294,9 +294,6 @@ def _deep_copied(value: Any) -> Any:
     if kind is tuple:
         return tuple([_deep_copied(v) for v in value])
     return copy.deepcopy(value)
-
-
-_IMMUTABLE = frozenset({str, int, float, bool, type(None)})
 
 
 def _fingerprint(state: Mapping[str, Any]) -> bytes:

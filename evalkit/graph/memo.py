@@ -179,12 +179,13 @@ class SharedRanking(FrozenList):
         return found
 
 
-_FROZEN_LEAVES = frozenset({str, int, float, bool, type(None)})
+SCALARS = frozenset({str, int, float, bool, type(None)})
+"""The JSON scalar types, exactly (no subclasses): immutable, so never copied."""
 
 
 def frozen_all_the_way(value: FrozenList) -> bool:
     """Whether nothing inside ``value`` can change: every item a str, number, bool, None or such a frozen list."""
-    return all(type(v) in _FROZEN_LEAVES or (isinstance(v, FrozenList) and frozen_all_the_way(v)) for v in value)
+    return all(type(v) in SCALARS or (isinstance(v, FrozenList) and frozen_all_the_way(v)) for v in value)
 
 
 # a sequence's tags in a key: (a ranking of plain Hits, anything else); a frozen list is keyed apart from a list
@@ -210,7 +211,7 @@ def detached(value: Any) -> Any:
     return value
 
 
-_LEAVES = frozenset({Hit, str, int, float, bool, type(None)})  # immutable: shared, never copied
+_LEAVES = SCALARS | {Hit}  # immutable: shared, never copied
 
 
 @dataclass(frozen=True)

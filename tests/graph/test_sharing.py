@@ -105,8 +105,9 @@ def test_scheduler_tools_share_searches_with_retrieve_and_change_no_record(demo_
 
 def test_a_fusion_sweep_writes_the_same_records_when_shared_rankings_are_compacted_each_time(
         demo_subset, tmp_path: Path, monkeypatch):
-    """The trace's compact form of a channel search every variant shares is made once (SharedRanking);
-    made again for every variant and query instead, every record is the same."""
+    """The trace's compact form of a channel search every variant shares is made once (SharedRanking)
+    and written once (its JSON spliced into later records); made again for every variant and query
+    instead (plain lists, so nothing is spliced either), every record is the same."""
     from evalkit.graph.memo import SharedRanking
 
     fusions = [{"method": "rrf", "k": 60}, {"method": "rrf", "k": 10},
