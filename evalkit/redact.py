@@ -307,7 +307,8 @@ _FLOAT_MAX_EXPONENT = re.compile(b"\xcb[\x7f\xff]")
 
 @functools.cache
 def _plain_only() -> int:
-    """ormsgpack's options that make each type it would write its own way raise (no ``default`` is given)."""
+    """ormsgpack's options that pass each type it would write its own way to ``default`` (:func:`_frozen_list`,
+    which refuses every one but a frozen list)."""
     import ormsgpack as m
 
     return (m.OPT_PASSTHROUGH_BIG_INT | m.OPT_PASSTHROUGH_DATACLASS | m.OPT_PASSTHROUGH_DATETIME
