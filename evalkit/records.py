@@ -355,10 +355,13 @@ class RunSummary:
         return self.status != "complete"
 
     def to_dict(self) -> dict[str, Any]:
+        """The file's content. The variants' entries share their values with the :class:`VariantSummary`
+        objects (plain JSON data; asdict's deep copy of every variant, each time the file is rewritten
+        after a variant, grew with the square of the variants): write it, don't change it."""
         d = {
             "eval_set": self.eval_set.to_dict(),
             "scoring": dict(self.scoring),
-            "variants": {k: v.to_dict() for k, v in self.variants.items()},
+            "variants": {k: _fields(v) for k, v in self.variants.items()},
             "mlflow": self.mlflow,
             "git_commit": self.git_commit,
             "sharing": self.sharing,

@@ -220,11 +220,31 @@ def dumps(obj: Any, **kwargs: Any) -> str:
     the object itself redacted (:func:`redact_obj`) and dumped again, so masking can
     never break the JSON (a value cut inside an escape sequence).
     """
-    text = json.dumps(obj, **kwargs)
+    text = _pretty(obj) if kwargs == _PRETTY else None
+    if text is None:
+        text = json.dumps(obj, **kwargs)
     secrets = secret_env_values()
     if redact(text, secrets) == text:
         return text
     return json.dumps(redact_obj(obj, secrets), **kwargs)
+
+
+_PRETTY = {"indent": 2, "ensure_ascii": False}  # how files such as a run's summary are written
+
+
+def _pretty(obj: Any) -> str | None:
+    """``json.dumps(obj, indent=2, ensure_ascii=False)`` written by orjson, or None where orjson would write
+    something else (:func:`_plain_and_finite` says no) and ``json`` must.
+
+    The same layout, characters and escapes; a float with a small exponent reads ``1e-7`` instead of
+    ``1e-07``, the same number. A run's summary is rewritten after every variant and holds every variant
+    so far: ``json``'s pretty printer is pure Python and took ~40 ms per write at 100 variants.
+    """
+    import orjson
+
+    if not _plain_and_finite(obj):
+        return None
+    return orjson.dumps(obj, option=orjson.OPT_INDENT_2).decode("utf-8")
 
 
 def _plain_and_finite(obj: Any) -> bool:

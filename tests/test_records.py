@@ -123,3 +123,36 @@ def test_triples_and_document_rankings_read_what_the_properties_give():
     assert Hit.by_document(hits) == [{"doc_id": "p1", "score": 0.123457}, {"doc_id": "p2", "score": 0.5},
                                      {"doc_id": "p3", "score": 2.0}]
     assert Hit.triples([]) == [] and Hit.by_document([]) == []
+
+
+def test_a_run_summary_writes_every_variant_as_its_own_full_copy_would():
+    """``RunSummary.to_dict`` shares the variants' values instead of deep-copying them (the file is
+    rewritten after every variant); what it holds, and the file written from it, are unchanged."""
+    import json
+
+    from evalkit.records import EvalSetRef, RunSummary, VariantSummary
+    from evalkit.run.store import write_json_atomic
+
+    variants = {
+        "a": VariantSummary(metrics={"recall@20": 0.5, "hit@5": 1.0}, n_failed=0, n_queries=2, n_excluded=1,
+                            index={"bm25": {"stats": {"terms": 12, "nested": [1, {"x": 2.5e-7}]}}},
+                            timing={"retrieve": 0.25}, by_type={"multi_hop": {"recall@20": 0.25}},
+                            usage={"generate": {"prompt_tokens": 10.0}}, corrected={"faithfulness": {"mean": 0.9}},
+                            source={"kind": "answers", "file": "答案.jsonl"}),
+        "b": VariantSummary(metrics={}, n_failed=1, n_queries=2, n_excluded=0),
+    }
+    summary = RunSummary(eval_set=EvalSetRef(name="e", version=1, sha256="a" * 64, n_queries=2), variants=variants,
+                         status="running", pending=["c"])
+    d = summary.to_dict()
+    assert d["variants"] == {k: dataclasses.asdict(v) for k, v in variants.items()}
+    assert d["pending"] == ["c"] and d["partial"] is True
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "summary.json"
+        write_json_atomic(path, d)
+        full = {**d, "variants": {k: dataclasses.asdict(v) for k, v in variants.items()}}
+        assert json.loads(path.read_text(encoding="utf-8")) == full
+        assert path.read_text(encoding="utf-8") == json.dumps(full, indent=2, ensure_ascii=False).replace(
+            "2.5e-07", "2.5e-7") + "\n"  # the one float orjson writes in another (equal) form

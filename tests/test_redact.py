@@ -420,3 +420,40 @@ def test_the_one_trigger_search_finds_what_the_substring_tests_find():
     assert 5000 < found < 15000  # both answers were drawn often
     for t in _TRIGGER_BYTES:
         assert _ANY_TRIGGER_BYTES.search(b"oc_i:score:" + t + b":score") and not _ANY_TRIGGER_BYTES.search(t[:-1])
+
+
+def test_pretty_dumps_writes_what_json_dumps_writes():
+    """``dumps(obj, indent=2, ensure_ascii=False)`` (a run's summary) is written by orjson for plain, finite
+    data: the same layout, escapes and values as ``json.dumps``; anything else (NaN, non-string keys,
+    huge integers, subclasses) by json itself, text for text."""
+    import math
+    import random
+    import re
+
+    from evalkit.redact import _pretty, dumps
+
+    number = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|NaN|-?Infinity")
+
+    def numbers_as_floats(text: str) -> str:  # 1e-07 and 1e-7 (json's and orjson's) are the same float
+        return number.sub(lambda m: repr(float(m.group())), text)
+
+    rng = random.Random(11)
+    fast = 0
+    for i in range(3000):
+        obj = {"v": _random_value(rng), "s": rng.choice(["\x00\x1f\x7f", "\u2028é\"\\", "华南区", "", "1e-07"]),
+               "f": rng.choice([1e-5, 2.5e-7, 0.1, 1e22, 123456789012345678.0, 3])}
+        if i % 50 == 0:
+            obj[rng.choice(["nan", "key"])] = {1: 2} if i % 100 else float("nan")
+        want = json.dumps(obj, indent=2, ensure_ascii=False)
+        got = dumps(obj, indent=2, ensure_ascii=False)
+        fast += _pretty(obj) is not None
+        assert numbers_as_floats(got) == numbers_as_floats(want)
+        if _pretty(obj) is None:
+            assert got == want  # json wrote it
+        reread, expected = json.loads(got), json.loads(want)
+        assert json.dumps(reread, sort_keys=True) == json.dumps(expected, sort_keys=True)
+        if "nan" in obj and isinstance(obj["nan"], float):
+            assert math.isnan(reread["nan"])
+    assert 1000 < fast < 3000  # both paths taken
+    # a secret in such a file is masked on the fast path too
+    assert "sk-" not in dumps({"k": "sk-" + "a" * 30}, indent=2, ensure_ascii=False)
