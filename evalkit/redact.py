@@ -234,17 +234,21 @@ _PRETTY = {"indent": 2, "ensure_ascii": False}  # how files such as a run's summ
 
 def _pretty(obj: Any) -> str | None:
     """``json.dumps(obj, indent=2, ensure_ascii=False)`` written by orjson, or None where orjson would write
-    something else (:func:`_plain_and_finite` says no) and ``json`` must.
+    something else and ``json`` must: the rule of :func:`dumps_line` (orjson's text is used when it reads
+    back as exactly ``obj``, known without reading it back for plain, finite data).
 
-    The same layout, characters and escapes; a float with a small exponent reads ``1e-7`` instead of
-    ``1e-07``, the same number. A run's summary is rewritten after every variant and holds every variant
-    so far: ``json``'s pretty printer is pure Python and took ~40 ms per write at 100 variants.
+    The same layout, characters and escapes; a small float may read ``1e-7`` or ``0.00001`` instead of
+    ``1e-07`` or ``1e-05``, the same number. A run's summary is rewritten after every variant and holds
+    every variant so far: ``json``'s pretty printer is pure Python and took ~20 of the ~30 ms of a write
+    at 100 variants (``benchmarks/summary_writes.py``).
     """
     import orjson
 
-    if not _plain_and_finite(obj):
+    try:
+        text = orjson.dumps(obj, option=orjson.OPT_INDENT_2).decode("utf-8")
+    except TypeError:  # orjson.JSONEncodeError: non-string keys, integers beyond 64 bits...
         return None
-    return orjson.dumps(obj, option=orjson.OPT_INDENT_2).decode("utf-8")
+    return text if _plain_and_finite(obj) or orjson.loads(text) == obj else None
 
 
 def _plain_and_finite(obj: Any) -> bool:
