@@ -63,6 +63,8 @@ class Hit:
     id: str
     doc_id: str
     score: float
+    if TYPE_CHECKING:  # a slot, not a field: declared for mypy only, so the dataclass does not see it
+        _rounded: float | None
 
     def __init__(self, id: str, doc_id: str, score: float) -> None:  # noqa: A002 - the field's name
         _set_id(self, id)
@@ -358,7 +360,7 @@ class RunSummary:
         """The file's content. The variants' entries share their values with the :class:`VariantSummary`
         objects (plain JSON data; asdict's deep copy of every variant, each time the file is rewritten
         after a variant, grew with the square of the variants): write it, don't change it."""
-        d = {
+        d: dict[str, Any] = {
             "eval_set": self.eval_set.to_dict(),
             "scoring": dict(self.scoring),
             "variants": {k: _fields(v) for k, v in self.variants.items()},

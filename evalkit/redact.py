@@ -318,6 +318,7 @@ def _written(value: Any) -> Any:
                 return list(value)
             kept = value._json = (orjson.Fragment(orjson.dumps(value)), _plain_and_finite(list(value)))
         return kept[0]
+    kind: type[Any]
     for kind in (str, int, dict, list):
         if isinstance(value, kind):
             return kind(value) if kind is not str else str.__str__(value)

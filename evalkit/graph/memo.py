@@ -133,6 +133,7 @@ class FrozenList(list[Any]):
     only for a list that is frozen all the way down."""
 
     __slots__ = ("_json",)
+    _json: tuple[Any, bool]  # (its JSON as an orjson.Fragment, whether it is plain and finite); unset until written
 
     def _refuse(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(f"this {type(self).__name__} is shared by several variants and cannot be changed; "

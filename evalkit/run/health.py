@@ -59,7 +59,7 @@ def degradations(trace: Sequence[Mapping[str, Any]], answer: Mapping[str, Any] |
             continue
         llm = e.get("llm") or {}
         failed = int(llm.get("failures") or 0)
-        wrote = e.get("wrote") if isinstance(e.get("wrote"), Mapping) else {}
+        wrote: Mapping[str, Any] = w if isinstance(w := e.get("wrote"), Mapping) else {}
         recorded = wrote.get(LLM_FALLBACK)
         external = wrote.get(EXTERNAL_FAILURE)
         err = e.get("error")

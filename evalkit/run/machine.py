@@ -31,7 +31,8 @@ def _cpuinfo() -> tuple[str, list[str]]:
         text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
     except OSError:
         return platform.processor() or platform.machine(), []
-    model, flags = "", set()
+    model = ""
+    flags: set[str] = set()
     for line in text.splitlines():
         key, _, value = line.partition(":")
         key = key.strip().lower()

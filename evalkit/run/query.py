@@ -208,6 +208,7 @@ def _judge_answer(record: EvalRecord, answer: Answer, judge: Any, answerable: bo
     fell back to, so it gets only ``degraded = 1`` and stays out of every answer metric.
     """
     evidence = [[e.id, e.doc_id, round(float(e.score), 6)] for e in answer.evidence]
+    generation: dict[str, Any]
     if degraded:
         generation = {"answer": answer.text, "reference_answer": record.reference_answer,
                       "abstained": answer.abstained, "abstention": answer.abstention, "answered": False,

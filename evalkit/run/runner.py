@@ -130,8 +130,7 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
         check_extra("ray", "--executor ray")  # before any index is built
     prepare_output(options.output, eval_set.ref(), overwrite=options.overwrite)  # before any work
     corpus = eval_set.corpus or load_corpus(eval_set.corpus_path)
-    resources = Resources(corpus,
-                          **({"cache_root": options.cache_root} if options.cache_root else {}))
+    resources = Resources(corpus, cache_root=options.cache_root) if options.cache_root else Resources(corpus)
     ref = eval_set.ref()
     ref.corpus, ref.corpus_sha256 = str(eval_set.corpus_path), corpus.sha256
     summary = RunSummary(eval_set=ref, variants={}, git_commit=git_commit(), environment=environment(),

@@ -141,12 +141,12 @@ def answer_evidence(row: AnswerRow, file: AnswersFile, corpus: Any, evidence_k: 
     from evalkit.run.query import Evidence
 
     if row.contexts is not None:
-        paired = row.retrieved is not None and len(row.retrieved) == len(row.contexts)
+        paired = row.retrieved if row.retrieved is not None and len(row.retrieved) == len(row.contexts) else None
         out = []
         for i, (given, text) in enumerate(row.contexts):
             if not text.strip():
                 continue
-            doc, score = row.retrieved[i] if paired and given is None else (given or context_id(text), 0.0)
+            doc, score = paired[i] if paired is not None and given is None else (given or context_id(text), 0.0)
             out.append(Evidence(doc, doc, text, score))
         return out
     if not row.retrieved:
@@ -195,7 +195,7 @@ def self_contained(file: AnswersFile, lang: str) -> list[tuple[EvalRecord, Answe
 
 def _row(file: AnswersFile, n: int, row: dict[str, Any]) -> AnswerRow:
     def get(f: str) -> Any:
-        value = row.get(file.columns[f]) if f in file.columns else None
+        value: Any = row.get(file.columns[f]) if f in file.columns else None
         return value.tolist() if hasattr(value, "tolist") else value
 
     def fail(f: str, message: str) -> LocatedError:
@@ -209,7 +209,7 @@ def _row(file: AnswersFile, n: int, row: dict[str, Any]) -> AnswerRow:
     answer = get("answer")
     if answer is None and error is None:
         raise fail("answer", "missing: give the system's answer (a string), or 'error' when the system failed")
-    answer = "" if answer is None else _text(answer, "answer", fail, allow_empty=True)
+    answer = _text(answer, "answer", fail, allow_empty=True) or ""  # None (an error row) -> ""
     contexts = _contexts(get("contexts"), fail)
     retrieved = None if get("retrieved") is None else parse_ranked(get("retrieved"), file.label, n,
                                                                    file.where("retrieved"))

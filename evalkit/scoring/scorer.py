@@ -24,6 +24,7 @@ from typing import Any
 
 from evalkit.errors import EvalkitError, LocatedError
 from evalkit.evalsets import EvalSet, load_eval_set
+from evalkit.index.corpus import Corpus
 from evalkit.llm.usage import usage_scope
 from evalkit.metrics import Scoring
 from evalkit.records import EvalRecord, EvalSetRef, QueryResult, RunSummary, TraceEvent
@@ -68,8 +69,16 @@ def _eval_set(spec: str | Path | EvalSet) -> tuple[EvalSet, EvalSetRef]:
     if es.corpus is None:
         es = load_eval_set(f"{es.path}@v{es.version}")
     ref = es.ref()
-    ref.corpus, ref.corpus_sha256 = str(es.corpus_path), es.corpus.sha256
+    ref.corpus, ref.corpus_sha256 = str(es.corpus_path), _corpus(es).sha256
     return es, ref
+
+
+def _corpus(es: EvalSet) -> Corpus:
+    """The eval set's corpus (loaded by :func:`_eval_set`), which document ids are checked against."""
+    if es.corpus is None:
+        raise EvalkitError(f"eval set {es.name} v{es.version} has no corpus loaded; load it with its corpus "
+                           f"({es.corpus_path}): load_eval_set('{es.path}@v{es.version}')")
+    return es.corpus
 
 
 def _listing(items: Sequence[str]) -> str:
@@ -150,10 +159,11 @@ def score_run(run: str | Path, eval_set: str | Path | EvalSet, name: str, *, run
 
 def _doc_id_check(file: str, rankings: dict[str, Ranking], es: EvalSet) -> list[str]:
     """Refuse a run none of whose documents is in the corpus (another id scheme); count strays."""
+    corpus = _corpus(es)
     ids = {d for r in rankings.values() for d in r.doc_ids()}
-    stray = sorted(d for d in ids if d not in es.corpus)
+    stray = sorted(d for d in ids if d not in corpus)
     if ids and len(stray) == len(ids):
-        corpus_ids = [d.id for d in es.corpus.documents[:3]]
+        corpus_ids = [d.id for d in corpus.documents[:3]]
         raise LocatedError(file, "docid", f"none of the {len(ids)} document ids is in the corpus of {es.name} "
                            f"({es.corpus_path}): the run uses other ids (e.g. '{stray[0]}'; the corpus has "
                            f"{', '.join(repr(c) for c in corpus_ids)}...)")
@@ -207,8 +217,8 @@ def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str
         else:
             results.append(_missing(name, record, file.label, metrics if ranked else ()))
     notices, warnings = [], _empty_answers(file, by_id, results)
-    if missing:
-        notices.append(f"{len(missing)} of {len(es.records)} eval-set queries have no answer in {file.label}: "
+    if missing:  # only with an eval set: order is its records
+        notices.append(f"{len(missing)} of {len(order)} eval-set queries have no answer in {file.label}: "
                        f"recorded as failed queries: {_listing(missing)}")
     if ranked is None:
         notices.append(f"{file.label} gives no ranking ('retrieved', or contexts that are documents of the eval "
@@ -243,6 +253,7 @@ def _match(file: AnswersFile, es: EvalSet) -> tuple[list[tuple[EvalRecord, Answe
     for r in es.records:
         by_question.setdefault(" ".join(r.question.split()), []).append(r)
     found: dict[str, int] = {}
+    matched: list[tuple[str, AnswerRow]] = []  # each row with its query id (given, or found by its question)
     pairs = []
     for row in file.rows:
         if row.id is None:
@@ -259,9 +270,10 @@ def _match(file: AnswersFile, es: EvalSet) -> tuple[list[tuple[EvalRecord, Answe
             raise LocatedError(file.label, file.where("id"), f"query '{row.id}' is answered twice (first on line "
                                f"{found[row.id]}); keep one answer per query", line=row.line)
         found[row.id] = row.line
+        matched.append((row.id, row))
     _unknown_ids(file.label, found, es)
-    for row in file.rows:
-        record = by_id[row.id]
+    for qid, row in matched:
+        record = by_id[qid]
         for f, mine, theirs in (("question", row.question, record.question),
                                 ("reference_answer", row.reference_answer, record.reference_answer)):
             if mine is not None and " ".join(mine.split()) != " ".join((theirs or "").split()):
