@@ -1,4 +1,5 @@
-"""The engine and the node families stay mypy-clean (``[tool.mypy]`` in pyproject.toml)."""
+"""The modules in ``[tool.mypy]`` ``files`` (pyproject.toml) stay mypy-clean: the engine, the node families,
+the runner, scoring and the records they write."""
 from __future__ import annotations
 
 import subprocess
