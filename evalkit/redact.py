@@ -220,7 +220,11 @@ def dumps(obj: Any, **kwargs: Any) -> str:
     the object itself redacted (:func:`redact_obj`) and dumped again, so masking can
     never break the JSON (a value cut inside an escape sequence).
     """
-    text = _pretty(obj) if kwargs == _PRETTY else None
+    text = None
+    if kwargs == _PRETTY:
+        import orjson
+
+        text = _orjson_text(obj, orjson.OPT_INDENT_2)
     if text is None:
         text = json.dumps(obj, **kwargs)
     secrets = secret_env_values()
@@ -229,26 +233,29 @@ def dumps(obj: Any, **kwargs: Any) -> str:
     return json.dumps(redact_obj(obj, secrets), **kwargs)
 
 
-_PRETTY = {"indent": 2, "ensure_ascii": False}  # how files such as a run's summary are written
+# How files such as a run's summary are written, by orjson where it can (_orjson_text): a summary is rewritten
+# after every variant and holds every variant so far, and json's pretty printer is pure Python (~20 of the
+# ~30 ms of a write at 100 variants: benchmarks/summary_writes.py).
+_PRETTY = {"indent": 2, "ensure_ascii": False}
 
 
-def _pretty(obj: Any) -> str | None:
-    """``json.dumps(obj, indent=2, ensure_ascii=False)`` written by orjson, or None where orjson would write
-    something else and ``json`` must: the rule of :func:`dumps_line` (orjson's text is used when it reads
-    back as exactly ``obj``, known without reading it back for plain, finite data).
+def _orjson_text(obj: Any, option: int, default: Any = None) -> str | None:
+    """``obj`` written by orjson where that text reads back as exactly ``obj``, else None (``json`` must write it).
 
-    The same layout, characters and escapes; a small float may read ``1e-7`` or ``0.00001`` instead of
-    ``1e-07`` or ``1e-05``, the same number. A run's summary is rewritten after every variant and holds
-    every variant so far: ``json``'s pretty printer is pure Python and took ~20 of the ~30 ms of a write
-    at 100 variants (``benchmarks/summary_writes.py``).
+    Known without reading it back for plain, finite data (:func:`_plain_and_finite`); anything orjson
+    would write differently from ``json`` (NaN or infinity, which it writes as ``null``; non-string keys;
+    integers beyond 64 bits; lone surrogates; float subclasses such as numpy's; dataclasses, enums,
+    dates) is refused or fails the read-back, so what a reader parses never depends on which wrote it.
+    With ``indent=2`` (:func:`dumps`) the layout, characters and escapes are ``json``'s; a small float
+    may read ``1e-7`` or ``0.00001`` instead of ``1e-07`` or ``1e-05``, the same number.
     """
     import orjson
 
     try:
-        text = orjson.dumps(obj, option=orjson.OPT_INDENT_2).decode("utf-8")
-    except TypeError:  # orjson.JSONEncodeError: non-string keys, integers beyond 64 bits...
+        text = orjson.dumps(obj, default=default, option=option).decode("utf-8")
+        return text if _plain_and_finite(obj) or orjson.loads(text) == obj else None
+    except (TypeError, ValueError):  # orjson.JSONEncodeError / JSONDecodeError derive from these
         return None
-    return text if _plain_and_finite(obj) or orjson.loads(text) == obj else None
 
 
 def _plain_and_finite(obj: Any) -> bool:
@@ -345,13 +352,9 @@ def dumps_line(obj: Any, secrets: Sequence[str] | None = None) -> str:
 
     A per-query record is ~20 KB of nested lists (rankings, the trace) that ``json.dumps``
     takes ~1 ms to write, the largest cost a variant of a sweep adds per query; ``orjson``
-    takes ~0.05 ms. Its text is used only when it reads back as exactly ``obj`` (known without
-    reading it back for plain, finite data: :func:`_plain_and_finite`; otherwise checked with
-    ``orjson.loads(text) == obj``): anything orjson would write differently from ``json``
-    (NaN or infinity, which it writes as ``null``; non-string keys; integers beyond 64 bits;
-    lone surrogates; float subclasses such as numpy's; dataclasses, enums, dates) is written by
-    ``json.dumps`` instead, so what a reader parses back never depends on which path wrote it
-    (tuples read back as lists from either).
+    takes ~0.05 ms. Its text is used only when it reads back as exactly ``obj``
+    (:func:`_orjson_text`); anything else is written by ``json.dumps``, so what a reader parses
+    back never depends on which path wrote it (tuples read back as lists from either).
     ``secrets``: the values to mask (:func:`secret_env_values`, read once by a caller
     writing many lines; None reads them now).
     """
@@ -359,11 +362,8 @@ def dumps_line(obj: Any, secrets: Sequence[str] | None = None) -> str:
 
     if secrets is None:
         secrets = secret_env_values()
-    try:
-        text = orjson.dumps(obj, default=_written, option=orjson.OPT_PASSTHROUGH_SUBCLASS).decode("utf-8")
-        if not _plain_and_finite(obj) and orjson.loads(text) != obj:
-            raise ValueError("orjson would write it differently")
-    except (TypeError, ValueError):  # orjson.JSONEncodeError / JSONDecodeError derive from these
+    text = _orjson_text(obj, orjson.OPT_PASSTHROUGH_SUBCLASS, _written)
+    if text is None:
         text = json.dumps(obj, ensure_ascii=False)
     if redact(text, secrets) == text:  # as dumps: the object itself is masked only when the text had a secret
         return text
