@@ -14,7 +14,7 @@ What it does:
    the same tokens, so their build times compare the index, not the tokenizer.
 3. Runs each (kind, size) in a **fresh subprocess** (its peak RSS is that index's), 1
    thread, and measures build s, query ms single (one query per call) and batched (every
-   query in one call), peak RSS:
+   query in one call; each the median of ``--repeats`` passes), peak RSS:
    - ``bm25-evalkit``: ``build_or_load_bm25`` (bm25s matrix, float64, Lucene IDF, k1 0.9,
      b 0.4) then ``search`` per query and ``search_many`` for all; a warm load is timed too.
    - ``bm25-rank``: rank-bm25 ``BM25Okapi`` with Lucene IDF (evalkit before bm25s) on the
@@ -60,6 +60,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--rank-max", type=int, default=100_000, help="Largest size rank-bm25 runs at (default: 100000).")
     p.add_argument("--hnsw-max", type=int, default=100_000,
                    help="Largest size HNSW is built at (default: 100000; a 1M build takes ~half an hour on one core).")
+    p.add_argument("--repeats", type=int, default=5,
+                   help="Timed passes over the queries per cell; the median pass is reported (default: 5; "
+                        "rank-bm25, seconds a query, is timed once).")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--threads", type=int, default=1, help="faiss / BLAS threads (default: 1).")
     p.add_argument("--work-dir", type=Path, default=Path("/tmp/evalkit-scaling"))
@@ -101,6 +104,16 @@ def _timed(fn: Any) -> tuple[Any, float]:
     t = time.perf_counter()
     out = fn()
     return out, time.perf_counter() - t
+
+
+def _median_timed(fn: Any, repeats: int) -> tuple[Any, float]:
+    """``fn``'s result and the median of ``repeats`` timed calls: a pass over 100 queries at 100k lasts
+    ~0.1 s, so one pass moves by a quarter between runs; the median of five is what a rerun reproduces."""
+    times = []
+    for _ in range(max(1, repeats)):
+        out, t = _timed(fn)
+        times.append(t)
+    return out, float(np.median(times))
 
 
 def tokens(n: int, args: argparse.Namespace) -> tuple[list[str], list[str], Any, dict[str, Any], float]:
@@ -145,12 +158,14 @@ def child(kind: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
             index, out["build_s"] = _timed(lambda: bm25.build_or_load_bm25([], ids, tok, key, cache))
             _, out["warm_load_s"] = _timed(lambda: bm25.build_or_load_bm25([], ids, tok, key, cache))
             index.search(queries[0], 100)
-            single, t = _timed(lambda: [index.search(q, 100) for q in queries])
+            index.paths.clear()
+            single, t = _median_timed(lambda: [index.search(q, 100) for q in queries], args.repeats)
             out["single_ms"] = 1000 * t / len(queries)
-            batch, t = _timed(lambda: index.search_many(queries, 100))
+            paths = {k: v // max(1, args.repeats) for k, v in index.paths.items()}  # one pass's
+            batch, t = _median_timed(lambda: index.search_many(queries, 100), args.repeats)
             out["batch_ms"] = 1000 * t / len(queries)
             out["same_single_batch"] = single == batch
-            out["paths"] = dict(index.paths)
+            out["paths"] = paths
             (args.work_dir / f"evalkit-{n}.json").write_text(json.dumps(single))
             shutil.rmtree(cache, ignore_errors=True)
         elif kind == "bm25-rank":
@@ -178,9 +193,9 @@ def child(kind: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
             model = bm25s.BM25(k1=0.9, b=0.4)  # its defaults otherwise (method lucene, float32)
             _, out["build_s"] = _timed(lambda: model.index(docs, show_progress=False))
             model.retrieve([qtok[0]], k=100, show_progress=False)
-            _, t = _timed(lambda: [model.retrieve([q], k=100, show_progress=False) for q in qtok])
+            _, t = _median_timed(lambda: [model.retrieve([q], k=100, show_progress=False) for q in qtok], args.repeats)
             out["single_ms"] = 1000 * t / len(queries)
-            _, t = _timed(lambda: model.retrieve(qtok, k=100, show_progress=False))
+            _, t = _median_timed(lambda: model.retrieve(qtok, k=100, show_progress=False), args.repeats)
             out["batch_ms"] = 1000 * t / len(queries)
         out["rss_above_start_mb"] = peak_rss_mb() - base
     else:
@@ -200,9 +215,10 @@ def child(kind: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
         del vecs
         index, out["warm_load_s"] = _timed(lambda: build_or_load_dense([""] * n, ids, VectorStub(None), key, cache, sub,
                                                                       **extra))
-        single, t = _timed(lambda: [index.search(qv[i:i + 1], 100, VectorStub.identity)[0] for i in range(len(qv))])
+        single, t = _median_timed(lambda: [index.search(qv[i:i + 1], 100, VectorStub.identity)[0]
+                                            for i in range(len(qv))], args.repeats)
         out["single_ms"] = 1000 * t / len(qv)
-        batch, t = _timed(lambda: index.search(qv, 100, VectorStub.identity))
+        batch, t = _median_timed(lambda: index.search(qv, 100, VectorStub.identity), args.repeats)
         out["batch_ms"] = 1000 * t / len(qv)
         out["same_single_batch"] = single == batch
         (args.work_dir / f"{kind}-{n}-top.json").write_text(json.dumps([[p for p, _ in r] for r in single]))
@@ -214,7 +230,7 @@ def child(kind: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
 
 def run_child(kind: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--child", kind, str(n), "--queries", str(args.queries), "--seed", str(args.seed),
-           "--threads", str(args.threads), "--work-dir", str(args.work_dir)]
+           "--threads", str(args.threads), "--repeats", str(args.repeats), "--work-dir", str(args.work_dir)]
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "MKL_NUM_THREADS": str(args.threads),
            "OPENBLAS_NUM_THREADS": str(args.threads), "DISABLE_TQDM": "1"}
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -284,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
                          _f(r.get("rss_above_start_mb"), ".0f"), "; ".join(notes)])
             prev = r
     print(f"Index scaling (synthetic, seed {args.seed}; {args.queries} queries, top 100; one subprocess per cell; "
-          f"{args.threads} thread(s)). 'evalkit speed-up' = that implementation's single-query time / evalkit's.\n")
+          f"{args.threads} thread(s); query times: the median of {args.repeats} passes). 'evalkit speed-up' = that implementation's single-query time / evalkit's.\n")
     print(table(header, rows, args.markdown))
     if args.json:
         args.json.write_text(json.dumps([{**v} for v in res.values()], indent=1) + "\n")
