@@ -108,7 +108,7 @@ def _timed(fn: Any) -> tuple[Any, float]:
 
 def _median_timed(fn: Any, repeats: int) -> tuple[Any, float]:
     """``fn``'s result and the median of ``repeats`` timed calls: a pass over 100 queries at 100k lasts
-    ~0.1 s, so one pass moves by a quarter between runs; the median of five is what a rerun reproduces."""
+    ~0.1 s, so one pass moved by a third between runs; the median of five is what a rerun reproduces."""
     times = []
     for _ in range(max(1, repeats)):
         out, t = _timed(fn)
@@ -300,7 +300,8 @@ def main(argv: list[str] | None = None) -> int:
                          _f(r.get("rss_above_start_mb"), ".0f"), "; ".join(notes)])
             prev = r
     print(f"Index scaling (synthetic, seed {args.seed}; {args.queries} queries, top 100; one subprocess per cell; "
-          f"{args.threads} thread(s); query times: the median of {args.repeats} passes). 'evalkit speed-up' = that implementation's single-query time / evalkit's.\n")
+          f"{args.threads} thread(s); query times: the median of {args.repeats} passes). "
+          "'evalkit speed-up' = that implementation's single-query time / evalkit's.\n")
     print(table(header, rows, args.markdown))
     if args.json:
         args.json.write_text(json.dumps([{**v} for v in res.values()], indent=1) + "\n")
