@@ -31,8 +31,9 @@ as a hallucination and a negative fact as an abstention.
    "本次审计没有发现任何违规行为", "No data is retained after the trial"), and so is a fact a
    source reports ("资料显示，公司没有分红"). An answer that, besides a refusal clause, states
    something about the world (before or after it: "The warranty lasts two years; the documents
-   don't say whether it covers batteries") is a **partial** answer: answered, so its claims are
-   judged. Clauses about the sources or the question, polite fillers and suggestions ("please
+   don't say whether it covers batteries"), or that heads its caveat with a bare short answer
+   ("Paris. The documents don't give the date.", 北京。文档没有提到具体日期。), is a **partial**
+   answer: answered, so its claims are judged. Clauses about the sources or the question, polite fillers and suggestions ("please
    contact support") do not make a refusal partial.
 
 Patterns are Python regular expressions, matched case-insensitively anywhere in the

@@ -22,7 +22,9 @@ follow the structure of a refusal rather than a list of phrases:
 - **Partial answers.** A clause that states something about the world, before or after the
   refusal, makes the answer a partial answer (an answer: its claims get judged). Clauses
   about the sources, the question or the speaker, polite fillers and suggestions ("please
-  contact support", 建议联系客服) are not content.
+  contact support", 建议联系客服) are not content. A bare short answer heading the reply
+  ("Paris. The documents don't give the date.", 是的。不过资料中没有说明...) is content; a filler
+  in its place ("Sure.", 好的。) is not.
 
 Texts are matched after a length-preserving normalisation (:func:`normalise`): full-width
 ASCII to ASCII, curly apostrophes to ``'``, the traditional characters of these words to
@@ -192,7 +194,8 @@ _ZH = [
 _FRAGMENT = re.compile(
     r"^\W*(?:answer\s*:\s*|答案\s*[:：]\s*|a\s*:\s*)?(?:n\s*/\s*a|unknown|not\s+(?:available|found|known|specified|mentioned|"
     r"stated|provided|given|sure|certain|documented)|no\s+(?:data|information|info|answer|idea|comment|details)|"
-    r"insufficient\s+(?:information|data|context|evidence)|idk|未知|不详|不清楚|不知道|不确定|不太确定|暂无|无数据|无信息|"
+    r"insufficient\s+(?:information|data|context|evidence)|idk|unclear|uncertain|unsure|not\s+clear|can(?:no|')t\s+(?:say|tell)|"
+    r"未知|不详|不明|不清楚|不知道|不确定|不太确定|说不准|说不清|不好说|难说|暂无|无数据|无信息|"
     r"未提及|未找到|无法确定|无从得知|无可奉告|暂无数据|暂无信息|没有数据|没有信息)\W*$", re.IGNORECASE)
 _REFUSAL = re.compile("|".join(f"(?:{p})" for p in _EN + _ZH), re.IGNORECASE | re.MULTILINE)
 
@@ -320,7 +323,35 @@ def _is_content(clause: str) -> bool:
                    for m in _LACK.finditer(clause))
 
 
+# A bare short answer heading the reply, then the refusal ("Paris. The documents don't give the date.",
+# "Yes — but ...", "2019。资料没有提到月份。"): chat models answer first and add the caveat. It ends at a
+# sentence mark, a dash or a colon, or at a comma before "but" (not "No, I can't find it"). A filler in
+# that place (_FILLER, or what _META and _SPEAKER_META call one: "Sure.", "Hmm.", 好的。, 您好！) is not one.
+_HEAD_END = re.compile(r"\s*(?:[.!。！;；:：\n—]|--|[,，]\s*(?:but|however|though|although|yet)\b|[,，]\s*(?:但|不过|然而|只是))",
+                       re.IGNORECASE)
+_FILLER = re.compile(
+    r"^\W*(?:h?m+|um+|uh+|er+|ah+|oh+|well|so|ok(?:ay)?|sure|certainly|of\s+course|absolutely|alright|all\s+right|right|"
+    r"got\s+it|understood|noted|hi|hello|hey|greetings|dear\s+\w+|thanks|thank\s+you|"
+    r"(?:great|good|interesting|nice|fair)\s+question|i\s+see|let(?:'s|\s+me)\s+(?:see|check)|alas|note|disclaimer|"
+    r"caveat|(?:short\s+)?answer|a|tl;?dr|summary|in\s+short|honestly|frankly|actually|"
+    r"嗯+|呃+|唔|哦+|噢|啊|好的|好|行|当然|没问题|明白|了解|收到|您好|你好|亲|谢谢|感谢|好问题|说实话|老实说|其实|答|回答|答案)\W*$",
+    re.IGNORECASE)
+
+
+def _answer_head(text: str, refusals: list[tuple[int, int]]) -> list[str]:
+    """The bare short answer before the first refusal span, after any fillers (``[]`` when there is none)."""
+    first = min(s for s, _ in refusals)
+    for s, e in _clauses(text):
+        clause = text[s:e]
+        if e > first or not _HEAD_END.match(text, e):
+            return []
+        if not (_FILLER.match(clause) or _META.search(clause) or _SPEAKER_META.search(clause)):
+            return [clause] if _CJK.search(clause) or _WORD.search(clause) else []
+    return []
+
+
 def content_clauses(text: str, refusals: list[tuple[int, int]]) -> list[str]:
     """The clauses of a normalised ``text`` outside every refusal span that state something (a partial answer)."""
-    return [text[s:e] for s, e in _clauses(text)
-            if not any(rs < e and s < re_ for rs, re_ in refusals) and _is_content(text[s:e])]
+    found = [text[s:e] for s, e in _clauses(text)
+             if not any(rs < e and s < re_ for rs, re_ in refusals) and _is_content(text[s:e])]
+    return found or (_answer_head(text, refusals) if refusals else [])

@@ -153,6 +153,38 @@ def test_an_answer_before_a_refusal_is_a_partial_answer(answer):
     assert (d.abstained, d.reason) == (False, "partial"), answer
 
 
+@pytest.mark.parametrize("answer", [
+    "Paris. The documents don't mention the exact date of the move, though.",
+    "Acme Ltd. I could not find its address in the sources.",
+    "Yes — but the context doesn’t say whether this applies to interns.",
+    "Yes, but the context does not say whether interns qualify.",
+    "**Answer:** 42%. The report does not break this down by region, and I couldn't find more.",
+    "2019。资料没有提到具体月份。", "是的。不过资料中没有说明是否适用于实习生。", "好的。北京：文档没有提到具体地址。",
+])
+def test_a_short_answer_heading_a_refusal_is_a_partial_answer(answer):
+    """Chat models answer first and add the caveat: scored as a refusal, a wrong "Paris." escaped judging."""
+    d = detect_abstention(answer)
+    assert (d.abstained, d.reason) == (False, "partial"), answer
+
+
+@pytest.mark.parametrize("answer", [
+    "Sure. The documents do not mention it.", "Hmm... I cannot find that in the documents.",
+    "Good question! The documents do not mention it.", "Hello! I couldn't find that in the knowledge base.",
+    "Dear customer, the documents do not mention it.", "No, the documents do not mention it.",
+    "Sorry. I cannot find that in the documents.", "Answer: I don't know.", "Unclear. The context does not say.",
+    "好的。文档中没有提到。", "您好！文档中没有提到。", "嗯。资料里找不到。", "答：资料中没有提到。",
+    "Unclear.", "Can't say.", "Not clear.", "不明。", "说不准。", "难说。",
+])
+def test_a_filler_or_a_bare_fragment_before_a_refusal_keeps_it_a_refusal(answer):
+    d = detect_abstention(answer)
+    assert (d.abstained, d.reason) == (True, "refusal"), answer
+
+
+@pytest.mark.parametrize("answer", ["Paris.", "Yes.", "北京。", "The cause is unclear.", "病因不明。"])
+def test_a_short_answer_alone_or_a_worldly_unclear_is_an_answer(answer):
+    assert not detect_abstention(answer).abstained, answer
+
+
 @pytest.mark.parametrize(("answer", "abstained"), [
     # X isn't available / provided / contained in the (given | supplied | attached) sources: a refusal, curly or not
     ("What you asked about isn\u2019t available in the given context.", True),
