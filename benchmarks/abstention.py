@@ -7,13 +7,15 @@
 What it does: reads ``benchmarks/data/abstention_dev.jsonl`` (the split the default
 patterns of :mod:`evalkit.judges.abstention` were developed on) and
 ``benchmarks/data/abstention_test.jsonl`` (written afterwards, in other wordings, and
-measured once: the reported figure). Each line is an answer (``answer``, optional
-``finish_reason``) labelled ``abstained`` (a refusal, in many wordings, en and zh; an
-empty answer; a provider's content filter) or ``answered`` (a plain answer, a correct
-*negative* answer such as "does not contain a built-in Wi-Fi module" / 也未提供住宿补贴,
-or a partial refusal that then answers). Prints, per split, overall and per language and
+measured once: the reported figure), and ``benchmarks/data/abstention_test2.jsonl`` (120
+answers written by a helper that did not read the rules, with short answers heading
+their caveat among the partial answers; measured once, after the short-answer rule).
+Each line is an answer (``answer``, optional ``finish_reason``) labelled ``abstained`` (a
+refusal, in many wordings, en and zh; an empty answer; a provider's content filter) or
+``answered`` (a plain answer, a correct *negative* answer such as "does not contain a
+built-in Wi-Fi module" / 也未提供住宿补贴, or a partial refusal that then answers). Prints, per split, overall and per language and
 per kind: precision and recall of "abstained" (positive class), and the accuracy.
-Targets: precision and recall >= 0.95 on the test split (exit 1 with ``--strict`` when
+Targets: precision and recall >= 0.95 on each test split (exit 1 with ``--strict`` when
 missed).
 """
 from __future__ import annotations
@@ -25,7 +27,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SPLITS = {"dev": REPO / "benchmarks" / "data" / "abstention_dev.jsonl",
-          "test": REPO / "benchmarks" / "data" / "abstention_test.jsonl"}
+          "test": REPO / "benchmarks" / "data" / "abstention_test.jsonl",
+          "test2": REPO / "benchmarks" / "data" / "abstention_test2.jsonl"}
 TARGET = 0.95
 
 
@@ -73,15 +76,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:24s} {s['n']:4d} {_f(s['precision']):>9s} {_f(s['recall']):>7s} {_f(s['accuracy']):>8s}"
                   f"  {s['tp']}/{s['fp']}/{s['fn']}")
         o = scores(rows)
-        if split == "test":
+        if split.startswith("test"):
             for k in ("precision", "recall"):
                 if o[k] is None or o[k] < TARGET:
-                    missed.append(f"test {k} {_f(o[k])} (target >= {TARGET})")
+                    missed.append(f"{split} {k} {_f(o[k])} (target >= {TARGET})")
         if args.show:
             for r, d in data:
                 if d.abstained != (r["label"] == "abstained"):
                     print(f"  WRONG {r['id']} [{r['label']}, {r['kind']}] {r['answer']!r} -> {d.reason} {d.matched!r}")
-    print("\nabstention detector vs targets (test split): " + ("all met" if not missed else "MISSED: " + "; ".join(missed)))
+    print("\nabstention detector vs targets (test splits): "
+          + ("all met" if not missed else "MISSED: " + "; ".join(missed)))
     return 1 if args.strict and missed else 0
 
 

@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 CASES = REPO / "tests" / "judges" / "data" / "error_replies.jsonl"
 ANSWERS = {  # file -> the field holding an answer (every one is an answer or a refusal, none an error reply)
     "tests/judges/data/abstention_cases.jsonl": "answer", "benchmarks/data/abstention_dev.jsonl": "answer",
-    "benchmarks/data/abstention_test.jsonl": "answer", "benchmarks/data/judge_cases.jsonl": "answer",
+    "benchmarks/data/abstention_test.jsonl": "answer", "benchmarks/data/abstention_test2.jsonl": "answer", "benchmarks/data/judge_cases.jsonl": "answer",
     "benchmarks/data/judge_paraphrases.jsonl": "answer", "eval_sets/demo_kb.jsonl": "reference_answer",
     "eval_sets/demo_routes.jsonl": "reference_answer", "eval_sets/demo_tenants.jsonl": "reference_answer",
     "eval_sets/demo_turns.jsonl": "reference_answer",

@@ -33,8 +33,8 @@ as a hallucination and a negative fact as an abstention.
    something about the world (before or after it: "The warranty lasts two years; the documents
    don't say whether it covers batteries"), or that heads its caveat with a bare short answer
    ("Paris. The documents don't give the date.", 北京。文档没有提到具体日期。), is a **partial**
-   answer: answered, so its claims are judged. Clauses about the sources or the question, polite fillers and suggestions ("please
-   contact support") do not make a refusal partial.
+   answer: answered, so its claims are judged. Clauses about the sources or the question, polite
+   fillers and suggestions ("please contact support") do not make a refusal partial.
 
 Patterns are Python regular expressions, matched case-insensitively anywhere in the
 answer, as written or with its typography evened out (:func:`_typeset`: curly quotes as

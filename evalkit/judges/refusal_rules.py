@@ -194,7 +194,8 @@ _ZH = [
 _FRAGMENT = re.compile(
     r"^\W*(?:answer\s*:\s*|答案\s*[:：]\s*|a\s*:\s*)?(?:n\s*/\s*a|unknown|not\s+(?:available|found|known|specified|mentioned|"
     r"stated|provided|given|sure|certain|documented)|no\s+(?:data|information|info|answer|idea|comment|details)|"
-    r"insufficient\s+(?:information|data|context|evidence)|idk|unclear|uncertain|unsure|not\s+clear|can(?:no|')t\s+(?:say|tell)|"
+    r"insufficient\s+(?:information|data|context|evidence)|idk|unclear|uncertain|unsure|not\s+clear|"
+    r"can(?:no|')t\s+(?:say|tell)|"
     r"未知|不详|不明|不清楚|不知道|不确定|不太确定|说不准|说不清|不好说|难说|暂无|无数据|无信息|"
     r"未提及|未找到|无法确定|无从得知|无可奉告|暂无数据|暂无信息|没有数据|没有信息)\W*$", re.IGNORECASE)
 _REFUSAL = re.compile("|".join(f"(?:{p})" for p in _EN + _ZH), re.IGNORECASE | re.MULTILINE)
@@ -327,8 +328,8 @@ def _is_content(clause: str) -> bool:
 # "Yes — but ...", "2019。资料没有提到月份。"): chat models answer first and add the caveat. It ends at a
 # sentence mark, a dash or a colon, or at a comma before "but" (not "No, I can't find it"). A filler in
 # that place (_FILLER, or what _META and _SPEAKER_META call one: "Sure.", "Hmm.", 好的。, 您好！) is not one.
-_HEAD_END = re.compile(r"\s*(?:[.!。！;；:：\n—]|--|[,，]\s*(?:but|however|though|although|yet)\b|[,，]\s*(?:但|不过|然而|只是))",
-                       re.IGNORECASE)
+_HEAD_END = re.compile(r"\s*(?:[.!。！;；:：\n—]|--|[,，]\s*(?:but|however|though|although|yet)\b|"
+                       r"[,，]\s*(?:但|不过|然而|只是))", re.IGNORECASE)
 _FILLER = re.compile(
     r"^\W*(?:h?m+|um+|uh+|er+|ah+|oh+|well|so|ok(?:ay)?|sure|certainly|of\s+course|absolutely|alright|all\s+right|right|"
     r"got\s+it|understood|noted|hi|hello|hey|greetings|dear\s+\w+|thanks|thank\s+you|"

