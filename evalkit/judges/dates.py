@@ -2,7 +2,7 @@
 
 What it is for: ``2026-01-01``, ``2026/1/1``, ``2026年1月1日``, ``January 1, 2026``,
 ``1 Jan 2026`` and ``2026年元旦`` are one date; ``Q3 2025``, ``third quarter of 2025`` and
-``2025年第三季度`` one quarter; ``每月 18 日`` and ``the 18th of each month`` a day of the month. A :class:`DateValue` keeps only the parts the text gave
+``2025年第三季度`` one quarter; ``FY2023``, ``FY23`` and ``2023财年`` the year 2023; ``每月 18 日`` and ``the 18th of each month`` a day of the month. A :class:`DateValue` keeps only the parts the text gave
 (``December`` has a month, no year), and a claim's date is supported by an evidence date
 that agrees on every part the claim gives (see :func:`date_supported`).
 """
@@ -64,12 +64,16 @@ _Y = r"(?P<y>1[5-9]\d{2}|20\d{2})"
 _CNY = r"(?P<y>\d{4}|[零〇○一二三四五六七八九]{4})"
 _CNM = rf"(?P<mon>\d{{1,2}}|[{CN_NUM}]{{1,3}})"
 _CND = rf"(?P<d>\d{{1,2}}|[{CN_NUM}]{{1,3}})"
+_CND2 = _CND.replace("?P<d>", "?P<d2>")
+_CN_TO = r"(?:至|到|-|–|~|～|—)"
 _NB = r"(?<![A-Za-z0-9])"  # no ASCII letter or digit before (CJK characters are fine)
 _NA = r"(?![A-Za-z0-9])"
 
 _PATTERNS: list[re.Pattern[str]] = [re.compile(p, re.IGNORECASE) for p in (
     # Chinese: 2026年1月1日 / 一九九七年七月一日 / 2026年1月 / 12月20日 / 2026年元旦
-    rf"(?:{_CNY}\s*年\s*)?{_CNM}\s*月\s*{_CND}\s*(?:日|号)(?:\s*(?:至|到|-|–|~|—)\s*(?P<d2>\d{{1,2}}|[{CN_NUM}]{{1,3}})\s*(?:日|号))?",
+    # and a range of days: 4月19日至20日, 4月19—20日 (the first day's 日 may be left out)
+    rf"(?:{_CNY}\s*年\s*)?{_CNM}\s*月\s*{_CND}\s*(?:日|号|(?={_CN_TO}\s*[\d{CN_NUM}]{{1,3}}\s*(?:日|号)))"
+    rf"(?:\s*{_CN_TO}\s*{_CND2}\s*(?:日|号))?",
     rf"{_CNY}\s*年\s*(?P<hol>元旦|国庆节|国庆|劳动节|五一|圣诞节)",
     # a day of the month: 每月 18 日, 次月 5 号, 18 号 (not 5 日内, a duration, nor 3 号楼)
     rf"(?:每个?月的?|当月|次月|本月|下个?月|上个?月)\s*(?P<d>\d{{1,2}}|[{CN_NUM}]{{1,3}})\s*(?:日|号)(?!\s*(?:内|之内|以内))",
@@ -84,8 +88,8 @@ _PATTERNS: list[re.Pattern[str]] = [re.compile(p, re.IGNORECASE) for p in (
     rf"{_NB}{_Y}(?P<sep>[-/.])(?P<mon>\d{{1,2}})(?P=sep)(?P<d>\d{{1,2}}){_NA}",
     # ambiguous numeric: 1/2/2026 (month/day or day/month)
     rf"{_NB}(?P<a>\d{{1,2}})[/.](?P<b>\d{{1,2}})[/.]{_Y}{_NA}",
-    # ranges: 12 to 14 January 2026 / January 12-14, 2026
-    rf"{_NB}{_D}\s*(?:-|–|to|and)\s*{_D2}\s+(?:of\s+)?{_MON}(?:,?\s+{_Y})?{_NA}",
+    # ranges: 12 to 14 January 2026 / the 25th to the 27th of January / January 12-14, 2026
+    rf"{_NB}(?:the\s+)?{_D}\s*(?:-|–|to|and)\s*(?:the\s+)?{_D2}\s+(?:of\s+)?{_MON}(?:,?\s+{_Y})?{_NA}",
     rf"{_NB}{_MON}\s+{_D}\s*(?:-|–|to|and)\s*{_D2}(?:,?\s+{_Y})?{_NA}",
     # the 18th of each month / by the 5th
     rf"{_NB}(?:the\s+)?{_D.replace('(?:st|nd|rd|th)?', '(?:st|nd|rd|th)')}\s+(?:day\s+)?of\s+(?:each|every|the|the\s+following|the\s+next)\s+month{_NA}",
@@ -102,6 +106,9 @@ _PATTERNS: list[re.Pattern[str]] = [re.compile(p, re.IGNORECASE) for p in (
     rf"{_NB}(?P<hol>new year's day|christmas day|christmas)(?:,?\s+{_Y})?{_NA}",
     # a bare month name (capitalised; not "May", which is also a verb)
     r"(?<![A-Za-z])(?P<mon>January|February|March|April|June|July|August|September|October|November|December)(?![A-Za-z])",
+    # a fiscal year is a year, not a code: FY2023, FY 2023, FY23, 2023财年, 2023财年度
+    rf"{_NB}FY\s?'?(?P<fy>\d{{2}}|1[5-9]\d{{2}}|20\d{{2}}){_NA}",
+    rf"{_CNY}\s*财年度?",
     # a year: 2025年, 二〇二一年, in 2025 (not 2,025 or 2025.5 or 2025 units)
     rf"{_CNY}\s*年(?!\s*(?:\d|[{CN_NUM}]))",
     rf"(?<![A-Za-z0-9,.$¥€£-]){_Y}(?!\d|,\d|\.\d|\s?(?:%|percent|[A-Za-z]*[Hh]ours?|units?|km|mAh|metres?|meters?|m\b|USD|元|万|亿)"
@@ -129,8 +136,15 @@ def _month(s: str | None) -> int | None:
     return MONTHS.get(s.lower().rstrip(".")) or _num(s)
 
 
+def _fiscal_year(s: str) -> int:
+    """The year of "FY2023" or "FY23" (a two-digit fiscal year is of this century)."""
+    return int(s) + 2000 if len(s) == 2 else int(s)
+
+
 def _values(m: re.Match[str]) -> list[DateValue]:
     y = _num(_group(m, "y"))
+    if _group(m, "fy"):
+        y = _fiscal_year(m.group("fy"))
     if _group(m, "hol"):
         mo, d = _HOLIDAYS[m.group("hol").lower()]
         return [DateValue(y, mo, d)]

@@ -83,7 +83,7 @@ _CODE = re.compile(
     r"|(?<![A-Za-z0-9_-])(?=[A-Za-z0-9-]*[A-Za-z])(?=[A-Za-z0-9-]*\d)[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*(?:\.\d+)*"
     r"(?:\s(?:Pro|Max|Plus|Ultra|Lite|Mini|Air|SE)\b)?")                          # E-4012, LX-200 Pro, v1.2
 _NOT_CODE = re.compile(
-    r"^(?:q[1-4]|h[12]|\d+(?:\.\d+)?(?:k|m|bn|b|mn|gb|tb|mb|kb|mah|w|kw|km|kg|cm|mm|ms|s|h|hr|hrs|min|mins|d|"
+    r"^(?:q[1-4]|h[12]|fy\d{2}(?:\d{2})?|\d+(?:\.\d+)?(?:k|m|bn|b|mn|gb|tb|mb|kb|mah|w|kw|km|kg|cm|mm|ms|s|h|hr|hrs|min|mins|d|"
     r"st|nd|rd|th|am|pm|x|g|t|v|c|ml|l|yr|yrs|wk|wks|pct)|[a-z]{1,2}\.[a-z]{1,2}(?:\.[a-z]{1,2})*"
     # a hyphenated quantity ("2-year warranty", "30-day window", "500-MB limit"): a value, not a code
     r"|\d+(?:\.\d+)?-(?:years?|months?|weeks?|days?|hours?|minutes?|mins?|seconds?|secs?|milliseconds?|"
