@@ -38,14 +38,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from evalkit.judges.claims import clause_spans, is_chinese, split_claims, split_clauses
 from evalkit.judges.derived import derivation
 from evalkit.judges.lexicon import CJK, content_terms, negation_spans, term_found
 from evalkit.judges.subjects import own_subject
-from evalkit.judges.values import Atom, AtomPool, extract_atoms, fold, mask_atoms
+from evalkit.judges.values import Atom, AtomPool, carry_year, extract_atoms, fold, mask_atoms, passage_year
 
 __all__ = ["AtomGrounding", "Clause", "Segment", "Unit", "Window", "analyse", "coverage", "ground_atoms",
            "passage_pools", "segments", "windows"]
@@ -139,6 +139,9 @@ def _windows(evidence: tuple[tuple[str, str], ...]) -> tuple[list[Window], dict[
     pools: dict[str, AtomPool] = {}
     for pid, text in evidence:
         units = [analyse(s, entities=False) for s in split_claims(text)]
+        year = passage_year([a for u in units for a in u.atoms])
+        if year:  # the passage's year carries to its days ("2025年...首站于4月12日")
+            units = [replace(u, atoms=carry_year(u.atoms, year)) for u in units]
         for i in range(len(units)):
             for n in range(1, MAX_WINDOW + 1):
                 if i + n <= len(units):
