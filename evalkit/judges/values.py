@@ -207,8 +207,11 @@ def _posseg(text: str) -> tuple[tuple[str, str], ...]:
 def _zh_entities(text: str) -> list[Atom]:
     out: list[Atom] = []
     for m in _QUOTED.finditer(text):
-        name = next(g for g in m.groups() if g)
-        out.append(Atom("entity", name, fold(name).replace(" ", ""), m.start(), m.end()))
+        # the span inside the marks: a quoted span around a number (“满1年不满10年”) is re-read as
+        # written from it, and is then looked for in the evidence text without the marks
+        g = next(k for k in range(1, 5) if m.group(k))
+        name = m.group(g)
+        out.append(Atom("entity", name, fold(name).replace(" ", ""), m.start(g), m.end(g)))
     pos, cur, cur_start, parts = 0, "", 0, []
     for word, flag in _posseg(text) + (("", "x"),):
         start = text.find(word, pos) if word else len(text)
