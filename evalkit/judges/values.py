@@ -137,6 +137,27 @@ def _plain_title(tok: str) -> bool:
         and tok[1:].replace("'", "").replace("’", "").isalpha()
 
 
+# what makes an adjective or demonym of a place name: Europe/European, China/Chinese, Italy/Italian
+_NAME_SUFFIXES = ("ian", "ean", "ese", "ish", "an", "ic", "n", "i")
+
+
+def name_forms(word: str) -> set[str]:
+    """The adjective forms of a name word and the name of an adjective (europe <-> european).
+
+    A name stem (the word, or the word without its final vowel) of four letters or more
+    plus a demonym suffix: "European sales rose 6%" states Europe's sales. Irregular forms
+    (France/French) are not derived.
+    """
+    stems = {word} | ({word[:-1]} if word[-1:] in "aeiouy" else set())
+    out = {s + x for s in stems if len(s) >= 4 for x in ("",) + _NAME_SUFFIXES}  # Germany/German
+    for x in _NAME_SUFFIXES:
+        base = word[:-len(x)]
+        if word.endswith(x) and len(base) >= 4:
+            out |= {base} | {base + v for v in "aeoy"}
+    out.discard(word)
+    return out
+
+
 def _en_entities(text: str) -> list[Atom]:
     words = list(_EN_WORD.finditer(text))
     out: list[Atom] = []
@@ -372,7 +393,7 @@ class AtomPool:
         def stated(k: str) -> bool:
             toks = [t for t in re.findall(r"[a-z0-9\u00e0-\u024f]+", k) if t not in _CONNECT]
             return bool(toks) and all(t in self.words or t.rstrip("s") in self.words or t + "s" in self.words
-                                      for t in toks)
+                                      or any(f in self.words for f in name_forms(t)) for t in toks)
         # parts of an English name: the words after a sentence-initial capitalised word (Contact ...)
         return stated(key) or (bool(atom.parts) and stated(" ".join(atom.parts)))
 
