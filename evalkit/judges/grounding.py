@@ -17,6 +17,8 @@ so atoms are grounded one by one, across passages, not all in one window:
   segment's subject, unless it opens with a noun phrase or pronoun of its own
   (:func:`evalkit.judges.subjects.own_subject`: "退款在 14 天内发放", "refunds are issued
   within 14 days"): then it keeps only the previous segment's dates (its period).
+  A day on which the previous clause says something happened ("于2024年9月28日开通，两地最快
+  58分钟可达") is not taken: it is that event's date, not a period (unlike "截至2024年9月30日，").
 - An atom is **grounded** when a window (1-3 consecutive sentences of one passage) states
   it and that passage also states its subject: the nearest name or code before it in its
   segment (else after it) and, for a value, the nearest date on either side, when the answer (not the question) states them; a
@@ -44,7 +46,7 @@ from functools import lru_cache
 from evalkit.judges.claims import clause_spans, is_chinese, split_claims, split_clauses
 from evalkit.judges.derived import derivation
 from evalkit.judges.lexicon import CJK, content_terms, negation_spans, term_found
-from evalkit.judges.subjects import own_subject
+from evalkit.judges.subjects import only_time, own_subject
 from evalkit.judges.values import Atom, AtomPool, carry_year, extract_atoms, fold, mask_atoms, passage_year
 
 __all__ = ["AtomGrounding", "Clause", "Segment", "Unit", "Window", "analyse", "coverage", "ground_atoms",
@@ -223,6 +225,7 @@ def segments(claim: Unit) -> list[Segment]:
         if not subj and out and any(atoms[i].kind in VALUE_KINDS for i in idx):
             # "华南区更高：2,240 万元": the value belongs to the clause before (not to an aside before it)
             subj = out[-1].subjects if aside or context is None else context
+            subj = tuple(j for j in subj if not _event_day(j, atoms, out, claim.text))
             topic = own_subject(claim.text[start:end]) or ""
             if topic:  # "..., 退款在 14 天内发放": about its own subject, in the same period ("2021年末，")
                 subj = tuple(j for j in subj if atoms[j].kind == "date")
@@ -233,6 +236,17 @@ def segments(claim: Unit) -> list[Segment]:
     if rest:
         out.append(Segment(len(claim.text), len(claim.text), rest, out[-1].subjects if out else ()))
     return out
+
+
+def _event_day(j: int, atoms: tuple[Atom, ...], segs: list[Segment], text: str) -> bool:
+    """Whether atom ``j`` is a day on which its clause says something happened ("于2024年9月28日开通"):
+    not a period for the next clause's values ("两地最快58分钟可达" may come from another
+    passage), unlike a clause that only sets a time ("截至2024年9月30日，")."""
+    a = atoms[j]
+    seg = next((s for s in segs if j in s.atoms), None)
+    if a.kind != "date" or seg is None or not all(v.day for v in a.dates):
+        return False
+    return not only_time(mask_atoms(text, atoms, keep_entities=False)[seg.start:seg.end])
 
 
 # --- grounding ---------------------------------------------------------------------------------

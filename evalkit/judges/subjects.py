@@ -44,7 +44,7 @@ from functools import lru_cache
 
 from evalkit.judges.claims import is_chinese
 
-__all__ = ["own_subject"]
+__all__ = ["only_time", "own_subject"]
 
 
 def _words(text: str) -> frozenset[str]:
@@ -141,3 +141,19 @@ def own_subject(clause: str) -> str | None:
     """The subject ``clause`` opens with (a noun phrase or pronoun before its verb: "the pilot",
     "退款"), or None when it has none of its own; see the module docstring for each language."""
     return _zh_own_subject(clause) if is_chinese(clause) else _en_own_subject(clause)
+
+
+# --- time adverbials --------------------------------------------------------------------
+# what a clause that only sets a time says besides its date: 截至 2024年9月30日, As of 30 June 2024
+_TIME_WORDS = re.compile(
+    r"截至|截止到?|自|从|起|在|于|到|至|末|底|初|前|后|时|当天|\b(?:as|of|at|on|by|in|from|since|until|the|end|start)\b",
+    re.IGNORECASE)
+
+
+def only_time(text: str) -> bool:
+    """Whether a clause, its atoms masked out (``|``), says only when: "截至|", "As of |".
+
+    Such a clause sets the period of the clauses after it; a clause that also says what
+    happened on its date ("临青城际于2024年9月28日开通") does not."""
+    rest = _TIME_WORDS.sub("", text.replace("|", ""))
+    return not re.search(r"[A-Za-z\u4e00-\u9fff]", rest)
