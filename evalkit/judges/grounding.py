@@ -46,7 +46,7 @@ from functools import lru_cache
 from evalkit.judges.claims import clause_spans, is_chinese, split_claims, split_clauses
 from evalkit.judges.derived import derivation
 from evalkit.judges.lexicon import CJK, content_terms, negation_spans, term_found
-from evalkit.judges.subjects import only_time, own_subject
+from evalkit.judges.subjects import asides, only_time, own_subject
 from evalkit.judges.values import Atom, AtomPool, carry_year, extract_atoms, fold, mask_atoms, passage_year
 
 __all__ = ["AtomGrounding", "Clause", "Segment", "Unit", "Window", "analyse", "coverage", "ground_atoms",
@@ -202,7 +202,7 @@ def segments(claim: Unit) -> list[Segment]:
     """The claim's segments in order, each with its own (or the previous segment's) subject."""
     atoms = claim.atoms
     spans: list[tuple[int, int]] = []
-    for start, end in clause_spans(claim.text) or [(0, len(claim.text))]:
+    for start, end in _whole_asides(clause_spans(claim.text) or [(0, len(claim.text))], claim.text):
         cuts = [start]
         for m in _COORD.finditer(claim.text, start, end):
             left = [a for a in atoms if _inside(a, cuts[-1], m.start()) and a.kind in VALUE_KINDS | {"date"}]
@@ -235,6 +235,19 @@ def segments(claim: Unit) -> list[Segment]:
     rest = tuple(i for i in range(len(atoms)) if i not in taken)  # atoms outside every clause (trailing marks)
     if rest:
         out.append(Segment(len(claim.text), len(claim.text), rest, out[-1].subjects if out else ()))
+    return out
+
+
+def _whole_asides(spans: list[tuple[int, int]], text: str) -> list[tuple[int, int]]:
+    """Clause spans with those cut inside a parenthesis joined again: "(Quillmark founder, CEO until
+    2019)" is an aside within its clause, not a clause boundary."""
+    parens = asides(text)
+    out: list[tuple[int, int]] = []
+    for start, end in spans:
+        if out and any(a < out[-1][1] < b for a, b in parens):
+            out[-1] = (out[-1][0], end)
+        else:
+            out.append((start, end))
     return out
 
 
@@ -274,7 +287,11 @@ def _subjects_of(i: int, segs: list[Segment], claim: Unit) -> list[int]:
     if seg is None or atom.kind in ("entity", "code"):
         return []
     out = []
-    names = [j for j in seg.subjects if j != i and claim.atoms[j].kind in ("entity", "code")]
+    # a name inside a parenthesis is the aside's subject, not of the values outside it ("Priya Raman
+    # (Quillmark founder, CEO until 2019) holds a 2004 degree": 2004 is not the CEO's)
+    outside = [(a, b) for a, b in asides(claim.text) if not a <= atom.start < b]
+    names = [j for j in seg.subjects if j != i and claim.atoms[j].kind in ("entity", "code")
+             and not any(a <= claim.atoms[j].start < b for a, b in outside)]
     before = [j for j in names if claim.atoms[j].start < atom.start]
     pick = max(before, key=lambda j: claim.atoms[j].start) if before else \
         min(names, key=lambda j: claim.atoms[j].start, default=None)

@@ -44,7 +44,7 @@ from functools import lru_cache
 
 from evalkit.judges.claims import is_chinese
 
-__all__ = ["only_time", "own_subject"]
+__all__ = ["asides", "only_time", "own_subject"]
 
 
 def _words(text: str) -> frozenset[str]:
@@ -143,11 +143,18 @@ def own_subject(clause: str) -> str | None:
     return _zh_own_subject(clause) if is_chinese(clause) else _en_own_subject(clause)
 
 
-# --- time adverbials --------------------------------------------------------------------
+# --- asides and time adverbials --------------------------------------------------------------------
+_PAREN = re.compile(r"[（(][^（()）]*[)）]")
 # what a clause that only sets a time says besides its date: 截至 2024年9月30日, As of 30 June 2024
 _TIME_WORDS = re.compile(
     r"截至|截止到?|自|从|起|在|于|到|至|末|底|初|前|后|时|当天|\b(?:as|of|at|on|by|in|from|since|until|the|end|start)\b",
     re.IGNORECASE)
+
+
+def asides(text: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` of each parenthesis of ``text`` (an aside about the name before it:
+    "Priya Raman (Quillmark founder, CEO until 2019) holds a 2004 degree")."""
+    return [m.span() for m in _PAREN.finditer(text)]
 
 
 def only_time(text: str) -> bool:
