@@ -43,10 +43,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from evalkit.judges.claims import clause_spans, is_chinese, split_claims, split_clauses
+from evalkit.judges.claims import is_chinese, split_claims, split_clauses
 from evalkit.judges.derived import derivation
 from evalkit.judges.lexicon import CJK, content_terms, negation_spans, term_found
-from evalkit.judges.subjects import asides, only_time, own_subject
+from evalkit.judges.segments import SUBJECT_KINDS, VALUE_KINDS, Segment, segments, subjects_of
 from evalkit.judges.values import Atom, AtomPool, carry_year, extract_atoms, fold, mask_atoms, passage_year
 
 __all__ = ["AtomGrounding", "Clause", "Segment", "Unit", "Window", "analyse", "coverage", "ground_atoms",
@@ -54,8 +54,6 @@ __all__ = ["AtomGrounding", "Clause", "Segment", "Unit", "Window", "analyse", "c
 
 MAX_WINDOW = 3
 SCOPE_TERMS = 4
-VALUE_KINDS = frozenset({"number", "duration", "time"})
-SUBJECT_KINDS = frozenset({"entity", "code", "date"})
 
 
 @dataclass(frozen=True)
@@ -173,95 +171,6 @@ def coverage(terms: Sequence[str], found_in: Sequence[Window]) -> float:
     return sum(max((term_found(t, w.terms, w.folded) for w in found_in), default=0.0) for t in terms) / len(terms)
 
 
-# --- segments and subjects ---------------------------------------------------------------------
-_COORD = re.compile(
-    r"\s+(?:vs\.?|versus|and|to|while|whereas|than|compared (?:with|to)|against)\s+"
-    r"|(?<=[\u4e00-\u9fff\d%）)A-Za-z])\s*(?:对比|相比|对|比|而|和|与|及|、)\s*(?=[\u4e00-\u9fffA-Za-z\d（(])", re.IGNORECASE)
-
-_CLAUSE_COORD = re.compile(r"\s+(?:and|while|whereas)\s+|\s*而\s*", re.IGNORECASE)  # what joins two clauses
-# a relative clause ("Halvorsen Retail, which bought Fenwick's in 2021, operates 312 stores"): an aside
-# about the name before it; the clause after it continues the sentence's subject, not the aside's
-_RELATIVE = re.compile(r"(?:which|who|whose|whom|where)\b", re.IGNORECASE)
-
-@dataclass(frozen=True)
-class Segment:
-    """One fact's part of a claim: its span, its atoms and the subject atoms its values belong to."""
-
-    start: int
-    end: int
-    atoms: tuple[int, ...]     # indices into the claim's atoms
-    subjects: tuple[int, ...]  # indices of the entity / code / date atoms its values are about
-    topic: str = ""            # its own subject when that is not a name ("refunds", "退款"): see segments()
-
-
-def _inside(a: Atom, start: int, end: int) -> bool:
-    return start <= a.start < end
-
-
-def segments(claim: Unit) -> list[Segment]:
-    """The claim's segments in order, each with its own (or the previous segment's) subject."""
-    atoms = claim.atoms
-    spans: list[tuple[int, int]] = []
-    for start, end in _whole_asides(clause_spans(claim.text) or [(0, len(claim.text))], claim.text):
-        cuts = [start]
-        for m in _COORD.finditer(claim.text, start, end):
-            left = [a for a in atoms if _inside(a, cuts[-1], m.start()) and a.kind in VALUE_KINDS | {"date"}]
-            right = [a for a in atoms if _inside(a, m.end(), end) and a.kind in VALUE_KINDS | {"date"}]
-            if right and (left or (_CLAUSE_COORD.fullmatch(m.group(0)) and own_subject(claim.text[m.end():end]))):
-                # "USD 2.1 million in Q2 vs USD 2.6 million in Q3": two facts; so is a clause with its
-                # own subject ("Anna Weber leads the project and the pilot runs for 6 weeks")
-                spans.append((cuts[-1], m.start()))
-                cuts.append(m.end())
-        spans.append((cuts[-1], end))
-    out: list[Segment] = []
-    taken: set[int] = set()
-    context: tuple[int, ...] | None = None  # the subjects a following segment without any takes
-    for start, end in spans:
-        idx = tuple(i for i, a in enumerate(atoms) if i not in taken and _inside(a, start, end))
-        taken.update(idx)
-        subj = tuple(i for i in idx if atoms[i].kind in SUBJECT_KINDS)
-        topic = ""
-        aside = bool(_RELATIVE.match(claim.text, start)) and out
-        if not subj and out and any(atoms[i].kind in VALUE_KINDS for i in idx):
-            # "华南区更高：2,240 万元": the value belongs to the clause before (not to an aside before it)
-            subj = out[-1].subjects if aside or context is None else context
-            subj = tuple(j for j in subj if not _event_day(j, atoms, out, claim.text))
-            topic = own_subject(claim.text[start:end]) or ""
-            if topic:  # "..., 退款在 14 天内发放": about its own subject, in the same period ("2021年末，")
-                subj = tuple(j for j in subj if atoms[j].kind == "date")
-        if not aside:
-            context = subj
-        out.append(Segment(start, end, idx, subj, topic))
-    rest = tuple(i for i in range(len(atoms)) if i not in taken)  # atoms outside every clause (trailing marks)
-    if rest:
-        out.append(Segment(len(claim.text), len(claim.text), rest, out[-1].subjects if out else ()))
-    return out
-
-
-def _whole_asides(spans: list[tuple[int, int]], text: str) -> list[tuple[int, int]]:
-    """Clause spans with those cut inside a parenthesis joined again: "(Quillmark founder, CEO until
-    2019)" is an aside within its clause, not a clause boundary."""
-    parens = asides(text)
-    out: list[tuple[int, int]] = []
-    for start, end in spans:
-        if out and any(a < out[-1][1] < b for a, b in parens):
-            out[-1] = (out[-1][0], end)
-        else:
-            out.append((start, end))
-    return out
-
-
-def _event_day(j: int, atoms: tuple[Atom, ...], segs: list[Segment], text: str) -> bool:
-    """Whether atom ``j`` is a day on which its clause says something happened ("于2024年9月28日开通"):
-    not a period for the next clause's values ("两地最快58分钟可达" may come from another
-    passage), unlike a clause that only sets a time ("截至2024年9月30日，")."""
-    a = atoms[j]
-    seg = next((s for s in segs if j in s.atoms), None)
-    if a.kind != "date" or seg is None or not all(v.day for v in a.dates):
-        return False
-    return not only_time(mask_atoms(text, atoms, keep_entities=False)[seg.start:seg.end])
-
-
 # --- grounding ---------------------------------------------------------------------------------
 @dataclass
 class AtomGrounding:
@@ -277,30 +186,6 @@ class AtomGrounding:
     @property
     def grounded(self) -> bool:
         return self.problem is None
-
-
-def _subjects_of(i: int, segs: list[Segment], claim: Unit) -> list[int]:
-    """Indices of the subject atoms of atom ``i``: the nearest name or code of its segment
-    (before it, else after it) and, for a value, the nearest date; none for a name or code."""
-    atom = claim.atoms[i]
-    seg = next((s for s in segs if i in s.atoms), None)
-    if seg is None or atom.kind in ("entity", "code"):
-        return []
-    out = []
-    # a name inside a parenthesis is the aside's subject, not of the values outside it ("Priya Raman
-    # (Quillmark founder, CEO until 2019) holds a 2004 degree": 2004 is not the CEO's)
-    outside = [(a, b) for a, b in asides(claim.text) if not a <= atom.start < b]
-    names = [j for j in seg.subjects if j != i and claim.atoms[j].kind in ("entity", "code")
-             and not any(a <= claim.atoms[j].start < b for a, b in outside)]
-    before = [j for j in names if claim.atoms[j].start < atom.start]
-    pick = max(before, key=lambda j: claim.atoms[j].start) if before else \
-        min(names, key=lambda j: claim.atoms[j].start, default=None)
-    if pick is not None:  # a name is what comes before its values ("LX-200 为 2GB")
-        out.append(pick)
-    dates = [j for j in seg.subjects if j != i and claim.atoms[j].kind == "date"] if atom.kind != "date" else []
-    if dates:  # a period sits on either side ("CNY 24.6m in Q3", "第三季度 3,150 万元"): the nearest one
-        out.append(min(dates, key=lambda j: (_gap(claim.atoms[j], atom), claim.atoms[j].start)))
-    return out
 
 
 def _passage_terms(pid: str, wins: Sequence[Window]) -> tuple[frozenset[str], str]:
@@ -321,10 +206,6 @@ def _topic_of(i: int, segs: list[Segment], claim: Unit, wins: Sequence[Window]) 
     if not terms or not any(term_found(t, w.terms, w.folded) for t in terms for w in wins):
         return None  # a pronoun ("it opens at 9:00"), or a word the evidence paraphrases
     return seg.topic, terms
-
-
-def _gap(a: Atom, b: Atom) -> int:
-    return max(a.start - b.end, b.start - a.end, 0)
 
 
 def _is_period(atom: Atom) -> bool:
@@ -360,7 +241,7 @@ def ground_atoms(claim: Unit, novel: Sequence[int], wins: Sequence[Window], pool
     # a name the question gave is context, except in a comparison: when the claim gives values to two
     # or more names, which value goes with which name is the claim ("Which is higher, East or West?" -
     # "East $4.82 million, West $3.91 million"); a date the question gave is a period (below)
-    valued = {j for i in novel if claim.atoms[i].kind in VALUE_KINDS for j in _subjects_of(i, segs, claim)
+    valued = {j for i in novel if claim.atoms[i].kind in VALUE_KINDS for j in subjects_of(i, segs, claim)
               if claim.atoms[j].kind in ("entity", "code")}
     in_evidence = {j: any(p.supports(a) for p in pools.values()) for j, a in enumerate(claim.atoms)
                    if (j in novel_set and a.kind in SUBJECT_KINDS) or (len(valued) >= 2 and j in valued)}
@@ -369,9 +250,9 @@ def ground_atoms(claim: Unit, novel: Sequence[int], wins: Sequence[Window], pool
         atom = claim.atoms[i]
         g = AtomGrounding(atom)
         stating = [w for w in wins if w.pool.supports(atom)]
-        subjects = [claim.atoms[j] for j in _subjects_of(i, segs, claim) if in_evidence.get(j)]
+        subjects = [claim.atoms[j] for j in subjects_of(i, segs, claim) if in_evidence.get(j)]
         g.subjects = [s.describe() for s in subjects]
-        periods = [claim.atoms[j] for j in _subjects_of(i, segs, claim) if j not in novel_set
+        periods = [claim.atoms[j] for j in subjects_of(i, segs, claim) if j not in novel_set
                    and atom.kind in VALUE_KINDS and _is_period(claim.atoms[j])]
         if stating and periods:  # a period the question gave ("Q2", "4 月"): not a report on another one
             named = [w for w in stating if _names_period(w)]
@@ -424,7 +305,7 @@ def ground_atoms(claim: Unit, novel: Sequence[int], wins: Sequence[Window], pool
             continue
         for j in novel:
             v = by_atom[id(claim.atoms[j])]
-            if i in _subjects_of(j, segs, claim) and v.window is not None and v.problem is None \
+            if i in subjects_of(j, segs, claim) and v.window is not None and v.problem is None \
                     and not _same_script(atom, pools[v.window.passage_id]):
                 by_atom[id(atom)].problem = None
                 by_atom[id(atom)].note = (f"{atom.describe()} not compared: its values are in {v.window.passage_id}, "
