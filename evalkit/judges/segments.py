@@ -116,6 +116,13 @@ def _event_day(j: int, atoms: tuple[Atom, ...], segs: list[Segment], text: str) 
     return not only_time(mask_atoms(text, atoms, keep_entities=False)[seg.start:seg.end])
 
 
+def _asides(claim: Unit) -> list[tuple[int, int]]:
+    """The parentheses of a claim that say something of their own ("(2023年11月当选董事长)"), not a
+    label of the value or name before them ("$5m (Q3 2024)", "the flagship (LX-200)")."""
+    masked = mask_atoms(claim.text, claim.atoms, keep_entities=False)
+    return [(a, b) for a, b in asides(claim.text) if not only_time(masked[a + 1:b - 1])]
+
+
 def subjects_of(i: int, segs: list[Segment], claim: Unit) -> list[int]:
     """Indices of the subject atoms of atom ``i``: the nearest name or code of its segment
     (before it, else after it) and, for a value, the nearest date; none for a name or code."""
@@ -124,17 +131,17 @@ def subjects_of(i: int, segs: list[Segment], claim: Unit) -> list[int]:
     if seg is None or atom.kind in ("entity", "code"):
         return []
     out = []
-    # a name inside a parenthesis is the aside's subject, not of the values outside it ("Priya Raman
+    # a name or date inside an aside is the aside's subject, not of the values outside it ("Priya Raman
     # (Quillmark founder, CEO until 2019) holds a 2004 degree": 2004 is not the CEO's)
-    outside = [(a, b) for a, b in asides(claim.text) if not a <= atom.start < b]
-    names = [j for j in seg.subjects if j != i and claim.atoms[j].kind in ("entity", "code")
-             and not any(a <= claim.atoms[j].start < b for a, b in outside)]
+    outside = [(a, b) for a, b in _asides(claim) if not a <= atom.start < b]
+    seen = [j for j in seg.subjects if j != i and not any(a <= claim.atoms[j].start < b for a, b in outside)]
+    names = [j for j in seen if claim.atoms[j].kind in ("entity", "code")]
     before = [j for j in names if claim.atoms[j].start < atom.start]
     pick = max(before, key=lambda j: claim.atoms[j].start) if before else \
         min(names, key=lambda j: claim.atoms[j].start, default=None)
     if pick is not None:  # a name is what comes before its values ("LX-200 为 2GB")
         out.append(pick)
-    dates = [j for j in seg.subjects if j != i and claim.atoms[j].kind == "date"] if atom.kind != "date" else []
+    dates = [j for j in seen if claim.atoms[j].kind == "date"] if atom.kind != "date" else []
     if dates:  # a period sits on either side ("CNY 24.6m in Q3", "第三季度 3,150 万元"): the nearest one
         out.append(min(dates, key=lambda j: (_gap(claim.atoms[j], atom), claim.atoms[j].start)))
     return out
