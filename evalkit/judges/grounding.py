@@ -10,7 +10,9 @@ so atoms are grounded one by one, across passages, not all in one window:
   cut again at a coordinator (``vs``, ``and``, ``than``, ``对``, ``比``, ``和``, ``、``...) when both sides
   state a value, or when the right side is a clause with a subject of its own ("... and the
   pilot runs for 6 weeks"). A relative clause ("X, which bought Y in 2021, operates 312
-  stores") is an aside: the clause after it takes the subject from before it. The
+  stores") is an aside: the clause after it takes the subject from before it; so is a
+  parenthesis that says something of its own ("Priya Raman (founder, CEO until 2019) holds a
+  2004 degree"): its commas cut nothing, its names and dates bind only its own values. The
   **subject** of a value (number, duration, time) is the
   names, codes and dates of its segment; of a date, the names and codes. A segment that
   states values but names nothing ("2,240 万元" after "华南区更高：") takes the previous
@@ -32,6 +34,9 @@ so atoms are grounded one by one, across passages, not all in one window:
 - A number no passage states is still grounded when it is **derived**: the difference,
   sum or percentage change of two quantities the answer states and the evidence grounds
   (:mod:`evalkit.judges.derived`), as comparison answers write ("下降 270 万元（约 7.9%）").
+
+A passage whose dates name one year lends it to its year-less days ("2025年…首站于4月12日"
+states 2025年4月12日; :func:`evalkit.judges.values.carry_year`).
 
 Evidence sentences are analysed once per text (cached) without name extraction: a
 claim's name is looked for in the evidence *text* (see :func:`evalkit.judges.values.extract_atoms`).
