@@ -9,11 +9,12 @@ that agrees on every part the claim gives (see :func:`date_supported`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
 from evalkit.judges.quantities import CN_NUM, parse_cn_number
 
-__all__ = ["DateMention", "DateValue", "date_supported", "find_dates"]
+__all__ = ["DateMention", "DateValue", "date_supported", "find_dates", "one_year", "with_year"]
 
 MONTHS = {"january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4,
           "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8, "september": 9,
@@ -206,3 +207,19 @@ def date_supported(claim: DateValue, evidence: DateValue) -> bool:
     if claim.month is not None and claim.month != evidence.month:
         return False
     return claim.day is None or claim.day == evidence.day
+
+
+def one_year(values: Iterable[DateValue]) -> int | None:
+    """The one year ``values`` name (None when they name none, or several): a passage's year."""
+    years = {v.year for v in values if v.year}
+    return years.pop() if len(years) == 1 else None
+
+
+def with_year(values: tuple[DateValue, ...], year: int) -> tuple[DateValue, ...]:
+    """``values`` plus each year-less day or month (4月12日) read in ``year``.
+
+    A passage states its year once ("2025年江南茶文化节首站于4月12日在湖州开幕"): an answer
+    that writes the full date (2025年4月12日) states what the passage does. The year-less
+    reading stays, so a claimed other year (2024年4月12日) is still not supported.
+    """
+    return values + tuple(replace(v, year=year) for v in values if v.year is None and v.month is not None)

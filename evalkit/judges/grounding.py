@@ -36,7 +36,7 @@ so atoms are grounded one by one, across passages, not all in one window:
   (:mod:`evalkit.judges.derived`), as comparison answers write ("下降 270 万元（约 7.9%）").
 
 A passage whose dates name one year lends it to its year-less days ("2025年…首站于4月12日"
-states 2025年4月12日; :func:`evalkit.judges.values.carry_year`).
+states 2025年4月12日; :func:`evalkit.judges.dates.with_year`).
 
 Evidence sentences are analysed once per text (cached) without name extraction: a
 claim's name is looked for in the evidence *text* (see :func:`evalkit.judges.values.extract_atoms`).
@@ -49,10 +49,11 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from evalkit.judges.claims import is_chinese, split_claims, split_clauses
+from evalkit.judges.dates import one_year, with_year
 from evalkit.judges.derived import derivation
 from evalkit.judges.lexicon import CJK, content_terms, negation_spans, term_found
 from evalkit.judges.segments import SUBJECT_KINDS, VALUE_KINDS, Segment, segments, subjects_of
-from evalkit.judges.values import Atom, AtomPool, carry_year, extract_atoms, fold, mask_atoms, passage_year
+from evalkit.judges.values import Atom, AtomPool, extract_atoms, fold, mask_atoms
 
 __all__ = ["AtomGrounding", "Clause", "Segment", "Unit", "Window", "analyse", "coverage", "ground_atoms",
            "passage_pools", "segments", "windows"]
@@ -136,6 +137,11 @@ class Window:
         self.zh = is_chinese(self.text)  # the window's language: words compare within one language only
 
 
+def _carry_year(atoms: tuple[Atom, ...], year: int) -> tuple[Atom, ...]:
+    """A passage's atoms with its one year lent to its year-less dates (:func:`evalkit.judges.dates.with_year`)."""
+    return tuple(replace(a, dates=with_year(a.dates, year)) if a.kind == "date" else a for a in atoms)
+
+
 @lru_cache(maxsize=512)
 def _windows(evidence: tuple[tuple[str, str], ...]) -> tuple[list[Window], dict[str, AtomPool]]:
     """Every window of 1..MAX_WINDOW consecutive sentences of each passage, and one atom pool
@@ -144,9 +150,9 @@ def _windows(evidence: tuple[tuple[str, str], ...]) -> tuple[list[Window], dict[
     pools: dict[str, AtomPool] = {}
     for pid, text in evidence:
         units = [analyse(s, entities=False) for s in split_claims(text)]
-        year = passage_year([a for u in units for a in u.atoms])
+        year = one_year(v for u in units for a in u.atoms for v in a.dates)
         if year:  # the passage's year carries to its days ("2025年...首站于4月12日")
-            units = [replace(u, atoms=carry_year(u.atoms, year)) for u in units]
+            units = [replace(u, atoms=_carry_year(u.atoms, year)) for u in units]
         for i in range(len(units)):
             for n in range(1, MAX_WINDOW + 1):
                 if i + n <= len(units):

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from evalkit.judges.claims import is_chinese
@@ -36,7 +35,7 @@ from evalkit.judges.quantities import (
     quantities_match,
 )
 
-__all__ = ["Atom", "AtomPool", "carry_year", "extract_atoms", "fold", "mask_atoms", "passage_year"]
+__all__ = ["Atom", "AtomPool", "extract_atoms", "fold", "mask_atoms", "name_forms"]
 
 
 @dataclass(frozen=True)
@@ -310,26 +309,6 @@ def extract_atoms(text: str, entities: bool = True) -> tuple[Atom, ...]:
         if not any(a.kind == "entity" and a.start < e.end and e.start < a.end for a in atoms):
             atoms.append(e)  # 《红楼梦》 is found twice: as a title and by jieba
     return tuple(sorted(atoms, key=lambda a: (a.start, a.end)))
-
-
-def passage_year(atoms: Sequence[Atom]) -> int | None:
-    """The one year the dates of a passage name (None when they name none, or several)."""
-    years = {v.year for a in atoms if a.kind == "date" for v in a.dates if v.year}
-    return years.pop() if len(years) == 1 else None
-
-
-def carry_year(atoms: tuple[Atom, ...], year: int) -> tuple[Atom, ...]:
-    """``atoms`` with each year-less day or month (4月12日) also read in ``year``.
-
-    A passage states its year once ("2025年江南茶文化节首站于4月12日在湖州开幕"): an answer
-    that writes the full date (2025年4月12日) states what the passage does. The year-less
-    reading stays, so a claimed other year (2024年4月12日) is still not supported.
-    """
-    out = []
-    for a in atoms:
-        extra = tuple(replace(v, year=year) for v in a.dates if v.year is None and v.month is not None)
-        out.append(replace(a, dates=a.dates + extra) if a.kind == "date" and extra else a)
-    return tuple(out)
 
 
 @dataclass
