@@ -123,6 +123,15 @@ def _asides(claim: Unit) -> list[tuple[int, int]]:
     return [(a, b) for a, b in asides(claim.text) if not only_time(masked[a + 1:b - 1])]
 
 
+_APPOSITIVE = re.compile(r"(?:^|[\s,])(?:a|an)\s+$", re.IGNORECASE)
+
+
+def _modifier(name: Atom, text: str) -> bool:
+    """Whether a name only qualifies the noun of an appositive ("Skylark Robotics, a Vantor Group
+    subsidiary with 1,250 employees"): the values after it are the name before's."""
+    return bool(_APPOSITIVE.search(text[:name.start])) and re.match(r"\s+[a-z]", text[name.end:]) is not None
+
+
 def subjects_of(i: int, segs: list[Segment], claim: Unit) -> list[int]:
     """Indices of the subject atoms of atom ``i``: the nearest name or code of its segment
     (before it, else after it) and, for a value, the nearest date; none for a name or code."""
@@ -137,6 +146,11 @@ def subjects_of(i: int, segs: list[Segment], claim: Unit) -> list[int]:
     seen = [j for j in seg.subjects if j != i and not any(a <= claim.atoms[j].start < b for a, b in outside)]
     names = [j for j in seen if claim.atoms[j].kind in ("entity", "code")]
     before = [j for j in names if claim.atoms[j].start < atom.start]
+    if before and _modifier(claim.atoms[max(before, key=lambda j: claim.atoms[j].start)], claim.text):
+        # the appositive's head is the name before it, in this segment or the one before
+        k = segs.index(seg)
+        earlier = [j for j in (segs[k - 1].subjects if k else ()) if claim.atoms[j].kind in ("entity", "code")]
+        before = [j for j in before if j != max(before, key=lambda j: claim.atoms[j].start)] or earlier
     pick = max(before, key=lambda j: claim.atoms[j].start) if before else \
         min(names, key=lambda j: claim.atoms[j].start, default=None)
     if pick is not None:  # a name is what comes before its values ("LX-200 为 2GB")

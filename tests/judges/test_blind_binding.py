@@ -128,3 +128,14 @@ def test_a_clause_that_only_sets_a_time_still_binds_the_next_one(judge):
     q = "青松银行的不良贷款率是多少？"
     assert supported(judge, q, "截至2025年6月30日，青松银行不良贷款率为1.21%。", ev)
     assert not supported(judge, q, "截至2025年6月30日，不良贷款率为1.35%。", ev)
+
+
+def test_a_name_that_qualifies_an_appositive_is_not_the_subject_of_its_values(judge):
+    ev = [("prod", "The K7 drill is manufactured by Ardent Tools."),
+          ("corp-1", "Ardent Tools is a subsidiary of Morrow Holdings, which bought it in 2018."),
+          ("corp-2", "Ardent Tools employs 840 people at its plant in Leeds.")]
+    q = "How many people work for the maker of the K7 drill?"
+    ok = "The K7 is made by Ardent Tools, a Morrow Holdings subsidiary with 840 employees."
+    assert supported(judge, q, ok, ev)
+    assert not supported(judge, q, ok.replace("840", "480"), ev)
+    assert not supported(judge, q, ok.replace("Morrow Holdings", "Kessel Group"), ev)
