@@ -13,32 +13,21 @@ import re
 from dataclasses import dataclass
 
 from evalkit.judges.numerals import CN_NUM, EN_WORDS, en_number, parse_cn_number
+from evalkit.judges.units import (
+    CURRENCIES,
+    CURRENCY_PREFIX,
+    CURRENCY_SUFFIX,
+    DURATION_UNITS,
+    OTHER_UNITS,
+    SCALE_SUFFIX,
+    SECONDS,
+    TO_BASE,
+    implied_units,
+)
 
 __all__ = ["CN_NUM", "CURRENCIES", "EN_WORDS", "Quantity", "bare_number_states", "find_quantities", "find_times",
            "implied_units", "parse_cn_number", "quantities_match"]
 
-SECONDS = {"ms": 0.001, "s": 1, "min": 60, "h": 3600, "d": 86400, "wd": 86400, "w": 604800,
-           "mo": 31_557_600 / 12, "y": 31_557_600}
-_DURATION_UNITS = [
-    (r"milliseconds?|msecs?|ms|毫秒", "ms"), (r"seconds?|secs?|秒钟|秒", "s"),
-    (r"minutes?|mins?|分钟", "min"), (r"hours?|hrs?|小时|钟头|个小时", "h"),
-    (r"(?:working|business)\s+days?|个?工作日", "wd"),
-    (r"(?:calendar|natural|consecutive)\s+days?|个?自然日|days?|天|日", "d"),
-    (r"weeks?|wks?|周|星期|个星期|个周", "w"), (r"months?|个月|个多月", "mo"), (r"years?|yrs?|年", "y"),
-]
-_OTHER_UNITS = [
-    (r"%|％|percent|per cent|pct|个百分点", "%"), (r"kilometres?|kilometers?|km|公里|千米", "km"),
-    (r"metres?|meters?|m|米", "m"), (r"centimetres?|centimeters?|cm|厘米", "cm"), (r"mm|毫米", "mm"),
-    (r"kilograms?|kg|公斤|千克", "kg"), (r"tonnes?|tons?|吨", "t"), (r"mAh", "mah"), (r"kW|千瓦", "kw"),
-    (r"watts?|W|瓦", "watt"), (r"TB", "tb"), (r"GB", "gb"), (r"MB", "mb"), (r"°C|℃|摄氏度", "c"), (r"°|度", "deg"),
-]
-_CURRENCY_PREFIX = [(r"US\$|\$|USD\s?", "usd"), (r"¥|￥|CNY\s?|RMB\s?|人民币", "cny"), (r"€|EUR\s?", "eur"),
-                    (r"£|GBP\s?", "gbp")]
-_CURRENCY_SUFFIX = [(r"USD|US dollars?|dollars?|美元|美金", "usd"), (r"CNY|RMB|yuan|元|块钱|块", "cny"),
-                    (r"EUR|euros?|欧元", "eur"), (r"GBP|pounds?|英镑", "gbp")]
-_SCALE_SUFFIX = [(r"trillion|tn", 1e12), (r"billion|bn|B", 1e9), (r"million|mn|M", 1e6),
-                 (r"thousand|k|K", 1e3), (r"万亿", 1e12), (r"千万", 1e7), (r"百万", 1e6), (r"十万", 1e5),
-                 (r"亿", 1e8), (r"万", 1e4), (r"千", 1e3), (r"百", 1e2)]  # 2千万 = 20,000,000
 _HEDGE = re.compile(r"(?:about|around|roughly|approximately|approx\.?|nearly|almost|some|over|more than|"
                     r"less than|under|约|大约|大概|近|将近|超过|逾|接近|上下)\s*$", re.IGNORECASE)
 
@@ -75,10 +64,10 @@ def _which(m: re.Match, pairs: list[tuple[str, object]]) -> object:
     return None
 
 
-_UNIT_AFTER = re.compile(r"(?:\s?|-(?=[A-Za-z]{2}))(?:" + _alt(_DURATION_UNITS + _OTHER_UNITS) + r")(?![A-Za-z])")
-_CUR_AFTER = re.compile(r"\s?(?:" + _alt(_CURRENCY_SUFFIX) + r")(?![A-Za-z])")
-_CUR_BEFORE = re.compile(r"(?:" + _alt(_CURRENCY_PREFIX) + r")\s?$")
-_SCALE_AFTER = re.compile(r"\s?(?:" + _alt(_SCALE_SUFFIX) + r")(?![A-Za-z])")
+_UNIT_AFTER = re.compile(r"(?:\s?|-(?=[A-Za-z]{2}))(?:" + _alt(DURATION_UNITS + OTHER_UNITS) + r")(?![A-Za-z])")
+_CUR_AFTER = re.compile(r"\s?(?:" + _alt(CURRENCY_SUFFIX) + r")(?![A-Za-z])")
+_CUR_BEFORE = re.compile(r"(?:" + _alt(CURRENCY_PREFIX) + r")\s?$")
+_SCALE_AFTER = re.compile(r"\s?(?:" + _alt(SCALE_SUFFIX) + r")(?![A-Za-z])")
 _NUMBER = re.compile(
     rf"(?P<pct>百分之(?P<pctnum>{_CN_RUN}|{_ARABIC}))"
     rf"|(?:(?<![A-Za-z0-9.,\-/:])(?P<neg>[-−])|(?<![A-Za-z0-9.,/:])(?<![A-Za-z_]-)(?<!^-)(?<![\s(（~～]-))(?P<ar>{_ARABIC})(?![0-9])(?!\.\d)"
@@ -114,6 +103,65 @@ def _range_ok(first: float, sep: re.Match[str], text: str) -> bool:
     return m is not None and abs(first) <= float(re.sub(r"[^\d.]", "", m.group(1)) or 0)
 
 
+_DENOMINATORS = {"third": 3, "quarter": 4, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
+                 "ninth": 9, "tenth": 10}
+# "two-fifths", "a third of", "三分之一": a share, read as a percentage as coarse as its denominator
+_FRACTION = re.compile(
+    r"(?P<num>one|two|three|four|five|six|seven|eight|nine|a)(?:-|\s+(?=\w+\s+of\b))(?P<den>"
+    + "|".join(_DENOMINATORS) + r")s?(?![A-Za-z])|(?P<cden>[二三四五六七八九十])分之(?P<cnum>[一二三四五六七八九])",
+    re.IGNORECASE)
+
+
+def _fraction(text: str, start: int) -> Quantity | None:
+    """The fraction word at ``start`` as a percentage (``two-fifths`` 40%, step 20 points), or None."""
+    m = _FRACTION.match(text, start)
+    if m is None:
+        return None
+    if m.group("den"):
+        num = 1.0 if m.group("num").lower() == "a" else float(EN_WORDS[m.group("num").lower()])
+        den = float(_DENOMINATORS[m.group("den").lower()])
+    else:
+        num, den = float(parse_cn_number(m.group("cnum")) or 0), float(parse_cn_number(m.group("cden")) or 1)
+    if not 0 < num < den:
+        return None
+    return Quantity("number", 100 * num / den, m.group(0), start, m.end(), "%", 100 * num / den, 100 / den)
+
+
+def _list_marker(text: str, start: int, end: int, written: str) -> bool:
+    """Whether the integer ``written`` at ``text[start:end]`` numbers a list item rather than states a value.
+
+    Markers: "1." / "2)" / "3、" opening a line, and "(1) ... (2) ..." / "（1）…（2）…" when the
+    neighbouring marker of the same series is there too (a lone "(3)" may be a value).
+    """
+    if not written.isdigit() or not 0 < int(written) <= 20:
+        return False
+    if re.search(r"(?:^|\n)[ \t]*$", text[:start]) and re.match(r"[.)）]\s|、", text[end:end + 2]):
+        return True
+    close = {"(": ")", "（": "）"}.get(text[start - 1:start]) if start else None
+    if close is None or text[end:end + 1] != close:
+        return False
+    n, opening = int(written), text[start - 1]
+    return f"{opening}{n - 1}{close}" in text[:start] or f"{opening}{n + 1}{close}" in text[end:]
+
+
+def _compound_durations(text: str, found: list[Quantity]) -> list[Quantity]:
+    """``found`` with "1 hour 10 minutes", "3 h 30 min", "1小时10分钟" read as one duration (70 minutes).
+
+    Only a larger unit directly followed (or after "and", 零) by a smaller one that does not fill it.
+    """
+    out: list[Quantity] = []
+    for q in found:
+        p = out[-1] if out else None
+        if (p is not None and p.kind == q.kind == "duration" and p.unit in SECONDS and q.unit in SECONDS
+                and "wd" not in (p.unit, q.unit) and SECONDS[q.unit] < SECONDS[p.unit] and q.value < SECONDS[p.unit]
+                and re.fullmatch(r"\s*(?:and\s+|零)?", text[p.end:q.start])):
+            raw = (p.raw or 0.0) + q.value / SECONDS[p.unit]
+            out[-1] = Quantity("duration", p.value + q.value, text[p.start:q.end], p.start, q.end, p.unit, raw)
+            continue
+        out.append(q)
+    return out
+
+
 def _duration_or_other(value: float, unit: object, kind_code: str | None) -> tuple[str, float, str | None]:
     if kind_code in SECONDS:
         return "duration", value * SECONDS[kind_code], kind_code
@@ -144,7 +192,14 @@ def find_quantities(text: str) -> list[Quantity]:
                 out.append(Quantity("duration", (v + 0.5) * 60, text[start:q_end], start, q_end, "min", v + 0.5))
                 consumed = q_end
                 continue
+        fraction = None if m.group("ar") else _fraction(text, start)
+        if fraction is not None:
+            out.append(fraction)
+            consumed = fraction.end
+            continue
         if m.group("ar"):
+            if _list_marker(text, start, end, m.group("ar")):
+                continue  # "(1) proof of address and (2) ...": a list marker, not a value
             digits = re.sub(r"[,\s\u00a0\u202f]", "", m.group("ar"))
             value = float(digits)
             decimals = len(digits.split(".")[1]) if "." in digits else 0
@@ -177,7 +232,7 @@ def find_quantities(text: str) -> list[Quantity]:
                     value, decimals, end = 0.5, 0, end + big.end()
                 elif w == "half" and re.match(r"\s+an?\s", text[end:end + 4]):
                     nxt = _UNIT_AFTER.match(text, end + len(re.match(r"\s+an?", text[end:]).group(0)))
-                if not big and (not nxt or _which(nxt, _DURATION_UNITS + _OTHER_UNITS) not in SECONDS):
+                if not big and (not nxt or _which(nxt, DURATION_UNITS + OTHER_UNITS) not in SECONDS):
                     continue
                 if not big:
                     value, decimals = (0.5 if w == "half" else 1.0), 0
@@ -202,19 +257,20 @@ def find_quantities(text: str) -> list[Quantity]:
         money = _CUR_BEFORE.search(text[:start]) is not None
         sm = _SCALE_AFTER.match(text, end) or (_MONEY_SCALE.match(text, end) if money else None)
         if sm and (money or sm.group(0).strip() not in ("B", "M")):  # "5 M" alone: not a scale
-            scale = float(_which(sm, _SCALE_SUFFIX)) if sm.re is _SCALE_AFTER else {"m": 1e6, "b": 1e9}[sm.group(1)]
+            scale = float(_which(sm, SCALE_SUFFIX)) if sm.re is _SCALE_AFTER else {"m": 1e6, "b": 1e9}[sm.group(1)]
             value, step, end = value * scale, (step or 1.0) * scale, sm.end()
         cb = _CUR_BEFORE.search(text[:start]) if m.group("ar") else None
         if cb:
-            unit, start = str(_which(cb, _CURRENCY_PREFIX)), cb.start()
-        ca = _CUR_AFTER.match(text, end)
+            unit, start = str(_which(cb, CURRENCY_PREFIX)), cb.start()
+        # 四亿多元: "more than 4亿", the currency after 多 / 余
+        ca = _CUR_AFTER.match(text, end) or (_CUR_AFTER.match(text, end + 1) if text[end:end + 1] in "多余" else None)
         kind, raw, qv = "number", value, value
         if ca:
-            unit, end = str(_which(ca, _CURRENCY_SUFFIX)), ca.end()
+            unit, end = str(_which(ca, CURRENCY_SUFFIX)), ca.end()
         else:
             um = _UNIT_AFTER.match(text, end)
             if um and not (um.group(0).strip() == "m" and unit):
-                code = _which(um, _DURATION_UNITS + _OTHER_UNITS)
+                code = _which(um, DURATION_UNITS + OTHER_UNITS)
                 if code == "y" and um.group(0).strip() == "年" and 1000 <= value <= 2999 and not decimals:
                     continue  # 2025年 is a year (dates handle it)
                 if code == "d" and um.group(0).strip() == "日" and re.search(r"月\s*$", text[:start]):
@@ -226,12 +282,14 @@ def find_quantities(text: str) -> list[Quantity]:
                 kind, qv, unit = _duration_or_other(value, code, code if code in SECONDS else None)
                 if kind == "number":
                     unit = str(code)
+                    if unit in TO_BASE:
+                        unit, qv = TO_BASE[unit][0], value * TO_BASE[unit][1]
             elif not sm and not cb and (nxt := _RANGE_NEXT.match(text, end)) and _range_ok(value, nxt, text):
                 other = find_quantities(text[nxt.end():nxt.end() + 40])
                 o = other[0] if other and other[0].start == 0 else None
                 wm = re.match(rf"(?:US\$|\$|¥|￥|€|£)?({_ARABIC})", o.text) if o is not None else None
                 written = abs(float(re.sub(r"[^\d.]", "", wm.group(1)) or 0)) if wm else 0.0
-                scale = abs(o.raw or o.value) / written if o is not None and o.kind == "number" and written else 1.0
+                scale = abs(o.value) / written if o is not None and o.kind == "number" and written else 1.0
                 if o is not None and (o.unit or o.kind == "duration" or scale != 1.0):
                     if o.kind == "duration":
                         kind, qv, raw, unit = "duration", value * SECONDS[str(o.unit)], value, o.unit
@@ -240,14 +298,15 @@ def find_quantities(text: str) -> list[Quantity]:
                         step, unit = step * scale, o.unit
             if kind == "number" and unit is None and (uw := _UNIT_WORD.match(text, end)):
                 unit = uw.group("uw").lower()  # 4 TOPS is not 4 GB
-        hedged = _HEDGE.search(text[:start]) or re.match(r"\s*(?:左右|上下|多|余)", text[end:end + 3])
+        hedged = (_HEDGE.search(text[:start]) or re.match(r"\s*(?:左右|上下|多|余)", text[end:end + 3])
+                  or re.search(r"[多余]", text[start:end]))
         if hedged and raw and raw == int(raw) and not decimals:
             # "about 12,800" may round to its last non-zero digit, "roughly 38%" to a whole point
             zeros = len(str(int(raw))) - len(str(int(raw)).rstrip("0"))
             step = max(step, 10.0 ** zeros)
         out.append(Quantity(kind, qv, text[start:end], start, end, unit, raw, step))
         consumed = end
-    return out
+    return _compound_durations(text, out)
 
 
 _TIME = re.compile(
@@ -282,7 +341,6 @@ def find_times(text: str) -> list[Quantity]:
     return out
 
 
-CURRENCIES = frozenset({"usd", "cny", "eur", "gbp"})
 
 
 def quantities_match(claim: Quantity, evidence: Quantity) -> bool:
@@ -316,33 +374,6 @@ def quantities_match(claim: Quantity, evidence: Quantity) -> bool:
     if claim.step and abs(a - b) < claim.step / 2 - 1e-9 * claim.step:
         return abs(a - b) <= 0.05 * max(abs(a), abs(b))
     return False
-
-
-_UNIT_NAMES = [(r"ms|millis(?:econds?)?|msecs?|毫秒", "ms"), (r"s|secs?|seconds?|秒", "s"), (r"mins?|minutes?|分钟", "min"),
-               (r"h|hrs?|hours?|小时", "h"), (r"d|days?|天", "d"), (r"mb", "mb"), (r"gb", "gb"), (r"kb", "kb"),
-               (r"pct|percent|%|百分比", "%")]
-_HINT = re.compile(
-    r"[A-Za-z0-9][_.-](?P<u1>ms|millis|msec|s|sec|secs|seconds|min|mins|minutes|h|hours|d|days|mb|gb|kb|pct)\b"
-    r"|单位(?:为|是)?\s*[:：]?\s*(?P<u2>毫秒|秒|分钟|小时|天|MB|GB|KB|%)"                               # 单位为秒
-    r"|[（(](?P<u3>毫秒|秒|分钟|小时|天|ms|s|sec|seconds|minutes|min|hours|days|MB|GB|KB|%)[)）]"          # 时长（秒）
-    r"|\bin (?P<u4>milliseconds|seconds|minutes|hours|days)\b", re.IGNORECASE)
-
-
-def implied_units(text: str) -> frozenset[str]:
-    """Units a text names for its bare numbers: ``backoff_ms`` (ms), ``单位为秒`` (s), ``(MB)``, ``in seconds``.
-
-    What it is for: a bare evidence number supports a claim with a unit only when the
-    evidence says which unit its numbers are in (config fields, tables with a unit
-    header); ``500`` alone does not state ``500 seconds``.
-    """
-    out = set()
-    for m in _HINT.finditer(text):
-        word = next(g for g in m.groups() if g).lower()
-        for pattern, code in _UNIT_NAMES:
-            if re.fullmatch(pattern, word, re.IGNORECASE):
-                out.add(code)
-                break
-    return frozenset(out)
 
 
 def bare_number_states(claim: Quantity, evidence: Quantity, units: frozenset[str]) -> bool:
