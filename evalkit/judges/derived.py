@@ -9,7 +9,14 @@ checks a number against, for every pair ``a, b`` of grounded quantities in compa
 - the change ``|a - b| / b`` and ``|a - b| / a`` as a percentage, and ``a / b`` as a
   percentage (when the number is a percentage and ``a, b`` are not);
 - the ratio ``a / b`` (a number without unit: "2 倍", "3 times");
-- the sum of all grounded quantities in the number's unit ("合计").
+- the sum of all grounded quantities in the number's unit ("合计");
+- a share of an amount: ``38% x $5.0 billion`` for "about $1.9 billion"; a count times an
+  amount: ``4 x 0.25 克`` for "1 克";
+- a bound or approximation a grounded value satisfies: "不到一小时" (58 minutes), "nearly
+  two-fifths" (38%), "四亿多元" (4.5亿: at least 4亿, under 5亿) - the target is read as an
+  interval (:func:`_interval`) and the arithmetic above must land in it;
+- the count of the items the claim lists after it ("three cities: A, B and C");
+- the gap between the claim's dates around it ("开幕（4月12日），一周后移至宜兴（4月19日）").
 
 Tolerance: the number's own rounding (half its last written digit: ``7.9%`` for 7.895%);
 a hedged number ("约", "about", "roughly", "左右") may be off by 5% or half a unit of its
@@ -20,9 +27,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import date
 from itertools import permutations
 
-from evalkit.judges.quantities import Quantity
+from evalkit.judges.dates import find_dates
+from evalkit.judges.quantities import SECONDS, Quantity, find_quantities
 from evalkit.judges.values import Atom
 
 __all__ = ["derivation"]
@@ -30,6 +39,14 @@ __all__ = ["derivation"]
 _HEDGE_BEFORE = re.compile(r"(?:about|around|roughly|approximately|approx\.?|nearly|almost|some|~|约|大约|大概|近|将近|接近)"
                            r"\s*(?:[A-Z]{3}\s?|[$¥€£])?$", re.IGNORECASE)
 _HEDGE_AFTER = re.compile(r"^\s*(?:左右|上下)")
+_UNIT_BEFORE = r"\s*(?:[A-Z]{3}\s?|[$¥€£])?$"
+# bounds: the value is at most / at least the number ("不到一小时", "less than an hour", "over 50 minutes")
+_AT_MOST = re.compile(r"(?:less than|fewer than|under|below|no more than|at most|不到|不足|少于|低于|未满|不超过)"
+                      + _UNIT_BEFORE, re.IGNORECASE)
+_AT_LEAST = re.compile(r"(?:more than|over|above|at least|超过|逾|多于|高于|不少于)" + _UNIT_BEFORE, re.IGNORECASE)
+_NEARLY = re.compile(r"(?:nearly|almost|近|将近|接近)" + _UNIT_BEFORE, re.IGNORECASE)
+_AT_MOST_AFTER = re.compile(r"^\s*(?:以内|以下|之内)")
+_AT_LEAST_AFTER = re.compile(r"^\s*以上")
 # units whose evidence gaps are not what an answer computes: the ends of a range (-10°C ~ 60°C),
 # percentages (a change of a share is in points); durations are left out too (36 - 24 months)
 _NO_GAP = frozenset({None, "c", "deg", "%"})
@@ -41,15 +58,86 @@ def _same_unit(a: Quantity, b: Quantity) -> bool:
     return a.kind == "duration" or a.unit == b.unit or a.unit is None or b.unit is None
 
 
-def _close(target: float, value: float, step: float, hedged: bool) -> bool:
-    tol = max(step / 2, 1e-9 * max(1.0, abs(value)))
-    if hedged:
-        tol = max(tol, 0.05 * abs(value), 0.5 * (step or 1.0))
-    return abs(target - value) <= tol + 1e-12
-
-
 def _fmt(q: Quantity) -> str:
     return q.text.strip()
+
+
+def _interval(t: Quantity, text: str, start: int, end: int) -> tuple[float, float, str]:
+    """The values the number ``t`` (at ``text[start:end]``) allows, and how it reads them.
+
+    Readings: "at most" / "at least" (wide), "place" (四亿多), "nearly", "rounded" (a value,
+    hedged or not; a hedged fraction word reads as "nearly").
+
+    A bound is not a value: "不到一小时" allows 30 to 60 minutes, "over 50" 50 to 100 (a bound
+    that far from the value would not be written), "四亿多" 4亿 up to 5亿 (its last digit's
+    place), "nearly 40" 5% below it up to it; a fraction word ("nearly two-fifths") is as
+    coarse as its denominator. Otherwise: the number's rounding, and 5% more when hedged ("约", "about").
+    """
+    v, before, after = t.value, text[:start], text[end:]
+    place = (t.step or 1.0) * (t.value / t.raw if t.raw else 1.0)  # the step in the value's unit
+    fraction = t.unit == "%" and bool(re.search(r"分之|[a-z]-?(?:third|quarter|fourth|fifth|sixth|seventh|eighth|"
+                                                r"ninth|tenth)", t.text, re.IGNORECASE))
+    if _AT_MOST.search(before) or _AT_MOST_AFTER.match(after):
+        return v / 2, v, "at most"
+    if re.search(r"[多余]", t.text) or re.match(r"\s*[多余]", after):
+        return v, v + place - 1e-9 * abs(v), "place"  # 四亿多元, 四十余人
+    if _AT_LEAST.search(before) or _AT_LEAST_AFTER.match(after):
+        return v, 2 * v, "at least"
+    if _NEARLY.search(before):
+        return v - (place / 2 if fraction else 0.05 * abs(v)), v, "nearly"
+    hedged = bool(_HEDGE_BEFORE.search(before) or _HEDGE_AFTER.match(after))
+    tol = max(t.step / 2, 1e-9 * max(1.0, abs(v)))
+    if hedged:
+        tol = max(tol, 0.05 * abs(v), 0.5 * (t.step or 1.0), place / 2 if fraction else 0.0)
+    return v - tol - 1e-12, v + tol + 1e-12, "nearly" if hedged and fraction else "rounded"
+
+
+# a list the claim introduces with a colon: "three cities: Tromsø (...), Bodø (...) and Narvik (...)"
+_LIST_INTRO = re.compile(r"^(?:\s*[A-Za-z-]+){0,3}\s*[:：]|^[^\s，。；：:,]{0,4}[:：]")
+_LIST_SEP = re.compile(r"\s*(?:,|;|，|；|、|\band\b|\bor\b|以及|及|和|与)\s*")
+_PARENS = re.compile(r"\([^()]*\)|（[^（）]*）")
+
+
+def _listed_count(t: Quantity, text: str, end: int) -> str | None:
+    """The count ``t`` when it is the number of items the claim lists right after it, or None."""
+    intro = _LIST_INTRO.match(text[end:])
+    if t.kind != "number" or t.unit is not None or not intro or t.value != int(t.value) or t.value < 2:
+        return None
+    listed = re.split(r"[.。!?！？]\s*$|[.。](?:\s|$)", _PARENS.sub("", text[end + intro.end():]))[0]
+    items = [x for x in _LIST_SEP.split(listed) if x.strip(" \t\"'“”")]
+    return f"{_fmt(t)} = the {len(items)} items listed" if len(items) == t.value else None
+
+
+def _date_gap(t: Quantity, text: str, start: int, end: int) -> str | None:
+    """The duration ``t`` when it is the gap between the claim's dates before and after it, or None.
+
+    "先在湖州开幕（4月12日），一周后移至宜兴（4月19日）": 19 - 12 = 7 days; the dates themselves
+    are checked as atoms. A date without a year is taken in the other's year.
+    """
+    if t.kind != "duration":
+        return None
+    dates = [d for d in find_dates(text) if len(d.values) == 1 and d.values[0].month and d.values[0].day]
+    before = [d.values[0] for d in dates if d.end <= start]
+    after = [d.values[0] for d in dates if d.start >= end]
+    if not before or not after:
+        return None
+    a, b = before[-1], after[0]
+    year_a, year_b = a.year or b.year or 2001, b.year or a.year or 2001
+    days = (date(year_b, b.month, b.day) - date(year_a, a.month, a.day)).days
+    if days > 0 and abs(days * 86400 - t.value) <= max(0.03 * t.value, SECONDS["d"] / 2):
+        return f"{_fmt(t)} = {a} to {b}"
+    return None
+
+
+def _count_times(t: Quantity, counts: Sequence[Quantity], amounts: Sequence[Quantity], fits) -> str | None:
+    """``t`` as a whole count (2 or more, no unit) times an amount in ``t``'s unit, or None."""
+    for c in counts:
+        if c.kind != "number" or c.unit is not None or c.value != int(c.value) or c.value < 2:
+            continue
+        for b in amounts:
+            if b.kind == t.kind and b.unit == t.unit and fits(c.value * b.value):
+                return f"{_fmt(t)} = {_fmt(c)} x {_fmt(b)}"
+    return None
 
 
 def derivation(target: Atom, operands: Sequence[Atom], text: str = "", *, stated: bool = False) -> str | None:
@@ -66,34 +154,53 @@ def derivation(target: Atom, operands: Sequence[Atom], text: str = "", *, stated
     t = target.quantity
     if t is None or target.kind not in ("number", "duration") or (stated and (target.kind != "number" or not t.unit)):
         return None
-    hedged = bool(_HEDGE_BEFORE.search(text[:target.start]) or _HEDGE_AFTER.match(text[target.end:]))
-    step = t.step or 0.0
+    lo, hi, reading = _interval(t, text, target.start, target.end)
+    if stated and reading.startswith("at "):
+        return None  # a wide bound ("超过 5,000 元") would fit some gap of two unrelated evidence numbers
+
+    def fits(x: float) -> bool:
+        return lo <= x <= hi
+
     qs = [a.quantity for a in operands if a.quantity is not None and a.kind in ("number", "duration")
           and a.quantity is not t and (not stated or (a.kind == "number" and a.quantity.unit not in _NO_GAP))]
     pct = t.kind == "number" and t.unit == "%"
+    if not stated and (how := _listed_count(t, text, target.end) or _date_gap(t, text, target.start, target.end)):
+        return how
+    # a count the claim states times an amount: "每日最多 4 片，即 1 克" (0.25 克 a tablet, in the evidence);
+    # with the amount from the evidence only, the count must be right before the number ("4 片，即")
+    counts = qs if not stated else [q for q in find_quantities(text[:target.start])
+                                    if len(text[q.end:target.start].strip()) <= 8]
+    if t.unit and (how := _count_times(t, counts, qs, fits)):
+        return how
     for a, b in permutations(qs, 2):
+        if not stated and not pct and a.unit == "%" and b.unit == t.unit and b.kind == t.kind and fits(a.value * b.value / 100):
+            return f"{_fmt(t)} = {_fmt(a)} x {_fmt(b)}"  # "about $1.9 billion of $5.0 billion" (38%)
         if not _same_unit(a, b) or (stated and (a.unit != b.unit or a.unit == "%")):
             continue
         if stated:
-            if pct and b.value and _close(t.value, abs(a.value - b.value) / b.value * 100, step, hedged):
+            if pct and b.value and fits(abs(a.value - b.value) / b.value * 100):
                 return f"{_fmt(t)} = |{_fmt(a)} - {_fmt(b)}| / {_fmt(b)} (both in the evidence)"
-            if not pct and a.unit == t.unit and a.value > b.value and _close(t.value, a.value - b.value, step, hedged):
+            if not pct and a.unit == t.unit and a.value > b.value and fits(a.value - b.value):
                 return f"{_fmt(t)} = {_fmt(a)} - {_fmt(b)} (both in the evidence)"
             continue
         if _same_unit(a, t) and not (pct and a.unit != "%"):
-            if a.value > b.value and _close(t.value, a.value - b.value, step, hedged):
+            if a.value > b.value and fits(a.value - b.value):
                 return f"{_fmt(t)} = {_fmt(a)} - {_fmt(b)}"
-            if _close(t.value, a.value + b.value, step, hedged) and a.value >= b.value:
+            if fits(a.value + b.value) and a.value >= b.value:
                 return f"{_fmt(t)} = {_fmt(a)} + {_fmt(b)}"
         if pct and (a.unit != "%" or b.unit != "%") and b.value:
-            if _close(t.value, abs(a.value - b.value) / b.value * 100, step, hedged):
+            if fits(abs(a.value - b.value) / b.value * 100):
                 return f"{_fmt(t)} = |{_fmt(a)} - {_fmt(b)}| / {_fmt(b)}"
-            if _close(t.value, a.value / b.value * 100, step, hedged):
+            if fits(a.value / b.value * 100):
                 return f"{_fmt(t)} = {_fmt(a)} / {_fmt(b)}"
         if t.kind == "number" and t.unit is None and b.value and a.value > b.value and a.unit == b.unit:
-            if _close(t.value, a.value / b.value, step, hedged):
+            if fits(a.value / b.value):
                 return f"{_fmt(t)} = {_fmt(a)} / {_fmt(b)}"
     same = [q for q in qs if _same_unit(q, t) and not (pct and q.unit != "%")]
-    if not stated and len(same) >= 3 and _close(t.value, sum(q.value for q in same), step, hedged):
+    if not stated and len(same) >= 3 and fits(sum(q.value for q in same)):
         return f"{_fmt(t)} = " + " + ".join(_fmt(q) for q in same)
+    if reading != "rounded" and not stated:  # "不到一小时" for 58 minutes, "nearly two-fifths" for 38%
+        near = next((q for q in same if (t.kind == "duration" or q.unit == t.unit) and fits(q.value)), None)
+        if near is not None:
+            return f"{_fmt(t)} bounds {_fmt(near)}"
     return None
