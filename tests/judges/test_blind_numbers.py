@@ -1,0 +1,142 @@
+"""Numbers, units and derived values the blind multi-document set (judge_multidoc_blind.jsonl) found
+the offline judge misread: compound durations, mass conversions, list markers, shares of amounts,
+fraction words, counts of listed items, bounds ("不到一小时", "四亿多元") and gaps between dates.
+
+Each mechanism is tested on wordings of its own (not the set's), with a correct answer that
+must pass and a near miss (a wrong conversion, count, bound or gap) that must still be flagged.
+"""
+from __future__ import annotations
+
+import pytest
+
+from evalkit.judges.offline import OfflineJudge
+from evalkit.judges.quantities import find_quantities
+
+
+@pytest.fixture(scope="module")
+def judge():
+    return OfflineJudge()
+
+
+def verdicts(judge, question: str, answer: str, *passages: str) -> list[str]:
+    result = judge.judge(question, answer, [(f"doc-{i}", p) for i, p in enumerate(passages, 1)])
+    assert result.error is None, result.error
+    return [c.verdict for c in result.claims]
+
+
+def read(text: str) -> list[tuple[str, float, str | None]]:
+    return [(q.kind, round(q.value, 6), q.unit) for q in find_quantities(text)]
+
+
+# --- reading -------------------------------------------------------------------------------------
+def test_compound_durations_are_one_value():
+    assert read("up to 2 hours 15 minutes") == [("duration", 8100.0, "h")]
+    assert read("about 3 h 30 min") == [("duration", 12600.0, "h")]
+    assert read("全程1小时20分钟") == [("duration", 4800.0, "h")]
+    # two durations side by side stay two ("45 minutes, 30 minutes less")
+    assert len(read("45 minutes, 30 minutes less than the other")) == 2
+
+
+def test_masses_convert():
+    assert read("0.5 g") == read("500 mg") == [("number", 0.5, "g")]
+    assert read("2 kg") == [("number", 2000.0, "g")]
+    assert read("5G network") == [("number", 5.0, None)]  # not grams
+
+
+def test_list_markers_are_not_values():
+    assert read("Send (1) the form and (2) a copy of your ID.") == []
+    assert read("1. Fill in the form\n2. Pay the fee") == []
+    assert read("rooms (3) in total") == [("number", 3.0, None)]  # a lone number in brackets is a value
+
+
+def test_fraction_words_are_shares():
+    assert read("a third of the staff") == [("number", 33.333333, "%")]
+    assert read("three-quarters") == [("number", 75.0, "%")]
+    assert read("五分之二的用户") == [("number", 40.0, "%")]
+
+
+# --- judging -------------------------------------------------------------------------------------
+KETTLE = ("The K2 kettle boils 1.7 litres in 4 minutes.", "The K1 kettle takes 135 minutes to recharge its base.",
+          "The K3 base recharges in 90 minutes.")
+
+
+def test_compound_duration_and_difference(judge):
+    q = "How long do the K1 and K3 bases take to recharge?"
+    ok = "The K1 base needs 2 hours 15 minutes, 45 minutes more than the K3's 90 minutes."
+    assert verdicts(judge, q, ok, *KETTLE[1:]) == ["supported"]
+    assert verdicts(judge, q, ok.replace("45 minutes more", "55 minutes more"), *KETTLE[1:]) == ["unsupported"]
+    assert verdicts(judge, q, ok.replace("2 hours 15", "2 hours 25"), *KETTLE[1:]) == ["unsupported"]
+
+
+DOSE = "Take one 250 mg capsule every 6 hours. The maximum daily dose is 1,000 mg."
+
+
+def test_converted_mass_and_count_of_tablets(judge):
+    q = "What is the daily maximum?"
+    assert verdicts(judge, q, "At most 1 g a day, i.e. four 250 mg capsules.", DOSE) == ["supported"]
+    assert verdicts(judge, q, "At most 1.5 g a day.", DOSE) == ["unsupported"]  # a wrong conversion
+    assert verdicts(judge, q, "At most 1 g a day, i.e. five 250 mg capsules.", DOSE) == ["unsupported"]
+
+
+def test_count_times_amount_from_the_evidence(judge):
+    leaflet = "成人一次2粒（每粒0.3克），一日2次，每日不超过4粒。"
+    assert verdicts(judge, "每天最多吃多少？", "每日最多4粒，即1.2克。", leaflet) == ["supported"]
+    assert verdicts(judge, "每天最多吃多少？", "每日最多4粒，即1.6克。", leaflet) == ["unsupported"]
+
+
+def test_share_of_an_amount(judge):
+    report = "In 2024, Asia accounted for 24% of Corvel's revenue of $8.0 billion."
+    q = "How much revenue came from Asia?"
+    assert verdicts(judge, q, "Asia brought in 24% of revenue (about $1.9 billion of $8.0 billion).", report) == [
+        "supported"]
+    assert verdicts(judge, q, "Asia brought in 24% of revenue (about $2.6 billion of $8.0 billion).", report) == [
+        "unsupported"]
+
+
+def test_hedged_fraction_word(judge):
+    report = "In 2024, Asia accounted for 24% of Corvel's revenue of $8.0 billion."
+    q = "What share of revenue came from Asia?"
+    assert verdicts(judge, q, "Nearly a quarter of Corvel's revenue came from Asia (24%).", report) == ["supported"]
+    assert verdicts(judge, q, "Nearly a third of Corvel's revenue came from Asia (24%).", report) == ["unsupported"]
+
+
+def test_count_of_listed_items(judge):
+    passages = ("The tour starts in Lyon on 3 May.", "It then visits Dijon on 5 May.", "The tour ends in Metz on 8 May.")
+    q = "Where does the tour go?"
+    ok = "The tour visits three cities: Lyon (3 May), Dijon (5 May) and Metz (8 May)."
+    assert verdicts(judge, q, ok, *passages) == ["supported"]
+    assert verdicts(judge, q, ok.replace("three", "four"), *passages) == ["unsupported"]
+
+
+def test_list_markers_in_an_answer(judge):
+    notice = "Applicants must bring a passport photo and a utility bill from the last two months."
+    ok = "Bring (1) a passport photo and (2) a utility bill from the last two months."
+    assert verdicts(judge, "What must applicants bring?", ok, notice) == ["supported"]
+    assert verdicts(judge, "What must applicants bring?", ok.replace("two months", "six months"), notice) == [
+        "unsupported"]
+
+
+def test_more_than_in_chinese_amounts(judge):
+    a, b = "甲公司2024年营业收入为41.3亿元。", "乙公司2024年营业收入为35.6亿元。"
+    q = "甲公司营收比乙公司高多少？"
+    assert verdicts(judge, q, "甲公司营收比乙公司高五亿多元。", a, b) == ["supported"]  # 5.7亿
+    assert verdicts(judge, q, "甲公司营收比乙公司高六亿多元。", a, b) == ["unsupported"]
+
+
+def test_bounds_a_grounded_value_satisfies(judge):
+    notice = "该线路全程最快运行时间为52分钟。"
+    q = "全程要多久？"
+    assert verdicts(judge, q, "全程最快52分钟，不到一小时。", notice) == ["supported"]
+    assert verdicts(judge, q, "全程最快52分钟，不到半小时。", notice) == ["unsupported"]
+    en = "The fastest trip takes 52 minutes."
+    assert verdicts(judge, "How long is the trip?", "The fastest trip takes 52 minutes, less than an hour.", en) == [
+        "supported"]
+    assert verdicts(judge, "How long is the trip?", "The fastest trip takes 52 minutes, over an hour.", en) == [
+        "unsupported"]
+
+
+def test_duration_between_two_dates(judge):
+    passages = ("展会于3月2日在苏州开幕。", "展会第二站3月16日在无锡举行。")
+    q = "展会在哪些城市举办？"
+    assert verdicts(judge, q, "展会3月2日在苏州开幕，两周后（3月16日）移至无锡。", *passages) == ["supported"]
+    assert verdicts(judge, q, "展会3月2日在苏州开幕，一周后（3月16日）移至无锡。", *passages) == ["unsupported"]
