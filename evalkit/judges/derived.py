@@ -200,7 +200,9 @@ def derivation(target: Atom, operands: Sequence[Atom], text: str = "", *, stated
     if not stated and len(same) >= 3 and fits(sum(q.value for q in same)):
         return f"{_fmt(t)} = " + " + ".join(_fmt(q) for q in same)
     if reading != "rounded" and not stated:  # "不到一小时" for 58 minutes, "nearly two-fifths" for 38%
-        near = next((q for q in same if (t.kind == "duration" or q.unit == t.unit) and fits(q.value)), None)
+        # only a value of this claim: another sentence's value is about something else
+        near = next((q for q in same if (t.kind == "duration" or q.unit == t.unit) and fits(q.value)
+                     and text[q.start:q.end] == q.text), None)
         if near is not None:
             return f"{_fmt(t)} bounds {_fmt(near)}"
     return None
