@@ -26,12 +26,12 @@ stays unsupported.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date
 from itertools import permutations
 
 from evalkit.judges.dates import find_dates
-from evalkit.judges.quantities import SECONDS, Quantity, find_quantities
+from evalkit.judges.quantities import SECONDS, Quantity, find_quantities, quantities_match
 from evalkit.judges.values import Atom
 
 __all__ = ["derivation"]
@@ -129,7 +129,23 @@ def _date_gap(t: Quantity, text: str, start: int, end: int) -> str | None:
     return None
 
 
-def _count_times(t: Quantity, counts: Sequence[Quantity], amounts: Sequence[Quantity], fits) -> str | None:
+def _bounded(t: Quantity, text: str, operands: Sequence[Atom], fits: Callable[[float], bool]) -> str | None:
+    """The bound ``t`` when a value of this claim that ``operands`` state satisfies it, or None.
+
+    "最快运行时间为58分钟，不到一小时", "nearly two-fifths (38%)": the claim's own value, which is
+    checked as an atom of its own; another sentence's value is about something else.
+    """
+    stated = [a.quantity for a in operands if a.quantity is not None and a.kind in ("number", "duration")]
+    for q in find_quantities(text):
+        if (q.start, q.text) == (t.start, t.text) or q.kind != t.kind or (q.kind == "number" and q.unit != t.unit):
+            continue
+        if fits(q.value) and any(quantities_match(q, e) for e in stated):
+            return f"{_fmt(t)} bounds {_fmt(q)}"
+    return None
+
+
+def _count_times(t: Quantity, counts: Sequence[Quantity], amounts: Sequence[Quantity],
+                 fits: Callable[[float], bool]) -> str | None:
     """``t`` as a whole count (2 or more, no unit) times an amount in ``t``'s unit, or None."""
     for c in counts:
         if c.kind != "number" or c.unit is not None or c.value != int(c.value) or c.value < 2:
@@ -152,14 +168,17 @@ def derivation(target: Atom, operands: Sequence[Atom], text: str = "", *, stated
     comparison answer computes, nothing looser.
     """
     t = target.quantity
-    if t is None or target.kind not in ("number", "duration") or (stated and (target.kind != "number" or not t.unit)):
+    if t is None or target.kind not in ("number", "duration"):
         return None
     lo, hi, reading = _interval(t, text, target.start, target.end)
-    if stated and reading.startswith("at "):
-        return None  # a wide bound ("超过 5,000 元") would fit some gap of two unrelated evidence numbers
 
     def fits(x: float) -> bool:
         return lo <= x <= hi
+
+    if reading != "rounded" and (how := _bounded(t, text, operands, fits)):
+        return how
+    if stated and (target.kind != "number" or not t.unit or reading.startswith("at ")):
+        return None  # a wide bound ("超过 5,000 元") would fit some gap of two unrelated evidence numbers
 
     qs = [a.quantity for a in operands if a.quantity is not None and a.kind in ("number", "duration")
           and a.quantity is not t and (not stated or (a.kind == "number" and a.quantity.unit not in _NO_GAP))]
@@ -199,10 +218,4 @@ def derivation(target: Atom, operands: Sequence[Atom], text: str = "", *, stated
     same = [q for q in qs if _same_unit(q, t) and not (pct and q.unit != "%")]
     if not stated and len(same) >= 3 and fits(sum(q.value for q in same)):
         return f"{_fmt(t)} = " + " + ".join(_fmt(q) for q in same)
-    if reading != "rounded" and not stated:  # "不到一小时" for 58 minutes, "nearly two-fifths" for 38%
-        # only a value of this claim: another sentence's value is about something else
-        near = next((q for q in same if (t.kind == "duration" or q.unit == t.unit) and fits(q.value)
-                     and text[q.start:q.end] == q.text), None)
-        if near is not None:
-            return f"{_fmt(t)} bounds {_fmt(near)}"
     return None
