@@ -140,3 +140,10 @@ def test_duration_between_two_dates(judge):
     q = "展会在哪些城市举办？"
     assert verdicts(judge, q, "展会3月2日在苏州开幕，两周后（3月16日）移至无锡。", *passages) == ["supported"]
     assert verdicts(judge, q, "展会3月2日在苏州开幕，一周后（3月16日）移至无锡。", *passages) == ["unsupported"]
+
+
+def test_a_bound_is_about_its_own_claim(judge):
+    ev = ("The S5 runs for 50 minutes.", "The S3 runs for 90 minutes.")
+    # another sentence's 50 minutes does not make "less than an hour" true of the S3
+    assert verdicts(judge, "q", "The S5 runs for 50 minutes. The S3 runs for less than an hour.", *ev) == [
+        "supported", "unsupported"]
