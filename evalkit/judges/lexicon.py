@@ -25,7 +25,11 @@ _EN_NOT_NEGATING = re.compile(
 _EN_NEG = re.compile(
     r"\bno longer\b|\bnot any longer\b|\b(?:not|no|never|cannot|without|neither|nor|none|nobody|nothing|nowhere|unable|unavailable|"
     r"unsupported|prohibit\w*|forbid\w*|disallow\w*|fail(?:s|ed|ure)?|refuse[sd]?|reject(?:s|ed)?|retired|"
-    r"discontinued|disabled|blocked)\b|\b\w+n['’]t\b|\bnon-\w+", re.IGNORECASE)
+    r"discontinued|disabled|blocked)\b|\b\w+n['’]t\b|\bnon-\w+|"
+    # words that say "not" by meaning: "lacks 6 GHz support" = "does not support 6 GHz",
+    # "exempt from the fee" = "pay nothing", "the fee is waived", "free of charge"
+    r"\black(?:s|ed|ing)?\b|\bexempt(?:ed)?\b|\bwaived\b|\bfree\s+of\b|\babsent\b|"
+    r"(?:(?<=\bis )|(?<=\bare )|(?<=\bwas )|(?<=\bwere ))missing\b|\bmissing\b(?=\s+from\b)", re.IGNORECASE)
 _ZH_NOT_NEGATING = re.compile(
     r"不仅|不但|不过|不断|不少|不久|不同|不管|不论|不错|不得不|不停|不时|不超过|不低于|不少于|不多于|不高于|不大于|"
     r"(?:不|不得|不能|不应|不可|不宜|不会)(?:超过|低于|少于|多于|高于|大于|小于|迟于|晚于|早于)|而不是|而非|无论|毫无疑问|无锡|无线|无人机|非常|除非|非洲|南非|是非|未来|是否|否则|"
@@ -36,7 +40,9 @@ _ZH_NOT_NEGATING = re.compile(
 _ZH_CUE_TOKEN = re.compile(r"^(?:(?:绝|决|从|并|永|也|都|还|尚)?(?:不|没|无|未|非|毋|勿)(?:会|能|得|可|要|用|该|应|需|须|必|曾|再|予|准|许|让|在|是|宜)?"
                            r"|没有|无法|从未|未经.*|禁止.*|勿|别|不再|(?:不|无|毋|勿)须.*|无需.*|不必.*"
                            # words that say "not" by meaning: 加载失败 = 没能加载, 已停用 = 不能再用
-                           r"|失败|拒绝|停用|禁用|作废|失效|废止|拦截)$")
+                           r"|失败|拒绝|停用|禁用|作废|失效|废止|拦截"
+                           # prohibitions (请勿 = 不要 = 切勿 = 严禁) and lacks / exemptions (缺少 = 没有, 免收 = 不收)
+                           r"|请勿|切勿|切莫|严禁.*|缺少|缺乏|缺失|免收|免除|免缴|免交|免于|豁免)$")
 
 
 def negation_spans(text: str) -> list[tuple[str, int]]:
@@ -94,7 +100,7 @@ _EN_STOP = set(_EN_STOP_BASE) | _words(
     "thus too under until up upon us ve very via want was we well were what when where whether which "
     "while who whom whose why would yes yet you your yours"
 ) | {"not", "no", "never", "cannot", "without", "neither", "nor", "none", "t", "don", "doesn", "isn", "aren",
-     "won", "didn", "can't", "non"}
+     "won", "didn", "can't", "non", "lack", "lacks", "lacked", "lacking", "exempt", "exempted", "waived", "absent"}
 _ZH_STOP = _words(
     "的 了 是 在 和 与 及 或 由 为 将 被 把 也 都 而 则 就 于 对 从 到 向 以 之 其 这 那 此 "
     "该 个 等 上 中 下 内 后 前 时 可 会 能 要 需 须 还 并 又 其中 吗 呢 吧 啊 么 什么 哪 哪里 "
@@ -107,7 +113,8 @@ _ZH_STOP = _words(
     "别 勿 会 则 呀 哦 嗯 先 再 才 曾 正 受 之内 之后 之前 以内 以上 以下 当中 起 来 去 过来 出来 "
     "一下"
 )
-_ZH_CUE_WORD = re.compile(r"^(?:绝|决|从|并|也|都|还|尚)?(?:不|没|无|未|非|毋)(?:会|能|得|可|要|用|该|应|需|须|必|曾|再|予|准|许|让)?$")
+_ZH_CUE_WORD = re.compile(r"^(?:(?:绝|决|从|并|也|都|还|尚)?(?:不|没|无|未|非|毋)(?:会|能|得|可|要|用|该|应|需|须|必|曾|再|予|准|许|让)?"
+                          r"|请勿|切勿|切莫|严禁|缺少|缺乏|缺失|免收|免除|免缴|免交|免于|豁免)$")
 _NEG_PREFIX = re.compile(r"^(?:无须|不须|毋须|无需|不必|不用|不得|不能|不予|不会|无法|没有|未经|不|没|无|未|非)(?=[\u3400-\u9fff]{2,})")
 _NUMERIC = re.compile(r"^[\d.,%]+$|^\d+[a-z]{0,3}$")
 

@@ -1,0 +1,62 @@
+"""Negation and polarity as answers written blind to the offline judge phrase them: lexical
+negatives (lacks, exempt from, 缺少, 免收), synonymous prohibitions (请勿 / 不要), a negation in
+another clause of the evidence sentence, bare yes/no answers and elliptical negations. Each
+correct wording must pass; the near-miss wrong one next to it must still be flagged."""
+from __future__ import annotations
+
+import pytest
+
+from evalkit.judges.lexicon import negation_cues
+from evalkit.judges.offline import OfflineJudge
+
+
+@pytest.fixture(scope="module")
+def judge():
+    return OfflineJudge()
+
+
+def verdicts(judge, question, answer, evidence):
+    return [c.verdict for c in judge.judge(question, answer, list(evidence.items())).claims]
+
+
+def test_lexical_negatives_are_negation_cues():
+    assert negation_cues("The base model lacks a heated seat.") == ["lacks"]
+    assert negation_cues("Students are exempt from the entry fee.") == ["exempt"]
+    assert negation_cues("The late fee is waived for members.") == ["waived"]
+    assert negation_cues("The spare key is missing from the box.") == ["missing"]
+    assert negation_cues("该型号缺少蓝牙模块。") == ["缺少"]
+    assert negation_cues("六十岁以上老人免收门票。") == ["免收"]
+    # a word that only looks like one: an attribute, not a negation of the clause
+    assert negation_cues("The missing pages were found later.") == []
+
+
+LOCKER = {"gym-rules": "Lockers are available to all members. Students are exempt from the locker fee.",
+          "gym-fees": "The locker fee is 5 euros per month."}
+
+
+def test_a_quantity_negative_matches_a_lexical_negative(judge):
+    q = "What does a locker cost at the gym?"
+    assert verdicts(judge, q, "A locker costs 5 euros per month, but students pay nothing for it.", LOCKER) \
+        == ["supported"]
+    # the flipped claim is still a flip
+    assert verdicts(judge, q, "Students must pay the locker fee.", LOCKER) == ["unsupported"]
+
+
+SCOOTER = {"scooter-a": "The Vela A is a city scooter with a 250 W motor. It does not support app unlocking.",
+           "scooter-b": "The Vela B adds app unlocking and a 350 W motor."}
+
+
+def test_lacks_restates_does_not(judge):
+    q = "Can the Vela A and Vela B scooters be unlocked with the app?"
+    assert verdicts(judge, q, "The Vela B supports app unlocking, whereas the Vela A lacks app unlocking support.",
+                    SCOOTER) == ["supported"]
+    assert verdicts(judge, q, "The Vela A supports app unlocking.", SCOOTER) == ["unsupported"]
+
+
+KETTLE = {"manual": "本款咖啡机容量1.2升，具备自动关机功能，但不支持预约。切勿在无水时启动。"}
+
+
+def test_synonymous_prohibitions_match(judge):
+    q = "这款咖啡机有什么使用注意事项？"
+    assert verdicts(judge, q, "说明书提醒不要在无水时启动。", KETTLE) == ["supported"]
+    assert verdicts(judge, q, "说明书提醒请勿在无水时启动。", KETTLE) == ["supported"]
