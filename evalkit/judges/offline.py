@@ -271,6 +271,6 @@ class OfflineJudge:
                 w = max(same_lang, key=lambda w: (coverage(terms, [w]), -len(w.sentences), -w.index))
                 if w not in checked and coverage(terms, [w]) >= 0.5:
                     checked.append(w)
-        pol = check_polarity(claim.clauses, [c for w in checked for c in w.clauses], q_negated)
+        pol = check_polarity(claim.clauses, checked, q_negated, q_terms, same_lang)
         s.negation_missing, s.flip, s.flip_reason = pol.negation_missing, pol.flip, pol.flip_reason
         return s

@@ -6,7 +6,10 @@ clause by clause, against the clauses of the evidence windows the claim was grou
 - a **negated claim clause** (a cue of :mod:`evalkit.judges.lexicon` that the question
   did not bring) needs its best-matching evidence clause to be negated too, or a negated
   evidence clause it restates (term overlap >= 0.5), or the same Chinese cue phrase
-  written in the evidence ("不限"); otherwise: ``negation_missing``;
+  written in the evidence ("不限"), or a negated clause of the best clause's sentence whose
+  scope it repeats (one claim clause for two evidence clauses), or, for a bare answer
+  ("No for the X1"), a negated clause about the question's predicate where its subject is
+  named; otherwise: ``negation_missing``;
 - a **plain claim clause** that restates what a negated evidence clause negates (its
   *scope*, the first content words after the cue) is a polarity **flip**; its strength is
   the term overlap, compared with the judge's ``flip_overlap`` threshold; not when another,
@@ -19,7 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evalkit.judges.grounding import Clause
+from evalkit.judges.grounding import Clause, Window
 from evalkit.judges.lexicon import term_found
 
 __all__ = ["Polarity", "check_polarity", "short"]
@@ -57,9 +60,50 @@ def short(text: str, n: int = 60) -> str:
     return text if len(text) <= n else text[:n - 1] + "…"
 
 
-def check_polarity(claim_clauses: Sequence[Clause], evidence_clauses: Sequence[Clause], q_negated: bool) -> Polarity:
-    """Compare each claim clause's polarity with the evidence clauses (see the module docstring)."""
+def _found(terms: frozenset[str] | Sequence[str], where: frozenset[str], text: str) -> int:
+    """How many of ``terms`` are found (fully) in ``where`` / ``text``."""
+    return sum(1 for t in terms if term_found(t, where, text) >= 1.0)
+
+
+def _sentence_negation(c: Clause, best: Clause, sentences: Sequence[Sequence[Clause]]) -> bool:
+    """True when another clause of ``best``'s evidence sentence is negated and ``c`` repeats its scope.
+
+    One claim clause may join two clauses of one evidence sentence ("it should not be combined
+    with warfarin because of a bleeding risk" for "X should not be used with warfarin, because
+    the combination increases the risk of bleeding"): the best-matching clause is then the plain one.
+    """
+    joined = " ".join(c.terms)
+    for sent in sentences:
+        if any(x is best for x in sent):
+            return any(e.cues and e.scope and _found(e.scope, c.terms, joined) >= 1 for e in sent if e is not best)
+    return False
+
+
+def _answers_question(c: Clause, windows: Sequence[Window], q_terms: frozenset[str]) -> bool:
+    """True for a bare answer ("No for the X1", "T2 则没有": every term from the question) when the
+    evidence negates the question's predicate for its subject.
+
+    Its subject is its own terms; its predicate the question's other terms ("support", "Wi-Fi").
+    It is stated when a window that names the subject has a negated clause whose scope is a
+    predicate term ("It does not support the 6 GHz band" after "The Orbit X1 is ...").
+    """
+    q_text = " ".join(q_terms)
+    if not q_terms or _found(c.terms, q_terms, q_text) < len(c.terms):
+        return False
+    predicate = frozenset(t for t in q_terms if term_found(t, c.terms, " ".join(c.terms)) < 1.0)
+    p_text = " ".join(predicate)
+    return any(_found(c.terms, w.terms, w.text) == len(c.terms)
+               and any(e.cues and _found(e.scope, predicate, p_text) >= 1 for e in w.clauses) for w in windows)
+
+
+def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q_negated: bool,
+                   q_terms: frozenset[str] = frozenset(), context: Sequence[Window] = ()) -> Polarity:
+    """Compare each claim clause's polarity with the clauses of the evidence ``windows`` (see the
+    module docstring); ``context``: every window in the claim's language, where a bare answer's
+    subject is looked for (with the question's terms ``q_terms``)."""
     out = Polarity()
+    evidence_clauses = [c for w in windows for c in w.clauses]
+    sentences = [u.clauses for w in (*windows, *context) for u in w.sentences]
     neg_ev = [c for c in evidence_clauses if c.cues and c.terms]
     # a negated evidence clause that a negated clause of the claim restates is not flipped by
     # another, plain clause of the same claim ("Production access: interns do not get production access.")
@@ -77,6 +121,9 @@ def check_polarity(claim_clauses: Sequence[Clause], evidence_clauses: Sequence[C
             # jieba may cut the same words differently in two contexts (企业版不限 / 不限):
             # the negated phrase written the same way in the evidence counts
             restated = restated or any(p in e.text for p in c.phrases for e in evidence_clauses)
+            restated = restated or (best is not None and _sentence_negation(c, best, sentences))
+            # "No for the X1": the question's predicate, negated for its subject
+            restated = restated or _answers_question(c, context or windows, q_terms)
             # the best clause must say the same thing: two shared terms (or all of a one-term clause),
             # else the evidence holds no plain counterpart to compare with
             same = best is not None and _overlap(best.terms, c)[1] >= min(2, len(c.terms))

@@ -60,3 +60,30 @@ def test_synonymous_prohibitions_match(judge):
     q = "这款咖啡机有什么使用注意事项？"
     assert verdicts(judge, q, "说明书提醒不要在无水时启动。", KETTLE) == ["supported"]
     assert verdicts(judge, q, "说明书提醒请勿在无水时启动。", KETTLE) == ["supported"]
+
+
+LEAFLET = {"leaflet": "Take one 400 mg capsule of Dormex at night. Dormex must not be taken with alcohol, "
+                      "because the combination causes severe drowsiness."}
+
+
+def test_a_negation_in_another_clause_of_the_evidence_sentence(judge):
+    q = "How should Dormex be taken, and can it be taken with alcohol?"
+    assert verdicts(judge, q, "It should not be combined with alcohol because of severe drowsiness.", LEAFLET) \
+        == ["supported"]
+    assert verdicts(judge, q, "Dormex can be taken with alcohol.", LEAFLET) == ["unsupported"]
+    # a negation the evidence sentence does not make is still missing
+    assert verdicts(judge, q, "Take one 400 mg capsule of Dormex, not at night.", LEAFLET) == ["unsupported"]
+
+
+SCOOTER2 = {"scooter-a2": "The Vela A2 is a city scooter with a 250 W motor. It does not support app unlocking.",
+            "scooter-b3": "The Vela B3 adds app unlocking and a 350 W motor."}
+
+
+def test_a_bare_no_takes_the_question_predicate(judge):
+    q = "Do the Vela A2 and Vela B3 scooters support app unlocking?"
+    # a bare answer has too few words to be supported on its own: it must not be flagged
+    assert "unsupported" not in verdicts(judge, q, "No for the Vela A2, yes for the Vela B3. The Vela B3 adds app "
+                                                   "unlocking.", SCOOTER2)
+    # the evidence negates it for the other scooter only
+    assert verdicts(judge, q, "No for the Vela B3, yes for the Vela A2. The Vela B3 adds app unlocking.", SCOOTER2)[0] \
+        == "unsupported"
