@@ -7,14 +7,17 @@ clause by clause, against the clauses of the evidence windows the claim was grou
   did not bring) needs its best-matching evidence clause to be negated too, or a negated
   evidence clause it restates (term overlap >= 0.5), or the same Chinese cue phrase
   written in the evidence ("不限"), or a negated clause of the best clause's sentence whose
-  scope it repeats (one claim clause for two evidence clauses), or, for a bare answer
-  ("No for the X1"), a negated clause about the question's predicate where its subject is
-  named; otherwise: ``negation_missing``;
+  scope it repeats (one claim clause for two evidence clauses), or, for an elliptical
+  negation ("T2 则没有"), a negated evidence clause that negates what the claim's earlier
+  clauses state, or, for a bare answer ("No for the X1"), a negated clause about the
+  question's predicate where its subject is named; otherwise: ``negation_missing``;
 - a **plain claim clause** that restates what a negated evidence clause negates (its
   *scope*, the first content words after the cue) is a polarity **flip**; its strength is
   the term overlap, compared with the judge's ``flip_overlap`` threshold; not when another,
   negated clause of the same claim restates that evidence clause (a label before the fact:
-  "Production access: interns do not get production access").
+  "Production access: interns do not get production access"), nor when another passage
+  states it plainly with more of the claim clause's words (its subject: "T1 有防干烧" when
+  only T2's leaflet says "未配备防干烧功能").
 """
 from __future__ import annotations
 
@@ -96,6 +99,49 @@ def _answers_question(c: Clause, windows: Sequence[Window], q_terms: frozenset[s
                and any(e.cues and _found(e.scope, predicate, p_text) >= 1 for e in w.clauses) for w in windows)
 
 
+_TRAILING = re.compile(r"[\s\W_]+$")
+
+
+def _elliptical(c: Clause, before: Sequence[Clause], sentences: Sequence[Sequence[Clause]]) -> bool:
+    """True when ``c`` ends on its cue ("T2（1.7L，可55℃恒温）则没有", "..., HR does not") and an
+    evidence sentence negates what the claim's earlier clauses state ("有防干烧": "未配备防干烧功能").
+
+    The negated evidence clause must share a sentence with a clause that states ``c``'s own
+    words, if it has any (the subject it is about: "青禾T2为1.7升保温款，支持55℃恒温，但未配备防干烧功能").
+    """
+    if not c.cues or not _TRAILING.sub("", c.text).lower().endswith(c.cues[-1]) or not before:
+        return False
+    prior_text = " ".join(b.text for b in before)
+    prior = frozenset(t for b in before for t in b.terms)
+    own = " ".join(c.terms)
+    for sent in sentences:
+        if c.terms and not any(_found(x.terms, c.terms, own) >= 1 for x in sent):
+            continue  # not about this clause's subject
+        if any(e.cues and _found(e.scope, prior, prior_text) >= 1 for e in sent):
+            return True
+    return False
+
+
+def _sentence_terms(sent: Sequence[Clause]) -> tuple[frozenset[str], str]:
+    terms = frozenset(t for x in sent for t in x.terms)
+    return terms, " ".join(x.text for x in sent)
+
+
+def _plain_elsewhere(c: Clause, e: Clause, passages: dict[str, list[Sequence[Clause]]]) -> bool:
+    """True when another passage states what ``e`` negates, plainly, in a sentence with more of
+    ``c``'s terms (its subject) than ``e``'s passage has: the claim is about the thing that has it."""
+    def found(sents: Sequence[Sequence[Clause]]) -> int:
+        terms, text = _sentence_terms([x for sent in sents for x in sent])
+        return _found(c.terms, terms, text)
+
+    own = [sents for sents in passages.values() if any(x is e for sent in sents for x in sent)]
+    if not own:
+        return False
+    bound = found(own[0])
+    return any(found([sent]) > bound for sents in passages.values() if sents is not own[0] for sent in sents
+               if any(not x.cues and _found(e.scope, x.terms, x.text) >= 1 for x in sent))
+
+
 def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q_negated: bool,
                    q_terms: frozenset[str] = frozenset(), context: Sequence[Window] = ()) -> Polarity:
     """Compare each claim clause's polarity with the clauses of the evidence ``windows`` (see the
@@ -104,13 +150,17 @@ def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q
     out = Polarity()
     evidence_clauses = [c for w in windows for c in w.clauses]
     sentences = [u.clauses for w in (*windows, *context) for u in w.sentences]
+    passages: dict[str, list[Sequence[Clause]]] = {}
+    for w in (*windows, *context):
+        got = passages.setdefault(w.passage_id, [])
+        got += [u.clauses for u in w.sentences if not any(u.clauses is g for g in got)]
     neg_ev = [c for c in evidence_clauses if c.cues and c.terms]
     # a negated evidence clause that a negated clause of the claim restates is not flipped by
     # another, plain clause of the same claim ("Production access: interns do not get production access.")
     neg_claim = [c for c in claim_clauses if c.cues and c.terms]
     flippable = [e for e in neg_ev if not any(_overlap(c.terms, e)[0] >= 0.5 and _overlap(c.terms, e)[1] >= 1
                                               for c in neg_claim)]
-    for c in claim_clauses:
+    for i, c in enumerate(claim_clauses):
         if not c.terms:
             continue
         if c.cues:
@@ -121,6 +171,7 @@ def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q
             # jieba may cut the same words differently in two contexts (企业版不限 / 不限):
             # the negated phrase written the same way in the evidence counts
             restated = restated or any(p in e.text for p in c.phrases for e in evidence_clauses)
+            restated = restated or _elliptical(c, [b for b in claim_clauses[:i] if not b.cues], sentences)
             restated = restated or (best is not None and _sentence_negation(c, best, sentences))
             # "No for the X1": the question's predicate, negated for its subject
             restated = restated or _answers_question(c, context or windows, q_terms)
@@ -137,6 +188,8 @@ def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q
             cov_e, hits = _overlap(c.terms, e)
             cov_c = hits / len(c.terms)
             score = max(cov_e, cov_c) if hits >= min(2, len(e.terms)) else 0.0
+            if score and _plain_elsewhere(c, e, passages):
+                continue  # the claim's subject has it ("T1 有防干烧"), another one lacks it ("T2 未配备防干烧功能")
             if score > out.flip:
                 out.flip = score
                 out.flip_reason = f"polarity flip: evidence says '{short(e.text)}' (negation '{e.cues[0]}'), the claim does not"

@@ -87,3 +87,15 @@ def test_a_bare_no_takes_the_question_predicate(judge):
     # the evidence negates it for the other scooter only
     assert verdicts(judge, q, "No for the Vela B3, yes for the Vela A2. The Vela B3 adds app unlocking.", SCOOTER2)[0] \
         == "unsupported"
+
+
+HEATERS = {"h1": "暖阳H1取暖器功率2000瓦，具备倾倒断电保护，倒地时自动断电。",
+           "h2": "暖阳H2为1500瓦静音款，支持遥控，但未配备倾倒断电保护，请勿无人看管时使用。"}
+
+
+def test_an_elliptical_negation_takes_the_previous_clause(judge):
+    q = "暖阳H1和暖阳H2是否都有倾倒断电保护？"
+    assert verdicts(judge, q, "H1（2000瓦）有倾倒断电保护，H2（1500瓦，支持遥控）则没有。", HEATERS) == ["supported"]
+    # the evidence negates it for H2, not for H1
+    assert verdicts(judge, q, "H2（1500瓦）有倾倒断电保护，H1（2000瓦，倒地时自动断电）则没有。", HEATERS) \
+        == ["unsupported"]
