@@ -17,16 +17,20 @@ clause by clause, against the clauses of the evidence windows the claim was grou
   negated clause of the same claim restates that evidence clause (a label before the fact:
   "Production access: interns do not get production access"), nor when another passage
   states it plainly with more of the claim clause's words (its subject: "T1 有防干烧" when
-  only T2's leaflet says "未配备防干烧功能").
+  only T2's leaflet says "未配备防干烧功能"). A name or code of the claim clause stated in an
+  earlier clause of the negated clause's sentence counts as restated ("青禾T2为1.7升保温款，
+  但未配备防干烧功能" against "T2也配备了防干烧保护").
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from evalkit.judges.grounding import Clause, Window
-from evalkit.judges.lexicon import term_found
+from evalkit.judges.lexicon import content_terms, term_found
+from evalkit.judges.values import extract_atoms
 
 __all__ = ["Polarity", "check_polarity", "short"]
 
@@ -127,6 +131,28 @@ def _sentence_terms(sent: Sequence[Clause]) -> tuple[frozenset[str], str]:
     return terms, " ".join(x.text for x in sent)
 
 
+@lru_cache(maxsize=20_000)
+def _subject_terms(text: str) -> frozenset[str]:
+    """The terms of the names and codes of a claim clause (what it is about: "T2", "Orbit X1")."""
+    return frozenset(t for a in extract_atoms(text) if a.kind in ("entity", "code") for t in content_terms(a.text))
+
+
+def _bound(c: Clause, e: Clause, sentences: Sequence[Sequence[Clause]]) -> int:
+    """How many names and codes of ``c`` the clauses before the evidence clause ``e`` in its
+    sentence state, that ``e`` itself does not (0 if not found).
+
+    The subject of a negated clause is often in an earlier clause of its sentence ("青禾T2为1.7升
+    保温款，……，但未配备防干烧功能"): a claim naming it ("T2也配备了防干烧保护") restates that sentence.
+    """
+    for sent in sentences:
+        at = next((i for i, x in enumerate(sent) if x is e), None)
+        if at is not None:
+            subject = [t for t in _subject_terms(c.text) if term_found(t, e.terms, e.text) < 1.0]
+            terms, text = _sentence_terms(sent[:at])
+            return _found(subject, terms, text)
+    return 0
+
+
 def _plain_elsewhere(c: Clause, e: Clause, passages: dict[str, list[Sequence[Clause]]]) -> bool:
     """True when another passage states what ``e`` negates, plainly, in a sentence with more of
     ``c``'s terms (its subject) than ``e``'s passage has: the claim is about the thing that has it."""
@@ -186,7 +212,7 @@ def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q
             if not any(term_found(t, c.terms, joined) >= 1.0 for t in e.scope):
                 continue  # the claim does not restate what the evidence negates
             cov_e, hits = _overlap(c.terms, e)
-            cov_c = hits / len(c.terms)
+            cov_c = (hits + _bound(c, e, sentences)) / len(c.terms)
             score = max(cov_e, cov_c) if hits >= min(2, len(e.terms)) else 0.0
             if score and _plain_elsewhere(c, e, passages):
                 continue  # the claim's subject has it ("T1 有防干烧"), another one lacks it ("T2 未配备防干烧功能")

@@ -99,3 +99,14 @@ def test_an_elliptical_negation_takes_the_previous_clause(judge):
     # the evidence negates it for H2, not for H1
     assert verdicts(judge, q, "H2（1500瓦）有倾倒断电保护，H1（2000瓦，倒地时自动断电）则没有。", HEATERS) \
         == ["unsupported"]
+
+
+FANS = {"k1": "云雀K1风扇有三档风速，长按三秒可锁定按键。",
+        "k2": "云雀K2为静音款，支持定时，但未配备童锁功能。"}
+
+
+def test_a_flip_names_the_subject_of_an_earlier_evidence_clause(judge):
+    q = "云雀K1和云雀K2风扇有童锁吗？"
+    assert verdicts(judge, q, "K2未配备童锁功能，但支持定时。", FANS) == ["supported"]
+    # "K2" is in the clause before "未配备童锁功能": the claim restates that sentence, flipped
+    assert verdicts(judge, q, "K2也配备了童锁保护。", FANS) == ["unsupported"]
