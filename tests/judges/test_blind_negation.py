@@ -40,10 +40,16 @@ def test_a_quantity_negative_matches_a_lexical_negative(judge):
         == ["supported"]
     # the flipped claim is still a flip
     assert verdicts(judge, q, "Students must pay the locker fee.", LOCKER) == ["unsupported"]
+    # an exemption the evidence gives to others only is still a missing negation
+    assert verdicts(judge, q, "Members pay nothing for a locker.", LOCKER) == ["unsupported"]
 
 
 SCOOTER = {"scooter-a": "The Vela A is a city scooter with a 250 W motor. It does not support app unlocking.",
            "scooter-b": "The Vela B adds app unlocking and a 350 W motor."}
+
+
+SCOOTER2 = {"scooter-a2": "The Vela A2 is a city scooter with a 250 W motor. It does not support app unlocking.",
+            "scooter-b3": "The Vela B3 adds app unlocking and a 350 W motor."}
 
 
 def test_lacks_restates_does_not(judge):
@@ -51,6 +57,9 @@ def test_lacks_restates_does_not(judge):
     assert verdicts(judge, q, "The Vela B supports app unlocking, whereas the Vela A lacks app unlocking support.",
                     SCOOTER) == ["supported"]
     assert verdicts(judge, q, "The Vela A supports app unlocking.", SCOOTER) == ["unsupported"]
+    # a lack the evidence states for the other scooter only
+    assert verdicts(judge, "Can the Vela A2 and Vela B3 scooters be unlocked with the app?",
+                    "The Vela B3 lacks app unlocking support.", SCOOTER2) == ["unsupported"]
 
 
 KETTLE = {"manual": "本款咖啡机容量1.2升，具备自动关机功能，但不支持预约。切勿在无水时启动。"}
@@ -60,6 +69,8 @@ def test_synonymous_prohibitions_match(judge):
     q = "这款咖啡机有什么使用注意事项？"
     assert verdicts(judge, q, "说明书提醒不要在无水时启动。", KETTLE) == ["supported"]
     assert verdicts(judge, q, "说明书提醒请勿在无水时启动。", KETTLE) == ["supported"]
+    # the prohibition dropped is still a flip
+    assert verdicts(judge, q, "说明书说明可以在无水时启动。", KETTLE) == ["unsupported"]
 
 
 LEAFLET = {"leaflet": "Take one 400 mg capsule of Dormex at night. Dormex must not be taken with alcohol, "
@@ -73,10 +84,6 @@ def test_a_negation_in_another_clause_of_the_evidence_sentence(judge):
     assert verdicts(judge, q, "Dormex can be taken with alcohol.", LEAFLET) == ["unsupported"]
     # a negation the evidence sentence does not make is still missing
     assert verdicts(judge, q, "Take one 400 mg capsule of Dormex, not at night.", LEAFLET) == ["unsupported"]
-
-
-SCOOTER2 = {"scooter-a2": "The Vela A2 is a city scooter with a 250 W motor. It does not support app unlocking.",
-            "scooter-b3": "The Vela B3 adds app unlocking and a 350 W motor."}
 
 
 def test_a_bare_no_takes_the_question_predicate(judge):
