@@ -57,7 +57,7 @@ from evalkit.judges.values import Atom, AtomPool, fold
 
 __all__ = ["VERSION", "ClaimSignals", "OfflineJudge", "Thresholds", "triple_statement"]
 
-VERSION = 8  # bump when verdicts for the same inputs and thresholds change
+VERSION = 9  # bump when verdicts for the same inputs and thresholds change
 # answer courtesy, not claims: never checked (a claim with an atom is still checked)
 _BOILERPLATE = re.compile(
     r"^\W*(?:i\s+)?hope\s+(?:this|that|it)\s+helps|^\W*(?:please\s+)?(?:let\s+me\s+know|feel\s+free)|"
