@@ -26,6 +26,7 @@ from functools import lru_cache
 from evalkit.judges.claims import is_chinese
 from evalkit.judges.dates import DateValue, date_supported, find_dates
 from evalkit.judges.lexicon import CJK
+from evalkit.judges.names import WEEKDAYS, weekdays_of, zh_verb_after_modal
 from evalkit.judges.quantities import (
     Quantity,
     bare_number_states,
@@ -199,6 +200,13 @@ def _en_entities(text: str) -> list[Atom]:
         cap = tok[0].isupper() or acronym
         gap = text[words[i - 1].end():w.start()] if i else ""
         joinable = group and re.fullmatch(r"\s+", gap) is not None
+        days = weekdays_of(tok, bool(out) and out[-1].key in WEEKDAYS and re.fullmatch(r"\s*[-–—]\s*", gap)) \
+            if cap else None
+        if days:  # "Tue–Sun", "Regular Mondays": days of the week, each its own atom, not part of a name
+            flush()
+            group.clear()
+            out.extend(Atom("entity", tok[a:b], d, w.start() + a, w.start() + b) for a, b, d in days)
+            continue
         if cap and (tok.lower() not in COMMON | _CURRENCY_UNITS or (acronym and tok.lower() not in _CURRENCY_UNITS)):
             if not joinable:
                 flush()
@@ -233,14 +241,16 @@ def _zh_entities(text: str) -> list[Atom]:
         name = m.group(g)
         out.append(Atom("entity", name, fold(name).replace(" ", ""), m.start(g), m.end(g)))
     pos, cur, cur_start, parts = 0, "", 0, []
-    for word, flag in _posseg(text) + (("", "x"),):
+    words = _posseg(text)
+    for k, (word, flag) in enumerate(words + (("", "x"),)):
         start = text.find(word, pos) if word else len(text)
         pos = start + len(word)
         # an English word inside Chinese text is a name when it looks like one (LanCloud, FlowPay, OFD),
         # not a lower-case term (admin, yaml)
         name_like = (flag in _ZH_NAME_TAGS and word not in _ZH_GENERIC and word.strip()
                      and not (flag == "eng" and (len(word) < 2 or word.lower() in _CURRENCY_UNITS
-                                                 or not (word[0].isupper() or re.search(r"\d", word)))))
+                                                 or not (word[0].isupper() or re.search(r"\d", word))))
+                     and not (flag == "nr" and zh_verb_after_modal(words, k)))  # 须在5日前付清: a verb
         if name_like or (word == "·" and cur):
             if not cur:
                 cur_start, parts = start, []
