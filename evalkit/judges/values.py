@@ -78,7 +78,8 @@ def _code_key(s: str) -> str:
 # --- codes ------------------------------------------------------------------------------------
 _CODE = re.compile(
     r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"                        # e-mail
-    r"|(?<![A-Za-z0-9_/])/[A-Za-z][A-Za-z0-9_.-]*(?:/[A-Za-z0-9_.-]+)*"           # /auth/refresh
+    # /auth/refresh; not a rate's unit after a value ("20¢/kWh", "€0.30/kWh", "5%/yr")
+    r"|(?<![A-Za-z0-9_/¢€£¥$%])/[A-Za-z][A-Za-z0-9_.-]*(?:/[A-Za-z0-9_.-]+)*"
     r"|(?<![A-Za-z0-9_.])[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?![A-Za-z0-9_])"  # retry.max_attempts
     r"|(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+"                  # created_at
     r"|(?<![A-Za-z0-9_-])(?=[A-Za-z0-9-]*[A-Za-z])(?=[A-Za-z0-9-]*\d)[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*(?:\.\d+)*"
