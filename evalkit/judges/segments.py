@@ -8,6 +8,9 @@ takes the previous one's subject (unless it has a subject of its own,
 :func:`evalkit.judges.subjects.own_subject`); a relative clause or a parenthesis is an aside
 (:func:`evalkit.judges.subjects.asides`); a day on which the previous clause says something
 happened is that event's date, not the period of the next clause's values.
+
+A number that labels a document or part ("Amendment No. 1", "Clause 14.2") has no subject: it
+names.
 """
 from __future__ import annotations
 
@@ -31,6 +34,10 @@ _COORD = re.compile(
     r"\s+(?:vs\.?|versus|and|to|while|whereas|than|compared (?:with|to)|against)\s+"
     r"|(?<=[\u4e00-\u9fff\d%）)A-Za-z])\s*(?:对比|相比|对|比|而|和|与|及|、)\s*(?=[\u4e00-\u9fffA-Za-z\d（(])", re.IGNORECASE)
 
+# a number that labels a document or part ("Amendment No. 1", "Clause 14.2", "Article 5"): it names,
+# it is no value of the name before it
+_LABEL = re.compile(r"(?:\b(?:no|nos|number|clause|section|article|art|para|paragraph|item|schedule|annex|"
+                    r"appendix|exhibit|chapter|part)\.?|[#§])\s*$", re.IGNORECASE)
 _CLAUSE_COORD = re.compile(r"\s+(?:and|while|whereas)\s+|\s*而\s*", re.IGNORECASE)  # what joins two clauses
 # a relative clause ("Halvorsen Retail, which bought Fenwick's in 2021, operates 312 stores"): an aside
 # about the name before it; the clause after it continues the sentence's subject, not the aside's
@@ -137,7 +144,7 @@ def subjects_of(i: int, segs: list[Segment], claim: Unit) -> list[int]:
     (before it, else after it) and, for a value, the nearest date; none for a name or code."""
     atom = claim.atoms[i]
     seg = next((s for s in segs if i in s.atoms), None)
-    if seg is None or atom.kind in ("entity", "code"):
+    if seg is None or atom.kind in ("entity", "code") or _LABEL.search(claim.text[:atom.start]):
         return []
     out = []
     # a name or date inside an aside is the aside's subject, not of the values outside it ("Priya Raman
