@@ -12,7 +12,9 @@ acronyms (``IT``, ``RESET``); a sentence's capitalised first word is not a name 
 ("Keep", "Hold", "Contact": a plain capitalised word alone, or before an acronym or code,
 is left out; "East China", "Zhou Mingxuan" stay whole); Chinese jieba part-of-speech
 names (nr, ns, nt, nz) merged across ``·``, capitalised Latin words in Chinese text
-(``LanCloud``), and names in 《书名号》 or quotes. A text is read as Chinese or English by
+(``LanCloud``), and names in 《书名号》 or quotes. A day of the week is its own name, keyed
+by the full day ("Tue–Sun"); a verb jieba tags as a person after a modal (须…付清) is none
+(:mod:`evalkit.judges.names`). A text is read as Chinese or English by
 its dominant script (:func:`evalkit.judges.claims.is_chinese`); English with a Chinese
 name in it gets both.
 """
