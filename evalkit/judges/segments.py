@@ -10,7 +10,8 @@ takes the previous one's subject (unless it has a subject of its own,
 happened is that event's date, not the period of the next clause's values.
 
 A number that labels a document or part ("Amendment No. 1", "Clause 14.2") has no subject: it
-names.
+names. A step of a sequence ("..., then the first shuttle at 06:40") keeps only the previous
+segment's period, not its names.
 """
 from __future__ import annotations
 
@@ -31,13 +32,15 @@ VALUE_KINDS = frozenset({"number", "duration", "time"})
 SUBJECT_KINDS = frozenset({"entity", "code", "date"})
 
 _COORD = re.compile(
-    r"\s+(?:vs\.?|versus|and|to|while|whereas|than|compared (?:with|to)|against)\s+"
+    r"\s+(?:vs\.?|versus|and|to|then|while|whereas|than|compared (?:with|to)|against)\s+"
     r"|(?<=[\u4e00-\u9fff\d%）)A-Za-z])\s*(?:对比|相比|对|比|而|和|与|及|、)\s*(?=[\u4e00-\u9fffA-Za-z\d（(])", re.IGNORECASE)
 
 # a number that labels a document or part ("Amendment No. 1", "Clause 14.2", "Article 5"): it names,
 # it is no value of the name before it
 _LABEL = re.compile(r"(?:\b(?:no|nos|number|clause|section|article|art|para|paragraph|item|schedule|annex|"
                     r"appendix|exhibit|chapter|part)\.?|[#§])\s*$", re.IGNORECASE)
+# a step of a sequence ("..., then the first shuttle at 06:40", "然后乘坐..."): about its own thing
+_STEP = re.compile(r"[\s,，]*(?:(?:then|after that|afterwards)\b|然后|随后|接着)", re.IGNORECASE)
 _CLAUSE_COORD = re.compile(r"\s+(?:and|while|whereas)\s+|\s*而\s*", re.IGNORECASE)  # what joins two clauses
 # a relative clause ("Halvorsen Retail, which bought Fenwick's in 2021, operates 312 stores"): an aside
 # about the name before it; the clause after it continues the sentence's subject, not the aside's
@@ -88,7 +91,9 @@ def segments(claim: Unit) -> list[Segment]:
             subj = out[-1].subjects if aside or context is None else context
             subj = tuple(j for j in subj if not _event_day(j, atoms, out, claim.text))
             topic = own_subject(claim.text[start:end]) or ""
-            if topic:  # "..., 退款在 14 天内发放": about its own subject, in the same period ("2021年末，")
+            # "..., 退款在 14 天内发放": about its own subject, in the same period ("2021年末，"); so is
+            # a step of a sequence ("..., then the first shuttle at 06:40": the shuttle's time)
+            if topic or _step(claim.text, start):
                 subj = tuple(j for j in subj if atoms[j].kind == "date")
         if not aside:
             context = subj
@@ -97,6 +102,12 @@ def segments(claim: Unit) -> list[Segment]:
     if rest:
         out.append(Segment(len(claim.text), len(claim.text), rest, out[-1].subjects if out else ()))
     return out
+
+
+def _step(text: str, start: int) -> bool:
+    """Whether the segment at ``start`` is a step of a sequence ("..., then the first shuttle at
+    06:40"): its values are its own thing's (the shuttle's), not the previous step's name's."""
+    return bool(re.search(r"\bthen\s*$", text[:start], re.IGNORECASE) or _STEP.match(text, start))
 
 
 def _whole_asides(spans: list[tuple[int, int]], text: str) -> list[tuple[int, int]]:
