@@ -34,6 +34,9 @@ so atoms are grounded one by one, across passages, not all in one window:
 - A number no passage states is still grounded when it is **derived**: the difference,
   sum or percentage change of two quantities the answer states and the evidence grounds
   (:mod:`evalkit.judges.derived`), as comparison answers write ("下降 270 万元（约 7.9%）").
+  So is a number the evidence states, but not with its subject, when it is the difference
+  of the two grounded quantities just before it ("60分，比江北队的57分多3分" where another
+  passage says 胜一场积3分): a computed gap another figure happens to equal.
 
 A passage whose dates name one year lends it to its year-less days ("2025年…首站于4月12日"
 states 2025年4月12日; :func:`evalkit.judges.dates.with_year`).
@@ -236,6 +239,16 @@ def _same_script(atom: Atom, passage: AtomPool) -> bool:
     return bool(CJK.search(atom.text)) == is_chinese(passage.text)
 
 
+def _difference_of_previous(g: AtomGrounding, out: list[AtomGrounding], claim: Unit) -> None:
+    """Clear ``g``'s problem (a value stated, but not with its subject) when it is the difference of
+    the two grounded quantities just before it: a comparison's computed gap that another figure of
+    the evidence happens to equal ("60分，比江北队的57分多3分" where 胜一场积3分)."""
+    before = [x.atom for x in out if x.grounded and x.atom.quantity is not None and x.atom.end <= g.atom.start]
+    how = derivation(g.atom, before[-2:], claim.text) if len(before) >= 2 else None
+    if how and " - " in how:
+        g.derived, g.window, g.problem = how, None, None
+
+
 def ground_atoms(claim: Unit, novel: Sequence[int], wins: Sequence[Window], pools: dict[str, AtomPool],
                  rank: dict[int, float], operands: Sequence[Atom] = ()) -> list[AtomGrounding]:
     """Ground each novel atom (indices into ``claim.atoms``) in the evidence; see the module docstring.
@@ -298,6 +311,8 @@ def ground_atoms(claim: Unit, novel: Sequence[int], wins: Sequence[Window], pool
                   and any(p.supports(claim.atoms[j]) for p in pools.values())]
     for g in out:
         if g.window is not None:
+            if g.problem and g.problem.endswith(f"not with {', '.join(g.subjects)}"):
+                _difference_of_previous(g, out, claim)
             continue
         how = derivation(g.atom, [a for a in list(operands) + grounded_q if a is not g.atom], claim.text) or \
             derivation(g.atom, [a for p in pools.values() for a in p.atoms], claim.text, stated=True)
