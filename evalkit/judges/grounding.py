@@ -34,9 +34,10 @@ so atoms are grounded one by one, across passages, not all in one window:
 - A number no passage states is still grounded when it is **derived**: the difference,
   sum or percentage change of two quantities the answer states and the evidence grounds
   (:mod:`evalkit.judges.derived`), as comparison answers write ("下降 270 万元（约 7.9%）").
-  So is a number the evidence states, but not with its subject, when it is the difference
-  of the two grounded quantities just before it ("60分，比江北队的57分多3分" where another
-  passage says 胜一场积3分): a computed gap another figure happens to equal.
+  So is a number the evidence states, but not with its subject, when it is said as a gap and
+  is the difference of the two grounded quantities just before it, or of the one before it
+  and a figure of its subject's passage ("60分，比江北队的57分多3分", "以60分领先江北队3分"
+  where another passage says 胜一场积3分): a computed gap another figure happens to equal.
 
 A passage whose dates name one year lends it to its year-less days ("2025年…首站于4月12日"
 states 2025年4月12日; :func:`evalkit.judges.dates.with_year`).
@@ -196,6 +197,7 @@ class AtomGrounding:
     note: str | None = None           # why it counts without a window (a name only its translation states)
     problem: str | None = None        # why it is not grounded (a verdict reason)
     subjects: list[str] = field(default_factory=list)  # the subject atoms it was grounded with
+    subject_passages: list[str] = field(default_factory=list)  # the passages that state all its subjects
 
     @property
     def grounded(self) -> bool:
@@ -239,14 +241,29 @@ def _same_script(atom: Atom, passage: AtomPool) -> bool:
     return bool(CJK.search(atom.text)) == is_chinese(passage.text)
 
 
-def _difference_of_previous(g: AtomGrounding, out: list[AtomGrounding], claim: Unit) -> None:
-    """Clear ``g``'s problem (a value stated, but not with its subject) when it is the difference of
-    the two grounded quantities just before it: a comparison's computed gap that another figure of
-    the evidence happens to equal ("60分，比江北队的57分多3分" where 胜一场积3分)."""
+# what says a number is a gap between two others ("多3分", "领先江北队3分", "saves $3", "3 points ahead")
+_GAP_CUE = re.compile(r"多|少|领先|落后|相差|差|高出|低出|高于|低于|超出|超过|\b(?:more|less|fewer|ahead|behind|than|"
+                      r"gap|difference|sav(?:e|es|ing)|higher|lower|up|down|above|below|cheaper|earlier|later)\b",
+                      re.IGNORECASE)
+
+
+def _difference_of_previous(g: AtomGrounding, out: list[AtomGrounding], claim: Unit,
+                            pools: dict[str, AtomPool]) -> None:
+    """Clear ``g``'s problem (a value stated, but not with its subject) when it is said as a gap
+    ("多", "ahead") and is the difference of the two grounded quantities just before it, or of the
+    one before it and a quantity of a passage that states its subject: a comparison's computed gap
+    that another figure of the evidence happens to equal ("60分，比江北队的57分多3分",
+    "以60分领先江北队3分" where 胜一场积3分)."""
     before = [x.atom for x in out if x.grounded and x.atom.quantity is not None and x.atom.end <= g.atom.start]
-    how = derivation(g.atom, before[-2:], claim.text) if len(before) >= 2 else None
-    if how and " - " in how:
-        g.derived, g.window, g.problem = how, None, None
+    if not before or not _GAP_CUE.search(claim.text[before[-1].end:g.atom.end + 3]):
+        return  # no word of comparison between the value before and this one ("3分" of "胜一场积3分")
+    pairs = [before[-2:]] if len(before) >= 2 else []
+    pairs += [[before[-1], b] for pid in g.subject_passages for b in pools[pid].atoms if b.quantity is not None]
+    for pair in pairs:
+        how = derivation(g.atom, pair, claim.text)
+        if how and " - " in how:
+            g.derived, g.window, g.problem = how, None, None
+            return
 
 
 def ground_atoms(claim: Unit, novel: Sequence[int], wins: Sequence[Window], pools: dict[str, AtomPool],
@@ -303,6 +320,8 @@ def ground_atoms(claim: Unit, novel: Sequence[int], wins: Sequence[Window], pool
             else:
                 where = sorted({w.passage_id for w in stating})
                 g.window = max(stating, key=lambda w: (rank.get(w.index, 0.0), -w.index))
+                g.subject_passages = [pid for pid, p in pools.items()
+                                      if all(p.supports(s) for s in subjects if _same_script(s, p))]
                 g.problem = (f"{atom.describe()} is in the evidence ({', '.join(where[:3])}) but not with "
                              f"{', '.join(g.subjects)}")
         out.append(g)
@@ -312,7 +331,7 @@ def ground_atoms(claim: Unit, novel: Sequence[int], wins: Sequence[Window], pool
     for g in out:
         if g.window is not None:
             if g.problem and g.problem.endswith(f"not with {', '.join(g.subjects)}"):
-                _difference_of_previous(g, out, claim)
+                _difference_of_previous(g, out, claim, pools)
             continue
         how = derivation(g.atom, [a for a in list(operands) + grounded_q if a is not g.atom], claim.text) or \
             derivation(g.atom, [a for p in pools.values() for a in p.atoms], claim.text, stated=True)

@@ -124,5 +124,8 @@ def test_a_computed_gap_equal_to_another_figure(judge):
     q = "截至第30轮，山城队和江北队谁的积分更高？相差多少分？"
     assert supported(judge, q, "山城队积60分，比江北队的57分多3分。", ev)
     assert not supported(judge, q, "山城队积60分，比江北队的57分多4分。", ev)
-    # not a difference of the values before it: still bound to 江北
+    # the gap to a figure of the other name's passage
+    assert supported(judge, q, "山城队以60分领先江北队3分。", ev)
+    assert not supported(judge, q, "山城队以60分领先江北队4分。", ev)
+    # not said as a gap: still bound to 江北
     assert not supported(judge, q, "山城队积60分，江北队胜一场积3分。", ev)
