@@ -12,8 +12,9 @@ happened is that event's date, not the period of the next clause's values.
 A number that labels a document or part ("Amendment No. 1", "Clause 14.2") has no subject: it
 names. A step of a sequence ("..., then the first shuttle at 06:40") keeps only the previous
 segment's period, not its names. A value before a change or said to be unchanged ("由每度0.55元
-调为0.6元", "第一档仍为0.5元", "from 20 to 23 cents") is not a value of the date before it (the
-date from which the change applies); a date after it is its own period ("from 14 in Q2").
+调为0.6元", "第一档仍为0.5元", "rises from 20 to 23 cents") is not a value of the date before it (the
+date from which the change applies); a date after it is its own period ("from 14 in Q2"); a
+range ("from 9:00 to 17:00") is no change.
 """
 from __future__ import annotations
 
@@ -41,11 +42,17 @@ _COORD = re.compile(
 # it is no value of the name before it
 _LABEL = re.compile(r"(?:\b(?:no|nos|number|clause|section|article|art|para|paragraph|item|schedule|annex|"
                     r"appendix|exhibit|chapter|part)\.?|[#§])\s*$", re.IGNORECASE)
-# a value before a change or one said to be unchanged ("由每度0.55元调为0.6元", "from 20 to 23 cents",
-# "第一档仍为0.5元", "still $45"): not a value of the date from which the change applies
-_OLD_VALUE = re.compile(r"(?:(?:由|从)(?:每\w{0,2})?|\bfrom\s+|仍然?(?:为|是)?|依然(?:为|是)?|保持(?:为|在)?|"
-                        r"\bstill(?:\s+(?:at|is|are))?\s+|\bremains?(?:\s+at)?\s+|\bunchanged\s+at\s+)"
-                        r"(?:[A-Z]{3}\s?|[$¥€£])?$", re.IGNORECASE)
+# a value before a change or one said to be unchanged ("由每度0.55元调为0.6元", "rises from 20 to 23
+# cents", "第一档仍为0.5元", "still $45"): not a value of the date from which the change applies; a
+# range ("from 9:00 to 17:00", "从100元到200元不等") says no change
+_SIGN = r"(?:[A-Z]{3}\s?|[$¥€£])?$"
+_UNCHANGED = re.compile(r"(?:仍然?(?:为|是)?|依然(?:为|是)?|保持(?:为|在)?|\bstill(?:\s+(?:at|is|are))?\s+|"
+                        r"\bremains?(?:\s+at)?\s+|\bunchanged\s+at\s+)" + _SIGN, re.IGNORECASE)
+_FROM_CHANGE = re.compile(r"\b(?:ris\w*|rose|fell|falls?|increas\w*|decreas\w*|chang\w*|rais\w*|lower\w*|cut|"
+                          r"drop\w*|jump\w*|climb\w*|grow\w*|grew|declin\w*|adjust\w*|went|goes|go|up|down)\b"
+                          r"[^,;]{0,20}?\bfrom\s+" + _SIGN, re.IGNORECASE)
+_ZH_FROM = re.compile(r"(?:由|从)(?:每\w{0,2})?" + _SIGN)
+_ZH_CHANGE_AFTER = re.compile(r"[^，。；,;]{0,6}?(?:调|提高|提升|上涨|上升|涨|降|增|减|升|变为|改为)")
 # a step of a sequence ("..., then the first shuttle at 06:40", "然后乘坐..."): about its own thing
 _STEP = re.compile(r"[\s,，]*(?:(?:then|after that|afterwards)\b|然后|随后|接着)", re.IGNORECASE)
 _CLAUSE_COORD = re.compile(r"\s+(?:and|while|whereas)\s+|\s*而\s*", re.IGNORECASE)  # what joins two clauses
@@ -109,6 +116,13 @@ def segments(claim: Unit) -> list[Segment]:
     if rest:
         out.append(Segment(len(claim.text), len(claim.text), rest, out[-1].subjects if out else ()))
     return out
+
+
+def _old_value(atom: Atom, seg: Segment, text: str) -> bool:
+    """Whether a value is the one before a change or one said to be unchanged (see ``_UNCHANGED``)."""
+    before = text[seg.start:atom.start]
+    return bool(_UNCHANGED.search(before[-12:]) or _FROM_CHANGE.search(before)
+                or (_ZH_FROM.search(before) and _ZH_CHANGE_AFTER.match(text, atom.end)))
 
 
 def _step(text: str, start: int) -> bool:
@@ -181,7 +195,7 @@ def subjects_of(i: int, segs: list[Segment], claim: Unit) -> list[int]:
     if pick is not None:  # a name is what comes before its values ("LX-200 为 2GB")
         out.append(pick)
     dates = [j for j in seen if claim.atoms[j].kind == "date"] if atom.kind != "date" else []
-    if _OLD_VALUE.search(claim.text[max(seg.start, atom.start - 12):atom.start]):
+    if _old_value(atom, seg, claim.text):
         dates = [j for j in dates if claim.atoms[j].start > atom.start]  # its own period stays ("from 17 in Q2")
     if dates:  # a period sits on either side ("CNY 24.6m in Q3", "第三季度 3,150 万元"): the nearest one
         out.append(min(dates, key=lambda j: (_gap(claim.atoms[j], atom), claim.atoms[j].start)))

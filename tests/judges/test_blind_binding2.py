@@ -129,3 +129,16 @@ def test_a_computed_gap_equal_to_another_figure(judge):
     assert not supported(judge, q, "山城队以60分领先江北队4分。", ev)
     # not said as a gap: still bound to 江北
     assert not supported(judge, q, "山城队积60分，江北队胜一场积3分。", ev)
+
+
+def test_a_range_is_no_change_and_keeps_its_date(judge):
+    ev = [("old", "Until 30 April 2025 the Riverside pool opened 08:00-20:00."),
+          ("new", "From 1 May 2025 the Riverside pool opens 07:00-21:00.")]
+    q = "When does the Riverside pool open?"
+    assert supported(judge, q, "From 1 May 2025 the Riverside pool is open from 07:00 to 21:00.", ev)
+    assert not supported(judge, q, "From 1 May 2025 the Riverside pool is open from 08:00 to 21:00.", ev)
+    ev = [("t23", "Valley Power tariff, effective 1 January 2023: energy charge 20.0 cents per kWh."),
+          ("t24", "From 1 January 2024, the Valley Power energy charge rises to 23.0 cents per kWh.")]
+    q = "What is Valley Power's energy charge in 2024?"
+    assert supported(judge, q, "From 1 January 2024, Valley Power's energy charge rises from 20 to 23 cents per kWh.", ev)
+    assert not supported(judge, q, "From 1 January 2024, the energy charge is 20 cents per kWh.", ev)
