@@ -9,8 +9,9 @@ a claim unsupported. Two kinds of word pass those tests without being names:
   key the full day name, so "Tue–Sun" is stated by "Tuesday to Sunday" and "Wed" is not;
   a capitalised word before it ("Regular Mondays") is not part of a name with it.
 - **A verb jieba's dictionary tags as a person name** (付清, "pay off": 付 is also a
-  surname): a word tagged ``nr`` after a modal (须, 应, 需...) with no verb between them is
-  the verb the modal governs ("租金须在每月5日前付清"), not a person.
+  surname): a word tagged ``nr`` that ends its clause after a modal (须, 应, 需...), with no
+  verb between them, is the verb the modal governs ("租金须在每月5日前付清"), not a person; a
+  preposition's object stays a name (须经张伟批准).
 """
 from __future__ import annotations
 
@@ -46,15 +47,22 @@ def weekdays_of(token: str, in_range: bool = False) -> list[tuple[int, int, str]
     return [(a, b, d) for a, b, d in days if d]
 
 
-_ZH_MODALS = frozenset("须 需 应 应当 应该 必须 需要 要 可 可以 能 将 得".split())
+_ZH_MODALS = frozenset("须 需 应 应当 应该 必须 需要 要 可 可以 能".split())
+_ZH_CLAUSE_MARK = re.compile(r"[，。；！？,;:：!?]")
 
 
 def zh_verb_after_modal(words: tuple[tuple[str, str], ...], k: int) -> bool:
     """Whether jieba's word ``k`` (tagged as a person name) is the verb of a modal before it in its
-    clause ("租金须在每月5日前付清": 须 ... 付清), with no verb and no clause mark between them."""
+    clause ("租金须在每月5日前付清": 须 ... 付清): it ends the clause (or takes an aspect particle,
+    付清了), no verb and no clause mark stand between them, and it is no preposition's object (须经张伟
+    批准, 将由王芳负责 keep their names)."""
+    nxt = words[k + 1] if k + 1 < len(words) else ("", "x")
+    if (k and words[k - 1][1] == "p") or not (nxt[0] == "" or _ZH_CLAUSE_MARK.fullmatch(nxt[0])
+                                               or nxt[1] in ("ul", "uz", "ug")):
+        return False
     for word, flag in reversed(words[:k]):
         if word in _ZH_MODALS:
             return True
-        if flag.startswith("v") or re.fullmatch(r"[，。；！？,;:：!?]", word):
+        if flag.startswith("v") or _ZH_CLAUSE_MARK.fullmatch(word):
             return False
     return False

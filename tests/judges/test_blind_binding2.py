@@ -48,8 +48,12 @@ def test_abbreviated_days_match_the_full_days(judge):
 
 # --- a verb tagged as a person -----------------------------------------------------------------------
 def test_a_verb_after_a_modal_is_not_a_person():
-    assert names("租金须在每月5日前付清。") == []
-    assert names("合同由付清华签署。") != []  # a name where a name stands
+    assert names("租金须在每月5日前付清。") == [] and names("租金须付清了。") == []
+    # a name where a name stands: a preposition's object, after a verb, before a verb
+    assert names("此事须经张伟批准。") == [("张伟", "张伟")]
+    assert names("该项目将由王芳负责。") == [("王芳", "王芳")]
+    assert names("材料须在5日前提交李明。") == [("李明", "李明")]
+    assert names("他应张伟邀请出席。") == [("张伟", "张伟")]
 
 
 def test_a_payment_deadline_with_a_verb_jieba_tags_as_a_name(judge):
