@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from evalkit.judges.numerals import CN_NUM, EN_WORDS, en_number, parse_cn_number
+from evalkit.judges.shares import HALF_PRICE, share_at
 from evalkit.judges.units import (
     CURRENCIES,
     CURRENCY_PREFIX,
@@ -73,7 +74,7 @@ _NUMBER = re.compile(
     rf"|(?:(?<![A-Za-z0-9.,\-/:])(?P<neg>[-−])|(?<![A-Za-z0-9.,/:])(?<![A-Za-z_]-)(?<!^-)(?<![\s(（~～]-))(?P<ar>{_ARABIC})(?![0-9])(?!\.\d)"
     rf"|(?P<cn>{_CN_RUN})|(?P<halfzh>半)(?=个?(?:小时|钟头|天|日|年|月|周|星期))"
     rf"|(?<![A-Za-z])(?P<en>{_EN_RUN}|half|a|an)(?![A-Za-z])", re.IGNORECASE)
-_RATE_BEFORE = re.compile(r"(?:\d|[$¥€£%]|\b(?:USD|CNY|RMB|EUR|GBP|dollars?|euros?|yuan|once|twice|thrice|times|per)"
+_RATE_BEFORE = re.compile(r"(?:\d[kKmMbB]?|[$¥€£%]|\b(?:USD|CNY|RMB|EUR|GBP|dollars?|euros?|yuan|once|twice|thrice|times|per)"
                           r")\s*$", re.IGNORECASE)
 _COUNT_BEFORE = re.compile(r"(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|thirty|"
                            r"hundred|thousand))\s+[A-Za-z-]+(?:\s+[A-Za-z-]+)?\s+$", re.IGNORECASE)  # "600 requests "
@@ -101,30 +102,6 @@ def _range_ok(first: float, sep: re.Match[str], text: str) -> bool:
         return True
     m = re.match(rf"(?:US\$|\$|¥|￥|€|£)?({_ARABIC})", text[sep.end():])
     return m is not None and abs(first) <= float(re.sub(r"[^\d.]", "", m.group(1)) or 0)
-
-
-_DENOMINATORS = {"third": 3, "quarter": 4, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
-                 "ninth": 9, "tenth": 10}
-# "two-fifths", "a third of", "三分之一": a share, read as a percentage as coarse as its denominator
-_FRACTION = re.compile(
-    r"(?P<num>one|two|three|four|five|six|seven|eight|nine|a)(?:-|\s+(?=\w+\s+of\b))(?P<den>"
-    + "|".join(_DENOMINATORS) + r")s?(?![A-Za-z])|(?P<cden>[二三四五六七八九十])分之(?P<cnum>[一二三四五六七八九])",
-    re.IGNORECASE)
-
-
-def _fraction(text: str, start: int) -> Quantity | None:
-    """The fraction word at ``start`` as a percentage (``two-fifths`` 40%, step 20 points), or None."""
-    m = _FRACTION.match(text, start)
-    if m is None:
-        return None
-    if m.group("den"):
-        num = 1.0 if m.group("num").lower() == "a" else float(EN_WORDS[m.group("num").lower()])
-        den = float(_DENOMINATORS[m.group("den").lower()])
-    else:
-        num, den = float(parse_cn_number(m.group("cnum")) or 0), float(parse_cn_number(m.group("cden")) or 1)
-    if not 0 < num < den:
-        return None
-    return Quantity("number", 100 * num / den, m.group(0), start, m.end(), "%", 100 * num / den, 100 / den)
 
 
 def _list_marker(text: str, start: int, end: int, written: str) -> bool:
@@ -192,10 +169,11 @@ def find_quantities(text: str) -> list[Quantity]:
                 out.append(Quantity("duration", (v + 0.5) * 60, text[start:q_end], start, q_end, "min", v + 0.5))
                 consumed = q_end
                 continue
-        fraction = None if m.group("ar") else _fraction(text, start)
-        if fraction is not None:
-            out.append(fraction)
-            consumed = fraction.end
+        share = None if m.group("ar") else share_at(text, start)
+        if share is not None:  # two-fifths, 千分之五, a quarter of an hour
+            kind, value, end, unit, step = share
+            out.append(Quantity(kind, value, text[start:end], start, end, unit, value if kind == "number" else None, step))
+            consumed = end
             continue
         if m.group("ar"):
             if _list_marker(text, start, end, m.group("ar")):
@@ -306,7 +284,8 @@ def find_quantities(text: str) -> list[Quantity]:
             step = max(step, 10.0 ** zeros)
         out.append(Quantity(kind, qv, text[start:end], start, end, unit, raw, step))
         consumed = end
-    return _compound_durations(text, out)
+    out += [Quantity("number", 50.0, h.group(0), h.start(), h.end(), "%", 50.0) for h in HALF_PRICE.finditer(text)]
+    return _compound_durations(text, sorted(out, key=lambda q: q.start))
 
 
 _TIME = re.compile(
