@@ -66,7 +66,7 @@ def _which(m: re.Match, pairs: list[tuple[str, object]]) -> object:
 
 
 _UNIT_AFTER = re.compile(r"(?:\s?|-(?=[A-Za-z]{2}))(?:" + _alt(DURATION_UNITS + OTHER_UNITS) + r")(?![A-Za-z])")
-_CUR_AFTER = re.compile(r"\s?(?:" + _alt(CURRENCY_SUFFIX) + r")(?![A-Za-z])")
+_CUR_AFTER = re.compile(r"(?:\s?|-(?=cent))(?:" + _alt(CURRENCY_SUFFIX) + r")(?![A-Za-z])")
 _CUR_BEFORE = re.compile(r"(?:" + _alt(CURRENCY_PREFIX) + r")\s?$")
 _SCALE_AFTER = re.compile(r"\s?(?:" + _alt(SCALE_SUFFIX) + r")(?![A-Za-z])")
 _NUMBER = re.compile(
@@ -245,6 +245,8 @@ def find_quantities(text: str) -> list[Quantity]:
         kind, raw, qv = "number", value, value
         if ca:
             unit, end = str(_which(ca, CURRENCY_SUFFIX)), ca.end()
+            if unit == "cent":  # "20.0 cents" is $0.20 (a tariff in cents, an answer in dollars)
+                unit, qv, step = "usd", value / 100, step / 100
         else:
             um = _UNIT_AFTER.match(text, end)
             if um and not (um.group(0).strip() == "m" and unit):

@@ -32,7 +32,8 @@ TO_BASE = {"mg": ("g", 0.001), "kg": ("g", 1000.0), "t": ("g", 1e6)}
 CURRENCY_PREFIX = [(r"US\$|\$|USD\s?", "usd"), (r"¥|￥|CNY\s?|RMB\s?|人民币", "cny"), (r"€|EUR\s?", "eur"),
                    (r"£|GBP\s?", "gbp")]
 CURRENCY_SUFFIX = [(r"USD|US dollars?|dollars?|美元|美金", "usd"), (r"CNY|RMB|yuan|元|块钱|块", "cny"),
-                   (r"EUR|euros?|欧元", "eur"), (r"GBP|pounds?|英镑", "gbp")]
+                   (r"EUR|euros?|欧元", "eur"), (r"GBP|pounds?|英镑", "gbp"),
+                   (r"cents?|¢", "cent")]  # a hundredth of a dollar: read as "usd"
 SCALE_SUFFIX = [(r"trillion|tn", 1e12), (r"billion|bn|B", 1e9), (r"million|mn|M", 1e6),
                 (r"thousand|k|K", 1e3), (r"万亿", 1e12), (r"千万", 1e7), (r"百万", 1e6), (r"十万", 1e5),
                 (r"亿", 1e8), (r"万", 1e4), (r"千", 1e3), (r"百", 1e2)]  # 2千万 = 20,000,000
