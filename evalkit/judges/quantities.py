@@ -74,7 +74,7 @@ _NUMBER = re.compile(
     rf"|(?:(?<![A-Za-z0-9.,\-/:])(?P<neg>[-−])|(?<![A-Za-z0-9.,/:])(?<![A-Za-z_]-)(?<!^-)(?<![\s(（~～]-))(?P<ar>{_ARABIC})(?![0-9])(?!\.\d)"
     rf"|(?P<cn>{_CN_RUN})|(?P<halfzh>半)(?=个?(?:小时|钟头|天|日|年|月|周|星期))"
     rf"|(?<![A-Za-z])(?P<en>{_EN_RUN}|half|a|an)(?![A-Za-z])", re.IGNORECASE)
-_RATE_BEFORE = re.compile(r"(?:\d[kKmMbB]?|[$¥€£%]|\b(?:USD|CNY|RMB|EUR|GBP|dollars?|euros?|yuan|once|twice|thrice|times|per)"
+_RATE_BEFORE = re.compile(r"(?:\d[kKmMbB]?|[$¥€£%¢]|\b(?:USD|CNY|RMB|EUR|GBP|dollars?|euros?|yuan|cents?|once|twice|thrice|times|per)"
                           r")\s*$", re.IGNORECASE)
 _COUNT_BEFORE = re.compile(r"(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|thirty|"
                            r"hundred|thousand))\s+[A-Za-z-]+(?:\s+[A-Za-z-]+)?\s+$", re.IGNORECASE)  # "600 requests "

@@ -49,7 +49,9 @@ def share_at(text: str, start: int) -> tuple[str, float, int, str, float] | None
         num = 1.0 if m.group("num").lower() == "a" else float(EN_WORDS[m.group("num").lower()])
         den = float(_DENOMINATORS[m.group("den").lower()])
     else:
-        num, den = float(parse_cn_number(m.group("cnum")) or 0), float(parse_cn_number(m.group("cden")) or 1)
+        cden = m.group("cden")
+        den = float({"百": 100, "千": 1000, "万": 10_000}.get(cden) or parse_cn_number(cden) or 1)
+        num = float(parse_cn_number(m.group("cnum")) or 0)
     if not 0 < num < den:
         return None
     unit = _OF_UNIT.match(text, m.end())
