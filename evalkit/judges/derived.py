@@ -16,7 +16,10 @@ checks a number against, for every pair ``a, b`` of grounded quantities in compa
   two-fifths" (38%), "四亿多元" (4.5亿: at least 4亿, under 5亿) - the target is read as an
   interval (:func:`_interval`) and the arithmetic above must land in it;
 - the count of the items the claim lists after it ("three cities: A, B and C");
-- the gap between the claim's dates around it ("开幕（4月12日），一周后移至宜兴（4月19日）").
+- the gap between the claim's dates around it ("开幕（4月12日），一周后移至宜兴（4月19日）"), in
+  either order;
+- clock arithmetic, gaps between evidence dates, rates times quantities, named totals, share
+  words of the claim's amount and zero fees: see :mod:`evalkit.judges.computed`;
 
 Tolerance: the number's own rounding (half its last written digit: ``7.9%`` for 7.895%);
 a hedged number ("约", "about", "roughly", "左右") may be off by 5% or half a unit of its
@@ -30,6 +33,7 @@ from collections.abc import Callable, Sequence
 from datetime import date
 from itertools import permutations
 
+from evalkit.judges.computed import clock, evidence_date_gap, evidence_share, evidence_total, free_zero, rate_times
 from evalkit.judges.dates import find_dates
 from evalkit.judges.quantities import SECONDS, Quantity, find_quantities, quantities_match
 from evalkit.judges.values import Atom
@@ -123,7 +127,8 @@ def _date_gap(t: Quantity, text: str, start: int, end: int) -> str | None:
         return None
     a, b = before[-1], after[0]
     year_a, year_b = a.year or b.year or 2001, b.year or a.year or 2001
-    days = (date(year_b, b.month, b.day) - date(year_a, a.month, a.day)).days
+    # either order: "released 2 June 2024, 19 days after 2.4.0 came out on 14 May 2024"
+    days = abs((date(year_b, b.month, b.day) - date(year_a, a.month, a.day)).days)
     if days > 0 and abs(days * 86400 - t.value) <= max(0.03 * t.value, SECONDS["d"] / 2):
         return f"{_fmt(t)} = {a} to {b}"
     return None
@@ -158,6 +163,12 @@ def _count_times(t: Quantity, counts: Sequence[Quantity], amounts: Sequence[Quan
 
 def derivation(target: Atom, operands: Sequence[Atom], text: str = "", *, stated: bool = False) -> str | None:
     """How ``target`` (a number of a claim in ``text``) follows from ``operands``, or None.
+    """
+    return _derive(target, operands, text, stated)
+
+
+def _derive(target: Atom, operands: Sequence[Atom], text: str, stated: bool) -> str | None:
+    """How ``target`` (a number of a claim in ``text``) follows from ``operands`` in one operation, or None.
 
     ``operands`` are atoms whose quantities the evidence grounds; the result names the
     arithmetic, e.g. ``"270 万元 = 3,420 万元 - 3,150 万元"``. ``stated=True``: the operands
@@ -168,14 +179,21 @@ def derivation(target: Atom, operands: Sequence[Atom], text: str = "", *, stated
     comparison answer computes, nothing looser.
     """
     t = target.quantity
-    if t is None or target.kind not in ("number", "duration"):
+    if t is None or target.kind not in ("number", "duration", "time"):
         return None
     lo, hi, reading = _interval(t, text, target.start, target.end)
 
     def fits(x: float) -> bool:
         return lo <= x <= hi
 
-    if reading != "rounded" and (how := _bounded(t, text, operands, fits)):
+    if reading != "rounded" and t.kind != "time" and (how := _bounded(t, text, operands, fits)):
+        return how
+    if stated:  # evidence operands: only exact fits of few candidates (ranges, full dates, named totals)
+        how = evidence_share(t, text, operands) or (None if reading != "rounded" else (clock(
+            t, operands, fits, stated=True) or evidence_date_gap(t, operands, fits) or evidence_total(t, text, operands, fits)))
+    else:
+        how = free_zero(t, text) or clock(t, operands, fits)
+    if how or t.kind == "time":
         return how
     if stated and (target.kind != "number" or not t.unit or reading.startswith("at ")):
         return None  # a wide bound ("超过 5,000 元") would fit some gap of two unrelated evidence numbers
@@ -190,6 +208,8 @@ def derivation(target: Atom, operands: Sequence[Atom], text: str = "", *, stated
     counts = qs if not stated else [q for q in find_quantities(text[:target.start])
                                     if len(text[q.end:target.start].strip()) <= 8]
     if t.unit and (how := _count_times(t, counts, qs, fits)):
+        return how
+    if not stated and (how := rate_times(t, text, qs, fits)):
         return how
     for a, b in permutations(qs, 2):
         if not stated and not pct and a.unit == "%" and b.unit == t.unit and b.kind == t.kind and fits(a.value * b.value / 100):
