@@ -20,6 +20,7 @@ checks a number against, for every pair ``a, b`` of grounded quantities in compa
   either order;
 - clock arithmetic, gaps between evidence dates, rates times quantities, named totals, share
   words of the claim's amount and zero fees: see :mod:`evalkit.judges.computed`;
+- two steps at most: a value of the same claim that follows in one step is an operand too.
 
 Tolerance: the number's own rounding (half its last written digit: ``7.9%`` for 7.895%);
 a hedged number ("约", "about", "roughly", "左右") may be off by 5% or half a unit of its
@@ -36,7 +37,7 @@ from itertools import permutations
 from evalkit.judges.computed import clock, evidence_date_gap, evidence_share, evidence_total, free_zero, rate_times
 from evalkit.judges.dates import find_dates
 from evalkit.judges.quantities import SECONDS, Quantity, find_quantities, quantities_match
-from evalkit.judges.values import Atom
+from evalkit.judges.values import Atom, extract_atoms
 
 __all__ = ["derivation"]
 
@@ -163,8 +164,27 @@ def _count_times(t: Quantity, counts: Sequence[Quantity], amounts: Sequence[Quan
 
 def derivation(target: Atom, operands: Sequence[Atom], text: str = "", *, stated: bool = False) -> str | None:
     """How ``target`` (a number of a claim in ``text``) follows from ``operands``, or None.
+
+    One operation (:func:`_derive`), or two: a value of the same claim that itself follows from
+    ``operands`` in one operation is an operand too ("总产量由6万吨增至6.6万吨，增加0.6万吨", with
+    6万吨 = 12万亩 x 500公斤); never more, so that a wrong number rarely fits by chance.
     """
-    return _derive(target, operands, text, stated)
+    how = _derive(target, operands, text, stated)
+    if how or stated or not text:
+        return how
+    # amounts in a unit only: a chain of bare counts or clock times fits a wrong number too easily
+    # ("3-4 on aggregate": 4 = 3 + 1; "the 7:10 train": 06:55 + 15 minutes)
+    if target.quantity is None or target.kind == "time" or (target.kind == "number" and not target.quantity.unit):
+        return None
+    others = [a for a in extract_atoms(text, entities=False) if a.quantity is not None and a.start != target.start
+              and a.kind in ("number", "duration") and (a.kind == "duration" or a.quantity.unit)
+              and not any(o.quantity is not None and quantities_match(a.quantity, o.quantity) for o in operands)]
+    # exact values only: a bound ("at least 120") says too little to compute with
+    derived = [a for a in others if _interval(a.quantity, text, a.start, a.end)[2] == "rounded"
+               and _derive(a, operands, text, False)]
+    if derived and (how := _derive(target, list(operands) + derived, text, False)):
+        return f"{how} (with {', '.join(_fmt(a.quantity) for a in derived)} derived)"
+    return None
 
 
 def _derive(target: Atom, operands: Sequence[Atom], text: str, stated: bool) -> str | None:
