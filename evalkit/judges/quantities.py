@@ -350,6 +350,8 @@ def quantities_match(claim: Quantity, evidence: Quantity) -> bool:
     if claim.unit and not evidence.unit and claim.unit not in CURRENCIES:
         return False
     a, b = claim.value, evidence.value
+    if claim.unit is None and evidence.unit and evidence.raw is not None:
+        b = evidence.raw  # "8.4 versus 7.8" repeats "8.4 tonnes" as written, not in grams
     if abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b)):
         return True
     if claim.step and abs(a - b) < claim.step / 2 - 1e-9 * claim.step:

@@ -129,3 +129,10 @@ def test_two_steps_within_a_claim(judge):
     # a bare count is never a step: "3-4 on aggregate" is not 3 + 1
     match = ("First leg: United won 2-1.", "Second leg: the teams drew 1-1.")
     assert verdicts(judge, "What was the aggregate score?", "United won 3-4 on aggregate.", *match) == ["unsupported"]
+
+
+def test_a_bare_number_repeats_a_converted_one_as_written(judge):
+    q = "Which barley line yielded more in the trial?"
+    ev = "In the trial, barley line K2 yielded 6.3 tonnes per hectare and line K5 yielded 5.9 tonnes per hectare."
+    assert verdicts(judge, q, "K2 yielded more: 6.3 versus 5.9 for K5.", ev) == ["supported"]
+    assert verdicts(judge, q, "K2 yielded more: 6.8 versus 5.9 for K5.", ev) == ["unsupported"]
