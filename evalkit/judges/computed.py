@@ -9,7 +9,8 @@ claim is in no passage. Each names the arithmetic it found, or returns None:
 - :func:`evidence_date_gap`: a number of days between two full dates of the evidence ("19
   days after 2.4.0" for 2024-05-14 and 2024-06-02);
 - :func:`rate_times`: a quantity the claim states (in any unit, the question's "500 公斤"
-  too) times a grounded rate in the target's unit ("500公斤×1.2元＝600元");
+  too) times a rate in the target's unit the claim or only the evidence states
+  ("500公斤×1.2元＝600元", "按500公斤计，铁路快运600元");
 - :func:`evidence_total`: a total ("合计", "in total") of two evidence amounts of one
   explicit unit ("两项合计 1,250 元" for 800 元 and 450 元; bare counts fit too often by chance);
 - :func:`evidence_share`: a share word the evidence states of an amount the evidence and the claim
@@ -18,8 +19,8 @@ claim is in no passage. Each names the arithmetic it found, or returns None:
 
 Bounds, against wrong numbers matching by chance: one operation each, with operands the claim
 states and the evidence grounds (a rate's other factor may be the question's), except the date
-gap, range length and total, whose operands are evidence values of one kind and which need an
-exact fit (a total also needs a totalling word next to the number).
+gap, range length, total, share word and rate, whose operands are (partly) evidence values and
+which need a fit to the number's own rounding (a total also needs a totalling word next to it).
 """
 from __future__ import annotations
 

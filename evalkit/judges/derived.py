@@ -210,7 +210,9 @@ def _derive(target: Atom, operands: Sequence[Atom], text: str, stated: bool) -> 
         return how
     if stated:  # evidence operands: only exact fits of few candidates (ranges, full dates, named totals)
         how = evidence_share(t, text, operands) or (None if reading != "rounded" else (clock(
-            t, operands, fits, stated=True) or evidence_date_gap(t, operands, fits) or evidence_total(t, text, operands, fits)))
+            t, operands, fits, stated=True) or evidence_date_gap(t, operands, fits) or evidence_total(t, text, operands, fits)
+            # "按500公斤计，铁路快运600元": the claim's quantity times a rate only the evidence states
+            or rate_times(t, text, [a.quantity for a in operands if a.kind == "number" and a.quantity], fits)))
     else:
         how = free_zero(t, text) or clock(t, operands, fits)
     if how or t.kind == "time":

@@ -86,6 +86,9 @@ def test_rate_times_quantity(judge):
     ev = "同城快递运价为每公斤4.5元，次日送达。"
     assert verdicts(judge, q, "按3公斤计，3公斤×4.5元＝13.5元，次日送达。", ev) == ["supported"]
     assert verdicts(judge, q, "按3公斤计，3公斤×4.5元＝15元，次日送达。", ev) == ["unsupported"]
+    # the rate only in the evidence: the claim's quantity times it, exactly
+    assert verdicts(judge, q, "按3公斤计，运费13.5元，次日送达。", ev) == ["supported"]
+    assert verdicts(judge, q, "按3公斤计，运费14元，次日送达。", ev) == ["unsupported"]
 
 
 def test_total_of_two_evidence_amounts_needs_a_total_word_and_a_unit(judge):
