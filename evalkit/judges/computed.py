@@ -11,10 +11,11 @@ claim is in no passage. Each names the arithmetic it found, or returns None:
 - :func:`rate_times`: a quantity the claim states (in any unit, the question's "500 公斤"
   too) times a rate in the target's unit the claim or only the evidence states
   ("500公斤×1.2元＝600元", "按500公斤计，铁路快运600元");
-- :func:`evidence_total`: a total ("合计", "in total") of two evidence amounts of one
-  explicit unit ("两项合计 1,250 元" for 800 元 and 450 元; bare counts fit too often by chance);
+- :func:`evidence_total`: a total ("合计", "in total") of two evidence amounts of one unit
+  ("两项合计 1,250 元" for 800 元 and 450 元); of two bare counts only when the claim names two
+  parts ("两期住宅总量为780套"): otherwise they fit too often by chance;
 - :func:`evidence_share`: a share word the evidence states of an amount the evidence and the claim
-  state, exactly ("at most 60 of the 180 credits" for "up to one third of" 180: the cap itself);
+  state (or any amount, when the claim names the share word too: "老人半价为30元"), exactly ("at most 60 of the 180 credits" for "up to one third of" 180: the cap itself);
 - :func:`free_zero`: a zero amount of a claim that itself says the fee is waived or free.
 
 Bounds, against wrong numbers matching by chance: one operation each, with operands the claim
@@ -106,11 +107,19 @@ _TOTAL = re.compile(r"(?:总量|总数|总计|合计|共计|一共|总共|累计
                     r"[^。.;；!?！？]{0,16}$", re.IGNORECASE)
 
 
+# a bare count is a total of two parts only when the claim names the two: "两期住宅总量为780套", "both schools"
+_TWO_PARTS = re.compile(r"两[^\d\s，。；、]{0,2}|二者|\bboth\b|\bthe two\b", re.IGNORECASE)
+
+
 def evidence_total(t: Quantity, text: str, operands: Sequence[Atom], fits: Fits) -> str | None:
     """``t`` as the sum of two evidence numbers of its unit, when the claim calls it a total."""
-    if t.kind != "number" or t.unit in (None, "%") or not _TOTAL.search(text[max(0, t.start - 24):t.start]):
+    before = text[max(0, t.start - 24):t.start]
+    total = _TOTAL.search(before)
+    if t.kind != "number" or t.unit == "%" or not total or re.search(r"\d", total.group(0)):
+        return None  # the total is the first number after the word, not a part listed after it
+    if t.unit is None and not _TWO_PARTS.search(before):
         return None  # bare counts: "总共有13个车站" would fit 10 + 三 of two unrelated evidence numbers
-    qs = [q for q in _q(operands, "number") if q.unit == t.unit]
+    qs = [q for q in _q(operands, "number") if q.unit == t.unit and (q.unit or (q.value == int(q.value) and q.value > 1))]
     for a, b in combinations(qs, 2):
         if a.value > 0 and b.value > 0 and fits(a.value + b.value):
             return f"{t.text.strip()} = {a.text.strip()} + {b.text.strip()} (both in the evidence)"
@@ -131,7 +140,10 @@ def evidence_share(t: Quantity, text: str, operands: Sequence[Atom]) -> str | No
     own = [q for q in find_quantities(text) if q.start != t.start]
     # a share written in words (one third, 三分之一, 半价): "3.5亿元" is not 12.4% of 28.1亿元 by chance
     for p in (q for q in qs if q.unit == "%" and 0 < q.value < 100 and not re.search(r"\d", q.text)):
-        for b in (q for q in qs if q.unit == t.unit and q.value > t.value and any(quantities_match(o, q) for o in own)):
+        # the claim's amount, or any amount when the claim names the share itself ("老人半价为30元")
+        named = any(o.unit == "%" and o.value == p.value and not re.search(r"\d", o.text) for o in own)
+        for b in (q for q in qs if q.unit == t.unit and q.value > t.value
+                  and (named or any(quantities_match(o, q) for o in own))):
             if abs(p.value * b.value / 100 - t.value) <= tol:
                 return f"{t.text.strip()} = {p.text.strip()} x {b.text.strip()} (both in the evidence)"
     return None

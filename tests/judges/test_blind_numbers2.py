@@ -139,3 +139,26 @@ def test_a_bare_number_repeats_a_converted_one_as_written(judge):
     ev = "In the trial, barley line K2 yielded 6.3 tonnes per hectare and line K5 yielded 5.9 tonnes per hectare."
     assert verdicts(judge, q, "K2 yielded more: 6.3 versus 5.9 for K5.", ev) == ["supported"]
     assert verdicts(judge, q, "K2 yielded more: 6.8 versus 5.9 for K5.", ev) == ["unsupported"]
+
+
+def test_total_of_two_counts_needs_the_two_parts_named(judge):
+    q = "两个校区一共有多少名学生？"
+    ev = ("东校区现有学生1,240名。", "西校区现有学生960名。")
+    assert verdicts(judge, q, "两个校区学生总数为2,200名。", *ev) == ["supported"]
+    assert verdicts(judge, q, "两个校区学生总数为2,300名。", *ev) == ["unsupported"]
+    # a part listed after the total is not itself a total
+    assert verdicts(judge, q, "两个校区学生总数为2,200名（1,240名＋961名）。", *ev) == ["unsupported"]
+
+
+def test_half_price_named_in_the_claim_needs_no_full_price(judge):
+    q = "学生乘坐观光船要多少钱？"
+    ev = "观光船票价80元，学生凭学生证享受半价。"
+    assert verdicts(judge, q, "学生凭学生证半价，只需40元。", ev) == ["supported"]
+    assert verdicts(judge, q, "学生凭学生证半价，只需45元。", ev) == ["unsupported"]
+
+
+def test_a_phase_number_is_not_a_count(judge):
+    q = "二期的均价是多少？"
+    ev = "一期均价为每平方米1.9万元。二期均价为每平方米2.05万元。"
+    assert verdicts(judge, q, "二期均价为每平方米20500元。", ev) == ["supported"]
+    assert verdicts(judge, q, "二期均价为每平方米41000元。", ev) == ["unsupported"]
