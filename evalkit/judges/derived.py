@@ -150,6 +150,11 @@ def _bounded(t: Quantity, text: str, operands: Sequence[Atom], fits: Callable[[f
     return None
 
 
+def _ordinal(text: str, q: Quantity) -> bool:
+    """Whether ``q`` numbers a phase, tier or rank rather than counts ("二期64400元", "第一档", "No. 2")."""
+    return bool(re.search(r"(?:第|No\.?\s?|#)$", text[:q.start]) or re.match(r"[期档级代号届]", text[q.end:q.end + 1]))
+
+
 def _count_times(t: Quantity, counts: Sequence[Quantity], amounts: Sequence[Quantity],
                  fits: Callable[[float], bool]) -> str | None:
     """``t`` as a whole count (2 or more, no unit) times an amount in ``t``'s unit, or None."""
@@ -228,7 +233,7 @@ def _derive(target: Atom, operands: Sequence[Atom], text: str, stated: bool) -> 
     # a count the claim states times an amount: "每日最多 4 片，即 1 克" (0.25 克 a tablet, in the evidence);
     # with the amount from the evidence only, the count must be right before the number ("4 片，即")
     counts = qs if not stated else [q for q in find_quantities(text[:target.start])
-                                    if len(text[q.end:target.start].strip()) <= 8]
+                                    if len(text[q.end:target.start].strip()) <= 8 and not _ordinal(text, q)]
     if t.unit and (how := _count_times(t, counts, qs, fits)):
         return how
     if not stated and (how := rate_times(t, text, qs, fits)):
