@@ -192,6 +192,23 @@ def derivation(target: Atom, operands: Sequence[Atom], text: str = "", *, stated
     return None
 
 
+def _from_evidence(t: Quantity, text: str, evidence: Sequence[Atom], fits: Callable[[float], bool],
+                   reading: str) -> str | None:
+    """``t`` computed from the evidence's own values: few candidates, each fitted to ``t``'s rounding.
+
+    A share word times the claim's amount (also for a bound: the cap itself); for a plain value,
+    the length of a time range, days between two full dates, a named total, and the claim's
+    quantity times a rate only the evidence states ("按500公斤计，铁路快运600元").
+    """
+    if how := evidence_share(t, text, evidence):
+        return how
+    if reading != "rounded":
+        return None
+    rates = [a.quantity for a in evidence if a.kind == "number" and a.quantity is not None]
+    return (clock(t, evidence, fits, stated=True) or evidence_date_gap(t, evidence, fits)
+            or evidence_total(t, text, evidence, fits) or rate_times(t, text, rates, fits))
+
+
 def _derive(target: Atom, operands: Sequence[Atom], text: str, stated: bool) -> str | None:
     """How ``target`` (a number of a claim in ``text``) follows from ``operands`` in one operation, or None.
 
@@ -213,13 +230,7 @@ def _derive(target: Atom, operands: Sequence[Atom], text: str, stated: bool) -> 
 
     if reading != "rounded" and t.kind != "time" and (how := _bounded(t, text, operands, fits)):
         return how
-    if stated:  # evidence operands: only exact fits of few candidates (ranges, full dates, named totals)
-        how = evidence_share(t, text, operands) or (None if reading != "rounded" else (clock(
-            t, operands, fits, stated=True) or evidence_date_gap(t, operands, fits) or evidence_total(t, text, operands, fits)
-            # "按500公斤计，铁路快运600元": the claim's quantity times a rate only the evidence states
-            or rate_times(t, text, [a.quantity for a in operands if a.kind == "number" and a.quantity], fits)))
-    else:
-        how = free_zero(t, text) or clock(t, operands, fits)
+    how = _from_evidence(t, text, operands, fits, reading) if stated else free_zero(t, text) or clock(t, operands, fits)
     if how or t.kind == "time":
         return how
     if stated and (target.kind != "number" or not t.unit or reading.startswith("at ")):
