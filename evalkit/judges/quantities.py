@@ -297,10 +297,32 @@ _TIME = re.compile(
     re.IGNORECASE)
 
 
+_AM_ZH, _PM_ZH = ("凌晨", "上午", "早上", "早晨"), ("下午", "晚上", "傍晚", "夜里", "晚")
+
+
+def _half_day(h: int, ap: str | None, written: str, pre: str | None) -> str | None:
+    """``"am"`` or ``"pm"`` when the text says which half of the day (5 pm, 17:00, 09:40, 下午3点), else None.
+
+    A 24-hour clock says it by the hour (17:00) or by a leading zero (09:40); "5:00" and 3点 do not.
+    """
+    if ap:
+        return "am" if ap.lower().startswith("a") else "pm"
+    if pre:
+        return "am" if pre in _AM_ZH or (pre == "中午" and h in (10, 11)) else "pm"  # 中午12点, 中午1点: pm
+    if h >= 12:
+        return "am" if h == 24 else "pm"
+    return "am" if h == 0 or written.startswith("0") else None
+
+
 def find_times(text: str) -> list[Quantity]:
-    """Clock times (09:40, 2 pm, 凌晨两点, 下午3点半) as minutes after midnight, modulo 12 hours."""
+    """Clock times (09:40, 2 pm, 凌晨两点, 下午3点半) as minutes after midnight, modulo 12 hours.
+
+    ``unit`` is the half of the day when the text says it (:func:`_half_day`): "17:00" and "5 pm"
+    are one time, "5:00 a.m." another; "5:00" may be either (see :func:`quantities_match`).
+    """
     out: list[Quantity] = []
     for m in _TIME.finditer(text):
+        pre = None
         if m.group("h") is not None:
             h, mi, ap = int(m.group("h")), int(m.group("m")), m.group("ap")
         elif m.group("h2") is not None:
@@ -315,10 +337,11 @@ def find_times(text: str) -> list[Quantity]:
             mv = 30 if m.group("half") else (int(mz) if mz and mz.isdigit() else parse_cn_number(mz) if mz else 0)
             if hv is None or mv is None:
                 continue
-            h, mi, ap = int(hv), int(mv), None
+            h, mi, ap, pre = int(hv), int(mv), None, m.group("pre")
         if h > 24 or mi > 59:
             continue
-        out.append(Quantity("time", float((h * 60 + mi) % 720), m.group(0), m.start(), m.end(), ap, None))
+        half = _half_day(h, ap, m.group(0), pre)
+        out.append(Quantity("time", float((h * 60 + mi) % 720), m.group(0), m.start(), m.end(), half, None))
     return out
 
 
@@ -336,8 +359,9 @@ def quantities_match(claim: Quantity, evidence: Quantity) -> bool:
     supported by a bare ``30,000`` (a price list rarely repeats its currency). A claim
     without a unit is supported by the same number with one.
     """
-    if claim.kind == "time" or evidence.kind == "time":
-        return claim.kind == evidence.kind and claim.value == evidence.value
+    if claim.kind == "time" or evidence.kind == "time":  # 5 pm is 17:00, not 5:00 a.m.; "5:00" may be either
+        halves = {claim.unit, evidence.unit} - {None}
+        return claim.kind == evidence.kind and claim.value == evidence.value and len(halves) < 2
     if claim.kind == "duration" and evidence.kind == "duration":
         if (claim.unit == "wd") != (evidence.unit == "wd"):
             return False  # 1 个工作日 is not 24 hours

@@ -183,3 +183,14 @@ def test_entity_matching_folds_accents_and_suffixes():
     if dongying is not None:
         assert zh.supports(dongying)
     assert fold("Kraków’s") == "krakow"
+
+
+def test_a_clock_time_keeps_the_half_of_the_day_it_states():
+    """17:00 was read as 5:00 (minutes modulo 12 hours), so "closes at 5:00 a.m." was supported by
+    "open from 9:00 to 17:00". The half of the day is kept where the text says it."""
+    assert [q.unit for q in find_times("17:00, 09:40, 9:40, 5 pm, 5 a.m., 00:30, 下午3点, 凌晨两点, 中午12点, 3点")] == [
+        "pm", "am", None, "pm", "am", "am", "pm", "am", "pm", None]
+    at = {t: find_times(t)[0] for t in ("17:00", "5 pm", "5:00", "5:00 a.m.", "下午5点", "凌晨5点")}
+    assert quantities_match(at["5 pm"], at["17:00"]) and quantities_match(at["下午5点"], at["17:00"])
+    assert quantities_match(at["5:00"], at["17:00"]) and quantities_match(at["5:00"], at["5:00 a.m."])  # may be either
+    assert not quantities_match(at["5:00 a.m."], at["17:00"]) and not quantities_match(at["凌晨5点"], at["5 pm"])
