@@ -114,7 +114,9 @@ _PATTERNS: list[re.Pattern[str]] = [re.compile(p, re.IGNORECASE) for p in (
     rf"{_CNY}\s*年(?!\s*(?:\d|[{CN_NUM}]))",
     rf"(?<![A-Za-z0-9,.$¥€£-]){_Y}(?!\d|,\d|\.\d|\s?(?:%|percent|[A-Za-z]*[Hh]ours?|units?|km|mAh|metres?|meters?|m\b|USD|元|万|亿)"
     # a count of units is not a year: 1800 seconds, 2000 MB, "1800 (seconds)" in a config table
-    r"|\s?[（(]?\s?(?:milliseconds?|ms|seconds?|secs?|minutes?|mins?|days?|weeks?|months?|years?|[KMGT]B|毫秒|秒|分钟|小时|天)(?![A-Za-z]))",
+    r"|\s?[（(]?\s?(?:milliseconds?|ms|seconds?|secs?|minutes?|mins?|days?|weeks?|months?|years?|[KMGT]B|毫秒|秒|分钟|小时|天)(?![A-Za-z])"
+    # nor a number before a Chinese word other than 年 (1500公斤, 2000台, 1800套): a Chinese year says 年
+    r"|\s?(?!年)[\u4e00-\u9fff])",
 )]
 
 

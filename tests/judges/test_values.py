@@ -194,3 +194,9 @@ def test_a_clock_time_keeps_the_half_of_the_day_it_states():
     assert quantities_match(at["5 pm"], at["17:00"]) and quantities_match(at["下午5点"], at["17:00"])
     assert quantities_match(at["5:00"], at["17:00"]) and quantities_match(at["5:00"], at["5:00 a.m."])  # may be either
     assert not quantities_match(at["5:00 a.m."], at["17:00"]) and not quantities_match(at["凌晨5点"], at["5 pm"])
+
+
+def test_a_number_before_a_chinese_unit_is_not_a_year():
+    """"1500公斤" was also the year 1500, so a claim in 公斤 against evidence in 吨 had a date to ground."""
+    assert find_dates("1500公斤 2000台 1800套") == []
+    assert [m.values[0].year for m in find_dates("2025年 2024 年 in 2023")] == [2025, 2024, 2023]
