@@ -13,7 +13,7 @@ from functools import lru_cache
 from evalkit.index.tokenize import STOPWORDS as _EN_STOP_BASE
 from evalkit.index.tokenize import Tokenizer
 
-__all__ = ["CJK", "content_terms", "negation_cues", "negation_spans", "term_found"]
+__all__ = ["CJK", "content_terms", "is_end_cue", "negation_cues", "negation_spans", "term_found"]
 
 CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -29,11 +29,17 @@ _EN_NEG = re.compile(
     # words that say "not" by meaning: "lacks 6 GHz support" = "does not support 6 GHz",
     # "exempt from the fee" = "pay nothing", "the fee is waived", "free of charge"
     r"\black(?:s|ed|ing)?\b|\bexempt(?:ed)?\b|\bwaived\b|\bfree\s+of\b|\babsent\b|"
-    r"(?:(?<=\bis )|(?<=\bare )|(?<=\bwas )|(?<=\bwere ))missing\b|\bmissing\b(?=\s+from\b)", re.IGNORECASE)
+    r"(?:(?<=\bis )|(?<=\bare )|(?<=\bwas )|(?<=\bwere ))missing\b|\bmissing\b(?=\s+from\b)|"
+    # a change that ends a thing: "Dropped support for Python 3.8" = "no longer supports Python 3.8"
+    r"\b(?:drop(?:s|ped)?|remov(?:es|ed)|end(?:s|ed)|deprecat(?:es|ed)|withdr[ae]w[ns]?)\b(?=\s+(?:support|compatibility)\b)",
+    re.IGNORECASE)
 _ZH_NOT_NEGATING = re.compile(
     r"不仅|不但|不过|不断|不少|不久|不同|不管|不论|不错|不得不|不停|不时|不超过|不低于|不少于|不多于|不高于|不大于|"
     r"(?:不|不得|不能|不应|不可|不宜|不会)(?:超过|低于|少于|多于|高于|大于|小于|迟于|晚于|早于)|而不是|而非|无论|毫无疑问|无锡|无线|无人机|非常|除非|非洲|南非|是非|未来|是否|否则|"
     r"别人|特别|区别|类别|级别|分别|个别|识别|告别|淹没|埋没|出没")
+# losses and ends (失去资格 = 不再具备资格, 每周一闭馆 = 周一不开放, 已下线 = 不再提供)
+_ZH_ENDS = "失去|丧失|闭馆|休馆|停业.*|暂停营业|停止|停售|停产|下线|取消"
+_ENDS = re.compile(rf"^(?:{_ZH_ENDS}|drop(?:s|ped)?|remov(?:es|ed)|end(?:s|ed)|deprecat(?:es|ed)|withdr[ae]w[ns]?)$", re.IGNORECASE)
 # A Chinese cue is a jieba WORD: 不, 不得, 不会, 绝不会, 没有, 无法, 未经许可, 禁止... A cue character
 # inside a longer word is a lexical prefix, not a negation of the clause (不当 "improper",
 # 非正式 "informal", 无线 "wireless", 不满 "dissatisfied").
@@ -42,7 +48,8 @@ _ZH_CUE_TOKEN = re.compile(r"^(?:(?:绝|决|从|并|永|也|都|还|尚)?(?:不|
                            # words that say "not" by meaning: 加载失败 = 没能加载, 已停用 = 不能再用
                            r"|失败|拒绝|停用|禁用|作废|失效|废止|拦截"
                            # prohibitions (请勿 = 不要 = 切勿 = 严禁) and lacks / exemptions (缺少 = 没有, 免收 = 不收)
-                           r"|请勿|切勿|切莫|严禁.*|缺少|缺乏|缺失|免收|免除|免缴|免交|免于|豁免)$")
+                           r"|请勿|切勿|切莫|严禁.*|缺少|缺乏|缺失|免收|免除|免缴|免交|免于|豁免"
+                           r"|" + _ZH_ENDS + ")$")
 
 
 def negation_spans(text: str) -> list[tuple[str, int]]:
@@ -67,6 +74,12 @@ def negation_spans(text: str) -> list[tuple[str, int]]:
             if CJK.match(tok) and _ZH_CUE_TOKEN.match(tok):
                 out.append((tok, pos))
     return sorted(out, key=lambda x: x[1])
+
+
+def is_end_cue(cue: str) -> bool:
+    """True for a cue that says a thing ends or is lost (失去, 闭馆, 停售, "dropped" support), not "not" itself:
+    a question asking "会失去资格吗" does not bring the "不" of an answer's other clause."""
+    return bool(_ENDS.match(cue))
 
 
 def negation_cues(text: str) -> list[str]:
@@ -114,7 +127,8 @@ _ZH_STOP = _words(
     "一下"
 )
 _ZH_CUE_WORD = re.compile(r"^(?:(?:绝|决|从|并|也|都|还|尚)?(?:不|没|无|未|非|毋)(?:会|能|得|可|要|用|该|应|需|须|必|曾|再|予|准|许|让)?"
-                          r"|请勿|切勿|切莫|严禁|缺少|缺乏|缺失|免收|免除|免缴|免交|免于|豁免)$")
+                          r"|请勿|切勿|切莫|严禁|缺少|缺乏|缺失|免收|免除|免缴|免交|免于|豁免"
+                          r"|" + _ZH_ENDS + ")$")
 _NEG_PREFIX = re.compile(r"^(?:无须|不须|毋须|无需|不必|不用|不得|不能|不予|不会|无法|没有|未经|不|没|无|未|非)(?=[\u3400-\u9fff]{2,})")
 _NUMERIC = re.compile(r"^[\d.,%]+$|^\d+[a-z]{0,3}$")
 

@@ -165,7 +165,7 @@ class OfflineJudge:
         q = analyse(question)
         q_pool = AtomPool(list(q.atoms), question)
         q_terms, q_text = frozenset(q.terms), fold(question)
-        q_negated = bool(negation_cues(question))
+        q_negated = frozenset(negation_cues(question))
         claims = split_claims(answer)
         sims = self._similarities(claims, wins)
         out: list[ClaimSignals] = []
@@ -233,7 +233,7 @@ class OfflineJudge:
         return (qv @ pv.T).tolist()
 
     def _signals(self, claim: Unit, wins: list[Window], pools: dict[str, AtomPool], q_pool: AtomPool,
-                 q_terms: frozenset[str], q_text: str, q_negated: bool, sims: list[float] | None,
+                 q_terms: frozenset[str], q_text: str, q_negated: frozenset[str], sims: list[float] | None,
                  operands: list[Atom]) -> ClaimSignals:
         novel = [i for i, a in enumerate(claim.atoms) if not q_pool.supports(a)]
         novel_terms = [t for t in claim.terms if term_found(t, q_terms, q_text) == 0]

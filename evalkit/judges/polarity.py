@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from evalkit.judges.grounding import Clause, Window
-from evalkit.judges.lexicon import content_terms, term_found
+from evalkit.judges.lexicon import content_terms, is_end_cue, term_found
 from evalkit.judges.values import extract_atoms
 
 __all__ = ["Polarity", "check_polarity", "short"]
@@ -168,11 +168,22 @@ def _plain_elsewhere(c: Clause, e: Clause, passages: dict[str, list[Sequence[Cla
                if any(not x.cues and _found(e.scope, x.terms, x.text) >= 1 for x in sent))
 
 
-def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q_negated: bool,
+def _brought(c: Clause, q_cues: bool | frozenset[str]) -> bool:
+    """True when the question brought ``c``'s negation ("Why can't ...?": "... cannot ..."): a
+    shared cue, or a plain "not" in both; a question asking what loses a right ("会失去资格吗")
+    does not bring the "不" of the answer's other clause ("病假不计入缺勤天数")."""
+    if isinstance(q_cues, bool):
+        return q_cues
+    return any(x in q_cues for x in c.cues) or (any(not is_end_cue(q) for q in q_cues)
+                                                and any(not is_end_cue(x) for x in c.cues))
+
+
+def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q_negated: bool | frozenset[str],
                    q_terms: frozenset[str] = frozenset(), context: Sequence[Window] = ()) -> Polarity:
     """Compare each claim clause's polarity with the clauses of the evidence ``windows`` (see the
     module docstring); ``context``: every window in the claim's language, where a bare answer's
-    subject is looked for (with the question's terms ``q_terms``)."""
+    subject is looked for (with the question's terms ``q_terms``); ``q_negated``: the question's
+    negation cues (or whether it has any)."""
     out = Polarity()
     evidence_clauses = [c for w in windows for c in w.clauses]
     sentences = [u.clauses for w in (*windows, *context) for u in w.sentences]
@@ -190,7 +201,7 @@ def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q
         if not c.terms:
             continue
         if c.cues:
-            if q_negated:
+            if _brought(c, q_negated):
                 continue  # the question brought the negation ("Why can't ...?")
             best = max(evidence_clauses, key=lambda e: _dice(c.terms, e), default=None)
             restated = any(_overlap(c.terms, e)[0] >= 0.5 and _overlap(c.terms, e)[1] >= 1 for e in neg_ev)
