@@ -19,7 +19,8 @@ clause by clause, against the clauses of the evidence windows the claim was grou
   states it plainly with more of the claim clause's words (its subject: "T1 有防干烧" when
   only T2's leaflet says "未配备防干烧功能"). A name or code of the claim clause stated in an
   earlier clause of the negated clause's sentence counts as restated ("青禾T2为1.7升保温款，
-  但未配备防干烧功能" against "T2也配备了防干烧保护").
+  但未配备防干烧功能" against "T2也配备了防干烧保护"). Nor is "only X" a flip of a negation
+  with an exception ("only water" for "do not eat or drink anything except water").
 """
 from __future__ import annotations
 
@@ -178,6 +179,21 @@ def _brought(c: Clause, q_cues: bool | frozenset[str]) -> bool:
                                                 and any(not is_end_cue(x) for x in c.cues))
 
 
+_EXCEPTION = re.compile(r"\b(?:except|other than|apart from|besides|save for)\b|\bbut\s+(?=\w)|除")
+# "nothing but water": the clauses are cut at "but", so the clause before ends on "nothing"
+_EXCLUSIVE = re.compile(r"\b(?:only|solely|exclusively)\b|\bnothing(?: but\b|\W*\n)|只|仅|唯")
+
+
+def _exclusive(said: str, e: Clause, sentences: Sequence[Sequence[Clause]]) -> bool:
+    """True when ``e`` negates all but an exception ("do not eat or drink anything except water",
+    "除饮水外不得进食") and the claim clause (with the one before it: ``said``) says "only" ("only
+    water", "nothing but water", 只能饮水): the same rule, not a flip."""
+    if not _EXCLUSIVE.search(said):
+        return False
+    sent = next((x for x in sentences if any(y is e for y in x)), [e])
+    return bool(_EXCEPTION.search(" ".join(x.text for x in sent)))
+
+
 def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q_negated: bool | frozenset[str],
                    q_terms: frozenset[str] = frozenset(), context: Sequence[Window] = ()) -> Polarity:
     """Compare each claim clause's polarity with the clauses of the evidence ``windows`` (see the
@@ -225,6 +241,8 @@ def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q
             cov_e, hits = _overlap(c.terms, e)
             cov_c = (hits + _bound(c, e, sentences)) / len(c.terms)
             score = max(cov_e, cov_c) if hits >= min(2, len(e.terms)) else 0.0
+            if score and _exclusive("\n".join(x.text for x in claim_clauses[max(0, i - 1):i + 1]), e, sentences):
+                continue  # "only water for 8 hours" restates "nothing except water for 8 hours"
             if score and _plain_elsewhere(c, e, passages):
                 continue  # the claim's subject has it ("T1 有防干烧"), another one lacks it ("T2 未配备防干烧功能")
             if score > out.flip:
