@@ -7,9 +7,10 @@ clause by clause, against the clauses of the evidence windows the claim was grou
   did not bring) needs its best-matching evidence clause to be negated too, or a negated
   evidence clause it restates (term overlap >= 0.5), or the same Chinese cue phrase
   written in the evidence ("不限"), or a negated clause of the best clause's sentence whose
-  scope it repeats (one claim clause for two evidence clauses), or, for an elliptical
-  negation ("T2 则没有"), a negated evidence clause that negates what the claim's earlier
-  clauses state, or, for a bare answer ("No for the X1"), a negated clause about the
+  scope it repeats, or whose cue and scope hold the characters of the claim's negated word
+  ("不收费" for "……办理跨行转账，免收手续费"; one claim clause for two evidence clauses), or,
+  for an elliptical negation ("T2 则没有"), a negated evidence clause that negates what the
+  claim's earlier clauses state, or, for a bare answer ("No for the X1"), a negated clause about the
   question's predicate where its subject is named; otherwise: ``negation_missing``;
 - a **plain claim clause** that restates what a negated evidence clause negates (its
   *scope*, the first content words after the cue) is a polarity **flip**; its strength is
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from evalkit.judges.grounding import Clause, Window
-from evalkit.judges.lexicon import content_terms, is_end_cue, term_found
+from evalkit.judges.lexicon import CJK, content_terms, is_end_cue, term_found
 from evalkit.judges.values import extract_atoms
 
 __all__ = ["Polarity", "check_polarity", "short"]
@@ -83,8 +84,22 @@ def _sentence_negation(c: Clause, best: Clause, sentences: Sequence[Sequence[Cla
     joined = " ".join(c.terms)
     for sent in sentences:
         if any(x is best for x in sent):
-            return any(e.cues and e.scope and _found(e.scope, c.terms, joined) >= 1 for e in sent if e is not best)
+            return any(e.cues and e.scope and (_found(e.scope, c.terms, joined) >= 1 or _same_predicate(c, e))
+                       for e in sent if e is not best)
     return False
+
+
+def _negated_from(c: Clause) -> str:
+    """``c``'s text from its first cue on (the cue and what it negates)."""
+    at = c.text.find(c.cues[0]) if c.cues else -1
+    return c.text[at:] if at >= 0 else ""
+
+
+def _same_predicate(c: Clause, e: Clause) -> bool:
+    """True when every character of the Chinese word ``c`` negates first is in ``e`` from its cue on:
+    "不收费" restates "免收手续费" (免收 = 不收), though jieba cuts 收费 and 手续费 apart."""
+    said = content_terms(_negated_from(c))
+    return bool(said) and CJK.search(said[0]) is not None and term_found(said[0], frozenset(), _negated_from(e)) >= 0.5
 
 
 def _answers_question(c: Clause, windows: Sequence[Window], q_terms: frozenset[str]) -> bool:
