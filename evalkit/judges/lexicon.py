@@ -112,6 +112,9 @@ _EN_STOP = set(_EN_STOP_BASE) | _words(
     "s same shall she should since so some still than that's them themselves those though through "
     "thus too under until up upon us ve very via want was we well were what when where whether which "
     "while who whom whose why would yes yet you your yours"
+    # the comparator of a bound belongs to its number, read as a value ("no less than 90 days"),
+    # as "more" and "most" do
+    " less least fewer fewest"
 ) | {"not", "no", "never", "cannot", "without", "neither", "nor", "none", "t", "don", "doesn", "isn", "aren",
      "won", "didn", "can't", "non", "lack", "lacks", "lacked", "lacking", "exempt", "exempted", "waived", "absent"}
 _ZH_STOP = _words(
@@ -124,7 +127,10 @@ _ZH_STOP = _words(
     "间 通常 一般 大概 大致 目前 当时 届时 期间 同时 时候 这样 那样 如此 其他 别的 自己 本 该 每个 "
     "有关 关于 对于 根据 按照 不 没 没有 无 非 未 不得 不能 不会 不予 无法 无需 无须 不须 毋须 不必 不用 未经 绝不 从不 从未 禁止 "
     "别 勿 会 则 呀 哦 嗯 先 再 才 曾 正 受 之内 之后 之前 以内 以上 以下 当中 起 来 去 过来 出来 "
-    "一下"
+    "一下 "
+    # connectives (因此 = "so"), the light verb of a transaction (在柜台办理 = "at the counter"), and
+    # the comparator of a bound, which belongs to its number (最低-40℃, 上限15000转, 超过15天), as 以上 / 以下 do
+    "因此 因而 从而 于是 办理 至少 最多 最少 最低 最高 上限 下限 超过"
 )
 _ZH_CUE_WORD = re.compile(r"^(?:(?:绝|决|从|并|也|都|还|尚)?(?:不|没|无|未|非|毋)(?:会|能|得|可|要|用|该|应|需|须|必|曾|再|予|准|许|让)?"
                           r"|请勿|切勿|切莫|严禁|缺少|缺乏|缺失|免收|免除|免缴|免交|免于|豁免"
