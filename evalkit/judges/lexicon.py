@@ -37,8 +37,10 @@ _ZH_NOT_NEGATING = re.compile(
     r"不仅|不但|不过|不断|不少|不久|不同|不管|不论|不错|不得不|不停|不时|不超过|不低于|不少于|不多于|不高于|不大于|"
     r"(?:不|不得|不能|不应|不可|不宜|不会)(?:超过|低于|少于|多于|高于|大于|小于|迟于|晚于|早于)|而不是|而非|无论|毫无疑问|无锡|无线|无人机|非常|除非|非洲|南非|是非|未来|是否|否则|"
     r"别人|特别|区别|类别|级别|分别|个别|识别|告别|淹没|埋没|出没")
-# losses and ends (失去资格 = 不再具备资格, 每周一闭馆 = 周一不开放, 已下线 = 不再提供)
-_ZH_ENDS = "失去|丧失|闭馆|休馆|停业.*|暂停营业|停止|停售|停产|下线|取消"
+# losses and ends (失去资格 = 不再具备资格, 每周一闭馆 = 周一不开放, 已下线 = 不再提供); a verb of
+# loss alone is no content word (as 缺少), a closure names what closes (闭馆, 停售) and stays one
+_ZH_LOSS = "失去|丧失|停止|取消"
+_ZH_ENDS = _ZH_LOSS + "|闭馆|闭园|休馆|休园|停业.*|暂停营业|停售|停产|下线"
 _ENDS = re.compile(rf"^(?:{_ZH_ENDS}|drop(?:s|ped)?|remov(?:es|ed)|end(?:s|ed)|deprecat(?:es|ed)|withdr[ae]w[ns]?)$", re.IGNORECASE)
 # A Chinese cue is a jieba WORD: 不, 不得, 不会, 绝不会, 没有, 无法, 未经许可, 禁止... A cue character
 # inside a longer word is a lexical prefix, not a negation of the clause (不当 "improper",
@@ -134,7 +136,7 @@ _ZH_STOP = _words(
 )
 _ZH_CUE_WORD = re.compile(r"^(?:(?:绝|决|从|并|也|都|还|尚)?(?:不|没|无|未|非|毋)(?:会|能|得|可|要|用|该|应|需|须|必|曾|再|予|准|许|让)?"
                           r"|请勿|切勿|切莫|严禁|缺少|缺乏|缺失|免收|免除|免缴|免交|免于|豁免"
-                          r"|" + _ZH_ENDS + ")$")
+                          r"|" + _ZH_LOSS + ")$")
 _NEG_PREFIX = re.compile(r"^(?:无须|不须|毋须|无需|不必|不用|不得|不能|不予|不会|无法|没有|未经|不|没|无|未|非)(?=[\u3400-\u9fff]{2,})")
 _NUMERIC = re.compile(r"^[\d.,%]+$|^\d+[a-z]{0,3}$")
 
