@@ -196,7 +196,7 @@ def _brought(c: Clause, q_cues: bool | frozenset[str]) -> bool:
 
 _EXCEPTION = re.compile(r"\b(?:except|other than|apart from|besides|save for)\b|\bbut\s+(?=\w)|除")
 # "nothing but water": the clauses are cut at "but", so the clause before ends on "nothing"
-_EXCLUSIVE = re.compile(r"\b(?:only|solely|exclusively)\b|\bnothing(?: but\b|\W*\n)|只|仅|唯")
+_EXCLUSIVE = re.compile(r"\b(?:only|solely|exclusively)\b|\bnothing(?: but\b|\W*\n)|只|仅|唯", re.IGNORECASE)
 
 
 def _exclusive(said: str, e: Clause, sentences: Sequence[Sequence[Clause]]) -> bool:
