@@ -1,0 +1,133 @@
+"""Negation and polarity, second blind round: words that end or lose a thing (dropped support,
+失去资格, 闭馆, 停产), an exclusive ("only water") against a negation with an exception, a
+lexical negative in the next clause of the evidence sentence (免收手续费 for 不收费), a question
+that brings one cue but not the answer's other one, and a bound's comparator ("no less than",
+最低, 上限) read with its number rather than as a content word. Each correct wording must pass;
+the near-miss wrong one next to it must still be flagged."""
+from __future__ import annotations
+
+import pytest
+
+from evalkit.judges.lexicon import content_terms, negation_cues
+from evalkit.judges.offline import OfflineJudge
+
+
+@pytest.fixture(scope="module")
+def judge():
+    return OfflineJudge()
+
+
+def verdicts(judge, question, answer, evidence):
+    return [c.verdict for c in judge.judge(question, answer, list(evidence.items())).claims]
+
+
+def flagged(judge, question, answer, evidence):
+    return "unsupported" in verdicts(judge, question, answer, evidence)
+
+
+def test_words_that_end_a_thing_are_negation_cues():
+    assert negation_cues("Version 5.0 dropped support for Windows 7.") == ["dropped"]
+    assert negation_cues("The 2.x line ended compatibility with Java 8.") == ["ended"]
+    assert negation_cues("该学生失去评优资格。") == ["失去"]
+    assert negation_cues("图书馆每周一闭馆。") == ["闭馆"]
+    assert negation_cues("该型号已停产。") == ["停产"]
+    # a drop that ends nothing: a change of a value
+    assert negation_cues("The price dropped to $5 in May.") == []
+
+
+RELEASE = {"orion-3.1": "Orion 3.1 (2024-02-01): Added dark mode.",
+           "orion-3.2": "Orion 3.2 (2024-03-01): Fixed a crash on start-up. Dropped support for macOS 11; "
+                        "macOS 12 or newer is now required."}
+
+
+def test_no_longer_supports_restates_dropped_support(judge):
+    q = "Which macOS version does Orion 3.2 require?"
+    assert verdicts(judge, q, "Orion 3.2 no longer supports macOS 11, so you need macOS 12 or newer.",
+                    RELEASE) == ["supported"]
+    # the flipped claim is a flip
+    assert flagged(judge, q, "Orion 3.2 still supports macOS 11.", RELEASE)
+
+
+AWARD = {"attendance": "学生请事假须提前一天向班主任申请。",
+         "award-rules": "一学年内累计缺勤超过20天（含病假、事假）的学生，不具备当年奖学金评选资格。"}
+
+
+def test_a_loss_restates_a_negated_lack(judge):
+    q = "一学年缺勤多久会失去奖学金评选资格？"
+    assert verdicts(judge, q, "一学年累计缺勤超过20天：失去当年奖学金评选资格。", AWARD) == ["supported"]
+    # the question's 失去 does not excuse the answer's other, unsupported 不
+    assert flagged(judge, q, "累计缺勤超过20天会失去奖学金评选资格，但病假不计入缺勤天数。", AWARD)
+
+
+SCIENCE = {"science-museum": "市科技馆实行免费预约参观，每周二闭馆（法定节假日除外）。",
+           "zoo": "动物园全年开放，门票40元。"}
+
+
+def test_closed_is_a_negation(judge):
+    q = "周二能去市科技馆和动物园吗？"
+    assert verdicts(judge, q, "非法定节假日的周二无法参观市科技馆，只能去动物园。", SCIENCE) == ["supported"]
+    assert verdicts(judge, q, "动物园全年开放，市科技馆每周二闭馆。", SCIENCE) == ["supported"]
+    # a negation of what the evidence states plainly, in the same sentence as the closure
+    assert flagged(judge, q, "市科技馆无法免费预约参观。", SCIENCE)
+    assert flagged(judge, q, "动物园全年不开放。", SCIENCE)
+
+
+LAB = {"lab-hours": "The lab is open Monday to Friday 7:00-11:00.",
+       "lab-prep": "Before a lipid panel, do not eat or drink anything except water for 12 hours before "
+                   "the blood draw."}
+
+
+def test_only_restates_a_negation_with_an_exception(judge):
+    q = "How should I prepare for a lipid panel?"
+    assert verdicts(judge, q, "Only water for 12 hours before the blood draw.", LAB) == ["supported"]
+    assert verdicts(judge, q, "Drink nothing but water for 12 hours before the blood draw.", LAB) == ["supported"]
+    # no "only": the claim allows what the evidence forbids
+    assert flagged(judge, q, "You may eat and drink for 12 hours before the blood draw.", LAB)
+    # "only" against a negation without an exception is still a flip
+    no_water = {"lab-prep": "Before a lipid panel, do not drink water for 12 hours before the blood draw."}
+    assert flagged(judge, q, "Only water for 12 hours before the blood draw.", no_water)
+
+
+FEES = {"counter": "B银行柜台跨行汇款手续费：2万元（含）至5万元（含）每笔15元。",
+        "app": "自2024年1月1日起，B银行个人客户通过手机银行办理境内跨行汇款，免收手续费。"}
+
+
+def test_a_negation_in_the_next_clause_of_the_evidence_sentence(judge):
+    q = "个人客户在B银行境内跨行汇款3万元，柜台和手机银行分别收多少手续费？"
+    assert verdicts(judge, q, "柜台收15元，手机银行不收费。", FEES) == ["supported"]
+    # the counter has a fee: a negation the evidence does not state for it
+    assert flagged(judge, q, "柜台跨行汇款不收费。", FEES)
+    # a negation of another thing
+    assert flagged(judge, q, "手机银行跨行汇款不限额。", FEES)
+    # the dropped negation is a flip
+    assert flagged(judge, q, "手机银行跨行汇款需要收取手续费。", FEES)
+
+
+def test_a_bound_comparator_is_not_a_content_word():
+    assert "less" not in content_terms("no less than ninety days' written notice")
+    assert "least" not in content_terms("at least 90 days' notice")
+    assert "上限" not in content_terms("其转速上限为每分钟一万五千转")
+
+
+CONTRACT = {"clause-9": "Clause 9.1: Either party may terminate for convenience by giving not less than "
+                        "30 days' written notice to the other party.",
+            "amendment": "Amendment No. 2: Clause 9.1 is amended by replacing \"30 days\" with \"45 days\"."}
+
+
+def test_a_bound_worded_otherwise_passes(judge):
+    q = "How much notice must the Supplier give to terminate for convenience?"
+    assert verdicts(judge, q, "The Supplier must give no less than forty-five days' written notice.",
+                    CONTRACT) == ["supported"]
+    # a value neither passage states
+    assert flagged(judge, q, "The Supplier must give no less than sixty days' written notice.", CONTRACT)
+
+
+BEARING = {"datasheet": "KX-7 型轴承的极限转速为每分钟18000转。",
+           "series-note": "KX系列轴承的工作温度范围为-30℃至110℃。"}
+
+
+def test_bound_words_in_chinese(judge):
+    q = "KX-7轴承能否满足每分钟1.5万转的转速要求？"
+    assert verdicts(judge, q, "其转速上限为每分钟一万八千转，超过所需的一万五千转。", BEARING) == ["supported"]
+    # a wrong limit
+    assert flagged(judge, q, "其转速上限为每分钟两万转，超过所需的一万五千转。", BEARING)
