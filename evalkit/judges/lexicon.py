@@ -29,6 +29,8 @@ _EN_NEG = re.compile(
     # words that say "not" by meaning: "lacks 6 GHz support" = "does not support 6 GHz",
     # "exempt from the fee" = "pay nothing", "the fee is waived", "free of charge"
     r"\black(?:s|ed|ing)?\b|\bexempt(?:ed)?\b|\bwaived\b|\bfree\s+of\b|\babsent\b|"
+    # ... and their nouns: "receive a waiver of the fee" = "the fee is waived"
+    r"\bwaiver\s+(?:of|for)\b|\bexemption\s+(?:from|of)\b|"
     r"(?:(?<=\bis )|(?<=\bare )|(?<=\bwas )|(?<=\bwere ))missing\b|\bmissing\b(?=\s+from\b)|"
     # a change that ends a thing: "Dropped support for Python 3.8" = "no longer supports Python 3.8"
     r"\b(?:drop(?:s|ped)?|remov(?:es|ed)|end(?:s|ed)|deprecat(?:es|ed)|withdr[ae]w[ns]?)\b(?=\s+(?:support|compatibility)\b)",
