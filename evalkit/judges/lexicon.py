@@ -132,9 +132,9 @@ _ZH_STOP = _words(
     "有关 关于 对于 根据 按照 不 没 没有 无 非 未 不得 不能 不会 不予 无法 无需 无须 不须 毋须 不必 不用 未经 绝不 从不 从未 禁止 "
     "别 勿 会 则 呀 哦 嗯 先 再 才 曾 正 受 之内 之后 之前 以内 以上 以下 当中 起 来 去 过来 出来 "
     "一下 "
-    # connectives (因此 = "so"), the light verb of a transaction (在柜台办理 = "at the counter"), and
+    # connectives (因此 = "so", 且 = "and"), the light verb of a transaction (在柜台办理 = "at the counter"), and
     # the comparator of a bound, which belongs to its number (最低-40℃, 上限15000转, 超过15天), as 以上 / 以下 do
-    "因此 因而 从而 于是 办理 至少 最多 最少 最低 最高 上限 下限 超过"
+    "因此 因而 从而 于是 办理 至少 最多 最少 最低 最高 上限 下限 超过 且"
 )
 _ZH_CUE_WORD = re.compile(r"^(?:(?:绝|决|从|并|也|都|还|尚)?(?:不|没|无|未|非|毋)(?:会|能|得|可|要|用|该|应|需|须|必|曾|再|予|准|许|让)?"
                           r"|请勿|切勿|切莫|严禁|缺少|缺乏|缺失|免收|免除|免缴|免交|免于|豁免"
