@@ -131,3 +131,26 @@ def test_bound_words_in_chinese(judge):
     assert verdicts(judge, q, "其转速上限为每分钟一万八千转，超过所需的一万五千转。", BEARING) == ["supported"]
     # a wrong limit
     assert flagged(judge, q, "其转速上限为每分钟两万转，超过所需的一万五千转。", BEARING)
+
+
+WIRE = {"fees": "Outgoing international wire transfer: $45 per transfer.",
+        "terms": "Gold Savings customers receive a waiver of the fee for outgoing international wire transfers. "
+                 "Basic customers pay the standard fees."}
+
+
+def test_a_waiver_noun_is_a_negation(judge):
+    q = "What does an outgoing international wire cost, and do Gold Savings customers pay it?"
+    assert verdicts(judge, q, "Outgoing international wires are fee-exempt for Gold Savings customers.", WIRE) \
+        == ["supported"]
+    # the dropped waiver is a flip; a waiver the evidence gives to others only is a missing negation
+    assert flagged(judge, q, "Gold Savings customers pay the fee for outgoing international wire transfers.", WIRE)
+    assert flagged(judge, q, "Basic customers have the outgoing wire fee waived.", WIRE)
+
+
+LEASE = {"supplement": "补充协议第三条：承租人逾期支付租金超过15日的，出租人有权解除合同，且无需退还押金。"}
+
+
+def test_a_flip_after_a_connective(judge):
+    q = "承租人逾期交租超过多少天，出租人可以解除合同？"
+    assert verdicts(judge, q, "逾期超过15日，出租人有权解除合同，且不必退还押金。", LEASE) == ["supported"]
+    assert flagged(judge, q, "逾期超过15日，出租人有权解除合同，但须全额退还押金。", LEASE)
