@@ -154,3 +154,13 @@ def test_a_flip_after_a_connective(judge):
     q = "承租人逾期交租超过多少天，出租人可以解除合同？"
     assert verdicts(judge, q, "逾期超过15日，出租人有权解除合同，且不必退还押金。", LEASE) == ["supported"]
     assert flagged(judge, q, "逾期超过15日，出租人有权解除合同，但须全额退还押金。", LEASE)
+
+
+def test_a_claims_end_word_needs_no_cue_in_its_synonym(judge):
+    # 停止 / 下线 are verbs as well: evidence saying 结束 / 终止 states the same
+    assert verdicts(judge, "这项促销活动什么时候结束？", "促销活动将于3月31日停止。",
+                    {"notice": "本次促销活动于3月31日结束。"}) == ["supported"]
+    assert verdicts(judge, "该服务何时终止？", "该服务将于6月30日下线。",
+                    {"notice": "该服务将于6月30日终止。"}) == ["supported"]
+    # a wrong day is still flagged
+    assert flagged(judge, "该服务何时终止？", "该服务将于7月30日下线。", {"notice": "该服务将于6月30日终止。"})
