@@ -40,8 +40,10 @@ _ZH_NOT_NEGATING = re.compile(
     r"(?:不|不得|不能|不应|不可|不宜|不会)(?:超过|低于|少于|多于|高于|大于|小于|迟于|晚于|早于)|而不是|而非|无论|毫无疑问|无锡|无线|无人机|非常|除非|非洲|南非|是非|未来|是否|否则|"
     r"别人|特别|区别|类别|级别|分别|个别|识别|告别|淹没|埋没|出没")
 # losses and ends (失去资格 = 不再具备资格, 每周一闭馆 = 周一不开放, 已下线 = 不再提供); a verb of
-# loss alone is no content word (as 缺少), a closure names what closes (闭馆, 停售) and stays one
-_ZH_LOSS = "失去|丧失|停止|取消"
+# loss alone is no content word (as 缺少), a closure names what closes (闭馆, 停售) and stays one.
+# Not 停止 / 取消: general verbs whose synonyms (结束, 终止, 关闭) carry no cue, so a claim saying
+# "活动于3月31日结束" would read as a flip of "活动于3月31日停止"
+_ZH_LOSS = "失去|丧失"
 _ZH_ENDS = _ZH_LOSS + "|闭馆|闭园|休馆|休园|停业.*|暂停营业|停售|停产|下线"
 _ENDS = re.compile(rf"^(?:{_ZH_ENDS}|drop(?:s|ped)?|remov(?:es|ed)|end(?:s|ed)|deprecat(?:es|ed)|withdr[ae]w[ns]?)$", re.IGNORECASE)
 # A Chinese cue is a jieba WORD: 不, 不得, 不会, 绝不会, 没有, 无法, 未经许可, 禁止... A cue character

@@ -12,7 +12,7 @@ clause by clause, against the clauses of the evidence windows the claim was grou
   for an elliptical negation ("T2 则没有"), a negated evidence clause that negates what the
   claim's earlier clauses state, or, for a bare answer ("No for the X1"), a negated clause about the
   question's predicate where its subject is named; otherwise: ``negation_missing``. A claim
-  clause negated only by a word that ends a thing (停止, 下线, 失去) needs no negated evidence
+  clause negated only by a word that ends a thing (下线, 停售, 失去) needs no negated evidence
   (its synonyms 结束, 终止 are no cues), but it is no plain clause either;
 - a **plain claim clause** that restates what a negated evidence clause negates (its
   *scope*, the first content words after the cue) is a polarity **flip**; its strength is
@@ -237,7 +237,7 @@ def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q
             if _brought(c, q_negated):
                 continue  # the question brought the negation ("Why can't ...?")
             if all(is_end_cue(x) for x in c.cues):
-                continue  # "停止", "下线", "ended support": a verb too, whose synonyms (结束, 终止) carry no cue
+                continue  # "下线", "停售", "ended support": a verb too, whose synonyms (结束, 终止) carry no cue
             best = max(evidence_clauses, key=lambda e: _dice(c.terms, e), default=None)
             restated = any(_overlap(c.terms, e)[0] >= 0.5 and _overlap(c.terms, e)[1] >= 1 for e in neg_ev)
             # jieba may cut the same words differently in two contexts (企业版不限 / 不限):

@@ -157,9 +157,12 @@ def test_a_flip_after_a_connective(judge):
 
 
 def test_a_claims_end_word_needs_no_cue_in_its_synonym(judge):
-    # 停止 / 下线 are verbs as well: evidence saying 结束 / 终止 states the same
-    assert verdicts(judge, "这项促销活动什么时候结束？", "促销活动将于3月31日停止。",
-                    {"notice": "本次促销活动于3月31日结束。"}) == ["supported"]
+    # 下线 / 停售 are verbs as well: evidence saying 终止 / 结束 states the same
+    assert verdicts(judge, "这款礼盒什么时候不再销售？", "这款礼盒将于3月31日停售。",
+                    {"notice": "这款礼盒的销售将于3月31日结束。"}) == ["supported"]
+    # 停止 is no cue: evidence saying it does not make 结束 a flip
+    assert verdicts(judge, "这项促销活动什么时候结束？", "促销活动将于3月31日结束。",
+                    {"notice": "本次促销活动于3月31日停止。"}) == ["supported"]
     assert verdicts(judge, "该服务何时终止？", "该服务将于6月30日下线。",
                     {"notice": "该服务将于6月30日终止。"}) == ["supported"]
     # a wrong day is still flagged
