@@ -31,10 +31,17 @@ _EN_NEG = re.compile(
     r"\black(?:s|ed|ing)?\b|\bexempt(?:ed)?\b|\bwaived\b|\bfree\s+of\b|\babsent\b|"
     # ... and their nouns: "receive a waiver of the fee" = "the fee is waived"
     r"\bwaiver\s+(?:of|for)\b|\bexemption\s+(?:from|of)\b|"
-    r"(?:(?<=\bis )|(?<=\bare )|(?<=\bwas )|(?<=\bwere ))missing\b|\bmissing\b(?=\s+from\b)|"
-    # a change that ends a thing: "Dropped support for Python 3.8" = "no longer supports Python 3.8"
-    r"\b(?:drop(?:s|ped)?|remov(?:es|ed)|end(?:s|ed)|deprecat(?:es|ed)|withdr[ae]w[ns]?)\b(?=\s+(?:support|compatibility)\b)",
-    re.IGNORECASE)
+    r"(?:(?<=\bis )|(?<=\bare )|(?<=\bwas )|(?<=\bwere ))missing\b|\bmissing\b(?=\s+from\b)", re.IGNORECASE)
+# a change that ends support: "Dropped support for Python 3.8", "ended Python 3.8 support", "support for
+# Windows 7 was removed" = "no longer supports ..."; the verb is a cue when "support" is that near it
+_EN_END_VERB = r"drop(?:s|ped)?|remov(?:es|ed)|end(?:s|ed)|deprecat(?:es|ed)|withdr[ae]w[ns]?"
+_EN_END = re.compile(rf"\b(?P<v>{_EN_END_VERB})\b(?=(?:\s+[\w.+-]+){{0,3}}?\s+(?:support|compatibility)\b)|"
+                     rf"\b(?:support|compatibility)(?:\s+(?:for|with)\s+[\w.+ -]{{1,30}}?)?"
+                     rf"(?:\s+(?:was|were|is|are|has been|have been|had been|will be|gets|got))?\s+(?P<w>{_EN_END_VERB})\b",
+                     re.IGNORECASE)
+# ... but not an end with its date: "Standard support for 5.2 ends on 31 March 2026" = "supported until then"
+_DATED = re.compile(r"[^.;]*?\b(?:on|in|at|by|after|from|as of|effective)\s+(?:\d|(?:the\s+)?(?:end|start|beginning)\b|"
+                    r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec|Q[1-4]\b|FY))")
 _ZH_NOT_NEGATING = re.compile(
     r"不仅|不但|不过|不断|不少|不久|不同|不管|不论|不错|不得不|不停|不时|不超过|不低于|不少于|不多于|不高于|不大于|"
     r"(?:不|不得|不能|不应|不可|不宜|不会)(?:超过|低于|少于|多于|高于|大于|小于|迟于|晚于|早于)|而不是|而非|无论|毫无疑问|无锡|无线|无人机|非常|除非|非洲|南非|是非|未来|是否|否则|"
@@ -45,7 +52,7 @@ _ZH_NOT_NEGATING = re.compile(
 # "活动于3月31日结束" would read as a flip of "活动于3月31日停止"
 _ZH_LOSS = "失去|丧失"
 _ZH_ENDS = _ZH_LOSS + "|闭馆|闭园|休馆|休园|停业.*|暂停营业|停售|停产|下线"
-_ENDS = re.compile(rf"^(?:{_ZH_ENDS}|drop(?:s|ped)?|remov(?:es|ed)|end(?:s|ed)|deprecat(?:es|ed)|withdr[ae]w[ns]?)$", re.IGNORECASE)
+_ENDS = re.compile(rf"^(?:{_ZH_ENDS}|{_EN_END_VERB})$", re.IGNORECASE)
 # A Chinese cue is a jieba WORD: 不, 不得, 不会, 绝不会, 没有, 无法, 未经许可, 禁止... A cue character
 # inside a longer word is a lexical prefix, not a negation of the clause (不当 "improper",
 # 非正式 "informal", 无线 "wireless", 不满 "dissatisfied").
@@ -72,6 +79,8 @@ def negation_spans(text: str) -> list[tuple[str, int]]:
     out: list[tuple[str, int]] = []
     en = _EN_NOT_NEGATING.sub(lambda m: " " * len(m.group(0)), text)
     out += [(m.group(0).lower(), m.end()) for m in _EN_NEG.finditer(en)]
+    out += [(m.group(g).lower(), m.end(g)) for m in _EN_END.finditer(en) for g in ("v", "w")
+            if m.group(g) and not _DATED.match(en, m.end())]
     if CJK.search(text):
         zh = _ZH_NOT_NEGATING.sub(lambda m: "，" * len(m.group(0)), text)
         pos = 0
