@@ -31,8 +31,12 @@ def test_words_that_end_a_thing_are_negation_cues():
     assert negation_cues("该学生失去评优资格。") == ["失去"]
     assert negation_cues("图书馆每周一闭馆。") == ["闭馆"]
     assert negation_cues("该型号已停产。") == ["停产"]
+    assert negation_cues("Support for Windows 7 was removed.") == ["removed"]
+    assert negation_cues("Lumen 2.5 ended Python 3.8 support.") == ["ended"]
     # a drop that ends nothing: a change of a value
     assert negation_cues("The price dropped to $5 in May.") == []
+    # an end with its date is a time bound ("supported until then"), not a negation
+    assert negation_cues("Standard support for version 5.2 ends on 31 March 2026.") == []
 
 
 RELEASE = {"orion-3.1": "Orion 3.1 (2024-02-01): Added dark mode.",
@@ -167,3 +171,10 @@ def test_a_claims_end_word_needs_no_cue_in_its_synonym(judge):
                     {"notice": "该服务将于6月30日终止。"}) == ["supported"]
     # a wrong day is still flagged
     assert flagged(judge, "该服务何时终止？", "该服务将于7月30日下线。", {"notice": "该服务将于6月30日终止。"})
+
+
+def test_a_dated_end_of_support_is_a_time_bound(judge):
+    ev = {"lifecycle": "Standard support for Nimbus DB 7.1 ends on 30 June 2027."}
+    q = "Until when is Nimbus DB 7.1 supported?"
+    assert verdicts(judge, q, "Nimbus DB 7.1 has standard support until 2027-06-30.", ev) == ["supported"]
+    assert flagged(judge, q, "Nimbus DB 7.1 has standard support until 2028-06-30.", ev)
