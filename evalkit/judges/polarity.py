@@ -208,7 +208,13 @@ def _exclusive(said: str, e: Clause, sentences: Sequence[Sequence[Clause]]) -> b
     if not _EXCLUSIVE.search(said):
         return False
     sent = next((x for x in sentences if any(y is e for y in x)), [e])
-    return bool(_EXCEPTION.search(" ".join(x.text for x in sent)))
+    m = _EXCEPTION.search(" ".join(x.text for x in sent))
+    if not m:
+        return False
+    # the exception is what the claim allows: "only water" for "... except water"
+    excepted = content_terms(re.split(r"以外|之外|外", m.string[m.end():], maxsplit=1)[0])[:2]
+    said_terms = frozenset(content_terms(said))
+    return _found(excepted, said_terms, " ".join(said_terms)) >= 1
 
 
 def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q_negated: bool | frozenset[str],
