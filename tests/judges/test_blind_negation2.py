@@ -92,6 +92,15 @@ def test_only_restates_a_negation_with_an_exception(judge):
     assert flagged(judge, q, "Only water for 12 hours before the blood draw.", no_water)
 
 
+def test_only_must_name_the_exception(judge):
+    ev = {"policy": "Refunds are not available for opened items except defective ones, within 14 days."}
+    q = "Can I get a refund for an opened item?"
+    assert verdicts(judge, q, "Refunds for opened items are only available for defective ones, within 14 days.",
+                    ev) == ["supported"]
+    # an "only" about something else does not make the flip an exclusive
+    assert flagged(judge, q, "Refunds for opened items are available within 14 days, only with a receipt.", ev)
+
+
 FEES = {"counter": "B银行柜台跨行汇款手续费：2万元（含）至5万元（含）每笔15元。",
         "app": "自2024年1月1日起，B银行个人客户通过手机银行办理境内跨行汇款，免收手续费。"}
 
