@@ -13,7 +13,7 @@ from functools import lru_cache
 from evalkit.index.tokenize import STOPWORDS as _EN_STOP_BASE
 from evalkit.index.tokenize import Tokenizer
 
-__all__ = ["CJK", "content_terms", "is_end_cue", "negation_cues", "negation_spans", "term_found"]
+__all__ = ["CJK", "content_terms", "is_charge", "is_end_cue", "is_soft_cue", "negation_cues", "negation_spans", "term_found"]
 
 CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -31,6 +31,9 @@ _EN_NEG = re.compile(
     r"\black(?:s|ed|ing)?\b|\bexempt(?:ed)?\b|\bwaived\b|\bfree\s+of\b|\babsent\b|"
     # ... and their nouns: "receive a waiver of the fee" = "the fee is waived"
     r"\bwaiver\s+(?:of|for)\b|\bexemption\s+(?:from|of)\b|"
+    # no charge: "admission is free", "for free", "fee-free" (a soft cue: see is_soft_cue)
+    r"(?:(?<=\bis )|(?<=\bare )|(?<=\bwas )|(?<=\bwere )|(?<=\bbe )|(?<=\bfor ))free\b(?!\s+(?:of|from|to)\b)|"
+    r"\bfree\b(?=\s+(?:admission|entry|entrance|shipping|delivery|parking)\b)|\b(?:fee|charge|cost|toll)-free\b|"
     r"(?:(?<=\bis )|(?<=\bare )|(?<=\bwas )|(?<=\bwere ))missing\b|\bmissing\b(?=\s+from\b)", re.IGNORECASE)
 # a change that ends support: "Dropped support for Python 3.8", "ended Python 3.8 support", "support for
 # Windows 7 was removed" = "no longer supports ..."; the verb is a cue when "support" is that near it
@@ -53,6 +56,9 @@ _ZH_NOT_NEGATING = re.compile(
 _ZH_LOSS = "失去|丧失"
 _ZH_ENDS = _ZH_LOSS + "|闭馆|闭园|休馆|休园|停业.*|暂停营业|停售|停产|下线"
 _ENDS = re.compile(rf"^(?:{_ZH_ENDS}|{_EN_END_VERB})$", re.IGNORECASE)
+# no charge (免费, 免票, "free"): it says "not charged" only of a fee, whatever words follow it
+# ("免费预约参观" does not negate 预约参观), so it satisfies a claim's "不收费" but is never flipped
+_SOFT = re.compile(r"^(?:(?:完全)?免费|免票|free|(?:fee|charge|cost|toll)-free)$", re.IGNORECASE)
 # A Chinese cue is a jieba WORD: 不, 不得, 不会, 绝不会, 没有, 无法, 未经许可, 禁止... A cue character
 # inside a longer word is a lexical prefix, not a negation of the clause (不当 "improper",
 # 非正式 "informal", 无线 "wireless", 不满 "dissatisfied").
@@ -62,7 +68,7 @@ _ZH_CUE_TOKEN = re.compile(r"^(?:(?:绝|决|从|并|永|也|都|还|尚)?(?:不|
                            r"|失败|拒绝|停用|禁用|作废|失效|废止|拦截"
                            # prohibitions (请勿 = 不要 = 切勿 = 严禁) and lacks / exemptions (缺少 = 没有, 免收 = 不收)
                            r"|请勿|切勿|切莫|严禁.*|缺少|缺乏|缺失|免收|免除|免缴|免交|免于|豁免"
-                           r"|" + _ZH_ENDS + ")$")
+                           r"|" + _ZH_ENDS + "|(?:完全)?免费|免票)$")
 
 
 def negation_spans(text: str) -> list[tuple[str, int]]:
@@ -95,6 +101,20 @@ def is_end_cue(cue: str) -> bool:
     """True for a cue that says a thing ends or is lost (失去, 闭馆, 停售, "dropped" support), not "not" itself:
     a question asking "会失去资格吗" does not bring the "不" of an answer's other clause."""
     return bool(_ENDS.match(cue))
+
+
+def is_soft_cue(cue: str) -> bool:
+    """True for a cue of no charge (免费, "free"): it says "not charged" only of a fee, not of
+    the words after it, so it may stand for a claim's negation but is never flipped."""
+    return bool(_SOFT.match(cue))
+
+
+_CHARGE = re.compile(r"[费收付钱价票]|购买|\b(?:pay|paid|charg|fee|cost|price|ticket|admission)", re.IGNORECASE)
+
+
+def is_charge(text: str) -> bool:
+    """True when ``text`` speaks of a charge (收费, 购票, "pay", "fee"): what a "free" negates."""
+    return bool(_CHARGE.search(text))
 
 
 def negation_cues(text: str) -> list[str]:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from evalkit.judges.grounding import Clause, Window
-from evalkit.judges.lexicon import CJK, content_terms, is_end_cue, term_found
+from evalkit.judges.lexicon import CJK, content_terms, is_charge, is_end_cue, is_soft_cue, term_found
 from evalkit.judges.values import extract_atoms
 
 __all__ = ["Polarity", "check_polarity", "short"]
@@ -86,9 +86,30 @@ def _sentence_negation(c: Clause, best: Clause, sentences: Sequence[Sequence[Cla
     joined = " ".join(c.terms)
     for sent in sentences:
         if any(x is best for x in sent):
-            return any(e.cues and e.scope and (_found(e.scope, c.terms, joined) >= 1 or _same_predicate(c, e))
-                       for e in sent if e is not best)
+            return any(_negates(e, c) and ((e.scope and (_found(e.scope, c.terms, joined) >= 1 or _same_predicate(c, e)))
+                                           or _free_of(c, e)) for e in sent if e is not best)
     return False
+
+
+def _negates(e: Clause, c: Clause) -> bool:
+    """True when the evidence clause ``e`` is negated for the claim clause ``c``: a "free" (免费预约参观)
+    negates only a charge, so it counts only for a claim that negates one ("不收费")."""
+    return bool(e.cues) and (not all(is_soft_cue(x) for x in e.cues) or _of_charge(c))
+
+
+def _of_charge(c: Clause) -> bool:
+    """True when the claim clause ``c`` speaks of a charge (不收费, 无需购票, "pay no admission"),
+    its own "free" aside (无法免费预约: the 费 of 免费 is no charge of its own)."""
+    text = c.text
+    for cue in c.cues:
+        if is_soft_cue(cue):
+            text = text.replace(cue, " ")
+    return is_charge(text)
+
+
+def _free_of(c: Clause, e: Clause) -> bool:
+    """True when ``e`` says "free" (免费) and ``c`` negates a charge ("……办理跨行转账，免费" for "不收手续费")."""
+    return all(is_soft_cue(x) for x in e.cues) and _of_charge(c)
 
 
 def _negated_from(c: Clause) -> str:
@@ -231,10 +252,12 @@ def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q
         got = passages.setdefault(w.passage_id, [])
         got += [u.clauses for u in w.sentences if not any(u.clauses is g for g in got)]
     neg_ev = [c for c in evidence_clauses if c.cues and c.terms]
+    # a clause negated only by "free" (免费预约参观) negates a fee, not the words after it
+    hard_ev = [e for e in neg_ev if not all(is_soft_cue(x) for x in e.cues)]
     # a negated evidence clause that a negated clause of the claim restates is not flipped by
     # another, plain clause of the same claim ("Production access: interns do not get production access.")
     neg_claim = [c for c in claim_clauses if c.cues and c.terms]
-    flippable = [e for e in neg_ev if not any(_overlap(c.terms, e)[0] >= 0.5 and _overlap(c.terms, e)[1] >= 1
+    flippable = [e for e in hard_ev if not any(_overlap(c.terms, e)[0] >= 0.5 and _overlap(c.terms, e)[1] >= 1
                                               for c in neg_claim)]
     for i, c in enumerate(claim_clauses):
         if not c.terms:
@@ -242,13 +265,14 @@ def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q
         if c.cues:
             if _brought(c, q_negated):
                 continue  # the question brought the negation ("Why can't ...?")
-            if all(is_end_cue(x) for x in c.cues):
-                continue  # "下线", "停售", "ended support": a verb too, whose synonyms (结束, 终止) carry no cue
+            if all(is_end_cue(x) or is_soft_cue(x) for x in c.cues):
+                continue  # "下线", "停售", "ended support", "免费": a word too, whose synonyms (结束, 终止, 不收费) carry no cue
             best = max(evidence_clauses, key=lambda e: _dice(c.terms, e), default=None)
-            restated = any(_overlap(c.terms, e)[0] >= 0.5 and _overlap(c.terms, e)[1] >= 1 for e in neg_ev)
+            restated = any(_overlap(c.terms, e)[0] >= 0.5 and _overlap(c.terms, e)[1] >= 1 for e in neg_ev
+                           if _negates(e, c))
             # jieba may cut the same words differently in two contexts (企业版不限 / 不限):
             # the negated phrase written the same way in the evidence counts
-            restated = restated or any(p in e.text for p in c.phrases for e in evidence_clauses)
+            restated = restated or any(p in e.text for p in c.phrases if not is_soft_cue(p[:-1]) for e in evidence_clauses)
             restated = restated or _elliptical(c, [b for b in claim_clauses[:i] if not b.cues], sentences)
             restated = restated or (best is not None and _sentence_negation(c, best, sentences))
             # "No for the X1": the question's predicate, negated for its subject
@@ -256,7 +280,7 @@ def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q
             # the best clause must say the same thing: two shared terms (or all of a one-term clause),
             # else the evidence holds no plain counterpart to compare with
             same = best is not None and _overlap(best.terms, c)[1] >= min(2, len(c.terms))
-            if same and not best.cues and not restated and out.negation_missing is None:
+            if same and not _negates(best, c) and not restated and out.negation_missing is None:
                 out.negation_missing = f"negation '{c.cues[0]}' absent from best sentence ('{short(best.text)}')"
             continue
         joined = " ".join(c.terms)
