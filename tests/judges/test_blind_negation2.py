@@ -187,3 +187,24 @@ def test_a_dated_end_of_support_is_a_time_bound(judge):
     q = "Until when is Nimbus DB 7.1 supported?"
     assert verdicts(judge, q, "Nimbus DB 7.1 has standard support until 2027-06-30.", ev) == ["supported"]
     assert flagged(judge, q, "Nimbus DB 7.1 has standard support until 2028-06-30.", ev)
+
+
+def test_free_stands_for_a_negated_charge(judge):
+    q = "个人客户在C银行跨行转账，手机银行收手续费吗？"
+    assert verdicts(judge, q, "通过手机银行跨行转账不收手续费。",
+                    {"notice": "C银行个人客户通过手机银行办理跨行转账，免费。"}) != ["unsupported"]
+    assert verdicts(judge, q, "通过手机银行跨行转账免费。",
+                    {"notice": "C银行个人客户通过手机银行办理跨行转账，不收取手续费。"}) != ["unsupported"]
+    kids = {"prices": "Admission is free for children under 12. Adults pay 15 dollars."}
+    q = "Do children pay admission at the museum?"
+    assert verdicts(judge, q, "Children under 12 pay no admission, adults pay 15 dollars.", kids) == ["supported"]
+    assert flagged(judge, q, "Children under 12 pay 5 dollars.", kids)
+
+
+def test_free_negates_only_a_charge(judge):
+    museum = {"notice": "古城博物馆实行免费预约参观，每周一闭馆。"}
+    q = "去古城博物馆参观要注意什么？"
+    # 免费预约参观 does not say 预约 is not needed
+    assert flagged(judge, q, "古城博物馆参观无需预约，直接入馆即可。", museum)
+    # nor is a plain 需要预约 its flip
+    assert verdicts(judge, q, "古城博物馆参观免费，但需要提前预约。", museum) == ["supported"]
