@@ -77,7 +77,8 @@ def negation_spans(text: str) -> list[tuple[str, int]]:
     English: not, no, never, no longer, cannot, n't, without, neither, nor, none, non-...,
     unable, prohibited, failed, refused, retired, disabled, blocked...; Chinese: jieba words
     不, 没有, 未, 尚未, 无, 非, 禁止, 不得, 不能, 无法, 无须, 不须, 无需, 不必, 勿, 别, and words that
-    negate by meaning (失败, 拒绝, 停用, 禁用, 作废, 失效, 废止, 拦截)...
+    negate by meaning (失败, 拒绝, 停用, 禁用, 作废, 失效, 废止, 拦截), words that end or lose a
+    thing (失去, 闭馆, 停售, 下线, "dropped support"), and of no charge (免费, "is free")...
     Look-alikes are removed first: bounds ("no more than", 不超过, 不得低于), "not only",
     "rather than", 而不是, 无论, 非常, 是否; and a leading answer word ("No, ...") is not a
     cue: it answers the question, the clause carries the polarity.

@@ -24,6 +24,10 @@ clause by clause, against the clauses of the evidence windows the claim was grou
   earlier clause of the negated clause's sentence counts as restated ("青禾T2为1.7升保温款，
   但未配备防干烧功能" against "T2也配备了防干烧保护"). Nor is "only X" a flip of a negation
   with an exception ("only water" for "do not eat or drink anything except water").
+
+A "free" (免费, "admission is free": :func:`evalkit.judges.lexicon.is_soft_cue`) negates only a
+charge: it stands for a claim clause's negated charge (不收费, "pay no admission"), never for
+another negation, and is never flipped ("免费预约参观" is not "无需预约", nor flipped by "需要预约").
 """
 from __future__ import annotations
 
