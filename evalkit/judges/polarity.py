@@ -97,7 +97,10 @@ def _sentence_negation(c: Clause, best: Clause, sentences: Sequence[Sequence[Cla
 
 def _negates(e: Clause, c: Clause) -> bool:
     """True when the evidence clause ``e`` is negated for the claim clause ``c``: a "free" (免费预约参观)
-    negates only a charge, so it counts only for a claim that negates one ("不收费")."""
+    negates only a charge, so it counts only for a claim that negates one ("不收费"); an end (闭馆)
+    does not count for a claim that negates an end itself ("从未闭馆")."""
+    if e.cues and all(is_end_cue(x) for x in e.cues) and any(is_end_cue(x) for x in c.cues):
+        return False  # "从未闭馆", "never dropped support": a negated end, not the end "曾两次闭馆" states
     return bool(e.cues) and (not all(is_soft_cue(x) for x in e.cues) or _of_charge(c))
 
 
@@ -217,8 +220,8 @@ def _brought(c: Clause, q_cues: bool | frozenset[str]) -> bool:
     does not bring the "不" of the answer's other clause ("病假不计入缺勤天数")."""
     if isinstance(q_cues, bool):
         return q_cues
-    return any(x in q_cues for x in c.cues) or (any(not is_end_cue(q) for q in q_cues)
-                                                and any(not is_end_cue(x) for x in c.cues))
+    plain = [x for x in c.cues if not is_end_cue(x)]  # "从未闭馆" against "曾经闭馆过吗": 从未 is the answer's own
+    return any(x in q_cues for x in plain) or (bool(plain) and any(not is_end_cue(q) for q in q_cues))
 
 
 _EXCEPTION = re.compile(r"\b(?:except|other than|apart from|besides|save for)\b|\bbut\s+(?=\w)|除")
@@ -240,6 +243,12 @@ def _exclusive(said: str, e: Clause, sentences: Sequence[Sequence[Clause]]) -> b
     excepted = content_terms(re.split(r"以外|之外|外", m.string[m.end():], maxsplit=1)[0])[:2]
     said_terms = frozenset(content_terms(said))
     return _found(excepted, said_terms, " ".join(said_terms)) >= 1
+
+
+def _plain_phrases(c: Clause) -> list[str]:
+    """``c``'s cue phrases ("不限") but those of a "free" or an end (免费预, 闭馆): written the same in
+    the evidence, they do not show the evidence negates what ``c`` does ("免费预约参观", "两次闭馆")."""
+    return [p for p in c.phrases if not any(p.startswith(x) and (is_soft_cue(x) or is_end_cue(x)) for x in c.cues)]
 
 
 def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q_negated: bool | frozenset[str],
@@ -276,7 +285,7 @@ def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q
                            if _negates(e, c))
             # jieba may cut the same words differently in two contexts (企业版不限 / 不限):
             # the negated phrase written the same way in the evidence counts
-            restated = restated or any(p in e.text for p in c.phrases if not is_soft_cue(p[:-1]) for e in evidence_clauses)
+            restated = restated or any(p in e.text for p in _plain_phrases(c) for e in evidence_clauses)
             restated = restated or _elliptical(c, [b for b in claim_clauses[:i] if not b.cues], sentences)
             restated = restated or (best is not None and _sentence_negation(c, best, sentences))
             # "No for the X1": the question's predicate, negated for its subject
