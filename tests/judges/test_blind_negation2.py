@@ -208,3 +208,15 @@ def test_free_negates_only_a_charge(judge):
     assert flagged(judge, q, "古城博物馆参观无需预约，直接入馆即可。", museum)
     # nor is a plain 需要预约 its flip
     assert verdicts(judge, q, "古城博物馆参观免费，但需要提前预约。", museum) == ["supported"]
+
+
+def test_a_negated_end_is_not_the_end(judge):
+    # "从未闭馆" / "never dropped support" negate the end the evidence states: still flagged
+    assert flagged(judge, "这座博物馆曾经闭馆过吗？", "没有，该博物馆自1990年开馆以来从未闭馆。",
+                   {"history": "该博物馆自1990年开馆以来曾两次闭馆维修。"})
+    assert flagged(judge, "Did Lumen 2.4.1 drop support for Python 3.8?",
+                   "No, Lumen 2.4.1 never dropped support for Python 3.8.",
+                   {"changelog": "Lumen 2.4.1: Dropped support for Python 3.8; Python 3.9 or newer is now required."})
+    # the question's 失去 does not bring the answer's 不会
+    assert flagged(judge, "该学生会失去奖学金资格吗？", "不会，该学生不会失去奖学金评选资格。",
+                   {"rules": "累计缺勤超过20天的学生失去当年奖学金评选资格。该学生累计缺勤25天。"})
