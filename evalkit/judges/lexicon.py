@@ -31,9 +31,6 @@ _EN_NEG = re.compile(
     r"\black(?:s|ed|ing)?\b|\bexempt(?:ed)?\b|\bwaived\b|\bfree\s+of\b|\babsent\b|"
     # ... and their nouns: "receive a waiver of the fee" = "the fee is waived"
     r"\bwaiver\s+(?:of|for)\b|\bexemption\s+(?:from|of)\b|"
-    # no charge: "admission is free", "for free", "fee-free" (a soft cue: see is_soft_cue)
-    r"(?:(?<=\bis )|(?<=\bare )|(?<=\bwas )|(?<=\bwere )|(?<=\bbe )|(?<=\bfor ))free\b(?!\s+(?:of|from|to)\b)|"
-    r"\bfree\b(?=\s+(?:admission|entry|entrance|shipping|delivery|parking)\b)|\b(?:fee|charge|cost|toll)-free\b|"
     r"(?:(?<=\bis )|(?<=\bare )|(?<=\bwas )|(?<=\bwere ))missing\b|\bmissing\b(?=\s+from\b)", re.IGNORECASE)
 # a change that ends support: "Dropped support for Python 3.8", "ended Python 3.8 support", "support for
 # Windows 7 was removed" = "no longer supports ..."; the verb is a cue when "support" is that near it
@@ -56,9 +53,11 @@ _ZH_NOT_NEGATING = re.compile(
 _ZH_LOSS = "失去|丧失"
 _ZH_ENDS = _ZH_LOSS + "|闭馆|闭园|休馆|休园|停业.*|暂停营业|停售|停产|下线"
 _ENDS = re.compile(rf"^(?:{_ZH_ENDS}|{_EN_END_VERB})$", re.IGNORECASE)
-# no charge (免费, 免票, "free"): it says "not charged" only of a fee, whatever words follow it
+# no charge (免费, 免票): it says "not charged" only of a fee, whatever words follow it
 # ("免费预约参观" does not negate 预约参观), so it satisfies a claim's "不收费" but is never flipped
-_SOFT = re.compile(r"^(?:(?:完全)?免费|免票|free|(?:fee|charge|cost|toll)-free)$", re.IGNORECASE)
+# (not English "free": an English cue is cut out of the words, and "is free" must stay the word a
+# flip of "is not free" is found by)
+_SOFT = re.compile(r"^(?:(?:完全)?免费|免票)$")
 # A Chinese cue is a jieba WORD: 不, 不得, 不会, 绝不会, 没有, 无法, 未经许可, 禁止... A cue character
 # inside a longer word is a lexical prefix, not a negation of the clause (不当 "improper",
 # 非正式 "informal", 无线 "wireless", 不满 "dissatisfied").
@@ -78,7 +77,7 @@ def negation_spans(text: str) -> list[tuple[str, int]]:
     unable, prohibited, failed, refused, retired, disabled, blocked...; Chinese: jieba words
     不, 没有, 未, 尚未, 无, 非, 禁止, 不得, 不能, 无法, 无须, 不须, 无需, 不必, 勿, 别, and words that
     negate by meaning (失败, 拒绝, 停用, 禁用, 作废, 失效, 废止, 拦截), words that end or lose a
-    thing (失去, 闭馆, 停售, 下线, "dropped support"), and of no charge (免费, "is free")...
+    thing (失去, 闭馆, 停售, 下线, "dropped support"), and of no charge (免费, 免票)...
     Look-alikes are removed first: bounds ("no more than", 不超过, 不得低于), "not only",
     "rather than", 而不是, 无论, 非常, 是否; and a leading answer word ("No, ...") is not a
     cue: it answers the question, the clause carries the polarity.
@@ -105,7 +104,7 @@ def is_end_cue(cue: str) -> bool:
 
 
 def is_soft_cue(cue: str) -> bool:
-    """True for a cue of no charge (免费, "free"): it says "not charged" only of a fee, not of
+    """True for a cue of no charge (免费, 免票): it says "not charged" only of a fee, not of
     the words after it, so it may stand for a claim's negation but is never flipped."""
     return bool(_SOFT.match(cue))
 

@@ -25,9 +25,11 @@ clause by clause, against the clauses of the evidence windows the claim was grou
   但未配备防干烧功能" against "T2也配备了防干烧保护"). Nor is "only X" a flip of a negation
   with an exception ("only water" for "do not eat or drink anything except water").
 
-A "free" (免费, "admission is free": :func:`evalkit.judges.lexicon.is_soft_cue`) negates only a
-charge: it stands for a claim clause's negated charge (不收费, "pay no admission"), never for
-another negation, and is never flipped ("免费预约参观" is not "无需预约", nor flipped by "需要预约").
+A "free" (免费, 免票: :func:`evalkit.judges.lexicon.is_soft_cue`) negates only a charge: in the
+evidence it stands for a claim clause's negated charge (不收费, 无需购票), never for another
+negation, and is never flipped ("免费预约参观" is not "无需预约", nor flipped by "需要预约"); in a
+claim it is a plain word ("门票免费" flips "门票并不免费"). A claim's end word (下线, 失去, "dropped
+support") flips only a negated end ("从未下线"), and no evidence end stands for a negated one ("从未闭馆").
 """
 from __future__ import annotations
 
@@ -245,6 +247,11 @@ def _exclusive(said: str, e: Clause, sentences: Sequence[Sequence[Clause]]) -> b
     return _found(excepted, said_terms, " ".join(said_terms)) >= 1
 
 
+def _negated_end(e: Clause) -> bool:
+    """True for an evidence clause that negates an end ("从未下线", "did not drop support")."""
+    return any(is_end_cue(x) for x in e.cues) and any(not (is_end_cue(x) or is_soft_cue(x)) for x in e.cues)
+
+
 def _plain_phrases(c: Clause) -> list[str]:
     """``c``'s cue phrases ("不限") but those of a "free" or an end (免费预, 闭馆): written the same in
     the evidence, they do not show the evidence negates what ``c`` does ("免费预约参观", "两次闭馆")."""
@@ -269,17 +276,24 @@ def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q
     hard_ev = [e for e in neg_ev if not all(is_soft_cue(x) for x in e.cues)]
     # a negated evidence clause that a negated clause of the claim restates is not flipped by
     # another, plain clause of the same claim ("Production access: interns do not get production access.")
-    neg_claim = [c for c in claim_clauses if c.cues and c.terms]
+    # ("门票免费" is plain; "已下线" restates no negated end "从未下线")
+    neg_claim = [c for c in claim_clauses if c.cues and c.terms and not all(is_soft_cue(x) for x in c.cues)]
     flippable = [e for e in hard_ev if not any(_overlap(c.terms, e)[0] >= 0.5 and _overlap(c.terms, e)[1] >= 1
+                                              and not (_negated_end(e) and all(is_end_cue(x) for x in c.cues))
                                               for c in neg_claim)]
     for i, c in enumerate(claim_clauses):
         if not c.terms:
             continue
-        if c.cues:
+        candidates = flippable
+        if c.cues and all(is_soft_cue(x) for x in c.cues):
+            pass  # "门票免费" is plain: a flip of "门票并不免费", and no cue that "不收取手续费" must match
+        elif c.cues and all(is_end_cue(x) or is_soft_cue(x) for x in c.cues):
+            # "下线", "停售", "ended support": a word too, whose synonyms (结束, 终止) carry no cue; a flip
+            # only of a negated end ("从未下线"), since "失去资格" says what "不具备资格" does
+            candidates = [e for e in flippable if _negated_end(e)]
+        elif c.cues:
             if _brought(c, q_negated):
                 continue  # the question brought the negation ("Why can't ...?")
-            if all(is_end_cue(x) or is_soft_cue(x) for x in c.cues):
-                continue  # "下线", "停售", "ended support", "免费": a word too, whose synonyms (结束, 终止, 不收费) carry no cue
             best = max(evidence_clauses, key=lambda e: _dice(c.terms, e), default=None)
             restated = any(_overlap(c.terms, e)[0] >= 0.5 and _overlap(c.terms, e)[1] >= 1 for e in neg_ev
                            if _negates(e, c))
@@ -297,7 +311,7 @@ def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q
                 out.negation_missing = f"negation '{c.cues[0]}' absent from best sentence ('{short(best.text)}')"
             continue
         joined = " ".join(c.terms)
-        for e in flippable:
+        for e in candidates:
             if not any(term_found(t, c.terms, joined) >= 1.0 for t in e.scope):
                 continue  # the claim does not restate what the evidence negates
             cov_e, hits = _overlap(c.terms, e)
