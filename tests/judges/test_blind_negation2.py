@@ -195,10 +195,17 @@ def test_free_stands_for_a_negated_charge(judge):
                     {"notice": "C银行个人客户通过手机银行办理跨行转账，免费。"}) != ["unsupported"]
     assert verdicts(judge, q, "通过手机银行跨行转账免费。",
                     {"notice": "C银行个人客户通过手机银行办理跨行转账，不收取手续费。"}) != ["unsupported"]
-    kids = {"prices": "Admission is free for children under 12. Adults pay 15 dollars."}
-    q = "Do children pay admission at the museum?"
-    assert verdicts(judge, q, "Children under 12 pay no admission, adults pay 15 dollars.", kids) == ["supported"]
-    assert flagged(judge, q, "Children under 12 pay 5 dollars.", kids)
+    kids = {"prices": "科技馆门票成人30元，身高1.2米以下儿童免票。"}
+    q = "带孩子去科技馆要买几张票？"
+    assert verdicts(judge, q, "身高1.2米以下的儿童不用买票，成人门票30元。", kids) == ["supported"]
+    assert flagged(judge, q, "身高1.2米以下的儿童门票15元。", kids)
+
+
+def test_a_dropped_not_free_is_a_flip(judge):
+    # "免费" is a plain word in a claim: the flip of "并不免费"
+    assert flagged(judge, "博物馆停车要钱吗？", "博物馆停车免费。", {"notice": "博物馆停车不免费，每小时5元。"})
+    assert flagged(judge, "Is admission to the gallery free?", "Admission to the gallery is free.",
+                   {"prices": "Admission to the gallery is not free; adults pay 12 dollars."})
 
 
 def test_free_negates_only_a_charge(judge):
