@@ -42,13 +42,34 @@ def _best(summary: RunSummary, name: str) -> float | None:
     return min(values) if name in LOWER_IS_BETTER else max(values)
 
 
+def judge_notes(summary: RunSummary) -> list[str]:
+    """What the answers table's figures can be trusted for, when the offline judge made them.
+
+    The rule judge flags correct answers it cannot verify (a value computed from two passages,
+    a paraphrased negation): its hallucination figures are upper bounds. The note gives its
+    measured held-out rates (:data:`evalkit.judges.offline.HELD_OUT`) and what to do about it.
+    """
+    from evalkit.judges.offline import HELD_OUT
+
+    judges = sorted({v.judge.split(":")[0] for v in summary.variants.values() if v.judge})
+    offline = [j for j in judges if j.startswith("offline/")]
+    if not offline:
+        return []
+    h = HELD_OUT
+    return [f"judge {', '.join(offline)} (rules, no LLM): on multi-document answers written blind to its rules it "
+            f"flagged {h.false_alarm:.0%} of {h.n_correct} correct answers and {h.recall:.0%} of {h.n_wrong} planted "
+            "errors (docs/judges.md, Limits): on such answers halluc is overstated. --labels FILE (from `evalkit "
+            "label`) corrects it with confidence intervals; --judge llm checks with a model"]
+
+
 def _metric_table(summary: RunSummary, concern: str, names: list[str]) -> TableData:
     names = concerns.ordered(names)
     variants = [(n, v) for n, v in summary.variants.items() if any(m in v.metrics for m in names)]
     columns = [_cells(m, [v.metrics.get(m) for _, v in variants], _best(summary, m)) for m in names]
     rows = [[name, *[col[i] for col in columns]] for i, (name, _) in enumerate(variants)]
     cols = [Column("variant", numeric=False), *[Column(n, concerns.header(n)) for n in names]]
-    return TableData(TITLES[concern], cols, rows, notes=NOTES.get(concern, []))
+    notes = NOTES.get(concern, []) + (judge_notes(summary) if concern == "answers" else [])
+    return TableData(TITLES[concern], cols, rows, notes=notes)
 
 
 def _cost_row(name: str, v: VariantSummary) -> list[str]:

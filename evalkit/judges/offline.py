@@ -55,9 +55,37 @@ from evalkit.judges.lexicon import negation_cues, term_found
 from evalkit.judges.polarity import check_polarity
 from evalkit.judges.values import Atom, AtomPool, fold
 
-__all__ = ["VERSION", "ClaimSignals", "OfflineJudge", "Thresholds", "triple_statement"]
+__all__ = ["HELD_OUT", "VERSION", "ClaimSignals", "HeldOut", "OfflineJudge", "Thresholds", "triple_statement"]
 
 VERSION = 9  # bump when verdicts for the same inputs and thresholds change
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """What this version of the judge did on cases written blind to its rules (the report's note on it).
+
+    ``tests/judges/data/judge_multidoc_blind.jsonl``, split ``test``: multi-document answers, each
+    scenario with correct wordings and one planted error, written by someone who had not read the
+    rules, and measured once. ``tests/judges/test_multidoc_blind.py`` recomputes every count.
+    """
+
+    flagged: int  # correct answers flagged unsupported ...
+    n_correct: int  # ... of this many
+    caught: int  # planted errors flagged ...
+    n_wrong: int  # ... of this many
+
+    @property
+    def false_alarm(self) -> float:
+        return self.flagged / self.n_correct
+
+    @property
+    def recall(self) -> float:
+        return self.caught / self.n_wrong
+
+
+# measured 2026-12-03 on v9 (before the blind-set work, v8: 96 of 144 flagged, 42 of 48 caught)
+HELD_OUT = HeldOut(flagged=87, n_correct=144, caught=41, n_wrong=48)
+
 # answer courtesy, not claims: never checked (a claim with an atom is still checked)
 _BOILERPLATE = re.compile(
     r"^\W*(?:i\s+)?hope\s+(?:this|that|it)\s+helps|^\W*(?:please\s+)?(?:let\s+me\s+know|feel\s+free)|"
