@@ -46,7 +46,7 @@ def judge_notes(summary: RunSummary) -> list[str]:
     """What the answers table's figures can be trusted for, when the offline judge made them.
 
     The rule judge flags correct answers it cannot verify (a value computed from two passages,
-    a paraphrased negation): its hallucination figures are upper bounds. The note gives its
+    a paraphrased negation), so its hallucination figures run high. The note gives its
     measured held-out rates (:data:`evalkit.judges.offline.HELD_OUT`) and what to do about it.
     """
     from evalkit.judges.offline import HELD_OUT
