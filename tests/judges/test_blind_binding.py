@@ -5,20 +5,9 @@ ranges, quoted spans, demonyms, parenthetical asides and an event's date in anot
 Each correct wording must pass; a near miss (another year, day, value or name) must not."""
 from __future__ import annotations
 
-import pytest
-
 from evalkit.judges.dates import find_dates
-from evalkit.judges.offline import OfflineJudge
 from evalkit.judges.values import extract_atoms, name_forms
-
-
-@pytest.fixture(scope="module")
-def judge():
-    return OfflineJudge()
-
-
-def verdicts(judge, question, answer, evidence):
-    return [(c.verdict, c.reason) for c in judge.judge(question, answer, evidence).claims]
+from judging import verdicts_with_reasons as verdicts
 
 
 def supported(judge, question, answer, evidence):

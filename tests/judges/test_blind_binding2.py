@@ -7,19 +7,8 @@ sequence ("..., then the shuttle at 06:40"), a value before a change or said to 
 Each correct wording must pass; a near miss (another day, name, value or subject) must not."""
 from __future__ import annotations
 
-import pytest
-
-from evalkit.judges.offline import OfflineJudge
 from evalkit.judges.values import extract_atoms
-
-
-@pytest.fixture(scope="module")
-def judge():
-    return OfflineJudge()
-
-
-def verdicts(judge, question, answer, evidence):
-    return [(c.verdict, c.reason) for c in judge.judge(question, answer, evidence).claims]
+from judging import verdicts_with_reasons as verdicts
 
 
 def supported(judge, question, answer, evidence):

@@ -4,19 +4,8 @@ another clause of the evidence sentence, bare yes/no answers and elliptical nega
 correct wording must pass; the near-miss wrong one next to it must still be flagged."""
 from __future__ import annotations
 
-import pytest
-
 from evalkit.judges.lexicon import negation_cues
-from evalkit.judges.offline import OfflineJudge
-
-
-@pytest.fixture(scope="module")
-def judge():
-    return OfflineJudge()
-
-
-def verdicts(judge, question, answer, evidence):
-    return [c.verdict for c in judge.judge(question, answer, list(evidence.items())).claims]
+from judging import verdicts_by_id as verdicts
 
 
 def test_lexical_negatives_are_negation_cues():

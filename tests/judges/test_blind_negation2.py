@@ -6,19 +6,8 @@ that brings one cue but not the answer's other one, and a bound's comparator ("n
 the near-miss wrong one next to it must still be flagged."""
 from __future__ import annotations
 
-import pytest
-
 from evalkit.judges.lexicon import content_terms, negation_cues
-from evalkit.judges.offline import OfflineJudge
-
-
-@pytest.fixture(scope="module")
-def judge():
-    return OfflineJudge()
-
-
-def verdicts(judge, question, answer, evidence):
-    return [c.verdict for c in judge.judge(question, answer, list(evidence.items())).claims]
+from judging import verdicts_by_id as verdicts
 
 
 def flagged(judge, question, answer, evidence):

@@ -7,21 +7,8 @@ must pass and a near miss (a wrong conversion, count, bound or gap) that must st
 """
 from __future__ import annotations
 
-import pytest
-
-from evalkit.judges.offline import OfflineJudge
 from evalkit.judges.quantities import find_quantities
-
-
-@pytest.fixture(scope="module")
-def judge():
-    return OfflineJudge()
-
-
-def verdicts(judge, question: str, answer: str, *passages: str) -> list[str]:
-    result = judge.judge(question, answer, [(f"doc-{i}", p) for i, p in enumerate(passages, 1)])
-    assert result.error is None, result.error
-    return [c.verdict for c in result.claims]
+from judging import verdicts
 
 
 def read(text: str) -> list[tuple[str, float, str | None]]:

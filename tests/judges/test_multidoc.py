@@ -11,21 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.judges.offline import OfflineJudge
 from evalkit.judges.scoring import JudgeCase, load_cases, predict, report_rows
 from evalkit.judges.quantities import find_quantities
 from evalkit.judges.values import extract_atoms
-
-
-@pytest.fixture(scope="module")
-def judge():
-    return OfflineJudge()
-
-
-def verdicts(judge, question: str, answer: str, *passages: str) -> list[str]:
-    result = judge.judge(question, answer, [(f"doc-{i}", p) for i, p in enumerate(passages, 1)])
-    assert result.error is None, result.error
-    return [c.verdict for c in result.claims]
+from judging import verdicts
 
 
 # --- negation ------------------------------------------------------------------------------------

@@ -1,0 +1,27 @@
+"""Shared helpers of the offline-judge tests: the verdicts of one hand-written case.
+
+Three shapes of evidence, as the test files write their cases: passages as strings (ids
+``doc-1``, ``doc-2``...), a ``{id: text}`` dict, or a list of ``(id, text)`` pairs.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+def verdicts(judge: Any, question: str, answer: str, *passages: str) -> list[str]:
+    """Each claim's verdict, the passages given as texts; a judge error fails the test."""
+    result = judge.judge(question, answer, [(f"doc-{i}", p) for i, p in enumerate(passages, 1)])
+    assert result.error is None, result.error
+    return [c.verdict for c in result.claims]
+
+
+def verdicts_by_id(judge: Any, question: str, answer: str, evidence: dict[str, str]) -> list[str]:
+    """Each claim's verdict, the evidence given as ``{passage id: text}``."""
+    return [c.verdict for c in judge.judge(question, answer, list(evidence.items())).claims]
+
+
+def verdicts_with_reasons(judge: Any, question: str, answer: str,
+                          evidence: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Each claim's ``(verdict, reason)``, the evidence given as ``(passage id, text)`` pairs."""
+    return [(c.verdict, c.reason) for c in judge.judge(question, answer, evidence).claims]
