@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from evalkit.judges.quantities import find_quantities
+
 
 def verdicts(judge: Any, question: str, answer: str, *passages: str) -> list[str]:
     """Each claim's verdict, the passages given as texts; a judge error fails the test."""
@@ -25,3 +27,8 @@ def verdicts_with_reasons(judge: Any, question: str, answer: str,
                           evidence: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     """Each claim's ``(verdict, reason)``, the evidence given as ``(passage id, text)`` pairs."""
     return [(c.verdict, c.reason) for c in judge.judge(question, answer, evidence).claims]
+
+
+def read(text: str) -> list[tuple[str, float, str | None]]:
+    """The quantities of ``text`` as (kind, value rounded to 6 places, unit)."""
+    return [(q.kind, round(q.value, 6), q.unit) for q in find_quantities(text)]

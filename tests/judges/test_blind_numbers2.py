@@ -9,12 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalkit.judges.quantities import find_quantities
-from judging import verdicts
-
-
-def read(text: str) -> list[tuple[str, float, str | None]]:
-    return [(q.kind, round(q.value, 6), q.unit) for q in find_quantities(text)]
+from judging import read, verdicts
 
 
 # --- reading -------------------------------------------------------------------------------------
