@@ -158,6 +158,7 @@ def free_zero(t: Quantity, text: str) -> str | None:
     The waiver is the claim's wording, checked against the evidence like its other words;
     the zero only restates it.
     """
-    if t.kind == "number" and t.value == 0 and t.unit in CURRENCIES and _FREE.search(text):
-        return f"{t.text.strip()} = free ({_FREE.search(text).group(0)})"
+    free = _FREE.search(text)
+    if t.kind == "number" and t.value == 0 and t.unit in CURRENCIES and free:
+        return f"{t.text.strip()} = free ({free.group(0)})"
     return None

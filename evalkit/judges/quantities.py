@@ -24,6 +24,8 @@ from evalkit.judges.units import (
     SECONDS,
     TO_BASE,
     implied_units,
+    unit_alternation,
+    unit_of,
 )
 
 __all__ = ["CN_NUM", "CURRENCIES", "EN_WORDS", "Quantity", "bare_number_states", "find_quantities", "find_times",
@@ -54,21 +56,10 @@ class Quantity:
 
 
 
-def _alt(pairs: list[tuple[str, object]]) -> str:
-    return "|".join(f"(?P<u{i}>{p})" for i, (p, _) in enumerate(pairs))
-
-
-def _which(m: re.Match, pairs: list[tuple[str, object]]) -> object:
-    for i, (_, v) in enumerate(pairs):
-        if m.group(f"u{i}") is not None:
-            return v
-    return None
-
-
-_UNIT_AFTER = re.compile(r"(?:\s?|-(?=[A-Za-z]{2}))(?:" + _alt(DURATION_UNITS + OTHER_UNITS) + r")(?![A-Za-z])")
-_CUR_AFTER = re.compile(r"(?:\s?|-(?=cent))(?:" + _alt(CURRENCY_SUFFIX) + r")(?![A-Za-z])")
-_CUR_BEFORE = re.compile(r"(?:" + _alt(CURRENCY_PREFIX) + r")\s?$")
-_SCALE_AFTER = re.compile(r"\s?(?:" + _alt(SCALE_SUFFIX) + r")(?![A-Za-z])")
+_UNIT_AFTER = re.compile(r"(?:\s?|-(?=[A-Za-z]{2}))(?:" + unit_alternation(DURATION_UNITS + OTHER_UNITS) + r")(?![A-Za-z])")
+_CUR_AFTER = re.compile(r"(?:\s?|-(?=cent))(?:" + unit_alternation(CURRENCY_SUFFIX) + r")(?![A-Za-z])")
+_CUR_BEFORE = re.compile(r"(?:" + unit_alternation(CURRENCY_PREFIX) + r")\s?$")
+_SCALE_AFTER = re.compile(r"\s?(?:" + unit_alternation(SCALE_SUFFIX) + r")(?![A-Za-z])")
 _NUMBER = re.compile(
     rf"(?P<pct>百分之(?P<pctnum>{_CN_RUN}|{_ARABIC}))"
     rf"|(?:(?<![A-Za-z0-9.,\-/:])(?P<neg>[-−])|(?<![A-Za-z0-9.,/:])(?<![A-Za-z_]-)(?<!^-)(?<![\s(（~～]-))(?P<ar>{_ARABIC})(?![0-9])(?!\.\d)"
@@ -210,7 +201,7 @@ def find_quantities(text: str) -> list[Quantity]:
                     value, decimals, end = 0.5, 0, end + big.end()
                 elif w == "half" and re.match(r"\s+an?\s", text[end:end + 4]):
                     nxt = _UNIT_AFTER.match(text, end + len(re.match(r"\s+an?", text[end:]).group(0)))
-                if not big and (not nxt or _which(nxt, DURATION_UNITS + OTHER_UNITS) not in SECONDS):
+                if not big and (not nxt or unit_of(nxt, DURATION_UNITS + OTHER_UNITS) not in SECONDS):
                     continue
                 if not big:
                     value, decimals = (0.5 if w == "half" else 1.0), 0
@@ -235,22 +226,22 @@ def find_quantities(text: str) -> list[Quantity]:
         money = _CUR_BEFORE.search(text[:start]) is not None
         sm = _SCALE_AFTER.match(text, end) or (_MONEY_SCALE.match(text, end) if money else None)
         if sm and (money or sm.group(0).strip() not in ("B", "M")):  # "5 M" alone: not a scale
-            scale = float(_which(sm, SCALE_SUFFIX)) if sm.re is _SCALE_AFTER else {"m": 1e6, "b": 1e9}[sm.group(1)]
+            scale = float(unit_of(sm, SCALE_SUFFIX)) if sm.re is _SCALE_AFTER else {"m": 1e6, "b": 1e9}[sm.group(1)]
             value, step, end = value * scale, (step or 1.0) * scale, sm.end()
         cb = _CUR_BEFORE.search(text[:start]) if m.group("ar") else None
         if cb:
-            unit, start = str(_which(cb, CURRENCY_PREFIX)), cb.start()
+            unit, start = str(unit_of(cb, CURRENCY_PREFIX)), cb.start()
         # 四亿多元: "more than 4亿", the currency after 多 / 余
         ca = _CUR_AFTER.match(text, end) or (_CUR_AFTER.match(text, end + 1) if text[end:end + 1] in "多余" else None)
         kind, raw, qv = "number", value, value
         if ca:
-            unit, end = str(_which(ca, CURRENCY_SUFFIX)), ca.end()
+            unit, end = str(unit_of(ca, CURRENCY_SUFFIX)), ca.end()
             if unit == "cent":  # "20.0 cents" is $0.20 (a tariff in cents, an answer in dollars)
                 unit, qv, step = "usd", value / 100, step / 100
         else:
             um = _UNIT_AFTER.match(text, end)
             if um and not (um.group(0).strip() == "m" and unit):
-                code = _which(um, DURATION_UNITS + OTHER_UNITS)
+                code = unit_of(um, DURATION_UNITS + OTHER_UNITS)
                 if code == "y" and um.group(0).strip() == "年" and 1000 <= value <= 2999 and not decimals:
                     continue  # 2025年 is a year (dates handle it)
                 if code == "d" and um.group(0).strip() == "日" and re.search(r"月\s*$", text[:start]):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from evalkit.judges.numerals import EN_WORDS, parse_cn_number
-from evalkit.judges.units import DURATION_UNITS, SECONDS
+from evalkit.judges.units import DURATION_UNITS, SECONDS, unit_alternation, unit_of
 
 __all__ = ["HALF_PRICE", "share_at"]
 
@@ -23,17 +23,10 @@ _FRACTION = re.compile(
     r"|(?P<cden>[二三四五六七八九十百千万])分之(?P<cnum>[一二两三四五六七八九十]{1,3})",
     re.IGNORECASE)
 # a share of a time unit: "a quarter of an hour", "四分之三小时", "三分之一个小时"
-_OF_UNIT = re.compile(r"(?:\s+of\s+an?\s+|个)?(?P<u>" + "|".join(p for p, _ in DURATION_UNITS) + r")(?![A-Za-z])",
+_OF_UNIT = re.compile(r"(?:\s+of\s+an?\s+|个)?(?:" + unit_alternation(DURATION_UNITS) + r")(?![A-Za-z])",
                       re.IGNORECASE)
 # half price: what a reduced ticket costs, a share of the full price ("凭身份证享受半价优惠", "half-price entry")
 HALF_PRICE = re.compile(r"半价|half[- ]price|half the (?:full |regular )?(?:price|fare|fee)", re.IGNORECASE)
-
-
-def _unit_code(word: str) -> str | None:
-    for pattern, code in DURATION_UNITS:
-        if re.fullmatch(pattern, word, re.IGNORECASE):
-            return code
-    return None
 
 
 def share_at(text: str, start: int) -> tuple[str, float, int, str, float] | None:
@@ -55,7 +48,7 @@ def share_at(text: str, start: int) -> tuple[str, float, int, str, float] | None
     if not 0 < num < den:
         return None
     unit = _OF_UNIT.match(text, m.end())
-    code = _unit_code(unit.group("u")) if unit else None
+    code = unit_of(unit, DURATION_UNITS) if unit else None
     if code in SECONDS and code not in ("wd", "mo", "y"):
         return "duration", num / den * SECONDS[code], unit.end(), code, 0.0
     return "number", 100 * num / den, m.end(), "%", 100 / den

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["CURRENCIES", "CURRENCY_PREFIX", "CURRENCY_SUFFIX", "DURATION_UNITS", "OTHER_UNITS", "SCALE_SUFFIX", "SECONDS",
-           "TO_BASE", "implied_units"]
+           "TO_BASE", "implied_units", "unit_alternation", "unit_of"]
 
 SECONDS = {"ms": 0.001, "s": 1, "min": 60, "h": 3600, "d": 86400, "wd": 86400, "w": 604800,
            "mo": 31_557_600 / 12, "y": 31_557_600}
@@ -38,6 +38,19 @@ SCALE_SUFFIX = [(r"trillion|tn", 1e12), (r"billion|bn|B", 1e9), (r"million|mn|M"
                 (r"thousand|k|K", 1e3), (r"万亿", 1e12), (r"千万", 1e7), (r"百万", 1e6), (r"十万", 1e5),
                 (r"亿", 1e8), (r"万", 1e4), (r"千", 1e3), (r"百", 1e2)]  # 2千万 = 20,000,000
 CURRENCIES = frozenset({"usd", "cny", "eur", "gbp"})
+
+
+def unit_alternation(pairs: list[tuple[str, object]]) -> str:
+    """A regex alternation of the tables' patterns, one named group each (``u0``, ``u1``...)."""
+    return "|".join(f"(?P<u{i}>{p})" for i, (p, _) in enumerate(pairs))
+
+
+def unit_of(m: re.Match[str], pairs: list[tuple[str, object]]) -> object:
+    """The code of the pattern of :func:`unit_alternation` that ``m`` matched, or None."""
+    for i, (_, v) in enumerate(pairs):
+        if m.group(f"u{i}") is not None:
+            return v
+    return None
 
 _UNIT_NAMES = [(r"ms|millis(?:econds?)?|msecs?|毫秒", "ms"), (r"s|secs?|seconds?|秒", "s"), (r"mins?|minutes?|分钟", "min"),
                (r"h|hrs?|hours?|小时", "h"), (r"d|days?|天", "d"), (r"mb", "mb"), (r"gb", "gb"), (r"kb", "kb"),
