@@ -58,6 +58,8 @@ _ENDS = re.compile(rf"^(?:{_ZH_ENDS}|{_EN_END_VERB})$", re.IGNORECASE)
 # (not English "free": an English cue is cut out of the words, and "is free" must stay the word a
 # flip of "is not free" is found by)
 _SOFT = re.compile(r"^(?:(?:完全)?免费|免票)$")
+# prohibitions (请勿 = 不要 = 切勿 = 严禁) and lacks / exemptions (缺少 = 没有, 免收 = 不收): cues, and no content words
+_ZH_BY_MEANING = "请勿|切勿|切莫|严禁|缺少|缺乏|缺失|免收|免除|免缴|免交|免于|豁免"
 # A Chinese cue is a jieba WORD: 不, 不得, 不会, 绝不会, 没有, 无法, 未经许可, 禁止... A cue character
 # inside a longer word is a lexical prefix, not a negation of the clause (不当 "improper",
 # 非正式 "informal", 无线 "wireless", 不满 "dissatisfied").
@@ -65,9 +67,7 @@ _ZH_CUE_TOKEN = re.compile(r"^(?:(?:绝|决|从|并|永|也|都|还|尚)?(?:不|
                            r"|没有|无法|从未|未经.*|禁止.*|勿|别|不再|(?:不|无|毋|勿)须.*|无需.*|不必.*"
                            # words that say "not" by meaning: 加载失败 = 没能加载, 已停用 = 不能再用
                            r"|失败|拒绝|停用|禁用|作废|失效|废止|拦截"
-                           # prohibitions (请勿 = 不要 = 切勿 = 严禁) and lacks / exemptions (缺少 = 没有, 免收 = 不收)
-                           r"|请勿|切勿|切莫|严禁.*|缺少|缺乏|缺失|免收|免除|免缴|免交|免于|豁免"
-                           r"|" + _ZH_ENDS + "|(?:完全)?免费|免票)$")
+                           r"|严禁.*|" + _ZH_BY_MEANING + "|" + _ZH_ENDS + "|(?:完全)?免费|免票)$")
 
 
 def negation_spans(text: str) -> list[tuple[str, int]]:
@@ -168,8 +168,7 @@ _ZH_STOP = _words(
     "因此 因而 从而 于是 办理 至少 最多 最少 最低 最高 上限 下限 超过 且"
 )
 _ZH_CUE_WORD = re.compile(r"^(?:(?:绝|决|从|并|也|都|还|尚)?(?:不|没|无|未|非|毋)(?:会|能|得|可|要|用|该|应|需|须|必|曾|再|予|准|许|让)?"
-                          r"|请勿|切勿|切莫|严禁|缺少|缺乏|缺失|免收|免除|免缴|免交|免于|豁免"
-                          r"|" + _ZH_LOSS + ")$")
+                          r"|" + _ZH_BY_MEANING + "|" + _ZH_LOSS + ")$")
 _NEG_PREFIX = re.compile(r"^(?:无须|不须|毋须|无需|不必|不用|不得|不能|不予|不会|无法|没有|未经|不|没|无|未|非)(?=[\u3400-\u9fff]{2,})")
 _NUMERIC = re.compile(r"^[\d.,%]+$|^\d+[a-z]{0,3}$")
 
