@@ -1,9 +1,17 @@
 """What every claim-support judge returns, the interface it implements, and the registry.
 
 A judge reads a question, an answer and the evidence passages the answer was written
-from, splits the answer into claims and says, for each claim, whether the evidence
-supports it. ``not_checkable`` (a claim with nothing a judge can check: "Yes.", "Hope
-this helps") is never counted as supported. A judge that fails (an LLM timeout, a
+from, splits the answer into claims and gives each claim one of four verdicts:
+
+- ``supported``: the evidence states it;
+- ``unsupported``: the evidence speaks against it, and the reason names how (another
+  value for the same thing, a flipped negation, a number, date or name found nowhere in
+  the evidence or the question and not reachable by a general derivation);
+- ``unverified``: the judge could not decide (a derived or rescaled value, a value the
+  evidence states about something else, a paraphrase it cannot match). Honest, and never
+  counted as a hallucination; a model judge may decide it later (``offline+llm``);
+- ``not_checkable``: nothing a judge can check ("Yes.", "Hope this helps"); never
+  counted as supported. A judge that fails (an LLM timeout, a
 malformed reply) says so in :attr:`JudgeResult.error`: a failure never turns silently
 into a verdict.
 
@@ -31,7 +39,7 @@ __all__ = [
     "register_judge",
 ]
 
-Verdict = Literal["supported", "unsupported", "not_checkable"]
+Verdict = Literal["supported", "unsupported", "unverified", "not_checkable"]
 VERDICTS: tuple[str, ...] = get_args(Verdict)
 
 
@@ -66,17 +74,27 @@ class JudgeResult:
         return sum(c.verdict == "unsupported" for c in self.claims)
 
     @property
+    def n_unverified(self) -> int:
+        return sum(c.verdict == "unverified" for c in self.claims)
+
+    @property
     def n_not_checkable(self) -> int:
         return sum(c.verdict == "not_checkable" for c in self.claims)
 
     @property
     def n_checkable(self) -> int:
-        return self.n_supported + self.n_unsupported
+        """Claims the judge looked at and could say something of: supported, unsupported or unverified."""
+        return self.n_supported + self.n_unsupported + self.n_unverified
 
     @property
     def unsupported(self) -> bool | None:
         """Whether any claim is unsupported (the answer-level label); None when the judge failed."""
         return None if self.error is not None else self.n_unsupported > 0
+
+    @property
+    def unverified(self) -> bool | None:
+        """Whether the answer has an unverified claim and no unsupported one; None when the judge failed."""
+        return None if self.error is not None else (self.n_unverified > 0 and self.n_unsupported == 0)
 
     def to_dict(self) -> dict[str, Any]:
         return {"claims": [asdict(c) for c in self.claims], "error": self.error}

@@ -31,13 +31,9 @@ so atoms are grounded one by one, across passages, not all in one window:
   A quarter or month the question gave ("Q2", "4 月") still binds its values in one way:
   when the windows that state a value name periods, one of them must name the claim's (a
   report on Q3 does not state a Q2 figure).
-- A number no passage states is still grounded when it is **derived**: the difference,
-  sum or percentage change of two quantities the answer states and the evidence grounds
-  (:mod:`evalkit.judges.derived`), as comparison answers write ("下降 270 万元（约 7.9%）").
-  So is a number the evidence states, but not with its subject, when it is said as a gap and
-  is the difference of the two grounded quantities just before it, or of the one before it
-  and a figure of its subject's passage ("60分，比江北队的57分多3分", "以60分领先江北队3分"
-  where another passage says 胜一场积3分): a computed gap another figure happens to equal.
+- An atom no passage states is left to :mod:`evalkit.judges.reach`: a value some general
+  derivation reaches (rescaled, converted, computed, in a range) makes the claim unverified;
+  one it cannot reach is absent.
 
 A passage whose dates name one year lends it to its year-less days ("2025年…首站于4月12日"
 states 2025年4月12日; :func:`evalkit.judges.dates.with_year`).
@@ -54,7 +50,6 @@ from functools import lru_cache
 
 from evalkit.judges.claims import is_chinese, split_claims, split_clauses
 from evalkit.judges.dates import one_year, with_year
-from evalkit.judges.derived import derivation
 from evalkit.judges.lexicon import CJK, content_terms, negation_spans, term_found
 from evalkit.judges.segments import SUBJECT_KINDS, VALUE_KINDS, Segment, segments, subjects_of
 from evalkit.judges.values import Atom, AtomPool, extract_atoms, fold, mask_atoms
@@ -193,11 +188,11 @@ class AtomGrounding:
 
     atom: Atom
     window: Window | None = None      # the window that states it (None: not stated)
-    derived: str | None = None        # "270 = 3,420 - 3,150": computed from grounded quantities
+    derived: str | None = None        # how :mod:`.reach` derives it ("270 = 3,420 - 3,150"): unverified
     note: str | None = None           # why it counts without a window (a name only its translation states)
     problem: str | None = None        # why it is not grounded (a verdict reason)
+    absent: bool = False              # stated nowhere and not reachable (:mod:`.reach`): positive evidence
     subjects: list[str] = field(default_factory=list)  # the subject atoms it was grounded with
-    subject_passages: list[str] = field(default_factory=list)  # the passages that state all its subjects
 
     @property
     def grounded(self) -> bool:
@@ -241,41 +236,15 @@ def _same_script(atom: Atom, passage: AtomPool) -> bool:
     return bool(CJK.search(atom.text)) == is_chinese(passage.text)
 
 
-# what says a number is a gap between two others ("多3分", "领先江北队3分", "saves $3", "3 points ahead")
-_GAP_CUE = re.compile(r"多|少|领先|落后|相差|差|高出|低出|高于|低于|超出|超过|\b(?:more|less|fewer|ahead|behind|than|"
-                      r"gap|difference|sav(?:e|es|ing)|higher|lower|up|down|above|below|cheaper|earlier|later)\b",
-                      re.IGNORECASE)
-
-
-def _difference_of_previous(g: AtomGrounding, out: list[AtomGrounding], claim: Unit,
-                            pools: dict[str, AtomPool]) -> None:
-    """Clear ``g``'s problem (a value stated, but not with its subject) when it is said as a gap
-    ("多", "ahead") and is the difference of the two grounded quantities just before it, or of the
-    one before it and a quantity of a passage that states its subject: a comparison's computed gap
-    that another figure of the evidence happens to equal ("60分，比江北队的57分多3分",
-    "以60分领先江北队3分" where 胜一场积3分)."""
-    before = [x.atom for x in out if x.grounded and x.atom.quantity is not None and x.atom.end <= g.atom.start]
-    if not before or not _GAP_CUE.search(claim.text[before[-1].end:g.atom.end + 3]):
-        return  # no word of comparison between the value before and this one ("3分" of "胜一场积3分")
-    pairs = [before[-2:]] if len(before) >= 2 else []
-    pairs += [[before[-1], b] for pid in g.subject_passages for b in pools[pid].atoms if b.quantity is not None]
-    for pair in pairs:
-        how = derivation(g.atom, pair, claim.text)
-        if how and " - " in how:
-            g.derived, g.window, g.problem = how, None, None
-            return
-
-
 def ground_atoms(claim: Unit, novel: Sequence[int], wins: Sequence[Window], pools: dict[str, AtomPool],
-                 rank: dict[int, float], operands: Sequence[Atom] = ()) -> list[AtomGrounding]:
+                 rank: dict[int, float]) -> list[AtomGrounding]:
     """Ground each novel atom (indices into ``claim.atoms``) in the evidence; see the module docstring.
 
     A subject constrains its values only when the answer states it (a subject the question
     gave is context, not a claim, unless the claim gives values to two or more names: a
     comparison) and the evidence states it somewhere; an English name is
     not looked for in a Chinese passage, nor a Chinese name in an English one.
-    ``rank`` orders windows (higher first: content coverage of the claim); ``operands`` are
-    quantities of earlier claims of the same answer, for derived numbers.
+    ``rank`` orders windows (higher first: content coverage of the claim).
     """
     segs = segments(claim)
     novel_set = set(novel)
@@ -320,27 +289,14 @@ def ground_atoms(claim: Unit, novel: Sequence[int], wins: Sequence[Window], pool
             else:
                 where = sorted({w.passage_id for w in stating})
                 g.window = max(stating, key=lambda w: (rank.get(w.index, 0.0), -w.index))
-                g.subject_passages = [pid for pid, p in pools.items()
-                                      if all(p.supports(s) for s in subjects if _same_script(s, p))]
                 g.problem = (f"{atom.describe()} is in the evidence ({', '.join(where[:3])}) but not with "
                              f"{', '.join(g.subjects)}")
         out.append(g)
-    grounded_q = [claim.atoms[j] for j in range(len(claim.atoms)) if claim.atoms[j].quantity is not None
-                  and (j not in novel or any(x.atom is claim.atoms[j] and x.window and x.grounded for x in out))
-                  and any(p.supports(claim.atoms[j]) for p in pools.values())]
     for g in out:
-        if g.window is not None:
-            if g.problem and g.problem.endswith(f"not with {', '.join(g.subjects)}"):
-                _difference_of_previous(g, out, claim, pools)
-            continue
-        how = derivation(g.atom, [a for a in list(operands) + grounded_q if a is not g.atom], claim.text) or \
-            derivation(g.atom, [a for p in pools.values() for a in p.atoms], claim.text, stated=True)
-        if how:
-            g.derived = how
-            continue
-        best = max(wins, key=lambda w: (rank.get(w.index, 0.0), -w.index), default=None)
-        has = best.pool.nearest(g.atom) if best is not None else []
-        g.problem = f"{g.atom.describe()} not in evidence" + (f" (evidence has {', '.join(has)})" if has else "")
+        if g.window is None:  # stated nowhere: :mod:`.reach` decides whether it is derivable or absent
+            best = max(wins, key=lambda w: (rank.get(w.index, 0.0), -w.index), default=None)
+            has = best.pool.nearest(g.atom) if best is not None else []
+            g.problem = f"{g.atom.describe()} not in evidence" + (f" (evidence has {', '.join(has)})" if has else "")
     # a name the evidence does not state, whose values are grounded in a passage of the other
     # language ("华北区为 1,980 万元" against an English report): it cannot be matched, only translated
     by_atom = {id(g.atom): g for g in out}

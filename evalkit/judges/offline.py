@@ -1,28 +1,36 @@
 """The ``offline`` judge: deterministic claim-support checking with no LLM (a grounding judge).
 
-What it is for: a fast, free, reproducible first judge that catches the errors a
-retrieval-augmented answer most often makes (a changed number, unit or date, a name the
-evidence never mentions, a flipped negation, an added unsupported sentence), following
-the grounding judge measured in ``../shared/JUDGING.md``. Per claim (answer sentence):
+What it is for: a fast, free, reproducible first judge that says ``unsupported`` only on
+positive evidence, and ``unverified`` for everything its rules cannot decide, so that a
+model judge (``offline+llm``, ``offline+nli``) or a person looks only at those. Per claim
+(answer sentence), following ``../shared/JUDGING.md``:
 
 1. **Novel atoms** (:mod:`.values`, :mod:`.grounding`): each number, date, code and name
-   the claim adds beyond the question must be stated, as a value, in some evidence
-   passage *with its own subject* (the names, codes and dates of its part of the
-   sentence), across passages: a comparison may take each side from another document.
-   A number no passage states passes when it is the difference, sum or change of two
-   grounded ones (:mod:`.derived`). Otherwise: unsupported ("number 5,000 not in
-   evidence (evidence has 10,000)").
-2. **Polarity**, per clause (:mod:`.polarity`): a negated claim clause (cue absent from the
-   question) needs negated evidence where it is grounded; a negated evidence clause whose
-   negated words a plain claim clause repeats, with term overlap >= ``flip_overlap``, is a
-   polarity flip.
+   the claim adds beyond the question is looked for, as a value, in some evidence passage
+   *with its own subject* (the names, codes and dates of its part of the sentence), across
+   passages: a comparison may take each side from another document. An atom stated with
+   its subject is grounded. One stated nowhere is tried against the general derivations of
+   :mod:`.reach` (presence with another subject or unit, ranges, unit conversions, one
+   operation on two stated values, dates in any format, a word of a name): reached, the
+   claim is ``unverified`` and the reason names the derivation; not reached, the atom is
+   **absent** and the claim ``unsupported`` ("number 5,000 not in evidence (evidence has
+   10,000)"). An atom stated, but not with its subject or period, is ``unverified``.
+2. **Polarity**, per clause (:mod:`.polarity`): a negated evidence clause whose negated
+   words a plain claim clause repeats, with term overlap >= ``flip_overlap``, is a polarity
+   flip: ``unsupported``; so is a negated claim clause whose best-matching evidence clause
+   restates it without the negation (overlap >= ``NEGATED_RESTATED``). A negated claim clause without
+   negated evidence otherwise is ``unverified`` (antonyms and paraphrases negate without a cue word).
+   A claim of at least ``MIN_FOREIGN_TERMS`` novel content words none of which is anywhere in
+   the evidence, and no grounded atom, is an added sentence: ``unsupported``.
 3. **Coverage**: the share of the claim's novel content words (words not in the question;
-   grounded atoms count as found words) found in the windows it is grounded in must be at
-   least ``min_coverage``.
+   grounded atoms count as found words) found in the windows it is grounded in; below
+   ``min_coverage`` the claim is ``unverified`` (a paraphrase the rules cannot match).
 4. A claim with no novel atom is ``not_checkable`` (never counted as supported) when it
    has fewer than ``min_novel`` content words beyond the question's (or fewer than
    ``min_content`` in all), unless the polarity check caught it; so are courtesy
    phrases ("Hope this helps!", "希望对您有帮助").
+5. ``supported``: stated word for word, or every novel atom grounded with its subject, no
+   polarity problem, enough coverage, and nothing derived.
 
 Windows are ranked by content coverage (optionally plus multilingual e5 cosine,
 ``embedder="e5"``); similarity ranks, it never decides. Every verdict names the passage
@@ -43,6 +51,7 @@ from evalkit.index.tokenize import fold_dashes
 from evalkit.judges.base import ClaimVerdict, JudgeResult
 from evalkit.judges.claims import is_chinese, split_claims
 from evalkit.judges.grounding import (
+    AtomGrounding,
     Unit,
     Window,
     analyse,
@@ -53,11 +62,12 @@ from evalkit.judges.grounding import (
 )
 from evalkit.judges.lexicon import negation_cues, term_found
 from evalkit.judges.polarity import check_polarity
+from evalkit.judges.reach import reach
 from evalkit.judges.values import Atom, AtomPool, fold
 
 __all__ = ["HELD_OUT", "VERSION", "ClaimSignals", "HeldOut", "OfflineJudge", "Thresholds", "triple_statement"]
 
-VERSION = 9  # bump when verdicts for the same inputs and thresholds change
+VERSION = 10  # bump when verdicts for the same inputs and thresholds change
 
 
 @dataclass(frozen=True)
@@ -92,6 +102,8 @@ _BOILERPLATE = re.compile(
     r"^\W*(?:thanks|thank\s+you)\b|^\W*(?:is\s+there\s+anything\s+else)|^\W*(?:i\s+)?hope\s+this\s+answers|"
     r"^\W*(?:希望|但愿)(?:以上|这些|这)?(?:内容|回答|信息)?(?:对(?:你|您)有(?:所)?帮助|能帮到(?:你|您))|"
     r"^\W*如(?:果)?(?:有|还有)(?:其他|任何)?(?:问题|疑问)|^\W*(?:谢谢|感谢)", re.IGNORECASE)
+NEGATED_RESTATED = 0.5  # term overlap at which plain evidence restates a negated claim clause (a flip)
+MIN_FOREIGN_TERMS = 3  # content words a claim needs for "none of them is anywhere in the evidence" to count
 MIN_VERBATIM = 12  # characters: shorter claims ("Yes.", "3 天") are judged by the rules, not by containment
 # a graph fact the generator was shown and quoted ("LX-300 --co_occurs--> LX-200": nodes/generate.triple_text)
 _TRIPLE_CLAIM = re.compile(r"^(?P<a>\S.*?)\s+--(?P<rel>[^\s<>\-][^<>]*?)-->\s+(?P<b>\S.*)$")
@@ -143,14 +155,17 @@ class ClaimSignals:
 
     claim: str
     novel_atoms: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)  # reasons for novel atoms that are not grounded
-    derived: list[str] = field(default_factory=list)  # "270 万元 = 3,420 万元 - 3,150 万元"
+    absent: list[str] = field(default_factory=list)   # novel atoms stated nowhere and not reachable (unsupported)
+    missing: list[str] = field(default_factory=list)  # novel atoms stated, but not with their subject (unverified)
+    derived: list[str] = field(default_factory=list)  # "270 万元 = 3,420 万元 - 3,150 万元" (unverified)
+    notes: list[str] = field(default_factory=list)    # how an atom was grounded without a window (a translation)
     n_novel_terms: int = 0
     n_terms: int = 0
     coverage: float = 1.0
     passage_id: str | None = None                      # the passage that decided the verdict
     passages: list[str] = field(default_factory=list)  # every passage the claim is grounded in
     negation_missing: str | None = None  # reason, when a claim negation has no negated evidence
+    negation_overlap: float = 0.0        # how much of that negated claim clause the plain evidence restates
     flip: float = 0.0                    # how strongly a plain claim clause restates a negated evidence clause
     flip_reason: str = ""
     boilerplate: bool = False            # "Hope this helps!", "如有其他问题请随时联系"
@@ -197,13 +212,12 @@ class OfflineJudge:
         claims = split_claims(answer)
         sims = self._similarities(claims, wins)
         out: list[ClaimSignals] = []
-        operands: list[Atom] = []  # grounded quantities of earlier claims (for derived numbers)
-        for i, c in enumerate(claims):
-            unit = analyse(triple_statement(fold_dashes(c)))
+        units = [analyse(triple_statement(fold_dashes(c))) for c in claims]
+        answer_atoms = [a for u in units for a in u.atoms]  # what a value of the answer may be computed from
+        for i, (c, unit) in enumerate(zip(claims, units)):
             out.append(self._signals(unit, wins, pools, q_pool, q_terms, q_text, q_negated,
-                                     sims[i] if sims else None, operands))
+                                     sims[i] if sims else None, answer_atoms))
             out[-1].claim = c  # verdicts name the claim as the answer wrote it
-            operands += [a for a in unit.atoms if a.quantity is not None and any(p.supports(a) for p in pools.values())]
         passages = [(str(pid), _squash(fold(str(text)))) for pid, text in evidence]
         for s in out:  # a claim the evidence states word for word needs no further check
             claim = _squash(fold(fold_dashes(s.claim)))
@@ -220,12 +234,16 @@ class OfflineJudge:
                                 evidence_id=s.verbatim_in, evidence_ids=[s.verbatim_in])
         if s.boilerplate:
             return ClaimVerdict(s.claim, "not_checkable", "a courtesy phrase, not a claim about the evidence")
-        if s.missing:
-            return ClaimVerdict(s.claim, "unsupported", "; ".join(s.missing), **where)
-        if s.negation_missing:
-            return ClaimVerdict(s.claim, "unsupported", s.negation_missing, **where)
+        if s.absent:
+            return ClaimVerdict(s.claim, "unsupported", "; ".join(s.absent), **where)
         if s.flip >= t.flip_overlap:
             return ClaimVerdict(s.claim, "unsupported", s.flip_reason, **where)
+        if s.negation_missing and s.negation_overlap >= NEGATED_RESTATED:  # the evidence says it, unnegated
+            return ClaimVerdict(s.claim, "unsupported", f"polarity flip: {s.negation_missing}", **where)
+        if s.missing:
+            return ClaimVerdict(s.claim, "unverified", "; ".join(s.missing), **where)
+        if s.negation_missing:
+            return ClaimVerdict(s.claim, "unverified", s.negation_missing, **where)
         if not s.novel_atoms and s.cross_lingual:
             return ClaimVerdict(s.claim, "not_checkable", "no checkable atoms, and the evidence is in another "
                                 "language (words are not compared across languages)", **where)
@@ -234,13 +252,15 @@ class OfflineJudge:
                                 f"no checkable atoms and too little content ({s.n_terms} content words, "
                                 f"{s.n_novel_terms} not in the question)")
         if s.coverage < t.min_coverage and not s.cross_lingual:
-            return ClaimVerdict(s.claim, "unsupported",
+            return ClaimVerdict(s.claim, "unverified",
                                 f"only {s.coverage:.0%} of the claim's content words found in the evidence it is "
                                 f"grounded in (minimum {t.min_coverage:.0%})", **where)
+        if s.derived:
+            return ClaimVerdict(s.claim, "unverified", f"derived, not stated: {'; '.join(s.derived)}", **where)
         what = f"{len(s.novel_atoms)} atom(s) grounded" if s.novel_atoms else "content found"
-        derived = f"; derived: {'; '.join(s.derived)}" if s.derived else ""
+        notes = f"; {'; '.join(s.notes)}" if s.notes else ""
         cov = "words not compared (evidence in another language)" if s.cross_lingual else f"coverage {s.coverage:.0%}"
-        return ClaimVerdict(s.claim, "supported", f"{what} in {', '.join(s.passages)}; {cov}{derived}", **where)
+        return ClaimVerdict(s.claim, "supported", f"{what} in {', '.join(s.passages)}; {cov}{notes}", **where)
 
     # --- internals ----------------------------------------------------------------------------
     def _similarities(self, claims: list[str], wins: list[Window]) -> list[list[float]] | None:
@@ -260,28 +280,47 @@ class OfflineJudge:
         pv = self._encoder.encode_passages([w.text for w in wins])
         return (qv @ pv.T).tolist()
 
+    @staticmethod
+    def _reach(grounding: list[AtomGrounding], claim: Unit, pools: dict[str, AtomPool], q_pool: AtomPool,
+               answer_atoms: list[Atom]) -> None:
+        """Atoms stated nowhere: reached by a general derivation (unverified) or absent (unsupported)."""
+        todo = [g for g in grounding if g.problem and g.window is None]
+        if not todo:
+            return
+        atoms = [a for p in pools.values() for a in p.atoms]
+        texts = [p.text for p in pools.values()] + [q_pool.text]
+        for g in todo:
+            how = reach(g.atom, claim.text, atoms, texts, answer_atoms + list(q_pool.atoms), q_pool.text)
+            if how:
+                g.derived, g.problem = how, None
+            else:
+                g.absent = True
+
     def _signals(self, claim: Unit, wins: list[Window], pools: dict[str, AtomPool], q_pool: AtomPool,
                  q_terms: frozenset[str], q_text: str, q_negated: frozenset[str], sims: list[float] | None,
-                 operands: list[Atom]) -> ClaimSignals:
+                 answer_atoms: list[Atom]) -> ClaimSignals:
         novel = [i for i, a in enumerate(claim.atoms) if not q_pool.supports(a)]
         novel_terms = [t for t in claim.terms if term_found(t, q_terms, q_text) == 0]
         s = ClaimSignals(claim.text, [claim.atoms[i].describe() for i in novel], n_novel_terms=len(novel_terms),
                          n_terms=len(claim.terms), boilerplate=bool(_BOILERPLATE.search(claim.text))
                          and not any(claim.atoms[i].kind != "entity" for i in novel))
         if not wins:
-            s.missing = ["no evidence given"] if novel else []
+            s.absent = ["no evidence given"] if novel else []
             s.coverage = 0.0
             return s
         rank = {w.index: coverage(claim.terms, [w]) + (self.sim_weight * sims[w.index] if sims else 0.0)
                 for w in wins}
-        grounding = ground_atoms(claim, novel, wins, pools, rank, operands)
+        grounding = ground_atoms(claim, novel, wins, pools, rank)
         best = max(wins, key=lambda w: (sum(g.window is w for g in grounding), rank[w.index], -len(w.sentences),
                                         -w.index))
         used = [best] + [g.window for g in grounding if g.window is not None and g.grounded and g.window is not best]
         s.passage_id = best.passage_id
         s.passages = list(dict.fromkeys(w.passage_id for w in used))
-        s.missing = [g.problem for g in grounding if g.problem]
-        s.derived = [g.derived or g.note for g in grounding if g.derived or g.note]
+        self._reach(grounding, claim, pools, q_pool, answer_atoms)
+        s.absent = [g.problem for g in grounding if g.problem and g.absent]
+        s.missing = [g.problem for g in grounding if g.problem and not g.absent]
+        s.derived = [g.derived for g in grounding if g.derived]
+        s.notes = [g.note for g in grounding if g.note]
         if novel_terms or novel:  # novel words found, and grounded novel atoms, count alike
             found = coverage(novel_terms, used) * len(novel_terms) + sum(g.grounded for g in grounding)
             s.coverage = found / (len(novel_terms) + len(novel))
@@ -289,6 +328,10 @@ class OfflineJudge:
             s.coverage = coverage(claim.terms, [best])
         zh = is_chinese(claim.text)
         s.cross_lingual = not any(w.zh == zh for w in wins)
+        if len(novel_terms) >= MIN_FOREIGN_TERMS and not s.cross_lingual and not any(g.grounded for g in grounding) \
+                and coverage(novel_terms, wins) == 0:  # an added sentence: nothing of it is anywhere in the evidence
+            s.absent.append(f"none of its {len(novel_terms)} content words ({', '.join(novel_terms[:4])}) is anywhere "
+                            "in the evidence")
         # polarity compares words: only with evidence in the claim's language; each clause also
         # with the window that matches it best ("..., and it covers damage from lightning")
         same_lang = [w for w in wins if w.zh == zh]
@@ -301,4 +344,5 @@ class OfflineJudge:
                     checked.append(w)
         pol = check_polarity(claim.clauses, checked, q_negated, q_terms, same_lang)
         s.negation_missing, s.flip, s.flip_reason = pol.negation_missing, pol.flip, pol.flip_reason
+        s.negation_overlap = pol.missing_overlap
         return s

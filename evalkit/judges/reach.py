@@ -1,0 +1,361 @@
+"""Reach: how a value an answer states *could* follow from the evidence, in a general way.
+
+What it is for: the offline judge calls a claim ``unsupported`` only on positive evidence
+against it. A number, date or name that no passage states with its subject may still be
+right: rescaled, converted, computed, inside a stated range, or written in another format.
+:func:`reach` says how a value could follow from what the evidence, the question and the
+answer's other values state. A value it reaches makes its claim ``unverified`` (the reason
+names the derivation), never ``supported``: arithmetic that fits by chance must not vouch
+for a wrong number. A value it cannot reach is *absent*, the positive evidence an
+``unsupported`` verdict needs.
+
+The derivations, general on purpose (no rule for one wording), each within the target's
+own rounding and hedge (:func:`interval`):
+
+1. presence: the value is stated somewhere in its unit, with another subject (a number
+   without a unit: as written, in any unit);
+2. membership in a narrow stated range ("2020–2022", "3-5 days", "5至10"; not "0-3,600");
+3. a conversion between common units (:data:`CONVERSIONS`: mile/km, lb/kg, ft/m, gal/L,
+   GB/MB, °F/°C), when the target names one unit and the evidence the other;
+4. one operation on two stated values whose units fit the target's: a + b, a - b, a x b
+   (a count or a share times an amount), a / b, a / b and (a - b) / b as a percentage
+   (years take part in sums and differences only: ages and durations);
+5. the sum of all stated values in the target's unit;
+6. a zero ("$0": the evidence may say "free" or "waived"); a bound ("不到一小时") that a
+   stated value satisfies; a duration between two stated dates or years;
+7. a bare whole number up to :data:`MAX_COUNT` in a claim that lists as many things: a
+   count the answer made itself ("材料共三项：①…②…③…"), or of what the question lists; a clock time: a stated time plus or
+   minus a stated duration.
+
+Dates: every part the answer gives (year, month, day, quarter) is stated by some date of
+the evidence or the question (a year also as a plain number or inside a stated range); a
+quarter also by a month inside it. Names: a word of the name (Latin script, 3+ letters,
+not a title) or all but two of its characters, in a row (Chinese; two at least) appear in the evidence or the
+question. Codes (``LX-200``) must be stated as they are: there is no general way to reach one.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+from itertools import combinations
+
+from evalkit.judges.lexicon import CJK
+from evalkit.judges.quantities import Quantity, find_quantities, quantities_match
+from evalkit.judges.values import Atom, fold
+
+__all__ = ["CONVERSIONS", "interval", "reach"]
+
+# value in one unit -> the other unit (both directions are tried)
+# (name, factor, the words of a target it applies to); both directions are tried
+# (name, factor, a unit, the other unit): a target in one unit, converted from a value the evidence
+# gives where it names the other (x factor from the first to the second)
+CONVERSIONS: tuple[tuple[str, float, str, str], ...] = (
+    ("mile -> km", 1.609344, r"km|kilomet|公里|千米", r"mile|英里"),
+    ("lb -> kg", 1 / 2.20462, r"kg|kilo|公斤|千克", r"\blbs?\b|pound|磅"),
+    ("ft -> m", 1 / 3.28084, r"\bm\b|met(?:er|re)|米", r"f(?:oo|ee)t|\bft\b|英尺"),
+    ("inch -> cm", 2.54, r"cm|厘米", r"inch|英寸"),
+    ("gal -> L", 3.78541, r"\bl\b|lit(?:er|re)|升", r"gal|加仑"),
+    ("GB -> MB", 1024.0, r"\bMB\b|兆", r"\bGB\b|\bG\b"), ("TB -> GB", 1024.0, r"\bGB\b", r"\bTB\b"))
+_RANGE = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(?:[-–—~～至到]|to|through|thru|and)\s*(\d[\d,]*(?:\.\d+)?)", re.IGNORECASE)
+_DIGITS = re.compile(r"(?<![\d.])\d[\d,]*(?:\.\d+)?")
+_HEDGE_BEFORE = re.compile(r"(?:about|around|roughly|approximately|approx\.?|nearly|almost|some|~|约|大约|大概|近|将近|接近)"
+                           r"\s*(?:[A-Z]{3}\s?|[$¥€£])?$", re.IGNORECASE)
+_HEDGE_AFTER = re.compile(r"^\s*(?:左右|上下)")
+_UNIT_BEFORE = r"\s*(?:[A-Z]{3}\s?|[$¥€£])?$"
+# bounds: the value is at most / at least the number ("不到一小时", "less than an hour", "over 50 minutes")
+_AT_MOST = re.compile(r"(?:less than|fewer than|under|below|no more than|at most|不到|不足|少于|低于|未满|不超过)"
+                      + _UNIT_BEFORE, re.IGNORECASE)
+_AT_LEAST = re.compile(r"(?:more than|over|above|at least|超过|逾|多于|高于|不少于)" + _UNIT_BEFORE, re.IGNORECASE)
+_NEARLY = re.compile(r"(?:nearly|almost|近|将近|接近)" + _UNIT_BEFORE, re.IGNORECASE)
+_AT_MOST_AFTER = re.compile(r"^\s*(?:以内|以下|之内)")
+_AT_LEAST_AFTER = re.compile(r"^\s*以上")
+_TITLES = frozenset("dr mr mrs ms prof inc ltd co corp llc the and of for plc gmbh".split())
+_MAX_OPERANDS = 40
+MAX_COUNT = 10  # a bare whole number up to this is a count an answer makes itself ("三项", "both")
+
+
+def interval(t: Quantity, text: str, start: int, end: int) -> tuple[float, float, str]:
+    """The values the number ``t`` (at ``text[start:end]``) allows, and how it reads them.
+
+    Readings: "at most" / "at least" (wide), "place" (四亿多), "nearly", "rounded" (a value,
+    hedged or not; a hedged fraction word reads as "nearly").
+
+    A bound is not a value: "不到一小时" allows 30 to 60 minutes, "over 50" 50 to 100 (a bound
+    that far from the value would not be written), "四亿多" 4亿 up to 5亿 (its last digit's
+    place), "nearly 40" 5% below it up to it; a fraction word ("nearly two-fifths") is as
+    coarse as its denominator. Otherwise: the number's rounding, and 5% more when hedged ("约", "about").
+    """
+    v, before, after = t.value, text[:start], text[end:]
+    place = (t.step or 1.0) * (t.value / t.raw if t.raw else 1.0)  # the step in the value's unit
+    fraction = t.unit == "%" and bool(re.search(r"分之|[a-z]-?(?:third|quarter|fourth|fifth|sixth|seventh|eighth|"
+                                                r"ninth|tenth)", t.text, re.IGNORECASE))
+    if _AT_MOST.search(before) or _AT_MOST_AFTER.match(after):
+        return v / 2, v, "at most"
+    if re.search(r"[多余]", t.text) or re.match(r"\s*[多余]", after):
+        return v, v + place - 1e-9 * abs(v), "place"  # 四亿多元, 四十余人
+    if _AT_LEAST.search(before) or _AT_LEAST_AFTER.match(after):
+        return v, 2 * v, "at least"
+    if _NEARLY.search(before):
+        return v - (place / 2 if fraction else 0.05 * abs(v)), v, "nearly"
+    hedged = bool(_HEDGE_BEFORE.search(before) or _HEDGE_AFTER.match(after))
+    tol = max(t.step / 2, 1e-9 * max(1.0, abs(v)))
+    if hedged:
+        tol = max(tol, 0.05 * abs(v), 0.5 * (t.step or 1.0), place / 2 if fraction else 0.0)
+    return v - tol - 1e-12, v + tol + 1e-12, "nearly" if hedged and fraction else "rounded"
+
+
+@dataclass(frozen=True)
+class _Value:
+    """A stated quantity as an operand: its value, unit and kind (a year takes part in sums only)."""
+
+    value: float
+    unit: str | None
+    kind: str
+    year: bool = False
+    raw: float | None = None  # as written (500 of 500公斤, whose value is in grams)
+    in_answer: bool = False   # stated by the answer itself (its own arithmetic shows its operands)
+
+
+def _num(text: str) -> float | None:
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return None
+
+
+def _operands(atoms: Iterable[Atom], answer: Iterable[Atom]) -> list[_Value]:
+    out: dict[tuple[float, str | None, str, bool, float | None], bool] = {}
+    for mine, group in ((True, answer), (False, atoms)):
+        for a in group:
+            if a.quantity is not None and a.kind in ("number", "duration", "time"):
+                key = (a.quantity.value, a.quantity.unit, a.quantity.kind, False, a.quantity.raw)
+                out[key] = out.get(key, False) or mine
+            for d in a.dates:
+                if d.year:
+                    out.setdefault((float(d.year), None, "number", True, None), mine)
+    return [_Value(*k, in_answer=v) for k, v in out.items()][:_MAX_OPERANDS]
+
+
+def _stated_numbers(atoms: Iterable[Atom], texts: Iterable[str]) -> list[float]:
+    """Every value stated: quantities (scaled and as written), date parts, digit runs of the text."""
+    out: set[float] = set()
+    for a in atoms:
+        if a.quantity is not None:
+            out.add(a.quantity.value)
+            if a.quantity.raw is not None:
+                out.add(a.quantity.raw)
+        for d in a.dates:
+            out.update(x for x in (d.year, d.month, d.day) if x)
+    for t in texts:
+        out.update(x for x in (_num(m) for m in _DIGITS.findall(t)) if x is not None)
+        out.update(q.value for q in find_quantities(t))
+    return sorted(out)
+
+
+def _ranges(texts: Iterable[str]) -> list[tuple[float, float]]:
+    out = []
+    for t in texts:
+        for m in _RANGE.finditer(t):
+            a, b = _num(m.group(1)), _num(m.group(2))
+            if a is not None and b is not None and a < b:
+                out.append((a, b))
+    return out
+
+
+def _g(x: float) -> str:
+    return f"{x:,.6g}"
+
+
+def _candidates(t: Quantity, values: Sequence[_Value], claim_text: str = "") -> Iterable[tuple[float, str]]:
+    """What one operation on two stated values gives, with how (step 4 of the module docstring).
+
+    Units must fit the target: a sum or difference of two values in its unit, a product of a
+    value in its unit and a share, a rate or a count the claim itself writes, a ratio or
+    percentage of two values in one unit; a year only in sums and differences (ages,
+    durations); a bare number multiplies only when it is large (12万亩 x 550公斤) or a count the
+    claim writes. When neither value is one the answer or the question states, only what a
+    comparison answer computes from two documents counts: a sum, difference or percentage of
+    two values in one explicit unit (money, kWh; not bare counts, which fit some small number
+    by chance), and a rate or share times an amount.
+    """
+    counted = {q.value for q in find_quantities(claim_text) if q.unit is None}
+    pct = t.unit == "%"
+
+    def own(v: _Value) -> bool:
+        return v.kind == t.kind and v.unit == t.unit
+
+    for a, b in combinations(values, 2):
+        hi, lo = (a, b) if a.value >= b.value else (b, a)
+        shown = a.in_answer or b.in_answer
+        unit_pair = hi.unit is not None and hi.unit == lo.unit and hi.kind == lo.kind and hi.unit != "%"
+        big = t.unit is None and abs(t.value) >= 100  # a large count rarely fits a sum by chance
+        if own(hi) and own(lo) and not pct and (shown or unit_pair or big or hi.year or lo.year):
+            yield hi.value + lo.value, f"{_g(hi.value)} + {_g(lo.value)}"
+            yield hi.value - lo.value, f"{_g(hi.value)} - {_g(lo.value)}"
+        if hi.year or lo.year:
+            continue
+        for x, y in ((hi, lo), (lo, hi)):
+            if own(x) and not pct and y.kind == "number" and y.unit != x.unit and (
+                    y.unit is not None or y.value >= 100 or (shown and y.value in counted)):
+                # a share, a rate in the target's unit (1.5元/公斤 x 500公斤), or a count the claim writes
+                f = y.value / 100 if y.unit == "%" else (y.raw if y.raw is not None else y.value)
+                yield x.value * f, f"{_g(x.value)} x {_g(f * 100 if y.unit == '%' else f)}{'%' if y.unit == '%' else ''}"
+        if not (shown or (pct and unit_pair)):
+            continue
+        if t.kind == "time" and {hi.kind, lo.kind} == {"time", "duration"}:  # 06:10 + 45 minutes
+            clock, span = (hi, lo) if hi.kind == "time" else (lo, hi)
+            yield clock.value + span.value / 60, f"{_g(clock.value)} min + {_g(span.value / 60)} min"
+            yield clock.value - span.value / 60, f"{_g(clock.value)} min - {_g(span.value / 60)} min"
+        if t.kind == "duration" and hi.kind == lo.kind == "time":  # 06:40 - 06:32
+            yield (hi.value - lo.value) * 60, f"the time from {_g(lo.value)} to {_g(hi.value)} min"
+        if lo.value and hi.kind == lo.kind and hi.unit == lo.unit:
+            if pct:
+                yield lo.value / hi.value * 100, f"{_g(lo.value)} / {_g(hi.value)} as a percentage"
+                yield hi.value / lo.value * 100, f"{_g(hi.value)} / {_g(lo.value)} as a percentage"
+                yield (hi.value - lo.value) / lo.value * 100, f"({_g(hi.value)} - {_g(lo.value)}) / {_g(lo.value)}"
+                yield (hi.value - lo.value) / hi.value * 100, f"({_g(hi.value)} - {_g(lo.value)}) / {_g(hi.value)}"
+            elif t.unit is None:
+                yield hi.value / lo.value, f"{_g(hi.value)} / {_g(lo.value)}"
+        if lo.value and own(hi) and not pct and lo.unit != hi.unit and (lo.unit is not None or lo.value in counted):
+            # a rate: $50 for 10 kg is $5 a kg; a share: $120 for 4 people
+            yield hi.value / lo.value, f"{_g(hi.value)} / {_g(lo.value)}"
+
+
+_DAY, _YEAR = 86400.0, 365.25 * 86400.0
+
+
+def _date_gap(q: Quantity, lo: float, hi: float, atoms: Sequence[Atom]) -> str | None:
+    """A duration that is the time between two stated dates: days between full dates, years between years."""
+    full = sorted({(d.year or 2001, d.month, d.day) for a in atoms for d in a.dates if d.month and d.day})
+    years = sorted({d.year for a in atoms for d in a.dates if d.year})
+    slack = max(0.03 * q.value, _DAY / 2)
+    for x, y in combinations(full, 2):
+        days = abs((date(*y) - date(*x)).days)
+        if days and (lo - slack <= days * _DAY <= hi + slack):
+            return f"{q.text.strip()} = the days from {x[1]}/{x[2]} to {y[1]}/{y[2]}"
+    for x, y in combinations(years, 2):
+        if abs(y - x) * _YEAR and lo - slack - _YEAR / 2 <= abs(y - x) * _YEAR <= hi + slack + _YEAR / 2:
+            return f"{q.text.strip()} = the years from {x} to {y}"
+    return None
+
+
+def _listed(text: str, count: float) -> bool:
+    """Whether ``text`` lists at least ``count`` things (separators between them): a count it made itself."""
+    seps = len(re.findall(r"[、；;]|[①②③④⑤⑥⑦⑧⑨]|以及|和|与|及", text))
+    if re.search(r",[^,]*\b(?:and|or)\b", text):  # "A, B and C"
+        seps += text.count(",") + 1
+    return seps >= count - 1
+
+
+def _reach_quantity(target: Atom, claim_text: str, evidence: Sequence[Atom], numbers: Sequence[float],
+                    ranges: Sequence[tuple[float, float]], values: Sequence[_Value], texts: Sequence[str],
+                    question: str = "") -> str | None:
+    q = target.quantity
+    assert q is not None
+    lo, hi, reading = interval(q, claim_text, target.start, target.end)
+    if q.value == 0:  # "$0", "即0元": what "free", "waived", "免收" say in words
+        return f"{q.text.strip()} is a zero, which the evidence may state in words (free, waived, none)"
+    if reading in ("at most", "at least", "place"):
+        kin = [a for a in evidence if a.quantity is not None and a.quantity.kind == q.kind
+               and (q.kind == "duration" or a.quantity.unit == q.unit)]
+        if (x := next((a for a in kin if lo <= a.quantity.value <= hi), None)) is not None:
+            return f"the stated {x.text.strip()} satisfies the bound {q.text.strip()}"
+        # otherwise the bound restates its number: reach that, not the whole span
+        lo, hi = q.value - max(q.step / 2, 1e-9 * abs(q.value)), q.value + max(q.step / 2, 1e-9 * abs(q.value))
+    if q.kind == "duration" and (how := _date_gap(q, lo, hi, evidence)):
+        return how
+    if q.kind == "time":  # a clock time: stated in the other half of the day, or a stated time plus a duration
+        same = next((x for x in numbers if x in (q.value % 720, q.value % 720 + 720)), None)
+        if same is not None:
+            return f"the clock time is stated as {_g(same)} minutes of the day"
+        return next((f"{q.text.strip()} = {how}" for value, how in _candidates(q, values) if lo <= value <= hi), None)
+    if q.kind == "number" and q.unit is None and q.value == int(q.value) and 2 <= q.value <= MAX_COUNT \
+            and (_listed(claim_text, q.value) or _listed(question, q.value)):
+        return f"{q.text.strip()} counts what the claim or the question lists"
+    written = {q.value, q.raw or q.value}
+    scales = {q.value / w for w in written if w}
+
+    def fits(x: float) -> bool:
+        return any(lo <= x * s <= hi for s in scales)
+
+    hit = next((a for a in evidence if a.quantity is not None and quantities_match(q, a.quantity)), None)
+    if hit is not None:
+        return f"{q.text.strip()} is stated in the evidence ('{hit.text.strip()}'), but not with its subject"
+    if q.unit is None and (x := next((x for x in numbers if x in written), None)) is not None:
+        return f"{q.text.strip()} is stated in the evidence (as {_g(x)}), but not with its subject"
+    for a, b in ranges:  # a narrow range: years, small counts ("2020–2022", "3-5 days"), not "0-3,600"
+        if a > 0 and (b <= 2 * a or (a >= 1000 and b - a <= 50)) and any(a <= w <= b for w in written):
+            return f"{q.text.strip()} lies in the stated range {_g(a)}-{_g(b)}"
+    joined = " ".join(texts)
+    for name, f, mine, other in CONVERSIONS:
+        for here, there, k in ((mine, other, f), (other, mine, 1 / f)):
+            if re.search(here, q.text, re.IGNORECASE) and re.search(there, joined, re.IGNORECASE) \
+                    and (x := next((x for x in numbers if fits(x * k)), None)) is not None:
+                return f"{q.text.strip()} converts from {_g(x)} ({name})"
+    if re.search(r"°|℃|℉|degree|度", q.text) and re.search(r"℉|°F|fahrenheit|华氏", joined + q.text, re.IGNORECASE) \
+            and (x := next((x for x in numbers if fits(x * 1.8 + 32) or fits((x - 32) / 1.8)), None)) is not None:
+        return f"{q.text.strip()} converts from {_g(x)} (°C/°F)"
+    same = [v.value for v in values if v.kind == q.kind and v.unit == q.unit and not v.year]
+    if len(same) >= 3 and fits(sum(same)):
+        return f"{q.text.strip()} = the sum of the stated values in its unit"
+    for value, how in _candidates(q, values, claim_text):
+        if fits(value):
+            return f"{q.text.strip()} = {how}"
+    return None
+
+
+def _reach_date(target: Atom, date_atoms: Sequence[Atom], numbers: Sequence[float],
+                ranges: Sequence[tuple[float, float]]) -> str | None:
+    stated = [d for a in date_atoms for d in a.dates]
+    years = {d.year for d in stated if d.year} | {x for x in numbers if 1000 <= x <= 2999 and x == int(x)}
+    for c in target.dates:
+        if c.year and c.year not in years and not any(a <= c.year <= b for a, b in ranges):
+            return None
+        if c.month and not any(d.month == c.month or (d.quarter and (c.month - 1) // 3 + 1 == d.quarter)
+                               for d in stated):
+            return None
+        if c.day and not any(d.day == c.day for d in stated):
+            return None
+        if c.quarter and not any(d.quarter == c.quarter or (d.month and (d.month - 1) // 3 + 1 == c.quarter)
+                                 for d in stated):
+            return None
+    return f"the parts of {target.text.strip()} are stated in the evidence (another format, range or subject)"
+
+
+def _reach_name(target: Atom, texts: Sequence[str]) -> str | None:
+    folded = fold(" ".join(texts))
+    if CJK.search(target.text):
+        name = re.sub(r"[\s·]", "", target.text)
+        compact = re.sub(r"\s", "", folded)
+        n = max(2, len(name) - 2)  # 斯蒂夫 for 史蒂夫; not 银行 for 中国人民银行
+        part = next((name[i:i + n] for i in range(len(name) - n + 1) if CJK.search(name[i:i + n])
+                     and name[i:i + n] in compact), None)
+        return f"'{part}' of {target.text.strip()} is in the evidence" if part else None
+    words = set(re.findall(r"[a-z0-9\u00e0-\u024f]+", folded))
+    word = next((w for w in re.findall(r"[a-z0-9\u00e0-\u024f]+", fold(target.text))
+                 if len(w) >= 3 and w not in _TITLES and (w in words or w.rstrip("s") in words)), None)
+    return f"'{word}' of {target.text.strip()} is in the evidence" if word else None
+
+
+def reach(target: Atom, claim_text: str, atoms: Sequence[Atom], texts: Sequence[str],
+          answer: Sequence[Atom] = (), question: str = "") -> str | None:
+    """How ``target`` (an atom of the claim ``claim_text``) could follow from the stated ``atoms``
+    and ``texts`` (evidence passages, the question) and the ``answer``'s other atoms (and the
+    question's: values a user gives are operands the answer may work from), or None: absent.
+
+    See the module docstring for the derivations tried.
+    """
+    if target.kind == "code":
+        return None
+    if target.kind == "entity":
+        return _reach_name(target, texts)
+    answer = [a for a in answer if a is not target]
+    numbers = _stated_numbers(list(atoms) + answer, texts)
+    ranges = _ranges(texts)
+    if target.kind == "date":
+        return _reach_date(target, [a for a in list(atoms) + answer if a.kind == "date"], numbers, ranges)
+    if target.quantity is None:
+        return None
+    return _reach_quantity(target, claim_text, atoms, numbers, ranges, _operands(atoms, answer), texts, question)
