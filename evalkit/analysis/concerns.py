@@ -27,13 +27,14 @@ ORDER: dict[str, tuple[tuple[str, str], ...]] = {
     "retrieval": (("recall@20", "recall@20"), ("hit@5", "hit@5"), ("mrr@10", "mrr@10"), ("ndcg@10", "ndcg@10"),
                   ("abstain_rate_answerable", "guard(ans)"), ("abstain_rate_unanswerable", "guard(unans)")),
     "answers": (("faithfulness", "faithful"), ("hallucination_rate", "halluc"), ("hallucinated", "halluc"),
+                ("unverified_rate", "unverif"), ("unverified", "unverif"), ("n_no_checkable_claims", "no-claims"),
                 ("answer_f1", "F1"),
                 ("answer_correctness", "correct"), ("citation_recall", "cite.rec"), ("citation_precision", "cite.prec"),
                 ("cited_gold_precision", "cite.gold"),
                 ("abstention_rate", "declined(ans)"), ("correct_abstention_rate", "declined(unans)"),
                 ("unanswerable_hallucination_rate", "answered(unans)"), ("claim_hallucination_rate", "halluc(claims)"),
                 ("answer_em", "EM"), ("invalid_citation_rate", "cite.invalid"), ("n_answered", "answered"),
-                ("n_abstained", "declined"), ("n_no_checkable_claims", "no-claims"), ("n_judge_failed", "judge-failed"),
+                ("n_abstained", "declined"), ("n_judge_failed", "judge-failed"),
                 ("n_correctness_failed", "grade-failed")),
     "agentic": (("loop_rate", "looped"), ("attempts_mean", "attempts"), ("rescued", "rescued"),
                 ("harmed", "harmed"), ("futile", "futile"), ("gate_refusals", "gate-refused"),
@@ -44,7 +45,8 @@ ORDER: dict[str, tuple[tuple[str, str], ...]] = {
                 ("first_attempt_recall@20", "recall@20(1st)")),
     "cost": (("failed", "failed"), ("degraded_share", "degraded"), ("s/query", "s/query"), ("p95 s", "p95 s"), ("llm_calls", "LLM calls"),
              ("tokens_in", "tokens in"), ("tokens_out", "tokens out"), ("cache_hits", "LLM cache hits"),
-             ("reused", "reused steps")),
+             ("reused", "reused steps"), ("n_claims_escalated", "claims to model"),
+             ("n_claims_judged", "claims judged")),
 }
 _HEADER = {name: header for cols in ORDER.values() for name, header in cols}
 _RANK = {name: i for cols in ORDER.values() for i, (name, _) in enumerate(cols)}
@@ -133,6 +135,6 @@ def chart_family(name: str) -> str | None:
     return None
 
 
-CHARTED_ANSWERS = ("faithfulness", "hallucination_rate", "hallucinated", "answer_f1", "answer_em", "answer_correctness",
-                   "claim_hallucination_rate")
+CHARTED_ANSWERS = ("faithfulness", "hallucination_rate", "hallucinated", "unverified_rate", "unverified", "answer_f1",
+                   "answer_em", "answer_correctness", "claim_hallucination_rate")
 """Answer metrics drawn in the "answers" panel (claim counts and failure flags are not rates worth a bar)."""

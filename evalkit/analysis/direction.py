@@ -3,7 +3,8 @@
 Higher is better for every metric except
 
 * names containing one of :data:`LOWER_IS_BETTER_MARKERS`: ``hallucinat`` (the variant's
-  ``hallucination_rate`` and the per-query ``hallucinated``), ``abstain_rate_answerable``,
+  ``hallucination_rate`` and the per-query ``hallucinated``), ``unverified`` (``unverified_rate``,
+  the per-query ``unverified``, ``claims_unverified``), ``abstain_rate_answerable``,
   ``invalid``, ``latency``, ``degraded`` (queries whose LLM failed), ``truncated`` (answers cut
   at ``max_tokens``), ``unsupported`` (``claims_unsupported``), ``judge_failed``, ``correctness_failed``,
   and the reflection-loop costs and harms (``harmed``, ``futile``, ``loop_ms``,
@@ -19,13 +20,13 @@ have no direction; analysis commands leave them out unless asked for by name.
 """
 from __future__ import annotations
 
-LOWER_IS_BETTER_MARKERS: tuple[str, ...] = ("hallucinat", "abstain_rate_answerable", "invalid", "latency",
+LOWER_IS_BETTER_MARKERS: tuple[str, ...] = ("hallucinat", "unverified", "abstain_rate_answerable", "invalid", "latency",
                                             "degraded", "truncated", "unsupported", "judge_failed", "correctness_failed", "harm", "futile", "loop_ms",
                                             "loop_llm", "loop_tokens", "llm_fallback", "gate_fail",
                                             "tenant_leak")
 LOWER_IS_BETTER_NAMES: frozenset[str] = frozenset({"abstention_rate"})
 DESCRIPTIVE_NAMES: frozenset[str] = frozenset({"answered", "abstained", "degraded", "claims", "claims_supported",
-                                               "claims_not_checkable", "citations", "attempts", "attempts_mean",
+                                               "claims_not_checkable", "claims_escalated", "citations", "attempts", "attempts_mean",
                                                "looped", "loop_rate", "citation_claims", "citation_claims_supported",
                                                "citations_checked", "citations_precise"})
 
@@ -54,6 +55,7 @@ class LowerIsBetter:
 
 PER_QUERY_NAMES: dict[str, str] = {
     "hallucination_rate": "hallucinated",
+    "unverified_rate": "unverified",
     "claim_hallucination_rate": "claims_unsupported",
     "abstention_rate": "abstained",
     "correct_abstention_rate": "abstained",

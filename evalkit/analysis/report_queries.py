@@ -28,8 +28,8 @@ TOP_N = 5
 PAIR_LIMIT = 30  # queries shown per section of a two-variant view (the counts cover all)
 KNOWN_GENERATION = frozenset({"answer", "answered", "abstained", "citations", "used_documents", "invalid_citations",
                               "evidence", "judgement"})
-ANSWER_METRICS = ("faithfulness", "hallucinated", "answer_f1", "answer_em", "answer_correctness",
-                  "citation_recall", "citation_precision", "cited_gold_precision", "invalid_citation_rate", "claims", "claims_supported", "claims_unsupported",
+ANSWER_METRICS = ("faithfulness", "hallucinated", "unverified", "answer_f1", "answer_em", "answer_correctness",
+                  "citation_recall", "citation_precision", "cited_gold_precision", "invalid_citation_rate", "claims", "claims_supported", "claims_unsupported", "claims_unverified",
                   "claims_not_checkable")
 
 

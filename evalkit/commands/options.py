@@ -1,5 +1,6 @@
-"""Options shared by several commands: ``--wide`` / ``--columns`` (tables) and
-``--relevance-level`` / ``--ties`` (how rankings are scored)."""
+"""Options shared by several commands: ``--wide`` / ``--columns`` (tables),
+``--relevance-level`` / ``--ties`` (how rankings are scored), the judge's ``--judge`` help and
+``--escalate``, and the exit policy when the judge failed on every answer."""
 from __future__ import annotations
 
 import sys
@@ -44,3 +45,35 @@ def scoring_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--relevance-level", type=click.IntRange(1), default=None,
                         help="Grade from which a document counts as relevant for recall, hit, precision and MRR "
                              "(trec_eval -l; nDCG always uses the grades as gains). [default: 1]")(f)
+
+
+JUDGE_HELP = ("Judge of the answers: offline (no model), llm or ragas (need --judge-llm), or a cascade: "
+              "offline+llm, where the model decides only the claims the offline judge leaves unverified "
+              "(docs/judges.md).")
+ESCALATE_HELP = ("With a cascade judge (offline+llm): the offline verdicts the model decides again, "
+                 "comma-separated: unverified (default), or unverified,unsupported to have it review "
+                 "hallucination calls too.")
+
+
+def judge_options_for(judge: str, escalate: str | None) -> dict[str, Any]:
+    """The cascade's ``escalate`` option for ``make_judge`` (refused, exit 2, for a single judge)."""
+    if not escalate:
+        return {}
+    if "+" not in judge:
+        raise click.UsageError(f"--escalate applies to a cascade judge such as offline+llm, not '{judge}'")
+    return {"escalate": escalate}
+
+
+def judge_failed_everywhere(summary: Any) -> str | None:
+    """What to say when the judge failed on every answer it was given in some variant (the LLM down or
+    replying garbage): the figures would describe nothing, so the command exits non-zero; None otherwise."""
+    bad = []
+    for name, v in summary.variants.items():
+        failed, answered = v.metrics.get("n_judge_failed") or 0, v.metrics.get("n_answered") or 0
+        if failed and failed >= answered:
+            bad.append(f"{name} ({int(failed)} of {int(answered)} answers)")
+    if not bad:
+        return None
+    return ("the judge failed on every answer of " + ", ".join(bad) + ": no answer figure of it means "
+            "anything; see 'judgement.error' in per_query.jsonl, fix the judge's model (or use --judge offline) "
+            "and run again")

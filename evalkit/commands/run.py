@@ -10,7 +10,14 @@ import click
 
 from evalkit.analysis.tables import Layout
 from evalkit.commands.options import layout as table_layout
-from evalkit.commands.options import scoring_options, table_options
+from evalkit.commands.options import (
+    ESCALATE_HELP,
+    JUDGE_HELP,
+    judge_failed_everywhere,
+    judge_options_for,
+    scoring_options,
+    table_options,
+)
 
 INVOCATION = "invocation.json"  # in the results folder: what `--resume OUTPUT` re-runs
 
@@ -38,6 +45,7 @@ class RunRequest:
     mlflow: bool = True
     mlflow_sync: bool = False
     judge: str = "offline"
+    escalate: str | None = None
     judge_llm: str | None = None
     traces: bool = True
     trace_limit: int | None = None
@@ -100,7 +108,7 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
                                          tuple(request.metrics) or DEFAULT_METRICS, background=not request.mlflow_sync)
         click.echo(plan.table())
         return 0
-    judge_options: dict[str, Any] = {}
+    judge_options: dict[str, Any] = judge_options_for(request.judge, request.escalate)
     if request.judge_llm:
         from evalkit.llm.base import LLMSpec
 
@@ -142,6 +150,9 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
     failed = sum(v.n_failed for v in summary.variants.values())
     if failed:
         click.echo(f"note: {failed} query run(s) failed; see 'error' and 'trace' in per_query.jsonl", err=True)
+    if problem := judge_failed_everywhere(summary):
+        click.echo(f"error: {problem}", err=True)
+        return 1
     return 0
 
 
@@ -209,9 +220,8 @@ def summary_tables(summary: Any, layout: Layout) -> str:
 @click.option("--no-progress", is_flag=True, help="Hide the progress bars.")
 @click.option("--overwrite", is_flag=True,
               help="Replace the results of another eval set found in the --output folder (refused otherwise).")
-@click.option("--judge", default=None,
-              help="Judge of generated answers: offline (no LLM), llm or ragas (these need --judge-llm). "
-                   "[default: offline]")
+@click.option("--judge", default=None, help=JUDGE_HELP + " [default: offline]")
+@click.option("--escalate", default=None, metavar="VERDICT,...", help=ESCALATE_HELP)
 @click.option("--judge-llm", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="YAML LLM spec for the llm/ragas judges, e.g. {backend: openai, base_url: ..., model: ..., "
                    "api_key_env: OPENAI_API_KEY}.")
@@ -230,7 +240,7 @@ def summary_tables(summary: Any, layout: Layout) -> str:
 def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | None, resume: str | None,
         workers: int | None, executor: str | None, ray_address: str | None, dry_run: bool, metrics: tuple[str, ...],
         tracking_uri: str | None, experiment: str | None, no_mlflow: bool, mlflow_sync: bool, no_progress: bool,
-        judge: str | None, judge_llm: Path | None, no_share: bool, no_traces: bool, trace_all: bool,
+        judge: str | None, escalate: str | None, judge_llm: Path | None, no_share: bool, no_traces: bool, trace_all: bool,
         trace_limit: int | None, relevance_level: int | None, ties: str | None, overwrite: bool, wide: bool,
         columns: str | None, labels: tuple[Path, ...]) -> int:
     """Run each graph variant on every query of an eval set.
@@ -273,7 +283,8 @@ def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | No
     if graph_configs and resume:
         request.graph_configs = [str(Path(p).resolve()) for p in graph_configs]
     overrides = {"workers": workers, "executor": executor, "ray_address": ray_address, "tracking_uri": tracking_uri,
-                 "experiment": experiment, "judge": judge, "judge_llm": str(judge_llm) if judge_llm else None,
+                 "experiment": experiment, "judge": judge, "escalate": escalate,
+                 "judge_llm": str(judge_llm) if judge_llm else None,
                  "trace_limit": trace_limit, "metrics": list(metrics) or None, "relevance_level": relevance_level,
                  "ties": ties}
     if labels:

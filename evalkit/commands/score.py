@@ -6,7 +6,15 @@ from pathlib import Path
 import click
 
 from evalkit.commands import user_errors
-from evalkit.commands.options import layout, scoring_options, table_options
+from evalkit.commands.options import (
+    ESCALATE_HELP,
+    JUDGE_HELP,
+    judge_failed_everywhere,
+    judge_options_for,
+    layout,
+    scoring_options,
+    table_options,
+)
 
 
 @click.command("score")
@@ -35,8 +43,8 @@ from evalkit.commands.options import layout, scoring_options, table_options
               help="Summary JSON to write; per_query.jsonl goes to <output stem>/<name>/.")
 @click.option("--metric", "metrics", multiple=True, metavar="NAME",
               help="Retrieval metric (repeatable), as for evalkit run. Default: recall@20, hit@5, mrr@10, ndcg@10.")
-@click.option("--judge", default="offline", show_default=True,
-              help="Judge of the answers: offline (no LLM), llm or ragas (these need --judge-llm).")
+@click.option("--judge", default="offline", show_default=True, help=JUDGE_HELP)
+@click.option("--escalate", default=None, metavar="VERDICT,...", help=ESCALATE_HELP)
 @click.option("--judge-llm", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="YAML LLM spec for the llm/ragas judges, e.g. {backend: openai, base_url: ..., model: ...}.")
 @click.option("--evidence-k", type=click.IntRange(1), default=5, show_default=True,
@@ -59,7 +67,8 @@ from evalkit.commands.options import layout, scoring_options, table_options
 @user_errors
 def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | None, run_format: str | None,
           answers_file: Path | None, answers_format: str, maps: tuple[str, ...], split: str | None, name: str,
-          output: Path, metrics: tuple[str, ...], judge: str, judge_llm: Path | None, evidence_k: int, cite_by: str,
+          output: Path, metrics: tuple[str, ...], judge: str, escalate: str | None, judge_llm: Path | None,
+          evidence_k: int, cite_by: str,
           lang: str, tracking_uri: str | None, experiment: str, no_mlflow: bool, no_traces: bool, wide: bool,
           columns: str | None, labels: tuple[Path, ...] = (), relevance_level: int | None = None,
           ties: str | None = None) -> int:
@@ -104,7 +113,7 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
     else:
         if run_format or retrieval_run:
             raise click.UsageError("--run-format and --retrieval-run apply to --run, not --answers")
-        judge_options = {}
+        judge_options = judge_options_for(judge, escalate)
         if judge_llm:
             import yaml
 
@@ -136,4 +145,7 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
     failed = summary.variants[name].n_failed
     if failed:
         click.echo(f"note: {failed} query(ies) failed or have no output; see 'error' in per_query.jsonl", err=True)
+    if problem := judge_failed_everywhere(summary):
+        click.echo(f"error: {problem}", err=True)
+        return 1
     return 0

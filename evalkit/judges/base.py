@@ -52,6 +52,8 @@ class ClaimVerdict:
     reason: str
     evidence_id: str | None = None  # the passage that decided the verdict (supports it, or was compared)
     evidence_ids: list[str] = field(default_factory=list)  # every passage the claim is grounded in
+    stage: str | None = None  # which judge of a cascade decided it (``offline``, ``llm``); None: a single judge
+    escalated: bool = False   # a cascade sent it to its second judge (which may have failed: then ``stage`` is the first)
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -145,7 +147,18 @@ def register_judge(name: str, factory: JudgeFactory) -> None:
 
 
 def make_judge(name: str, **options: Any) -> Judge:
-    """Build the judge registered as ``name`` with ``options`` (e.g. ``make_judge("offline")``)."""
+    """Build the judge registered as ``name`` with ``options`` (e.g. ``make_judge("offline")``).
+
+    ``A+B`` (``offline+llm``, ``offline+nli``) is a cascade of two registered judges: B decides
+    again the claims A leaves ``unverified`` (:mod:`evalkit.judges.cascade`)."""
+    if name not in JUDGES and "+" in name:
+        first, _, second = name.partition("+")
+        for part in (first, second):
+            if part not in JUDGES:
+                raise UnknownJudgeError(f"unknown judge '{part}' in cascade '{name}'{did_you_mean(part, JUDGES)}")
+        from evalkit.judges.cascade import make_cascade
+
+        return make_cascade(name, **options)
     if name not in JUDGES:
         raise UnknownJudgeError(f"unknown judge '{name}'{did_you_mean(name, JUDGES)}")
     return JUDGES[name](**options)

@@ -7,14 +7,19 @@ Per query (``score_answer``), for variants that generate an answer:
 - ``answered`` / ``abstained``: 1 when the pipeline gave an answer / declined (the
   fallback node, or an answer saying the evidence is insufficient). A failed query is
   neither.
-- ``claims``, ``claims_supported``, ``claims_unsupported``, ``claims_not_checkable``:
-  the judge's verdicts on the answer's claims. "Not checkable" claims (nothing a judge
-  can verify) are never counted as supported.
-- ``faithfulness`` = supported / (supported + unsupported) claims. Undefined (``None``)
-  for an abstention, for an answer with no checkable claim, and when the judge failed.
-- ``hallucinated`` = 1 when an answered query has at least one unsupported claim (0 when
-  all its checkable claims are supported; ``None`` when nothing was checkable or the
-  judge failed). On an unanswerable question, answering at all is a hallucination.
+- ``claims``, ``claims_supported``, ``claims_unsupported``, ``claims_unverified``,
+  ``claims_not_checkable``: the judge's verdicts on the answer's claims
+  (:mod:`evalkit.judges.base`). "Not checkable" claims (nothing a judge can verify) are
+  never counted as supported; "unverified" ones (the judge could not decide) never as
+  unsupported.
+- ``faithfulness`` = supported / (supported + unsupported + unverified) claims. Undefined
+  (``None``) for an abstention, for an answer with no judged claim, and when the judge failed.
+- ``hallucinated`` = 1 when an answered answerable question's answer has at least one
+  unsupported claim, 0 when it has none (``None`` when no claim was judged, when the judge
+  failed, and on unanswerable questions: answering one of those is counted under its own
+  name, ``unanswerable_hallucination_rate``).
+- ``unverified`` = 1 when such an answer has an unverified claim and no unsupported one
+  (0 otherwise; ``None`` where ``hallucinated`` is).
 - ``answer_em``: normalised exact match with ``reference_answer``; ``answer_f1``: token
   F1 with it. Tokens are words for Latin script and single characters for CJK, after
   lower-casing, removing punctuation and thousands separators (so "5,000元" and "5000 元"
@@ -51,7 +56,9 @@ Per query (``score_answer``), for variants that generate an answer:
 
 Per variant (``aggregate_answers``): ``faithfulness`` (mean over answered queries where it
 is defined), ``hallucination_rate`` (share of answered answerable questions, among those
-the judge could decide, with a hallucinated answer), ``claim_hallucination_rate`` (unsupported / checkable claims, pooled),
+with a judged claim, whose answer has an unsupported claim: the mean of ``hallucinated``),
+``unverified_rate`` (the same share for answers with an unverified claim and no unsupported
+one: the mean of ``unverified``), ``claim_hallucination_rate`` (unsupported / judged claims, pooled),
 ``answer_em`` / ``answer_f1`` (mean over answerable questions with a reference),
 ``answer_correctness`` (mean where the judge gave a verdict),
 ``cited_gold_precision``, ``citation_recall`` and ``citation_precision`` (each the mean
@@ -59,7 +66,11 @@ over the answers where it is defined, as ALCE averages per answer), ``invalid_ci
 ``abstention_rate`` (abstained / answerable questions: false abstentions),
 ``correct_abstention_rate`` (abstained / unanswerable questions) and
 ``unanswerable_hallucination_rate`` (answered / unanswerable questions), plus the counts
-``n_answered``, ``n_abstained``, ``n_no_checkable_claims``, ``n_judge_failed``. NaN policy:
+``n_answered``, ``n_abstained``, ``n_no_checkable_claims`` (answered, the judge ran, no
+claim it could judge: left out of every judged rate, and shown beside them),
+``n_judge_failed``; with a cascade judge (``offline+llm``), ``n_claims_escalated`` (claims it
+sent to its model; per query ``claims_escalated``) against ``n_claims_judged`` (all claims: what
+a model-only judge would have been asked). NaN policy:
 an undefined value is left out of its mean and counted; it never becomes 0 or 1.
 """
 from __future__ import annotations
@@ -126,18 +137,19 @@ def score_answer(*, answerable: bool, answered: bool, abstained: bool, judgement
     """Per-query answer metrics (see the module docstring); ``None`` marks undefined values."""
     out: dict[str, float | None] = {"answered": float(answered), "abstained": float(abstained)}
     verdicts = [c["verdict"] for c in (judgement or {}).get("claims", [])]
-    sup, unsup, nc = (verdicts.count(v) for v in ("supported", "unsupported", "not_checkable"))
+    sup, unsup, unver, nc = (verdicts.count(v) for v in ("supported", "unsupported", "unverified", "not_checkable"))
     judge_failed = bool(judgement and judgement.get("error"))
     if answered and judgement is not None and not judge_failed:
         out.update(claims=float(len(verdicts)), claims_supported=float(sup), claims_unsupported=float(unsup),
-                   claims_not_checkable=float(nc))
-    checkable = sup + unsup
-    ok = answered and judgement is not None and not judge_failed and checkable > 0
-    out["faithfulness"] = sup / checkable if ok else None
-    if not answerable:
-        out["hallucinated"] = float(answered)
-    else:
-        out["hallucinated"] = float(unsup > 0) if ok else None
+                   claims_unverified=float(unver), claims_not_checkable=float(nc))
+        claims = judgement.get("claims", [])
+        if any(c.get("stage") for c in claims):  # a cascade: how many claims went to its model
+            out["claims_escalated"] = float(sum(bool(c.get("escalated")) for c in claims))
+    judged = sup + unsup + unver
+    ok = answered and judgement is not None and not judge_failed and judged > 0
+    out["faithfulness"] = sup / judged if ok else None
+    out["hallucinated"] = float(unsup > 0) if ok and answerable else None
+    out["unverified"] = float(unver > 0 and unsup == 0) if ok and answerable else None
     if answerable and reference:
         out["answer_em"] = exact_match(answer, reference)
         out["answer_f1"] = token_f1(answer, reference)
@@ -172,12 +184,14 @@ def aggregate_answers(rows: Sequence[tuple[bool, Mapping[str, float | None]]]) -
     unans_q = [m for a, m in gen if not a]
     sup = sum(m.get("claims_supported") or 0 for m in answered)
     unsup = sum(m.get("claims_unsupported") or 0 for m in answered)
+    unver = sum(m.get("claims_unverified") or 0 for m in answered)
     n_cit = sum(m.get("citations") or 0 for _, m in gen)
     n_bad = sum(m.get("citations_invalid") or 0 for _, m in gen)
     out: dict[str, float | None] = {
         "faithfulness": _mean([m.get("faithfulness") for m in answered]),
         "hallucination_rate": _mean([m.get("hallucinated") for m in ans_q if m["answered"]]),
-        "claim_hallucination_rate": unsup / (sup + unsup) if sup + unsup else None,
+        "unverified_rate": _mean([m.get("unverified") for m in ans_q if m["answered"]]),
+        "claim_hallucination_rate": unsup / (sup + unsup + unver) if sup + unsup + unver else None,
         "answer_em": _mean([m.get("answer_em") for m in ans_q]),
         "answer_f1": _mean([m.get("answer_f1") for m in ans_q]),
         "answer_correctness": _mean([m.get("answer_correctness") for m in ans_q]),
@@ -193,6 +207,10 @@ def aggregate_answers(rows: Sequence[tuple[bool, Mapping[str, float | None]]]) -
         "n_no_checkable_claims": float(sum(1 for m in answered if m.get("faithfulness") is None
                                            and not m.get("judge_failed"))),
         "n_judge_failed": float(sum(m.get("judge_failed") or 0 for _, m in gen)),
+        "n_claims_judged": float(sum(m.get("claims") or 0 for m in answered))
+        if any("claims_escalated" in m for m in answered) else None,
+        "n_claims_escalated": float(sum(m.get("claims_escalated") or 0 for m in answered))
+        if any("claims_escalated" in m for m in answered) else None,
         "n_correctness_failed": float(sum(m.get("correctness_failed") or 0 for _, m in gen))
         if any("correctness_failed" in m for _, m in gen) else None,
     }

@@ -31,9 +31,9 @@ from evalkit.track.secrets import mask_secrets
 logger = logging.getLogger(__name__)
 
 SUMMARY_COUNTS = ("n_failed", "n_queries", "n_excluded", "seconds")
-ANSWER_HEADLINE = ("faithfulness", "hallucination_rate", "answer_correctness", "answer_f1")
+ANSWER_HEADLINE = ("faithfulness", "hallucination_rate", "unverified_rate", "answer_correctness", "answer_f1")
 """Variant-level answer metrics a parent run shows beside the retrieval metrics."""
-QUERY_ANSWER_HEADLINE = ("faithfulness", "hallucinated", "answer_correctness", "answer_f1")
+QUERY_ANSWER_HEADLINE = ("faithfulness", "hallucinated", "unverified", "answer_correctness", "answer_f1")
 """Per-query answer metrics logged as trace assessments beside the retrieval metrics."""
 
 # MLflow's system tags (https://mlflow.org/docs/latest/ml/tracking/tracking-api#system-tags)

@@ -74,12 +74,15 @@ def test_answer_correctness_is_the_judges_verdict_and_a_failure_is_counted_not_s
     assert "n_correctness_failed" not in aggregate_answers([(True, not_asked)])  # no judge asked: no count
 
 
-def test_answering_an_unanswerable_question_is_a_hallucination():
+def test_answering_an_unanswerable_question_is_counted_under_its_own_name():
     answered = score_answer(answerable=False, answered=True, abstained=False, judgement=judged("supported"),
                             answer="x", reference=None, cited_docs=[], invalid_citations=0, gold=[])
     declined = score_answer(answerable=False, answered=False, abstained=True, judgement=None,
                             answer="无法回答", reference=None, cited_docs=[], invalid_citations=0, gold=[])
-    assert answered["hallucinated"] == 1.0 and declined["hallucinated"] == 0.0
+    # one name, one number: the per-query "hallucinated" is the answerable-question one, so its mean in any
+    # view is hallucination_rate; answering an unanswerable question is unanswerable_hallucination_rate
+    assert answered["hallucinated"] is None and declined["hallucinated"] is None
+    assert answered["answered"] == 1.0 and declined["answered"] == 0.0
     agg = aggregate_answers([(False, answered), (False, declined)])
     assert agg["correct_abstention_rate"] == 0.5 and agg["unanswerable_hallucination_rate"] == 0.5
     assert "hallucination_rate" not in agg  # the answerable-question rate has no queries here
@@ -119,3 +122,26 @@ def test_citations_parse_valid_and_invalid_ids():
 ])
 def test_abstention_detection(text, expected):
     assert is_abstention(text) is expected
+
+
+def test_unverified_claims_are_neither_hallucinations_nor_support():
+    """Three verdicts kept apart: faithfulness counts unverified claims as not supported, the hallucination
+    rate only unsupported ones, and unverified_rate answers with an unverified claim and no unsupported one."""
+    def answer(*verdicts):
+        return (True, score_answer(answerable=True, answered=True, abstained=False, judgement=judged(*verdicts),
+                                   answer="a", reference=None, cited_docs=[], invalid_citations=0, gold=["g"]))
+    rows = [answer("supported", "unverified"),        # unverified answer
+            answer("unverified", "unsupported"),      # hallucinated (an unsupported claim wins)
+            answer("supported", "supported"),         # clean
+            answer("not_checkable")]                  # no judged claim: left out of every judged rate
+    per = [m for _, m in rows]
+    assert [m["hallucinated"] for m in per] == [0.0, 1.0, 0.0, None]
+    assert [m["unverified"] for m in per] == [1.0, 0.0, 0.0, None]
+    assert [m["faithfulness"] for m in per] == [0.5, 0.0, 1.0, None]
+    assert per[0]["claims_unverified"] == 1.0 and per[1]["claims_unverified"] == 1.0
+    agg = aggregate_answers(rows)
+    assert agg["hallucination_rate"] == pytest.approx(1 / 3)  # 1 of the 3 answers with a judged claim
+    assert agg["unverified_rate"] == pytest.approx(1 / 3)
+    assert agg["faithfulness"] == pytest.approx(0.5)          # (0.5 + 0 + 1) / 3
+    assert agg["claim_hallucination_rate"] == pytest.approx(1 / 6)  # 1 unsupported of 6 judged claims
+    assert agg["n_no_checkable_claims"] == 1.0
