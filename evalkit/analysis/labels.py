@@ -200,6 +200,11 @@ def corrected_estimates(results: Sequence[QueryResult], labels: Sequence[Label],
         return None
     out = Corrected(variant)
     pop = {r.query_id: r for r in population(results)}
+    outside = sum(1 for r in results if r.generation and r.generation.get("answered")
+                  and r.metrics.get("faithfulness") is None)
+    if outside:  # what the estimate is about: a user must not read it as covering every answer
+        out.notes.append(f"population: the {len(pop)} answered queries with a judged claim; {outside} answered "
+                         "one(s) with no judged claim (or a failed judge) are outside it, and no estimate covers them")
     by_q = {r.query_id: r for r in results}
     usable: dict[str, Label] = {}
     for lab in mine:
