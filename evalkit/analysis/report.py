@@ -83,7 +83,8 @@ def _cost_row(name: str, v: VariantSummary) -> list[str]:
             "-" if mean is None else f"{mean / 1000:.3f}",
             "-" if p95 is None else f"{p95 / 1000:.3f}",
             *["-" if not v.usage else f"{usage[k]:g}" for k in ("calls", "tokens_in", "tokens_out", "cache_hits")],
-            f"{reused:g}/{executions:g}" if executions and reused else "-"]
+            f"{reused:g}/{executions:g}" if executions and reused else "-",
+            *[f"{v.metrics[k]:g}" if k in v.metrics else "-" for k in ("n_claims_escalated", "n_claims_judged")]]
 
 
 def _cost_table(summary: RunSummary) -> TableData:
@@ -96,7 +97,10 @@ def _cost_table(summary: RunSummary) -> TableData:
              f"{'; '.join(f'{n}: {c}' for n, c in causes.items() if c)}"] if any(causes.values()) else []
     return TableData(TITLES["cost"], cols, rows, notes=[*notes,
         ("s/query: mean pipeline latency (sum of node durations; a step reused from another variant counts the "
-        "time it took there); reused steps: node executions shared with another variant of this run")])
+        "time it took there); reused steps: node executions shared with another variant of this run"), *(
+        ["claims to model: claims a cascade judge (offline+llm) sent to its model, against the claims judged "
+         "(what a model-only judge would have been asked)"] if any("n_claims_escalated" in v.metrics
+                                                                     for v in summary.variants.values()) else [])])
 
 
 def summary_tables(summary: RunSummary) -> list[TableData]:
