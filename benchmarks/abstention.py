@@ -9,7 +9,9 @@ patterns of :mod:`evalkit.judges.abstention` were developed on) and
 ``benchmarks/data/abstention_test.jsonl`` (written afterwards, in other wordings, and
 measured once: the reported figure), and ``benchmarks/data/abstention_test2.jsonl`` (120
 answers written by a helper that did not read the rules, with short answers heading
-their caveat among the partial answers; measured once, after the short-answer rule).
+their caveat among the partial answers; measured once, after the short-answer rule), and
+``benchmarks/data/abstention_test3.jsonl`` (120 more, 60 of them refusals in as many
+wordings, written blind for judge v10 and measured once with the rules unchanged).
 Each line is an answer (``answer``, optional ``finish_reason``) labelled ``abstained`` (a
 refusal, in many wordings, en and zh; an empty answer; a provider's content filter) or
 ``answered`` (a plain answer, a correct *negative* answer such as "does not contain a
@@ -28,7 +30,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 SPLITS = {"dev": REPO / "benchmarks" / "data" / "abstention_dev.jsonl",
           "test": REPO / "benchmarks" / "data" / "abstention_test.jsonl",
-          "test2": REPO / "benchmarks" / "data" / "abstention_test2.jsonl"}
+          "test2": REPO / "benchmarks" / "data" / "abstention_test2.jsonl",
+          "test3": REPO / "benchmarks" / "data" / "abstention_test3.jsonl"}
 TARGET = 0.95
 
 

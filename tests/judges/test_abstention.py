@@ -77,6 +77,20 @@ def test_the_second_held_out_split_meets_the_targets():
     assert tp / sum(pred) >= 0.95 and tp / sum(gold) >= 0.95, wrong
 
 
+def test_the_third_held_out_split_is_measured_as_reported():
+    """120 more answers (60 refusals, each worded differently), written blind for judge v10 and measured
+    once with the rules unchanged: precision 0.960, recall 0.800 (below the 0.95 target: refusals that
+    restate the question, list what was searched or add where to ask are read as partial answers).
+    Pinned so that the figure docs/judges.md quotes is what the detector does."""
+    rows = [json.loads(x) for x in (DATA / "abstention_test3.jsonl").read_text(encoding="utf-8").splitlines() if x]
+    assert len(rows) == 120 and sum(r["label"] == "abstained" for r in rows) == 60
+    pred = [detect_abstention(r["answer"]).abstained for r in rows]
+    gold = [r["label"] == "abstained" for r in rows]
+    tp = sum(p and g for p, g in zip(pred, gold))
+    fp = sum(p and not g for p, g in zip(pred, gold))
+    assert (tp, fp, sum(gold) - tp) == (48, 2, 12)
+
+
 # --- refusals in users' own wordings (tests/judges/data/abstention_cases.jsonl) -----------------------------
 CASES = Path(__file__).resolve().parent / "data" / "abstention_cases.jsonl"
 FLOOR_PRECISION, FLOOR_RECALL = 0.95, 0.93  # per language, on the held-out split (the old rules: en 0.78/0.84, zh 0.71/0.80)

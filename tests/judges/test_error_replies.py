@@ -44,7 +44,8 @@ def test_the_held_out_split_meets_the_floor(lang):
 def test_no_false_alarm_on_the_repositorys_other_answers():
     """Answers and refusals labelled for other detectors and the demo's reference answers: none is an error."""
     files = {"tests/judges/data/abstention_cases.jsonl": "answer", "benchmarks/data/abstention_dev.jsonl": "answer",
-             "benchmarks/data/abstention_test.jsonl": "answer", "benchmarks/data/abstention_test2.jsonl": "answer", "benchmarks/data/judge_cases.jsonl": "answer",
+             "benchmarks/data/abstention_test.jsonl": "answer", "benchmarks/data/abstention_test2.jsonl": "answer",
+             "benchmarks/data/abstention_test3.jsonl": "answer", "benchmarks/data/judge_cases.jsonl": "answer",
              "benchmarks/data/judge_paraphrases.jsonl": "answer", "eval_sets/demo_kb.jsonl": "reference_answer"}
     texts = [r[key] for f, key in files.items()
              for r in map(json.loads, (REPO / f).read_text(encoding="utf-8").splitlines())
