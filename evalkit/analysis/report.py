@@ -45,9 +45,10 @@ def _best(summary: RunSummary, name: str) -> float | None:
 def judge_notes(summary: RunSummary) -> list[str]:
     """What the answers table's figures can be trusted for, when the offline judge made them.
 
-    The rule judge flags correct answers it cannot verify (a value computed from two passages,
-    a paraphrased negation), so its hallucination figures run high. The note gives its
-    measured held-out rates (:data:`evalkit.judges.offline.HELD_OUT`) and what to do about it.
+    The rule judge marks correct answers that compute values in more than one step unsupported
+    (a value found nowhere it can reach), so its hallucination figures run high on such
+    answers. The note gives its measured held-out rates (:data:`evalkit.judges.offline.HELD_OUT`)
+    and what to do about it.
     """
     from evalkit.judges.offline import HELD_OUT
 
@@ -57,9 +58,10 @@ def judge_notes(summary: RunSummary) -> list[str]:
         return []
     h = HELD_OUT
     return [f"judge {', '.join(offline)} (rules, no LLM): on multi-document answers written blind to its rules it "
-            f"flagged {h.false_alarm:.0%} of {h.n_correct} correct answers and {h.recall:.0%} of {h.n_wrong} planted "
-            "errors (docs/judges.md, Limits): on such answers halluc is overstated. --labels FILE (from `evalkit "
-            "label`) corrects it with confidence intervals; --judge llm checks with a model"]
+            f"marked {h.false_alarm:.0%} of {h.n_correct} correct answers unsupported ({h.unverified / h.n_correct:.0%} "
+            f"unverified) and {h.recall:.0%} of {h.n_wrong} planted errors (docs/judges.md, Limits): on answers that "
+            "compute values, halluc is overstated. --labels FILE (from `evalkit label`) corrects it with confidence "
+            "intervals; --judge offline+llm has a model decide what the rules cannot"]
 
 
 def _metric_table(summary: RunSummary, concern: str, names: list[str]) -> TableData:

@@ -17,8 +17,7 @@ model judge (``offline+llm``, ``offline+nli``) or a person looks only at those. 
    10,000)"). An atom stated, but not with its subject or period, is ``unverified``.
 2. **Polarity**, per clause (:mod:`.polarity`): a negated evidence clause whose negated
    words a plain claim clause repeats, with term overlap >= ``flip_overlap``, is a polarity
-   flip: ``unsupported``; so is a negated claim clause whose best-matching evidence clause
-   restates it without the negation (overlap >= ``NEGATED_RESTATED``). A negated claim clause without
+   flip: ``unsupported``. A negated claim clause without
    negated evidence otherwise is ``unverified`` (antonyms and paraphrases negate without a cue word).
    A claim of at least ``MIN_FOREIGN_TERMS`` novel content words none of which is anywhere in
    the evidence, and no grounded atom, is an added sentence: ``unsupported``.
@@ -74,14 +73,18 @@ VERSION = 10  # bump when verdicts for the same inputs and thresholds change
 class HeldOut:
     """What this version of the judge did on cases written blind to its rules (the report's note on it).
 
-    ``tests/judges/data/judge_multidoc_blind.jsonl``, split ``test``: multi-document answers, each
-    scenario with correct wordings and one planted error, written by someone who had not read the
-    rules, and measured once. ``tests/judges/test_multidoc_blind.py`` recomputes every count.
+    ``tests/judges/data/judge_multidoc_held_out.jsonl`` (sets A and B): multi-document answers,
+    each scenario with three correct wordings (most compute values from the passages) and one
+    planted error, written by helpers that had read neither the judge, its tests nor any case
+    set, and measured once, after the v10 rules were final (``benchmarks/judge_held_out.py``).
+    ``tests/judges/test_multidoc_blind.py`` recomputes every count.
     """
 
-    flagged: int  # correct answers flagged unsupported ...
+    flagged: int  # correct answers marked unsupported ...
+    unverified: int  # ... and unverified ...
     n_correct: int  # ... of this many
-    caught: int  # planted errors flagged ...
+    caught: int  # planted errors marked unsupported ...
+    caught_unverified: int  # ... and unverified ...
     n_wrong: int  # ... of this many
 
     @property
@@ -93,8 +96,8 @@ class HeldOut:
         return self.caught / self.n_wrong
 
 
-# measured 2026-12-03 on v9 (before the blind-set work, v8: 96 of 144 flagged, 42 of 48 caught)
-HELD_OUT = HeldOut(flagged=87, n_correct=144, caught=41, n_wrong=48)
+# measured 2026-12-04 on v10 (v9 on the same sets: 133 of 144 correct answers flagged, 47 of 48 errors caught)
+HELD_OUT = HeldOut(flagged=91, unverified=50, n_correct=144, caught=34, caught_unverified=13, n_wrong=48)
 
 # answer courtesy, not claims: never checked (a claim with an atom is still checked)
 _BOILERPLATE = re.compile(
@@ -102,7 +105,6 @@ _BOILERPLATE = re.compile(
     r"^\W*(?:thanks|thank\s+you)\b|^\W*(?:is\s+there\s+anything\s+else)|^\W*(?:i\s+)?hope\s+this\s+answers|"
     r"^\W*(?:希望|但愿)(?:以上|这些|这)?(?:内容|回答|信息)?(?:对(?:你|您)有(?:所)?帮助|能帮到(?:你|您))|"
     r"^\W*如(?:果)?(?:有|还有)(?:其他|任何)?(?:问题|疑问)|^\W*(?:谢谢|感谢)", re.IGNORECASE)
-NEGATED_RESTATED = 0.5  # term overlap at which plain evidence restates a negated claim clause (a flip)
 MIN_FOREIGN_TERMS = 3  # content words a claim needs for "none of them is anywhere in the evidence" to count
 MIN_VERBATIM = 12  # characters: shorter claims ("Yes.", "3 天") are judged by the rules, not by containment
 # a graph fact the generator was shown and quoted ("LX-300 --co_occurs--> LX-200": nodes/generate.triple_text)
@@ -165,7 +167,6 @@ class ClaimSignals:
     passage_id: str | None = None                      # the passage that decided the verdict
     passages: list[str] = field(default_factory=list)  # every passage the claim is grounded in
     negation_missing: str | None = None  # reason, when a claim negation has no negated evidence
-    negation_overlap: float = 0.0        # how much of that negated claim clause the plain evidence restates
     flip: float = 0.0                    # how strongly a plain claim clause restates a negated evidence clause
     flip_reason: str = ""
     boilerplate: bool = False            # "Hope this helps!", "如有其他问题请随时联系"
@@ -238,8 +239,6 @@ class OfflineJudge:
             return ClaimVerdict(s.claim, "unsupported", "; ".join(s.absent), **where)
         if s.flip >= t.flip_overlap:
             return ClaimVerdict(s.claim, "unsupported", s.flip_reason, **where)
-        if s.negation_missing and s.negation_overlap >= NEGATED_RESTATED:  # the evidence says it, unnegated
-            return ClaimVerdict(s.claim, "unsupported", f"polarity flip: {s.negation_missing}", **where)
         if s.missing:
             return ClaimVerdict(s.claim, "unverified", "; ".join(s.missing), **where)
         if s.negation_missing:
@@ -344,5 +343,4 @@ class OfflineJudge:
                     checked.append(w)
         pol = check_polarity(claim.clauses, checked, q_negated, q_terms, same_lang)
         s.negation_missing, s.flip, s.flip_reason = pol.negation_missing, pol.flip, pol.flip_reason
-        s.negation_overlap = pol.missing_overlap
         return s

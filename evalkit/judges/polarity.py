@@ -50,7 +50,6 @@ class Polarity:
     """The polarity findings of one claim (thresholds are applied by the judge)."""
 
     negation_missing: str | None = None  # reason, when a claim negation has no negated evidence
-    missing_overlap: float = 0.0         # ... and how much of the negated claim clause that plain evidence restates
     flip: float = 0.0                    # how strongly a plain claim clause restates a negated evidence clause
     flip_reason: str = ""
 
@@ -310,7 +309,6 @@ def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q
             same = best is not None and _overlap(best.terms, c)[1] >= min(2, len(c.terms))
             if same and not _negates(best, c) and not restated and out.negation_missing is None:
                 out.negation_missing = f"negation '{c.cues[0]}' absent from best sentence ('{short(best.text)}')"
-                out.missing_overlap = max(_overlap(best.terms, c)[0], _overlap(c.terms, best)[0])
             continue
         joined = " ".join(c.terms)
         for e in candidates:

@@ -13,7 +13,8 @@ The derivations, general on purpose (no rule for one wording), each within the t
 own rounding and hedge (:func:`interval`):
 
 1. presence: the value is stated somewhere in its unit, with another subject (a number
-   without a unit: as written, in any unit);
+   without a unit: as written, in any unit; a number with one: also as a bare number; a
+   negative number: without its sign); a one ("一间", "one of them") is a count;
 2. membership in a narrow stated range ("2020–2022", "3-5 days", "5至10"; not "0-3,600");
 3. a conversion between common units (:data:`CONVERSIONS`: mile/km, lb/kg, ft/m, gal/L,
    GB/MB, °F/°C), when the target names one unit and the evidence the other;
@@ -31,7 +32,10 @@ Dates: every part the answer gives (year, month, day, quarter) is stated by some
 the evidence or the question (a year also as a plain number or inside a stated range); a
 quarter also by a month inside it. Names: a word of the name (Latin script, 3+ letters,
 not a title) or all but two of its characters, in a row (Chinese; two at least) appear in the evidence or the
-question. Codes (``LX-200``) must be stated as they are: there is no general way to reach one.
+question. A "code" that is a number with an unread unit (``41kWh``, ``2-point``,
+``16-17-year-olds``) is reached as its numbers; a product or error code (``LX-200``) must be
+stated as it is. Names: a word of the name (Latin script, 3+ letters, 2 for an acronym; or a
+word of the same 6-letter stem), or all but two of its characters in a row (Chinese).
 """
 from __future__ import annotations
 
@@ -57,7 +61,10 @@ CONVERSIONS: tuple[tuple[str, float, str, str], ...] = (
     ("ft -> m", 1 / 3.28084, r"\bm\b|met(?:er|re)|米", r"f(?:oo|ee)t|\bft\b|英尺"),
     ("inch -> cm", 2.54, r"cm|厘米", r"inch|英寸"),
     ("gal -> L", 3.78541, r"\bl\b|lit(?:er|re)|升", r"gal|加仑"),
-    ("GB -> MB", 1024.0, r"\bMB\b|兆", r"\bGB\b|\bG\b"), ("TB -> GB", 1024.0, r"\bGB\b", r"\bTB\b"))
+    ("GB -> MB", 1024.0, r"\bMB\b|兆", r"\bGB\b|\bG\b"), ("TB -> GB", 1024.0, r"\bGB\b", r"\bTB\b"),
+    ("cm -> mm", 10.0, r"mm|毫米", r"cm|厘米"), ("m -> mm", 1000.0, r"mm|毫米", r"\d\s?m\b|(?<![毫厘千])米"),
+    ("m -> cm", 100.0, r"cm|厘米", r"\d\s?m\b|(?<![毫厘千])米"), ("km -> m", 1000.0, r"\d\s?m\b|(?<![毫厘千])米", r"km|公里|千米"),
+    ("GHz -> MHz", 1000.0, r"MHz", r"GHz"), ("kg -> g", 1000.0, r"\d\s?g\b|(?<![公千毫])克", r"kg|公斤|千克"))
 _RANGE = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(?:[-–—~～至到]|to|through|thru|and)\s*(\d[\d,]*(?:\.\d+)?)", re.IGNORECASE)
 _DIGITS = re.compile(r"(?<![\d.])\d[\d,]*(?:\.\d+)?")
 _HEDGE_BEFORE = re.compile(r"(?:about|around|roughly|approximately|approx\.?|nearly|almost|some|~|约|大约|大概|近|将近|接近)"
@@ -65,9 +72,9 @@ _HEDGE_BEFORE = re.compile(r"(?:about|around|roughly|approximately|approx\.?|nea
 _HEDGE_AFTER = re.compile(r"^\s*(?:左右|上下)")
 _UNIT_BEFORE = r"\s*(?:[A-Z]{3}\s?|[$¥€£])?$"
 # bounds: the value is at most / at least the number ("不到一小时", "less than an hour", "over 50 minutes")
-_AT_MOST = re.compile(r"(?:less than|fewer than|under|below|no more than|at most|不到|不足|少于|低于|未满|不超过)"
+_AT_MOST = re.compile(r"(?:(?<!no )less than|(?<!no )fewer than|under|below|no more than|at most|不到|不足|少于|低于|未满|不超过)"
                       + _UNIT_BEFORE, re.IGNORECASE)
-_AT_LEAST = re.compile(r"(?:more than|over|above|at least|超过|逾|多于|高于|不少于)" + _UNIT_BEFORE, re.IGNORECASE)
+_AT_LEAST = re.compile(r"(?:no less than|no fewer than|(?<!no )more than|over|above|at least|超过|逾|多于|高于|不少于)" + _UNIT_BEFORE, re.IGNORECASE)
 _NEARLY = re.compile(r"(?:nearly|almost|近|将近|接近)" + _UNIT_BEFORE, re.IGNORECASE)
 _AT_MOST_AFTER = re.compile(r"^\s*(?:以内|以下|之内)")
 _AT_LEAST_AFTER = re.compile(r"^\s*以上")
@@ -125,12 +132,33 @@ def _num(text: str) -> float | None:
         return None
 
 
-def _operands(atoms: Iterable[Atom], answer: Iterable[Atom]) -> list[_Value]:
+_CODE_QUANTITY = re.compile(r"^([+-]?\d+(?:\.(\d+))?)[-\s]?([A-Za-z]+)$")
+
+
+def _code_quantity(atom: Atom) -> Quantity | None:
+    """A "code" that is a number with a unit the quantity reader does not know (``41kWh``, ``2-point``)."""
+    m = _CODE_QUANTITY.match(atom.text.strip()) if atom.kind == "code" else None
+    if not m:
+        return None
+    value = float(m.group(1))
+    return Quantity("number", value, atom.text, atom.start, atom.end, unit=m.group(3).lower(), raw=value,
+                    step=10.0 ** -len(m.group(2)) if m.group(2) else 0.0)
+
+
+_UNIT_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?([A-Za-z]{1,5})\b")
+
+
+def _operands(atoms: Iterable[Atom], answer: Iterable[Atom], texts: Iterable[str] = ()) -> list[_Value]:
     out: dict[tuple[float, str | None, str, bool, float | None], bool] = {}
+    for t in texts:  # numbers with a unit the quantity reader does not know ("82kWh", "3.0GHz")
+        for m in _UNIT_NUMBER.finditer(t):
+            v = float(m.group(1))
+            out.setdefault((v, m.group(2).lower(), "number", False, v), False)
     for mine, group in ((True, answer), (False, atoms)):
         for a in group:
-            if a.quantity is not None and a.kind in ("number", "duration", "time"):
-                key = (a.quantity.value, a.quantity.unit, a.quantity.kind, False, a.quantity.raw)
+            q = a.quantity or _code_quantity(a)
+            if q is not None and q.kind in ("number", "duration", "time"):
+                key = (q.value, q.unit, q.kind, False, q.raw)
                 out[key] = out.get(key, False) or mine
             for d in a.dates:
                 if d.year:
@@ -171,34 +199,42 @@ def _g(x: float) -> str:
 def _candidates(t: Quantity, values: Sequence[_Value], claim_text: str = "") -> Iterable[tuple[float, str]]:
     """What one operation on two stated values gives, with how (step 4 of the module docstring).
 
-    Units must fit the target: a sum or difference of two values in its unit, a product of a
+    Units must fit the target: a sum or difference of two values in its unit (durations in any
+    unit; a number without a unit from two values in one unit: "多得50G" of 80GB and 30GB), a product of a
     value in its unit and a share, a rate or a count the claim itself writes, a ratio or
     percentage of two values in one unit; a year only in sums and differences (ages,
-    durations); a bare number multiplies only when it is large (12万亩 x 550公斤) or a count the
-    claim writes. When neither value is one the answer or the question states, only what a
+    durations); a bare number multiplies only from 3 up (40 台 x 3.2万元; doubling fits too much)
+    or when the claim writes it. When neither value is one the answer or the question states, only what a
     comparison answer computes from two documents counts: a sum, difference or percentage of
     two values in one explicit unit (money, kWh; not bare counts, which fit some small number
-    by chance), and a rate or share times an amount.
+    by chance), a rate or share times an amount, and the time between two stated clock times.
     """
     counted = {q.value for q in find_quantities(claim_text) if q.unit is None}
     pct = t.unit == "%"
 
     def own(v: _Value) -> bool:
-        return v.kind == t.kind and v.unit == t.unit
+        return v.kind == t.kind and (v.unit == t.unit or t.kind == "duration")
 
     for a, b in combinations(values, 2):
         hi, lo = (a, b) if a.value >= b.value else (b, a)
         shown = a.in_answer or b.in_answer
-        unit_pair = hi.unit is not None and hi.unit == lo.unit and hi.kind == lo.kind and hi.unit != "%"
+        unit_pair = hi.kind == lo.kind and hi.unit != "%" and (hi.kind == "duration" or (
+            hi.unit is not None and hi.unit == lo.unit))
         big = t.unit is None and abs(t.value) >= 100  # a large count rarely fits a sum by chance
-        if own(hi) and own(lo) and not pct and (shown or unit_pair or big or hi.year or lo.year):
+        if t.kind == "duration" and hi.kind == lo.kind == "time":  # 06:40 - 06:32: the time between two stated times
+            yield (hi.value - lo.value) * 60, f"the time from {_g(lo.value)} to {_g(hi.value)} min"
+        dropped = t.unit is None and t.kind == "number" and unit_pair  # "多得50G": 80GB - 30GB, its unit unread
+        if ((own(hi) and own(lo)) or dropped) and not pct and (shown or unit_pair or big or hi.year or lo.year):
             yield hi.value + lo.value, f"{_g(hi.value)} + {_g(lo.value)}"
             yield hi.value - lo.value, f"{_g(hi.value)} - {_g(lo.value)}"
+        if pct and hi.unit == lo.unit == "%":  # 80% - 30% = 50 (percentage points)
+            yield hi.value - lo.value, f"{_g(hi.value)}% - {_g(lo.value)}%"
+            yield hi.value + lo.value, f"{_g(hi.value)}% + {_g(lo.value)}%"
         if hi.year or lo.year:
             continue
         for x, y in ((hi, lo), (lo, hi)):
             if own(x) and not pct and y.kind == "number" and y.unit != x.unit and (
-                    y.unit is not None or y.value >= 100 or (shown and y.value in counted)):
+                    y.unit is not None or y.value >= 3 or (shown and y.value in counted)):
                 # a share, a rate in the target's unit (1.5元/公斤 x 500公斤), or a count the claim writes
                 f = y.value / 100 if y.unit == "%" else (y.raw if y.raw is not None else y.value)
                 yield x.value * f, f"{_g(x.value)} x {_g(f * 100 if y.unit == '%' else f)}{'%' if y.unit == '%' else ''}"
@@ -208,8 +244,6 @@ def _candidates(t: Quantity, values: Sequence[_Value], claim_text: str = "") -> 
             clock, span = (hi, lo) if hi.kind == "time" else (lo, hi)
             yield clock.value + span.value / 60, f"{_g(clock.value)} min + {_g(span.value / 60)} min"
             yield clock.value - span.value / 60, f"{_g(clock.value)} min - {_g(span.value / 60)} min"
-        if t.kind == "duration" and hi.kind == lo.kind == "time":  # 06:40 - 06:32
-            yield (hi.value - lo.value) * 60, f"the time from {_g(lo.value)} to {_g(hi.value)} min"
         if lo.value and hi.kind == lo.kind and hi.unit == lo.unit:
             if pct:
                 yield lo.value / hi.value * 100, f"{_g(lo.value)} / {_g(hi.value)} as a percentage"
@@ -280,11 +314,19 @@ def _reach_quantity(target: Atom, claim_text: str, evidence: Sequence[Atom], num
     def fits(x: float) -> bool:
         return any(lo <= x * s <= hi for s in scales)
 
+    if q.kind == "number" and q.unit is None and q.value == 1:
+        return f"{q.text.strip()} is one: a count, not a figure to look for"
     hit = next((a for a in evidence if a.quantity is not None and quantities_match(q, a.quantity)), None)
     if hit is not None:
         return f"{q.text.strip()} is stated in the evidence ('{hit.text.strip()}'), but not with its subject"
     if q.unit is None and (x := next((x for x in numbers if x in written), None)) is not None:
         return f"{q.text.strip()} is stated in the evidence (as {_g(x)}), but not with its subject"
+    bare = [a.quantity.raw for a in evidence if a.quantity is not None and a.quantity.unit is None
+            and a.quantity.kind == "number" and a.quantity.raw is not None]
+    if q.unit is not None and (x := next((x for x in bare if x in written or -x in written), None)) is not None:
+        return f"{q.text.strip()} is stated in the evidence as {_g(x)}, without its unit"
+    if q.value < 0 and (x := next((x for x in numbers if x == -q.value or x == -(q.raw or q.value)), None)):
+        return f"{q.text.strip()} is stated in the evidence as {_g(x)} (its sign is the answer's arithmetic)"
     for a, b in ranges:  # a narrow range: years, small counts ("2020–2022", "3-5 days"), not "0-3,600"
         if a > 0 and (b <= 2 * a or (a >= 1000 and b - a <= 50)) and any(a <= w <= b for w in written):
             return f"{q.text.strip()} lies in the stated range {_g(a)}-{_g(b)}"
@@ -328,14 +370,22 @@ def _reach_name(target: Atom, texts: Sequence[str]) -> str | None:
     folded = fold(" ".join(texts))
     if CJK.search(target.text):
         name = re.sub(r"[\s·]", "", target.text)
+        if len(name) < 2:
+            return f"{target.text.strip()} is one character: too short to be looked for as a name"
         compact = re.sub(r"\s", "", folded)
         n = max(2, len(name) - 2)  # 斯蒂夫 for 史蒂夫; not 银行 for 中国人民银行
         part = next((name[i:i + n] for i in range(len(name) - n + 1) if CJK.search(name[i:i + n])
                      and name[i:i + n] in compact), None)
         return f"'{part}' of {target.text.strip()} is in the evidence" if part else None
-    words = set(re.findall(r"[a-z0-9\u00e0-\u024f]+", folded))
-    word = next((w for w in re.findall(r"[a-z0-9\u00e0-\u024f]+", fold(target.text))
-                 if len(w) >= 3 and w not in _TITLES and (w in words or w.rstrip("s") in words)), None)
+    words = set(re.findall(r"[a-z\u00e0-\u024f]+|[0-9]+", folded))
+    stems = {w[:6] for w in words if len(w) >= 6}
+
+    def found(w: str) -> bool:  # the word, a plural, or a word of the same stem ("compliant", "compliance")
+        return w in words or w.rstrip("s") in words or (len(w) >= 6 and w[:6] in stems)
+
+    short = 2 if target.text.strip().isupper() else 3  # an acronym ("DB", "HF") may be two letters
+    word = next((w for w in re.findall(r"[a-z\u00e0-\u024f]+|[0-9]+", fold(target.text))
+                 if len(w) >= short and w not in _TITLES and found(w)), None)
     return f"'{word}' of {target.text.strip()} is in the evidence" if word else None
 
 
@@ -348,7 +398,14 @@ def reach(target: Atom, claim_text: str, atoms: Sequence[Atom], texts: Sequence[
     See the module docstring for the derivations tried.
     """
     if target.kind == "code":
-        return None
+        q = _code_quantity(target)
+        if q is not None:  # "41kWh": reach it as the number it is
+            target = Atom("number", target.text, target.key, target.start, target.end, quantity=q)
+        elif target.text[:1].isdigit() and all(float(x) in set(_stated_numbers(atoms, texts))
+                                               for x in re.findall(r"\d+(?:\.\d+)?", target.text)):
+            return f"the numbers of {target.text.strip()} are stated in the evidence"  # "16-17-year-olds"
+        else:
+            return None  # a product or error code is stated as it is, or it is absent
     if target.kind == "entity":
         return _reach_name(target, texts)
     answer = [a for a in answer if a is not target]
@@ -358,4 +415,4 @@ def reach(target: Atom, claim_text: str, atoms: Sequence[Atom], texts: Sequence[
         return _reach_date(target, [a for a in list(atoms) + answer if a.kind == "date"], numbers, ranges)
     if target.quantity is None:
         return None
-    return _reach_quantity(target, claim_text, atoms, numbers, ranges, _operands(atoms, answer), texts, question)
+    return _reach_quantity(target, claim_text, atoms, numbers, ranges, _operands(atoms, answer, texts), texts, question)
