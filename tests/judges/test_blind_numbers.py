@@ -136,8 +136,8 @@ def test_bounds_a_grounded_value_satisfies(judge):
     assert verdict == "unverified" and "the stated 52分钟 satisfies the bound 一小时" in reason, reason
     assert verdicts(judge, q, "全程最快52分钟，不到半小时。", notice) == ["unsupported"]
     en = "The fastest trip takes 52 minutes."
-    ((verdict, reason),) = judged(judge, "How long is the trip?", "The fastest trip takes 52 minutes, less than an hour.",
-                                  en)
+    ((verdict, reason),) = judged(judge, "How long is the trip?",
+                                  "The fastest trip takes 52 minutes, less than an hour.", en)
     assert verdict == "unverified" and "the stated 52 minutes satisfies the bound an hour" in reason, reason
     assert verdicts(judge, "How long is the trip?", "The fastest trip takes 52 minutes, over an hour.", en) == [
         "unsupported"]
