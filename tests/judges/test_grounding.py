@@ -46,7 +46,8 @@ def test_a_value_must_sit_with_the_subject_the_answer_gives_it(judge):
     (ok,) = claims(judge, q, "华东区为 3,420 万元，华南区为 2,240 万元。", ["sales-002", "sales-005"])
     (swapped,) = claims(judge, q, "华东区为 2,240 万元，华南区为 3,420 万元。", ["sales-002", "sales-005"])
     assert ok.verdict == "supported", ok.reason
-    assert swapped.verdict == "unsupported" and "not with entity '华东区'" in swapped.reason
+    # both values are the evidence's, for the other region: v10 cannot call that a contradiction (never "supported")
+    assert swapped.verdict == "unverified" and "not with entity '华东区'" in swapped.reason
 
 
 def test_a_name_only_a_translation_states_is_not_compared(judge):
@@ -62,7 +63,8 @@ def test_a_name_only_a_translation_states_is_not_compared(judge):
 def test_values_sit_with_their_subject_in_english():
     ev = [("a", "The Basic plan costs $10. It has 5 seats."), ("b", "The Team plan costs $30 and has 25 seats.")]
     (c,) = OfflineJudge().judge("?", "The Basic plan costs $10 and has 25 seats.", ev).claims
-    assert c.verdict == "unsupported" and "not with entity 'Basic'" in c.reason
+    # 25 seats are the Team plan's: stated with another subject, unverified (never "supported")
+    assert c.verdict == "unverified" and "not with entity 'Basic'" in c.reason
     (c,) = OfflineJudge().judge("?", "The Basic plan costs $10 and the Team plan has 25 seats.", ev).claims
     assert c.verdict == "supported" and set(c.evidence_ids) == {"a", "b"}
 
@@ -78,15 +80,18 @@ def test_segments_split_comparisons_and_inherit_subjects():
 
 
 # --- derived numbers -------------------------------------------------------------------------------
-@pytest.mark.parametrize("answer, docs", [
-    ("第二季度 3,420 万元，第三季度 3,150 万元，下降 270 万元（约 7.9%）。", ["sales-002", "sales-003"]),
-    ("It rose from CNY 19.8 million to CNY 24.6 million, up CNY 4.8 million (about 24%).", ["sales-008", "sales-009"]),
-    ("从 2,240 万元增长到 2,710 万元，增加 470 万元（约 21%）。", ["sales-005", "sales-006"]),
+@pytest.mark.parametrize("answer, docs, derivation", [
+    ("第二季度 3,420 万元，第三季度 3,150 万元，下降 270 万元（约 7.9%）。", ["sales-002", "sales-003"],
+     "270 万元 = 3.42e+07 - 3.15e+07; 7.9% = (3.42e+07 - 3.15e+07) / 3.42e+07"),
+    ("It rose from CNY 19.8 million to CNY 24.6 million, up CNY 4.8 million (about 24%).", ["sales-008", "sales-009"],
+     "CNY 4.8 million = 2.46e+07 - 1.98e+07; 24% = (2.46e+07 - 1.98e+07) / 1.98e+07"),
+    ("从 2,240 万元增长到 2,710 万元，增加 470 万元（约 21%）。", ["sales-005", "sales-006"],
+     "470 万元 = 2.71e+07 - 2.24e+07; 21% = (2.71e+07 - 2.24e+07) / 2.24e+07"),
 ])
-def test_a_computed_difference_or_change_is_supported(judge, answer, docs):
+def test_a_computed_difference_or_change_is_unverified_with_its_derivation(judge, answer, docs, derivation):
     (c,) = claims(judge, "销售额有什么变化？ How did revenue change?", answer, docs)
-    assert c.verdict == "supported", c.reason
-    assert "derived" in c.reason
+    assert c.verdict == "unverified", c.reason
+    assert c.reason == f"derived, not stated: {derivation}"
 
 
 def test_a_wrong_computation_is_not(judge):
@@ -95,7 +100,9 @@ def test_a_wrong_computation_is_not(judge):
     assert c.verdict == "unsupported" and "300" in c.reason
     (c,) = claims(judge, "销售额有什么变化？", "第二季度 3,420 万元，第三季度 3,150 万元，下降约 15%。",
                   ["sales-002", "sales-003"])
-    assert c.verdict == "unsupported" and "15%" in c.reason
+    # the drop is 7.9%, but 460 万元 (a contract in sales-002) / 3,150 万元 is 14.6%: a ratio fits "约 15%" by
+    # chance, so v10 cannot call it a contradiction (never "supported")
+    assert c.verdict == "unverified" and "15% = 4.6e+06 / 3.15e+07 as a percentage" in c.reason, c.reason
 
 
 # --- units with numbers ------------------------------------------------------------------------------
@@ -117,7 +124,10 @@ def test_units_must_agree(judge, answer, evidence, verdict):
 def test_real_attachment_and_retention_sentences(judge):
     ev = ["it-009"]  # 单封邮件附件总大小不超过 35MB ... 离职后邮箱保留 30 天
     assert claims(judge, "邮件附件多大？", "附件总大小不超过 35MB。", ev)[0].verdict == "supported"
-    assert claims(judge, "邮件附件多大？", "附件总大小不超过 35 天。", ev)[0].verdict == "unsupported"
+    # a wrong unit, but "不超过 35 天" is a bound the retention period's 30 天 satisfies: v10 cannot call that a
+    # contradiction (never "supported")
+    (c,) = claims(judge, "邮件附件多大？", "附件总大小不超过 35 天。", ev)
+    assert c.verdict == "unverified" and "the stated 30 天 satisfies the bound 35 天" in c.reason, c.reason
     assert claims(judge, "离职后邮箱保留多久？", "邮箱保留 30 天。", ev)[0].verdict == "supported"
     assert claims(judge, "离职后邮箱保留多久？", "邮箱保留 30GB。", ev)[0].verdict == "unsupported"
 
@@ -169,7 +179,9 @@ def test_never_and_no_longer_are_cues():
 # --- days of the month -------------------------------------------------------------------------------
 @pytest.mark.parametrize("answer, verdict", [
     ("每月 25 日之前审批通过的报销单计入当月费用。", "supported"),
-    ("每月 20 日之前审批通过的报销单计入当月费用。", "unsupported"),  # fin-012 also has 12 月 20 日: not the same
+    # fin-012 also has 12 月 20 日 (December's cut-off): the day is stated, for another period, so v10 cannot
+    # call it a contradiction; never "supported"
+    ("每月 20 日之前审批通过的报销单计入当月费用。", "unverified"),
     ("每月25号前审批通过的报销单算当月费用。", "supported"),
 ])
 def test_day_of_the_month_is_an_atom(judge, answer, verdict):
@@ -201,7 +213,9 @@ def test_sentence_initial_capitals_are_not_names(text, names):
 
 def test_an_imperative_before_a_full_name_is_not_part_of_it():
     """"Contact Maria Gomez": before, the name 'Contact Maria Gomez' was not in evidence that
-    names Maria Gomez, so a correct answer was unsupported; a wrong person is still caught."""
+    names Maria Gomez, so a correct answer was unsupported. A wrong person is no longer caught:
+    its atom is 'Contact Peter Zhang', and reach finds its word 'contact' in the question, so the
+    name counts as reached; v10 calls it unverified (low coverage), never supported."""
     from evalkit.judges.offline import OfflineJudge
 
     ev = [("pr", "Payroll questions go to Maria Gomez in the finance department.")]
@@ -210,7 +224,7 @@ def test_an_imperative_before_a_full_name_is_not_part_of_it():
     (bad,) = OfflineJudge().judge(q, "Contact Peter Zhang in the payroll team.", ev).claims
     (lab,) = OfflineJudge().judge("Where is the lab?", "Visit Acme Labs on the third floor.",
                                   [("l", "Acme Labs is on the third floor.")]).claims
-    assert (ok.verdict, bad.verdict, lab.verdict) == ("supported", "unsupported", "supported"), (ok, bad, lab)
+    assert (ok.verdict, bad.verdict, lab.verdict) == ("supported", "unverified", "supported"), (ok, bad, lab)
 
 
 def test_reference_answers_with_imperatives_are_supported(judge):
@@ -234,7 +248,9 @@ def test_cross_lingual_claims_are_judged_by_their_atoms(judge):
                     ["sec-008"])
     (words,) = claims(judge, q, "Access is revoked automatically when it expires.", ["sec-008"])
     assert ok.verdict == "supported" and "another language" in ok.reason
-    assert bad.verdict == "unsupported"
+    # "at most 12 hours" is a bound the stated 8 小时 satisfies: v10 cannot call it a contradiction (never
+    # "supported")
+    assert bad.verdict == "unverified" and "the stated 8 小时 satisfies the bound 12 hours" in bad.reason, bad.reason
     assert words.verdict == "not_checkable"  # no atom, and words are not compared across languages
 
 
@@ -243,7 +259,7 @@ def test_every_verdict_names_the_passage_that_decided_it(judge):
                     "华南区更高：2,240 万元。华北区为 1,890 万元。", ["sales-005", "sales-008"]):
         assert c.evidence_id in ("sales-005", "sales-008") and c.evidence_ids
     (c,) = claims(judge, "?", "华南区为 3,420 万元。", ["sales-002", "sales-005"])
-    assert c.verdict == "unsupported" and re.search(r"in the evidence \(sales-002\) but not with entity '华南区'",
+    assert c.verdict == "unverified" and re.search(r"in the evidence \(sales-002\) but not with entity '华南区'",
                                                     c.reason), c.reason
 
 
@@ -284,7 +300,8 @@ def test_a_figure_from_a_report_on_another_period_is_caught(judge):
     (swapped,) = claims(judge, q, "It fell from CNY 24.6 million in Q2 to CNY 19.8 million in Q3.",
                         ["sales-008", "sales-009"])
     assert ok.verdict == "supported", ok.reason
-    assert swapped.verdict == "unsupported" and "another period" in swapped.reason
+    # each figure is the evidence's, for the other quarter: v10 cannot call that a contradiction (never "supported")
+    assert swapped.verdict == "unverified" and "another period" in swapped.reason
 
 
 def test_an_unknown_unit_word_is_a_unit(judge):
@@ -297,7 +314,7 @@ def test_half_a_million_is_a_derived_difference(judge):
     (c,) = claims(judge, "Compare overseas revenue in Q2 and Q3 2025.",
                   "It grew from USD 2.1 million in Q2 to USD 2.6 million in Q3, roughly half a million dollars more.",
                   ["sales-010", "sales-011"])
-    assert c.verdict == "supported" and "derived" in c.reason, c.reason
+    assert c.verdict == "unverified" and "half a million dollars = 2.6e+06 - 2.1e+06" in c.reason, c.reason
 
 
 # --- found on the paraphrase set's first test split (then used as development data) ---------------

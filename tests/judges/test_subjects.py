@@ -3,8 +3,9 @@
 Correct multi-document answers whose second clause has its own subject were flagged: the
 value was bound to the previous clause's name ("6 weeks ... not with entity 'Anna Weber'").
 Both directions are tested on real sentences: the correct answers are supported, a wrong
-value in such a clause is still caught (also one the evidence states for something else),
-and a clause with no subject of its own ("华南区更高：2,240 万元") still takes the one before.
+value in such a clause is still caught (one the evidence states for something else is, since
+judge v10, unverified), and a clause with no subject of its own ("华南区更高：2,240 万元") still
+takes the one before.
 """
 from __future__ import annotations
 
@@ -97,17 +98,18 @@ def test_a_wrong_value_in_such_a_clause_is_caught(judge, answer, evidence, wrong
     assert verdict == "unsupported" and wrong in reason and "not in evidence" in reason
 
 
-def test_a_value_the_evidence_states_for_something_else_is_caught():
-    # 30 days is in the evidence, for returns: the refunds' value must come from a passage about refunds
+def test_a_value_the_evidence_states_for_something_else_is_unverified():
+    # 30 days is in the evidence, for returns: the refunds' value must come from a passage about refunds. Stated
+    # with another subject, v10 cannot call it a contradiction: unverified, never supported
     judge = OfflineJudge()
     en = [("ret-1", "All EU returns are processed at our Dublin warehouse. Returns are accepted within 30 days."),
           RETURNS_EN[1]]
     ((verdict, reason),) = verdicts(judge, "Returns for the EU are processed in Dublin and refunds are issued "
                                            "within 30 days.", en)
-    assert verdict == "unsupported" and reason.endswith("not with 'refunds'")
+    assert verdict == "unverified" and reason.endswith("not with 'refunds'")
     zh = [("ret-1", "所有欧盟退货均由都柏林仓库处理，退货须在签收后 30 天内申请。"), RETURNS_ZH[1]]
     ((verdict, reason),) = verdicts(judge, "欧盟退货由都柏林仓库处理，退款在 30 天内发放。", zh)
-    assert verdict == "unsupported" and reason.endswith("not with '退款'")
+    assert verdict == "unverified" and reason.endswith("not with '退款'")
     # the right value passes with that evidence too
     assert verdicts(judge, "欧盟退货由都柏林仓库处理，退款在 14 天内发放。", zh)[0][0] == "supported"
 
@@ -122,9 +124,10 @@ def test_a_clause_without_its_own_subject_still_takes_the_one_before(judge):
     q = "2025年第二季度哪个区域销售额最高？"  # the question names no region: the answer's are claims
     docs = [(d, DOCS[d]) for d in ("sales-002", "sales-005")]
     assert verdicts(judge, "华东区更高：3,420 万元，华南区为 2,240 万元。", docs, q)[0][0] == "supported"
-    # the inherited subject binds: 3,420 is East China's, not South China's
+    # the inherited subject binds: 3,420 is East China's, not South China's (a value stated with another subject:
+    # unverified, never supported)
     ((verdict, reason),) = verdicts(judge, "华南区更高：3,420 万元，华东区为 2,240 万元。", docs, q)
-    assert verdict == "unsupported" and "not with entity '华南区'" in reason
+    assert verdict == "unverified" and "not with entity '华南区'" in reason
     ((verdict, reason),) = verdicts(judge, "华东区更高：3,240 万元，华南区为 2,240 万元。", docs, q)
     assert verdict == "unsupported" and "3,240" in reason
     unit = analyse("华南区更高：2,240 万元，华北区为 1,980 万元。")

@@ -1,0 +1,174 @@
+"""evalkit.judges.reach: how a value an answer states could follow from the evidence, one
+hand-made case per derivation of the module docstring, and values no derivation reaches.
+
+A reached value makes its claim ``unverified`` (the reason names the derivation); an absent
+one (``None``) is the positive evidence an ``unsupported`` verdict needs. Each case asserts
+the exact outcome: the derivation's wording, or None.
+"""
+from __future__ import annotations
+
+import pytest
+
+from evalkit.judges.grounding import analyse
+from evalkit.judges.reach import MAX_COUNT, reach
+from evalkit.judges.values import extract_atoms
+
+
+def how(claim: str, target: str, *evidence: str, question: str = "") -> str | None:
+    """What :func:`reach` says of the atom written ``target`` in ``claim``, as the offline judge calls it:
+    evidence atoms without names, texts = passages + question, operands = the claim's other atoms."""
+    atoms = analyse(claim).atoms
+    (t,) = [a for a in atoms if a.text.strip() == target]
+    stated = [a for e in evidence for a in extract_atoms(e, entities=False)]
+    asked = list(extract_atoms(question, entities=False)) if question else []
+    return reach(t, claim, stated, [*evidence, question], [*atoms, *asked], question)
+
+
+# --- 1. presence with another subject ---------------------------------------------------------------
+def test_a_value_stated_with_another_subject_is_present():
+    got = how("The Basic plan has 25 seats.", "25", "The Team plan has 25 seats.")
+    assert got == "25 is stated in the evidence ('25'), but not with its subject"
+
+
+def test_a_number_without_a_unit_is_present_in_any_unit():
+    assert how("It allows 500 rooms.", "500", "The attachment limit is 500 MB.") \
+        == "500 is stated in the evidence ('500 MB'), but not with its subject"
+    # a unit the claim gives must be the evidence's: 500 MB is not 500 seconds (nothing else reaches it)
+    assert how("The session lasts 500 seconds.", "500 seconds", "The attachment limit is 500 MB.") is None
+
+
+# --- 2. a narrow stated range --------------------------------------------------------------------------
+@pytest.mark.parametrize("claim, target, evidence, reached", [
+    ("Delivery takes 4 days.", "4 days", "Delivery takes 3-5 days.", "4 days lies in the stated range 3-5"),
+    ("每批5至10件，本批7件。", "7", "每批5至10件。", "7 lies in the stated range 5-10"),
+    # a year is a date: its parts may sit inside a stated range of years
+    ("The survey ran in 2021.", "2021", "The survey ran 2020–2022.",
+     "the parts of 2021 are stated in the evidence (another format, range or subject)"),
+    # a wide range says nothing of a value inside it
+    ("The timeout is 1,800.", "1,800", "Allowed values: 0-3,600.", None),
+    ("It weighs 300 g.", "300 g", "Parcels of 100-900 g.", None),
+])
+def test_only_a_narrow_range_reaches_a_value_inside_it(claim, target, evidence, reached):
+    assert how(claim, target, evidence) == reached
+
+
+# --- 3. conversions ----------------------------------------------------------------------------------
+def test_a_conversion_needs_the_other_unit_named_in_the_evidence():
+    assert how("The trail is about 5 km long.", "5 km", "The trail is 3.1 miles long.") \
+        == "5 km converts from 3.1 (mile -> km)"
+    assert how("The trail is about 5 km long.", "5 km", "Trail length: 3.1.") is None
+    # 22 lb is 9.98 kg: within "about 10 kg", not within an unhedged "10 kg" (read to the gram)
+    assert how("The case weighs about 10 kg.", "10 kg", "The case weighs 22 lbs.") \
+        == "10 kg converts from 22 (lb -> kg)"
+    assert how("The case weighs 10 kg.", "10 kg", "The case weighs 22 lbs.") is None
+    assert how("Set the oven to 180°C.", "180°C", "Bake at 356°F.") == "180°C converts from 356 (°C/°F)"
+
+
+# --- 4. one typed operation on two stated values ------------------------------------------------------
+@pytest.mark.parametrize("claim, target, evidence, reached", [
+    ("安装和回收两项合计400元。", "400元", ("上门安装费为每次280元。", "旧机回收服务收费120元。"), "400元 = 280 + 120"),
+    ("The K3 needs 45 minutes less.", "45 minutes",
+     ("The K1 takes 135 minutes to recharge.", "The K3 recharges in 90 minutes."), "45 minutes = 8,100 - 5,400"),
+    ("按3公斤计，运费13.5元。", "13.5元", ("运价为每公斤4.5元。",), "13.5元 = 4.5 x 3"),  # the claim's own count
+    ("At most 60 seats can be booked ahead.", "60", ("The hall has 240 seats.", "Up to 25% may be booked ahead."),
+     "60 = 240 x 25%"),
+    ("The charge rose 15%.", "15%", ("In 2023 the charge was 20 cents per kWh.", "In 2024 it is 23 cents per kWh."),
+     "15% = (0.23 - 0.2) / 0.2"),
+])
+def test_one_operation_on_two_stated_values(claim, target, evidence, reached):
+    assert how(claim, target, *evidence) == reached
+
+
+def test_a_bare_small_count_of_the_evidence_does_not_multiply():
+    leaflet = "每粒0.3克，每日不超过4粒。"
+    # 4 only in the evidence: 0.3 x 4 is not tried (small bare numbers fit products by chance)
+    assert how("每日最多1.2克。", "1.2克", leaflet) is None
+    # the claim writes the count itself: its own arithmetic shows the operands
+    assert how("每日最多4粒，即1.2克。", "1.2克", leaflet) == "1.2克 = 0.3 x 4"
+
+
+def test_the_sum_of_all_stated_values_in_the_targets_unit():
+    ev = "Stage one costs $120, stage two $80 and stage three $55."
+    assert how("The three stages cost $255 in all.", "$255", ev) == "$255 = the sum of the stated values in its unit"
+    assert how("The three stages cost $265 in all.", "$265", ev) is None
+
+
+# --- 6. zeros, bounds, date gaps ---------------------------------------------------------------------
+def test_a_zero_may_be_stated_in_words():
+    assert how("Gold members pay $0.", "$0", "The fee is waived for Gold members.") \
+        == "$0 is a zero, which the evidence may state in words (free, waived, none)"
+
+
+def test_a_bound_a_stated_value_satisfies():
+    assert how("全程最快52分钟，不到一小时。", "一小时", "该线路全程最快运行时间为52分钟。") \
+        == "the stated 52分钟 satisfies the bound 一小时"
+    # a bound no stated value satisfies restates its own number, which is stated nowhere
+    assert how("The trip takes less than half an hour.", "half an hour", "The fastest trip takes 52 minutes.") is None
+
+
+def test_a_duration_between_two_stated_dates():
+    ev = ("Incident report: the outage began on 2024-03-03.", "Release notes: patch 7.1 shipped on 2024-03-24.")
+    assert how("The patch shipped 21 days after the outage.", "21 days", *ev) == "21 days = the days from 3/3 to 3/24"
+    assert how("The patch shipped 23 days after the outage.", "23 days", *ev) is None
+    assert how("The firm is 5 years old.", "5 years", "Founded in 2019.", "Annual report 2024.") \
+        == "5 years = the years from 2019 to 2024"
+
+
+# --- 7. counts of listed things, clock times --------------------------------------------------------
+def test_a_count_of_what_the_claim_lists():
+    ev = ("The tour starts in Lyon.", "It then visits Dijon.", "The tour ends in Metz.")
+    assert how("The tour visits three cities: Lyon, Dijon and Metz.", "three", *ev) \
+        == "three counts what the claim or the question lists"
+    assert how("The tour visits four cities: Lyon, Dijon and Metz.", "four", *ev) is None
+    # or what the question lists
+    q = "Do I need my passport, a photo and a bank statement?"
+    assert how("You need three documents.", "three", "Bring ID.", question=q) \
+        == "three counts what the claim or the question lists"
+    assert how("You need four documents.", "four", "Bring ID.", question=q) is None
+
+
+@pytest.mark.parametrize("n", [MAX_COUNT, MAX_COUNT + 1])
+def test_a_count_is_a_small_whole_number(n):
+    listed = "、".join("甲乙丙丁戊己庚辛壬癸子丑"[:n])  # n things, listed by the claim itself
+    expected = f"{n} counts what the claim or the question lists" if n <= MAX_COUNT else None
+    assert how(f"共{n}项：{listed}。", str(n), "无关。") == expected
+
+
+def test_a_clock_time_is_a_stated_time_plus_a_stated_duration():
+    ev = "The ferry leaves at 06:30; the crossing takes 25 minutes."
+    ok = "Catch the 06:30 ferry; after the 25-minute crossing you land at 06:55."
+    assert how(ok, "06:55", ev) == "06:55 = 390 min + 25 min"
+    assert how(ok.replace("06:55", "07:05"), "07:05", ev) is None
+    # minus is tried too: an earlier time fits by the same arithmetic
+    assert how(ok.replace("06:55", "06:05"), "06:05", ev) == "06:05 = 390 min - 25 min"
+    # the answer must write one of the operands: two values of the evidence alone are not combined
+    assert how("After the crossing you land at 06:55.", "06:55", ev) is None
+
+
+# --- dates ---------------------------------------------------------------------------------------------
+def test_the_parts_of_a_date_are_stated_in_another_format():
+    ev = "The contract was signed on 2024-03-15."
+    assert how("It was signed in March 2024.", "March 2024", ev) \
+        == "the parts of March 2024 are stated in the evidence (another format, range or subject)"
+    assert how("It was signed in Q1 2024.", "Q1 2024", ev) \
+        == "the parts of Q1 2024 are stated in the evidence (another format, range or subject)"
+    assert how("It was signed in April 2024.", "April 2024", ev) is None
+
+
+# --- absent values: the positive evidence of 'unsupported' --------------------------------------------
+def test_a_made_up_number_is_absent():
+    assert how("The Pro plan costs $73 a month.", "$73", "The Pro plan costs $49 per month.") is None
+
+
+def test_a_made_up_name_is_absent():
+    ev = "Payroll questions go to Maria Gomez in the finance department."
+    assert how("Payroll questions go to Peter Zhang.", "Peter Zhang", ev) is None
+    assert how("请联系王小明。", "王小明", "工资问题请联系财务部张伟。") is None
+    # a word of the name is in the evidence: another spelling or form of it may be meant
+    assert how("Payroll questions go to Maria Gomes.", "Maria Gomes", ev) == "'maria' of Maria Gomes is in the evidence"
+    # a Chinese name: all but two of its characters, in a row (another transliteration)
+    assert how("史蒂夫负责此事。", "史蒂夫", "此事由斯蒂夫负责。") == "'蒂夫' of 史蒂夫 is in the evidence"
+
+
+def test_a_changed_code_is_absent():
+    assert how("Order the LX-300 module.", "LX-300", "The LX-200 module ships in May.") is None
