@@ -17,7 +17,9 @@ model judge (``offline+llm``, ``offline+nli``) or a person looks only at those. 
    10,000)"). An atom stated, but not with its subject or period, is ``unverified``.
 2. **Polarity**, per clause (:mod:`.polarity`): a negated evidence clause whose negated
    words a plain claim clause repeats, with term overlap >= ``flip_overlap``, is a polarity
-   flip: ``unsupported``. A negated claim clause without
+   flip: ``unsupported``; so is a negated claim clause whose best-matching evidence clause
+   states its words (``flip_overlap`` of them) without a negation and without a boundary
+   ("only", "minimum", "30+", 仅, 以上: a rule with a boundary negates what lies outside it). A negated claim clause without
    negated evidence otherwise is ``unverified`` (antonyms and paraphrases negate without a cue word).
    A claim of at least ``MIN_FOREIGN_TERMS`` novel content words none of which is anywhere in
    the evidence, and no grounded atom, is an added sentence: ``unsupported``.
@@ -167,6 +169,7 @@ class ClaimSignals:
     passage_id: str | None = None                      # the passage that decided the verdict
     passages: list[str] = field(default_factory=list)  # every passage the claim is grounded in
     negation_missing: str | None = None  # reason, when a claim negation has no negated evidence
+    negation_overlap: float = 0.0        # how much of that negated claim clause a plain evidence clause restates
     flip: float = 0.0                    # how strongly a plain claim clause restates a negated evidence clause
     flip_reason: str = ""
     boilerplate: bool = False            # "Hope this helps!", "如有其他问题请随时联系"
@@ -239,6 +242,8 @@ class OfflineJudge:
             return ClaimVerdict(s.claim, "unsupported", "; ".join(s.absent), **where)
         if s.flip >= t.flip_overlap:
             return ClaimVerdict(s.claim, "unsupported", s.flip_reason, **where)
+        if s.negation_missing and s.negation_overlap >= t.flip_overlap:  # the evidence says all of it, unnegated
+            return ClaimVerdict(s.claim, "unsupported", f"polarity flip: {s.negation_missing}", **where)
         if s.missing:
             return ClaimVerdict(s.claim, "unverified", "; ".join(s.missing), **where)
         if s.negation_missing:
@@ -343,4 +348,5 @@ class OfflineJudge:
                     checked.append(w)
         pol = check_polarity(claim.clauses, checked, q_negated, q_terms, same_lang)
         s.negation_missing, s.flip, s.flip_reason = pol.negation_missing, pol.flip, pol.flip_reason
+        s.negation_overlap = pol.missing_overlap
         return s

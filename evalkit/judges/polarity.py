@@ -50,6 +50,7 @@ class Polarity:
     """The polarity findings of one claim (thresholds are applied by the judge)."""
 
     negation_missing: str | None = None  # reason, when a claim negation has no negated evidence
+    missing_overlap: float = 0.0         # ... and how much of that claim clause a plain evidence clause restates
     flip: float = 0.0                    # how strongly a plain claim clause restates a negated evidence clause
     flip_reason: str = ""
 
@@ -228,6 +229,9 @@ def _brought(c: Clause, q_cues: bool | frozenset[str]) -> bool:
 
 _EXCEPTION = re.compile(r"\b(?:except|other than|apart from|besides|save for)\b|\bbut\s+(?=\w)|除")
 # "nothing but water": the clauses are cut at "but", so the clause before ends on "nothing"
+_BOUNDED = re.compile(r"\b(?:only|solely|exclusively|minimum|maximum|at least|at most|or more|or older|or less|"
+                      r"and above|and over|up to|unless|provided)\b|\d\s*\+|只|仅|唯|最低|最高|最少|最多|至少|以上|"
+                      r"以下|以内", re.IGNORECASE)
 _EXCLUSIVE = re.compile(r"\b(?:only|solely|exclusively)\b|\bnothing(?: but\b|\W*\n)|只|仅|唯", re.IGNORECASE)
 
 
@@ -309,6 +313,10 @@ def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q
             same = best is not None and _overlap(best.terms, c)[1] >= min(2, len(c.terms))
             if same and not _negates(best, c) and not restated and out.negation_missing is None:
                 out.negation_missing = f"negation '{c.cues[0]}' absent from best sentence ('{short(best.text)}')"
+                sent = next((" ".join(y.text for y in x) for x in sentences if any(y is best for y in x)), best.text)
+                # a rule with a boundary ("仅旗舰版支持", "minimum Android 9", "30+ hours") says the negation of
+                # what falls outside it: restating it negated is no flip
+                out.missing_overlap = 0.0 if _BOUNDED.search(sent) else _overlap(best.terms, c)[0]
             continue
         joined = " ".join(c.terms)
         for e in candidates:
