@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -44,3 +45,11 @@ def scoring_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--relevance-level", type=click.IntRange(1), default=None,
                         help="Grade from which a document counts as relevant for recall, hit, precision and MRR "
                              "(trec_eval -l; nDCG always uses the grades as gains). [default: 1]")(f)
+
+
+def output_file(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """Callback of ``--output``: a value that names no file (``--output ''``, ``.``, ``/``) is a usage error (exit 2)."""
+    if value is not None and not Path(value).name:
+        raise click.BadParameter("needs a file name (it is empty or ends in a folder): give the summary JSON to "
+                                 "write, e.g. --output results/run.json (per-query records then go to results/run/)")
+    return value
