@@ -45,7 +45,7 @@ def test_a_lone_surrogate_is_refused_at_validate_freeze_and_append(ws: Path):
 def test_a_set_frozen_with_a_lone_surrogate_is_refused_at_load(ws: Path, monkeypatch: pytest.MonkeyPatch):
     path = ws / "sets" / "kb.jsonl"
     path.write_text(path.read_text() + escaped([SURROGATE]))
-    monkeypatch.setattr("evalkit.evalsets.evalset.unencodable", lambda value, where="": None)
+    monkeypatch.setattr("evalkit.evalsets.evalset.unencodable", lambda value, where="": None, raising=False)
     freeze(path)  # as an older evalkit froze it: v2 holds the bad line
     msg = one_line_error(cli(ws, "run", "--eval-set", "sets/kb.jsonl@v2", "--graph-config", "bm25.yaml",
                              "--output", "out/kb.json", "--no-mlflow", "--no-progress"), 2)
@@ -99,11 +99,12 @@ def test_an_unpinned_eval_set_says_which_unfrozen_lines_it_ignores(ws: Path):
 @pytest.mark.parametrize("command", ["run", "score", "demo"])
 def test_an_empty_output_is_a_usage_error(ws: Path, command: str):
     args = {"run": ("run", "--eval-set", SET, "--graph-config", "bm25.yaml", "--no-mlflow"),
-            "score": ("score", "--eval-set", SET, "--run", "bm25.yaml", "--name", "x"),
+            "score": ("score", "--eval-set", SET, "--run", "mine.trec", "--name", "x", "--no-mlflow"),
             "demo": ("demo",)}[command]
+    (ws / "mine.trec").write_text("".join(f"q{n} Q0 d{n} 1 1.0 mine\n" for n in range(N_QUESTIONS)))
     proc = cli(ws, *args, "--output", "")
     msg = one_line_error(proc, 2)
     assert msg == ("Error: Invalid value for '--output': needs a file name (it is empty or ends in a folder): give "
                    "the summary JSON to write, e.g. --output results/run.json (per-query records then go to "
                    "results/run/)")
-    assert sorted(p.name for p in ws.iterdir()) == ["bm25.yaml", "bm25b.yaml", "sets", "slow.yaml"]
+    assert sorted(p.name for p in ws.iterdir()) == ["bm25.yaml", "bm25b.yaml", "mine.trec", "sets", "slow.yaml"]

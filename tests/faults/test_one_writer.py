@@ -14,8 +14,6 @@ from pathlib import Path
 
 from faultkit import N_QUESTIONS, SET, cli, lines_of, one_line_error, spawn, wait_until
 
-from evalkit.locking import output_lock
-
 SLOW_RUN = ("run", "--eval-set", SET, "--graph-config", "slow.yaml", "--output", "out/kb.json", "--no-mlflow",
             "--no-progress", "--no-share")
 
@@ -67,6 +65,8 @@ def test_a_killed_writer_is_taken_over_with_a_notice_and_resumed(ws: Path):
 
 
 def test_score_and_demo_into_a_locked_output_are_refused(ws: Path):
+    from evalkit.locking import output_lock
+
     (ws / "mine.trec").write_text("".join(f"q{n} Q0 d{n} 1 1.0 mine\n" for n in range(N_QUESTIONS)))
     (ws / "out" / "kb").mkdir(parents=True)
     with output_lock(ws / "out" / "kb.json"):  # this test process is the writer now
