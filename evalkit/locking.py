@@ -32,8 +32,10 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from evalkit.errors import EvalkitError
+from evalkit.fileio import output_error
 
 __all__ = ["Holder", "LockBusyError", "evalset_lock", "hold", "output_lock", "store_lock"]
 
@@ -121,42 +123,29 @@ def hold(lock_path: Path, *, timeout: float, busy: Callable[[Holder | None], str
             ``waiting``) before waiting.
         waiting: the line ``note`` gets before this process waits for another holder.
     """
-    from filelock import FileLock, Timeout
-
     key = str(Path(lock_path).absolute())
     me = threading.get_ident()
     with _HELD_GUARD:
         held = _HELD.get(key)
         if held is not None and held[0] == me:
             held[1] += 1
-            reentered = True
-        else:
-            reentered = False
-    if reentered:
+    if held is not None and held[0] == me:  # this thread holds it already (the command, then the library)
         try:
             yield
         finally:
             with _HELD_GUARD:
                 _HELD[key][1] -= 1
         return
-    lock = FileLock(key, thread_local=False)
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        if timeout <= 0:
-            raise LockBusyError(busy(read_holder(Path(key)))) from None
-        if note is not None and waiting is not None:
-            note(waiting(read_holder(Path(key))))
-        try:
-            lock.acquire(timeout=timeout)
-        except Timeout:
-            raise LockBusyError(busy(read_holder(Path(key)))) from None
+    lock = _acquire(Path(lock_path), timeout, busy, note, waiting)
     try:
         previous = read_holder(Path(key))
-        mine = (os.getpid(), socket.gethostname())
-        if previous is not None and note is not None and (previous.pid, previous.host) != mine:
+        if previous is not None and note is not None and (previous.pid, previous.host) != (os.getpid(),
+                                                                                           socket.gethostname()):
             note(_taken_over(Path(lock_path), previous))
-        _holder_path(Path(key)).write_text(json.dumps(asdict(this_process())) + "\n", encoding="utf-8")
+        try:
+            _holder_path(Path(key)).write_text(json.dumps(asdict(this_process())) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise output_error(_holder_path(Path(lock_path)), exc, LOCK_HINT) from None
         with _HELD_GUARD:
             _HELD[key] = [me, 1]
         try:
@@ -167,6 +156,33 @@ def hold(lock_path: Path, *, timeout: float, busy: Callable[[Holder | None], str
             _holder_path(Path(key)).unlink(missing_ok=True)  # before the lock goes: a holder file names a holder
     finally:
         lock.release()
+
+
+LOCK_HINT = "make the folder writable (evalkit writes a lock file there while it changes it)"
+
+
+def _acquire(lock_path: Path, timeout: float, busy: Callable[[Holder | None], str],
+             note: Callable[[str], None] | None, waiting: Callable[[Holder | None], str] | None) -> Any:
+    """The acquired ``FileLock``: at once, or after waiting up to ``timeout`` s (saying so); else ``LockBusyError``."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(lock_path.absolute()), thread_local=False)
+    try:
+        try:
+            lock.acquire(timeout=0)
+            return lock
+        except Timeout:
+            if timeout <= 0:
+                raise LockBusyError(busy(read_holder(lock_path))) from None
+        if note is not None and waiting is not None:
+            note(waiting(read_holder(lock_path)))
+        try:
+            lock.acquire(timeout=timeout)
+        except Timeout:
+            raise LockBusyError(busy(read_holder(lock_path))) from None
+    except OSError as exc:  # a read-only folder, a missing permission: one line, not a traceback
+        raise output_error(lock_path, exc, LOCK_HINT) from None
+    return lock
 
 
 def _taken_over(lock_path: Path, previous: Holder) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PLUGINS = REPO / "tests" / "run"  # slow_nodes.py: a node that sleeps, so a run can be caught half-way
+PLUGINS = REPO / "tests" / "faults"  # hold_nodes.py: a node that holds a run half-way while a file exists
 N_QUESTIONS = 40
 DOCS = [(f"d{i}", f"document {i} about topic {i % 7} with words " + "filler " * 40) for i in range(60)]
 SET = "sets/kb.jsonl@v1"
@@ -36,7 +36,7 @@ def jsonl(rows: list[dict]) -> str:
 
 def env_for(ws: Path) -> dict[str, str]:
     """This checkout's evalkit, the test node plugin, and a cache inside the workspace."""
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(PLUGINS)]), "EVALKIT_PLUGINS": "slow_nodes",
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(PLUGINS)]), "EVALKIT_PLUGINS": "hold_nodes",
             "EVALKIT_CACHE": str(ws / "cache"), "PYTHONUNBUFFERED": "1"}
 
 

@@ -107,4 +107,4 @@ def test_an_empty_output_is_a_usage_error(ws: Path, command: str):
     assert msg == ("Error: Invalid value for '--output': needs a file name (it is empty or ends in a folder): give "
                    "the summary JSON to write, e.g. --output results/run.json (per-query records then go to "
                    "results/run/)")
-    assert sorted(p.name for p in ws.iterdir()) == ["bm25.yaml", "bm25b.yaml", "mine.trec", "sets", "slow.yaml"]
+    assert sorted(p.name for p in ws.iterdir()) == ["bm25.yaml", "bm25b.yaml", "held.yaml", "mine.trec", "sets"]

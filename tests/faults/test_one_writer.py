@@ -10,12 +10,14 @@ import json
 import os
 import signal
 import socket
+import subprocess
 from pathlib import Path
 
 from faultkit import N_QUESTIONS, SET, cli, lines_of, one_line_error, spawn, wait_until
 
-SLOW_RUN = ("run", "--eval-set", SET, "--graph-config", "slow.yaml", "--output", "out/kb.json", "--no-mlflow",
+HELD_RUN = ("run", "--eval-set", SET, "--graph-config", "held.yaml", "--output", "out/kb.json", "--no-mlflow",
             "--no-progress", "--no-share")
+HELD_AFTER = 25  # conftest.HELD_AFTER: held.yaml runs 25 queries, then waits while the file HOLD exists
 
 
 def _whole_ids(path: Path) -> list[str]:
@@ -23,42 +25,48 @@ def _whole_ids(path: Path) -> list[str]:
     return [json.loads(line)["query_id"] for line in lines_of(path)]
 
 
+def _caught_half_way(ws: Path) -> tuple[subprocess.Popen[str], Path]:
+    """A real `evalkit run` that has written 25 records and waits (while ws/HOLD exists) in its query loop."""
+    (ws / "HOLD").touch()
+    per_query = ws / "out" / "kb" / "held" / "per_query.jsonl"
+    first = spawn(ws, *HELD_RUN)
+    wait_until(lambda: len(lines_of(per_query)) >= HELD_AFTER, first, timeout=120)
+    return first, per_query
+
+
 def test_a_second_run_into_an_output_being_written_is_refused(ws: Path):
-    per_query = ws / "out" / "kb" / "slow" / "per_query.jsonl"
-    first = spawn(ws, *SLOW_RUN)
-    wait_until(lambda: len(lines_of(per_query)) >= 2, first)
+    first, per_query = _caught_half_way(ws)
     second = cli(ws, "run", "--eval-set", SET, "--graph-config", "bm25.yaml", "--output", "out/kb.json",
                  "--no-mlflow", "--no-progress")
+    resumed = cli(ws, "run", "--resume", "out/kb.json", "--no-progress")  # --resume is a writer too
+    (ws / "HOLD").unlink()  # the first run goes on
+    assert first.wait(timeout=120) == 0, first.stderr.read()
     msg = one_line_error(second, 2)
     assert msg.startswith("error: out/kb/ is being written by ")
     assert f"pid {first.pid} on host {socket.gethostname()} since 20" in msg and " UTC (evalkit run " in msg
     assert "wait for it to finish, choose another --output" in msg and "`evalkit run --resume out/kb.json`" in msg
-    resumed = cli(ws, "run", "--resume", "out/kb.json", "--no-progress")  # --resume is a writer too
     assert f"pid {first.pid}" in one_line_error(resumed, 2)
-    assert first.wait(timeout=120) == 0, first.stderr.read()
     # nothing the first run finished was lost or torn, and nothing of the refused runs got in
     summary = json.loads((ws / "out" / "kb.json").read_text())
-    assert list(summary["variants"]) == ["slow"] and summary["status"] == "complete"
+    assert list(summary["variants"]) == ["held"] and summary["status"] == "complete"
     assert _whole_ids(per_query) == [f"q{n}" for n in range(N_QUESTIONS)]
     assert not (ws / "out" / "kb" / "bm25").exists()
     assert not (ws / "out" / "kb" / ".evalkit.lock.json").exists()  # released: the holder record is gone
 
 
 def test_a_killed_writer_is_taken_over_with_a_notice_and_resumed(ws: Path):
-    per_query = ws / "out" / "kb" / "slow" / "per_query.jsonl"
-    first = spawn(ws, *SLOW_RUN)
-    wait_until(lambda: len(lines_of(per_query)) >= 25, first)
+    first, per_query = _caught_half_way(ws)
     first.send_signal(signal.SIGKILL)
     assert first.wait(timeout=30) == -signal.SIGKILL
-    finished = {json.loads(line)["query_id"] for line in lines_of(per_query) if line.endswith("}")}
-    assert 25 <= len(finished) < N_QUESTIONS
+    assert _whole_ids(per_query) == [f"q{n}" for n in range(HELD_AFTER)]
+    (ws / "HOLD").unlink()
     resumed = cli(ws, "run", "--resume", "out/kb.json", "--no-progress")
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     notes = [line for line in resumed.stderr.splitlines() if line.startswith("note: ") and "taking it over" in line]
     assert len(notes) == 1, resumed.stderr
-    assert f"was last locked by pid {first.pid} on host {socket.gethostname()}" in notes[0]
+    assert notes[0].startswith(f"note: out/kb/ was last locked by pid {first.pid} on host {socket.gethostname()}")
     assert "which is no longer running (killed?)" in notes[0]
-    assert f"slow: resuming, {len(finished)} finished queries kept" in resumed.stderr
+    assert f"held: resuming, {HELD_AFTER} finished queries kept, {N_QUESTIONS - HELD_AFTER} to run" in resumed.stderr
     assert _whole_ids(per_query) == [f"q{n}" for n in range(N_QUESTIONS)]
     again = cli(ws, "run", "--resume", "out/kb.json", "--no-progress")  # released cleanly: no notice now
     assert again.returncode == 0 and "taking it over" not in again.stderr
