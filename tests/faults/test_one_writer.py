@@ -7,7 +7,6 @@ run's variants and a per_query.jsonl could hold a torn line.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import subprocess
@@ -72,19 +71,21 @@ def test_a_killed_writer_is_taken_over_with_a_notice_and_resumed(ws: Path):
     assert again.returncode == 0 and "taking it over" not in again.stderr
 
 
-def test_score_and_demo_into_a_locked_output_are_refused(ws: Path):
-    from evalkit.locking import output_lock
-
+def test_score_and_demo_into_an_output_being_written_are_refused(ws: Path):
     (ws / "mine.trec").write_text("".join(f"q{n} Q0 d{n} 1 1.0 mine\n" for n in range(N_QUESTIONS)))
-    (ws / "out" / "kb").mkdir(parents=True)
-    with output_lock(ws / "out" / "kb.json"):  # this test process is the writer now
-        score = cli(ws, "score", "--eval-set", SET, "--run", "mine.trec", "--name", "mine", "--output",
-                    "out/kb.json", "--no-mlflow")
-        demo = cli(ws, "demo", "--output", "out/kb.json", "--no-progress", "--config", "bm25", timeout=60)
+    first, per_query = _caught_half_way(ws)
+    score = cli(ws, "score", "--eval-set", SET, "--run", "mine.trec", "--name", "mine", "--output", "out/kb.json",
+                "--no-mlflow")
+    demo = cli(ws, "demo", "--output", "out/kb.json", "--no-progress", "--config", "bm25", timeout=60)
+    (ws / "HOLD").unlink()
+    assert first.wait(timeout=120) == 0, first.stderr.read()
     for proc in (score, demo):
         msg = one_line_error(proc, 2)
-        assert f"out/kb/ is being written by pid {os.getpid()} on host {socket.gethostname()}" in msg
-    assert not (ws / "out" / "kb" / "mine").exists() and not (ws / "out" / "kb.json").exists()
+        assert f"out/kb/ is being written by pid {first.pid} on host {socket.gethostname()}" in msg
+    summary = json.loads((ws / "out" / "kb.json").read_text())  # the run's summary, not the scored file's
+    assert list(summary["variants"]) == ["held"] and summary["status"] == "complete"
+    assert _whole_ids(per_query) == [f"q{n}" for n in range(N_QUESTIONS)]
+    assert not (ws / "out" / "kb" / "mine").exists()
     score = cli(ws, "score", "--eval-set", SET, "--run", "mine.trec", "--name", "mine", "--output", "out/kb.json",
                 "--no-mlflow")  # the lock released: the same command now writes
     assert score.returncode == 0, score.stderr[-2000:]
