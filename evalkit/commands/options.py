@@ -48,7 +48,7 @@ def scoring_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def output_file(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
-    """Callback of ``--output``: a value that names no file (``--output ''``, ``.``, ``/``) is a usage error (exit 2)."""
+    """Callback of ``--output``: a value naming no file (``--output ''``, ``.``, ``/``) is a usage error (exit 2)."""
     if value is not None and not Path(value).name:
         raise click.BadParameter("needs a file name (it is empty or ends in a folder): give the summary JSON to "
                                  "write, e.g. --output results/run.json (per-query records then go to results/run/)")

@@ -236,8 +236,8 @@ def read_rows(path: Path, summary: Path | str | None = None) -> list[tuple[int, 
     try:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        line = Path(path).read_bytes()[: exc.start].count(b"\n") + 1
-        raise RecordsFileError(str(path), "", f"not valid UTF-8; {fix}", line=line) from None
+        bad_line = Path(path).read_bytes()[: exc.start].count(b"\n") + 1
+        raise RecordsFileError(str(path), "", f"not valid UTF-8; {fix}", line=bad_line) from None
     rows = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
