@@ -112,7 +112,8 @@ def unencodable(value: Any, where: str = "") -> tuple[str, int, str] | None:
         return None
     if isinstance(value, dict):
         for key, item in value.items():
-            path = f"{where}.{key}" if where else str(key)
+            name = str(key).encode("utf-8", "backslashreplace").decode("utf-8")  # a bad key is shown escaped
+            path = f"{where}.{name}" if where else name
             found = unencodable(str(key), path) or unencodable(item, path)
             if found:
                 return found

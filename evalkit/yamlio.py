@@ -112,29 +112,30 @@ def _check_aliases(root: yaml.Node, source: str, error: type[LocatedError]) -> N
                      f"{MAX_EXPANDED_NODES:,} nodes once expanded: write the repeated part out, or split the file",
                      line=node.start_mark.line + 1)
 
-    def count(node: yaml.Node) -> int:
+    def count(node: yaml.Node, parent: yaml.Node) -> int:
+        """Nodes under ``node`` once expanded; errors point at ``parent``, where the alias is used."""
         nonlocal aliases
         key = id(node)
         if key in size:
             aliases += 1
             if aliases > MAX_ALIASES:
-                raise fail(node, f"more than {MAX_ALIASES:,} alias uses")
+                raise fail(parent, f"more than {MAX_ALIASES:,} alias uses")
             return size[key]
         if key in open_:
-            raise fail(node, "an alias refers to a node that contains it (a recursive alias)")
+            raise fail(parent, "an alias refers to a node that contains it (a recursive alias)")
         open_.add(key)
         children = [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else \
             list(node.value) if isinstance(node, yaml.SequenceNode) else []
         total = 1
         for child in children:
-            total += count(child)
+            total += count(child, node)
             if total > MAX_EXPANDED_NODES:
                 raise fail(node, f"this document expands to more than {MAX_EXPANDED_NODES:,} nodes (an alias bomb?)")
         open_.discard(key)
         size[key] = total
         return total
 
-    count(root)
+    count(root, root)
 
 
 def _walk(loader: yaml.SafeLoader, node: yaml.Node, prefix: str, lines: dict[str, int], source: str,
