@@ -19,7 +19,7 @@ from typing import IO, Any
 
 from evalkit.errors import EvalkitError
 
-__all__ = ["OutputError", "ensure_folder", "output_error", "write_atomic"]
+__all__ = ["OutputError", "ensure_folder", "output_error", "unencodable", "write_atomic"]
 
 
 class OutputError(EvalkitError):
@@ -95,3 +95,39 @@ def write_atomic(path: str | Path, content: str | bytes | Callable[[IO[Any]], No
             tmp.unlink(missing_ok=True)
         except OSError:
             pass  # a read-only folder where nothing could be written anyway
+
+
+def unencodable(value: Any, where: str = "") -> tuple[str, int, str] | None:
+    """The first string inside ``value`` that cannot be written as UTF-8: ``(field path, index, character)``.
+
+    JSON may spell a lone UTF-16 surrogate (``"\\ud800"`` without its pair); Python reads it into
+    a string that no file, terminal or tokenizer can encode, and the run that meets it dies
+    writing its records. Eval sets and corpora are checked with this when read. The field path
+    reads ``question``, ``history[0].content``, ``attributes.dept`` (keys are checked too).
+    """
+    if isinstance(value, str):
+        for i, ch in enumerate(value):
+            if "\ud800" <= ch <= "\udfff":
+                return where, i, ch
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            name = str(key).encode("utf-8", "backslashreplace").decode("utf-8")  # a bad key is shown escaped
+            path = f"{where}.{name}" if where else name
+            found = unencodable(str(key), path) or unencodable(item, path)
+            if found:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            found = unencodable(item, f"{where}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def describe_unencodable(found: tuple[str, int, str]) -> str:
+    """The message of a :func:`unencodable` find: the character, where it is, and the fix."""
+    _, index, ch = found
+    return (f"holds a lone surrogate {ascii(ch)} at character {index + 1} (a JSON escape such as \"\\ud800\" without "
+            "the second half of its pair): not valid Unicode, so it cannot be written or encoded; remove it, or "
+            "write the character itself")

@@ -101,3 +101,39 @@ def test_errors_read_the_same_with_either_loader(text, monkeypatch):
     with pytest.raises(YamlError) as slow:
         parse_yaml(text, "cfg.yaml")
     assert str(fast.value) == str(slow.value)
+
+
+def _levels(n_levels: int, width: int) -> str:
+    """n levels of aliases, each a list of ``width`` aliases of the level below (level 0: ``width`` scalars)."""
+    out = f"l0: &l0 [{', '.join(['x'] * width)}]\n"
+    return out + "".join(f"l{i}: &l{i} [{', '.join(['*l' + str(i - 1)] * width)}]\n" for i in range(1, n_levels))
+
+
+def _expanded(value) -> int:
+    """Nodes of ``value`` with every alias written out (containers and scalars), counted by brute force."""
+    if isinstance(value, dict):
+        return 1 + sum(1 + _expanded(v) for v in value.values())
+    if isinstance(value, list):
+        return 1 + sum(_expanded(v) for v in value)
+    return 1
+
+
+def test_aliases_are_bounded_in_uses_and_expanded_size():
+    from evalkit.yamlio import MAX_ALIASES, MAX_EXPANDED_NODES
+
+    small = _levels(3, 9)  # 9 + 81 + 729 scalars once expanded: fine, and read as before
+    data, _ = parse_yaml(small)
+    assert data == {"l0": ["x"] * 9, "l1": [["x"] * 9] * 9, "l2": [[["x"] * 9] * 9] * 9}
+    assert _expanded(data) < MAX_EXPANDED_NODES
+    uses = "a: &a 1\nl: [" + ", ".join(["*a"] * MAX_ALIASES) + "]\n"
+    assert parse_yaml(uses)[0]["l"] == [1] * MAX_ALIASES
+    with pytest.raises(YamlError) as info:
+        parse_yaml(uses.replace("l: [", "l: [*a, "), "u.yaml")
+    assert str(info.value).startswith(f"u.yaml:2: more than {MAX_ALIASES:,} alias uses; ")
+    with pytest.raises(YamlError) as info:  # 9 levels of 9: 387 million values; refused at once
+        parse_yaml(_levels(9, 9), "bomb.yaml")
+    assert f"expands to more than {MAX_EXPANDED_NODES:,} nodes (an alias bomb?)" in str(info.value)
+    assert str(info.value).startswith("bomb.yaml:")
+    with pytest.raises(YamlError) as info:
+        parse_yaml("x: &a [1, *a]\n", "r.yaml")
+    assert str(info.value).startswith("r.yaml:1: an alias refers to a node that contains it (a recursive alias)")

@@ -28,6 +28,7 @@ from typing import Any
 from evalkit.errors import EvalkitError, did_you_mean
 from evalkit.records import EvalSetRef, QueryResult, RunSummary, VariantSummary
 from evalkit.run.machine import environment_from_tags
+from evalkit.run.store import read_results, read_rows, result_from_row
 
 RUN_ID = re.compile(r"[0-9a-f]{32}")
 
@@ -93,6 +94,7 @@ class LoadedRun:
     tracking_uri: str | None = None
     warnings: list[str] = field(default_factory=list)
     _rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict, repr=False)
+    _lines: dict[str, list[int]] = field(default_factory=dict, repr=False)  # the file line of each row
     _config_text: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
@@ -116,13 +118,16 @@ class LoadedRun:
             if path is None or not path.is_file():
                 raise EvalkitError(f"{self.source}: per-query records of variant '{name}' not found"
                                    f"{f' at {path}' if path else ''}; analysis needs per_query.jsonl")
-            self._rows[name] = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
-                                if line.strip()]
+            numbered = read_rows(path, self.summary_path)  # a torn line: file:line and the fix, no traceback
+            self._rows[name] = [row for _, row in numbered]
+            self._lines[name] = [n for n, _ in numbered]
         return self._rows[name]
 
     def results(self, name: str) -> list[QueryResult]:
         """The per-query records of variant ``name`` as ``QueryResult`` objects (legacy names renamed)."""
-        out = [QueryResult.from_dict(r) for r in self.rows(name)]
+        rows = self.rows(name)
+        path, lines = self.per_query_path(name) or Path(name), self._lines.get(name) or range(1, len(rows) + 1)
+        out = [result_from_row(path, n, r, self.summary_path) for n, r in zip(lines, rows, strict=True)]
         for r in out:
             r.metrics = legacy_metrics(r.metrics)
         return out
@@ -307,8 +312,7 @@ def _from_mlflow(run_id: str, uri: str) -> LoadedRun:
             config_text[name] = Path(local).read_text(encoding="utf-8")
         except (MlflowException, OSError):
             pass
-        results = [QueryResult.from_dict(json.loads(x)) for x in
-                   (dst / "per_query.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+        results = read_results(dst / "per_query.jsonl")
         metrics, excluded = summary_metrics(results), sum(not r.gold_doc_ids for r in results)
         n_queries = max(n_queries, len(results))
         variants[name] = VariantSummary(metrics=metrics, n_failed=sum(r.error is not None for r in results),

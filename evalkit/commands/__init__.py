@@ -9,7 +9,10 @@ import click
 
 
 def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn an ``EvalkitError`` (bad input file, existing output...) into one line and exit code 1."""
+    """Turn an ``EvalkitError`` (bad input file, existing output...) into one line and exit code 1.
+
+    An error class with an ``exit_code`` keeps it (2 for an output or eval set another process holds).
+    """
     from evalkit.errors import EvalkitError
 
     @functools.wraps(fn)
@@ -17,5 +20,7 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return fn(*args, **kwargs)
         except EvalkitError as exc:
-            raise click.ClickException(str(exc)) from exc
+            error = click.ClickException(str(exc))
+            error.exit_code = getattr(exc, "exit_code", 1)  # e.g. 2 for an output or eval set another process holds
+            raise error from exc
     return wrapper

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from evalkit.commands.options import layout, table_options
+from evalkit.commands.options import layout, output_file, table_options
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_EVAL_SET = REPO / "eval_sets" / "demo_kb.jsonl"
@@ -15,7 +15,8 @@ DEMO_CONFIGS = REPO / "graph_configs"
 
 @click.command("demo")
 @click.option("--output", default=Path("results/demo_kb.json"), show_default=True,
-              type=click.Path(dir_okay=False, path_type=Path), help="Where to write the summary JSON.")
+              type=click.Path(dir_okay=False, path_type=Path), callback=output_file,
+              help="Where to write the summary JSON.")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
               help="Parallel query threads (results are identical for any value).")
 @click.option("--config", "configs", multiple=True, metavar="NAME",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -77,3 +78,11 @@ def judge_failed_everywhere(summary: Any) -> str | None:
     return ("the judge failed on every answer of " + ", ".join(bad) + ": no answer figure of it means "
             "anything; see 'judgement.error' in per_query.jsonl, fix the judge's model (or use --judge offline) "
             "and run again")
+
+
+def output_file(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """Callback of ``--output``: a value naming no file (``--output ''``, ``.``, ``/``) is a usage error (exit 2)."""
+    if value is not None and not Path(value).name:
+        raise click.BadParameter("needs a file name (it is empty or ends in a folder): give the summary JSON to "
+                                 "write, e.g. --output results/run.json (per-query records then go to results/run/)")
+    return value

@@ -15,6 +15,7 @@ from evalkit.commands.options import (
     JUDGE_HELP,
     judge_failed_everywhere,
     judge_options_for,
+    output_file,
     scoring_options,
     table_options,
 )
@@ -124,13 +125,16 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
                          overwrite=request.overwrite, mlflow_background=not request.mlflow_sync, source_name=source)
     if scoring != Scoring():
         click.echo(f"scoring: {scoring.describe()} (see docs/metrics.md)", err=True)
-    from evalkit.run.store import prepare_output
+    from evalkit.locking import output_lock
+    from evalkit.run.store import check_output_path, prepare_output
 
-    prepare_output(output, eval_set.ref(), overwrite=request.overwrite)  # refuse a bad --output before any work
-    request.overwrite = False  # done: a later --resume must not delete what this run writes
-    request.save()
+    check_output_path(output)  # a bad --output is refused before anything is locked or written
     try:
-        summary = run_eval(eval_set, configs, options, echo=lambda m: click.echo(m, err=True))
+        with output_lock(output, note=lambda m: click.echo(m, err=True)):  # one writer: a second is refused (exit 2)
+            prepare_output(output, eval_set.ref(), overwrite=request.overwrite)  # refuse a bad --output before work
+            request.overwrite = False  # done: a later --resume must not delete what this run writes
+            request.save()
+            summary = run_eval(eval_set, configs, options, echo=lambda m: click.echo(m, err=True))
     except KeyboardInterrupt as exc:
         how = str(exc) or "SIGINT"
         click.echo(f"interrupted ({how}): partial summary in {output} (\"partial\": true); MLflow runs marked "
@@ -195,7 +199,7 @@ def summary_tables(summary: Any, layout: Layout) -> str:
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A graph config YAML; repeat the option to compare several variants. A file with a "
                    "`sweep:` section runs one variant per combination of its values.")
-@click.option("--output", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), callback=output_file,
               help="Summary JSON to write; per-variant per_query.jsonl go to the folder with the same stem.")
 @click.option("--resume", "resume", is_flag=False, flag_value="", default=None, metavar="[OUTPUT]",
               help="Continue an interrupted run: keep every finished query, run the rest. Alone "

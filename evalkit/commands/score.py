@@ -12,6 +12,7 @@ from evalkit.commands.options import (
     judge_failed_everywhere,
     judge_options_for,
     layout,
+    output_file,
     scoring_options,
     table_options,
 )
@@ -39,7 +40,7 @@ from evalkit.commands.options import (
 @click.option("--split", default=None, help="Split of an --answers datasets folder holding several.")
 @click.option("--name", required=True, help="Variant name of the scored outputs (as compare, gate and report show it): letters, digits, "
                    "'_', '.' and '-', as a graph config's name.")
-@click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path), callback=output_file,
               help="Summary JSON to write; per_query.jsonl goes to <output stem>/<name>/.")
 @click.option("--metric", "metrics", multiple=True, metavar="NAME",
               help="Retrieval metric (repeatable), as for evalkit run. Default: recall@20, hit@5, mrr@10, ndcg@10.")

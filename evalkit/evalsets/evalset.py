@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalSetError, did_you_mean
+from evalkit.fileio import describe_unencodable, unencodable
 from evalkit.index.corpus import Corpus
 from evalkit.records import EvalRecord, EvalSetRef
 
@@ -235,6 +236,9 @@ def parse_record(file: str, lineno: int, text: str) -> EvalRecord:
         raise fail("", f"not valid JSON ({exc.msg} at column {exc.colno})") from exc
     if not isinstance(obj, dict):
         raise fail("", f"each line must be a JSON object, got {_show(obj)}")
+    bad = unencodable(obj) if "\\u" in text else None  # only a \u escape can spell a lone surrogate
+    if bad:
+        raise fail(bad[0], describe_unencodable(bad))
     if twice:
         key, holder = twice[0]
         field = key if holder == id(obj) else next((k for k, v in obj.items() if id(v) == holder), "")

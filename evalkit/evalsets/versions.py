@@ -19,9 +19,12 @@ A run loads a pinned version with ``load_eval_set("eval_sets/NAME.jsonl@v2")``.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -41,6 +44,7 @@ from evalkit.evalsets.evalset import (
     resolve_spec,
 )
 from evalkit.fileio import write_atomic
+from evalkit.locking import evalset_lock
 from evalkit.index.corpus import Corpus, load_corpus
 from evalkit.records import EvalRecord
 
@@ -205,12 +209,40 @@ def load_eval_set(spec: str | Path, check_corpus: bool = True) -> EvalSet:
         warning = _check_corpus(file, manifest, entry, corpus)
         warnings += [warning] if warning else []
         check_gold_ids(file, numbered, corpus)
+    if want is None and len(lines) > entry["lines"]:  # unpinned: say which lines this run leaves out, and why
+        warnings.append(_unfrozen_ignored(file, lines, entry))
     return EvalSet(name=manifest.name, path=path, version=entry["version"], sha256=entry["sha256"],
                    records=[r for _, r in numbered], corpus_path=manifest.corpus_path,
                    manifest_path=manifest.path, corpus=corpus, warnings=warnings,
                    abstention=load_abstention_rules(path))
 
 
+def _unfrozen_ignored(file: str, lines: list[bytes], entry: dict[str, Any]) -> str:
+    """The warning of an unpinned load: the lines after the latest version (and their ids) are not used."""
+    done, n = entry["lines"], len(lines)
+    ids = []
+    for raw in lines[done: done + 5]:
+        try:
+            ids.append(str(json.loads(raw)["id"]))
+        except (ValueError, KeyError, TypeError):
+            continue
+    span = f"line {done + 1}" if n == done + 1 else f"lines {done + 1}-{n}"
+    named = f" (ids {', '.join(ids)}{', ...' if n - done > len(ids) else ''})" if ids else ""
+    return (f"{file}: ignoring {span}{named}: not frozen yet, so this uses v{entry['version']} ({done} lines); "
+            f"freeze them with `evalkit evalset freeze {file}` to include them, or pin {file}@v{entry['version']}")
+
+
+def _one_changer(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Run ``fn(path, ...)`` holding the eval set's lock (``evalkit.locking``): a second append, freeze or
+    import of the same set waits for the first, so no line is lost or doubled and versions count up by one."""
+    @functools.wraps(fn)
+    def wrapper(path: str | Path, *args: Any, **kwargs: Any) -> Any:
+        with evalset_lock(resolve_spec(path)[0], note=lambda m: print(m, file=sys.stderr, flush=True)):
+            return fn(path, *args, **kwargs)
+    return wrapper
+
+
+@_one_changer
 def freeze(path: str | Path, corpus: str | None = None, description: str | None = None) -> dict[str, Any]:
     """Record a new version covering every current line and the corpus's content; returns its manifest entry.
 
@@ -263,6 +295,7 @@ def freeze(path: str | Path, corpus: str | None = None, description: str | None 
     return dict(entry)
 
 
+@_one_changer
 def append(path: str | Path, records_file: str | Path) -> int:
     """Append every record of ``records_file`` (JSONL) to the eval set; returns how many.
 

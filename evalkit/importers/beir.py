@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,7 @@ from evalkit.importers.formats import (
     read_queries,
 )
 from evalkit.importers.skipped import Skipped, SkipReport
+from evalkit.locking import evalset_lock
 
 EVAL_SETS_DIR = Path("eval_sets")
 SPLIT_DEFAULT = "test"
@@ -264,14 +266,19 @@ def import_beir(files: BeirFiles, name: str, out_dir: str | Path = EVAL_SETS_DIR
         tmp_corpus.unlink(missing_ok=True)
         raise
 
-    if force:
-        for p in existing:
-            p.unlink()
-    os.replace(tmp_corpus, corpus_path)
-    write_atomic(set_path, b"".join(lines), hint="choose another --out-dir")
     text = description if description is not None else (
         f"BEIR import of {files.qrels.name}: {len(records)} queries over {n_docs} documents")
-    version = freeze(set_path, corpus=str(corpus_path), description=text)
+    with evalset_lock(set_path, note=lambda m: print(m, file=sys.stderr, flush=True)):  # no append/freeze meanwhile
+        existing = [p for p in (set_path, manifest_path, corpus_path) if p.exists()]
+        if existing and not force:  # written by another process while this one read its input
+            tmp_corpus.unlink(missing_ok=True)
+            raise EvalkitError(f"eval set '{name}' already exists ({', '.join(str(p) for p in existing)}); frozen "
+                               "versions are never overwritten: choose another --name, or pass --force to replace it")
+        for p in existing:
+            p.unlink()
+        os.replace(tmp_corpus, corpus_path)
+        write_atomic(set_path, b"".join(lines), hint="choose another --out-dir")
+        version = freeze(set_path, corpus=str(corpus_path), description=text)
     report = skips.write(set_path)
     return ImportResult(
         name=name, corpus_path=corpus_path, eval_set_path=set_path, manifest_path=manifest_path, version=version,

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalkit.errors import EvalSetError
+from evalkit.fileio import describe_unencodable, unencodable
 from evalkit.records import Document
 
 
@@ -47,6 +48,9 @@ def load_corpus(path: str | Path) -> Corpus:
             raise EvalSetError(str(path), "", f"not valid JSON ({exc.msg})", line=lineno) from exc
         if not isinstance(obj, dict):
             raise EvalSetError(str(path), "", "each line must be a JSON object", line=lineno)
+        bad = unencodable(obj) if "\\u" in line else None  # a lone surrogate would kill the run that writes it
+        if bad:
+            raise EvalSetError(str(path), bad[0], describe_unencodable(bad), line=lineno)
         doc_id = obj.get("id", obj.get("_id"))
         if not isinstance(doc_id, str) or not doc_id:
             raise EvalSetError(str(path), "id", "missing or empty document id (a non-empty string)", line=lineno)

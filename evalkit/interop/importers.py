@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,10 +45,11 @@ from typing import Any
 from evalkit.errors import EvalkitError, EvalSetError
 from evalkit.evalsets.evalset import close_ids
 from evalkit.evalsets.lang import record_lang
-from evalkit.fileio import write_atomic
+from evalkit.fileio import ensure_folder, write_atomic
 from evalkit.importers.beir import NAME_RE, output_paths
 from evalkit.importers.formats import ImportFormatError
 from evalkit.importers.skipped import Skipped, SkipReport
+from evalkit.locking import evalset_lock
 from evalkit.interop.rows import (
     ColumnMap,
     _get,
@@ -349,16 +351,18 @@ def _write(name: str, out_dir: str | Path, label: str, cols: ColumnMap, docs: li
         raise ImportFormatError(label, "", f"no row has a gold document; nothing to import (--keep-unanswerable "
                                 f"imports them as unanswerable questions){more}")
     corpus_path, set_path, manifest_path = output_paths(out_dir, name)
-    existing = [p for p in (set_path, manifest_path, corpus_path) if p.exists()]
-    if existing and not force:
-        raise EvalkitError(f"eval set '{name}' already exists ({', '.join(str(p) for p in existing)}); frozen "
-                           "versions are never overwritten: choose another --name, or pass --force to replace it")
-    for p in existing:
-        p.unlink()
-    for path, text in ((corpus_path, "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs)),
-                       (set_path, "".join(lines))):
-        write_atomic(path, text, hint="choose another --out-dir")
-    version = freeze(set_path, corpus=str(corpus_path), description=description)
+    ensure_folder(set_path.parent, "choose another --out-dir")
+    with evalset_lock(set_path, note=lambda m: print(m, file=sys.stderr, flush=True)):  # no append/freeze meanwhile
+        existing = [p for p in (set_path, manifest_path, corpus_path) if p.exists()]
+        if existing and not force:
+            raise EvalkitError(f"eval set '{name}' already exists ({', '.join(str(p) for p in existing)}); frozen "
+                               "versions are never overwritten: choose another --name, or pass --force to replace it")
+        for p in existing:
+            p.unlink()
+        for path, text in ((corpus_path, "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs)),
+                           (set_path, "".join(lines))):
+            write_atomic(path, text, hint="choose another --out-dir")
+        version = freeze(set_path, corpus=str(corpus_path), description=description)
     report = skips.write(set_path)
     return {"corpus_path": corpus_path, "eval_set_path": set_path, "manifest_path": manifest_path, "version": version,
             "n_records": len(lines), "n_skipped": len(skips), "skipped_report": report}

@@ -28,6 +28,7 @@ from evalkit.graph.memo import WorkMemo
 from evalkit.graph.schema import Role
 from evalkit.index.corpus import load_corpus
 from evalkit.index.resources import Resources
+from evalkit.locking import output_lock
 from evalkit.metrics import DEFAULT_METRICS, Scoring, parse_metric
 from evalkit.metrics.agentic import add_loop_metrics
 from evalkit.metrics.tenancy import document_tenants
@@ -38,6 +39,7 @@ from evalkit.run.machine import environment, environment_difference
 from evalkit.run.query import QueryContext
 from evalkit.run.store import (
     VariantStore,
+    check_output_path,
     prepare_output,
     results_folder,
     write_json_atomic,
@@ -128,7 +130,19 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
                                f"more than the {MAX_QUESTION_CHARS:,} a question may have; shorten it")
     if options.executor == "ray":
         check_extra("ray", "--executor ray")  # before any index is built
+    check_output_path(options.output)
+    with output_lock(options.output, note=echo):  # one writer per output (evalkit.locking); reentrant for `run`
+        return _run_locked(eval_set, configs, options, names, echo)
+
+
+def _run_locked(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOptions, names: list[str],
+                echo: Callable[[str], None]) -> RunSummary:
+    """``run_eval`` once its arguments are checked and the output is locked."""
     prepare_output(options.output, eval_set.ref(), overwrite=options.overwrite)  # before any work
+    if options.mlflow:
+        from evalkit.track.store import check_store
+
+        check_store(options.tracking_uri, results_folder(options.output).parent)  # half-migrated: the fix, now
     corpus = eval_set.corpus or load_corpus(eval_set.corpus_path)
     resources = Resources(corpus, cache_root=options.cache_root) if options.cache_root else Resources(corpus)
     ref = eval_set.ref()

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit import redact
+from evalkit.errors import LocatedError
 from evalkit.fileio import DEFAULT_HINT, OutputError, ensure_folder, output_error, write_atomic
 from evalkit.records import QueryResult
 
@@ -54,17 +55,7 @@ def prepare_output(output: Path, eval_set: Any, *, overwrite: bool = False) -> N
     summary and the runner's files in its variant folders first.
     """
     output = Path(output)
-    folder = results_folder(output)
-    if output.is_dir():
-        raise OutputError(f"--output {output} is a folder; give the summary file to write, e.g. {output / 'run.json'}"
-                          f" (per-query records then go to {output / 'run'}/)")
-    if folder == output:
-        raise OutputError(f"--output {output} has no suffix, so its records folder would be the file itself; "
-                          f"use {output}.json")
-    ensure_folder(folder)
-    probe = folder / ".evalkit-write-test"
-    write_atomic(probe, "")
-    probe.unlink(missing_ok=True)
+    folder = check_output_path(output)
     other = recorded_eval_set(output)
     mine = (eval_set.name, eval_set.version, eval_set.sha256)
     if other is None or other == mine:
@@ -80,6 +71,31 @@ def prepare_output(output: Path, eval_set: Any, *, overwrite: bool = False) -> N
                 (sub / name).unlink(missing_ok=True)
             if not any(sub.iterdir()):
                 sub.rmdir()
+
+
+def check_output_path(output: Path) -> Path:
+    """Check that ``output`` names a summary file whose results folder can be written; create that folder.
+
+    Refuses (``OutputError``, one line naming the path and the fix) an ``--output`` that is
+    empty or a folder, has no suffix, or whose folder cannot be created or written (found with
+    a probe file, not after an hour of queries). Returns the results folder.
+    """
+    output = Path(output)
+    if not output.name:
+        raise OutputError(f"--output '{output}' names no file; give the summary JSON to write, e.g. results/run.json "
+                          "(per-query records then go to results/run/)")
+    folder = results_folder(output)
+    if output.is_dir():
+        raise OutputError(f"--output {output} is a folder; give the summary file to write, e.g. {output / 'run.json'}"
+                          f" (per-query records then go to {output / 'run'}/)")
+    if folder == output:
+        raise OutputError(f"--output {output} has no suffix, so its records folder would be the file itself; "
+                          f"use {output}.json")
+    ensure_folder(folder)
+    probe = folder / ".evalkit-write-test"
+    write_atomic(probe, "")
+    probe.unlink(missing_ok=True)
+    return folder
 
 
 def recorded_eval_set(output: Path) -> tuple[str, int, str] | None:
@@ -156,7 +172,12 @@ class VariantStore:
                 raise output_error(self.path, exc, RESUME_HINT) from None
 
     def _write(self, result: QueryResult) -> None:
-        self._fh.write(redact.dumps_line(result.to_dict(), self._secrets) + "\n")
+        try:  # the text layer encodes the whole line before writing any of it: a refused line leaves nothing
+            self._fh.write(redact.dumps_line(result.to_dict(), self._secrets) + "\n")
+        except UnicodeEncodeError as exc:  # a lone surrogate ("\\ud800") from a scored file or a node's output
+            raise OutputError(f"cannot write the record of query '{result.query_id}' to {self.path}: it holds text "
+                              f"that is not valid Unicode ({exc.reason}: {exc.object[exc.start:exc.end]!r}); fix "
+                              "the input that carried it (eval set, answers file) and run again") from None
         self._fh.flush()
         self._written.append(result.query_id)
         now = time.monotonic()
@@ -192,7 +213,55 @@ class VariantStore:
                     raise output_error(self.path, exc, RESUME_HINT) from None
 
 
+class RecordsFileError(LocatedError):
+    """A ``per_query.jsonl`` line that is not a whole record: cut short, edited, or written by two runs at once."""
+
+    exit_code = 7  # `evalkit gate`'s code for records that do not hold one whole record per query
+
+
+def records_fix(summary: Path | str | None = None) -> str:
+    """What to do about a damaged ``per_query.jsonl``: ``--resume`` re-runs the queries whose lines are not whole."""
+    return ("the file was cut short or edited (a run killed mid-line, a full disk, or two runs writing at once); "
+            f"`evalkit run --resume {summary or 'SUMMARY.json'}` runs those queries again")
+
+
+def read_rows(path: Path, summary: Path | str | None = None) -> list[tuple[int, dict[str, Any]]]:
+    """The JSON objects of a ``per_query.jsonl`` with their 1-based line numbers (blank lines skipped).
+
+    Raises:
+        RecordsFileError: ``file:line``, what is wrong with that line, and what to do (``summary``
+            is the run's summary JSON, named in the fix).
+    """
+    fix = records_fix(summary)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        bad_line = Path(path).read_bytes()[: exc.start].count(b"\n") + 1
+        raise RecordsFileError(str(path), "", f"not valid UTF-8; {fix}", line=bad_line) from None
+    rows = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise RecordsFileError(str(path), "", f"not a whole JSON record ({exc.msg}, column {exc.colno}); "
+                                   f"{fix}", line=lineno) from None
+        if not isinstance(obj, dict) or not isinstance(obj.get("query_id"), str):
+            raise RecordsFileError(str(path), "", f"not a per-query record (no query_id); {fix}", line=lineno)
+        rows.append((lineno, obj))
+    return rows
+
+
+def result_from_row(path: Path, lineno: int, row: dict[str, Any], summary: Path | str | None = None) -> QueryResult:
+    """``QueryResult.from_dict(row)``; a record missing a field, or with one of the wrong type, names its line."""
+    try:
+        return QueryResult.from_dict(row)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise RecordsFileError(str(path), "", f"not a per-query record ({type(exc).__name__}: {exc}); "
+                               f"{records_fix(summary)}", line=lineno) from None
+
+
 def read_results(path: Path) -> list[QueryResult]:
-    """Load a per_query.jsonl file."""
-    return [QueryResult.from_dict(json.loads(line))
-            for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    """Load a per_query.jsonl file; a torn or invalid line raises :class:`RecordsFileError` naming it."""
+    return [result_from_row(path, n, row) for n, row in read_rows(path)]

@@ -368,13 +368,27 @@ def _missing(name: str, record: EvalRecord, label: str, metrics: Sequence[str]) 
 
 def write_scored(scored: Scored, options: RunOptions, echo: Callable[[str], None] = print) -> RunSummary:
     """Write a scored variant exactly as ``evalkit run`` writes one (files, then MLflow unless disabled)."""
-    import yaml
-
     from evalkit.graph.config import VARIANT_NAME
 
     if not VARIANT_NAME.fullmatch(scored.name) or scored.name in (".", ".."):  # the rule graph config names follow
         raise EvalkitError(f"variant name {scored.name[:80]!r} is not a safe identifier: use letters, digits, '_', "
                            "'.' and '-' only (it names the variant's folder under --output), e.g. my_rag-v2")
+    from evalkit.locking import output_lock
+    from evalkit.run.store import check_output_path
+
+    check_output_path(options.output)
+    with output_lock(options.output, note=echo):  # one writer per output, as `evalkit run` (evalkit.locking)
+        return _write_locked(scored, options, echo)
+
+
+def _write_locked(scored: Scored, options: RunOptions, echo: Callable[[str], None]) -> RunSummary:
+    """``write_scored`` once the output is locked."""
+    import yaml
+
+    if options.mlflow:
+        from evalkit.track.store import check_store
+
+        check_store(options.tracking_uri, results_folder(options.output).parent)  # half-migrated: the fix, first
     t0 = time.perf_counter()
     fingerprint = {"eval_set_sha256": scored.ref.sha256, "eval_set_version": scored.ref.version,
                    "source": scored.source, "metrics": list(scored.metrics),

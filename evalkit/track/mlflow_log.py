@@ -39,10 +39,12 @@ import os
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
+from evalkit.locking import store_lock
 from evalkit.records import RunSummary, VariantSummary
 from evalkit.redact import redact, redact_obj
 from evalkit.run.machine import environment_tags
@@ -72,12 +74,14 @@ from evalkit.track.secrets import (
 from evalkit.track.store import (
     ARTIFACTS_DIR,
     artifact_root,
+    check_store,
     default_tracking_uri,
     end_run,
     ensure_experiment,
     is_remote,
     owner_tags,
     reap_stale_runs,
+    sqlite_path,
     status_of,
     ui_hint,
 )
@@ -136,9 +140,13 @@ class InvocationLogger:
         if dupes:
             raise EvalkitError(f"variant names must be unique in one invocation; repeated: {', '.join(dupes)}")
         self.output_dir.mkdir(parents=True, exist_ok=True)
-        self.client = MlflowClient(tracking_uri=self.uri)
-        self.experiment_id = ensure_experiment(self.client, self.experiment,
-                                               artifact_root(self.uri, self.output_dir), note=self.note)
+        db = sqlite_path(self.uri)
+        # one process at a time creates (and schema-upgrades) a local store: two at once left it half-migrated
+        with store_lock(db, note=self.note) if db is not None else nullcontext():
+            check_store(self.uri, self.output_dir)
+            self.client = MlflowClient(tracking_uri=self.uri)
+            self.experiment_id = ensure_experiment(self.client, self.experiment,
+                                                   artifact_root(self.uri, self.output_dir), note=self.note)
         for run_id in reap_stale_runs(self.client, self.experiment_id):
             self.note(f"MLflow: run {run_id} was left RUNNING by a process that is gone; marked KILLED")
         es = self.run.eval_set

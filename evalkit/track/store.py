@@ -58,6 +58,52 @@ def sqlite_path(uri: str) -> Path | None:
     return Path(unquote(uri[len("sqlite:///"):].split("?", 1)[0]) or ".").resolve()
 
 
+class StoreError(EvalkitError):
+    """A local MLflow store that cannot be used as it is (a schema upgrade left half done); says how to fix it."""
+
+
+def unfinished_migration(db: Path) -> list[str]:
+    """The ``_alembic_tmp_*`` tables of the sqlite store ``db``: left by a schema upgrade that did not finish.
+
+    Alembic upgrades a sqlite table by copying it to ``_alembic_tmp_<table>`` and renaming
+    the copy back; a leftover copy means the upgrade stopped half-way (two first runs at
+    once migrated the same new store), and MLflow then fails on every later run.
+    """
+    import sqlite3
+
+    if not db.is_file():
+        return []
+    try:
+        con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+        try:
+            rows = con.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB '_alembic_tmp_*' "
+                               "ORDER BY name").fetchall()
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return []  # not a database evalkit can read: MLflow's own error says more
+    return [r[0] for r in rows]
+
+
+def check_store(uri: str | None, output_dir: Path) -> None:
+    """Refuse, before any work, a local sqlite store whose schema upgrade was left half done.
+
+    Raises:
+        StoreError: naming the store, the leftover tables and the commands that repair it
+            (or ``--no-mlflow``); the results of earlier runs in it are kept by the fix.
+    """
+    db = sqlite_path(uri or default_tracking_uri(output_dir))
+    left = unfinished_migration(db) if db is not None else []
+    if not left:
+        return
+    drops = "; ".join(f"DROP TABLE {t}" for t in left)
+    raise StoreError(f"MLflow store {db} was left half-migrated (table {', '.join(left)} from a schema upgrade that "
+                     "did not finish, e.g. two first runs at once into a new folder), so MLflow would fail on every "
+                     f"run; repair it (its runs are kept) with: sqlite3 {shlex.quote(str(db))} "
+                     f"{shlex.quote(drops + ';')} && mlflow db upgrade {shlex.quote('sqlite:///' + db.as_posix())}"
+                     " ; or run with --no-mlflow (results files only)")
+
+
 def artifact_root(uri: str, output_dir: Path) -> Path | None:
     """Where a local store's artifacts go: beside the sqlite file, else in ``output_dir``; ``None`` for servers."""
     if is_remote(uri):

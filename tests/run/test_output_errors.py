@@ -117,9 +117,10 @@ def test_a_read_only_file_system(ws: Path):
 
 
 @pytest.mark.skipif(MOUNT is not None, reason=f"read-only / full disk need a private mount: {MOUNT}")
-@pytest.mark.parametrize("size", ["8k", "64k"])
+@pytest.mark.parametrize("size", ["12k", "64k"])
 def test_a_full_disk(ws: Path, size: str):
-    """Full at the first records (8k) or mid-run (64k): one line, no *.tmp, and what was written is
+    """Full at the first records (12k: the summary, the invocation and the lock's holder record take a page
+    each) or mid-run (64k): one line, no *.tmp, and what was written is
     kept for --resume."""
     (ws / "full").mkdir()
     proc = run_cli(ws, "full/kb.json", wrap=f"mount -t tmpfs -o size={size} tmpfs full",

@@ -83,3 +83,12 @@ def test_long_lived_frozen_restores_the_collector_and_respects_an_outer_freeze()
         assert gc.get_freeze_count() <= outer  # never froze anything more
     finally:
         gc.unfreeze()
+
+
+def test_unencodable_text_is_found_with_its_field_path():
+    from evalkit.fileio import describe_unencodable, unencodable
+
+    assert unencodable({"q": "ok 中文 😀", "h": [{"c": "fine"}]}) is None  # a whole pair is one valid character
+    assert unencodable({"q": "ok", "h": [{"c": "x"}, {"c": "ab\udc00"}]}) == ("h[1].c", 2, "\udc00")
+    assert unencodable({"attributes": {"k\ud800": "v"}}) == ("attributes.k\\ud800", 1, "\ud800")  # printable
+    assert describe_unencodable(("q", 0, "\ud800")).startswith("holds a lone surrogate '\\ud800' at character 1 ")

@@ -106,3 +106,27 @@ def test_ui_hint_is_one_line_naming_the_command_and_the_run():
     assert "\n" not in local["hint"] and local["ui_command"] in local["hint"] and local["ui_url"] in local["hint"]
     remote = ui_hint("http://mlflow:5000/", "3", "abc")
     assert remote["ui_command"] == remote["ui_url"] == "http://mlflow:5000/#/experiments/3/runs/abc"
+
+
+def test_a_half_migrated_store_is_named_with_its_leftover_tables(tmp_path: Path):
+    import sqlite3
+
+    import pytest
+
+    from evalkit.track.store import StoreError, check_store, unfinished_migration
+
+    db = tmp_path / "mlflow.db"
+    check_store(None, tmp_path)  # no store yet: nothing to refuse
+    con = sqlite3.connect(db)
+    con.executescript("CREATE TABLE tags (k TEXT); CREATE TABLE _alembic_tmp_tags (k TEXT);"
+                      "CREATE TABLE _alembic_tmp_params (k TEXT); CREATE TABLE alembicXtmpYruns (k TEXT);")
+    con.close()
+    assert unfinished_migration(db) == ["_alembic_tmp_params", "_alembic_tmp_tags"]  # '_' is not a wildcard
+    with pytest.raises(StoreError) as info:
+        check_store(None, tmp_path)
+    msg = str(info.value)
+    assert msg.startswith(f"MLflow store {db} was left half-migrated (table _alembic_tmp_params, _alembic_tmp_tags ")
+    assert f"sqlite3 {db} 'DROP TABLE _alembic_tmp_params; DROP TABLE _alembic_tmp_tags;' && mlflow db upgrade" in msg
+    check_store("http://127.0.0.1:5000", tmp_path)  # a server's store is the server's business
+    (tmp_path / "not.db").write_text("not a database")
+    assert unfinished_migration(tmp_path / "not.db") == []  # MLflow's own error says more
