@@ -235,9 +235,11 @@ class NLIJudge:
         self.fingerprint = model_fingerprint(self.folder)
         self.thresholds = opts.thresholds()
         self.model_id = f"{self.folder.name}@{self.fingerprint}"
-        self._settings = f"max_len={opts.max_length or 'auto'}:input={opts.input_format}:{self.labels.describe()}"
+        # what shapes the model's output row (the cache key besides the pair): the transform (kind) and the input
+        self._settings = f"{self.labels.kind}:max_len={opts.max_length or 'auto'}:input={opts.input_format}"
         self.identity = (f"nli:v{VERSION}:{self.model_id}:{self.labels.describe()}:{self.thresholds.describe()}:"
-                         f"win={opts.window_sentences}/{opts.window_stride}:{self._settings}")
+                         f"win={opts.window_sentences}/{opts.window_stride}:max_len={opts.max_length or 'auto'}:"
+                         f"input={opts.input_format}")
         self._scorer = scorer
         self._lock = threading.Lock()
         self.cache: NLICache | None = None

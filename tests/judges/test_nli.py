@@ -373,3 +373,90 @@ def test_judge_model_path_or_yaml(tmp_path, models):
     assert options_from_path(spec) == {"model": str((tmp_path / "m").resolve()), "entailment_threshold": 0.8,
                                        "batch_size": 4}
     assert "nli" in JUDGES
+
+
+# ---------------------------------------------------------------- the command line
+
+def _answers(tmp_path: Path) -> Path:
+    rows = [{"id": "q1", "question": "How long is the warranty?", "answer": "The warranty covers 24 months.",
+             "contexts": [EVIDENCE[0][1]]},
+            {"id": "q2", "question": "When did the office open?", "answer": "It opened in March 2019. About 120 "
+             "people work there.", "contexts": [EVIDENCE[1][1]]}]
+    path = tmp_path / "answers.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_score_judge_nli_judge_model(tmp_path, models, monkeypatch):
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+
+    monkeypatch.setenv("EVALKIT_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "r.json"
+    args = ["score", "--answers", str(_answers(tmp_path)), "--name", "nli_run", "--output", str(out), "--no-mlflow",
+            "--judge", "nli", "--judge-model", str(models["bert_entail"])]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0, res.output
+    summary = json.loads(out.read_text())
+    identity = nli(models["bert_entail"], tmp_path).identity
+    assert json.dumps(summary).count(identity) >= 1  # the run is tagged with the model's identity
+    rows = [json.loads(line) for line in (tmp_path / "r" / "nli_run" / "per_query.jsonl").open()]
+    assert {r["generation"]["judge"] for r in rows} == {identity}
+    claims = [c for r in rows for c in r["generation"]["judgement"]["claims"]]
+    p = softmax([3.0, 0.0, -1.0])[0]
+    assert [c["verdict"] for c in claims] == ["supported"] * 3
+    assert all(c["reason"].startswith(f"entailment {p:.2f} in ctx-") and c["reason"].endswith(" sentences 1-2")
+               for c in claims)
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--judge", "nli"], "needs a model folder"),
+    (["--judge", "nli", "--judge-model", "cross-encoder/nli-deberta-v3-base"], "never downloads"),
+    (["--judge", "offline", "--judge-model", "x"], "--judge-model applies to --judge nli"),
+])
+def test_score_bad_judge_model_is_one_line(tmp_path, extra, message, monkeypatch):
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+
+    monkeypatch.chdir(tmp_path)
+    args = ["score", "--answers", str(_answers(tmp_path)), "--name", "x", "--output", str(tmp_path / "r.json"),
+            "--no-mlflow", *extra]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code != 0 and message in res.output and "Traceback" not in res.output
+
+
+def test_run_judge_nli_and_resume_keeps_the_model(tmp_path, models, monkeypatch):
+    """`evalkit run --judge nli --judge-model FOLDER` judges generated answers; the folder is saved for --resume."""
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+    from evalkit.evalsets import freeze
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("EVALKIT_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "corpora").mkdir()
+    docs = [("d1", "Warranty", "The warranty covers 24 months. Returns are accepted within 30 days."),
+            ("d2", "Office", "The Lisbon office opened in March 2019. It employs about 120 people.")]
+    (tmp_path / "corpora" / "kb.jsonl").write_text("".join(json.dumps({"id": i, "title": t, "text": x}) + "\n"
+                                                           for i, t, x in docs))
+    (tmp_path / "kb.jsonl").write_text("".join(json.dumps({"id": i, "question": q, "relevant_doc_ids": g,
+                                                           "type": "single", "lang": "en"}) + "\n"
+                                               for i, q, g in [("q1", "how long is the warranty", ["d1"]),
+                                                               ("q2", "when did the office open", ["d2"])]))
+    freeze(tmp_path / "kb.jsonl", corpus=str(tmp_path / "corpora" / "kb.jsonl"))
+    (tmp_path / "g.yaml").write_text(
+        "name: ex\nnodes:\n  retrieve: {type: retrieve, params: {bm25: {tokenizer: en, top_k: 2}}}\n"
+        "  generate: {type: generate, params: {evidence_from: retrieved, llm: {backend: extractive}}}\n"
+        "edges: {start: retrieve, retrieve: generate, generate: end}\n")
+    res = CliRunner().invoke(cli, ["run", "--eval-set", "kb.jsonl@v1", "--graph-config", "g.yaml", "--output",
+                                   "r/x.json", "--no-mlflow", "--no-progress", "--judge", "nli",
+                                   "--judge-model", str(models["bert_contra"])])
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(line) for line in (tmp_path / "r" / "x" / "ex" / "per_query.jsonl").open()]
+    verdicts = [c["verdict"] for r in rows for c in r["generation"]["judgement"]["claims"]]
+    assert verdicts and set(verdicts) == {"unsupported"}
+    assert {r["generation"]["judge"] for r in rows} == {nli(models["bert_contra"], tmp_path).identity}
+    saved = json.loads((tmp_path / "r" / "x" / "invocation.json").read_text())
+    assert saved["judge"] == "nli" and saved["judge_model"] == str(models["bert_contra"].resolve())
