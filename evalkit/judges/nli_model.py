@@ -54,11 +54,17 @@ def load_scorer(folder: Path, labels: Labels, options: Any) -> Callable[[list[tu
 
     remote = bool(options.trust_remote_code)
     try:
-        model = AutoModelForSequenceClassification.from_pretrained(str(folder), local_files_only=True,
-                                                                   trust_remote_code=remote)
+        model, info = AutoModelForSequenceClassification.from_pretrained(
+            str(folder), local_files_only=True, trust_remote_code=remote, output_loading_info=True)
     except Exception as exc:  # noqa: BLE001 - transformers raises OSError, ValueError, KeyError...
         raise JudgeSetupError(f"NLI model folder {folder}: transformers could not load the model "
                               f"({type(exc).__name__}: {str(exc)[:300]})") from None
+    missing = sorted(info.get("missing_keys") or [])
+    if missing:  # transformers would score with freshly initialised (random) layers: refuse
+        raise JudgeSetupError(f"NLI model folder {folder}: the weights lack {len(missing)} layer(s) of a "
+                              f"sequence classifier ({', '.join(missing[:3])}...): it is not a fine-tuned "
+                              "NLI / fact-checking classifier (a base model, or a seq2seq model such as "
+                              "MiniCheck-Flan-T5, cannot be used)")
     model.eval()
     predict = getattr(model, "predict", None) if remote else None
     if labels.kind == "score" and callable(predict):

@@ -358,7 +358,14 @@ def test_identity_changes_with_the_weights_not_the_location(tmp_path, models):
     same = tmp_path / "elsewhere" / "bert_random"
     shutil.copytree(models["bert_random"], same)
     assert nli(same, tmp_path).identity == nli(models["bert_random"], tmp_path).identity
-    other = build(tmp_path / "other" / "bert_random", "bert", THREE, None, seed=1)  # same sizes, other values
+    other = tmp_path / "other" / "bert_random"  # the same files, one weight changed: same sizes, other values
+    shutil.copytree(same, other)
+    from transformers import AutoModelForSequenceClassification
+
+    model = AutoModelForSequenceClassification.from_pretrained(str(other), local_files_only=True)
+    with torch.no_grad():
+        model.classifier.bias[0] += 0.5
+    model.save_pretrained(str(other))
     assert (other / "model.safetensors").stat().st_size == (same / "model.safetensors").stat().st_size
     assert model_fingerprint(other) != model_fingerprint(same)
     assert nli(other, tmp_path).identity != nli(same, tmp_path).identity
@@ -460,3 +467,18 @@ def test_run_judge_nli_and_resume_keeps_the_model(tmp_path, models, monkeypatch)
     assert {r["generation"]["judge"] for r in rows} == {nli(models["bert_contra"], tmp_path).identity}
     saved = json.loads((tmp_path / "r" / "x" / "invocation.json").read_text())
     assert saved["judge"] == "nli" and saved["judge_model"] == str(models["bert_contra"].resolve())
+
+
+def test_a_base_model_without_a_trained_head_is_refused(tmp_path):
+    """A folder saved from a bare encoder would load with a random classification head: refused, not scored."""
+    import transformers as tf
+
+    folder = tmp_path / "base"
+    folder.mkdir()
+    tokenizer = _wordpiece(folder)
+    tf.BertModel(tf.BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1,
+                               num_attention_heads=2, intermediate_size=64,
+                               max_position_embeddings=64)).save_pretrained(str(folder))
+    judge = nli(folder, tmp_path, labels={"supported": 1})
+    with pytest.raises(JudgeSetupError, match="not a fine-tuned"):
+        judge.judge("q", ANSWER, EVIDENCE)
