@@ -482,3 +482,62 @@ def test_a_base_model_without_a_trained_head_is_refused(tmp_path):
     judge = nli(folder, tmp_path, labels={"supported": 1})
     with pytest.raises(JudgeSetupError, match="not a fine-tuned"):
         judge.judge("q", ANSWER, EVIDENCE)
+
+
+CONFIG_CODE = '''from transformers import PretrainedConfig
+
+
+class OverlapConfig(PretrainedConfig):
+    model_type = "overlap_scorer"
+'''
+MODEL_CODE = '''import torch
+from transformers import PreTrainedModel
+
+from .configuration_overlap import OverlapConfig
+
+
+class OverlapForSequenceClassification(PreTrainedModel):
+    """A scorer with its own predict(): the share of the claim's words found in the premise."""
+
+    config_class = OverlapConfig
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.weight = torch.nn.Parameter(torch.ones(1))
+        self.post_init()
+
+    def _init_weights(self, module):
+        pass
+
+    def forward(self, *args, **kwargs):
+        raise RuntimeError("this model scores through predict()")
+
+    def predict(self, pairs):
+        shares = [sum(w in p.lower() for w in c.lower().split()) / max(1, len(c.split())) for p, c in pairs]
+        return torch.tensor(shares) * self.weight
+'''
+
+
+def test_remote_code_scorer_with_its_own_predict(tmp_path, monkeypatch):
+    """An HHEM-style folder (config.json auto_map, a predict() method) runs only with trust_remote_code: true."""
+    import transformers.dynamic_module_utils as dynamic
+    from safetensors.torch import save_file
+
+    monkeypatch.setattr(dynamic, "HF_MODULES_CACHE", str(tmp_path / "modules"))  # the copied code stays in tmp
+    folder = tmp_path / "overlap"
+    folder.mkdir()
+    (folder / "configuration_overlap.py").write_text(CONFIG_CODE)
+    (folder / "modeling_overlap.py").write_text(MODEL_CODE)
+    (folder / "config.json").write_text(json.dumps({
+        "model_type": "overlap_scorer", "architectures": ["OverlapForSequenceClassification"],
+        "auto_map": {"AutoConfig": "configuration_overlap.OverlapConfig",
+                     "AutoModelForSequenceClassification": "modeling_overlap.OverlapForSequenceClassification"}}))
+    save_file({"weight": torch.ones(1)}, str(folder / "model.safetensors"))
+    with pytest.raises(JudgeSetupError, match="trust_remote_code: true"):
+        nli(folder, tmp_path)
+    judge = nli(folder, tmp_path, trust_remote_code=True, support_threshold=0.9)
+    assert judge.labels.kind == "score"
+    (good, bad) = judge.verdicts(["the warranty covers 24 months", "the warranty covers 36 months"], EVIDENCE[:1])
+    assert (good.verdict, good.reason) == ("supported", "consistency score 1.00 in doc-1 sentences 1-2")
+    # 4 of the second claim's 5 words occur in the window ("36" does not)
+    assert bad.verdict == "unverified" and bad.reason.startswith(f"consistency score {4 / 5:.2f} at best")
