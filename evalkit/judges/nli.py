@@ -269,7 +269,8 @@ class NLIJudge:
         if todo and self.options.cache == "replay-only":
             raise JudgeSetupError(f"replay-only NLI cache {self.cache.path if self.cache else ''} has no score for "
                                   f"{len(todo)} pair(s) of model {self.model_id}; run once with cache: read-write")
-        first = {k: pair for k, pair in zip(keys, pairs) if k in set(todo)}
+        wanted = set(todo)
+        first = {k: pair for k, pair in zip(keys, pairs) if k in wanted}
         fresh: dict[str, list[float]] = {}
         scorer = self._model() if todo else None
         for i in range(0, len(todo), self.options.batch_size):
@@ -310,6 +311,12 @@ class NLIJudge:
 
 
 def make_nli_judge(cache_root: str | Path | None = None, **options: Any) -> NLIJudge:
-    """The ``nli`` judge from keyword options (``model`` = the local folder; see :class:`NLIOptions`)."""
-    return NLIJudge(parse_options(options), cache_root=cache_root)
+    """The ``nli`` judge from keyword options (``model`` = the local folder; see :class:`NLIOptions`).
+
+    The model is loaded here (once per process, :data:`evalkit.models.store.MODELS`), so a folder
+    transformers cannot load fails before any pipeline work, not on every answer.
+    """
+    judge = NLIJudge(parse_options(options), cache_root=cache_root)
+    judge._model()
+    return judge
 

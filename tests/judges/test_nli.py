@@ -341,7 +341,7 @@ def test_bad_folders_and_options_are_clear_errors(tmp_path, models):
     shutil.copytree(models["bert_entail"], broken)
     (broken / "model.safetensors").unlink()
     with pytest.raises(JudgeSetupError, match="could not load the model"):
-        nli(broken, tmp_path).judge("q", ANSWER, EVIDENCE)
+        nli(broken, tmp_path)
 
 
 def test_remote_code_is_refused_by_default(tmp_path, models):
@@ -479,9 +479,8 @@ def test_a_base_model_without_a_trained_head_is_refused(tmp_path):
     tf.BertModel(tf.BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1,
                                num_attention_heads=2, intermediate_size=64,
                                max_position_embeddings=64)).save_pretrained(str(folder))
-    judge = nli(folder, tmp_path, labels={"supported": 1})
-    with pytest.raises(JudgeSetupError, match="not a fine-tuned"):
-        judge.judge("q", ANSWER, EVIDENCE)
+    with pytest.raises(JudgeSetupError, match="not a fine-tuned"):  # when the judge is built, before any answer
+        nli(folder, tmp_path, labels={"supported": 1})
 
 
 CONFIG_CODE = '''from transformers import PretrainedConfig
