@@ -26,7 +26,6 @@ Deterministic: eval mode, ``torch.no_grad``, ``threads`` fixes torch's thread co
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -36,15 +35,16 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from evalkit.errors import EvalkitError
 from evalkit.judges.base import JudgeResult, JudgeSetupError
 from evalkit.judges.claims import split_claims
 from evalkit.judges.nli_rules import Labels, Scores, Thresholds, Window, decide, evidence_windows, read_labels
+from evalkit.models.nli import NLICache, model_fingerprint, pair_key
 
-__all__ = ["VERSION", "NLICache", "NLIJudge", "NLIOptions", "make_nli_judge", "model_fingerprint", "options_from_path"]
+__all__ = ["VERSION", "NLIJudge", "NLIOptions", "make_nli_judge", "options_from_path", "parse_options"]
 
 VERSION = 1  # bump when windows, the verdict rule or the reasons change verdicts
 FILE_NAME = "nli.sqlite"
-_SKIP = {"README.md", ".gitattributes", ".gitignore"}
 
 
 class NLIOptions(BaseModel):
@@ -143,73 +143,6 @@ def _read_config(path: Path) -> dict[str, Any]:
     return data
 
 
-_DIGESTS: dict[tuple[str, int, int], str] = {}
-
-
-def _file_digest(f: Path) -> str:
-    """sha256 of a file's bytes, remembered per (path, size, mtime) for the process."""
-    st = f.stat()
-    key = (str(f.resolve()), st.st_size, st.st_mtime_ns)
-    if key not in _DIGESTS:
-        h = hashlib.sha256()
-        with f.open("rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-        _DIGESTS[key] = h.hexdigest()
-    return _DIGESTS[key]
-
-
-def model_fingerprint(path: str | Path) -> str:
-    """A hash of every file of a model folder (config, tokenizer, weights, code) by content:
-    other weights of the same size are another model."""
-    path = Path(path)
-    h = hashlib.sha256()
-    for f in sorted(p for p in path.rglob("*") if p.is_file()):
-        rel = f.relative_to(path)
-        if f.name in _SKIP or any(part.startswith(".") for part in rel.parts):
-            continue
-        h.update(f"{rel.as_posix()}\0{_file_digest(f)}\n".encode())
-    return h.hexdigest()[:16]
-
-
-class NLICache:
-    """Model outputs by (model fingerprint, pair key) in one sqlite file; safe to share between threads."""
-
-    def __init__(self, path: str | Path):
-        from evalkit.sqlitedb import connect
-
-        self.path = Path(path)
-        self._lock = threading.Lock()
-        self._db = connect(self.path, "CREATE TABLE IF NOT EXISTS nli (model TEXT, key TEXT, scores TEXT,"
-                                      " PRIMARY KEY (model, key))")
-
-    def get_many(self, model: str, keys: Sequence[str]) -> dict[str, list[float]]:
-        out: dict[str, list[float]] = {}
-        with self._lock:
-            for i in range(0, len(keys), 500):
-                batch = list(keys[i:i + 500])
-                rows = self._db.execute(f"SELECT key, scores FROM nli WHERE model=? AND key IN "
-                                        f"({','.join('?' * len(batch))})", [model, *batch]).fetchall()
-                out.update((k, json.loads(v)) for k, v in rows)
-        return out
-
-    def put_many(self, model: str, items: Mapping[str, list[float]]) -> None:
-        with self._lock:
-            self._db.executemany("INSERT OR REPLACE INTO nli VALUES (?, ?, ?)",
-                                 [(model, k, json.dumps(v)) for k, v in items.items()])
-            self._db.commit()
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
-
-
-def pair_key(premise: str, claim: str, settings: str) -> str:
-    """The cache key of one (premise, claim) pair under the input ``settings``."""
-    blob = json.dumps([premise, claim, settings], ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
-
-
 Scorer = Callable[[list[tuple[str, str]]], np.ndarray]
 """Scores a batch of (premise, claim) pairs: one row of probabilities per pair (see ``NLIJudge``)."""
 
@@ -252,7 +185,7 @@ class NLIJudge:
 
     def _model(self) -> Scorer:
         if self._scorer is None:
-            from evalkit.judges.nli_model import load_scorer
+            from evalkit.models.nli import load_scorer
             from evalkit.models.store import MODELS
 
             o = self.options
@@ -304,7 +237,7 @@ class NLIJudge:
         claims = split_claims(answer or "")
         try:
             return JudgeResult(self.verdicts(claims, evidence))
-        except JudgeSetupError:
+        except EvalkitError:  # setup (a replay-only cache miss): the user's to fix, not a verdict
             raise
         except Exception as exc:  # noqa: BLE001 - a model failure is counted, never a verdict
             return JudgeResult(error=f"nli model {self.model_id} failed: {type(exc).__name__}: {str(exc)[:200]}")

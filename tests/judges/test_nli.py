@@ -17,8 +17,10 @@ import pytest
 
 from evalkit.judges import JUDGES, make_judge
 from evalkit.judges.base import JudgeSetupError
-from evalkit.judges.nli import NLIJudge, model_fingerprint, options_from_path, parse_options
+from evalkit.errors import EvalkitError
+from evalkit.judges.nli import NLIJudge, options_from_path, parse_options
 from evalkit.judges.nli_rules import Scores, Thresholds, Window, decide, evidence_windows, read_labels
+from evalkit.models.nli import model_fingerprint
 
 torch = pytest.importorskip("torch")
 torch.set_num_threads(1)
@@ -340,7 +342,7 @@ def test_bad_folders_and_options_are_clear_errors(tmp_path, models):
     broken = tmp_path / "no_weights"
     shutil.copytree(models["bert_entail"], broken)
     (broken / "model.safetensors").unlink()
-    with pytest.raises(JudgeSetupError, match="could not load the model"):
+    with pytest.raises(EvalkitError, match="could not load the model"):
         nli(broken, tmp_path)
 
 
@@ -479,7 +481,7 @@ def test_a_base_model_without_a_trained_head_is_refused(tmp_path):
     tf.BertModel(tf.BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1,
                                num_attention_heads=2, intermediate_size=64,
                                max_position_embeddings=64)).save_pretrained(str(folder))
-    with pytest.raises(JudgeSetupError, match="not a fine-tuned"):  # when the judge is built, before any answer
+    with pytest.raises(EvalkitError, match="not a fine-tuned"):  # when the judge is built, before any answer
         nli(folder, tmp_path, labels={"supported": 1})
 
 

@@ -1,7 +1,8 @@
-"""Loading an NLI model folder with transformers and scoring (premise, claim) pairs with it.
+"""NLI / fact-checking models from a local folder: loading, scoring pairs, fingerprint, score cache.
 
-What it is for: the one place the ``nli`` judge touches torch and transformers (imported
-here only, when a model is first needed). :func:`load_scorer` loads tokenizer and model
+What it is for: the model side of the ``nli`` judge (:mod:`evalkit.judges.nli`), the one
+place it touches torch and transformers (imported inside :func:`load_scorer` only, when a
+model is first needed). :func:`load_scorer` loads tokenizer and model
 with ``local_files_only=True`` (never a hub name), puts the model in eval mode and returns
 a function from a batch of pairs to probability rows: softmax over the labels for
 ``three_way`` and ``binary`` models, a sigmoid of the single logit for ``score`` models,
@@ -14,18 +15,21 @@ DeBERTa checkers read it) the text is cut from the left.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+import hashlib
+import json
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from evalkit.judges.base import JudgeSetupError
-from evalkit.judges.nli_rules import Labels
+from evalkit.errors import ModelSetupError
 
-__all__ = ["default_max_length", "load_scorer"]
+__all__ = ["NLICache", "default_max_length", "load_scorer", "model_fingerprint", "pair_key"]
 
 MAX_LENGTH = 512  # when the tokenizer names no usable maximum
+_SKIP = {"README.md", ".gitattributes", ".gitignore"}
 
 
 def default_max_length(tokenizer: Any, config: Any) -> int:
@@ -43,8 +47,12 @@ def _quiet_transformers() -> None:
     transformers.utils.logging.disable_progress_bar()
 
 
-def load_scorer(folder: Path, labels: Labels, options: Any) -> Callable[[list[tuple[str, str]]], np.ndarray]:
-    """A scorer for the model in ``folder`` (see the module docstring); setup problems are ``JudgeSetupError``."""
+def load_scorer(folder: Path, labels: Any, options: Any) -> Callable[[list[tuple[str, str]]], np.ndarray]:
+    """A scorer for the model in ``folder`` (see the module docstring); setup problems are ``ModelSetupError``.
+
+    ``labels`` is the judge's :class:`evalkit.judges.nli_rules.Labels` (kind and output count);
+    ``options`` its :class:`evalkit.judges.nli.NLIOptions`.
+    """
     import torch
 
     if options.threads:
@@ -57,11 +65,11 @@ def load_scorer(folder: Path, labels: Labels, options: Any) -> Callable[[list[tu
         model, info = AutoModelForSequenceClassification.from_pretrained(
             str(folder), local_files_only=True, trust_remote_code=remote, output_loading_info=True)
     except Exception as exc:  # noqa: BLE001 - transformers raises OSError, ValueError, KeyError...
-        raise JudgeSetupError(f"NLI model folder {folder}: transformers could not load the model "
+        raise ModelSetupError(f"NLI model folder {folder}: transformers could not load the model "
                               f"({type(exc).__name__}: {str(exc)[:300]})") from None
     missing = sorted(info.get("missing_keys") or [])
     if missing:  # transformers would score with freshly initialised (random) layers: refuse
-        raise JudgeSetupError(f"NLI model folder {folder}: the weights lack {len(missing)} layer(s) of a "
+        raise ModelSetupError(f"NLI model folder {folder}: the weights lack {len(missing)} layer(s) of a "
                               f"sequence classifier ({', '.join(missing[:3])}...): it is not a fine-tuned "
                               "NLI / fact-checking classifier (a base model, or a seq2seq model such as "
                               "MiniCheck-Flan-T5, cannot be used)")
@@ -72,12 +80,12 @@ def load_scorer(folder: Path, labels: Labels, options: Any) -> Callable[[list[tu
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True, trust_remote_code=remote)
     except Exception as exc:  # noqa: BLE001
-        raise JudgeSetupError(f"NLI model folder {folder}: no usable tokenizer ({type(exc).__name__}: "
+        raise ModelSetupError(f"NLI model folder {folder}: no usable tokenizer ({type(exc).__name__}: "
                               f"{str(exc)[:300]}); the folder needs the tokenizer files the model was saved with") \
             from None
     n_out = int(getattr(model.config, "num_labels", labels.n_outputs))
     if n_out != labels.n_outputs:
-        raise JudgeSetupError(f"NLI model folder {folder}: the model has {n_out} outputs, config.json names "
+        raise ModelSetupError(f"NLI model folder {folder}: the model has {n_out} outputs, config.json names "
                               f"{labels.n_outputs} labels")
     max_length = options.max_length or default_max_length(tokenizer, model.config)
     encode = _encoder(tokenizer, max_length, options.input_format, folder)
@@ -95,7 +103,7 @@ def _encoder(tokenizer: Any, max_length: int, input_format: str, folder: Path) -
     if input_format == "eos_joined":
         joiner = tokenizer.eos_token or tokenizer.sep_token
         if not joiner:
-            raise JudgeSetupError(f"NLI model folder {folder}: input_format eos_joined needs a tokenizer with an "
+            raise ModelSetupError(f"NLI model folder {folder}: input_format eos_joined needs a tokenizer with an "
                                   "eos (or sep) token")
         tokenizer.truncation_side = "left"  # keep the claim at the end of the text
 
@@ -131,3 +139,70 @@ def _predict_scorer(model: Any, predict: Callable[..., Any]) -> Callable[[list[t
         return values
 
     return score
+
+
+_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def _file_digest(f: Path) -> str:
+    """sha256 of a file's bytes, remembered per (path, size, mtime) for the process."""
+    st = f.stat()
+    key = (str(f.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _DIGESTS:
+        h = hashlib.sha256()
+        with f.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        _DIGESTS[key] = h.hexdigest()
+    return _DIGESTS[key]
+
+
+def model_fingerprint(path: str | Path) -> str:
+    """A hash of every file of a model folder (config, tokenizer, weights, code) by content:
+    other weights of the same size are another model."""
+    path = Path(path)
+    h = hashlib.sha256()
+    for f in sorted(p for p in path.rglob("*") if p.is_file()):
+        rel = f.relative_to(path)
+        if f.name in _SKIP or any(part.startswith(".") for part in rel.parts):
+            continue
+        h.update(f"{rel.as_posix()}\0{_file_digest(f)}\n".encode())
+    return h.hexdigest()[:16]
+
+
+class NLICache:
+    """Model outputs by (model fingerprint, pair key) in one sqlite file; safe to share between threads."""
+
+    def __init__(self, path: str | Path):
+        from evalkit.sqlitedb import connect
+
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._db = connect(self.path, "CREATE TABLE IF NOT EXISTS nli (model TEXT, key TEXT, scores TEXT,"
+                                      " PRIMARY KEY (model, key))")
+
+    def get_many(self, model: str, keys: Sequence[str]) -> dict[str, list[float]]:
+        out: dict[str, list[float]] = {}
+        with self._lock:
+            for i in range(0, len(keys), 500):
+                batch = list(keys[i:i + 500])
+                rows = self._db.execute(f"SELECT key, scores FROM nli WHERE model=? AND key IN "
+                                        f"({','.join('?' * len(batch))})", [model, *batch]).fetchall()
+                out.update((k, json.loads(v)) for k, v in rows)
+        return out
+
+    def put_many(self, model: str, items: Mapping[str, list[float]]) -> None:
+        with self._lock:
+            self._db.executemany("INSERT OR REPLACE INTO nli VALUES (?, ?, ?)",
+                                 [(model, k, json.dumps(v)) for k, v in items.items()])
+            self._db.commit()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def pair_key(premise: str, claim: str, settings: str) -> str:
+    """The cache key of one (premise, claim) pair under the input ``settings``."""
+    blob = json.dumps([premise, claim, settings], ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
