@@ -159,7 +159,7 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
 
 
 def judge_model_options(judge: str, judge_model: str | None) -> dict[str, Any]:
-    """``--judge-model PATH`` as judge options (``{model: FOLDER, ...}``); only judges that use a model folder take it."""
+    """``--judge-model PATH`` as judge options (``{model: FOLDER, ...}``); only judges using a model folder take it."""
     if not judge_model:
         return {}
     if "nli" not in judge.split("+"):

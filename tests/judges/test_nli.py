@@ -198,7 +198,8 @@ def test_three_way_rule():
     v = decide("c", ws, [Scores(0.2, 0.1), Scores(0.93, 0.01)], "three_way", t)
     assert (v.verdict, v.reason, v.evidence_id) == ("supported", "entailment 0.93 in doc-2 sentences 1-2", "doc-2")
     v = decide("c", ws, [Scores(0.2, 0.88), Scores(0.6, 0.3)], "three_way", t)
-    assert v.verdict == "unsupported" and v.reason.startswith("contradiction 0.88 in doc-1") and v.evidence_id == "doc-1"
+    assert (v.verdict, v.evidence_id) == ("unsupported", "doc-1")
+    assert v.reason.startswith("contradiction 0.88 in doc-1")
     # contradiction decides only when it beats the best entailment
     assert decide("c", ws, [Scores(0.1, 0.7), Scores(0.9, 0.0)], "three_way", t).verdict == "supported"
     v = decide("c", ws, [Scores(0.3, 0.2), Scores(0.4, 0.1)], "three_way", t)
@@ -542,3 +543,20 @@ def test_remote_code_scorer_with_its_own_predict(tmp_path, monkeypatch):
     assert (good.verdict, good.reason) == ("supported", "consistency score 1.00 in doc-1 sentences 1-2")
     # 4 of the second claim's 5 words occur in the window ("36" does not)
     assert bad.verdict == "unverified" and bad.reason.startswith(f"consistency score {4 / 5:.2f} at best")
+
+
+def test_python_api_takes_judge_model_as_options(tmp_path, models, monkeypatch):
+    import evalkit
+
+    monkeypatch.chdir(tmp_path)
+    rows = [{"id": "q1", "question": "How long is the warranty?", "answer": "The warranty covers 24 months.",
+             "contexts": [EVIDENCE[0][1]]}]
+    res = evalkit.score(name="api_nli", output=tmp_path / "r.json", answers=rows, judge="nli", mlflow=False,
+                        judge_model={"model": str(models["bert_contra"]), "contradiction_threshold": 0.99},
+                        cache_root=tmp_path / "cache")
+    per_query = [json.loads(line) for line in (tmp_path / "r" / "api_nli" / "per_query.jsonl").open()]
+    (claim,) = per_query[0]["generation"]["judgement"]["claims"]
+    # contradiction 0.94 is below the 0.99 asked for, and entailment 0.04 below 0.5: not decided
+    assert claim["verdict"] == "unverified"
+    assert f"best contradiction {softmax([-1.0, 0.0, 3.0])[2]:.2f}" in claim["reason"]
+    assert "c0.99" in per_query[0]["generation"]["judge"] and res is not None
