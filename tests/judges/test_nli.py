@@ -560,3 +560,21 @@ def test_python_api_takes_judge_model_as_options(tmp_path, models, monkeypatch):
     assert claim["verdict"] == "unverified"
     assert f"best contradiction {softmax([-1.0, 0.0, 3.0])[2]:.2f}" in claim["reason"]
     assert "c0.99" in per_query[0]["generation"]["judge"] and res is not None
+
+
+@pytest.mark.parametrize("name, input_format", [("bert_entail", "pair"), ("roberta_yes", "eos_joined")])
+def test_truncation_cuts_the_premise_never_the_claim(models, name, input_format):
+    from pathlib import Path as _Path
+
+    from transformers import AutoTokenizer
+
+    from evalkit.models.nli import _encoder
+
+    tokenizer = AutoTokenizer.from_pretrained(str(models[name]), local_files_only=True)
+    claim = "Returns are accepted within 30 days."
+    premise = " ".join(SENTENCES * 4)  # far longer than 24 tokens
+    ids = _encoder(tokenizer, 24, input_format, _Path(models[name]))([(premise, claim)])["input_ids"][0].tolist()
+    claim_ids = tokenizer(claim, add_special_tokens=False)["input_ids"]
+    assert len(ids) == 24
+    body = ids[:-1]  # the closing special token
+    assert body[-len(claim_ids):] == claim_ids  # the whole claim is there, at the end
