@@ -578,3 +578,24 @@ def test_truncation_cuts_the_premise_never_the_claim(models, name, input_format)
     assert len(ids) == 24
     body = ids[:-1]  # the closing special token
     assert body[-len(claim_ids):] == claim_ids  # the whole claim is there, at the end
+
+
+def test_offline_then_nli_cascade_decides_only_what_the_offline_judge_left(tmp_path, models):
+    """`offline+nli`: the model (forced to entail) decides the claims the offline judge leaves unverified."""
+    judge = make_judge("offline+nli", cache_root=tmp_path / "cache", model=str(models["bert_entail"]))
+    offline = make_judge("offline")
+    evidence = [("doc-1", "The Lisbon office opened in March 2019. It employs about 120 people."),
+                ("doc-2", "Revenue was 4.2 million in 2022 and 5.0 million in 2023.")]
+    answer = "The Lisbon office opened in March 2019. Revenue rose by 0.8 million from 2022 to 2023."
+    first = offline.judge("q", answer, evidence).claims
+    assert [c.verdict for c in first] == ["supported", "unverified"]  # a derived difference: the rules cannot tell
+    result = judge.judge("q", answer, evidence)
+    assert result.error is None and len(result.claims) == len(first)
+    for before, after in zip(first, result.claims):
+        if before.verdict == "unverified":
+            p = softmax([3.0, 0.0, -1.0])[0]
+            assert (after.verdict, after.stage, after.escalated) == ("supported", "nli", True)
+            assert f"entailment {p:.2f} in doc-" in after.reason
+        else:
+            assert (after.verdict, after.stage, after.escalated) == (before.verdict, "offline", False)
+    assert judge.stats.escalated == sum(c.verdict == "unverified" for c in first)
