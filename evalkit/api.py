@@ -70,18 +70,26 @@ def _configs(graph_configs: ConfigLike | Sequence[ConfigLike]) -> tuple[list[Any
     return out, in_memory
 
 
-def _judge_options(judge_llm: Any) -> dict[str, Any]:
+def _judge_options(judge_llm: Any, judge_model: Any = None) -> dict[str, Any]:
+    """Judge options from ``judge_llm`` (an LLM spec) and ``judge_model`` (the nli judge's folder or options)."""
+    out: dict[str, Any] = {}
+    if isinstance(judge_model, dict):
+        out.update(judge_model)
+    elif judge_model is not None:
+        from evalkit.judges.nli import options_from_path
+
+        out.update(options_from_path(judge_model))
     if judge_llm is None:
-        return {}
+        return out
     from evalkit.llm.base import LLMSpec
 
     if isinstance(judge_llm, LLMSpec):
-        return {"llm": judge_llm}
+        return {**out, "llm": judge_llm}
     if isinstance(judge_llm, dict):
-        return {"llm": LLMSpec(**judge_llm)}
+        return {**out, "llm": LLMSpec(**judge_llm)}
     import yaml
 
-    return {"llm": LLMSpec(**(yaml.safe_load(Path(judge_llm).read_text(encoding="utf-8")) or {}))}
+    return {**out, "llm": LLMSpec(**(yaml.safe_load(Path(judge_llm).read_text(encoding="utf-8")) or {}))}
 
 
 def evaluate(eval_set: Any, graph_configs: ConfigLike | Sequence[ConfigLike], *, output: str | Path | None = None,
@@ -90,7 +98,7 @@ def evaluate(eval_set: Any, graph_configs: ConfigLike | Sequence[ConfigLike], *,
              share_work: bool = True, judge: str = "offline", judge_llm: Any = None, traces: bool = True,
              trace_limit: int | None = None, progress: bool = True, resume: bool = False,
              corpus: Any = None, name: str = "inline", lang: str = "auto",
-             cache_root: str | Path | None = None) -> Results:
+             cache_root: str | Path | None = None, judge_model: Any = None) -> Results:
     """Run graph variants on an eval set, as ``evalkit run`` does, and return the :class:`Results`.
 
     Args:
@@ -105,6 +113,8 @@ def evaluate(eval_set: Any, graph_configs: ConfigLike | Sequence[ConfigLike], *,
         workers, executor, ray_address, share_work, resume, progress: how to run, as the CLI flags.
         metrics: retrieval metric names (default ``recall@20, hit@5, mrr@10, ndcg@10``).
         judge, judge_llm: judge of generated answers; ``judge_llm`` an ``LLMSpec``, a dict or a YAML path.
+        judge_model: for ``judge="nli"``: a local model folder, a YAML file of nli judge options, or the
+            options as a dict (``{"model": FOLDER, "entailment_threshold": 0.7}``; docs/judges.md).
     """
     from evalkit.commands.run import _env_quiet
     from evalkit.metrics import DEFAULT_METRICS
@@ -118,8 +128,9 @@ def evaluate(eval_set: Any, graph_configs: ConfigLike | Sequence[ConfigLike], *,
     options = RunOptions(output=out, workers=workers, resume=resume, metrics=tuple(metrics or DEFAULT_METRICS),
                          tracking_uri=tracking_uri, experiment=experiment, mlflow=mlflow, progress=progress,
                          cache_root=Path(cache_root) if cache_root is not None else None, share_work=share_work,
-                         traces=traces, trace_limit=trace_limit, judge=judge, judge_options=_judge_options(judge_llm),
-                         executor=executor, ray_address=ray_address, source_name="evalkit.evaluate")
+                         traces=traces, trace_limit=trace_limit, judge=judge,
+                         judge_options=_judge_options(judge_llm, judge_model), executor=executor,
+                         ray_address=ray_address, source_name="evalkit.evaluate")
     run_eval(es, configs, options, echo=lambda m: print(m))
     for config in configs:  # configs born in memory: keep what ran beside its records
         if config.name in in_memory:
@@ -148,13 +159,14 @@ def score(*, name: str, output: str | Path, eval_set: Any = None, run: str | Pat
           metrics: Sequence[str] | None = None, judge: str = "offline", judge_llm: Any = None, evidence_k: int = 5,
           cite_by: str = "id", lang: str = "auto", mlflow: bool = True, tracking_uri: str | None = None,
           experiment: str = "evalkit", traces: bool = True, cache_root: str | Path | None = None,
-          relevance_level: int = 1, ties: str = "pipeline") -> Results:
+          relevance_level: int = 1, ties: str = "pipeline", judge_model: Any = None) -> Results:
     """Score outputs produced elsewhere, as ``evalkit score`` does, and return the :class:`Results`.
 
     Give ``run`` (a TREC or JSONL ranking file; needs ``eval_set``) or ``answers`` (a file or
     folder as the CLI takes, or rows in memory: a list of dicts or a DataFrame with the answers
     fields). ``column_map`` is the CLI's ``--map``: ``{"answer": "my_column"}``.
-    ``relevance_level`` and ``ties`` are the CLI's ``--relevance-level`` and ``--ties``.
+    ``relevance_level`` and ``ties`` are the CLI's ``--relevance-level`` and ``--ties``; ``judge_model`` its
+    ``--judge-model`` (or the nli judge's options as a dict).
     """
     from evalkit.commands.run import _env_quiet
     from evalkit.errors import EvalkitError
@@ -175,7 +187,8 @@ def score(*, name: str, output: str | Path, eval_set: Any = None, run: str | Pat
                            scoring=scoring)
     else:
         scored = score_answers(_answers_file(answers, root), name, eval_set=es, judge=judge,
-                               judge_options=_judge_options(judge_llm), metrics=metrics, mapping=column_map,
+                               judge_options=_judge_options(judge_llm, judge_model), metrics=metrics,
+                               mapping=column_map,
                                answers_format=answers_format, split=split, evidence_k=evidence_k, cite_by=cite_by,
                                lang=lang, cache_root=root, scoring=scoring)
     for notice in scored.notices:

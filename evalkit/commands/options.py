@@ -48,10 +48,10 @@ def scoring_options(f: Callable[..., Any]) -> Callable[..., Any]:
                              "(trec_eval -l; nDCG always uses the grades as gains). [default: 1]")(f)
 
 
-JUDGE_HELP = ("Judge of the answers: offline (no model), llm or ragas (need --judge-llm), or a cascade: "
-              "offline+llm, where the model decides only the claims the offline judge leaves unverified "
-              "(docs/judges.md).")
-ESCALATE_HELP = ("With a cascade judge (offline+llm): the offline verdicts the model decides again, "
+JUDGE_HELP = ("Judge of the answers: offline (no model), llm or ragas (need --judge-llm), nli (needs --judge-model), "
+              "or a cascade: offline+llm or offline+nli, where the model decides only the claims the offline judge "
+              "leaves unverified (docs/judges.md).")
+ESCALATE_HELP = ("With a cascade judge (offline+llm, offline+nli): the offline verdicts the model decides again, "
                  "comma-separated: unverified (default), or unverified,unsupported to have it review "
                  "hallucination calls too.")
 

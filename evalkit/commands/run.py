@@ -48,6 +48,7 @@ class RunRequest:
     judge: str = "offline"
     escalate: str | None = None
     judge_llm: str | None = None
+    judge_model: str | None = None
     traces: bool = True
     trace_limit: int | None = None
     trace_all: bool = False
@@ -114,6 +115,7 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
         from evalkit.llm.base import LLMSpec
 
         judge_options["llm"] = LLMSpec.from_yaml(request.judge_llm)
+    judge_options.update(judge_model_options(request.judge, request.judge_model))
     output = Path(request.output)
     options = RunOptions(output=output, workers=request.workers, resume=resume,
                          metrics=tuple(request.metrics) or DEFAULT_METRICS, tracking_uri=request.tracking_uri,
@@ -158,6 +160,17 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
         click.echo(f"error: {problem}", err=True)
         return 1
     return 0
+
+
+def judge_model_options(judge: str, judge_model: str | None) -> dict[str, Any]:
+    """``--judge-model PATH`` as judge options (``{model: FOLDER, ...}``); only judges using a model folder take it."""
+    if not judge_model:
+        return {}
+    if "nli" not in judge.split("+"):
+        raise click.BadParameter(f"--judge-model applies to --judge nli, not '{judge}'", param_hint="--judge-model")
+    from evalkit.judges.nli import options_from_path
+
+    return options_from_path(judge_model)
 
 
 def mlflow_hint(summary: Any, layout: Layout) -> str:
@@ -229,6 +242,9 @@ def summary_tables(summary: Any, layout: Layout) -> str:
 @click.option("--judge-llm", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="YAML LLM spec for the llm/ragas judges, e.g. {backend: openai, base_url: ..., model: ..., "
                    "api_key_env: OPENAI_API_KEY}.")
+@click.option("--judge-model", metavar="PATH", default=None,
+              help="For --judge nli: a local Hugging Face model folder (NLI or fact-checking classifier; nothing "
+                   "is downloaded), or a YAML file of nli judge options {model: FOLDER, entailment_threshold: ...}.")
 @click.option("--no-share", is_flag=True,
               help="Run every node of every variant even when another variant already ran the identical "
                    "execution (by default such results are reused; numbers are the same either way).")
@@ -244,9 +260,9 @@ def summary_tables(summary: Any, layout: Layout) -> str:
 def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | None, resume: str | None,
         workers: int | None, executor: str | None, ray_address: str | None, dry_run: bool, metrics: tuple[str, ...],
         tracking_uri: str | None, experiment: str | None, no_mlflow: bool, mlflow_sync: bool, no_progress: bool,
-        judge: str | None, escalate: str | None, judge_llm: Path | None, no_share: bool, no_traces: bool, trace_all: bool,
-        trace_limit: int | None, relevance_level: int | None, ties: str | None, overwrite: bool, wide: bool,
-        columns: str | None, labels: tuple[Path, ...]) -> int:
+        judge: str | None, escalate: str | None, judge_llm: Path | None, judge_model: str | None,
+        no_share: bool, no_traces: bool, trace_all: bool, trace_limit: int | None, relevance_level: int | None,
+        ties: str | None, overwrite: bool, wide: bool, columns: str | None, labels: tuple[Path, ...]) -> int:
     """Run each graph variant on every query of an eval set.
 
     \b
@@ -289,6 +305,7 @@ def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | No
     overrides = {"workers": workers, "executor": executor, "ray_address": ray_address, "tracking_uri": tracking_uri,
                  "experiment": experiment, "judge": judge, "escalate": escalate,
                  "judge_llm": str(judge_llm) if judge_llm else None,
+                 "judge_model": _absolute_path(judge_model) if judge_model else None,
                  "trace_limit": trace_limit, "metrics": list(metrics) or None, "relevance_level": relevance_level,
                  "ties": ties}
     if labels:
@@ -326,3 +343,9 @@ def _absolute_spec(spec: str) -> str:
     """``path@vN`` with the path made absolute when it names a file (so a resume works from anywhere)."""
     path, sep, version = spec.partition("@")
     return str(Path(path).resolve()) + sep + version if Path(path).is_file() else spec
+
+
+def _absolute_path(path: str) -> str:
+    """``path`` made absolute when it exists (so a resume works from anywhere); as given otherwise."""
+    p = Path(path).expanduser()
+    return str(p.resolve()) if p.exists() else path

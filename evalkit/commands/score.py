@@ -48,6 +48,9 @@ from evalkit.commands.options import (
 @click.option("--escalate", default=None, metavar="VERDICT,...", help=ESCALATE_HELP)
 @click.option("--judge-llm", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="YAML LLM spec for the llm/ragas judges, e.g. {backend: openai, base_url: ..., model: ...}.")
+@click.option("--judge-model", metavar="PATH", default=None,
+              help="For --judge nli: a local Hugging Face model folder (NLI or fact-checking classifier; nothing "
+                   "is downloaded), or a YAML file of nli judge options {model: FOLDER, entailment_threshold: ...}.")
 @click.option("--evidence-k", type=click.IntRange(1), default=5, show_default=True,
               help="Without contexts, the answer is judged against the texts of this many top 'retrieved' documents.")
 @click.option("--cite-by", type=click.Choice(["id", "position"]), default="id", show_default=True,
@@ -72,7 +75,7 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
           evidence_k: int, cite_by: str,
           lang: str, tracking_uri: str | None, experiment: str, no_mlflow: bool, no_traces: bool, wide: bool,
           columns: str | None, labels: tuple[Path, ...] = (), relevance_level: int | None = None,
-          ties: str | None = None) -> int:
+          ties: str | None = None, judge_model: str | None = None) -> int:
     """Score outputs your own pipeline produced, with evalkit's metrics, judges and files.
 
     \b
@@ -93,7 +96,7 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
     from evalkit.commands.run import _env_quiet
 
     _env_quiet()
-    from evalkit.commands.run import _absolute_spec, _apply_labels, mlflow_hint, summary_tables
+    from evalkit.commands.run import _absolute_spec, _apply_labels, judge_model_options, mlflow_hint, summary_tables
     from evalkit.interop.importers import parse_mapping
     from evalkit.metrics import Scoring
     from evalkit.run.runner import RunOptions
@@ -106,7 +109,8 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
     if run_file is not None:
         if eval_set is None:
             raise click.UsageError("--run needs --eval-set: the gold documents live there")
-        extra = [o for o, v in (("--map", maps), ("--split", split), ("--judge-llm", judge_llm)) if v]
+        extra = [o for o, v in (("--map", maps), ("--split", split), ("--judge-llm", judge_llm),
+                                ("--judge-model", judge_model)) if v]
         if extra:
             raise click.UsageError(f"{', '.join(extra)} apply to --answers, not --run")
         scored = score_run(run_file, eval_set, name, run_format=run_format, retrieval_run=retrieval_run,
@@ -121,6 +125,7 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
             from evalkit.llm.base import LLMSpec
 
             judge_options["llm"] = LLMSpec(**(yaml.safe_load(judge_llm.read_text(encoding="utf-8")) or {}))
+        judge_options.update(judge_model_options(judge, judge_model))
         scored = score_answers(answers_file, name, eval_set=eval_set, judge=judge, judge_options=judge_options,
                                metrics=metrics or None, mapping=parse_mapping(maps, ANSWER_FIELDS),
                                answers_format=answers_format, split=split, evidence_k=evidence_k, cite_by=cite_by,

@@ -1,7 +1,7 @@
 """Claim-support judges: is each sentence of an answer supported by the evidence it cites?
 
 ``make_judge("offline")`` builds the deterministic, model-free grounding judge
-(:mod:`evalkit.judges.offline`); other backends (``llm``, ``ragas``) register in
+(:mod:`evalkit.judges.offline`); other backends (``llm``, ``nli``, ``ragas``) register in
 :data:`JUDGES`. Every judge returns a :class:`JudgeResult` of :class:`ClaimVerdict`.
 """
 from typing import Any
@@ -27,6 +27,13 @@ def _llm_judge(cache_root: Any = None, **options: Any) -> Judge:
     return make_llm_judge(cache_root=cache_root, **options)
 
 
+def _nli_judge(cache_root: Any = None, **options: Any) -> Judge:
+    """``nli``: an NLI / fact-checking model from a local folder (transformers imported only when it runs)."""
+    from evalkit.judges.nli import make_nli_judge
+
+    return make_nli_judge(cache_root=cache_root, **options)
+
+
 def _ragas_judge(cache_root: Any = None, **options: Any) -> Judge:
     """``ragas``: ragas 0.4 Faithfulness on the configured LLM (ragas is imported only when built)."""
     from evalkit.extras import check, require
@@ -40,6 +47,7 @@ def _ragas_judge(cache_root: Any = None, **options: Any) -> Judge:
 
 
 register_judge("llm", _llm_judge)
+register_judge("nli", _nli_judge)
 register_judge("ragas", _ragas_judge)
 
 __all__ = ["JUDGES", "VERDICTS", "ClaimVerdict", "Judge", "JudgeResult", "UnknownJudgeError", "Verdict",

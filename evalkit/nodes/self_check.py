@@ -49,7 +49,7 @@ from evalkit.graph.schema import (
 
 
 class SelfCheckParams(NodeParams):
-    judge: str = Field(default="offline", description="the claim judge: offline, llm, ragas (evalkit.judges)")
+    judge: str = Field(default="offline", description="the claim judge: offline, llm, nli, ragas (evalkit.judges)")
     judge_options: dict[str, Any] = Field(default_factory=dict, description="keyword options of make_judge")
     max_attempts: int = Field(default=3, ge=1, description="a failure at this attempt decides exhausted")
     only_below_evidence: int | None = Field(
