@@ -238,7 +238,8 @@ def _candidates(t: Quantity, values: Sequence[_Value], claim_text: str = "") -> 
                 # a share, a rate in the target's unit (1.5元/公斤 x 500公斤), or a count the claim writes
                 f = y.value / 100 if y.unit == "%" else (y.raw if y.raw is not None else y.value)
                 yield x.value * f, f"{_g(x.value)} x {_g(f * 100 if y.unit == '%' else f)}{'%' if y.unit == '%' else ''}"
-        if not (shown or (pct and unit_pair)):
+        big_pair = hi.unit == lo.unit and hi.unit != "%" and min(abs(hi.value), abs(lo.value)) >= 100
+        if not (shown or (pct and (unit_pair or big_pair))):  # 4.2 million -> 5.0 million: about 19%
             continue
         if t.kind == "time" and {hi.kind, lo.kind} == {"time", "duration"}:  # 06:10 + 45 minutes
             clock, span = (hi, lo) if hi.kind == "time" else (lo, hi)
