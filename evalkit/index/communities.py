@@ -23,6 +23,7 @@ import hashlib
 import json
 import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -120,8 +121,9 @@ def detect_communities(egraph: Any, spec: CommunitySpec, seed: int = 0) -> Commu
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     path = egraph.folder / f"communities-{digest}.json" if egraph.folder else None
     if path is not None and path.exists():
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return Communities([Community(**c) for c in data["communities"]], data["meta"])
+        cached = _read_cached(path)
+        if cached is not None:
+            return cached
     t0 = time.perf_counter()
     h = projection(egraph.graph)
     parts = _partition(h, algorithm, spec.resolution, seed)
@@ -144,6 +146,18 @@ def detect_communities(egraph: Any, spec: CommunitySpec, seed: int = 0) -> Commu
                                       ensure_ascii=False), hint="point EVALKIT_CACHE at a writable folder")
         meta["path"] = str(path)
     return Communities(items, meta)
+
+
+def _read_cached(path: Path) -> Communities | None:
+    """The communities stored at ``path``; None (after a warning naming the file) when it is damaged."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return Communities([Community(**c) for c in data["communities"]], data["meta"])
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+        from evalkit.index.store import warn
+
+        warn(f"cache file {path} is damaged ({type(exc).__name__}: {exc}); recomputing the communities")
+        return None
 
 
 def _community(cid: int, members: list[str], h: Any, egraph: Any, spec: CommunitySpec) -> Community:
