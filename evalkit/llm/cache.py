@@ -28,12 +28,14 @@ from pathlib import Path
 
 from evalkit.errors import UnknownNameError
 from evalkit.llm.base import CacheMiss, ChatRequest, ChatResponse
-from evalkit.sqlitedb import connect
+from evalkit.sqlitedb import CacheDB
 
 MODES = ("off", "read-write", "replay-only")
 FILE_NAME = "llm.sqlite"
 # Part of every key: bump when the key material or the stored value changes meaning.
 KEY_VERSION = 1
+SCHEMA = ("CREATE TABLE IF NOT EXISTS llm (key TEXT PRIMARY KEY, identity TEXT, text TEXT, tokens_in INTEGER,"
+          " tokens_out INTEGER, finish_reason TEXT, latency_ms REAL, created REAL)")
 
 
 def request_key(identity: str, request: ChatRequest) -> str:
@@ -58,25 +60,23 @@ class LLMCache:
             raise UnknownNameError(f"unknown LLM cache mode '{mode}'; valid: {', '.join(MODES)}")
         self.path, self.mode = Path(path), mode
         self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = None
+        self._db: CacheDB | None = None
         if mode != "off":
             self._connect()
 
-    def _connect(self) -> sqlite3.Connection:
-        if self._db is None:
-            self._db = connect(self.path, "CREATE TABLE IF NOT EXISTS llm (key TEXT PRIMARY KEY, identity TEXT,"
-                               " text TEXT, tokens_in INTEGER, tokens_out INTEGER, finish_reason TEXT,"
-                               " latency_ms REAL, created REAL)")
-        return self._db
+    def _connect(self) -> CacheDB:
+        with self._lock:
+            if self._db is None:
+                self._db = CacheDB(self.path, SCHEMA)
+            return self._db
 
     def get(self, identity: str, request: ChatRequest) -> ChatResponse | None:
         """The stored answer (``cache_hit=True``), ``None`` on a miss; ``CacheMiss`` in replay-only mode."""
         if self.mode == "off":
             return None
         key = request_key(identity, request)
-        with self._lock:
-            row = self._connect().execute(
-                "SELECT text, tokens_in, tokens_out, finish_reason FROM llm WHERE key=?", (key,)).fetchone()
+        row = self._connect().run(lambda db: db.execute(
+            "SELECT text, tokens_in, tokens_out, finish_reason FROM llm WHERE key=?", (key,)).fetchone())
         if row is not None:
             text, tin, tout, finish = row
             return ChatResponse(text=text, tokens_in=tin, tokens_out=tout, finish_reason=finish, cache_hit=True)
@@ -94,17 +94,18 @@ class LLMCache:
             return
         row = (request_key(identity, request), identity, response.text, int(response.tokens_in),
                int(response.tokens_out), response.finish_reason, float(response.latency_ms), time.time())
-        with self._lock:
-            db = self._connect()
+
+        def put(db: sqlite3.Connection) -> None:
             db.execute("INSERT OR REPLACE INTO llm VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
             db.commit()
+
+        self._connect().run(put)
 
     def count(self) -> int:
         """How many answers the file holds (0 when the cache is off and the file absent)."""
         if self._db is None and not self.path.exists():
             return 0
-        with self._lock:
-            return int(self._connect().execute("SELECT COUNT(*) FROM llm").fetchone()[0])
+        return int(self._connect().run(lambda db: db.execute("SELECT COUNT(*) FROM llm").fetchone()[0]))
 
     def close(self) -> None:
         with self._lock:
