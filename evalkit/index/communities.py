@@ -140,10 +140,10 @@ def detect_communities(egraph: Any, spec: CommunitySpec, seed: int = 0) -> Commu
                       "largest_share": round(len(parts[0]) / max(1, h.number_of_nodes()), 4) if parts else 0.0,
                       "detect_s": round(time.perf_counter() - t0, 3)}}
     if path is not None:
-        from evalkit.fileio import write_atomic
+        from evalkit.index.store import write_file
 
-        write_atomic(path, json.dumps({"meta": {**meta, "path": str(path)}, "communities": [asdict(c) for c in items]},
-                                      ensure_ascii=False), hint="point EVALKIT_CACHE at a writable folder")
+        write_file(path, json.dumps({"meta": {**meta, "path": str(path)}, "communities": [asdict(c) for c in items]},
+                                    ensure_ascii=False).encode("utf-8"))
         meta["path"] = str(path)
     return Communities(items, meta)
 

@@ -133,14 +133,67 @@ def check_entry(folder: Path, checksums: bool = True) -> EntryCheck:
 def discard(folder: Path) -> None:
     """Move an entry aside (one atomic rename) and delete it; a no-op when someone else already did."""
     trash = folder.parent / TRASH / f"{folder.name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    try:
-        ensure_folder(trash.parent, HINT)
-        os.rename(folder, trash)
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise output_error(folder, exc, HINT) from None
+    for _ in range(5):
+        try:
+            ensure_folder(trash.parent, HINT)
+            os.rename(folder, trash)
+            break
+        except FileNotFoundError:
+            if not folder.exists():
+                return  # another process discarded it first
+            # else another process removed the empty .trash between our mkdir and rename: again
+        except OSError as exc:
+            raise output_error(folder, exc, HINT) from None
     shutil.rmtree(trash, ignore_errors=True)
+    _tidy(folder.parent)
+
+
+def write_file(path: Path, content: bytes) -> None:
+    """Write one cache file whole: a temporary name private to this process, then a rename over ``path``."""
+    ensure_folder(path.parent, HINT)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        tmp.write_bytes(content)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise output_error(path, exc, HINT) from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def publish_folder(staging: Path, folder: Path) -> None:
+    """Rename a complete ``staging`` folder to ``folder``; when another process published it first, keep theirs."""
+    try:
+        os.rename(staging, folder)
+    except OSError as exc:
+        if not folder.exists():
+            raise output_error(folder, exc, HINT) from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        _tidy(folder.parent)
+
+
+def staging_for(folder: Path) -> Path:
+    """A new private folder beside ``folder``'s parent to build it in (``<parent>/.staging/<name>-<pid>-<rand>``)."""
+    staging = folder.parent / STAGING / f"{folder.name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    for _ in range(5):  # another process may remove the empty .staging between our two mkdirs
+        try:
+            staging.mkdir(parents=True)
+            return staging
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise output_error(staging, exc, HINT) from None
+    return ensure_folder(staging, HINT)
+
+
+def _tidy(parent: Path) -> None:
+    """Remove ``parent``'s ``.staging`` and ``.trash`` folders when nothing is left in them."""
+    for name in (STAGING, TRASH):
+        try:
+            (parent / name).rmdir()
+        except OSError:
+            pass  # absent, or another build in progress
 
 
 # -- building and loading ----------------------------------------------------------------
@@ -183,15 +236,15 @@ def load_or_build(root: Path, kind: str, key_meta: dict[str, Any], *, load: Call
 
 def _build(folder: Path, key_meta: dict[str, Any], build: Callable[[Path], dict[str, Any] | Uncached]) -> Any:
     """Run ``build`` in a private staging folder and publish the result (or return it :class:`Uncached`)."""
-    staging = folder.parent / STAGING / f"{folder.name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    staging = staging_for(folder)
     try:
-        ensure_folder(staging, HINT)
         extra = build(staging)
         if not isinstance(extra, Uncached):
             publish(staging, folder, {**key_meta, **extra})
         return extra
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        _tidy(folder.parent)
 
 
 def _report(found: EntryCheck) -> None:
@@ -210,9 +263,4 @@ def publish(staging: Path, folder: Path, meta: dict[str, Any]) -> None:
             "path": str(folder), "entry_format": ENTRY_FORMAT, "files": describe_files(staging)}
     meta["meta_xxh3"] = _meta_digest(meta)
     write_atomic(staging / "meta.json", json.dumps(meta, indent=2, sort_keys=True, ensure_ascii=False), hint=HINT)
-    try:
-        os.rename(staging, folder)
-    except OSError as exc:
-        if not folder.exists():
-            raise output_error(folder, exc, HINT) from None
-        # another builder won the race: its entry stands (load_or_build verifies it next)
+    publish_folder(staging, folder)  # when another builder won the race, its entry stands (verified next)
