@@ -32,7 +32,7 @@ def test_require_names_the_extra_and_the_install_command(monkeypatch):
     assert msg == ("--executor ray needs the optional dependency evalkit-ragraph[ray] (ray not installed); "
                    "install it with: pip install 'evalkit-ragraph[ray]'")
     assert isinstance(err.value, EvalkitError) and isinstance(err.value, ImportError)
-    with pytest.raises(MissingExtraError, match=r"evalkit\[ray\] \(ray not installed\)"):
+    with pytest.raises(MissingExtraError, match=r"evalkit-ragraph\[ray\] \(ray not installed\)"):
         check("ray", "--executor ray")
 
 
