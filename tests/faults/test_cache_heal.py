@@ -194,3 +194,37 @@ def test_embedding_of_the_wrong_length_is_not_returned(tmp_path):
     cache.put_many("m", "passage", {"good": np.ones(4, dtype=np.float32), "bad": np.ones(4, dtype=np.float32)})
     cache._db.run(lambda db: db.execute("UPDATE emb SET vec=? WHERE key='bad'", (b"\0" * 12,)))
     assert sorted(cache.get_many("m", "passage", ["good", "bad"])) == ["good"]
+
+
+def test_the_users_case_end_to_end(tmp_path, monkeypatch):
+    """What the issue's user typed: a run, a truncated BM25 file in .evalkit_cache/, the same run again.
+
+    Before: every later run failed with ``could not build variant 'bm25': ValueError: mmap length is
+    greater than file size``. Now: exit 0, a warning naming the file, the same numbers.
+    """
+    from click.testing import CliRunner
+
+    from evalkit.cli import cli
+
+    repo = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("EVALKIT_CACHE", raising=False)  # the default: .evalkit_cache in the current folder
+
+    def run(out: str):
+        return CliRunner().invoke(cli, ["run", "--eval-set", str(repo / "eval_sets" / "demo_kb.jsonl@v1"),
+                                        "--graph-config", str(repo / "graph_configs" / "bm25.yaml"), "--output", out,
+                                        "--no-progress", "--no-mlflow"], prog_name="evalkit")
+    first = run("results/a.json")
+    assert first.exit_code == 0, first.output
+    [npy] = (tmp_path / ".evalkit_cache" / "indexes").glob("bm25-*/indptr.csc.index.npy")
+    _truncate(npy, 100)
+    second = run("results/b.json")
+    assert second.exit_code == 0, second.output
+    assert f"warning: cache file .evalkit_cache/indexes/{npy.parent.name}/indptr.csc.index.npy is 100 bytes" in \
+        second.output
+    a, b = (json.loads((tmp_path / "results" / f"{x}.json").read_text())["variants"]["bm25"]["metrics"]
+            for x in "ab")
+    assert a == b
+    records = [(tmp_path / "results" / x / "bm25" / "per_query.jsonl").read_text().splitlines() for x in "ab"]
+    rankings = [[json.loads(line)["retrieved"] for line in r] for r in records]
+    assert rankings[0] == rankings[1] and len(rankings[0]) == 120
