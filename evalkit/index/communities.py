@@ -119,7 +119,8 @@ def detect_communities(egraph: Any, spec: CommunitySpec, seed: int = 0) -> Commu
     key = {"graph": egraph.meta.get("path", ""), "graph_created": egraph.meta.get("created", ""),
            **spec.model_dump(exclude={"algorithm", "seed"}), "algorithm": algorithm, "seed": seed}
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
-    path = egraph.folder / f"communities-{digest}.json" if egraph.folder else None
+    # cached beside the graph while its entry exists (another process may have replaced a damaged one meanwhile)
+    path = egraph.folder / f"communities-{digest}.json" if egraph.folder and egraph.folder.is_dir() else None
     if path is not None and path.exists():
         cached = _read_cached(path)
         if cached is not None:

@@ -35,6 +35,7 @@ ENTRY_FORMAT = 1  # bump when what meta.json records about the files changes
 STAGING, TRASH = ".staging", ".trash"
 HINT = f"point {CACHE_ENV} at a writable folder"
 CHUNK = 1 << 20
+LEGACY = "was written by an evalkit that recorded no checksums"  # an upgrade, not damage: rebuilt without a warning
 T = TypeVar("T")
 
 
@@ -115,7 +116,7 @@ def check_entry(folder: Path, checksums: bool = True) -> EntryCheck:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         return EntryCheck(folder, f"is unreadable ({type(exc).__name__}: {exc})", meta_path)
     if not isinstance(meta, dict) or meta.get("entry_format") != ENTRY_FORMAT or "files" not in meta:
-        return EntryCheck(folder, "was written by an evalkit that recorded no checksums", meta_path)
+        return EntryCheck(folder, LEGACY, meta_path)
     if meta.get("meta_xxh3") != _meta_digest(meta):
         return EntryCheck(folder, "differs from its checksum (edited or damaged)", meta_path)
     for rel, rec in meta["files"].items():
@@ -217,12 +218,16 @@ def load_or_build(root: Path, kind: str, key_meta: dict[str, Any], *, load: Call
     folder = cache_dir_for(root, kind, key_meta)
     for _ in range(3):  # another process may discard or publish between our steps
         found = check_entry(folder) if folder.exists() else None
+        unloadable = False
         if found is not None and found.ok:
             try:
                 return load(folder, found.meta or {})
             except Exception as exc:  # noqa: BLE001 - any failure to read a verified entry: rebuild it
-                found = EntryCheck(folder, f"could not be loaded ({type(exc).__name__}: {exc})", folder / "meta.json")
+                found = EntryCheck(folder, f"could not be loaded ({type(exc).__name__}: {exc})", folder)
+                unloadable = True
         if found is not None:
+            if not unloadable and check_entry(folder).ok:
+                continue  # another process replaced the bad entry meanwhile: load theirs
             _report(found)
             discard(folder)
         built = _build(folder, key_meta, build)
@@ -248,9 +253,10 @@ def _build(folder: Path, key_meta: dict[str, Any], build: Callable[[Path], dict[
 
 
 def _report(found: EntryCheck) -> None:
-    if found.problem == "was written by an evalkit that recorded no checksums":
+    if found.problem == LEGACY:
         return  # an upgrade, not damage: rebuilt quietly
-    warn(f"cache file {found.file} {found.problem}; rebuilding the entry "
+    what = "entry" if found.file == found.folder else "file"
+    warn(f"cache {what} {found.file} {found.problem}; rebuilding the entry "
          f"(the cache is derived data: nothing is lost, the numbers are the same)")
 
 

@@ -228,3 +228,21 @@ def test_the_users_case_end_to_end(tmp_path, monkeypatch):
     records = [(tmp_path / "results" / x / "bm25" / "per_query.jsonl").read_text().splitlines() for x in "ab"]
     rankings = [[json.loads(line)["retrieved"] for line in r] for r in records]
     assert rankings[0] == rankings[1] and len(rankings[0]) == 120
+
+
+def test_an_entry_that_verifies_but_cannot_be_loaded_is_rebuilt_once(tmp_path, capsys):
+    """Checksums agree (meta.json rewritten to match) but the loader fails: reported as unloadable, rebuilt."""
+    from evalkit.index import store
+
+    root = tmp_path / "cache"
+    _dense(root)
+    folder = _folder(root, "dense")
+    (folder / "index.faiss").write_bytes(b"not a faiss index")
+    meta = json.loads((folder / "meta.json").read_text())
+    meta["files"]["index.faiss"] = {"size": 17, "xxh3": store.file_digest(folder / "index.faiss")}
+    meta["meta_xxh3"] = store._meta_digest(meta)
+    (folder / "meta.json").write_text(json.dumps(meta))
+    capsys.readouterr()
+    assert _dense_results(_dense(root)) == _dense_results(_dense(tmp_path / "clean"))
+    err = capsys.readouterr().err
+    assert err.count("warning:") == 1 and f"cache entry {folder} could not be loaded (RuntimeError" in err
