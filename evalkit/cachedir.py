@@ -97,22 +97,34 @@ def _sqlite_finder(kind: str, name: str) -> Callable[[Path], Iterator[Entry]]:
     return find
 
 
-def _check_sqlite(entry: Entry, rows_check: str | None = None) -> str | None:
-    try:
-        db = sqlite3.connect(f"file:{entry.path}?mode=ro", uri=True, timeout=60)
+def _sqlite_checker(count_bad: Callable[[sqlite3.Connection], int], what: str) -> Callable[[Entry], str | None]:
+    """sqlite's integrity_check, then ``count_bad(db)``: the rows that differ from their checksum."""
+    def check(entry: Entry) -> str | None:
         try:
-            result = [r[0] for r in db.execute("PRAGMA integrity_check").fetchall()]
-            if result != ["ok"]:
-                return f"{entry.path} is damaged (sqlite integrity_check: {'; '.join(result[:3])})"
-            if rows_check:
-                bad = db.execute(rows_check).fetchone()[0]
-                if bad:
-                    return f"{entry.path} holds {bad} stored vector(s) whose length differs from their dimension"
-        finally:
-            db.close()
-    except sqlite3.DatabaseError as exc:
-        return f"{entry.path} is damaged ({exc})"
-    return None
+            db = sqlite3.connect(f"file:{entry.path}?mode=ro", uri=True, timeout=60)
+            try:
+                result = [r[0] for r in db.execute("PRAGMA integrity_check").fetchall()]
+                if result != ["ok"]:
+                    return f"{entry.path} is damaged (sqlite integrity_check: {'; '.join(result[:3])})"
+                bad = count_bad(db)
+            finally:
+                db.close()
+        except sqlite3.DatabaseError as exc:
+            return f"{entry.path} is damaged ({exc})"
+        return f"{entry.path} holds {bad} {what} that differ from their checksum (edited or damaged)" if bad else None
+    return check
+
+
+def _bad_vectors(db: sqlite3.Connection) -> int:
+    from evalkit.models.cache import count_bad_rows
+
+    return count_bad_rows(db)
+
+
+def _bad_answers(db: sqlite3.Connection) -> int:
+    from evalkit.llm.cache import count_bad_rows
+
+    return count_bad_rows(db)
 
 
 # -- eval sets frozen from rows, answer files, HTTP responses ------------------------------
@@ -186,10 +198,9 @@ def _check_leftover(entry: Entry) -> str | None:
 KINDS: dict[str, Kind] = {
     **{k: Kind(k, d, _index_finder(k), _check_index) for k, d in INDEX_KINDS.items()},
     "embeddings": Kind("embeddings", "passage and query vectors by model and text (sqlite)",
-                       _sqlite_finder("embeddings", "embeddings.sqlite"),
-                       lambda e: _check_sqlite(e, "SELECT COUNT(*) FROM emb WHERE length(vec) != 4 * dim")),
+                       _sqlite_finder("embeddings", "embeddings.sqlite"), _sqlite_checker(_bad_vectors, "vector(s)")),
     "llm": Kind("llm", "LLM answers by request (sqlite; paid calls: clearing them costs money)",
-                _sqlite_finder("llm", "llm.sqlite"), _check_sqlite),
+                _sqlite_finder("llm", "llm.sqlite"), _sqlite_checker(_bad_answers, "answer(s)")),
     "evalset": Kind("evalset", "eval sets given to evalkit.evaluate as rows, frozen by content", _evalsets,
                     _check_evalset),
     "answers": Kind("answers", "answers given to evalkit.score as rows", _answers, _check_answers),

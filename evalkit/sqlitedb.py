@@ -56,8 +56,9 @@ def is_damage(exc: BaseException) -> bool:
 class CacheDB:
     """A sqlite cache file that repairs itself; every use goes through :meth:`run` (thread-safe)."""
 
-    def __init__(self, path: str | Path, create: str):
-        self.path, self.create = Path(path), create
+    def __init__(self, path: str | Path, create: str, columns: dict[str, str] | None = None):
+        """``create`` makes the table; ``columns`` (``{table: "name TYPE"}``) are added to a file made before them."""
+        self.path, self.create, self.columns = Path(path), create, dict(columns or {})
         self.lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         self._inode: int | None = None
@@ -91,6 +92,8 @@ class CacheDB:
                 self._set_aside(exc)
                 self._db = connect(self.path, self.create)
             self._inode = _inode(self.path)
+            for table, column in self.columns.items():
+                _add_column(self._db, table, column)
         return self._db
 
     def _set_aside(self, exc: BaseException) -> None:
@@ -113,6 +116,19 @@ class CacheDB:
         if moved:
             warn(f"cache file {self.path} is damaged ({exc}); moved it to {self.path}{DAMAGED_SUFFIX} and started "
                  "a fresh one (what it held is computed again; delete the .damaged file when you no longer need it)")
+
+
+def _add_column(db: sqlite3.Connection, table: str, column: str) -> None:
+    """Add ``column`` ("name TYPE") to ``table`` unless it is there (another process may add it at the same time)."""
+    name = column.split()[0]
+    if any(row[1] == name for row in db.execute(f"PRAGMA table_info({table})")):
+        return
+    try:
+        _when_unlocked(lambda: db.execute(f"ALTER TABLE {table} ADD COLUMN {column}"))
+        db.commit()
+    except sqlite3.OperationalError as exc:
+        if "duplicate column" not in str(exc):
+            raise
 
 
 def _inode(path: Path) -> int | None:

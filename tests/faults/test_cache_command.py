@@ -129,3 +129,19 @@ def test_clear_refuses_a_bad_age_and_kind(tmp_path):
     assert res.exit_code == 2 and "'7 days' is not an age: write a number and a unit, e.g. 30m" in res.output
     res = _cache("clear", "--kind", "indexes", "--cache", str(tmp_path))
     assert res.exit_code == 2 and "'indexes' is not one of" in res.output
+
+
+def test_verify_catches_an_edited_llm_answer(tmp_path):
+    from evalkit.llm.base import ChatRequest, ChatResponse, Message
+    from evalkit.llm.cache import LLMCache
+
+    root = tmp_path / "c"
+    cache = LLMCache(root / "llm.sqlite")
+    for k in range(3):
+        cache.put("id", ChatRequest((Message("user", f"q{k}"),)), ChatResponse(text=f"a{k}"))
+    cache.close()
+    assert _cache("verify", "--cache", str(root)).exit_code == 0
+    with sqlite3.connect(root / "llm.sqlite") as db:
+        db.execute("UPDATE llm SET text='forged' WHERE text='a1'")
+    res = _cache("verify", "--cache", str(root))
+    assert res.exit_code == 1 and f"{root / 'llm.sqlite'} holds 1 answer(s) that differ from their checksum" in res.output

@@ -246,3 +246,47 @@ def test_an_entry_that_verifies_but_cannot_be_loaded_is_rebuilt_once(tmp_path, c
     assert _dense_results(_dense(root)) == _dense_results(_dense(tmp_path / "clean"))
     err = capsys.readouterr().err
     assert err.count("warning:") == 1 and f"cache entry {folder} could not be loaded (RuntimeError" in err
+
+
+def test_an_edited_llm_answer_is_not_replayed(tmp_path, capsys):
+    """A valid sqlite file whose stored answer was changed: the answer no longer matches its checksum."""
+    path = tmp_path / "llm.sqlite"
+    cache = LLMCache(path)
+    request = ChatRequest((Message("user", "how many days of leave?"),))
+    cache.put("id", request, ChatResponse(text="ten days", tokens_out=2, finish_reason="stop"))
+    cache._db.run(lambda db: (db.execute("UPDATE llm SET text='ninety days'"), db.commit()))
+    capsys.readouterr()
+    assert LLMCache(path, "read-write").get("id", request) is None
+    assert "differs from its checksum" in capsys.readouterr().err and LLMCache(path).count() == 0
+
+
+def test_an_edited_vector_is_encoded_again(tmp_path, capsys):
+    path = tmp_path / "embeddings.sqlite"
+    cache = EmbeddingCache(path)
+    cache.put_many("m", "passage", {"a": np.ones(4, dtype=np.float32), "b": np.ones(4, dtype=np.float32)})
+    edited = np.full(4, 9, dtype=np.float32).tobytes()  # same length, other numbers
+    cache._db.run(lambda db: (db.execute("UPDATE emb SET vec=? WHERE key='b'", (edited,)), db.commit()))
+    capsys.readouterr()
+    assert sorted(cache.get_many("m", "passage", ["a", "b"])) == ["a"]
+    assert f"cache file {path}: 1 stored vector(s) of m differ" in capsys.readouterr().err
+
+
+def test_files_from_before_row_checksums_are_read_and_upgraded(tmp_path):
+    """An llm.sqlite / embeddings.sqlite written before the checksum column: rows still served, column added."""
+    llm, emb = tmp_path / "llm.sqlite", tmp_path / "embeddings.sqlite"
+    with sqlite3.connect(llm) as db:
+        db.execute("CREATE TABLE llm (key TEXT PRIMARY KEY, identity TEXT, text TEXT, tokens_in INTEGER,"
+                   " tokens_out INTEGER, finish_reason TEXT, latency_ms REAL, created REAL)")
+        from evalkit.llm.cache import request_key
+
+        request = ChatRequest((Message("user", "old"),))
+        db.execute("INSERT INTO llm VALUES (?, 'id', 'old answer', 1, 2, 'stop', 0, 0)", (request_key("id", request),))
+    with sqlite3.connect(emb) as db:
+        db.execute("CREATE TABLE emb (model TEXT, role TEXT, key TEXT, dim INTEGER, vec BLOB,"
+                   " PRIMARY KEY (model, role, key))")
+        db.execute("INSERT INTO emb VALUES ('m', 'passage', 'k', 2, ?)", (np.ones(2, dtype=np.float32).tobytes(),))
+    assert LLMCache(llm).get("id", request).text == "old answer"
+    assert EmbeddingCache(emb).get_many("m", "passage", ["k"])["k"].tolist() == [1.0, 1.0]
+    for path, table in ((llm, "llm"), (emb, "emb")):
+        with sqlite3.connect(path) as db:
+            assert "checksum" in [r[1] for r in db.execute(f"PRAGMA table_info({table})")]
