@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-KIND_HELP = ("Only entries of this kind (repeatable): bm25tok, bm25, dense, graph, embeddings, llm, evalset, "
-             "answers, external, leftover.")
+KIND_HELP = "Only entries of this kind (repeatable); evalkit cache list shows each entry's kind."
 
 
 def _root(cache: Path | None) -> Path:
@@ -92,7 +91,8 @@ def verify(ctx: click.Context, cache: Path | None, kinds: tuple[str, ...], fix: 
 
     \b
     Index folders: every file against the size and checksum in its meta.json.
-    sqlite files: sqlite's integrity_check (and vector lengths for embeddings).
+    sqlite files: sqlite's integrity_check, and each answer or vector against
+    its own checksum.
     Eval sets frozen from rows: their manifest. Leftovers: unfinished builds
     over an hour old and damaged files set aside are bad. Runs verify the
     entries they load anyway; this checks all of them at once, e.g. in CI or
