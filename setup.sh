@@ -9,7 +9,7 @@ command -v "$PY" >/dev/null 2>&1 || PY=python3
 "$PY" -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else 1)' \
   || { echo "setup.sh: the tested stack (constraints.txt, the CPU torch wheel on disk) is for Python 3.11" \
           "(found $("$PY" --version 2>&1)); set PYTHON=/path/to/python3.11." \
-          "evalkit itself supports 3.11-3.13: elsewhere use pip install 'evalkit[...]' (docs/dependencies.md)" >&2; exit 1; }
+          "evalkit itself supports 3.11-3.13: elsewhere use pip install 'evalkit-ragraph[...]' (docs/dependencies.md)" >&2; exit 1; }
 
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 
@@ -32,6 +32,11 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
 fi
 
 pip() { .venv/bin/python -m pip --disable-pip-version-check "$@"; }
+# the distribution was named "evalkit" until PyPI's "evalkit" turned out to be another project: drop this
+# checkout's old editable install, so that only evalkit-ragraph provides the package and the command
+if pip show evalkit 2>/dev/null | grep -qx "Editable project location: $PWD"; then
+  pip uninstall -q -y evalkit
+fi
 # torch first and pinned: 2.13.0 is the CPU wheel on local disk; anything looser pulls a multi-GB CUDA build.
 pip install -q "torch==2.13.0"
 # everything else at the exact versions in constraints.txt (see ../shared/STACK.md for the traps they avoid),

@@ -118,13 +118,13 @@ class SqliteLLMFull(SqliteLLM):
 
     def __init__(self, folder: Path):
         super().__init__(folder)
-        self.c._connect().execute("PRAGMA synchronous=FULL")
+        self.c._connect().run(lambda db: db.execute("PRAGMA synchronous=FULL"))
 
 
 class SqliteEmbFull(SqliteEmb):
     def __init__(self, folder: Path):
         super().__init__(folder)
-        self.c._db.execute("PRAGMA synchronous=FULL")
+        self.c._db.run(lambda db: db.execute("PRAGMA synchronous=FULL"))
 
 
 LLM = {"sqlite (evalkit)": SqliteLLM, "sqlite FULL (before)": SqliteLLMFull, "diskcache": DiskLLM}

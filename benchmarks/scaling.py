@@ -121,13 +121,14 @@ def tokens(n: int, args: argparse.Namespace) -> tuple[list[str], list[str], Any,
     from synthetic import made_up_corpus
 
     from evalkit.index import bm25
+    from evalkit.index.store import cache_dir_for
     from evalkit.index.tokenize import Tokenizer
 
     texts, queries = made_up_corpus(n, args.queries, args.seed)
     tok = Tokenizer("en", True, True)
     key = {**KEY_TEMPLATE, "corpus_sha256": f"synthetic-{n}-{args.seed}"}
     tok_key = {**key, "tokenizer": tok.identity, "n": n, "format": bm25.FORMAT}
-    folder = bm25.cache_dir_for(args.work_dir / "tokens", "bm25tok", tok_key)
+    folder = cache_dir_for(args.work_dir / "tokens", "bm25tok", tok_key)
     t = time.perf_counter()
     existed = (folder / "meta.json").exists()
     bm25._tokens(texts, tok, tok_key, args.work_dir / "tokens")

@@ -147,9 +147,10 @@ def _answers_file(answers: Any, cache_root: Path) -> Path:
     text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in _records(answers))
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     path = cache_root / "answers" / f"{digest[:12]}.jsonl"
-    if not path.is_file():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    if not path.is_file() or path.read_bytes() != text.encode("utf-8"):  # absent, or damaged: written whole
+        from evalkit.index.store import write_file
+
+        write_file(path, text.encode("utf-8"))
     return path
 
 

@@ -27,6 +27,7 @@ COMMANDS = {
     "report": ("evalkit.commands.report", "report", "Write a self-contained HTML + Markdown run report."),
     "label": ("evalkit.commands.label", "label", "Draw a sample of judged answers to label (JSONL + HTML page)."),
     "export": ("evalkit.commands.export", "export", "Export a run as parquet/CSV (per query) or TREC run + qrels."),
+    "cache": ("evalkit.commands.cache", "cache", "List, verify and clear the cache (indexes, embeddings, LLM answers)."),
 }
 
 

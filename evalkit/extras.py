@@ -1,6 +1,6 @@
 """Optional parts of evalkit, and the one way every optional import goes (``require``).
 
-``pip install evalkit`` is enough for the demo, BM25 / dense / hybrid retrieval, the
+``pip install evalkit-ragraph`` (the distribution's name; the package and command are ``evalkit``) is enough for the demo, BM25 / dense / hybrid retrieval, the
 offline and ``llm`` judges, the ``openai`` and ``extractive`` LLM backends, MLflow and
 the reports. What only some users need is an extra (see docs/dependencies.md):
 
@@ -23,6 +23,9 @@ from types import ModuleType
 
 from evalkit.errors import EvalkitError
 
+DIST = "evalkit-ragraph"
+"""evalkit's name on PyPI (``evalkit`` there is an unrelated package); ``import evalkit`` and the command are unchanged."""
+
 # extra -> the importable modules it provides (the first is the one a feature imports)
 EXTRAS: dict[str, tuple[str, ...]] = {
     "ray": ("ray",),
@@ -40,13 +43,13 @@ class MissingExtraError(EvalkitError, ImportError):
 
     def __init__(self, extra: str, feature: str, detail: str):
         self.extra, self.feature, self.detail = extra, feature, detail
-        super().__init__(f"{feature} needs the optional dependency evalkit[{extra}] ({detail}); "
+        super().__init__(f"{feature} needs the optional dependency {DIST}[{extra}] ({detail}); "
                          f"install it with: {install_hint(extra)}")
 
 
 def install_hint(extra: str) -> str:
     """The command that installs ``extra``."""
-    return f"pip install 'evalkit[{extra}]'"
+    return f"pip install '{DIST}[{extra}]'"
 
 
 def check(extra: str, feature: str) -> None:

@@ -29,10 +29,10 @@ def test_require_names_the_extra_and_the_install_command(monkeypatch):
     with pytest.raises(MissingExtraError) as err:
         require("ray", "--executor ray")
     msg = str(err.value)
-    assert msg == ("--executor ray needs the optional dependency evalkit[ray] (ray not installed); "
-                   "install it with: pip install 'evalkit[ray]'")
+    assert msg == ("--executor ray needs the optional dependency evalkit-ragraph[ray] (ray not installed); "
+                   "install it with: pip install 'evalkit-ragraph[ray]'")
     assert isinstance(err.value, EvalkitError) and isinstance(err.value, ImportError)
-    with pytest.raises(MissingExtraError, match=r"evalkit\[ray\] \(ray not installed\)"):
+    with pytest.raises(MissingExtraError, match=r"evalkit-ragraph\[ray\] \(ray not installed\)"):
         check("ray", "--executor ray")
 
 
@@ -43,7 +43,7 @@ def test_an_installed_but_broken_package_is_reported_with_its_error(tmp_path, mo
     with pytest.raises(MissingExtraError) as err:
         require("ragas", "the ragas judge", module="evalkit_broken_pkg")
     assert "evalkit_broken_pkg is installed but cannot be imported" in str(err.value)
-    assert "module_that_is_not_there_at_all" in str(err.value) and "pip install 'evalkit[ragas]'" in str(err.value)
+    assert "module_that_is_not_there_at_all" in str(err.value) and "pip install 'evalkit-ragraph[ragas]'" in str(err.value)
 
 
 def test_every_optional_feature_goes_through_require(monkeypatch, tmp_path):
@@ -67,7 +67,7 @@ def test_every_optional_feature_goes_through_require(monkeypatch, tmp_path):
             with pytest.raises(MissingExtraError) as err:
                 build()
         assert err.value.extra == extra_of[module]
-        assert f"pip install 'evalkit[{extra_of[module]}]'" in str(err.value)
+        assert f"pip install 'evalkit-ragraph[{extra_of[module]}]'" in str(err.value)
 
 
 def test_the_cli_refuses_executor_ray_without_ray_before_any_work(tmp_path):
@@ -79,8 +79,8 @@ def test_the_cli_refuses_executor_ray_without_ray_before_any_work(tmp_path):
             "main()")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr
-    assert "error: --executor ray needs the optional dependency evalkit[ray]" in proc.stderr
-    assert "pip install 'evalkit[ray]'" in proc.stderr and "Traceback" not in proc.stderr
+    assert "error: --executor ray needs the optional dependency evalkit-ragraph[ray]" in proc.stderr
+    assert "pip install 'evalkit-ragraph[ray]'" in proc.stderr and "Traceback" not in proc.stderr
     # nothing ran: only the invocation (kept for --resume) was written, no variant folder
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["invocation.json"]
 

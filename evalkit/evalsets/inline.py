@@ -108,10 +108,16 @@ def freeze_inline(rows: Any, corpus: Any, cache_root: Path, name: str = "inline"
     folder = Path(cache_root) / "evalsets" / full
     set_path = folder / f"{full}.jsonl"
     if not (folder / f"{full}.manifest.json").is_file():
-        (folder / "corpora").mkdir(parents=True, exist_ok=True)
-        corpus_path = folder / "corpora" / f"{full}.jsonl"
+        from evalkit.index.store import discard, publish_folder, staging_for
+
+        if folder.exists():  # an interrupted freeze of an older evalkit
+            discard(folder)
+        staging = staging_for(folder)  # built privately, renamed into place whole (two processes at once: one wins)
+        (staging / "corpora").mkdir()
+        corpus_path = staging / "corpora" / f"{full}.jsonl"
         corpus_path.write_bytes(corpus_bytes)
-        set_path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-        freeze(set_path, corpus=str(corpus_path), description=f"frozen by evalkit.evaluate from in-memory rows "
-                                                              f"(sha256 {digest})")
+        (staging / set_path.name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        freeze(staging / set_path.name, corpus=str(corpus_path),
+               description=f"frozen by evalkit.evaluate from in-memory rows (sha256 {digest})")
+        publish_folder(staging, folder)
     return load_eval_set(f"{set_path}@v1")

@@ -28,7 +28,8 @@ same order, so the choice changes the time and never a score.
 **Cache.** Two folders under the cache root: ``bm25tok-*`` holds the tokenised passages
 (vocabulary and token ids; key: corpus, chunking, tokenizer) so several k1/b/idf settings
 tokenise once; ``bm25-*`` holds one bm25s matrix (key: the tokens' key plus k1, b, idf),
-loaded memory-mapped: a warm load reads no scores and rebuilds nothing.
+loaded memory-mapped: a warm load verifies the files against the checksums in ``meta.json``
+(``evalkit.index.store``) and rebuilds nothing.
 """
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from evalkit.errors import UnknownNameError
-from evalkit.index.store import cache_dir_for, read_meta, write_meta
+from evalkit.index.store import load_or_build
 from evalkit.index.tokenize import Tokenizer
 
 IDF_KINDS = ("lucene", "okapi")
@@ -308,24 +309,23 @@ def _in_reach(s: np.ndarray, k: int) -> np.ndarray:
 def _tokens(texts: list[str], tokenizer: Tokenizer, key: dict[str, Any], cache_root: Path) -> tuple[
         list[str], np.ndarray, np.ndarray]:
     """(vocabulary, token ids, offsets) of the passages: from the cache, or tokenised and cached."""
-    folder = cache_dir_for(cache_root, "bm25tok", key)
-    if read_meta(folder) is not None:
+    def load(folder: Path, meta: dict[str, Any]) -> tuple[list[str], np.ndarray, np.ndarray]:
         vocab = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
         return vocab, np.load(folder / "token_ids.npy"), np.load(folder / "offsets.npy")
-    ids: dict[str, int] = {}
-    flat: list[int] = []
-    offsets = [0]
-    for text in texts:
-        flat.extend(ids.setdefault(t, len(ids)) for t in tokenizer(text))  # ids in order of first use
-        offsets.append(len(flat))
-    folder.mkdir(parents=True, exist_ok=True)
-    vocab = list(ids)
-    (folder / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
-    token_ids, offs = np.asarray(flat, dtype=np.int32), np.asarray(offsets, dtype=np.int64)
-    np.save(folder / "token_ids.npy", token_ids)
-    np.save(folder / "offsets.npy", offs)
-    write_meta(folder, key)
-    return vocab, token_ids, offs
+
+    def build(staging: Path) -> dict[str, Any]:
+        ids: dict[str, int] = {}
+        flat: list[int] = []
+        offsets = [0]
+        for text in texts:
+            flat.extend(ids.setdefault(t, len(ids)) for t in tokenizer(text))  # ids in order of first use
+            offsets.append(len(flat))
+        (staging / "vocab.json").write_text(json.dumps(list(ids), ensure_ascii=False), encoding="utf-8")
+        np.save(staging / "token_ids.npy", np.asarray(flat, dtype=np.int32))
+        np.save(staging / "offsets.npy", np.asarray(offsets, dtype=np.int64))
+        return {}
+
+    return load_or_build(cache_root, "bm25tok", key, load=load, build=build)
 
 
 def _okapi_idf(df: np.ndarray, n_docs: int) -> np.ndarray:
@@ -356,8 +356,8 @@ def _okapi_data(token_ids: np.ndarray, offsets: np.ndarray, rows: np.ndarray, df
 
 
 def _build(vocab: list[str], token_ids: np.ndarray, offsets: np.ndarray, k1: float, b: float, idf: str,
-           folder: Path) -> tuple[Any, np.ndarray, float]:
-    """Build and save the bm25s matrix; return (model, column maxima, smallest score)."""
+           folder: Path) -> float:
+    """Build and save the bm25s matrix and its column maxima into ``folder``; return the smallest score."""
     import bm25s
 
     docs = [token_ids[s:e].tolist() for s, e in zip(offsets[:-1], offsets[1:])]
@@ -370,7 +370,7 @@ def _build(vocab: list[str], token_ids: np.ndarray, offsets: np.ndarray, k1: flo
     colmax = np.maximum.reduceat(data, indptr[:-1]) if len(data) else np.zeros(len(vocab))
     model.save(folder, show_progress=False)
     np.save(folder / "colmax.npy", colmax)
-    return model, colmax, float(data.min()) if len(data) else 0.0
+    return float(data.min()) if len(data) else 0.0
 
 
 class _Empty:
@@ -387,19 +387,20 @@ def build_or_load_bm25(texts: list[str], ids: list[str], tokenizer: Tokenizer, k
         raise UnknownNameError(f"unknown idf '{idf}'; valid: {', '.join(IDF_KINDS)}")
     tok_key = {**key_meta, "tokenizer": tokenizer.identity, "n": len(ids), "format": FORMAT}
     meta = {**tok_key, "k1": k1, "b": b, "idf": idf}
-    folder = cache_dir_for(cache_root, "bm25", meta)
-    stored = read_meta(folder)
-    if stored is not None:
+
+    def load(folder: Path, stored: dict[str, Any]) -> BM25Index:
         if stored.get("empty"):
             return BM25Index(_Empty(), ids, tokenizer, stored, np.zeros(0))
         import bm25s
 
         model = bm25s.BM25.load(folder, mmap=True)
         return BM25Index(model, ids, tokenizer, stored, np.load(folder / "colmax.npy"))
-    vocab, token_ids, offsets = _tokens(texts, tokenizer, tok_key, Path(cache_root))
-    folder.mkdir(parents=True, exist_ok=True)
-    if not vocab:
-        return BM25Index(_Empty(), ids, tokenizer, write_meta(folder, {**meta, "empty": True}), np.zeros(0))
-    model, colmax, lowest = _build(vocab, token_ids, offsets, k1, b, idf, folder)
-    meta = write_meta(folder, {**meta, "min_score": lowest, "terms": len(vocab), "tokens": int(len(token_ids))})
-    return BM25Index(model, ids, tokenizer, meta, colmax)
+
+    def build(staging: Path) -> dict[str, Any]:
+        vocab, token_ids, offsets = _tokens(texts, tokenizer, tok_key, Path(cache_root))
+        if not vocab:
+            return {"empty": True}
+        lowest = _build(vocab, token_ids, offsets, k1, b, idf, staging)
+        return {"min_score": lowest, "terms": len(vocab), "tokens": int(len(token_ids))}
+
+    return load_or_build(cache_root, "bm25", meta, load=load, build=build)

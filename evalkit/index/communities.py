@@ -23,6 +23,7 @@ import hashlib
 import json
 import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -118,10 +119,12 @@ def detect_communities(egraph: Any, spec: CommunitySpec, seed: int = 0) -> Commu
     key = {"graph": egraph.meta.get("path", ""), "graph_created": egraph.meta.get("created", ""),
            **spec.model_dump(exclude={"algorithm", "seed"}), "algorithm": algorithm, "seed": seed}
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
-    path = egraph.folder / f"communities-{digest}.json" if egraph.folder else None
+    # cached beside the graph while its entry exists (another process may have replaced a damaged one meanwhile)
+    path = egraph.folder / f"communities-{digest}.json" if egraph.folder and egraph.folder.is_dir() else None
     if path is not None and path.exists():
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return Communities([Community(**c) for c in data["communities"]], data["meta"])
+        cached = _read_cached(path)
+        if cached is not None:
+            return cached
     t0 = time.perf_counter()
     h = projection(egraph.graph)
     parts = _partition(h, algorithm, spec.resolution, seed)
@@ -138,12 +141,24 @@ def detect_communities(egraph: Any, spec: CommunitySpec, seed: int = 0) -> Commu
                       "largest_share": round(len(parts[0]) / max(1, h.number_of_nodes()), 4) if parts else 0.0,
                       "detect_s": round(time.perf_counter() - t0, 3)}}
     if path is not None:
-        from evalkit.fileio import write_atomic
+        from evalkit.index.store import write_file
 
-        write_atomic(path, json.dumps({"meta": {**meta, "path": str(path)}, "communities": [asdict(c) for c in items]},
-                                      ensure_ascii=False), hint="point EVALKIT_CACHE at a writable folder")
+        write_file(path, json.dumps({"meta": {**meta, "path": str(path)}, "communities": [asdict(c) for c in items]},
+                                    ensure_ascii=False).encode("utf-8"))
         meta["path"] = str(path)
     return Communities(items, meta)
+
+
+def _read_cached(path: Path) -> Communities | None:
+    """The communities stored at ``path``; None (after a warning naming the file) when it is damaged."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return Communities([Community(**c) for c in data["communities"]], data["meta"])
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+        from evalkit.index.store import warn
+
+        warn(f"cache file {path} is damaged ({type(exc).__name__}: {exc}); recomputing the communities")
+        return None
 
 
 def _community(cid: int, members: list[str], h: Any, egraph: Any, spec: CommunitySpec) -> Community:

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from evalkit.errors import IndexMismatchError
-from evalkit.index.store import cache_dir_for, read_meta, write_meta
+from evalkit.index.store import load_or_build
 
 INDEX_KINDS = ("flat", "ivf", "hnsw")
 SEARCH_BATCH = 1024  # queries per faiss call: far below faiss's BLAS threshold (see the module docstring)
@@ -111,37 +111,49 @@ def build_or_load_dense(texts: list[str], ids: list[str], embedder: Any, key_met
         meta.update(nlist=nlist, seed=seed)
     if kind == "hnsw":
         meta.update(hnsw_m=hnsw_m, ef_construction=ef_construction)
-    folder = cache_dir_for(cache_root, "dense", meta)
-    stored = read_meta(folder)
-    if stored is not None:
+
+    def load(folder: Path, stored: dict[str, Any]) -> DenseIndex:
         # vectors stay in the file, paged in on use: flat codes (and HNSW's) via MMAP_IFC, IVF lists via MMAP
         mmap = faiss.IO_FLAG_MMAP if kind == "ivf" else faiss.IO_FLAG_MMAP_IFC
         index = faiss.read_index(str(folder / "index.faiss"), mmap | faiss.IO_FLAG_READ_ONLY)
         stored_ids = json.loads((folder / "ids.json").read_text())
+        if len(stored_ids) != index.ntotal:
+            raise ValueError(f"ids.json holds {len(stored_ids)} ids for {index.ntotal} vectors")
         return DenseIndex(index, stored_ids, stored, nprobe, ef_search)
-    vecs = embedder.encode_passages(texts).astype(np.float32)
+
+    def build(staging: Path) -> dict[str, Any]:
+        index, extra = _build_index(embedder.encode_passages(texts).astype(np.float32), embedder.dim, kind, len(ids),
+                                    nlist, seed, hnsw_m, ef_construction)
+        faiss.write_index(index, str(staging / "index.faiss"))
+        (staging / "ids.json").write_text(json.dumps(ids))
+        return extra
+
+    return load_or_build(cache_root, "dense", meta, load=load, build=build)
+
+
+def _build_index(vecs: np.ndarray, dim: int, kind: str, n: int, nlist: int, seed: int, hnsw_m: int,
+                 ef_construction: int) -> tuple[Any, dict[str, Any]]:
+    """A faiss index of ``kind`` holding ``vecs``, and what meta.json should add about it."""
+    import faiss
+
     if kind == "flat":
-        index = faiss.IndexFlatIP(embedder.dim)
+        index = faiss.IndexFlatIP(dim)
         index.add(vecs)
-    elif kind == "ivf":
-        nlist = max(1, min(nlist, len(ids) // 4 or 1))
-        quantizer = faiss.IndexFlatIP(embedder.dim)
-        index = faiss.IndexIVFFlat(quantizer, embedder.dim, nlist, faiss.METRIC_INNER_PRODUCT)
+        return index, {}
+    if kind == "ivf":
+        nlist = max(1, min(nlist, n // 4 or 1))
+        quantizer = faiss.IndexFlatIP(dim)
+        index = faiss.IndexIVFFlat(quantizer, dim, nlist, faiss.METRIC_INNER_PRODUCT)
         index.cp.seed = seed
         index.train(vecs)
-        meta["nlist_effective"] = nlist
         index.add(vecs)
-    else:
-        index = faiss.IndexHNSWFlat(embedder.dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
-        index.hnsw.efConstruction = ef_construction
-        threads = faiss.omp_get_max_threads()
-        faiss.omp_set_num_threads(1)  # a parallel insert order would make the graph differ run to run
-        try:
-            index.add(vecs)
-        finally:
-            faiss.omp_set_num_threads(threads)
-    folder.mkdir(parents=True, exist_ok=True)
-    faiss.write_index(index, str(folder / "index.faiss"))
-    (folder / "ids.json").write_text(json.dumps(ids))
-    meta = write_meta(folder, meta)
-    return DenseIndex(index, ids, meta, nprobe, ef_search)
+        return index, {"nlist_effective": nlist}
+    index = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
+    index.hnsw.efConstruction = ef_construction
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)  # a parallel insert order would make the graph differ run to run
+    try:
+        index.add(vecs)
+    finally:
+        faiss.omp_set_num_threads(threads)
+    return index, {}

@@ -79,7 +79,7 @@ from evalkit.index.llm_entities import (
     NEEDS_LLM,
     llm_key,
 )
-from evalkit.index.store import cache_dir_for, read_meta, write_meta
+from evalkit.index.store import Uncached, load_or_build
 from evalkit.llm.base import LLMSpec
 
 INDEX_TYPE = "entity_graph"
@@ -326,9 +326,8 @@ def _build_or_load(passages: Any, spec: GraphSpec, key_meta: dict[str, Any], cac
     ids = graph_passage_ids(passages)
     meta = {**key_meta, "index_type": INDEX_TYPE, "extraction": spec.extraction(),
             "aliases_sha256": spec.alias_table().sha256(), "tokenizer": extractor.identity, "n": len(ids)}
-    folder = cache_dir_for(cache_root, "graph", meta)
-    stored = read_meta(folder)
-    if stored is not None:
+
+    def load(folder: Path, stored: dict[str, Any]) -> EntityGraph:
         data = json.loads((folder / "graph.json").read_text(encoding="utf-8"))
         g = nx.MultiDiGraph()
         for nid, attrs in data["nodes"]:
@@ -337,21 +336,23 @@ def _build_or_load(passages: Any, spec: GraphSpec, key_meta: dict[str, Any], cac
             g.add_edge(u, v, key=key, **attrs)
         sentences = json.loads((folder / "sentences.json").read_text(encoding="utf-8"))
         return EntityGraph(g, sentences, data["passage_doc"], stored, spec, folder)
-    t0 = time.perf_counter()
-    g, sentences, passage_doc = build_entity_graph(passages, spec, extractor)
-    extraction_s = time.perf_counter() - t0
-    stats = {**graph_stats(g), "extraction_s": round(extraction_s, 3), "llm_calls": 0, "llm_tokens": 0,
-             **dict(getattr(extractor, "stats", None) or {}),
-             "mentions": sum(d["freq"] for _, d in g.nodes(data=True))}
-    if stats.get("llm_failures_transient"):  # not cached: the next run retries the failed passages
-        logger.warning("entity graph not cached: %d passages failed transiently (see stats.llm_failures)",
-                       stats["llm_failures_transient"])
-        return EntityGraph(g, sentences, passage_doc, {**meta, "stats": {
-            **stats, "build_s": round(time.perf_counter() - t0, 3)}, "path": None}, spec, None)
-    folder.mkdir(parents=True, exist_ok=True)
-    payload = {"nodes": [[n, d] for n, d in g.nodes(data=True)],
-               "edges": [[u, v, k, d] for u, v, k, d in g.edges(keys=True, data=True)], "passage_doc": passage_doc}
-    (folder / "graph.json").write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
-    (folder / "sentences.json").write_text(json.dumps(sentences, ensure_ascii=False), encoding="utf-8")
-    meta = write_meta(folder, {**meta, "stats": {**stats, "build_s": round(time.perf_counter() - t0, 3)}})
-    return EntityGraph(g, sentences, passage_doc, meta, spec, folder)
+
+    def build(staging: Path) -> dict[str, Any] | Uncached:
+        t0 = time.perf_counter()
+        g, sentences, passage_doc = build_entity_graph(passages, spec, extractor)
+        extraction_s = time.perf_counter() - t0
+        stats = {**graph_stats(g), "extraction_s": round(extraction_s, 3), "llm_calls": 0, "llm_tokens": 0,
+                 **dict(getattr(extractor, "stats", None) or {}),
+                 "mentions": sum(d["freq"] for _, d in g.nodes(data=True))}
+        if stats.get("llm_failures_transient"):  # not cached: the next run retries the failed passages
+            logger.warning("entity graph not cached: %d passages failed transiently (see stats.llm_failures)",
+                           stats["llm_failures_transient"])
+            return Uncached(EntityGraph(g, sentences, passage_doc, {**meta, "stats": {
+                **stats, "build_s": round(time.perf_counter() - t0, 3)}, "path": None}, spec, None))
+        payload = {"nodes": [[n, d] for n, d in g.nodes(data=True)],
+                   "edges": [[u, v, k, d] for u, v, k, d in g.edges(keys=True, data=True)], "passage_doc": passage_doc}
+        (staging / "graph.json").write_text(json.dumps(payload, ensure_ascii=False), encoding="utf-8")
+        (staging / "sentences.json").write_text(json.dumps(sentences, ensure_ascii=False), encoding="utf-8")
+        return {"stats": {**stats, "build_s": round(time.perf_counter() - t0, 3)}}
+
+    return load_or_build(cache_root, "graph", meta, load=load, build=build)

@@ -28,12 +28,32 @@ from pathlib import Path
 
 from evalkit.errors import UnknownNameError
 from evalkit.llm.base import CacheMiss, ChatRequest, ChatResponse
-from evalkit.sqlitedb import connect
+from evalkit.sqlitedb import CacheDB
 
 MODES = ("off", "read-write", "replay-only")
 FILE_NAME = "llm.sqlite"
 # Part of every key: bump when the key material or the stored value changes meaning.
 KEY_VERSION = 1
+SCHEMA = ("CREATE TABLE IF NOT EXISTS llm (key TEXT PRIMARY KEY, identity TEXT, text TEXT, tokens_in INTEGER,"
+          " tokens_out INTEGER, finish_reason TEXT, latency_ms REAL, created REAL, checksum TEXT)")
+COLUMNS = {"llm": "checksum TEXT"}  # added to files written before answers carried a checksum
+SELECT = "SELECT text, tokens_in, tokens_out, finish_reason, checksum FROM llm"
+
+
+def answer_checksum(text: str, tokens_in: int, tokens_out: int, finish_reason: str | None) -> str:
+    """xxh3-64 of what a hit returns: an answer edited in the file no longer matches (NULL: written before checksums)."""
+    import xxhash
+
+    blob = json.dumps([text, tokens_in, tokens_out, finish_reason], ensure_ascii=False)
+    return xxhash.xxh3_64_hexdigest(blob.encode("utf-8"))
+
+
+def count_bad_rows(db: sqlite3.Connection) -> int:
+    """How many stored answers differ from their checksum (``evalkit cache verify``)."""
+    if not any(row[1] == "checksum" for row in db.execute("PRAGMA table_info(llm)")):
+        return 0  # a file written before answers carried a checksum: nothing to compare
+    return sum(1 for text, tin, tout, finish, check in db.execute(SELECT)
+               if check is not None and check != answer_checksum(text, tin, tout, finish))
 
 
 def request_key(identity: str, request: ChatRequest) -> str:
@@ -58,28 +78,27 @@ class LLMCache:
             raise UnknownNameError(f"unknown LLM cache mode '{mode}'; valid: {', '.join(MODES)}")
         self.path, self.mode = Path(path), mode
         self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = None
+        self._db: CacheDB | None = None
         if mode != "off":
             self._connect()
 
-    def _connect(self) -> sqlite3.Connection:
-        if self._db is None:
-            self._db = connect(self.path, "CREATE TABLE IF NOT EXISTS llm (key TEXT PRIMARY KEY, identity TEXT,"
-                               " text TEXT, tokens_in INTEGER, tokens_out INTEGER, finish_reason TEXT,"
-                               " latency_ms REAL, created REAL)")
-        return self._db
+    def _connect(self) -> CacheDB:
+        with self._lock:
+            if self._db is None:
+                self._db = CacheDB(self.path, SCHEMA, COLUMNS)
+            return self._db
 
     def get(self, identity: str, request: ChatRequest) -> ChatResponse | None:
         """The stored answer (``cache_hit=True``), ``None`` on a miss; ``CacheMiss`` in replay-only mode."""
         if self.mode == "off":
             return None
         key = request_key(identity, request)
-        with self._lock:
-            row = self._connect().execute(
-                "SELECT text, tokens_in, tokens_out, finish_reason FROM llm WHERE key=?", (key,)).fetchone()
+        row = self._connect().run(lambda db: db.execute(f"{SELECT} WHERE key=?", (key,)).fetchone())
         if row is not None:
-            text, tin, tout, finish = row
-            return ChatResponse(text=text, tokens_in=tin, tokens_out=tout, finish_reason=finish, cache_hit=True)
+            text, tin, tout, finish, check = row
+            if check is None or check == answer_checksum(text, tin, tout, finish):
+                return ChatResponse(text=text, tokens_in=tin, tokens_out=tout, finish_reason=finish, cache_hit=True)
+            self._drop(key)
         if self.mode == "replay-only":
             raise CacheMiss(
                 f"replay-only LLM cache {self.path} has no answer for request {key[:12]} "
@@ -92,19 +111,37 @@ class LLMCache:
         """Store an answer (read-write mode only; a no-op otherwise)."""
         if self.mode != "read-write":
             return
-        row = (request_key(identity, request), identity, response.text, int(response.tokens_in),
-               int(response.tokens_out), response.finish_reason, float(response.latency_ms), time.time())
-        with self._lock:
-            db = self._connect()
-            db.execute("INSERT OR REPLACE INTO llm VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
+        tin, tout = int(response.tokens_in), int(response.tokens_out)
+        row = (request_key(identity, request), identity, response.text, tin, tout, response.finish_reason,
+               float(response.latency_ms), time.time(), answer_checksum(response.text, tin, tout, response.finish_reason))
+
+        def put(db: sqlite3.Connection) -> None:
+            db.execute("INSERT OR REPLACE INTO llm (key, identity, text, tokens_in, tokens_out, finish_reason,"
+                       " latency_ms, created, checksum) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
             db.commit()
+
+        self._connect().run(put)
+
+    def _drop(self, key: str) -> None:
+        """Delete an answer that differs from its checksum, saying so (the request becomes a miss)."""
+        from evalkit.index.store import warn
+
+        warn(f"cache file {self.path}: the stored answer to request {key[:12]} differs from its checksum (edited or "
+             "damaged); it is not used: the request is a cache miss")
+        if self.mode != "read-write":
+            return  # replay-only writes nothing
+
+        def drop(db: sqlite3.Connection) -> None:
+            db.execute("DELETE FROM llm WHERE key=?", (key,))
+            db.commit()
+
+        self._connect().run(drop)
 
     def count(self) -> int:
         """How many answers the file holds (0 when the cache is off and the file absent)."""
         if self._db is None and not self.path.exists():
             return 0
-        with self._lock:
-            return int(self._connect().execute("SELECT COUNT(*) FROM llm").fetchone()[0])
+        return int(self._connect().run(lambda db: db.execute("SELECT COUNT(*) FROM llm").fetchone()[0]))
 
     def close(self) -> None:
         with self._lock:

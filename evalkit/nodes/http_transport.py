@@ -105,7 +105,13 @@ class ServiceClient:
 
         path = self._cache_path(payload)
         if self.p.cache != "off" and path.is_file():
-            return json.loads(path.read_text(encoding="utf-8")), {"status": 200, "attempts": 0, "cache_hit": True}
+            try:
+                return json.loads(path.read_text(encoding="utf-8")), {"status": 200, "attempts": 0, "cache_hit": True}
+            except (UnicodeDecodeError, ValueError) as exc:  # damaged: asked again (read-write) or a miss
+                from evalkit.index.store import warn
+
+                warn(f"cache file {path} is damaged ({type(exc).__name__}); removed it, the request is a cache miss")
+                path.unlink(missing_ok=True)
         if self.p.cache == "replay-only":
             raise ExternalCallError(f"http node: no cached response for this request to {self.url_shown} "
                                     "(cache: replay-only)", "cache_miss", 0)
@@ -133,8 +139,7 @@ class ServiceClient:
                     wait = self._rng.uniform(0.0, min(BACKOFF_CAP_S, self.p.backoff_s * 2 ** (attempts - 1)))
             self._sleep(wait)
         if self.p.cache == "read-write":
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f"{path.name}.{threading.get_ident()}.tmp")
-            tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-            tmp.replace(path)
+            from evalkit.index.store import write_file
+
+            write_file(path, json.dumps(data, ensure_ascii=False).encode("utf-8"))  # a private name, then a rename
         return data, {"status": status, "attempts": attempts, "cache_hit": False}

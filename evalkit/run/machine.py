@@ -21,8 +21,9 @@ KERNEL_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "
                 "amx_tile", "amx_bf16", "neon", "asimd")
 """CPU features that decide which float kernels numpy, torch and faiss run (the ones present are recorded)."""
 
-LIBRARIES = ("numpy", "torch", "faiss-cpu", "sentence-transformers", "transformers", "bm25s", "evalkit")
-"""Packages whose versions can change a score (an absent one is left out)."""
+LIBRARIES = ("numpy", "torch", "faiss-cpu", "sentence-transformers", "transformers", "bm25s")
+"""Packages whose versions can change a score (an absent one is left out); evalkit's own is added as ``evalkit``
+(from ``evalkit.__version__``: the distribution is named ``evalkit-ragraph``, see pyproject.toml)."""
 
 
 def _cpuinfo() -> tuple[str, list[str]]:
@@ -45,6 +46,8 @@ def _cpuinfo() -> tuple[str, list[str]]:
 
 def environment() -> dict[str, Any]:
     """The CPU model, its kernel-relevant features, the Python and the versions of :data:`LIBRARIES`."""
+    from evalkit import __version__
+
     cpu, flags = _cpuinfo()
     versions = {}
     for name in LIBRARIES:
@@ -52,6 +55,7 @@ def environment() -> dict[str, Any]:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             continue
+    versions["evalkit"] = __version__
     return {"cpu": cpu, "cpu_flags": flags, "machine": platform.machine(), "python": platform.python_version(),
             "libraries": versions}
 

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from evalkit.cli import cli
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
-pytest.importorskip("ragas", reason="the ragas extra builds these datasets: pip install 'evalkit[ragas]'")
+pytest.importorskip("ragas", reason="the ragas extra builds these datasets: pip install 'evalkit-ragraph[ragas]'")
 
 CTX = {"inv": "Electronic invoices above 5000 yuan need the approval of a director.",
        "hotel": "The hotel allowance is 600 yuan per night in tier one cities.",
