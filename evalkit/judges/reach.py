@@ -13,8 +13,9 @@ The derivations, general on purpose (no rule for one wording), each within the t
 own rounding and hedge (:func:`interval`):
 
 1. presence: the value is stated somewhere in its unit, with another subject (a number
-   without a unit: as written, in any unit; a number with one: also as a bare number; a
-   negative number: without its sign); a one ("一间", "one of them") is a count;
+   without a unit: as written, in any unit; a number with one: also as a bare number, whose
+   unit the evidence may give elsewhere; a negative number: without its sign); a one
+   ("一间", "one of them") is a count;
 2. membership in a narrow stated range ("2020–2022", "3-5 days", "5至10"; not "0-3,600");
 3. a conversion between common units (:data:`CONVERSIONS`: mile/km, lb/kg, ft/m, gal/L,
    GB/MB, °F/°C), when the target names one unit and the evidence the other;
@@ -80,6 +81,7 @@ _AT_MOST_AFTER = re.compile(r"^\s*(?:以内|以下|之内)")
 _AT_LEAST_AFTER = re.compile(r"^\s*以上")
 _TITLES = frozenset("dr mr mrs ms prof inc ltd co corp llc the and of for plc gmbh".split())
 _MAX_OPERANDS = 40
+_TEMPERATURE = frozenset({"c", "deg"})  # the ends of a range (-10°C ~ 60°C): no sums, differences or products
 MAX_COUNT = 10  # a bare whole number up to this is a count an answer makes itself ("三项", "both")
 
 
@@ -150,10 +152,6 @@ _UNIT_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?([A-Za-z]{1,5})\b")
 
 def _operands(atoms: Iterable[Atom], answer: Iterable[Atom], texts: Iterable[str] = ()) -> list[_Value]:
     out: dict[tuple[float, str | None, str, bool, float | None], bool] = {}
-    for t in texts:  # numbers with a unit the quantity reader does not know ("82kWh", "3.0GHz")
-        for m in _UNIT_NUMBER.finditer(t):
-            v = float(m.group(1))
-            out.setdefault((v, m.group(2).lower(), "number", False, v), False)
     for mine, group in ((True, answer), (False, atoms)):
         for a in group:
             q = a.quantity or _code_quantity(a)
@@ -163,6 +161,11 @@ def _operands(atoms: Iterable[Atom], answer: Iterable[Atom], texts: Iterable[str
             for d in a.dates:
                 if d.year:
                     out.setdefault((float(d.year), None, "number", True, None), mine)
+    read = {k[0] for k in out} | {k[4] for k in out}
+    for t in texts:  # numbers with a unit the quantity reader does not know ("82kWh", "3.0GHz")
+        for m in _UNIT_NUMBER.finditer(t):
+            if (v := float(m.group(1))) not in read:
+                out.setdefault((v, m.group(2).lower(), "number", False, v), False)
     return [_Value(*k, in_answer=v) for k, v in out.items()][:_MAX_OPERANDS]
 
 
@@ -203,8 +206,9 @@ def _candidates(t: Quantity, values: Sequence[_Value], claim_text: str = "") -> 
     unit; a number without a unit from two values in one unit: "多得50G" of 80GB and 30GB), a product of a
     value in its unit and a share, a rate or a count the claim itself writes, a ratio or
     percentage of two values in one unit; a year only in sums and differences (ages,
-    durations); a bare number multiplies only from 3 up (40 台 x 3.2万元; doubling fits too much)
-    or when the claim writes it. When neither value is one the answer or the question states, only what a
+    durations); a bare number multiplies from 3 up (40 台 x 3.2万元; doubling fits too much) or
+    when the claim writes it; never a one ("1 hour" times 180 is any 180 hours), a temperature, or into a
+    target under 10 without a unit (small numbers fit by chance). When neither value is one the answer or the question states, only what a
     comparison answer computes from two documents counts: a sum, difference or percentage of
     two values in one explicit unit (money, kWh; not bare counts, which fit some small number
     by chance), a rate or share times an amount, and the time between two stated clock times.
@@ -224,7 +228,8 @@ def _candidates(t: Quantity, values: Sequence[_Value], claim_text: str = "") -> 
         if t.kind == "duration" and hi.kind == lo.kind == "time":  # 06:40 - 06:32: the time between two stated times
             yield (hi.value - lo.value) * 60, f"the time from {_g(lo.value)} to {_g(hi.value)} min"
         dropped = t.unit is None and t.kind == "number" and unit_pair  # "多得50G": 80GB - 30GB, its unit unread
-        if ((own(hi) and own(lo)) or dropped) and not pct and (shown or unit_pair or big or hi.year or lo.year):
+        if ((own(hi) and own(lo)) or dropped) and not pct and (shown or unit_pair or big or hi.year or lo.year) \
+                and 1 not in (hi.raw, lo.raw) and t.unit not in _TEMPERATURE:  # "1 day" + "2 days" fits anything small
             yield hi.value + lo.value, f"{_g(hi.value)} + {_g(lo.value)}"
             yield hi.value - lo.value, f"{_g(hi.value)} - {_g(lo.value)}"
         if pct and hi.unit == lo.unit == "%":  # 80% - 30% = 50 (percentage points)
@@ -233,8 +238,9 @@ def _candidates(t: Quantity, values: Sequence[_Value], claim_text: str = "") -> 
         if hi.year or lo.year:
             continue
         for x, y in ((hi, lo), (lo, hi)):
-            if own(x) and not pct and y.kind == "number" and y.unit != x.unit and (
-                    y.unit is not None or y.value >= 3 or (shown and y.value in counted)):
+            if own(x) and not pct and y.kind == "number" and y.unit != x.unit and 1 not in (x.raw, y.raw) \
+                    and (y.unit is not None or y.value >= 3 or (shown and y.value in counted)) \
+                    and not (t.unit is None and abs(t.value) < 10) and not {x.unit, y.unit} & _TEMPERATURE:
                 # a share, a rate in the target's unit (1.5元/公斤 x 500公斤), or a count the claim writes
                 f = y.value / 100 if y.unit == "%" else (y.raw if y.raw is not None else y.value)
                 yield x.value * f, f"{_g(x.value)} x {_g(f * 100 if y.unit == '%' else f)}{'%' if y.unit == '%' else ''}"
@@ -324,7 +330,7 @@ def _reach_quantity(target: Atom, claim_text: str, evidence: Sequence[Atom], num
         return f"{q.text.strip()} is stated in the evidence (as {_g(x)}), but not with its subject"
     bare = [a.quantity.raw for a in evidence if a.quantity is not None and a.quantity.unit is None
             and a.quantity.kind == "number" and a.quantity.raw is not None]
-    if q.unit is not None and (x := next((x for x in bare if x in written or -x in written), None)) is not None:
+    if q.unit is not None and (x := next((x for x in bare if x in written), None)) is not None:
         return f"{q.text.strip()} is stated in the evidence as {_g(x)}, without its unit"
     if q.value < 0 and (x := next((x for x in numbers if x == -q.value or x == -(q.raw or q.value)), None)):
         return f"{q.text.strip()} is stated in the evidence as {_g(x)} (its sign is the answer's arithmetic)"
@@ -399,6 +405,10 @@ def reach(target: Atom, claim_text: str, atoms: Sequence[Atom], texts: Sequence[
     See the module docstring for the derivations tried.
     """
     if target.kind == "code":
+        whole = re.match(r"\d+\.", claim_text[max(0, target.start - 12):target.start][::-1])
+        if whole:  # "2.0GHz" read as the code "0GHz": take the whole number
+            start = target.start - len(whole.group(0))
+            target = Atom("code", claim_text[start:target.end], target.key, start, target.end)
         q = _code_quantity(target)
         if q is not None:  # "41kWh": reach it as the number it is
             target = Atom("number", target.text, target.key, target.start, target.end, quantity=q)
