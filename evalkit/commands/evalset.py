@@ -147,3 +147,92 @@ def format_stats(data: dict[str, Any]) -> list[str]:
         out += [f"{'v' + str(e['version']):<7}  {e['lines']:>5}  {e['created']:<20}  {e['sha256'][:16]}"
                 for e in data["versions"]]
     return out
+
+
+def _types(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...] | None:
+    """``--types single,multi_hop`` -> a tuple of known generated-question types."""
+    from evalkit.errors import did_you_mean
+    from evalkit.evalsets.generate import GEN_TYPES
+
+    if value is None:
+        return None
+    names = tuple(dict.fromkeys(t.strip() for t in value.split(",") if t.strip()))
+    for name in names:
+        if name not in GEN_TYPES:
+            raise click.BadParameter(f"unknown type '{name}'{did_you_mean(name, GEN_TYPES)}; "
+                                     f"choose from {', '.join(GEN_TYPES)}")
+    if not names:
+        raise click.BadParameter(f"name at least one of {', '.join(GEN_TYPES)}")
+    return names
+
+
+@evalset.command()
+@click.option("--corpus", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="Corpus JSONL (id, title, text) to write questions from.")
+@click.option("--name", required=True, help="Eval set to append to: NAME means eval_sets/NAME.jsonl (created when "
+                                            "missing); a path ending in .jsonl is used as given.")
+@click.option("--n", "n", type=click.IntRange(1, 100_000), default=200, show_default=True,
+              help="Questions to keep (fewer when the corpus or the attempts run out).")
+@click.option("--llm", "llm", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="LLM spec YAML (backend, model, base_url...): write questions with it. Without it the offline, "
+                   "deterministic template generator (template/v1) runs.")
+@click.option("--lang", type=click.Choice(["auto", "en", "zh"]), default="auto", show_default=True,
+              help="Language of the questions: auto follows each passage's language.")
+@click.option("--types", callback=_types, default=None,
+              help="Comma-separated question types: single, multi_hop, comparison, colloquial, unanswerable. "
+                   "Default: all five with --llm; single,multi_hop (what the templates make) without.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed: the same seed gives the same questions.")
+@click.option("--embedder", default=None,
+              help="With --llm: embedder (e5, minilm) that finds near-duplicate questions, through the embedding "
+                   "cache. Without it near-duplicates are found lexically (character 3-grams).")
+@user_errors
+def generate(corpus: str, name: str, n: int, llm: str | None, lang: str, types: tuple[str, ...] | None, seed: int,
+             embedder: str | None) -> None:
+    """Generate questions from your own corpus and append them to an eval set.
+
+    Each line gets relevant_doc_ids (the passages it was written from), a
+    reference_answer, a type, its language and `generated` provenance (generator,
+    parameters, a fingerprint of each source document). The lines stay unfrozen: review
+    them (`evalkit evalset review NAME`), then `evalkit evalset freeze`.
+
+    \b
+    Example (offline, template/v1):
+      evalkit evalset generate --corpus eval_sets/corpora/demo_kb.jsonl --name my_kb --n 50
+    """
+    from evalkit.evalsets.gen_run import generate_eval_set
+    from evalkit.evalsets.generate import GEN_TYPES, TEMPLATE_TYPES, GenOptions
+
+    chosen = types or (GEN_TYPES if llm else TEMPLATE_TYPES)
+    result = generate_eval_set(corpus, name, GenOptions(n=n, types=tuple(chosen), lang=lang, seed=seed), llm=llm,
+                               embedder=embedder)
+    for line in generation_summary(result, corpus):
+        click.echo(line)
+
+
+def generation_summary(result: Any, corpus: str) -> list[str]:
+    """The lines ``generate`` prints: what was appended, by type and language, and what was dropped and why."""
+    from collections import Counter
+
+    lines = result.appended
+    state = "new, unfrozen" if result.created else "unfrozen"
+    out = [f"Appended {len(lines)} question(s) written by {result.generator} from {corpus} to {result.path} ({state})"]
+    if lines:
+        by_type = Counter(x["type"] for x in lines)
+        by_lang = Counter(x["lang"] for x in lines)
+        out.append("by type: " + ", ".join(f"{k} {v}" for k, v in sorted(by_type.items()))
+                   + "; by language: " + ", ".join(f"{k} {v}" for k, v in sorted(by_lang.items())))
+    if result.skipped_types:
+        out.append(f"not written by {result.generator}: {', '.join(result.skipped_types)} (these need --llm)")
+    dropped = sum(result.dropped.values())
+    out.append(f"attempts: {result.attempts}, kept: {len(lines)}, dropped: {dropped}"
+               + (" (" + ", ".join(f"{k} {v}" for k, v in sorted(result.dropped.items())) + ")" if dropped else ""))
+    if result.dedup:
+        out.append(f"near-duplicates found by: {result.dedup}")
+    if result.usage:
+        u = result.usage
+        out.append(f"LLM: {int(u.get('calls', 0))} call(s), {int(u.get('cache_hits', 0))} from the cache, "
+                   f"{int(u.get('tokens_in', 0))} tokens in, {int(u.get('tokens_out', 0))} out, "
+                   f"{int(u.get('failures', 0))} failed")
+    out.append(f"Next: evalkit evalset review {result.path}  (keep, edit or drop each), then "
+               f"evalkit evalset freeze {result.path}" + ("" if not result.created else f" --corpus {corpus}"))
+    return out
