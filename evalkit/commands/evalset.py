@@ -6,6 +6,7 @@ and exit code 1.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import click
@@ -236,3 +237,77 @@ def generation_summary(result: Any, corpus: str) -> list[str]:
     out.append(f"Next: evalkit evalset review {result.path}  (keep, edit or drop each), then "
                f"evalkit evalset freeze {result.path}" + ("" if not result.created else f" --corpus {corpus}"))
     return out
+
+
+@evalset.command()
+@click.argument("name_or_path", metavar="NAME_OR_PATH")
+@click.option("--apply", "apply_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="The decisions file the review page saved: append one line per decision, then freeze.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where to write the review page (default: NAME.review.html beside the set).")
+@click.option("--corpus", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="The corpus, when the set was never frozen (a frozen set names its own).")
+@click.option("--no-freeze", is_flag=True, help="With --apply: append the decisions but leave them unfrozen.")
+@user_errors
+def review(name_or_path: str, apply_file: str | None, out: Path | None, corpus: str | None, no_freeze: bool) -> None:
+    """Review generated questions in a browser: keep, edit or drop each.
+
+    Without --apply: writes an HTML page (offline, self-contained) of every generated
+    line not reviewed yet, with its source documents. "Save decisions" there downloads
+    NAME.decisions.json. With --apply FILE: each decision becomes one appended line (a
+    copy under a new id, recording the decision and the line it replaces); the reviewed
+    lines and dropped ones stop counting as questions, and the set is frozen as a new
+    version. Nothing already in the file is edited.
+
+    \b
+    Example:
+      evalkit evalset review my_kb
+      evalkit evalset review my_kb --apply my_kb.decisions.json
+    """
+    from evalkit.evalsets import freeze as freeze_
+    from evalkit.evalsets import resolve_spec
+    from evalkit.evalsets.gen_run import append_lines
+    from evalkit.evalsets.review import page_lines, pending, read_decisions, review_records
+    from evalkit.evalsets.review_page import render_review_page
+
+    path, version = resolve_spec(name_or_path)
+    if version is not None:
+        raise click.ClickException(f"{path}: review works on the whole file, not one version: drop '@v{version}'")
+    set_corpus = _set_corpus(path, corpus)
+    if apply_file is None:
+        lines = page_lines(pending(path), set_corpus)
+        page = out or path.with_name(path.stem + ".review.html")
+        page.write_text(render_review_page(lines, eval_set=path.stem, file_name=f"{path.stem}.decisions.json"),
+                        encoding="utf-8")
+        click.echo(f"wrote {len(lines)} generated question(s) to review: {page}")
+        click.echo(f"then: evalkit evalset review {name_or_path} --apply {path.stem}.decisions.json")
+        return
+    decisions = read_decisions(apply_file)
+    new = review_records(path, decisions, apply_file)
+    if not new:
+        click.echo(f"{apply_file}: no decisions; nothing appended")
+        return
+    append_lines(path, new, set_corpus)
+    counts = {d: sum(1 for x in new if x["generated"]["review"]["decision"] == d) for d in ("keep", "edit", "drop")}
+    click.echo(f"Appended {len(new)} review line(s) to {path}: kept {counts['keep']}, edited {counts['edit']}, "
+               f"dropped {counts['drop']}")
+    if no_freeze:
+        click.echo(f"Unfrozen; freeze them with: evalkit evalset freeze {path}")
+        return
+    entry = freeze_(path, corpus=corpus)
+    click.echo(f"Froze {path} v{entry['version']}: {entry['lines']} lines, sha256 {entry['sha256']}")
+
+
+def _set_corpus(path: Path, corpus: str | None) -> Any:
+    """The set's corpus: the one its manifest names, else ``--corpus``; an error when neither is known."""
+    from evalkit.errors import EvalSetError
+    from evalkit.evalsets import read_manifest
+    from evalkit.index.corpus import load_corpus
+
+    manifest = read_manifest(path)
+    if manifest is not None:
+        return load_corpus(manifest.corpus_path)
+    if corpus is None:
+        raise EvalSetError(str(path), "", "never frozen, so it names no corpus: pass --corpus PATH (the corpus the "
+                           "questions were generated from)")
+    return load_corpus(corpus)
