@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-COPY_SHARE = 0.6
+COPY_SHARE = 0.75
 COPY_MIN_CHARS = 12
 EMBED_SIM = 0.95
 LEXICAL_SIM = 0.8

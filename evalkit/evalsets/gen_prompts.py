@@ -82,7 +82,8 @@ def render(kind: str, lang: str, passages: Sequence[tuple[str, str]], entity: st
     label = "文段" if lang == "zh" else "Passage"
     shown = "\n\n".join(f"[{label} {i + 1}: {pid}]\n{text}" for i, (pid, text) in enumerate(passages))
     want = "用中文写问题和答案。" if lang == "zh" else "Write the question and the answer in English."
-    return SYSTEM[lang], f"{shown}\n\n{prompt.task[lang].format(entity=entity)}\n{want}"
+    task = prompt.task[lang].replace("{entity}", entity)
+    return SYSTEM[lang], f"{shown}\n\n{task}\n{want}"
 
 
 def read_reply(kind: str, value: Any) -> tuple[dict[str, str] | None, str]:
