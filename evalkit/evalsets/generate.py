@@ -99,8 +99,9 @@ class ValueRule:
     ask: dict[str, str]  # lang -> the question words; "{unit}" is the value's unit
 
 
-_ZH_UNITS = r"万元|亿元|元|个工作日|工作日|天|小时|分钟|秒|个月|周|年|人|次|家|台|GB|MB|TB|Mbps|ms|%"
-_EN_UNITS = r"days?|business days|hours?|minutes?|seconds?|months?|weeks?|years?|people|GB|MB|TB|Mbps|ms"
+_ZH_UNITS = r"万元|亿元|元|个工作日|工作日|天|小时|分钟|秒|个月|周|年|人|次|趟|家|台|名|项|GB|MB|TB|Mbps|ms|%"
+_EN_UNITS = (r"days?|business days|hours?|minutes?|seconds?|months?|weeks?|years?|people|users|devices|employees|"
+              r"requests|times|GB|MB|TB|Mbps|ms")
 VALUE_RULES: tuple[ValueRule, ...] = (
     ValueRule("date", re.compile(r"(?:19|20)\d{2}年\d{1,2}月\d{1,2}日|(?:January|February|March|April|May|June|"
                                  r"July|August|September|October|November|December) \d{1,2}, (?:19|20)\d{2}|"
