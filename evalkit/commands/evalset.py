@@ -16,13 +16,16 @@ from evalkit.commands import user_errors
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def evalset() -> None:
-    """Validate, freeze, append to and summarise eval sets.
+    """Validate, freeze, append to, summarise, generate and review eval sets.
 
     An eval set is eval_sets/NAME.jsonl, one question per line. It only grows:
     `freeze` records the current lines as version N in eval_sets/NAME.manifest.json,
     and a frozen line may never change again, so `--eval-set NAME.jsonl@vN` always
     means the same questions. To fix a frozen record, append a corrected one with a
     new id.
+
+    No set yet? `generate` writes candidate questions from your corpus and `review`
+    lets a person keep, edit or drop each.
 
     \b
     Typical life of a set:
