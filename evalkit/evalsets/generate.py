@@ -242,29 +242,53 @@ def two_hop_item(entity: str, a: Fact, b: Fact) -> Item:
 
 LABEL_RANK = {"org": 0, "code": 0, "name": 1, "acronym": 1, "proper": 2, "person": 2, "place": 2, "alias": 0}
 """How specific an entity label is (lower: better at linking two documents); others (``compound``) rank 3."""
+PARALLEL_SIM = 0.2
+"""Least character-3-gram Jaccard of two linked sentences: below it, two facts that merely share a word
+(之日起, USD, 福利) were glued into one question (9 of 11 such questions read in the demo sample were
+not worth keeping; benchmarks/evalset_generation.py)."""
+
+
+def _grams(text: str) -> set[str]:
+    t = re.sub(r"\s+", "", text.casefold())
+    return {t[i:i + 3] for i in range(max(1, len(t) - 2))}
+
+
+def parallel(a: Fact, b: Fact) -> float:
+    """How alike two facts are as statements of one attribute: 0 unless they state the same kind of value
+    (and unit), else the character-3-gram Jaccard of their sentences."""
+    if (a.value.rule.name, a.value.unit, a.lang) != (b.value.rule.name, b.value.unit, b.lang):
+        return 0.0
+    ga, gb = _grams(a.sentence), _grams(b.sentence)
+    return len(ga & gb) / len(ga | gb)
 
 
 def pairs(graph: Any, by_doc: dict[str, list[Fact]]) -> list[tuple[str, Fact, Fact]]:
-    """(entity name, fact of A, fact of B): one per pair of documents A < B that share an entity named in a fact of each.
+    """(entity name, fact of A, fact of B): at most one per pair of documents A < B sharing an entity.
 
-    The link is the most specific shared entity: in the fewest documents, then the best
-    label (``LABEL_RANK``: names and codes before jieba's noun compounds), then the longest
-    name. Entities in more than ``MAX_ENTITY_DOCS`` documents are too common to link by;
-    the two sentences must share the language.
+    Both facts must name the shared entity and state the same attribute: the same kind of
+    value and unit, in sentences at least ``PARALLEL_SIM`` alike (:func:`parallel`), so the
+    question asks one thing of two documents (a policy and its successor, two suppliers'
+    lead times). Per document pair the most alike facts win, then the most specific entity
+    (in the fewest documents, then by ``LABEL_RANK``, then the longest name). Entities in more
+    than ``MAX_ENTITY_DOCS`` documents are too common to link by.
     """
-    best: dict[tuple[str, str], tuple[tuple[int, int, int, str], str, Fact, Fact]] = {}
+    best: dict[tuple[str, str], tuple[tuple[float, int, int, int, str], str, Fact, Fact]] = {}
     for node in sorted(graph.graph.nodes):
         data = graph.graph.nodes[node]
         docs = sorted(data["docs"])
         if not 2 <= len(docs) <= MAX_ENTITY_DOCS:
             continue
-        found = [(d, f) for d in docs for f in [next((x for x in by_doc.get(d, []) if node in x.entities), None)] if f]
         rank = (len(docs), LABEL_RANK.get(data["label"], 3), -len(data["name"]), node)
-        for i in range(len(found)):
-            for j in range(i + 1, len(found)):
-                (da, fa), (db, fb) = found[i], found[j]
-                if fa.lang == fb.lang and ((da, db) not in best or rank < best[(da, db)][0]):
-                    best[(da, db)] = (rank, graph.name(node), fa, fb)
+        naming = {d: [f for f in by_doc.get(d, []) if node in f.entities] for d in docs}
+        for i, da in enumerate(docs):
+            for db in docs[i + 1:]:
+                scored = [(parallel(fa, fb), fa, fb) for fa in naming[da] for fb in naming[db]]
+                if not scored:
+                    continue
+                sim, fa, fb = max(scored, key=lambda t: t[0])
+                key = (-sim, *rank)
+                if sim >= PARALLEL_SIM and ((da, db) not in best or key < best[(da, db)][0]):
+                    best[(da, db)] = (key, graph.name(node), fa, fb)
     return [(name, fa, fb) for _, (_, name, fa, fb) in sorted(best.items())]
 
 

@@ -1,9 +1,9 @@
 """`evalkit evalset generate` without an LLM (template/v1), the `generated` field, and `evalkit evalset review`.
 
-The tiny corpus below: three Chinese documents that share the entity 澜星 (two of them
-澜星科技员工), two English ones that share LanLink, one English document alone. Its
-values (10 天, 750 元, 6 趟, 12 hours, 2024, 500 users, 3 days...) are what the
-templates ask for.
+The tiny corpus below: three Chinese documents that share the entity 澜星科技员工, two
+of them stating one attribute (days of paid leave a year), two English ones that share
+LanLink and state one attribute (session hours), one English document alone. Its values
+(10 天, 5 天, 750 元, 12 hours, 8 hours, 2024, 3 days...) are what the templates ask for.
 """
 from __future__ import annotations
 
@@ -27,10 +27,11 @@ from evalkit.evalsets.lang import guess_lang
 
 DOCS = [
     ("hr-leave", "年假制度", "澜星科技员工入职满一年后每年享有 10 天带薪年假。年假须在次年一季度内休完。"),
+    ("hr-sick", "病假制度", "澜星科技员工每年享有 5 天带薪病假。"),
     ("hr-travel", "差旅制度", "澜星科技员工去一线城市出差，每晚住宿标准不超过 750 元。本制度自2026年1月1日起执行。"),
-    ("adm-bus", "班车安排", "澜星科技总部班车每天运行 6 趟。"),
-    ("it-vpn", "VPN Guide", "LanLink VPN sessions expire after 12 hours. The LanLink client replaced SecureTunnel in 2024."),
-    ("it-gateway", "LanLink Gateway", "The LanLink gateway supports 500 users at once."),
+    ("it-vpn", "VPN Guide", "The LanLink client keeps a session open for 12 hours. The LanLink client replaced SecureTunnel "
+                           "in 2024."),
+    ("it-gateway", "LanLink Gateway", "The LanLink gateway keeps a session open for 8 hours."),
     ("it-laptop", "Laptop Policy", "Laptops are refreshed every 48 months. Broken laptops are repaired by the IT desk within 3 days."),
 ]
 TEXT = {d: t for d, _, t in DOCS}
@@ -112,7 +113,8 @@ def test_template_set_is_deterministic_and_points_to_its_sources(corpus: Path, t
     assert f"by type: multi_hop {by_type['multi_hop']}, single {by_type['single']}" in out
     assert f"by language: en {by_lang['en']}, zh {by_lang['zh']}" in out
     pairs = {tuple(x["relevant_doc_ids"]) for x in lines if x["type"] == "multi_hop"}
-    assert ("it-gateway", "it-vpn") in pairs and ("hr-leave", "hr-travel") in pairs
+    # linked only where both documents state the same attribute: 750 元 a night is not days of leave
+    assert pairs == {("it-gateway", "it-vpn"), ("hr-leave", "hr-sick")}
 
 
 def test_another_seed_another_draw_and_lang_filter(corpus: Path, tmp_path: Path):
