@@ -189,8 +189,8 @@ class Fact:
     lang: str
 
 
-_ENUMERATOR = re.compile(r"^(?:[QA][:：]\s*|[一二三四五六七八九十]+、|\(?\d+(?:\.\d+)*[.)、]?\s+|\d+(?:\.\d+)+|[-•*·]\s*)"
-                         r"(?:[^：:，,。\s]{1,8}：)?\s*")
+_ENUMERATOR = re.compile(r"^(?:[QA][:：]\s*|[-•*·]\s*|(?:[一二三四五六七八九十]+、|\(?\d+(?:\.\d+)*[.)、]?\s+|\d+(?:\.\d+)+)"
+                         r"(?:[^：:，,。\s]{1,8}：)?)\s*")  # a bullet's label ("- 银牌：") is kept: it says what the item is
 _ZH_GAP = re.compile(r"\s+(?=多少|什么时候|哪一|百分之|____)|(?<=____)\s+|(?<=哪一)\s+")  # "入职前 1 个" -> "入职前多少个"
 
 

@@ -240,3 +240,30 @@ def test_the_review_page_renders_offline(corpus: Path, tmp_path: Path):
     import html
 
     assert json.loads(html.unescape(export)) == {"eval_set": "kb", "decisions": []}
+
+
+@pytest.mark.parametrize(("raw", "cleaned"), [
+    ("6.2 信息安全部负责事件的分级", "信息安全部负责事件的分级"),
+    ("四、提交时限：电子发票须在开具之日起 90 天内提交报销", "电子发票须在开具之日起 90 天内提交报销"),
+    ("- 银牌：年度采购额不低于 150 万元", "银牌：年度采购额不低于 150 万元"),
+    ("A: Within 30 days after the trip ends.", "Within 30 days after the trip ends."),
+    ("Standard lead time: 16 weeks", "Standard lead time: 16 weeks"),
+])
+def test_list_markers_and_short_headings_are_cut_from_sentences(raw, cleaned):
+    from evalkit.evalsets.generate import clean
+
+    assert clean(raw) == cleaned
+
+
+def test_two_facts_are_parallel_only_when_they_state_the_same_kind_of_value():
+    from evalkit.evalsets.generate import Fact, parallel
+
+    def fact(sentence: str) -> Fact:
+        return Fact("d", "t", sentence, ("e",), find_values(sentence)[0], guess_lang(sentence))
+
+    a, b = fact("Standard lead time: 16 weeks"), fact("Standard lead time: 10 weeks")
+    grams = lambda s: {s.casefold().replace(" ", "")[i:i + 3] for i in range(len(s.replace(" ", "")) - 2)}  # noqa: E731
+    ga, gb = grams(a.sentence), grams(b.sentence)
+    assert parallel(a, b) == len(ga & gb) / len(ga | gb) > 0.2
+    assert parallel(a, fact("Standard lead time: 16 days")) == 0.0  # another unit
+    assert parallel(a, fact("Standard lead time ends in 2026.")) == 0.0  # another kind of value
