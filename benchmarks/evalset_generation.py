@@ -41,7 +41,10 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-HOTPOT_DIR = REPO.parent / "shared" / "datasets" / "hotpotqa_100"
+# ../shared beside the repository; a git worktree (wt/NAME) sits one level further down
+HOTPOT_DIR = next((p for p in (REPO.parent / "shared" / "datasets" / "hotpotqa_100",
+                               REPO.parent.parent / "shared" / "datasets" / "hotpotqa_100") if p.is_dir()),
+                  REPO.parent / "shared" / "datasets" / "hotpotqa_100")
 REVIEW_FILE = REPO / "benchmarks" / "data" / "evalset_generation_review.json"
 METRICS = ("recall@20", "hit@5")
 DEMO_VARIANTS = ("bm25", "vector", "hybrid_rrf", "hybrid_weighted", "graphrag_local", "filter_recent")
