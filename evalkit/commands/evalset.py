@@ -219,7 +219,11 @@ def generation_summary(result: Any, corpus: str) -> list[str]:
 
     lines = result.appended
     state = "new, unfrozen" if result.created else "unfrozen"
-    out = [f"Appended {len(lines)} question(s) written by {result.generator} from {corpus} to {result.path} ({state})"]
+    out = [f"Appended {len(lines)} question(s) written by {result.generator} from {corpus} to {result.path} ({state})"
+           if lines else f"No question appended to {result.path}: " + (
+               "no sentence of the corpus names an entity and states a value (an amount with its unit, a share, a "
+               "year, a date); try --llm" if result.generator == "template/v1" and not result.attempts else
+               "every attempt was dropped (see below)" if result.attempts else "nothing new to write")]
     if lines:
         by_type = Counter(x["type"] for x in lines)
         by_lang = Counter(x["lang"] for x in lines)

@@ -267,3 +267,12 @@ def test_two_facts_are_parallel_only_when_they_state_the_same_kind_of_value():
     assert parallel(a, b) == len(ga & gb) / len(ga | gb) > 0.2
     assert parallel(a, fact("Standard lead time: 16 days")) == 0.0  # another unit
     assert parallel(a, fact("Standard lead time ends in 2026.")) == 0.0  # another kind of value
+
+
+def test_a_corpus_without_facts_writes_nothing_and_says_why(tmp_path: Path):
+    corpus = tmp_path / "plain.jsonl"
+    corpus.write_text(json.dumps({"id": "d1", "title": "Notes", "text": "We like tea. The office is bright."}) + "\n",
+                      encoding="utf-8")
+    out = _run("evalset", "generate", "--corpus", str(corpus), "--name", str(tmp_path / "x.jsonl"))
+    assert "No question appended" in out and "names an entity and states a value" in out
+    assert not (tmp_path / "x.jsonl").exists()
