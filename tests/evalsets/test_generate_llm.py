@@ -70,7 +70,7 @@ MULTI_HOP = {"question": "In which country is the chip of the ZX-100 router made
 
 def reply_for(prompt: str) -> str | None:
     """The server's rule: the reply text for a prompt (None: sleep past the client's deadline)."""
-    docs = re.findall(r"\[Passage \d+: ([^\]]+)\]", prompt)
+    docs = re.findall(r"\[(?:Passage|文段) \d+: ([^\]]+)\]", prompt)
     if "JSON" in prompt and "previous reply was not valid JSON" in prompt:
         return "I am sorry, still no JSON here."
     if "BOTH passages" in prompt:
@@ -194,3 +194,28 @@ def test_replies_come_from_the_llm_cache_on_a_second_run(workspace, rule_server,
     hits = int(re.search(r"(\d+) from the cache", second).group(1))
     assert (calls, hits) == (sent, sent - 1)
     assert again == lines
+
+
+def test_lang_auto_asks_in_each_passage_language(tmp_path, rule_server):
+    corpus = tmp_path / "bi.jsonl"
+    docs = {"doc-zh": "澜星科技员工每年享有 10 天带薪年假。", "doc-good": DOCS["doc-good"]}
+    corpus.write_text("".join(json.dumps({"id": d, "title": d, "text": t}, ensure_ascii=False) + "\n"
+                              for d, t in docs.items()), encoding="utf-8")
+    SINGLE["doc-zh"] = {"question": "澜星员工一年有几天带薪年假？", "answer": "澜星科技员工每年享有 10 天带薪年假。"}
+    DOCS["doc-zh"] = docs["doc-zh"]
+    try:
+        spec = tmp_path / "llm.yaml"
+        spec.write_text(yaml.safe_dump({"backend": "openai", "model": "rule", "base_url": rule_server.base_url,
+                                        "max_retries": 0, "timeout_s": TIMEOUT_S, "cache": "off"}), encoding="utf-8")
+        path = tmp_path / "bi_set.jsonl"
+        _run = CliRunner().invoke(cli, ["evalset", "generate", "--corpus", str(corpus), "--name", str(path),
+                                        "--llm", str(spec), "--types", "single"])
+        assert _run.exit_code == 0, _run.output
+    finally:
+        del SINGLE["doc-zh"], DOCS["doc-zh"]
+    lines = {next(iter(x["generated"]["sources"])): x for x in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
+    assert (lines["doc-zh"]["lang"], lines["doc-good"]["lang"]) == ("zh", "en")
+    prompts = {re.search(r"\[(?:文段|Passage) 1: ([^\]]+)\]", r.body["messages"][-1]["content"]).group(1):
+               r.body["messages"] for r in rule_server.requests}
+    assert "用中文写问题和答案" in prompts["doc-zh"][-1]["content"] and prompts["doc-zh"][0]["role"] == "system"
+    assert "Write the question and the answer in English" in prompts["doc-good"][-1]["content"]
