@@ -10,7 +10,7 @@ never on the order of the requests, so every check and failure path runs whateve
 | doc-badjson | text with no JSON, twice (the client's corrective retry too) | llm_bad_json |
 | doc-lie | an answer with a number the passage does not state (14 hours, not 9) | unsupported |
 | doc-vague | an answer with nothing checkable ("Yes, it is.") | not_supported |
-| doc-slow | nothing before the client's 1 s deadline | llm_timeout |
+| doc-slow | nothing before the client's 3 s deadline | llm_timeout |
 | doc-copy | the passage's sentence as the question | copies_passage |
 | doc-nokey | JSON without "answer" | bad_item |
 | doc-dup1, doc-dup2 | the same question, each supported by its passage | one kept, one near_duplicate |
@@ -43,8 +43,8 @@ DOCS = {
     "doc-chip-a": "The ZX-100 router uses the Orvanta K3 chip.",
     "doc-chip-b": "The Orvanta K3 chip is made in Singapore by Orvanta Semiconductor.",
 }
-SLOW_S = 2.5
-TIMEOUT_S = 1.0
+SLOW_S = 6.0
+TIMEOUT_S = 3.0  # generous: a loaded CI machine must not time out the calls that answer at once
 
 SINGLE = {
     "doc-good": {"question": "What is the price of the ZX-100 router?", "answer": "The ZX-100 router costs CNY 1,200."},
