@@ -16,7 +16,7 @@ What it does, per corpus:
 3. prints recall@20 and hit@5 of every variant on both sets, and Kendall's tau
    (``scipy.stats.kendalltau``, tau-b, ties allowed) between the two sets' values across
    variants: 1 = the same order, 0 = unrelated, -1 = reversed;
-4. (demo) prints the 30 generated questions a reader reviewed (a fixed sample, seed 0)
+4. prints the 30 generated questions a reader reviewed (a fixed sample, seed 0)
    with the verdict recorded in ``benchmarks/data/evalset_generation_review.json`` (keep or
    drop, and why), and the share the reader would drop. A question whose id is not in that
    file (the generator changed since) is listed as not reviewed and left out of the share.
@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import math
 import os
 import random
 import sys
@@ -147,11 +148,17 @@ def agreement(label: str, human: dict, generated: dict, markdown: bool) -> str:
                     markdown)]
     for m in METRICS:
         tau, p = kendall(human, generated, m)
-        lines.append(f"Kendall's tau across {len(human)} variants on {m}: {tau:.3f} (p = {p:.3f})")
+        tied = {round(generated[n][m], 6) for n in generated}
+        if math.isnan(tau):  # one of the two sides ranks nothing: every variant has the same value
+            lines.append(f"Kendall's tau across {len(human)} variants on {m}: undefined (every variant scores "
+                         f"{tied.pop() if len(tied) == 1 else '-'} on the generated set: it does not rank them)")
+        else:
+            lines.append(f"Kendall's tau across {len(human)} variants on {m}: {tau:.3f} (p = {p:.3f}; "
+                         f"{len(tied)} distinct values on the generated set)")
     return "\n\n".join(lines)
 
 
-def reader_sample(path: Path, markdown: bool) -> str:
+def reader_sample(path: Path, markdown: bool, corpus: str = "demo") -> str:
     """The fixed sample of generated questions a reader reviewed, their verdicts and the drop share."""
     lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
     sample = random.Random(0).sample(lines, min(READ_SAMPLE, len(lines)))
@@ -166,7 +173,7 @@ def reader_sample(path: Path, markdown: bool) -> str:
         drop += v["verdict"] == "drop"
         rows.append([x["id"], x["generated"]["pattern"], v["verdict"], v["why"], x["question"][:80]])
     share = f"{drop}/{read} = {drop / read:.2f}" if read else "n/a (no reviewed question in the sample)"
-    return "\n\n".join([f"## The {len(sample)} generated demo questions a reader reviewed ({REVIEW_FILE.name})",
+    return "\n\n".join([f"## The {len(sample)} generated {corpus} questions a reader reviewed ({REVIEW_FILE.name})",
                         _table(["id", "pattern", "verdict", "why", "question"], rows, markdown),
                         f"Share the reader would drop: {share}"])
 
@@ -202,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
             gen = generate(corpus, args.work_dir / "hotpotqa_generated", args.n, cache)
             human = run("hotpot_human", f"{human_set}@v1", hotpot_configs(), args, cache)
             generated = run("hotpot_generated", f"{gen}@v1", hotpot_configs(), args, cache)
-            parts.append(agreement("hotpotqa_100", human, generated, args.markdown))
+            parts += [agreement("hotpotqa_100", human, generated, args.markdown),
+                      reader_sample(gen, args.markdown, "HotpotQA-100")]
     print("\n\n".join(parts))
     return 0
 
