@@ -219,3 +219,13 @@ def test_lang_auto_asks_in_each_passage_language(tmp_path, rule_server):
                r.body["messages"] for r in rule_server.requests}
     assert "用中文写问题和答案" in prompts["doc-zh"][-1]["content"] and prompts["doc-zh"][0]["role"] == "system"
     assert "Write the question and the answer in English" in prompts["doc-good"][-1]["content"]
+
+
+def test_near_duplicates_by_the_configured_embedder(workspace, tmp_path, monkeypatch):
+    """--embedder e5: the real multilingual e5 (through the embedding cache) finds the same duplicate."""
+    monkeypatch.setenv("EVALKIT_CACHE", str(tmp_path / "cache"))
+    output, lines = _generate(workspace, "single", extra=("--embedder", "e5"))
+    assert "near-duplicates found by: embedding e5 cosine >= 0.95" in output
+    assert _dropped(output)["near_duplicate"] == 1
+    assert len(lines) == 4 and all(x["generated"]["checks"]["dedup"].startswith("embedding e5") for x in lines)
+    assert list((tmp_path / "cache").glob("embeddings.sqlite*"))  # the vectors went through the content cache
