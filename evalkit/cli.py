@@ -17,7 +17,7 @@ from evalkit import __version__
 COMMANDS = {
     "demo": ("evalkit.commands.demo", "demo", "Run every bundled graph config on the bundled demo eval set."),
     "run": ("evalkit.commands.run", "run", "Run graph variants on an eval set; write results and MLflow runs."),
-    "evalset": ("evalkit.commands.evalset", "evalset", "Validate, freeze, append to and summarise eval sets."),
+    "evalset": ("evalkit.commands.evalset", "evalset", "Validate, freeze, append to, summarise, generate and review eval sets."),
     "graph": ("evalkit.commands.graph", "graph", "Check a graph config, or print it as the loader sees it."),
     "score": ("evalkit.commands.score", "score", "Score rankings or answers your own pipeline produced (TREC, JSONL, ragas)."),
     "import": ("evalkit.commands.importers", "import_", "Turn external data (BEIR, HF datasets, parquet/JSONL, ragas) into a corpus + eval set."),

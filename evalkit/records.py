@@ -178,6 +178,7 @@ class EvalRecord:
     tenant: str | None = None
     attributes: dict[str, Any] = field(default_factory=dict)
     gold_route: str | None = None
+    generated: dict[str, Any] | None = None  # provenance of a generated line (evalkit.evalsets.provenance)
 
     @property
     def answerable(self) -> bool:
@@ -195,6 +196,8 @@ class EvalRecord:
         d["history"] = [dict(t) for t in self.history]
         if self.relevance is None:
             d.pop("relevance")
+        if self.generated is None:
+            d.pop("generated")
         return d
 
 

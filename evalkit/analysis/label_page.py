@@ -17,7 +17,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["render_label_page"]
+__all__ = ["render_label_page", "render_page"]
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI","PingFang SC","Microsoft YaHei",sans-serif;margin:0;background:#f6f7f9;color:#1d232b}
@@ -109,12 +109,24 @@ def render_label_page(lines: Sequence[dict[str, Any]], *, file_name: str, title:
     import hashlib
 
     data = {"id": hashlib.sha256(sample_id.encode()).hexdigest()[:16], "file": file_name, "lines": list(lines)}
+    return render_page(data, title=title, script=_SCRIPT, save="Save labels", load="Load labels")
+
+
+def render_page(data: dict[str, Any], *, title: str, script: str, save: str, load: str, style: str = "",
+                accept: str = ".jsonl,.json,.txt") -> str:
+    """A self-contained page: header (title, progress, a save button, a file input), ``main``, the export box.
+
+    The page machinery shared by the labelling page and ``evalkit evalset review``: ``data``
+    is embedded as JSON in ``#label-data`` (``</`` escaped so no text can close the script),
+    ``script`` renders it into ``main``, keeps ``#progress`` and ``#export`` up to date and
+    wires ``#save`` / ``#load``. No network, no external asset.
+    """
     payload = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
     t = html.escape(title)
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{t}</title>'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{_STYLE}</style></head><body>'
-            f'<header><h1>{t}</h1><span id="progress"></span><button id="save">Save labels</button>'
-            f'<label>Load labels <input type="file" id="load" accept=".jsonl,.json,.txt"></label></header><main></main>'
-            f'<footer style="max-width:1200px;margin:0 auto;padding:16px"><p>The file this page saves:</p>'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{_STYLE}{style}</style></head>'
+            f'<body><header><h1>{t}</h1><span id="progress"></span><button id="save">{html.escape(save)}</button>'
+            f'<label>{html.escape(load)} <input type="file" id="load" accept="{html.escape(accept)}"></label></header>'
+            f'<main></main><footer style="max-width:1200px;margin:0 auto;padding:16px"><p>The file this page saves:</p>'
             f'<textarea id="export" rows="8" readonly></textarea></footer>'
-            f'<script type="application/json" id="label-data">{payload}</script><script>{_SCRIPT}</script></body></html>')
+            f'<script type="application/json" id="label-data">{payload}</script><script>{script}</script></body></html>')

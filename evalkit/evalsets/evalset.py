@@ -32,6 +32,7 @@ from typing import Any
 
 from evalkit.errors import EvalSetError, did_you_mean
 from evalkit.fileio import describe_unencodable, unencodable
+from evalkit.evalsets.provenance import parse_generated
 from evalkit.index.corpus import Corpus
 from evalkit.records import EvalRecord, EvalSetRef
 
@@ -39,7 +40,7 @@ MAX_QUESTION_CHARS = 4000
 """Longest question a record may hold (a 5 MB question made the dense encoder run for minutes)."""
 TYPES = ("single", "multi_hop", "comparison", "exact_term", "colloquial", "unanswerable")
 REQUIRED_FIELDS = ("id", "question", "relevant_doc_ids", "type", "lang")
-OPTIONAL_FIELDS = ("reference_answer", "tags", "relevance")
+OPTIONAL_FIELDS = ("reference_answer", "tags", "relevance", "generated")  # generated: evalsets.provenance
 CONTEXT_FIELDS = ("history", "tenant", "attributes", "gold_route")
 """Optional context of a question (conversation, tenancy, filter attributes, gold route): ``parse_context``."""
 ROLES = ("user", "assistant")
@@ -282,8 +283,10 @@ def parse_record(file: str, lineno: int, text: str) -> EvalRecord:
     if not isinstance(tags, list) or not all(isinstance(t, str) and t for t in tags):
         raise fail("tags", f"expected a list of non-empty strings, got {_show(obj.get('tags'))}")
     relevance = _relevance(obj, gold, fail) if "relevance" in obj else None
+    generated = parse_generated(obj["generated"], fail) if "generated" in obj else None
     return EvalRecord(id=rid, question=question, relevant_doc_ids=tuple(gold), type=rtype, lang=lang,
-                      reference_answer=answer, tags=tuple(tags), relevance=relevance, **parse_context(obj, fail))
+                      reference_answer=answer, tags=tuple(tags), relevance=relevance, generated=generated,
+                      **parse_context(obj, fail))
 
 
 def _relevance(obj: dict[str, Any], gold: list[str], fail: Any) -> dict[str, int]:

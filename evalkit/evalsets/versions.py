@@ -43,6 +43,7 @@ from evalkit.evalsets.evalset import (
     record_stats,
     resolve_spec,
 )
+from evalkit.evalsets.provenance import effective_records
 from evalkit.fileio import write_atomic
 from evalkit.locking import evalset_lock
 from evalkit.index.corpus import Corpus, load_corpus
@@ -202,7 +203,7 @@ def load_eval_set(spec: str | Path, check_corpus: bool = True) -> EvalSet:
                            "first (a run must pin a version)")
     check_untampered(file, lines, manifest)
     entry = manifest.get(want) if want else manifest.latest
-    numbered = parse_records(file, lines[: entry["lines"]])
+    numbered = effective_records(file, parse_records(file, lines[: entry["lines"]]))  # reviews applied
     corpus, warnings = None, []
     if check_corpus:
         corpus = _load_corpus(manifest)
@@ -355,6 +356,7 @@ def check(path: str | Path) -> CheckResult:
     if manifest is not None:
         check_untampered(file, lines, manifest)
     numbered = parse_records(file, lines)
+    effective_records(file, numbered)  # every review names an earlier line
     if manifest is None:
         warnings.append(f"not frozen yet (no {manifest_path_for(path).name}), so gold ids were not checked "
                         f"against a corpus: run `evalkit evalset freeze {path.stem} --corpus PATH`")
@@ -394,7 +396,7 @@ def stats(spec: str | Path) -> dict[str, Any]:
         raise EvalSetError(file, "", f"no frozen version yet, so there is no v{want}")
     entry = manifest.get(want) if manifest and want else (manifest.latest if manifest else None)
     used = lines[: entry["lines"]] if want and entry else lines
-    records = [r for _, r in parse_records(file, used)]
+    records = [r for _, r in effective_records(file, parse_records(file, used))]
     return {"name": path.stem, "path": file, "version": entry["version"] if entry else None,
             "lines": len(used), "unfrozen": len(used) - (entry["lines"] if entry else 0),
             **record_stats(records), "versions": manifest.to_dict()["versions"] if manifest else []}
