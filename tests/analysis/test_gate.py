@@ -74,6 +74,21 @@ def test_lower_is_better_metrics_are_mirrored(tmp_path: Path, es):
     assert _gate(worse, better, "--metric", "hallucinated", "--max-drop", "0.0").exit_code == 0
 
 
+def test_the_unverified_share_can_be_bounded(tmp_path: Path, es):
+    """A candidate whose answers the judge can no longer verify (unverified 1 on every answer) fails a gate on
+    the per-query `unverified` (lower is better), whatever its hallucination rate; the same share passes."""
+    def with_unverified(value: float) -> list:
+        results = _results(QUESTIONS, hallucinated=0.0)
+        for r in results:
+            r.metrics["unverified"] = value
+        return results
+    base = _run(tmp_path, "base", with_unverified(0.0), es)
+    worse = _run(tmp_path, "worse", with_unverified(1.0), es)
+    res = _gate(base, worse, "--metric", "unverified", "--max-drop", "0.05")
+    assert res.exit_code == 1 and "unverified (lower=better)" in res.output
+    assert _gate(base, base, "--metric", "unverified", "--max-drop", "0.05").exit_code == 0
+
+
 def test_exit_3_different_eval_sets(tmp_path: Path, es):
     base = _run(tmp_path, "base", _results(QUESTIONS), es)
     other = write_run(tmp_path, "other", {"v": _results(QUESTIONS)}, es_name="other_set")
