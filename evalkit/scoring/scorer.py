@@ -177,12 +177,16 @@ def _doc_id_check(file: str, rankings: dict[str, Ranking], es: EvalSet) -> list[
 
 
 def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str | Path | EvalSet | None = None,
-                  judge: str = "offline", judge_options: dict[str, Any] | None = None,
+                  judge: str | Any = "offline", judge_options: dict[str, Any] | None = None,
                   metrics: Sequence[str] | None = None, mapping: dict[str, str] | None = None,
                   answers_format: str = "auto", split: str | None = None, evidence_k: int = 5,
                   cite_by: str = "id", lang: str = "auto", cache_root: Path | None = None,
                   scoring: Scoring | None = None) -> Scored:
-    """Judge and score a file of answers (see :mod:`evalkit.scoring.answers`); ``eval_set`` optional."""
+    """Judge and score a file of answers (see :mod:`evalkit.scoring.answers`); ``eval_set`` optional.
+
+    ``judge`` is a registered judge's name (built with ``judge_options``), or a judge
+    ``make_judge`` already built (the integrations score row by row with one judge).
+    """
     from evalkit.judges import make_judge
     from evalkit.metrics import DEFAULT_METRICS, parse_metric
 
@@ -207,7 +211,7 @@ def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str
         from evalkit.index.store import default_cache_root
 
         cache_root = default_cache_root()
-    the_judge = make_judge(judge, cache_root=cache_root, **(judge_options or {}))
+    the_judge = make_judge(judge, cache_root=cache_root, **(judge_options or {})) if isinstance(judge, str) else judge
     by_id = {record.id: (record, row) for record, row in pairs}
     rules = es.abstention if es is not None else None  # the eval set's own abstention wording, if any
     results = []
