@@ -16,7 +16,8 @@ nothing leaves the machine with the default ``offline`` judge (``judge="llm"`` w
 Each sample is scored by :class:`~evalkit.integrations.samples.SampleScorer`, i.e. by
 ``evalkit score --answers``'s code, so the value is the ``faithfulness`` that ``evalkit
 score`` gives that row: NaN (ragas' "no score") where evalkit has none, an answer that
-abstains or has no checkable claim. ragas hands a metric only the columns it may declare,
+abstains or has no checkable claim. A judge that fails (an LLM judge whose server is down)
+raises, so ragas records an error, never a score. ragas hands a metric only the columns it may declare,
 so the contexts arrive as texts without ids; faithfulness does not depend on ids.
 """
 from __future__ import annotations
@@ -30,6 +31,7 @@ from ragas.dataset_schema import SingleTurnSample
 from ragas.metrics.base import MetricOutputType, MetricType, SingleTurnMetric
 from ragas.run_config import RunConfig
 
+from evalkit.errors import EvalkitError
 from evalkit.integrations.samples import SampleScorer, check_sample
 
 __all__ = ["EvalkitFaithfulness"]
@@ -59,7 +61,10 @@ class EvalkitFaithfulness(SingleTurnMetric):
     async def _single_turn_ascore(self, sample: SingleTurnSample, callbacks: Any) -> float:
         checked = check_sample(sample.user_input, sample.response, sample.retrieved_contexts or [],
                                where=f"ragas sample {sample.user_input[:40]!r}" if sample.user_input else "ragas sample")
-        value = self.scorer().score(checked).value("faithfulness")
+        verdicts = self.scorer().score(checked)
+        if verdicts.error:  # a failed judge is never a score: ragas records the error (NaN) or raises it
+            raise EvalkitError(f"evalkit's judge failed on ragas sample {checked.question[:40]!r}: {verdicts.error}")
+        value = verdicts.value("faithfulness")
         return math.nan if value is None else value
 
     async def _ascore(self, row: dict[str, Any], callbacks: Any) -> float:

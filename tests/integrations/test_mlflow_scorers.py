@@ -139,3 +139,16 @@ def test_bad_rows_say_what_is_missing():
         RecallAtK(5)(expectations={"expected_document_ids": ["d"]}, trace=None)
     with pytest.raises(EvalkitError, match=r"RecallAtK\(k\): k must be a positive integer, got 0"):
         RecallAtK(0)
+
+
+def test_a_judge_that_is_down_gives_an_error_feedback_not_a_value(closed_port: int):
+    from evalkit.integrations.mlflow import EvalkitGroundedness
+    from evalkit.llm.base import LLMSpec
+
+    down = {"llm": LLMSpec(backend="openai", model="m", base_url=f"http://127.0.0.1:{closed_port}/v1",
+                           max_retries=0, timeout_s=5, cache="off")}
+    feedback = EvalkitGroundedness(judge="llm", judge_options=down)(
+        inputs={"question": "How long is parental leave?", "context": ["Parents get ten days of leave."]},
+        outputs="Ten days.")
+    assert feedback.value is None and feedback.error is not None
+    assert feedback.rationale.startswith("the judge failed:")

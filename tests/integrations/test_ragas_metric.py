@@ -77,3 +77,18 @@ def test_a_sample_the_judge_cannot_read_is_a_clear_error():
     with pytest.raises(EvalkitError, match=r"ragas sample: the question must be a non-empty string"):
         EvalkitFaithfulness().single_turn_score(SingleTurnSample(user_input="", response="x",
                                                                  retrieved_contexts=["y"]))
+
+
+def test_a_judge_that_is_down_is_an_error_never_a_score(closed_port: int):
+    from ragas.dataset_schema import SingleTurnSample
+
+    from evalkit.errors import EvalkitError
+    from evalkit.integrations.ragas import EvalkitFaithfulness
+    from evalkit.llm.base import LLMSpec
+
+    down = {"llm": LLMSpec(backend="openai", model="m", base_url=f"http://127.0.0.1:{closed_port}/v1",
+                           max_retries=0, timeout_s=5, cache="off")}
+    sample = SingleTurnSample(user_input="How long is parental leave?", response="Ten days.",
+                              retrieved_contexts=["Parents get ten days of leave."])
+    with pytest.raises(EvalkitError, match=r"evalkit's judge failed on ragas sample 'How long is parental leave\?'"):
+        EvalkitFaithfulness(judge="llm", judge_options=down).single_turn_score(sample)
