@@ -32,6 +32,10 @@ The retrieval scorers rank the evidence's document ids, each document at its fir
 entry), and score them with :func:`evalkit.metrics.score_query`, the function ``evalkit run``
 and ``evalkit score`` use. A question without expected documents (unanswerable) has no
 ranking metric in evalkit, so these return no value for it.
+
+Traces that evalkit itself logs (``evalkit run`` / ``score``) carry evalkit's metrics already,
+as assessments on each trace; their spans hold shortened node outputs, not documents with
+text, so these scorers refuse them with that explanation rather than score a cut ranking.
 """
 from __future__ import annotations
 
@@ -93,6 +97,10 @@ def _documents(trace: Trace | None) -> list[tuple[str | None, str | None]] | Non
     for span in top:
         docs = span.outputs
         docs = json.loads(docs) if isinstance(docs, str) else docs
+        if isinstance(docs, Mapping) and "wrote" in docs:
+            raise EvalkitError(f"trace {trace.info.trace_id} was logged by evalkit: its metrics are on it already as "
+                               "assessments (recall_at_20, faithfulness...); these scorers read an app's retriever "
+                               "spans that return documents (mlflow.entities.Document with text and id)")
         for doc in docs or []:
             if not isinstance(doc, Mapping):
                 raise EvalkitError(f"trace {trace.info.trace_id}: retriever span '{span.name}' returned {doc!r:.60}; "

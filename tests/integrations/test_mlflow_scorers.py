@@ -152,3 +152,38 @@ def test_a_judge_that_is_down_gives_an_error_feedback_not_a_value(closed_port: i
         outputs="Ten days.")
     assert feedback.value is None and feedback.error is not None
     assert feedback.rationale.startswith("the judge failed:")
+
+
+def test_a_trace_evalkit_logged_is_refused_with_where_its_metrics_are(tiny_trace):
+    from evalkit.integrations.mlflow import RecallAtK
+
+    with pytest.raises(EvalkitError, match=r"was logged by evalkit: its metrics are on it already as assessments"):
+        RecallAtK(5)(expectations={"expected_document_ids": ["doc-a"]}, trace=tiny_trace)
+
+
+@pytest.fixture
+def tiny_trace(tmp_path: Path):
+    """A trace evalkit logged: a BM25 run of the tiny eval set, logged to a sqlite MLflow store."""
+    import mlflow
+    from fakes import DOCS, QUESTIONS
+
+    from evalkit.evalsets import freeze, load_eval_set
+    from evalkit.graph import config_from_dict
+    from evalkit.run.runner import RunOptions, run_eval
+
+    (tmp_path / "corpora").mkdir()
+    corpus = tmp_path / "corpora" / "tiny.jsonl"
+    corpus.write_text("".join(json.dumps({"id": i, "title": t, "text": x}) + "\n" for i, t, x in DOCS))
+    es = tmp_path / "tiny.jsonl"
+    es.write_text("".join(json.dumps({"id": i, "question": q, "relevant_doc_ids": g, "type": t, "lang": "en"}) + "\n"
+                          for i, q, g, t in QUESTIONS))
+    freeze(es, corpus=str(corpus))
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    bm25 = {"name": "bm25", "nodes": {"retrieve": {"type": "retrieve", "params": {"bm25": {"tokenizer": "en"}}}},
+            "edges": {"start": "retrieve", "retrieve": "end"}}
+    summary = run_eval(load_eval_set(str(es)), [config_from_dict(bm25)],
+                       RunOptions(output=tmp_path / "r.json", progress=False, tracking_uri=uri), echo=lambda m: None)
+    from evalkit.track.traces import mlflow_trace_id
+
+    return mlflow.MlflowClient(tracking_uri=uri).get_trace(mlflow_trace_id(summary.variants["bm25"].mlflow_run_id,
+                                                                           "q1"))
