@@ -122,3 +122,19 @@ def demo_slice_run(tmp_path_factory, _evalkit_cache) -> Path:
                        RunOptions(output=out, progress=False, mlflow=False), echo=lambda m: None)
     assert list(summary.variants) == [c.name for c in configs] and len(configs) >= 12
     return out
+
+
+@pytest.fixture(scope="session")
+def demo_slice_answers(tmp_path_factory, _evalkit_cache) -> Path:
+    """The demo's answering pipeline (graph_configs/rag_extractive.yaml: real e5 models, the extractive generator,
+    the offline judge) run on the 12-question demo slice, once a session: the summary JSON."""
+    from evalkit.evalsets import load_eval_set
+    from evalkit.graph.sweep import load_variants
+    from evalkit.run.runner import RunOptions, run_eval
+
+    folder = tmp_path_factory.mktemp("demo_answers")
+    configs = load_variants(Path(__file__).resolve().parents[1] / "graph_configs" / "rag_extractive.yaml")
+    out = folder / "results" / "slice.json"
+    run_eval(load_eval_set(str(_demo_slice(folder))), configs, RunOptions(output=out, progress=False, mlflow=False),
+             echo=lambda m: None)
+    return out

@@ -312,8 +312,19 @@ def _answers_file_texts(run: Any, variant: str) -> dict[str, str] | None:
     if source.get("sha256") and file.sha256 != source["sha256"]:
         raise EvalkitError(f"{run.source}: the answers file {path} changed since it was scored (sha256); score it "
                            "again before labelling")
+    locate = _locator(run.summary.eval_set.corpus)
     return {e.id: e.text for row in file.rows if row.contexts is not None
-            for e in answer_evidence(row, file, None, 0)}
+            for e in answer_evidence(row, file, None, 0, locate)}
+
+
+def _locator(corpus_path: str | None) -> Any:
+    """The corpus look-up the scorer gave contexts without ids (their ids, hence passage ids, depend on it)."""
+    if not corpus_path or not Path(corpus_path).is_file():
+        return None
+    from evalkit.index.corpus import load_corpus
+    from evalkit.scoring.locate import CorpusLocator
+
+    return CorpusLocator(load_corpus(corpus_path)).doc_of
 
 
 def load_label_files(paths: Sequence[str | Path]) -> list[Label]:

@@ -100,8 +100,7 @@ def load_sources(run: LoadedRun) -> Sources:
 def _answers_file_sources(run: LoadedRun, ref: Any, out: Sources) -> Sources:
     """Reference answers and context texts of a self-contained answers file, if it still has the scored content."""
     from evalkit.errors import EvalkitError
-    from evalkit.interop.importers import context_id
-    from evalkit.scoring.answers import read_answers
+    from evalkit.scoring.answers import answer_evidence, read_answers
 
     source = next((v.source for v in run.summary.variants.values() if v.source), None) or {}
     try:
@@ -117,8 +116,8 @@ def _answers_file_sources(run: LoadedRun, ref: Any, out: Sources) -> Sources:
         qid = row.id or f"row-{row.line:05d}"  # as evalkit.scoring.scorer names rows without an id
         if row.reference_answer:
             out.references[qid] = row.reference_answer
-        for doc_id, text in row.contexts or []:
-            out.texts[doc_id or context_id(text)] = text
+        if row.contexts is not None:  # the passage ids the scorer gave them (DOC@n for several of one document)
+            out.texts.update((e.id, e.text) for e in answer_evidence(row, file, None, 0))
     return out
 
 

@@ -1,4 +1,4 @@
-"""``evalkit export``: a finished run as TREC run/qrels files, parquet or CSV."""
+"""``evalkit export``: a finished run as TREC run/qrels files, parquet, CSV or ragas samples."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,13 +8,15 @@ import click
 
 @click.command("export")
 @click.argument("run_ref", metavar="RUN")
-@click.option("--format", "fmt", type=click.Choice(["parquet", "csv", "trec"]), default="parquet", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(["parquet", "csv", "trec", "ragas"]), default="parquet",
+              show_default=True,
               help="parquet/csv: one row per variant x query, every per-query metric a column (docs/export.md); "
                    "trec: qrels.txt plus "
-                   "<variant>.retrieval.run and <variant>.final.run.")
+                   "<variant>.retrieval.run and <variant>.final.run; ragas: <variant>.jsonl, a ragas "
+                   "EvaluationDataset (question, answer, the passage texts, reference; docs/interop.md).")
 @click.option("--output", "-o", type=click.Path(path_type=Path), default=None,
-              help="File to write (parquet/csv) or folder (trec). Default: beside the summary, "
-                   "results/NAME.parquet, results/NAME.csv or results/NAME.trec/.")
+              help="File to write (parquet/csv) or folder (trec, ragas). Default: beside the summary, "
+                   "results/NAME.parquet, results/NAME.csv, results/NAME.trec/ or results/NAME.ragas/.")
 @click.option("--variant", "variants", multiple=True, metavar="NAME", help="Export only these variants (repeatable).")
 @click.option("--scores", type=click.Choice(["rank", "native"]), default=None,
               help="TREC scores: rank (n - position, so trec_eval keeps evalkit's order) or native (pipeline "
@@ -32,13 +34,14 @@ def export(run_ref: str, fmt: str, output: Path | None, variants: tuple[str, ...
     Examples:
       evalkit export results/demo_kb.json                    # -> results/demo_kb.parquet
       evalkit export results/demo_kb.json --format trec      # -> results/demo_kb.trec/
+      evalkit export results/demo_kb.json --format ragas     # -> results/demo_kb.ragas/VARIANT.jsonl
       trec_eval -m recall.20 results/demo_kb.trec/qrels.txt results/demo_kb.trec/bm25.retrieval.run
     """
     from evalkit.evalsets.evalset import display_path
     from evalkit.interop.export import export_run
 
     paths = export_run(run_ref, fmt, output, list(variants) or None, scores=scores, tracking_uri=tracking_uri)
-    if fmt == "trec":
+    if fmt in ("trec", "ragas"):
         click.echo(f"wrote {len(paths)} files to {display_path(paths[0].parent)}/: "
                    + ", ".join(p.name for p in paths))
     else:

@@ -11,13 +11,21 @@ import click
 @click.option("--variant", required=True, help="The variant whose answers are labelled.")
 @click.option("--n", "n", type=click.IntRange(1, 100_000), default=100, show_default=True,
               help="Answers to draw (all of them when the variant has fewer).")
-@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="The JSONL file to label; the HTML page goes beside it (same stem, .html).")
+@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The JSONL file to label; the HTML page goes beside it (same stem, .html). Required unless "
+                   "--to mlflow.")
+@click.option("--to", "to", type=click.Choice(["file", "mlflow"]), default="file", show_default=True,
+              help="file: label in the HTML page; mlflow: tag the sampled queries' MLflow traces for review "
+                   "(tag evalkit.review = requested), where people add a HUMAN feedback 'hallucinated' (yes/no); "
+                   "read it back with `evalkit score --labels mlflow:EXPERIMENT`.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random sample.")
 @click.option("--strata", type=click.Choice(["type", "none"]), default="type", show_default=True,
               help="Stratify the sample by question type, or draw from all answers at once.")
-@click.option("--tracking-uri", default=None, help="MLflow store, when RUN is an MLflow run id.")
-def label(run_ref: str, variant: str, n: int, out: Path, seed: int, strata: str, tracking_uri: str | None) -> None:
+@click.option("--tracking-uri", default=None,
+              help="MLflow store: when RUN is an MLflow run id, and where --to mlflow tags traces (default: the "
+                   "store the run was logged to).")
+def label(run_ref: str, variant: str, n: int, out: Path | None, seed: int, strata: str, tracking_uri: str | None,
+          to: str = "file") -> None:
     """Write a stratified random sample of a variant's judged answers to label (JSONL + HTML).
 
     Each line holds the question, the answer, the evidence passages (ids and text), the
@@ -26,9 +34,15 @@ def label(run_ref: str, variant: str, n: int, out: Path, seed: int, strata: str,
     then pass the file to `evalkit run|compare|gate --labels FILE` for judge-corrected
     estimates with confidence intervals.
 
+    With --to mlflow the sampled answers' traces are tagged for review instead (the run
+    must have been logged to MLflow with its traces); people label them in the MLflow UI
+    or with mlflow.log_feedback(source=HUMAN), and `evalkit score --labels
+    mlflow:EXPERIMENT` reads their feedback with the sample's strata.
+
     \b
-    Example:
+    Examples:
       evalkit label results/demo_kb.json --variant rag_extractive --n 100 --out labels.jsonl
+      evalkit label results/mine.json --variant mine --n 50 --to mlflow
     """
     from evalkit.analysis.label_page import render_label_page
     from evalkit.analysis.labels import (
@@ -39,17 +53,29 @@ def label(run_ref: str, variant: str, n: int, out: Path, seed: int, strata: str,
     )
     from evalkit.analysis.runs import load_run
 
+    if out is None and to == "file":
+        raise click.UsageError("give --out FILE (the file to label), or --to mlflow")
     run = load_run(run_ref, tracking_uri)
     run.variant(variant)
     sample = draw_sample(run.results(variant), n, seed=seed, strata=strata)
+    by = {s["stratum"]: (s["stratum_labelled"], s["stratum_size"]) for _, s in sample}
+    strata_line = "strata (labelled / answers): " + ", ".join(f"{k} {a}/{b}" for k, (a, b) in sorted(by.items()))
+    if to == "mlflow":
+        from evalkit.track.review import REQUESTED, REVIEW_TAG, request_review
+
+        ids = request_review(run, variant, sample, tracking_uri)
+        click.echo(f"tagged {len(ids)} traces for review ({REVIEW_TAG} = {REQUESTED}) in "
+                   f"{tracking_uri or run.tracking_uri}\n{strata_line}\nin the MLflow UI: Traces tab, filter "
+                   f"tags.`{REVIEW_TAG}` = '{REQUESTED}'; add a feedback 'hallucinated' (yes/no) to each; then "
+                   f"`evalkit score ... --labels mlflow:EXPERIMENT`")
+        if out is None:
+            return
     texts = passage_texts(run, variant)
     lines = [label_line(r, s, variant, run.label, texts) for r, s in sample]
     write_labels(lines, out)
     page = out.with_suffix(".html")
     page.write_text(render_label_page(lines, file_name=out.name, title=f"Label {variant} ({run.label}): "
                                       f"{len(lines)} answers"), encoding="utf-8")
-    by = {}
-    for _, s in sample:
-        by[s["stratum"]] = (s["stratum_labelled"], s["stratum_size"])
     click.echo(f"wrote {len(lines)} answers to label: {out}\nlabel them in a browser: {page}")
-    click.echo("strata (labelled / answers): " + ", ".join(f"{k} {a}/{b}" for k, (a, b) in sorted(by.items())))
+    if to == "file":
+        click.echo(strata_line)

@@ -327,10 +327,16 @@ def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | No
 
 def _apply_labels(summary: Any, output: Path, label_files: list[str]) -> None:
     """Judge-corrected estimates for every variant the label files name, into summary.json."""
-    from evalkit.analysis.labels import corrected_estimates, load_label_files
+    from evalkit.analysis.labels import load_label_files
+
+    apply_labels(summary, output, load_label_files(label_files))
+
+
+def apply_labels(summary: Any, output: Path, labels: list[Any]) -> None:
+    """Judge-corrected estimates for every variant ``labels`` name (from files or MLflow), into summary.json."""
+    from evalkit.analysis.labels import corrected_estimates
     from evalkit.run.store import read_results, write_json_atomic
 
-    labels = load_label_files(label_files)
     for name, v in summary.variants.items():
         results = read_results(output.with_suffix("") / name / "per_query.jsonl")
         c = corrected_estimates(results, labels, name, run=output.stem)

@@ -1,6 +1,7 @@
 """``evalkit score``: score rankings or answers produced outside evalkit, written as ``evalkit run`` writes."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -64,9 +65,11 @@ from evalkit.commands.options import (
 @click.option("--experiment", default="evalkit", show_default=True, help="MLflow experiment name.")
 @click.option("--no-mlflow", is_flag=True, help="Skip MLflow logging (files are still written).")
 @click.option("--no-traces", is_flag=True, help="Do not log per-query MLflow traces.")
-@click.option("--labels", "labels", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Human labels (from `evalkit label`, repeatable): the summary adds judge-corrected "
-                   "hallucination rate and faithfulness with confidence intervals, as `evalkit run --labels` does.")
+@click.option("--labels", "labels", multiple=True, metavar="FILE|mlflow:EXPERIMENT",
+              help="Human labels (repeatable): a file from `evalkit label`, or mlflow:EXPERIMENT, the human "
+                   "feedback ('hallucinated': yes/no) on the traces `evalkit label --to mlflow` tagged for review. "
+                   "The summary adds judge-corrected hallucination rate and faithfulness with confidence intervals, "
+                   "as `evalkit run --labels` does.")
 @table_options
 @user_errors
 def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | None, run_format: str | None,
@@ -74,7 +77,7 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
           output: Path, metrics: tuple[str, ...], judge: str, escalate: str | None, judge_llm: Path | None,
           evidence_k: int, cite_by: str,
           lang: str, tracking_uri: str | None, experiment: str, no_mlflow: bool, no_traces: bool, wide: bool,
-          columns: str | None, labels: tuple[Path, ...] = (), relevance_level: int | None = None,
+          columns: str | None, labels: tuple[str, ...] = (), relevance_level: int | None = None,
           ties: str | None = None, judge_model: str | None = None) -> int:
     """Score outputs your own pipeline produced, with evalkit's metrics, judges and files.
 
@@ -96,12 +99,13 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
     from evalkit.commands.run import _env_quiet
 
     _env_quiet()
-    from evalkit.commands.run import _absolute_spec, _apply_labels, judge_model_options, mlflow_hint, summary_tables
+    from evalkit.commands.run import _absolute_spec, apply_labels, judge_model_options, mlflow_hint, summary_tables
     from evalkit.interop.importers import parse_mapping
     from evalkit.metrics import Scoring
     from evalkit.run.runner import RunOptions
     from evalkit.scoring import ANSWER_FIELDS, score_answers, score_run, write_scored
 
+    label_files, label_experiments = _label_sources(labels)
     eval_set = _absolute_spec(eval_set) if eval_set else None  # recorded so gate can re-verify it from anywhere
     scoring = Scoring(relevance_level=relevance_level or 1, ties=ties or "pipeline")
     if (run_file is None) == (answers_file is None):
@@ -138,7 +142,17 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
                          traces=not no_traces, progress=False, source_name="evalkit score")
     summary = write_scored(scored, options, echo=lambda m: click.echo(m, err=True))
     if labels:
-        _apply_labels(summary, output, [str(Path(p).resolve()) for p in labels])
+        from evalkit.analysis.labels import load_label_files
+        from evalkit.track.review import read_review_labels
+
+        found = load_label_files(label_files)
+        uri = summary.mlflow.get("tracking_uri") or tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
+        for exp in label_experiments:
+            if not uri:
+                raise click.BadParameter(f"mlflow:{exp} needs the tracking server: add --tracking-uri",
+                                         param_hint="--labels")
+            found += read_review_labels(exp, uri)
+        apply_labels(summary, output, found)
     lay = layout(wide, columns)
     click.echo(summary_tables(summary, lay))
     click.echo(f"\nsummary: {output}\nper-query records: {output.with_suffix('')}/{name}/per_query.jsonl")
@@ -155,3 +169,20 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
         click.echo(f"error: {problem}", err=True)
         return 1
     return 0
+
+
+def _label_sources(specs: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """``--labels`` values split into label files (checked to exist) and MLflow experiments (``mlflow:NAME``)."""
+    from evalkit.track.review import parse_source
+
+    files, experiments = [], []
+    for spec in specs:
+        exp = parse_source(spec)
+        if exp is not None:
+            experiments.append(exp)
+        elif Path(spec).is_file():
+            files.append(str(Path(spec).resolve()))
+        else:
+            raise click.BadParameter(f"{spec!r}: no such label file (give a file from `evalkit label`, or "
+                                     "mlflow:EXPERIMENT for feedback on MLflow traces)", param_hint="--labels")
+    return files, experiments

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 STAGES = ("retrieval", "final")
 SCORE_MODES = ("rank", "native")
-FORMATS = ("parquet", "csv", "trec")
+FORMATS = ("parquet", "csv", "trec", "ragas")
 LIST_COLUMNS = ("gold_doc_ids", "cited_docs", "evidence_passages", "path")
 _SPACE = re.compile(r"\s")
 
@@ -266,12 +266,16 @@ def write_table(df: pd.DataFrame, path: str | Path, fmt: str) -> Path:
 
 def export_run(run: str | Path, fmt: str, output: str | Path | None = None, variants: Sequence[str] | None = None,
                scores: str | None = None, tracking_uri: str | None = None) -> list[Path]:
-    """``evalkit export``: write ``fmt`` (parquet, csv or trec) to ``output`` (default beside the summary)."""
+    """``evalkit export``: write ``fmt`` (parquet, csv, trec or ragas) to ``output`` (default beside the summary)."""
     if fmt not in FORMATS:
         raise EvalkitError(f"unknown export format '{fmt}'; choose one of {', '.join(FORMATS)}")
     loaded = _load(run, tracking_uri)
     stem = loaded.output_stem()
     if fmt == "trec":
         return export_trec(loaded, output or stem.with_name(stem.name + ".trec"), variants, scores)
+    if fmt == "ragas":
+        from evalkit.interop.ragas_export import export_ragas
+
+        return export_ragas(loaded, output or stem.with_name(stem.name + ".ragas"), variants)
     df = to_dataframe(loaded, variants)
     return [write_table(df, output or stem.with_name(f"{stem.name}.{fmt}"), fmt)]

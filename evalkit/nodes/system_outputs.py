@@ -71,12 +71,12 @@ class PassageIds:
 
     def hits(self, value: Any, where: str) -> list[Hit]:
         """A ranking (``Hit``s, ids or ``{doc_id, score}``) as hits: passages kept, documents -> first passage."""
-        from evalkit.scoring.runfile import parse_ranked
+        from evalkit.scoring.runfile import first_ranks, parse_ranked
 
         if isinstance(value, (list, tuple)) and all(isinstance(h, Hit) for h in value):
             return list(value)
         try:
-            ranked = parse_ranked(value, where, 0, where.rsplit(":", 1)[-1])
+            ranked = first_ranks(parse_ranked(value, where, 0, where.rsplit(":", 1)[-1]))
         except EvalkitError as exc:
             raise ExternalCallError(str(exc), "bad_response") from None
         return [Hit(d, self.doc_of[d], s) if d in self.doc_of else Hit(self.first.get(d, d), d, s)

@@ -8,7 +8,7 @@ Fields of a row (``evalkit`` format; ``--map FIELD=COLUMN`` reads a field from a
 | ``question`` | the question asked (required without an eval set; checked against it with one) |
 | ``answer`` | the system's answer, a string (required unless ``error`` says the system failed) |
 | ``contexts`` | the passages the system answered from (what the judge checks against): texts, or ``{doc_id, text}`` objects |
-| ``retrieved`` | the system's ranking: document ids or ``{doc_id, score}``, best first (retrieval metrics; with an eval set, also the evidence when ``contexts`` is absent) |
+| ``retrieved`` | the system's ranking: document ids or ``{doc_id, score}``, best first (retrieval metrics; with an eval set, also the evidence when ``contexts`` is absent). Beside ``contexts``, one id per context (a document named once per passage of it, as ragas' ``retrieved_context_ids``): the ids of the contexts, and the ranking is each document at its first place |
 | ``reference_answer`` | a reference answer (eval set value wins; a different one is an error) |
 | ``reference_contexts`` / ``relevant_doc_ids`` | gold passages (texts) / gold document ids, without an eval set |
 | ``type``, ``lang`` | question type (default ``single``) and language (default ``--lang``), without an eval set |
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from evalkit.errors import EvalkitError, LocatedError
 from evalkit.evalsets.evalset import MAX_QUESTION_CHARS
 from evalkit.interop.importers import ColumnMap, context_id, read_rows, resolve_columns
-from evalkit.scoring.runfile import parse_ranked
+from evalkit.scoring.runfile import first_ranks, parse_ranked
 
 if TYPE_CHECKING:
     from evalkit.records import EvalRecord
@@ -50,7 +51,7 @@ RAGAS_COLUMNS: ColumnMap = {"question": "user_input", "answer": "response", "con
 ANSWER_FORMATS = ("auto", "evalkit", "ragas")
 
 __all__ = ["ANSWER_FIELDS", "ANSWER_FORMATS", "RAGAS_COLUMNS", "AnswerRow", "AnswersFile", "answer_evidence",
-           "content_sha256", "context_id", "detect_abstention", "read_answers", "self_contained"]
+           "content_sha256", "context_id", "context_ids", "passage_ids", "detect_abstention", "read_answers", "self_contained"]
 
 
 def detect_abstention(answer: str) -> bool:
@@ -132,30 +133,66 @@ def read_answers(source: str | Path, mapping: ColumnMap | None = None, answers_f
     return file
 
 
-def answer_evidence(row: AnswerRow, file: AnswersFile, corpus: Any, evidence_k: int) -> list[Evidence]:
+def context_ids(row: AnswerRow, locate: Callable[[str], str | None] | None = None) -> list[str]:
+    """The document id of each of ``row.contexts``, in order.
+
+    The id the context gives, else the ``retrieved`` id at its position when the two lists
+    have the same length (``retrieved`` keeps repeats: two passages of one document are two
+    entries), else the corpus document its text was cut from (``locate``: an eval set's
+    :class:`~evalkit.scoring.locate.CorpusLocator`), else its content id (``ctx-``...).
+    """
+    contexts = row.contexts or []
+    paired = row.retrieved if row.retrieved is not None and len(row.retrieved) == len(contexts) else None
+    out = []
+    for i, (given, text) in enumerate(contexts):
+        doc = given or (paired[i][0] if paired is not None else None) or (locate(text) if locate else None)
+        out.append(doc or context_id(text))
+    return out
+
+
+def passage_ids(docs: list[str]) -> list[str]:
+    """A passage id for each context of one answer, given their document ids in order.
+
+    A document with one context is its own passage id (as before); a document with several
+    gets ``DOC@1``, ``DOC@2``... in order, so each passage stays distinct (the judge checks a
+    citation of ``DOC`` against all of them, as it does for a run's ``DOC#i`` chunks; ``@``
+    never collides with evalkit's chunk ids).
+    """
+    counts: dict[str, int] = {}
+    for d in docs:
+        counts[d] = counts.get(d, 0) + 1
+    seen: dict[str, int] = {}
+    out = []
+    for d in docs:
+        seen[d] = seen.get(d, 0) + 1
+        out.append(d if counts[d] == 1 else f"{d}@{seen[d]}")
+    return out
+
+
+def answer_evidence(row: AnswerRow, file: AnswersFile, corpus: Any, evidence_k: int,
+                    locate: Callable[[str], str | None] | None = None) -> list[Evidence]:
     """The passages the answer is judged against: ``contexts``, else the top ``retrieved`` documents' texts.
 
-    A context's id is the one it gives, else the ``retrieved`` id at its position when the
-    two lists have the same length, else its content id (``ctx-``...).
+    A context's document id is :func:`context_ids`'s and its passage id :func:`passage_ids`'s.
+    Every non-empty context is kept, several of one document included: the judge and the
+    citations see what the system saw (a citation of the document cites all its passages).
     """
     from evalkit.run.query import Evidence
 
     if row.contexts is not None:
         paired = row.retrieved if row.retrieved is not None and len(row.retrieved) == len(row.contexts) else None
-        out = []
-        for i, (given, text) in enumerate(row.contexts):
-            if not text.strip():
-                continue
-            doc, score = paired[i] if paired is not None and given is None else (given or context_id(text), 0.0)
-            out.append(Evidence(doc, doc, text, score))
-        return out
+        kept = [(i, text, doc) for i, ((_, text), doc) in enumerate(zip(row.contexts, context_ids(row, locate),
+                                                                        strict=True)) if text.strip()]
+        pids = passage_ids([doc for _, _, doc in kept])
+        return [Evidence(pid, doc, text, paired[i][1] if paired and row.contexts[i][0] is None else 0.0)
+                for (i, text, doc), pid in zip(kept, pids, strict=True)]
     if not row.retrieved:
         return []
     if corpus is None:
         raise LocatedError(file.label, file.where("retrieved"), "document ids alone need --eval-set (its corpus "
                            "holds their texts); without one give the passages as 'contexts'", line=row.line)
     out = []
-    for doc, score in row.retrieved[:evidence_k]:
+    for doc, score in first_ranks(row.retrieved)[:evidence_k]:  # documents: each text once
         if doc not in corpus:
             raise LocatedError(file.label, file.where("retrieved"), f"document '{doc}' is not in the corpus, so its "
                                "text is unknown; give the passages as 'contexts'", line=row.line)
@@ -218,7 +255,8 @@ def _row(file: AnswersFile, n: int, row: dict[str, Any]) -> AnswerRow:
                    "'retrieved' (document ids); an empty list when the system used none")
     gold = None
     if get("relevant_doc_ids") is not None:
-        gold = [d for d, _ in parse_ranked(get("relevant_doc_ids"), file.label, n, file.where("relevant_doc_ids"))]
+        gold = [d for d, _ in first_ranks(parse_ranked(get("relevant_doc_ids"), file.label, n,
+                                                        file.where("relevant_doc_ids")))]
     ref_contexts = _texts(get("reference_contexts"), "reference_contexts", fail)
     if ref_contexts is not None:
         ids = list(dict.fromkeys(context_id(t) for t in ref_contexts if t.strip()))

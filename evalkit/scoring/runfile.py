@@ -12,8 +12,14 @@ Two formats, chosen with ``run_format`` (default: from the file, see :func:`gues
   is a list of document ids or of ``{"doc_id", "score"}`` objects, best first (the list
   order is the ranking; scores are kept, not used to re-sort). ``query_id`` is accepted for
   ``id``, so an evalkit ``per_query.jsonl`` is itself a valid run. A document that appears
-  twice keeps its first rank, as evalkit's own document-level rankings do (a ranking of
-  passages mapped to their documents).
+  twice keeps its first rank (:func:`first_ranks`), as evalkit's own document-level rankings
+  do (a ranking of passages mapped to their documents).
+
+:func:`parse_ranked` itself keeps every entry, repeats included: a list of retrieved
+passages names a document once per passage (two chunks of one document), and the answers
+reader pairs those ids with the passages one to one (:mod:`evalkit.scoring.answers`).
+Whatever ranks documents takes :func:`first_ranks` of it, so a repeated id still counts
+once in a ranking metric, as in trec_eval.
 
 Errors are :class:`~evalkit.errors.LocatedError` naming the file, the line and the field.
 A query without lines in a TREC run simply retrieved nothing (trec_eval ``-c``
@@ -121,7 +127,7 @@ def _read_jsonl(file: str, lines: Sequence[str]) -> dict[str, Ranking]:
             raise LocatedError(file, "id", f"query '{qid}' is listed twice (first on line {out[qid].line})", line=n)
         if "retrieved" not in obj:
             raise LocatedError(file, "retrieved", "missing: give the ranked documents, [] for none", line=n)
-        out[qid] = Ranking(qid, n, parse_ranked(obj["retrieved"], file, n))
+        out[qid] = Ranking(qid, n, first_ranks(parse_ranked(obj["retrieved"], file, n)))
     return out
 
 
@@ -140,12 +146,15 @@ def query_id_of(obj: dict[str, Any], file: str, line: int) -> str:
 
 
 def parse_ranked(value: Any, file: str, line: int, where: str = "retrieved") -> list[tuple[str, float]]:
-    """A ``retrieved`` list (ids or ``{doc_id, score}``) -> ``[(doc id, score)]``, first occurrence kept."""
+    """A ``retrieved`` list (ids or ``{doc_id, score}``) -> ``[(doc id, score)]``, every entry in order.
+
+    Repeated ids are kept (one per passage of a list of passages); a ranking of documents
+    is :func:`first_ranks` of the result.
+    """
     if not isinstance(value, (list, tuple)):
         raise LocatedError(file, where, f"expected a list of document ids or {{doc_id, score}} objects, got "
                            f"{_show(value)}", line=line)
     out: list[tuple[str, float]] = []
-    seen: set[str] = set()
     for i, item in enumerate(value):
         at = f"{where}[{i}]"
         if isinstance(item, dict):
@@ -159,9 +168,20 @@ def parse_ranked(value: Any, file: str, line: int, where: str = "retrieved") -> 
         if not isinstance(doc, str) or not doc.strip():
             raise LocatedError(file, at, f"expected a document id (a non-empty string) or {{doc_id, score}}, got "
                                f"{_show(item)}", line=line)
+        out.append((doc, round(float(score), 6)))
+    return out
+
+
+def first_ranks(ranked: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
+    """A document ranking from a list that may name a document more than once: each id at its first
+    rank, with that rank's score (trec_eval counts a document once; evalkit's passage -> document
+    rankings do the same)."""
+    seen: set[str] = set()
+    out = []
+    for doc, score in ranked:
         if doc not in seen:
             seen.add(doc)
-            out.append((doc, round(float(score), 6)))
+            out.append((doc, score))
     return out
 
 

@@ -39,11 +39,12 @@ from evalkit.scoring.answers import (
     AnswersFile,
     answer_evidence,
     content_sha256,
-    context_id,
+    context_ids,
     read_answers,
     self_contained,
 )
-from evalkit.scoring.runfile import Ranking, read_run
+from evalkit.scoring.locate import CorpusLocator
+from evalkit.scoring.runfile import Ranking, first_ranks, read_run
 
 SHOW = 5  # ids listed in an error or notice before "... and N more"
 CITE_BY = ("id", "position")
@@ -176,12 +177,16 @@ def _doc_id_check(file: str, rankings: dict[str, Ranking], es: EvalSet) -> list[
 
 
 def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str | Path | EvalSet | None = None,
-                  judge: str = "offline", judge_options: dict[str, Any] | None = None,
+                  judge: str | Any = "offline", judge_options: dict[str, Any] | None = None,
                   metrics: Sequence[str] | None = None, mapping: dict[str, str] | None = None,
                   answers_format: str = "auto", split: str | None = None, evidence_k: int = 5,
                   cite_by: str = "id", lang: str = "auto", cache_root: Path | None = None,
                   scoring: Scoring | None = None) -> Scored:
-    """Judge and score a file of answers (see :mod:`evalkit.scoring.answers`); ``eval_set`` optional."""
+    """Judge and score a file of answers (see :mod:`evalkit.scoring.answers`); ``eval_set`` optional.
+
+    ``judge`` is a registered judge's name (built with ``judge_options``), or a judge
+    ``make_judge`` already built (the integrations score row by row with one judge).
+    """
     from evalkit.judges import make_judge
     from evalkit.metrics import DEFAULT_METRICS, parse_metric
 
@@ -200,12 +205,13 @@ def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str
         pairs = self_contained(file, lang)
         ref = EvalSetRef(name=f"answers-{file.sha256[:12]}", version=0, sha256=file.sha256, n_queries=len(pairs),
                          path=str(Path(file.path).resolve()), kind="answers_file")
-    ranked = _ranking_source(file, corpus, [r for r, _ in pairs])
+    locate = CorpusLocator(corpus).doc_of if corpus is not None else None  # contexts given as texts only
+    ranked = _ranking_source(file, corpus, [r for r, _ in pairs], locate)
     if cache_root is None:
         from evalkit.index.store import default_cache_root
 
         cache_root = default_cache_root()
-    the_judge = make_judge(judge, cache_root=cache_root, **(judge_options or {}))
+    the_judge = make_judge(judge, cache_root=cache_root, **(judge_options or {})) if isinstance(judge, str) else judge
     by_id = {record.id: (record, row) for record, row in pairs}
     rules = es.abstention if es is not None else None  # the eval set's own abstention wording, if any
     results = []
@@ -213,7 +219,7 @@ def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str
     for record in order:
         if record.id in by_id:
             results.append(_score_row(name, *by_id[record.id], file, corpus, ranked, metrics, the_judge,
-                                      evidence_k, cite_by, es is not None, rules, scoring))
+                                      evidence_k, cite_by, es is not None, rules, scoring, locate))
         else:
             results.append(_missing(name, record, file.label, metrics if ranked else ()))
     notices, warnings = [], _empty_answers(file, by_id, results)
@@ -288,7 +294,8 @@ def _match(file: AnswersFile, es: EvalSet) -> tuple[list[tuple[EvalRecord, Answe
     return pairs, [r.id for r in es.records if r.id not in found]
 
 
-def _ranking_source(file: AnswersFile, corpus: Any, records: list[EvalRecord]) -> str | None:
+def _ranking_source(file: AnswersFile, corpus: Any, records: list[EvalRecord],
+                    locate: Callable[[str], str | None] | None = None) -> str | None:
     """Where rankings come from: ``retrieved``, ``contexts`` (matched by content), or ``None``."""
     with_retrieved = [r for r in file.rows if r.retrieved is not None]
     if with_retrieved:
@@ -298,7 +305,7 @@ def _ranking_source(file: AnswersFile, corpus: Any, records: list[EvalRecord]) -
                                f"{with_retrieved[0].line}: write [] for an empty ranking", line=lacking.line)
         return "retrieved"
     gold = {d for r in records for d in r.relevant_doc_ids}
-    ids = {d or context_id(t) for r in file.rows for d, t in (r.contexts or [])}
+    ids = {d for r in file.rows for d in context_ids(r, locate)}
     if (corpus is not None and any(i in corpus for i in ids)) or (corpus is None and gold & ids):
         return "contexts"
     return None
@@ -306,15 +313,17 @@ def _ranking_source(file: AnswersFile, corpus: Any, records: list[EvalRecord]) -
 
 def _score_row(name: str, record: EvalRecord, row: AnswerRow, file: AnswersFile, corpus: Any, ranked: str | None,
                metrics: Sequence[str], judge: Any, evidence_k: int, cite_by: str,
-               file_has_eval_set: bool, rules: Any = None, scoring: Scoring | None = None) -> QueryResult:
+               file_has_eval_set: bool, rules: Any = None, scoring: Scoring | None = None,
+               locate: Callable[[str], str | None] | None = None) -> QueryResult:
     from evalkit.nodes.generate import parse_citations
 
     docs: list[tuple[str, float]] = []
     if ranked == "retrieved":
-        docs = list(row.retrieved or [])
+        docs = first_ranks(row.retrieved or [])  # a document named once per passage ranks at its first place
     elif ranked == "contexts":
-        docs = list(dict.fromkeys((d or context_id(t), 0.0) for d, t in row.contexts or [] if t.strip()))
-    evidence = answer_evidence(row, file, corpus, evidence_k)
+        docs = list(dict.fromkeys((d, 0.0) for d, (_, t) in zip(context_ids(row, locate), row.contexts or [],
+                                                                   strict=True) if t.strip()))
+    evidence = answer_evidence(row, file, corpus, evidence_k, locate)
     shown = [(e.id, e.doc_id) for e in evidence]
     if cite_by == "position":  # only numbers name a passage; an id written in brackets is not a citation
         masked = [(f"\0{i}", f"\0{i}") for i in range(len(shown))]

@@ -199,3 +199,32 @@ def test_column_names_are_unique_even_when_a_metric_repeats_a_fixed_name(run_pat
     assert df["metric:outcome"].iloc[0] == 0.5 and df["outcome"].iloc[0] == "completed"
     back = pd.read_csv(write_table(df, tmp_path / "c.csv", "csv"))
     assert list(back.columns) == list(df.columns)
+
+
+def test_ragas_export_of_a_retrieval_only_run_carries_the_top_documents(run_path: Path, tmp_path: Path):
+    """No answers: each sample holds the top 5 of the final ranking as contexts (title line + text), no response."""
+    from evalkit.interop.ragas_export import TOP_K
+
+    paths = export_run(run_path, "ragas", tmp_path / "r", ["reversed"])
+    assert [p.name for p in paths] == ["reversed.jsonl"]
+    samples = [json.loads(x) for x in paths[0].read_text(encoding="utf-8").splitlines()]
+    rows = [json.loads(x) for x in (run_path.with_suffix("") / "reversed" / "per_query.jsonl").read_text().splitlines()]
+    docs = {i: f"{t}\n{x}" for i, t, x in DOCS}
+    assert [s["id"] for s in samples] == [r["query_id"] for r in rows]
+    for s, r in zip(samples, rows, strict=True):
+        top = [d["doc_id"] for d in r["reranked"]][:TOP_K]
+        assert "response" not in s and s["retrieved_context_ids"] == top
+        assert s["retrieved_contexts"] == [docs[d] for d in top]
+        assert s.get("reference_context_ids", []) == r["gold_doc_ids"]
+
+
+def test_ragas_export_without_the_corpus_says_what_to_restore(run_path: Path, tmp_path: Path):
+    corpus = run_path.parent.parent / "corpora" / "tiny.jsonl"
+    moved = corpus.with_suffix(".moved")
+    corpus.rename(moved)
+    try:
+        with pytest.raises(EvalkitError, match=r"the corpus of this run .* was not found; a ragas sample needs the "
+                                               r"passage texts: restore the corpus file"):
+            export_run(run_path, "ragas", tmp_path / "r")
+    finally:
+        moved.rename(corpus)
