@@ -84,7 +84,9 @@ def test_numbered_citations_abstentions_and_the_record(evalset: Path, tmp_path: 
     # q3: the node's own pattern; q4: the eval set's pattern
     assert got["q3"].generation["abstention"] == {"abstained": True, "reason": "user_pattern", "matched": "暂无该数据",
                                                   "finish_reason": "stop"}
-    assert got["q4"].generation["abstention"]["source"] == "eval set" and got["q4"].metrics["hallucinated"] == 0
+    # q4 is unanswerable: declining it is counted by "answered" 0 (hallucinated is the answerable-question figure)
+    assert got["q4"].generation["abstention"]["source"] == "eval set" and got["q4"].metrics["answered"] == 0
+    assert got["q4"].metrics["hallucinated"] is None
     # q5: "没有补贴" would not be a refusal anyway; the eval set's not_pattern says so explicitly
     a5 = got["q5"].generation["abstention"]
     assert a5["abstained"] is False and a5["reason"] == "user_not_pattern"
@@ -97,7 +99,7 @@ def test_id_style_is_the_default_and_cites_document_ids(evalset: Path, tmp_path:
     assert "[fin-001] (score" in scripted_server.requests[0].body["messages"][-1]["content"]
     assert got["q1"].generation["used_documents"] == ["fin-001"]
     assert got["q4"].generation["abstention"]["reason"] == "refusal"  # the defaults: a correct refusal
-    assert got["q4"].metrics["hallucinated"] == 0.0
+    assert got["q4"].metrics["answered"] == 0.0 and got["q4"].metrics["hallucinated"] is None
     assert got["q5"].generation["used_documents"] == ["fin-001"]
 
 
