@@ -28,7 +28,8 @@ def test_a_failed_query_is_neither_answered_nor_abstained_whatever_its_answer_sa
     a = _state_answer(CTX, dict(REFUSAL), failed=True)
     assert (a.failed, a.abstained, a.answered) == (True, False, False)
     s = _scores(a, answerable=False)
-    assert (s["abstained"], s["answered"], s["hallucinated"]) == (0.0, 0.0, 0.0)
+    # unanswerable: "hallucinated" is the answerable-question figure (undefined here); "answered" 0 says it all
+    assert (s["abstained"], s["answered"], s["hallucinated"]) == (0.0, 0.0, None)
 
 
 def test_a_failed_query_without_an_answer_is_not_an_abstention():
