@@ -78,7 +78,11 @@ def test_label_writes_the_sample_with_evidence_and_empty_fields(run: Path, tmp_p
     x = lines[0]
     assert x["hallucinated"] is None and all(c["supported"] is None for c in x["claims"])
     assert x["evidence"] and x["evidence"][0]["text"] and x["judge"]["claims"]
-    assert x["sample"]["strata_by"] == "type" and x["sample"]["population"] == 6
+    assert x["sample"]["strata_by"] == "verdict" and x["sample"]["population"] == 6  # the default rule
+    for y in lines:  # each answer's stratum is its verdict class, read here from the judge's claims
+        verdicts = [c["verdict"] for c in y["judge"]["claims"]]
+        cls = "unsupported" if "unsupported" in verdicts else "unverified" if "unverified" in verdicts else "supported"
+        assert y["sample"]["stratum"] == cls and y["sample"]["seed"] == 0 and "error_share" in y["sample"]
     assert (tmp_path / "a.html").is_file()
     # seeded: the same command draws the same sample
     assert [y["query_id"] for y in _label(run, "a", tmp_path / "again.jsonl")] == [y["query_id"] for y in lines]
