@@ -11,10 +11,16 @@ defined (the answers the judge could check, exactly those the raw figures averag
 ``faithfulness`` over all of them, ``hallucination_rate`` over the answerable ones (on an
 unanswerable question, answering at all is the hallucination: no judge is involved).
 
-**The sample** is stratified by question type (``--strata none``: one stratum): each
-stratum gets a share of ``n`` proportional to its size, at least two labels where it has
-two answers, drawn with a seeded ``random.Random`` over sorted query ids. Every line
-records its stratum, the stratum's size and the seed.
+**The sample** is stratified by the judge's verdict class (``unsupported`` /
+``unverified`` / ``supported``, Neyman allocation: more labels where the judge is
+unsure), by question type or not at all (``--strata``); the rules and the allocation are
+in :mod:`evalkit.analysis.label_sample`. It is drawn with a seeded ``random.Random`` over
+sorted query ids; every line records its stratum, the stratum's size, the rule and the seed.
+
+**The estimate** groups the population by the rule the labels were drawn with, each
+member's stratum recomputed from its current metrics, and weighs stratum h by
+:math:`N_h / N`. Labels drawn with different rules are not combined (a note says so);
+a labelled answer whose stratum changed since (the judge was re-run) is counted in a note.
 
 **A label line** holds the question, the answer, the evidence passages (ids and text),
 the judge's claim verdicts, and the fields a person fills: ``claims[i].supported``
@@ -28,20 +34,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalkit.analysis import label_sample
+from evalkit.analysis.label_sample import MIN_PER_STRATUM, STRATA, strata_rule
 from evalkit.analysis.ppi import Agreement, Estimate, Stratum, agreement, stratified_ppi
 from evalkit.errors import EvalkitError, LocatedError
 from evalkit.records import QueryResult
 
-__all__ = ["Corrected", "LabelError", "answer_sha", "corrected_estimates", "draw_sample", "label_line",
-           "load_label_files", "passage_texts", "population", "read_labels", "write_labels"]
+__all__ = ["MIN_PER_STRATUM", "Corrected", "LabelError", "answer_sha", "corrected_estimates", "draw_sample",
+           "label_line", "load_label_files", "passage_texts", "population", "prior_error_shares", "read_labels",
+           "write_labels"]
 
-MIN_PER_STRATUM = 2
 METRICS = {"hallucination_rate": "hallucinated", "faithfulness": "faithfulness"}
 """Variant metric -> the per-query judge value it averages (what the labels correct)."""
 
@@ -55,41 +62,30 @@ def answer_sha(question: str, answer: str) -> str:
     return hashlib.sha256(f"{question}\x1f{answer}".encode()).hexdigest()[:16]
 
 
-def _stratum(r: QueryResult, by: str) -> str:
-    return (r.type or "unknown") if by == "type" else "all"
-
-
 def population(results: Sequence[QueryResult]) -> list[QueryResult]:
     """The answered queries whose judge faithfulness is defined (see the module docstring)."""
     return [r for r in results if r.generation and r.generation.get("answered")
             and r.metrics.get("faithfulness") is not None]
 
 
-def draw_sample(results: Sequence[QueryResult], n: int, *, seed: int = 0, strata: str = "type") -> list[tuple[
-        QueryResult, dict[str, Any]]]:
-    """A stratified random sample of ``n`` answers of the population, each with its sample record."""
-    if strata not in ("type", "none"):
-        raise EvalkitError(f"unknown strata '{strata}': use type or none")
-    pop = sorted(population(results), key=lambda r: r.query_id)
-    if not pop:
-        raise EvalkitError("no answered query with a judge verdict: nothing to label")
-    groups: dict[str, list[QueryResult]] = {}
-    for r in pop:
-        groups.setdefault(_stratum(r, strata), []).append(r)
-    n = min(n, len(pop))
-    alloc = {k: min(len(g), max(MIN_PER_STRATUM, round(n * len(g) / len(pop)))) for k, g in sorted(groups.items())}
-    while sum(alloc.values()) > n:  # trim the largest allocations, keeping the minimum per stratum
-        k = max((k for k in alloc if alloc[k] > MIN_PER_STRATUM), key=lambda k: (alloc[k], k), default=None)
-        if k is None:
-            break
-        alloc[k] -= 1
-    rng = random.Random(seed)
-    out = []
-    for k in sorted(groups):
-        for r in rng.sample(groups[k], alloc[k]):
-            out.append((r, {"stratum": k, "stratum_size": len(groups[k]), "stratum_labelled": alloc[k],
-                            "population": len(pop), "strata_by": strata, "seed": seed}))
-    return sorted(out, key=lambda x: x[0].query_id)
+def draw_sample(results: Sequence[QueryResult], n: int, *, seed: int = 0, strata: str = "verdict",
+                error_share: Mapping[str, float] | None = None) -> list[tuple[QueryResult, dict[str, Any]]]:
+    """A stratified random sample of about ``n`` answers of the population, each with its sample record
+    (:func:`evalkit.analysis.label_sample.draw_sample`)."""
+    return label_sample.draw_sample(population(results), n, seed=seed, strata=strata, error_share=error_share)
+
+
+def prior_error_shares(results: Sequence[QueryResult], labels: Sequence[Label], variant: str) -> dict[str, float]:
+    """``p_h`` per verdict class from earlier labels of ``variant`` whose answer is unchanged
+    (:func:`evalkit.analysis.label_sample.error_shares`); the prior alone without any."""
+    pop = {r.query_id: r for r in population(results)}
+    pairs = []
+    for lab in labels:
+        r = pop.get(lab.query_id)
+        if lab.variant == variant and lab.hallucinated is not None and r is not None \
+                and answer_sha(r.question, (r.generation or {}).get("answer", "")) == lab.answer_sha:
+            pairs.append((label_sample.verdict_class(r), lab.hallucinated))
+    return label_sample.error_shares(pairs)
 
 
 def label_line(r: QueryResult, sample: dict[str, Any], variant: str, run: str,
@@ -128,6 +124,7 @@ class Label:
     hallucinated: bool | None
     faithfulness: float | None
     run: str = ""  # the label of the run it was drawn from (summary file stem)
+    strata_by: str = ""  # the --strata rule it was drawn with ("" in files from before it was recorded)
 
 
 def _bool(value: Any, file: str, line: int, where: str) -> bool | None:
@@ -160,8 +157,13 @@ def read_labels(path: str | Path) -> list[Label]:
         if hall is None and known:
             hall = not all(known) if (False in known or len(known) == len(claims)) else None
         faith = sum(known) / len(known) if known else None
+        sample = d["sample"] if isinstance(d["sample"], dict) else {}
+        if sample.get("strata_by") and sample["strata_by"] not in STRATA:
+            raise LabelError(file, "sample.strata_by", f"unknown rule {json.dumps(sample['strata_by'])}: one of "
+                             f"{', '.join(STRATA)} (as `evalkit label --strata` writes it)", line=i)
         out.append(Label(str(d["query_id"]), str(d["variant"]), str(d["answer_sha"]),
-                         str((d.get("sample") or {}).get("stratum", "all")), hall, faith, str(d.get("run") or "")))
+                         str(sample.get("stratum", "all")), hall, faith, str(d.get("run") or ""),
+                         str(sample.get("strata_by") or "")))
     return out
 
 
@@ -214,8 +216,17 @@ def corrected_estimates(results: Sequence[QueryResult], labels: Sequence[Label],
             out.stale += 1
             continue
         usable[lab.query_id] = lab
-    strata = {q: lab.stratum for q, lab in usable.items()}
-    by = "none" if set(strata.values()) <= {"all"} else "type"
+    by = _strata_by(usable.values())
+    if by is None:
+        out.notes.append("labels drawn with different --strata (" + ", ".join(sorted({_rule_of(lab) for lab in
+                         usable.values()})) + "): not corrected; label one sample drawn with one rule")
+        out.n_labels = len(usable)
+        return out
+    stratum = strata_rule(by).stratum
+    moved = sum(1 for q, lab in usable.items() if lab.stratum != stratum(pop[q]))
+    if moved:
+        out.notes.append(f"{moved} labelled answer(s) now fall in another stratum than when drawn (the judge's "
+                         "verdicts or the question types changed): grouped by their current stratum; draw a new sample")
     for metric, key in METRICS.items():
         members = [r for r in pop.values() if metric == "faithfulness" or r.answerable]
         value = (lambda lab: lab.faithfulness) if metric == "faithfulness" else \
@@ -227,7 +238,7 @@ def corrected_estimates(results: Sequence[QueryResult], labels: Sequence[Label],
         out.raw[metric] = sum(float(r.metrics[key]) for r in members) / len(members)
         groups: dict[str, tuple[list[float], list[float], list[float]]] = {}
         for r in sorted(members, key=lambda r: r.query_id):
-            g = groups.setdefault(_stratum(r, by), ([], [], []))
+            g = groups.setdefault(stratum(r), ([], [], []))
             if r.query_id in labelled:
                 g[0].append(labelled[r.query_id])
                 g[1].append(float(r.metrics[key]))
@@ -237,7 +248,8 @@ def corrected_estimates(results: Sequence[QueryResult], labels: Sequence[Label],
         if empty:
             out.notes.append(f"{metric}: no label in stratum {', '.join(sorted(empty))}; not corrected")
             continue
-        out.estimates[metric] = stratified_ppi({k: Stratum(*g) for k, g in groups.items()}, confidence=confidence)
+        out.estimates[metric] = stratified_ppi({k: Stratum(*g) for k, g in groups.items()}, confidence=confidence,
+                                               pseudo_labels=True)
     hall = [(lab.hallucinated, pop[q].metrics["hallucinated"]) for q, lab in usable.items()
             if lab.hallucinated is not None and pop[q].answerable]
     out.agreement = agreement([a for a, _ in hall], [b for _, b in hall]) if hall else None
@@ -246,6 +258,19 @@ def corrected_estimates(results: Sequence[QueryResult], labels: Sequence[Label],
     if out.stale:
         out.notes.append(f"{out.stale} labelled answer(s) differ from this run's answers (stale): left out")
     return out
+
+
+def _rule_of(lab: Label) -> str:
+    return lab.strata_by or ("none" if lab.stratum == "all" else "type")
+
+
+def _strata_by(labels: Iterable[Label]) -> str | None:
+    """The --strata rule the labels were drawn with; None when they were drawn with different rules.
+
+    Files from before the rule was recorded: ``none`` when every stratum is ``all``, else ``type``.
+    """
+    rules = {_rule_of(lab) for lab in labels}
+    return rules.pop() if len(rules) == 1 else (None if rules else "none")
 
 
 def passage_texts(run: Any, variant: str) -> dict[str, str]:

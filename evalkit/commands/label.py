@@ -5,6 +5,8 @@ from pathlib import Path
 
 import click
 
+from evalkit.analysis.label_sample import STRATA
+
 
 @click.command("label")
 @click.argument("run_ref", metavar="RUN")
@@ -19,14 +21,23 @@ import click
                    "(tag evalkit.review = requested), where people add a HUMAN feedback 'hallucinated' (yes/no); "
                    "read it back with `evalkit score --labels mlflow:EXPERIMENT`.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random sample.")
-@click.option("--strata", type=click.Choice(["type", "none"]), default="type", show_default=True,
-              help="Stratify the sample by question type, or draw from all answers at once.")
+@click.option("--strata", type=click.Choice(list(STRATA)), default="verdict", show_default=True,
+              help="Strata of the sample: the judge's verdict class (unsupported / unverified / supported; more "
+                   "labels where the judge is unsure, Neyman allocation), the question type (proportional), or none.")
+@click.option("--prior-labels", "prior_labels", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Earlier labels of this variant (repeatable): with --strata verdict, how often the judge was wrong "
+                   "in each verdict class sets the allocation (default: a prior of 0.5 / 0.5 / 0.1).")
 @click.option("--tracking-uri", default=None,
               help="MLflow store: when RUN is an MLflow run id, and where --to mlflow tags traces (default: the "
                    "store the run was logged to).")
 def label(run_ref: str, variant: str, n: int, out: Path | None, seed: int, strata: str, tracking_uri: str | None,
-          to: str = "file") -> None:
+          to: str = "file", prior_labels: tuple[str, ...] = ()) -> None:
     """Write a stratified random sample of a variant's judged answers to label (JSONL + HTML).
+
+    By default the strata are the judge's verdict classes and the answers with an
+    unsupported or unverified claim get more than their share of labels (Neyman
+    allocation, at least 2 per stratum); the corrected estimates weigh each stratum by its
+    share of the answers, so the over-sampling does not bias them.
 
     Each line holds the question, the answer, the evidence passages (ids and text), the
     judge's claim verdicts, and empty fields to fill: claims[i].supported and
@@ -48,18 +59,30 @@ def label(run_ref: str, variant: str, n: int, out: Path | None, seed: int, strat
     from evalkit.analysis.labels import (
         draw_sample,
         label_line,
+        load_label_files,
         passage_texts,
+        prior_error_shares,
         write_labels,
     )
     from evalkit.analysis.runs import load_run
 
     if out is None and to == "file":
         raise click.UsageError("give --out FILE (the file to label), or --to mlflow")
+    if prior_labels and not STRATA[strata].neyman:
+        raise click.BadParameter(f"earlier labels set the allocation of --strata verdict only, not '{strata}'",
+                                 param_hint=["--prior-labels"])
     run = load_run(run_ref, tracking_uri)
     run.variant(variant)
-    sample = draw_sample(run.results(variant), n, seed=seed, strata=strata)
+    results = run.results(variant)
+    shares = prior_error_shares(results, load_label_files(prior_labels), variant) if prior_labels else None
+    sample = draw_sample(results, n, seed=seed, strata=strata, error_share=shares)
     by = {s["stratum"]: (s["stratum_labelled"], s["stratum_size"]) for _, s in sample}
     strata_line = "strata (labelled / answers): " + ", ".join(f"{k} {a}/{b}" for k, (a, b) in sorted(by.items()))
+    if STRATA[strata].neyman:
+        used = {s["stratum"]: s["error_share"] for _, s in sample}
+        source = "earlier labels and the prior" if prior_labels else "the prior; --prior-labels to use earlier labels"
+        strata_line += (f"\njudge error share assumed per stratum ({source}): "
+                        + ", ".join(f"{k} {v:.2f}" for k, v in sorted(used.items())))
     if to == "mlflow":
         from evalkit.track.review import REQUESTED, REVIEW_TAG, request_review
 

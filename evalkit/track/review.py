@@ -124,7 +124,8 @@ def trace_label(info: Any, where: str = "") -> Any:
     faithfulness = _share(human.get("faithfulness"), info.trace_id)
     return Label(query_id=tags[PREFIX + "query_id"], variant=tags[PREFIX + "variant"],
                  answer_sha=tags[PREFIX + "answer_sha"], stratum=tags.get(PREFIX + "stratum", "all"),
-                 hallucinated=hallucinated, faithfulness=faithfulness, run=tags.get(PREFIX + "run", ""))
+                 hallucinated=hallucinated, faithfulness=faithfulness, run=tags.get(PREFIX + "run", ""),
+                 strata_by=tags.get(PREFIX + "strata_by", ""))
 
 
 def _human_feedback(info: Any) -> dict[str, Any]:

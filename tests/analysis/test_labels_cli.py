@@ -78,7 +78,11 @@ def test_label_writes_the_sample_with_evidence_and_empty_fields(run: Path, tmp_p
     x = lines[0]
     assert x["hallucinated"] is None and all(c["supported"] is None for c in x["claims"])
     assert x["evidence"] and x["evidence"][0]["text"] and x["judge"]["claims"]
-    assert x["sample"]["strata_by"] == "type" and x["sample"]["population"] == 6
+    assert x["sample"]["strata_by"] == "verdict" and x["sample"]["population"] == 6  # the default rule
+    for y in lines:  # each answer's stratum is its verdict class, read here from the judge's claims
+        verdicts = [c["verdict"] for c in y["judge"]["claims"]]
+        cls = "unsupported" if "unsupported" in verdicts else "unverified" if "unverified" in verdicts else "supported"
+        assert y["sample"]["stratum"] == cls and y["sample"]["seed"] == 0 and "error_share" in y["sample"]
     assert (tmp_path / "a.html").is_file()
     # seeded: the same command draws the same sample
     assert [y["query_id"] for y in _label(run, "a", tmp_path / "again.jsonl")] == [y["query_id"] for y in lines]
@@ -209,3 +213,26 @@ def test_score_takes_labels_and_corrects_a_self_contained_answers_file(tmp_path:
     est = corrected["estimates"]["hallucination_rate"]
     assert est["estimate"] == pytest.approx(0.5) and corrected["raw"]["hallucination_rate"] == pytest.approx(0.25)
     assert "hallucination_rate" in res.output and "corrected" in res.output
+
+
+def test_label_learns_the_allocation_from_earlier_labels(run: Path, tmp_path: Path):
+    first = tmp_path / "first.jsonl"
+    lines = _label(run, "a", first)
+    _fill(lines, first)  # q1 hallucinated, the rest not
+    res = CliRunner().invoke(cli, ["label", str(run), "--variant", "a", "--n", "4", "--seed", "1", "--out",
+                                   str(tmp_path / "second.jsonl"), "--prior-labels", str(first)],
+                             catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert "judge error share assumed per stratum (earlier labels and the prior)" in res.output
+    # (errors + 2 * prior) / (labels + 2) per verdict class, an error being a label that contradicts the class
+    prior = {"unsupported": 0.5, "unverified": 0.5, "supported": 0.1}
+    seen: dict[str, list[bool]] = {}
+    for x in lines:
+        verdicts = [c["verdict"] for c in x["judge"]["claims"]]
+        cls = "unsupported" if "unsupported" in verdicts else "unverified" if "unverified" in verdicts else "supported"
+        hall = x["query_id"] == "q1" and bool(x["claims"])
+        seen.setdefault(cls, []).append(hall != (cls == "unsupported"))
+    for x in (json.loads(y) for y in (tmp_path / "second.jsonl").read_text(encoding="utf-8").splitlines()):
+        errs = seen.get(x["sample"]["stratum"], [])
+        expected = (sum(errs) + 2 * prior[x["sample"]["stratum"]]) / (len(errs) + 2)
+        assert x["sample"]["error_share"] == pytest.approx(expected, abs=1e-6)
