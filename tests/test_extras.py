@@ -81,8 +81,10 @@ def test_the_cli_refuses_executor_ray_without_ray_before_any_work(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert "error: --executor ray needs the optional dependency evalkit-ragraph[ray]" in proc.stderr
     assert "pip install 'evalkit-ragraph[ray]'" in proc.stderr and "Traceback" not in proc.stderr
-    # nothing ran: only the invocation (kept for --resume) was written, no variant folder
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["invocation.json"]
+    # nothing ran: only the invocation (kept for --resume) was written, no variant folder (the one-writer
+    # lock files, evalkit.locking, are there too)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if not p.name.startswith(".evalkit.lock")) == [
+        "invocation.json"]
 
 
 def test_metadata_ranges_extras_and_python_versions():
