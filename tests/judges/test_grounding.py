@@ -306,7 +306,7 @@ def test_negative_temperatures(judge, answer, verdict):
     assert claims(judge, "LX-200 的工作温度范围是多少？", answer, ["prod-001"])[0].verdict == verdict
 
 
-def test_a_figure_from_a_report_on_another_period_is_caught(judge):
+def test_a_figure_from_a_report_on_another_period_is_unverified(judge):
     q = "How did North China revenue change from Q2 to Q3 2025?"
     (ok,) = claims(judge, q, "It went from CNY 19.8m in Q2 to CNY 24.6m in Q3.", ["sales-008", "sales-009"])
     (swapped,) = claims(judge, q, "It fell from CNY 24.6 million in Q2 to CNY 19.8 million in Q3.",
