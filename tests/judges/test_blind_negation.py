@@ -1,11 +1,18 @@
 """Negation and polarity as answers written blind to the offline judge phrase them: lexical
 negatives (lacks, exempt from, 缺少, 免收), synonymous prohibitions (请勿 / 不要), a negation in
 another clause of the evidence sentence, bare yes/no answers and elliptical negations. Each
-correct wording must pass; the near-miss wrong one next to it must still be flagged."""
+correct wording must pass; the near-miss wrong one next to it must still be flagged (or, where judge
+v10 cannot tell, be ``unverified``, with a comment saying why; never ``supported``)."""
 from __future__ import annotations
 
 from evalkit.judges.lexicon import negation_cues
 from judging import verdicts_by_id as verdicts
+from judging import verdicts_with_reasons
+
+
+def judged(judge, question, answer, evidence):
+    """Each claim's (verdict, reason), the evidence given as ``{passage id: text}``."""
+    return verdicts_with_reasons(judge, question, answer, list(evidence.items()))
 
 
 def test_lexical_negatives_are_negation_cues():
@@ -29,8 +36,11 @@ def test_a_quantity_negative_matches_a_lexical_negative(judge):
         == ["supported"]
     # the flipped claim is still a flip
     assert verdicts(judge, q, "Students must pay the locker fee.", LOCKER) == ["unsupported"]
-    # an exemption the evidence gives to others only is still a missing negation
-    assert verdicts(judge, q, "Members pay nothing for a locker.", LOCKER) == ["unsupported"]
+    # an exemption the evidence gives to others only: the evidence has no negated clause about members, and
+    # its best clause ("available to all members") does not state the claim's words unnegated, so v10 leaves
+    # the missing negation unverified (antonyms negate without a cue); never "supported"
+    assert judged(judge, q, "Members pay nothing for a locker.", LOCKER) \
+        == [("unverified", "negation 'nothing' absent from best sentence ('Lockers are available to all members')")]
 
 
 SCOOTER = {"scooter-a": "The Vela A is a city scooter with a 250 W motor. It does not support app unlocking.",

@@ -9,6 +9,12 @@ from __future__ import annotations
 
 from evalkit.judges.lexicon import content_terms, negation_cues
 from judging import verdicts_by_id as verdicts
+from judging import verdicts_with_reasons
+
+
+def judged(judge, question, answer, evidence):
+    """Each claim's (verdict, reason), the evidence given as ``{passage id: text}``."""
+    return verdicts_with_reasons(judge, question, answer, list(evidence.items()))
 
 
 def flagged(judge, question, answer, evidence):
@@ -49,8 +55,11 @@ AWARD = {"attendance": "学生请事假须提前一天向班主任申请。",
 def test_a_loss_restates_a_negated_lack(judge):
     q = "一学年缺勤多久会失去奖学金评选资格？"
     assert verdicts(judge, q, "一学年累计缺勤超过20天：失去当年奖学金评选资格。", AWARD) == ["supported"]
-    # the question's 失去 does not excuse the answer's other, unsupported 不
-    assert flagged(judge, q, "累计缺勤超过20天会失去奖学金评选资格，但病假不计入缺勤天数。", AWARD)
+    # the question's 失去 does not excuse the answer's other, unsupported 不; but the evidence has no negated
+    # counterpart of "病假不计入" (its 含病假 includes them without a cue), so v10 leaves it unverified; never
+    # "supported"
+    ((verdict, reason),) = judged(judge, q, "累计缺勤超过20天会失去奖学金评选资格，但病假不计入缺勤天数。", AWARD)
+    assert verdict == "unverified" and "negation '不' absent from best sentence" in reason, reason
 
 
 SCIENCE = {"science-museum": "市科技馆实行免费预约参观，每周二闭馆（法定节假日除外）。",
@@ -121,12 +130,11 @@ def test_a_bound_worded_otherwise_passes(judge):
     q = "How much notice must the Supplier give to terminate for convenience?"
     assert verdicts(judge, q, "The Supplier must give no less than forty-five days' written notice.",
                     CONTRACT) == ["supported"]
-    # a value neither passage states; but reach reads "no less than" as "less than" (its at-most pattern matches
-    # inside it), and the stated 30 days satisfy "at most sixty": v10 cannot call that a contradiction. Never
-    # "supported"
+    # a value neither passage states: reach reads "no less than" as a lower bound, which the stated 30 days
+    # do not satisfy, so sixty days is absent
     sixty = "The Supplier must give no less than sixty days' written notice."
     (c,) = judge.judge(q, sixty, list(CONTRACT.items())).claims
-    assert c.verdict == "unverified" and "the stated 30 days satisfies the bound sixty days" in c.reason, c
+    assert c.verdict == "unsupported" and "duration sixty days not in evidence" in c.reason, c
 
 
 BEARING = {"datasheet": "KX-7 型轴承的极限转速为每分钟18000转。",
@@ -149,9 +157,12 @@ def test_a_waiver_noun_is_a_negation(judge):
     q = "What does an outgoing international wire cost, and do Gold Savings customers pay it?"
     assert verdicts(judge, q, "Outgoing international wires are fee-exempt for Gold Savings customers.", WIRE) \
         == ["supported"]
-    # the dropped waiver is a flip; a waiver the evidence gives to others only is a missing negation
+    # the dropped waiver is a flip
     assert flagged(judge, q, "Gold Savings customers pay the fee for outgoing international wire transfers.", WIRE)
-    assert flagged(judge, q, "Basic customers have the outgoing wire fee waived.", WIRE)
+    # a waiver the evidence gives to others only: the evidence about Basic customers says "pay", an antonym and
+    # no negation, so v10 leaves the missing negation unverified; never "supported"
+    ((verdict, reason),) = judged(judge, q, "Basic customers have the outgoing wire fee waived.", WIRE)
+    assert verdict == "unverified" and "negation 'waived' absent from best sentence" in reason, reason
 
 
 LEASE = {"supplement": "补充协议第三条：承租人逾期支付租金超过15日的，出租人有权解除合同，且无需退还押金。"}

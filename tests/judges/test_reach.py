@@ -79,12 +79,13 @@ def test_one_operation_on_two_stated_values(claim, target, evidence, reached):
     assert how(claim, target, *evidence) == reached
 
 
-def test_a_bare_small_count_of_the_evidence_does_not_multiply():
-    leaflet = "每粒0.3克，每日不超过4粒。"
-    # 4 only in the evidence: 0.3 x 4 is not tried (small bare numbers fit products by chance)
-    assert how("每日最多1.2克。", "1.2克", leaflet) is None
-    # the claim writes the count itself: its own arithmetic shows the operands
-    assert how("每日最多4粒，即1.2克。", "1.2克", leaflet) == "1.2克 = 0.3 x 4"
+def test_a_bare_count_of_the_evidence_multiplies_from_three_up():
+    # 4 only in the evidence: a bare count from 3 up times an amount is tried (40 台 x 3.2万元)
+    assert how("每日最多1.2克。", "1.2克", "每粒0.3克，每日不超过4粒。") == "1.2克 = 0.3 x 4"
+    # a bare 2 only in the evidence is not: doubling fits too much by chance
+    assert how("每日最多1.2克。", "1.2克", "每粒0.6克，每日不超过2粒。") is None
+    # the claim writes the count itself: its own arithmetic shows the operands, a 2 included
+    assert how("每日最多2粒，即1.2克。", "1.2克", "每粒0.6克，每日不超过2粒。") == "1.2克 = 0.6 x 2"
 
 
 def test_the_sum_of_all_stated_values_in_the_targets_unit():
