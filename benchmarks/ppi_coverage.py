@@ -56,6 +56,16 @@ VERDICTS = ("unsupported", "unverified", "supported")
 NEYMAN_TARGET = 0.93  # issue 32: the coverage verdict-Neyman samples must reach at the nominal 0.95
 
 
+
+def _summary(rows: dict[str, list[tuple[float, float, float]]], truth: float) -> dict[str, dict[str, float]]:
+    """Per sampling scheme: the share of intervals that cover ``truth``, their mean width and mean estimate."""
+    out = {}
+    for name, vals in rows.items():
+        v = np.array(vals)
+        out[name] = {"coverage": float(np.mean((v[:, 1] <= truth) & (truth <= v[:, 2]))),
+                     "width": float(np.mean(v[:, 2] - v[:, 1])), "estimate": float(np.mean(v[:, 0]))}
+    return out
+
 def _sample(strata: np.ndarray, n: int, rng: np.random.Generator, sd: dict | None = None) -> np.ndarray:
     """Indices of a stratified sample as ``evalkit label`` allocates it: proportional (at least two per
     stratum), or Neyman when ``sd`` gives each stratum's S_h."""
@@ -106,12 +116,7 @@ def simulate(kind: str, trials: int, n_total: int, n_labels: int, recall: float,
         lab = _sample(strata, n_labels, rng)
         for name, (est, lo, hi) in _estimates(y, f, strata, lab, confidence).items():
             rows.setdefault(name, []).append((est, lo, hi))
-    out = {}
-    for name, vals in rows.items():
-        v = np.array(vals)
-        out[name] = {"coverage": float(np.mean((v[:, 1] <= truth) & (truth <= v[:, 2]))),
-                     "width": float(np.mean(v[:, 2] - v[:, 1])), "estimate": float(np.mean(v[:, 0]))}
-    return truth, out
+    return truth, _summary(rows, truth)
 
 
 def _verdicts(y: np.ndarray, recall: float, false_alarm: float, unver_wrong: float, unver_right: float,
@@ -151,12 +156,7 @@ def allocation_study(trials: int, n_total: int, n_labels: int, recall: float, fa
                       for h in np.unique(strata)}
             e = stratified_ppi(groups, confidence=confidence, pseudo_labels=True)
             rows.setdefault(name, []).append((e.estimate, e.ci_low, e.ci_high))
-    out = {}
-    for name, vals in rows.items():
-        v = np.array(vals)
-        out[name] = {"coverage": float(np.mean((v[:, 1] <= truth) & (truth <= v[:, 2]))),
-                     "width": float(np.mean(v[:, 2] - v[:, 1])), "estimate": float(np.mean(v[:, 0]))}
-    return truth, out
+    return truth, _summary(rows, truth)
 
 
 def main(argv: list[str] | None = None) -> int:
