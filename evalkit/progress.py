@@ -1,10 +1,13 @@
 """Progress display for long loops: a tqdm bar on a terminal, plain lines in a log.
 
 tqdm redraws its bar with carriage returns, which a log file (CI, ``nohup``, ``2>
-run.log``) keeps as hundreds of ``\\r`` updates on one line. When the stream is not a
-terminal, :func:`progress` returns a :class:`LineProgress` instead: one line when the
-loop starts, one each time another :data:`EVERY_PERCENT` percent is done or
-:data:`EVERY_SECONDS` seconds have passed (whichever comes first), and one at the end.
+run.log``) keeps as hundreds of ``\\r`` updates on one line, and a notebook shows as
+plain lines. When the stream is not a terminal, :func:`progress` returns a
+:class:`LineProgress` instead, which prints **one line, at the end** (``bm25: 120/120 q
+(100%), 31 s``): a run of 20 variants in a notebook or a log prints 20 lines, not 220.
+``periodic=True`` (the corpus encoding, a single long loop) adds one line when the loop
+starts, one each time another :data:`EVERY_PERCENT` percent is done or
+:data:`EVERY_SECONDS` seconds have passed (whichever comes first).
 
     bar = progress(len(records), "bm25", unit="q")
     for r in records:
@@ -31,11 +34,14 @@ def _is_terminal(stream: TextIO) -> bool:
 
 
 class LineProgress:
-    """tqdm's ``update`` / ``close`` interface, printing whole lines (for logs)."""
+    """tqdm's ``update`` / ``close`` interface, printing whole lines (for logs and notebooks).
+
+    ``periodic``: a line at the start, every ``every_percent`` / ``every_seconds`` and (with
+    ``first_update``) after the first update; without it, only the closing line."""
 
     def __init__(self, total: int, desc: str, unit: str = "it", stream: TextIO | None = None,
                  every_percent: float = EVERY_PERCENT, every_seconds: float = EVERY_SECONDS,
-                 clock: Any = time.monotonic, first_update: bool = False):
+                 clock: Any = time.monotonic, first_update: bool = False, periodic: bool = True):
         self.total, self.desc, self.unit = total, desc, unit
         self._first_update = first_update  # a line after the first update too: an ETA from the first batch
         self.stream = stream if stream is not None else sys.stderr
@@ -44,7 +50,9 @@ class LineProgress:
         self._start = self._last_time = clock()
         self._last_percent = 0.0
         self._closed = False
-        self._write(f"{desc}: 0/{total} {unit}")
+        self.periodic = periodic
+        if periodic:
+            self._write(f"{desc}: 0/{total} {unit}")
 
     def _write(self, line: str) -> None:
         self.stream.write(line + "\n")
@@ -62,7 +70,7 @@ class LineProgress:
         self.n += n
         now = self._clock()
         pct = 100.0 * self.n / self.total if self.total else 100.0
-        if self.n >= self.total:
+        if self.n >= self.total or not self.periodic:
             return  # the final line comes from close()
         first, self._first_update = self._first_update, False
         if first or pct - self._last_percent >= self.every_percent or now - self._last_time >= self.every_seconds:
@@ -76,12 +84,13 @@ class LineProgress:
 
 
 def progress(total: int, desc: str, unit: str = "it", stream: TextIO | None = None, leave: bool = True,
-             first_update: bool = False) -> Any:
-    """A tqdm bar when ``stream`` (default stderr) is a terminal, else a :class:`LineProgress`
-    (``first_update``: with a line after the first update, for loops of slow batches)."""
+             first_update: bool = False, periodic: bool = False) -> Any:
+    """A tqdm bar when ``stream`` (default stderr) is a terminal, else a :class:`LineProgress`: one line at the
+    end, or with ``periodic`` lines along the way (``first_update``: also after the first update, for loops
+    of slow batches)."""
     stream = stream if stream is not None else sys.stderr
     if not _is_terminal(stream):
-        return LineProgress(total, desc, unit, stream, first_update=first_update)
+        return LineProgress(total, desc, unit, stream, first_update=first_update, periodic=periodic)
     from tqdm import tqdm
 
     return tqdm(total=total, desc=desc, unit=unit, file=stream, leave=leave)

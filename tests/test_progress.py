@@ -49,3 +49,32 @@ def test_tqdm_on_a_terminal_lines_elsewhere():
     bar = progress(10, "x", stream=Tty())
     assert type(bar).__name__ == "tqdm"
     bar.close()
+
+
+def test_off_a_terminal_each_variant_prints_one_line():
+    """A notebook or a log (not a TTY): a variant's loop of 120 queries prints its closing line and nothing else,
+    so 3 variants print 3 lines (before: 11 each)."""
+    import re
+
+    out = io.StringIO()
+    for name in ("bm25", "vector", "hybrid_rrf"):
+        bar = progress(120, name, unit="q", stream=out)
+        for _ in range(120):
+            bar.update(1)
+        bar.close()
+        bar.close()                                           # idempotent
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 3 and "\r" not in out.getvalue()
+    for name, line in zip(("bm25", "vector", "hybrid_rrf"), lines):
+        assert re.fullmatch(rf"{name}: 120/120 q \(100%\), \d+ s", line), line
+
+
+def test_an_interrupted_variant_still_prints_one_line_with_how_far_it_got():
+    out = io.StringIO()
+    bar = progress(120, "bm25", unit="q", stream=out)
+    for _ in range(30):
+        bar.update(1)
+    assert out.getvalue() == ""                               # nothing until the loop ends
+    bar.close()                                               # the runner closes it in a finally
+    assert out.getvalue().splitlines() == [out.getvalue().splitlines()[0]]
+    assert out.getvalue().startswith("bm25: 30/120 q (25%), ")

@@ -53,7 +53,8 @@ _RANK = {name: i for cols in ORDER.values() for i, (name, _) in enumerate(cols)}
 
 _ANSWER_MARKERS = ("faithful", "hallucinat", "answer", "citation", "abstention", "claim", "judge", "correctness",
                    "refus", "answered", "abstained")
-_AGENTIC_MARKERS = ("loop", "rescue", "harm", "futile", "attempt", "route_share", "gate_fail", "llm_fallback")
+_AGENTIC_MARKERS = ("loop", "rescue", "harm", "futile", "attempt", "route_share", "gate_fail", "gate_refus",
+                    "llm_fallback")
 
 
 def _is_retrieval(name: str) -> bool:
@@ -80,6 +81,9 @@ def concern(name: str) -> str:
 COUNTS = frozenset({"rescued", "rescued_new_docs", "harmed", "futile", "llm_fallbacks", "futile_rewrites", "loop_ms",
                     "loop_llm_calls", "loop_tokens", "loop_undetermined", "gate_refusals", "gate_refusals_unanswerable",
                     "degraded", "truncated_answers", "content_filtered"})
+
+SENTENCE_ONLY = frozenset({"n_first_attempt_queries", "n_first_attempt_hits"})
+"""Counts printed in the agentic table's sentences (:mod:`evalkit.analysis.loop_reading`), not as columns."""
 
 
 def is_count(name: str) -> bool:

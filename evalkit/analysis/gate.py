@@ -353,7 +353,12 @@ def gate_table(g: GateResult) -> TableData:
              f"{c.candidate:.4f}", f"{c.diff:+.4f}", f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}]", f"{c.max_drop:.4f}",
              f"{-c.bound:.4f} worse" if c.bound < 0 else "no drop", "PASS" if c.passed else "FAIL"]
             for c in g.checks]
-    return TableData("", cols, rows)
+    return TableData("", cols, rows, pinned=("result",))  # the verdict is never dropped to fit the width
+
+
+def _named(role: str, label: str) -> str:
+    """``"candidate run2:bm25"``, or the label alone when it already says its role (``candidate:bm25``)."""
+    return label if label.lower().startswith(role) else f"{role} {label}"
 
 
 def format_gate(g: GateResult, layout: Layout | None = None) -> str:
@@ -361,7 +366,7 @@ def format_gate(g: GateResult, layout: Layout | None = None) -> str:
     layout = layout or Layout()
     width = 100_000 if layout.wide else layout.width
     level = f"{g.confidence:.0%}"
-    head = [f"gate: candidate {g.candidate} vs baseline {g.baseline}; {g.eval_set}"]
+    head = [f"gate: {_named('candidate', g.candidate)} vs {_named('baseline', g.baseline)}; {g.eval_set}"]
     if g.shared_queries != max(g.baseline_queries, g.candidate_queries):
         head.append(f"comparing the {g.shared_queries} shared queries only (baseline {g.baseline_queries}, "
                     f"candidate {g.candidate_queries})")

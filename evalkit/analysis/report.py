@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from evalkit.analysis import concerns
 from evalkit.analysis.direction import LowerIsBetter, is_descriptive
+from evalkit.analysis.loop_reading import loop_readings
 from evalkit.analysis.tables import Column, Layout, TableData, markdown, render, wrap
 from evalkit.records import RunSummary, VariantSummary
 
@@ -65,12 +66,13 @@ def judge_notes(summary: RunSummary) -> list[str]:
 
 
 def _metric_table(summary: RunSummary, concern: str, names: list[str]) -> TableData:
-    names = concerns.ordered(names)
+    names = concerns.ordered([n for n in names if n not in concerns.SENTENCE_ONLY])
     variants = [(n, v) for n, v in summary.variants.items() if any(m in v.metrics for m in names)]
     columns = [_cells(m, [v.metrics.get(m) for _, v in variants], _best(summary, m)) for m in names]
     rows = [[name, *[col[i] for col in columns]] for i, (name, _) in enumerate(variants)]
     cols = [Column("variant", numeric=False), *[Column(n, concerns.header(n)) for n in names]]
-    notes = NOTES.get(concern, []) + (judge_notes(summary) if concern == "answers" else [])
+    notes = NOTES.get(concern, []) + (judge_notes(summary) if concern == "answers" else []) + (
+        loop_readings(summary) if concern == "agentic" else [])
     return TableData(TITLES[concern], cols, rows, notes=notes)
 
 

@@ -52,13 +52,19 @@ class Column:
 
 @dataclass
 class TableData:
-    """A table before rendering. The first ``keep`` columns label the rows and are always shown."""
+    """A table before rendering. The first ``keep`` columns label the rows and are always shown, and so
+    are the ``pinned`` ones (by key, e.g. a verdict at the right end): fitting drops other columns."""
 
     title: str
     columns: list[Column]
     rows: list[list[str]]
     notes: list[str] = field(default_factory=list)
     keep: int = 1
+    pinned: tuple[str, ...] = ()
+
+    def always_shown(self, i: int) -> bool:
+        """Column ``i`` is a row label or pinned: never hidden by fitting or ``--columns``."""
+        return i < self.keep or self.columns[i].key in self.pinned
 
     def column(self, i: int) -> list[str]:
         return [r[i] for r in self.rows]
@@ -115,8 +121,8 @@ def _take(t: TableData, idx: Sequence[int]) -> TableData:
 
 def _chosen(t: TableData, names: Sequence[str]) -> TableData | None:
     wanted = set(names)
-    idx = [i for i, c in enumerate(t.columns) if i < t.keep or c.key in wanted or c.label in wanted]
-    return _take(t, idx) if len(idx) > t.keep else None
+    idx = [i for i, c in enumerate(t.columns) if t.always_shown(i) or c.key in wanted or c.label in wanted]
+    return _take(t, idx) if any(not t.always_shown(i) for i in idx) else None
 
 
 def _rich_table(t: TableData):
@@ -148,11 +154,15 @@ def natural_width(t: TableData) -> int:
 
 
 def fit(t: TableData, width: int) -> tuple[TableData, list[str]]:
-    """Drop columns from the right (never the row labels) until ``t`` fits ``width``; the dropped keys."""
+    """Drop columns from the right (never the row labels or pinned ones) until ``t`` fits ``width``, keeping at
+    least one other column; the dropped keys."""
     dropped: list[str] = []
-    while len(t.columns) > t.keep + 1 and natural_width(t) > width:
-        dropped.insert(0, t.columns[-1].key)
-        t = _take(t, range(len(t.columns) - 1))
+    while natural_width(t) > width:
+        droppable = [i for i in range(len(t.columns)) if not t.always_shown(i)]
+        if len(droppable) < (2 if not t.pinned else 1):
+            break
+        dropped.insert(0, t.columns[droppable[-1]].key)
+        t = _take(t, [i for i in range(len(t.columns)) if i != droppable[-1]])
     return t, dropped
 
 

@@ -73,7 +73,9 @@ over the looped queries with a defined outcome (``rescue_rate``,
 attempt failed its gate), ``first_attempt_hit@5`` / ``first_attempt_recall@20`` (means over
 answerable queries; compare with ``hit@5`` / ``recall@20``), ``attemptN_hit@5`` /
 ``attemptN_recall@20`` (means over the answerable queries that reached attempt N) with
-``attemptN_queries``, ``loop_ms`` / ``loop_llm_calls`` / ``loop_tokens`` (totals) and
+``attemptN_queries``, ``n_first_attempt_queries`` / ``n_first_attempt_hits`` (the answerable
+queries, and those of them whose first attempt had hit@5 = 1: the counts behind
+``first_attempt_hit@5``, which :mod:`evalkit.analysis.loop_reading` puts in words), ``loop_ms`` / ``loop_llm_calls`` / ``loop_tokens`` (totals) and
 ``loop_ms_mean`` (per query), ``loop_ms_per_rescue`` and ``loop_llm_calls_per_rescue``
 (total loop cost / rescues; absent without rescues), ``futile_rewrites``,
 ``llm_fallbacks`` and, for router graphs, ``route_share.<label>``.
@@ -273,6 +275,9 @@ def aggregate_loops(results: Sequence[QueryResult]) -> dict[str, float]:
         prefix = "first_attempt" if n == 1 else f"attempt{n}"
         for name in (f"hit@{HIT_K}", f"recall@{RECALL_K}"):
             out[f"{prefix}_{name}"] = _mean([m.get(f"{prefix}_{name}") for m in loops])
+        if n == 1:
+            firsts = [m[f"first_attempt_hit@{HIT_K}"] for m in loops if m.get(f"first_attempt_hit@{HIT_K}") is not None]
+            out["n_first_attempt_queries"], out["n_first_attempt_hits"] = float(len(firsts)), math.fsum(firsts)
         if n > 1:
             out[f"{prefix}_queries"] = float(sum(1 for m in loops if f"{prefix}_hit@{HIT_K}" in m))
     return {k: v for k, v in out.items() if v is not None}

@@ -272,7 +272,7 @@ def _progress(total: int, desc: str) -> Any:
         return None
     from evalkit.progress import progress
 
-    return progress(total, desc, unit="text", leave=False, first_update=True)
+    return progress(total, desc, unit="text", leave=False, first_update=True, periodic=True)  # one long loop: an ETA
 
 
 # whether a registered embedder is batch-invariant, known without loading it (see the module docstring)
