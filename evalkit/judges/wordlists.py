@@ -1,0 +1,77 @@
+"""The word and phrase lists of the offline judge, read from ``evalkit/judges/data/NAME.txt``.
+
+What it is for: the rules live in code, the words they look for in data files a reviewer
+can read and extend without reading a regular expression. A list file is UTF-8 text, one
+entry per line; a line starting with ``#`` is a comment (each file opens with one saying
+what the list is for and how entries are matched); blank lines are skipped; an entry is
+the line without its surrounding white space. Entries keep their file order (a regex
+alternation tries them in that order). A file is read once per process.
+
+- :func:`words`: single tokens (no white space), as a ``frozenset``;
+- :func:`phrases`: entries that may contain spaces, in file order;
+- :func:`alternation`: a regex alternation ``a|b|c`` of the entries, escaped
+  (``regex=False``) or, for lists of regex fragments, as written (``regex=True``).
+
+A bad file (a duplicate entry, white space inside a word, an invalid fragment) raises
+:class:`WordListError` naming the file and line.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from evalkit.errors import LocatedError
+
+__all__ = ["DATA", "WordListError", "alternation", "phrases", "read_list", "words"]
+
+DATA = Path(__file__).with_name("data")
+
+
+class WordListError(LocatedError, ValueError):
+    """A word-list file of the judge with a bad entry (names the file and line)."""
+
+
+def read_list(path: Path, *, kind: str = "words") -> tuple[str, ...]:
+    """The entries of one list file, checked: ``kind`` is ``words`` (single tokens), ``phrases`` or ``regex``."""
+    entries: dict[str, int] = {}
+    for lineno, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        entry = raw.strip()
+        if not entry or entry.startswith("#"):
+            continue
+        fix = "fix or remove the line"
+        if entry in entries:
+            raise WordListError(str(path), "", f"duplicate entry {entry!r} (first on line {entries[entry]}); {fix}",
+                                line=lineno)
+        if kind == "words" and len(entry.split()) > 1:
+            raise WordListError(str(path), "", f"entry {entry!r} has white space in it; a word list holds one word "
+                                f"per line: {fix}", line=lineno)
+        if kind == "regex":
+            try:
+                re.compile(entry)
+            except re.error as exc:
+                raise WordListError(str(path), "", f"entry {entry!r} is not a valid regular expression ({exc}); {fix}",
+                                    line=lineno) from exc
+        entries[entry] = lineno
+    return tuple(entries)
+
+
+@lru_cache(maxsize=None)
+def _load(name: str, kind: str) -> tuple[str, ...]:
+    return read_list(DATA / f"{name}.txt", kind=kind)
+
+
+def words(name: str) -> frozenset[str]:
+    """The words of ``data/NAME.txt`` (one token per line)."""
+    return frozenset(_load(name, "words"))
+
+
+def phrases(name: str) -> tuple[str, ...]:
+    """The entries of ``data/NAME.txt`` in file order (an entry may contain spaces)."""
+    return _load(name, "phrases")
+
+
+def alternation(name: str, *, regex: bool = False) -> str:
+    """``data/NAME.txt`` as a regex alternation in file order: entries escaped, or as written when ``regex``."""
+    entries = _load(name, "regex" if regex else "phrases")
+    return "|".join(entries if regex else map(re.escape, entries))
