@@ -34,16 +34,12 @@ from __future__ import annotations
 
 import re
 
+from evalkit.judges.wordlists import alternation, phrases
+
 __all__ = ["CONTENT_MIN_CJK", "CONTENT_MIN_WORDS", "content_clauses", "normalise", "refusal_spans"]
 
 # --------------------------------------------------------------------------- normalisation
-_TRAD = ("資资 無无 沒没 這这 問问 題题 識识 庫库 關关 訊讯 據据 確确 說说 裡里 辦办 檔档 現现 報报 獲获 檢检 結结 內内 "
-         "範范 圍围 該该 於于 與与 記记 載载 為为 麼么 們们 個个 給给 斷断 夠够 時时 間间 從从 處处 見见 應应 對对 當当 "
-         "還还 會会 來来 請请 聯联 絡络 繫系 詢询 諮咨 尋寻 參参 數数 錄录 條条 規规 況况 項项 詳详 細细 證证 蓋盖 寫写 "
-         "講讲 僅仅 暫暂 遺遗 疇畴 稱称 顯显 讀读 閱阅 認认 難难 並并 則则 準准 紀纪 註注 幫帮 議议 撥拨 電电 話话 "
-         "員员 網网 頁页 發发 覺觉 實实 際际 類类 過过 雖虽 後后 節节 達达 訪访 權权 歡欢 謝谢 問问 涵涵 釋释 複复 "
-         "錯错 誤误 清清 楚楚 啟启 機机 構构 統统 計计 劃划 單单 據据 務务 點点 筆笔 覽览 尚尚 試试 務务")
-_FOLD = {ord(p[0]): p[1] for p in _TRAD.split()}
+_FOLD = {ord(p[0]): p[1] for p in phrases("zh_traditional")}  # 資料 -> 资料: data/zh_traditional.txt
 _FOLD.update({c: chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)})
 _FOLD[0x3000] = " "
 # curly apostrophes and single quotes (what chat models write: "don’t", ‘quoted’) -> ASCII; the English
@@ -191,13 +187,8 @@ _ZH = [
     r"(?:答案|该信息|相关信息|这个信息)(?:不在|未在|并不在)",
     r"(?:不在|未在)[^。，,.]{0,10}?" + _SOURCE_ZH + r"(?:中|里|内|里面)?(?:出现|提及|找到)?",
 ]
-_FRAGMENT = re.compile(
-    r"^\W*(?:answer\s*:\s*|答案\s*[:：]\s*|a\s*:\s*)?(?:n\s*/\s*a|unknown|not\s+(?:available|found|known|specified|mentioned|"
-    r"stated|provided|given|sure|certain|documented)|no\s+(?:data|information|info|answer|idea|comment|details)|"
-    r"insufficient\s+(?:information|data|context|evidence)|idk|unclear|uncertain|unsure|not\s+clear|"
-    r"can(?:no|')t\s+(?:say|tell)|"
-    r"未知|不详|不明|不清楚|不知道|不确定|不太确定|说不准|说不清|不好说|难说|暂无|无数据|无信息|"
-    r"未提及|未找到|无法确定|无从得知|无可奉告|暂无数据|暂无信息|没有数据|没有信息)\W*$", re.IGNORECASE)
+_FRAGMENT = re.compile(r"^\W*(?:answer\s*:\s*|答案\s*[:：]\s*|a\s*:\s*)?(?:" + alternation("refusal_fragments", regex=True)
+                       + r")\W*$", re.IGNORECASE)  # "N/A", "Unknown", 未知...: data/refusal_fragments.txt
 _REFUSAL = re.compile("|".join(f"(?:{p})" for p in _EN + _ZH), re.IGNORECASE | re.MULTILINE)
 
 # --------------------------------------------------------------------------- compositional rule
@@ -330,13 +321,7 @@ def _is_content(clause: str) -> bool:
 # that place (_FILLER, or what _META and _SPEAKER_META call one: "Sure.", "Hmm.", 好的。, 您好！) is not one.
 _HEAD_END = re.compile(r"\s*(?:[.!。！;；:：\n—]|--|[,，]\s*(?:but|however|though|although|yet)\b|"
                        r"[,，]\s*(?:但|不过|然而|只是))", re.IGNORECASE)
-_FILLER = re.compile(
-    r"^\W*(?:h?m+|um+|uh+|er+|ah+|oh+|well|so|ok(?:ay)?|sure|certainly|of\s+course|absolutely|alright|all\s+right|right|"
-    r"got\s+it|understood|noted|hi|hello|hey|greetings|dear\s+\w+|thanks|thank\s+you|"
-    r"(?:great|good|interesting|nice|fair)\s+question|i\s+see|let(?:'s|\s+me)\s+(?:see|check)|alas|note|disclaimer|"
-    r"caveat|(?:short\s+)?answer|a|tl;?dr|summary|in\s+short|honestly|frankly|actually|"
-    r"嗯+|呃+|唔|哦+|噢|啊|好的|好|行|当然|没问题|明白|了解|收到|您好|你好|亲|谢谢|感谢|好问题|说实话|老实说|其实|答|回答|答案)\W*$",
-    re.IGNORECASE)
+_FILLER = re.compile(r"^\W*(?:" + alternation("fillers", regex=True) + r")\W*$", re.IGNORECASE)  # data/fillers.txt
 
 
 def _answer_head(text: str, refusals: list[tuple[int, int]]) -> list[str]:
