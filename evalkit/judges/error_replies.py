@@ -59,6 +59,7 @@ from typing import Any
 
 from evalkit.judges.citations import find_markers
 from evalkit.judges.refusal_rules import normalise, refusal_spans
+from evalkit.judges.wordlists import alternation, words
 
 __all__ = ["MAX_LEFT_CJK", "MAX_LEFT_WORDS", "MAX_MESSAGE_CHARS", "ErrorReply", "detect_error_reply"]
 
@@ -129,22 +130,8 @@ _FAILURE = re.compile("|".join(f"(?:{p})" for p in (_STATUS, _STATE_EN, _LIMIT_E
                       re.IGNORECASE)
 
 # words a failure message is made of besides the failure: the service, the request, filler, advice, ids
-_SERVICE = re.compile(
-    r"\b(?:the|a|an|this|that|these|our|your|you|we|we're|we\s+are|i|i'm|it|its|it's|is|are|was|were|be|been|has|have|"
-    r"had|to|of|in|on|at|for|with|by|from|or|and|but|if|due|because|right|now|currently|temporarily|moment|again|"
-    r"other|another|"
-    r"model|models|server|servers|service|services|system|api|endpoint|deployment|request|requests|response|reply|"
-    r"assistant|ai|bot|chatbot|gateway|upstream|proxy|backend|provider|channel|engine|inference|llm|error|errors|"
-    r"code|status|reason|message|details?|failure|failed|unable|account|organization|org|plan|tier|tokens?|per|min|"
-    r"minute|minutes|second|seconds|sec|hour|hours|later|soon|few|some|while|processing|process|please|kindly|sorry|"
-    r"apologies|apologize|unfortunately|try|retry|retrying|wait|contact|support|help|center|us|persists|resubmit|"
-    r"check|back|more|information|info|docs|documentation|read|include|choose|select|operation|call|calling|"
-    r"pricing|billing|usage|limit|limits|exceeded|reached|quota|balance|credits?|generat(?:e|ing|ion)|"
-    r"headers?|transport|socket|tcp|dial|peer|host|port|reset|"
-    r"connect|connection|network|http|https)\b|"
-    r"抱歉|对不起|不好意思|很遗憾|请您?|您的?|你的?|我们|当前|目前|暂时|暂|稍后|稍候|再试|重试|联系|客服|管理员|"
-    r"服务器?|系统|模型|接口|网关|上游|渠道|分组|令牌|账户|账号|用户|请求|调用|访问|网络|后端|平台|"
-    r"了|的|已|已经|请|或|和|后|再|下|中|一下|一些|一会儿?|因为|由于|~|～", re.IGNORECASE)
+_SERVICE = re.compile(r"\b(?:" + alternation("service_words_en", regex=True) + r")\b|"
+                      + alternation("service_words_zh", regex=True), re.IGNORECASE)  # data/service_words_*.txt
 _URL = r"https?://\S+|\b[\w.-]+\.(?:com|org|net|io|ai|cn)\b\S*"  # an address, or a bare domain and its path
 _IDS = re.compile(_URL + r"|\b(?:request|trace|req)[\s_-]?id\b\s*[:=]?\s*[\w-]*|"
                   r"\b\w*\d\w*\b|[（(]\s*[)）]", re.IGNORECASE)
@@ -186,7 +173,7 @@ _ASIDE = re.compile(r"\b(?:try\s+again|retry|retrying|resubmit|check\s+back|"
                     r"联系(?:客服|管理员)|请耐心等待|休息一下|充值|续费|请检查|request\s+id|top\s+up|"
                     r"(?:please\s+)?check\s+your|" + _POINTER.pattern,
                     re.IGNORECASE)
-_LOG_LEVELS = {"error", "err", "fatal", "warn", "warning", "exception", "错误", "异常", "警告"}
+_LOG_LEVELS = words("log_levels")  # "[ERROR]" is a log level, not a citation marker
 
 
 def _cited(text: str) -> bool:
