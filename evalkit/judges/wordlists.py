@@ -10,7 +10,8 @@ alternation tries them in that order). A file is read once per process.
 - :func:`words`: single tokens (no white space), as a ``frozenset``;
 - :func:`phrases`: entries that may contain spaces, in file order;
 - :func:`alternation`: a regex alternation ``a|b|c`` of the entries, escaped
-  (``regex=False``) or, for lists of regex fragments, as written (``regex=True``).
+  (``regex=False``) or, for lists of regex fragments, as written (``regex=True``);
+- :func:`table`: ``CODE PATTERN`` lines (a code, white space, a regex fragment), in file order.
 
 A bad file (a duplicate entry, white space inside a word, an invalid fragment) raises
 :class:`WordListError` naming the file and line.
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from evalkit.errors import LocatedError
 
-__all__ = ["DATA", "WordListError", "alternation", "phrases", "read_list", "words"]
+__all__ = ["DATA", "WordListError", "alternation", "phrases", "read_list", "table", "words"]
 
 DATA = Path(__file__).with_name("data")
 
@@ -33,7 +34,8 @@ class WordListError(LocatedError, ValueError):
 
 
 def read_list(path: Path, *, kind: str = "words") -> tuple[str, ...]:
-    """The entries of one list file, checked: ``kind`` is ``words`` (single tokens), ``phrases`` or ``regex``."""
+    """The entries of one list file, checked: ``kind`` is ``words`` (single tokens), ``phrases``, ``regex`` or
+    ``table`` (``CODE PATTERN``)."""
     entries: dict[str, int] = {}
     for lineno, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         entry = raw.strip()
@@ -46,9 +48,12 @@ def read_list(path: Path, *, kind: str = "words") -> tuple[str, ...]:
         if kind == "words" and len(entry.split()) > 1:
             raise WordListError(str(path), "", f"entry {entry!r} has white space in it; a word list holds one word "
                                 f"per line: {fix}", line=lineno)
-        if kind == "regex":
+        if kind == "table" and len(entry.split(None, 1)) != 2:
+            raise WordListError(str(path), "", f"entry {entry!r} is not 'CODE PATTERN' (a code, a space, a regular "
+                                f"expression); {fix}", line=lineno)
+        if kind in ("regex", "table"):
             try:
-                re.compile(entry)
+                re.compile(entry if kind == "regex" else entry.split(None, 1)[1])
             except re.error as exc:
                 raise WordListError(str(path), "", f"entry {entry!r} is not a valid regular expression ({exc}); {fix}",
                                     line=lineno) from exc
@@ -75,3 +80,8 @@ def alternation(name: str, *, regex: bool = False) -> str:
     """``data/NAME.txt`` as a regex alternation in file order: entries escaped, or as written when ``regex``."""
     entries = _load(name, "regex" if regex else "phrases")
     return "|".join(entries if regex else map(re.escape, entries))
+
+
+def table(name: str) -> list[tuple[str, str]]:
+    """``data/NAME.txt`` as ``(pattern, code)`` pairs in file order (each line is ``CODE PATTERN``)."""
+    return [(p, c) for c, p in (e.split(None, 1) for e in _load(name, "table"))]
