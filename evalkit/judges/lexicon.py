@@ -24,9 +24,8 @@ _EN_NOT_NEGATING = re.compile(
     r"\bnot\s+(?:only|just|to exceed|exceeding|exceed)\b|\bno doubt\b|\bnon-?stop\b|\bnone the less\b|"
     r"\bwhether or not\b|\brather than\b|\binstead of\b|^\s*no\b(?=\s*[,.;:!])", re.IGNORECASE)
 _EN_NEG = re.compile(
-    r"\bno longer\b|\bnot any longer\b|\b(?:not|no|never|cannot|without|neither|nor|none|nobody|nothing|nowhere|unable|unavailable|"
-    r"unsupported|prohibit\w*|forbid\w*|disallow\w*|fail(?:s|ed|ure)?|refuse[sd]?|reject(?:s|ed)?|retired|"
-    r"discontinued|disabled|blocked)\b|\b\w+n['’]t\b|\bnon-\w+|"
+    r"\bno longer\b|\bnot any longer\b|\b(?:" + alternation("en_negation_cues", regex=True) + r")\b|"
+    r"\b\w+n['’]t\b|\bnon-\w+|"
     # words that say "not" by meaning: "lacks 6 GHz support" = "does not support 6 GHz",
     # "exempt from the fee" = "pay nothing", "the fee is waived", "free of charge"
     r"\black(?:s|ed|ing)?\b|\bexempt(?:ed)?\b|\bwaived\b|\bfree\s+of\b|\babsent\b|"
@@ -57,14 +56,14 @@ _ENDS = re.compile(rf"^(?:{_ZH_ENDS}|{_EN_END_VERB})$", re.IGNORECASE)
 # flip of "is not free" is found by)
 _SOFT = re.compile(r"^(?:(?:完全)?免费|免票)$")
 # prohibitions (请勿 = 不要 = 切勿 = 严禁) and lacks / exemptions (缺少 = 没有, 免收 = 不收): cues, and no content words
-_ZH_BY_MEANING = "请勿|切勿|切莫|严禁|缺少|缺乏|缺失|免收|免除|免缴|免交|免于|豁免"
+_ZH_BY_MEANING = alternation("zh_negation_by_meaning")
 # A Chinese cue is a jieba WORD: 不, 不得, 不会, 绝不会, 没有, 无法, 未经许可, 禁止... A cue character
 # inside a longer word is a lexical prefix, not a negation of the clause (不当 "improper",
 # 非正式 "informal", 无线 "wireless", 不满 "dissatisfied").
 _ZH_CUE_TOKEN = re.compile(r"^(?:(?:绝|决|从|并|永|也|都|还|尚)?(?:不|没|无|未|非|毋|勿)(?:会|能|得|可|要|用|该|应|需|须|必|曾|再|予|准|许|让|在|是|宜)?"
                            r"|没有|无法|从未|未经.*|禁止.*|勿|别|不再|(?:不|无|毋|勿)须.*|无需.*|不必.*"
                            # words that say "not" by meaning: 加载失败 = 没能加载, 已停用 = 不能再用
-                           r"|失败|拒绝|停用|禁用|作废|失效|废止|拦截"
+                           r"|" + alternation("zh_negation_verbs") +
                            r"|严禁.*|" + _ZH_BY_MEANING + "|" + _ZH_ENDS + "|(?:完全)?免费|免票)$")
 
 
