@@ -11,7 +11,9 @@ alternation tries them in that order). A file is read once per process.
 - :func:`phrases`: entries that may contain spaces, in file order;
 - :func:`alternation`: a regex alternation ``a|b|c`` of the entries, escaped
   (``regex=False``) or, for lists of regex fragments, as written (``regex=True``);
-- :func:`table`: ``CODE PATTERN`` lines (a code, white space, a regex fragment), in file order.
+- :func:`table`: ``CODE PATTERN`` lines (a code, white space, a regex fragment), in file order;
+- :func:`templates`: regex fragments naming shared parts of the code's vocabulary as ``${PART}``
+  (``${SOURCE_EN}``: the words for "the documents"), filled in, in file order.
 
 A bad file (a duplicate entry, white space inside a word, an invalid fragment) raises
 :class:`WordListError` naming the file and line.
@@ -19,12 +21,14 @@ A bad file (a duplicate entry, white space inside a word, an invalid fragment) r
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
+from string import Template
 
 from evalkit.errors import LocatedError
 
-__all__ = ["DATA", "WordListError", "alternation", "phrases", "read_list", "table", "words"]
+__all__ = ["DATA", "WordListError", "alternation", "phrases", "read_list", "table", "templates", "words"]
 
 DATA = Path(__file__).with_name("data")
 
@@ -85,3 +89,26 @@ def alternation(name: str, *, regex: bool = False) -> str:
 def table(name: str) -> list[tuple[str, str]]:
     """``data/NAME.txt`` as ``(pattern, code)`` pairs in file order (each line is ``CODE PATTERN``)."""
     return [(p, c) for c, p in (e.split(None, 1) for e in _load(name, "table"))]
+
+
+def templates(name: str, parts: Mapping[str, str]) -> tuple[str, ...]:
+    """``data/NAME.txt``'s regex fragments with each ``${PART}`` replaced by ``parts[PART]`` (a ``$`` not
+    followed by a name, as in ``(?:$|...)``, stays an anchor); an unknown part or an invalid result raises
+    :class:`WordListError` naming the file and line."""
+    path = DATA / f"{name}.txt"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    out = []
+    for entry in _load(name, "phrases"):
+        lineno = next(i for i, ln in enumerate(lines, start=1) if ln.strip() == entry)
+        unknown = sorted(set(re.findall(r"\$\{(\w+)\}", entry)) - set(parts))
+        if unknown:
+            raise WordListError(str(path), "", f"unknown part ${{{unknown[0]}}}; the parts are "
+                                f"{', '.join(sorted(parts))}", line=lineno)
+        filled = Template(entry).safe_substitute(parts)
+        try:
+            re.compile(filled)
+        except re.error as exc:
+            raise WordListError(str(path), "", f"not a valid regular expression once filled in ({exc})",
+                                line=lineno) from exc
+        out.append(filled)
+    return tuple(out)

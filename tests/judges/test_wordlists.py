@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.judges import wordlists
-from evalkit.judges.wordlists import DATA, WordListError, alternation, read_list
+from evalkit.judges.wordlists import DATA, WordListError, alternation, read_list, templates
 
 FILES = sorted(DATA.glob("*.txt"))
 JUDGES = Path(wordlists.__file__).parent
@@ -18,7 +18,7 @@ ROOT = JUDGES.parent.parent
 def _kind(name: str) -> str:
     """How the judge's code reads ``data/NAME.txt`` (from the call that names it)."""
     code = "\n".join(p.read_text(encoding="utf-8") for p in JUDGES.glob("*.py"))
-    calls = re.findall(rf'\b(words|phrases|alternation|table)\("{name}"(, regex=True)?\)', code)
+    calls = re.findall(rf'\b(words|phrases|alternation|table|templates)\("{name}"(, regex=True)?', code)
     assert calls, f"data/{name}.txt is read by no module of evalkit/judges"
     fn, regex = calls[0]
     return {"words": "words", "phrases": "phrases", "table": "table"}.get(fn, "regex" if regex else "phrases")
@@ -101,3 +101,24 @@ def test_the_table_reads_pattern_and_code_in_file_order():
 def test_the_files_are_package_data():
     conf = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert "data/*" in conf["tool"]["setuptools"]["package-data"]["evalkit.judges"]
+
+
+def test_templates_fill_parts_and_name_the_line_of_an_unknown_one(monkeypatch, tmp_path):
+    (tmp_path / "t.txt").write_text("# h\n\\b${WHO}\\s+(?:$|no)\nx${WHAT}\n", encoding="utf-8")
+    monkeypatch.setattr(wordlists, "DATA", tmp_path)
+    wordlists._load.cache_clear()
+    try:
+        with pytest.raises(WordListError, match=r"t\.txt:3: unknown part \$\{WHAT\}; the parts are WHO"):
+            templates("t", {"WHO": "i|we"})
+        assert templates("t", {"WHO": "(?:i|we)", "WHAT": "y"}) == (r"\b(?:i|we)\s+(?:$|no)", "xy")
+    finally:
+        wordlists._load.cache_clear()
+
+
+def test_the_refusal_wordings_are_the_filled_templates():
+    from evalkit.judges import refusal_rules as r
+
+    assert len(r._EN) == len(templates("refusals_en", r._PARTS)) > 30
+    assert all("${" not in p for p in r._EN + r._ZH)
+    assert r._REFUSAL.search("The context does not mention the warranty period.")
+    assert not r._REFUSAL.search("The device does not contain a Wi-Fi module.")
