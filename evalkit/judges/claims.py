@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from evalkit.judges.citations import find_markers, strip_markers
+from evalkit.judges.wordlists import words
 
 __all__ = ["cited_claims", "clause_spans", "split_claims", "split_clauses", "split_sentences", "strip_citations"]
 
@@ -26,16 +27,7 @@ _BULLET = re.compile(r"^\s*(?:[-*•·‣▪–—]+\s+|\d{1,3}[.)]\s+|\d{1,3}[�
 _ZH_END = re.compile(r"[。！？；!?](?:[”’」』》）)\"']*)")
 # ASCII sentence ends: [.!?] (plus closing quotes/brackets) followed by white space
 _EN_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s)")
-def _words(text: str) -> frozenset[str]:
-    """The white-space separated words of ``text`` (how word lists are written here)."""
-    return frozenset(text.split())
-
-
-_ABBREV = _words(
-    "e.g i.e etc vs cf al no nos fig figs approx dept est inc ltd co corp mr mrs ms dr prof sr jr st "
-    "jan feb mar apr jun jul aug sep sept oct nov dec u.s u.k a.m p.m ph.d vol pp ca pte plc llc gmbh bhd sdn pty "
-    "ext tel"
-)
+_ABBREV = words("abbreviations")
 _CONTRAST = r"(?:but|though|although|whereas|while|however|yet|except that)"
 _CLAUSE_SPLIT = re.compile(
     rf"\s*[;:；：，]\s*(?:但是|但|不过|然而|而是|却)?|,\s+|\s+[-–—]\s+|\s+{_CONTRAST}\s+|(?<=[\u4e00-\u9fff])(?:但是|但|不过|然而|而是|却)"

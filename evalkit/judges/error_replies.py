@@ -59,6 +59,7 @@ from typing import Any
 
 from evalkit.judges.citations import find_markers
 from evalkit.judges.refusal_rules import normalise, refusal_spans
+from evalkit.judges.wordlists import alternation, words
 
 __all__ = ["MAX_LEFT_CJK", "MAX_LEFT_WORDS", "MAX_MESSAGE_CHARS", "ErrorReply", "detect_error_reply"]
 
@@ -79,72 +80,19 @@ class ErrorReply:
 
 # --------------------------------------------------------------------------- failure words
 # A failure of the service: a status, a state of a service word, a limit hit, a broken transport.
-_STATUS = (r"\b(?:[45]\d\d\s*[-:]?\s*)?(?:bad\s+gateway|service\s+(?:temporarily\s+)?unavailable|gateway\s+time-?out|"
-           r"internal\s+server\s+error|too\s+many\s+requests|request\s+time-?out|unauthorized|forbidden)\b|"
-           r"\b(?:status\s+code|error\s+code|状态码|错误码)\s*[:=：]?\s*[45]\d\d\b|\b[45]\d\d\s+(?:error|错误)\b")
-# a bare "HTTP 401" is not one: "HTTP 401: the access token expired." answers what the error means
-_STATE_EN = (r"\b(?:(?:is|are|was|were|currently|temporarily|now|seems|appears)\s+)*(?:temporarily\s+|currently\s+)?"
-             r"(?:unavailable|overloaded|over\s+capacity|busy|down\s+for\s+maintenance|under\s+maintenance|"
-             r"not\s+available\s+(?:for|to|in)\s+your|not\s+responding)\b|"
-             r"\b(?:is|are)\s+(?:currently\s+|temporarily\s+)?down\b|"
-             r"\b(?:high|heavy|unusual)\s+(?:demand|load|traffic)\b|\boverloaded\b|"
-             r"\b(?:having|experiencing)\s+(?:some\s+)?(?:technical\s+)?"
-             r"(?:trouble|issues|problems|difficulties|an?\s+outage)\b")
-_LIMIT_EN = (r"\b(?:rate[\s_-]?limit(?:ed|\s+(?:reached|exceeded|hit))|(?:quota|limit|balance|credits?|capacity)\s+"
-             r"(?:\w+\s+)?(?:exceeded|exhausted|reached|used\s+up|run\s+out)|"
-             r"(?:exceeded|reached|hit|exhausted)\s+(?:\w+\s+){0,3}?"
-             r"(?:quota|limit|rate\s+limit|capacity|max(?:imum)?\s+request)|"
-             r"insufficient[\s_](?:quota|balance|credits?|funds)|"
-             r"resource\s+has\s+been\s+exhausted|throttl\w+|too\s+many\s+(?:requests|concurrent))\b")
-_TRANSPORT = (r"\b(?:(?:request|read|connect(?:ion)?|operation|gateway|upstream|socket)\s+(?:has\s+)?"
-              r"(?:timed\s+out|time-?out)|"
-              r"timed\s+out|time-?out\s+(?:of\s+\S+\s+)?(?:after|occurred|error|exceeded|expired)|deadline\s+exceeded|"
-              r"connection\s+(?:refused|reset|error|failure|failed|aborted|closed)|connect\s+error|"
-              r"econn(?:refused|reset)|etimedout|socket\s+hang\s+up|"
-              r"i/o\s+timeout|no\s+healthy\s+upstream|upstream\s+(?:connect\s+)?(?:error|failure|timeout|unavailable)|"
-              r"max\s+retries\s+exceeded|failed\s+to\s+establish|reset\s+by\s+peer|disconnect/reset|"
-              r"(?:call|request|generation|completion)\s+failed|failed\s+after\s+\d+\s+(?:retries|attempts))\b")
-_GENERIC_EN = (r"\b(?:an?\s+(?:unexpected\s+|internal\s+)?error\s+(?:has\s+)?occurred|something\s+went\s+wrong|"
-               r"error\s+(?:while|when)\s+(?:processing|generating|calling|communicating)|error\s+communicating|"
-               r"(?:cuda|gpu)\s+(?:error|out\s+of\s+memory)|(?:invalid|bad|malformed|empty)\s+response|"
-               r"out\s+of\s+memory|(?:model|deployment)\b[^.]{0,40}?\b(?:not\s+found|"
-               r"does\s+not\s+exist|doesn't\s+exist|is\s+not\s+available)|(?:invalid|incorrect)\s+api[\s_-]?key|"
-               r"server\s+error|internal\s+error)\b")
-_FAIL_ZH = (r"(?:负载|并发)[^，。,.]{0,6}?(?:饱和|过高|较高|过大|上限|已满)|(?:请求|访问|调用)?(?:过于|太)频繁|"
-            r"频率超限|访问频率|"
-            r"(?:次数|请求量|用量)[^，。,.]{0,4}?(?:上限|超限|过大)|(?:被|已被|触发)限流|"
-            r"额度[^，。,.]{0,4}?(?:用尽|用完|不足)|余额不足|欠费|"
-            r"频率(?:过高|太高|超限)|请求(?:太多|过多)|人数(?:过多|较多|太多)|"
-            r"出(?:了|现了?)(?:一?点|一些)?(?:问题|错误|异常|故障)|"
-            r"(?:api[\s_-]?key|令牌|账号|账户|密钥)[^，。,.]{0,4}?(?:已被?禁用|已过期|无效)|"
-            r"(?:服务|系统|服务器|网关|接口|模型|上游|网络|后端)[^，。,.]{0,6}?"
-            r"(?:繁忙|不可用|异常|出错|错误|故障|开小差|超时|无法响应|"
-            r"无法连接|维护中|加载中|不存在)(?!时)|繁忙(?=[，。,.!！~]|$)|(?:请求|连接|读取|响应|调用)超时|"
-            r"超时(?=[，。,.!！~]|$)|"
-            r"无可用渠道|排队中|(?:无法|不能|暂停)(?:为您)?(?:正常)?(?:提供)?服务(?![器费时范])|"
-            r"(?:请求|调用|处理|生成|连接)(?:失败|异常|出错|被拒绝)|内部(?:服务器)?错误|审核不通过|涉嫌违规|"
-            r"无效的?\s*(?:令牌|api[\s_-]?key|密钥)|模型[^，。,.]{0,24}?(?:不存在|不可用)|显存不足|无法连接|"
-            r"连接(?:失败|超时|被拒绝)")
+# (each list, its words and examples: data/failure_*.txt)
+_STATUS = alternation("failure_status", regex=True)
+_STATE_EN = alternation("failure_state_en", regex=True)
+_LIMIT_EN = r"\b(?:" + alternation("failure_limit_en", regex=True) + r")\b"
+_TRANSPORT = r"\b(?:" + alternation("failure_transport_en", regex=True) + r")\b"
+_GENERIC_EN = r"\b(?:" + alternation("failure_generic_en", regex=True) + r")\b"
+_FAIL_ZH = alternation("failure_zh", regex=True)
 _FAILURE = re.compile("|".join(f"(?:{p})" for p in (_STATUS, _STATE_EN, _LIMIT_EN, _TRANSPORT, _GENERIC_EN, _FAIL_ZH)),
                       re.IGNORECASE)
 
 # words a failure message is made of besides the failure: the service, the request, filler, advice, ids
-_SERVICE = re.compile(
-    r"\b(?:the|a|an|this|that|these|our|your|you|we|we're|we\s+are|i|i'm|it|its|it's|is|are|was|were|be|been|has|have|"
-    r"had|to|of|in|on|at|for|with|by|from|or|and|but|if|due|because|right|now|currently|temporarily|moment|again|"
-    r"other|another|"
-    r"model|models|server|servers|service|services|system|api|endpoint|deployment|request|requests|response|reply|"
-    r"assistant|ai|bot|chatbot|gateway|upstream|proxy|backend|provider|channel|engine|inference|llm|error|errors|"
-    r"code|status|reason|message|details?|failure|failed|unable|account|organization|org|plan|tier|tokens?|per|min|"
-    r"minute|minutes|second|seconds|sec|hour|hours|later|soon|few|some|while|processing|process|please|kindly|sorry|"
-    r"apologies|apologize|unfortunately|try|retry|retrying|wait|contact|support|help|center|us|persists|resubmit|"
-    r"check|back|more|information|info|docs|documentation|read|include|choose|select|operation|call|calling|"
-    r"pricing|billing|usage|limit|limits|exceeded|reached|quota|balance|credits?|generat(?:e|ing|ion)|"
-    r"headers?|transport|socket|tcp|dial|peer|host|port|reset|"
-    r"connect|connection|network|http|https)\b|"
-    r"抱歉|对不起|不好意思|很遗憾|请您?|您的?|你的?|我们|当前|目前|暂时|暂|稍后|稍候|再试|重试|联系|客服|管理员|"
-    r"服务器?|系统|模型|接口|网关|上游|渠道|分组|令牌|账户|账号|用户|请求|调用|访问|网络|后端|平台|"
-    r"了|的|已|已经|请|或|和|后|再|下|中|一下|一些|一会儿?|因为|由于|~|～", re.IGNORECASE)
+_SERVICE = re.compile(r"\b(?:" + alternation("service_words_en", regex=True) + r")\b|"
+                      + alternation("service_words_zh", regex=True), re.IGNORECASE)  # data/service_words_*.txt
 _URL = r"https?://\S+|\b[\w.-]+\.(?:com|org|net|io|ai|cn)\b\S*"  # an address, or a bare domain and its path
 _IDS = re.compile(_URL + r"|\b(?:request|trace|req)[\s_-]?id\b\s*[:=]?\s*[\w-]*|"
                   r"\b\w*\d\w*\b|[（(]\s*[)）]", re.IGNORECASE)
@@ -186,7 +134,7 @@ _ASIDE = re.compile(r"\b(?:try\s+again|retry|retrying|resubmit|check\s+back|"
                     r"联系(?:客服|管理员)|请耐心等待|休息一下|充值|续费|请检查|request\s+id|top\s+up|"
                     r"(?:please\s+)?check\s+your|" + _POINTER.pattern,
                     re.IGNORECASE)
-_LOG_LEVELS = {"error", "err", "fatal", "warn", "warning", "exception", "错误", "异常", "警告"}
+_LOG_LEVELS = words("log_levels")  # "[ERROR]" is a log level, not a citation marker
 
 
 def _cited(text: str) -> bool:

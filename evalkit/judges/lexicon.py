@@ -12,6 +12,7 @@ from functools import lru_cache
 
 from evalkit.index.tokenize import STOPWORDS as _EN_STOP_BASE
 from evalkit.index.tokenize import Tokenizer
+from evalkit.judges.wordlists import alternation, words
 
 __all__ = ["CJK", "content_terms", "is_charge", "is_end_cue", "is_soft_cue", "negation_cues", "negation_spans", "term_found"]
 
@@ -23,9 +24,8 @@ _EN_NOT_NEGATING = re.compile(
     r"\bnot\s+(?:only|just|to exceed|exceeding|exceed)\b|\bno doubt\b|\bnon-?stop\b|\bnone the less\b|"
     r"\bwhether or not\b|\brather than\b|\binstead of\b|^\s*no\b(?=\s*[,.;:!])", re.IGNORECASE)
 _EN_NEG = re.compile(
-    r"\bno longer\b|\bnot any longer\b|\b(?:not|no|never|cannot|without|neither|nor|none|nobody|nothing|nowhere|unable|unavailable|"
-    r"unsupported|prohibit\w*|forbid\w*|disallow\w*|fail(?:s|ed|ure)?|refuse[sd]?|reject(?:s|ed)?|retired|"
-    r"discontinued|disabled|blocked)\b|\b\w+n['’]t\b|\bnon-\w+|"
+    r"\bno longer\b|\bnot any longer\b|\b(?:" + alternation("en_negation_cues", regex=True) + r")\b|"
+    r"\b\w+n['’]t\b|\bnon-\w+|"
     # words that say "not" by meaning: "lacks 6 GHz support" = "does not support 6 GHz",
     # "exempt from the fee" = "pay nothing", "the fee is waived", "free of charge"
     r"\black(?:s|ed|ing)?\b|\bexempt(?:ed)?\b|\bwaived\b|\bfree\s+of\b|\babsent\b|"
@@ -42,10 +42,7 @@ _EN_END = re.compile(rf"\b(?P<v>{_EN_END_VERB})\b(?=(?:\s+[\w.+-]+){{0,3}}?\s+(?
 # ... but not an end with its date: "Standard support for 5.2 ends on 31 March 2026" = "supported until then"
 _DATED = re.compile(r"[^.;]*?\b(?:on|in|at|by|after|from|as of|effective)\s+(?:\d|(?:the\s+)?(?:end|start|beginning)\b|"
                     r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec|Q[1-4]\b|FY))")
-_ZH_NOT_NEGATING = re.compile(
-    r"不仅|不但|不过|不断|不少|不久|不同|不管|不论|不错|不得不|不停|不时|不超过|不低于|不少于|不多于|不高于|不大于|"
-    r"(?:不|不得|不能|不应|不可|不宜|不会)(?:超过|低于|少于|多于|高于|大于|小于|迟于|晚于|早于)|而不是|而非|无论|毫无疑问|无锡|无线|无人机|非常|除非|非洲|南非|是非|未来|是否|否则|"
-    r"别人|特别|区别|类别|级别|分别|个别|识别|告别|淹没|埋没|出没")
+_ZH_NOT_NEGATING = re.compile(alternation("zh_not_negating", regex=True))  # 不仅, 不超过, 无论, 非常...: no cues
 # losses and ends (失去资格 = 不再具备资格, 每周一闭馆 = 周一不开放, 已下线 = 不再提供); a verb of
 # loss alone is no content word (as 缺少), a closure names what closes (闭馆, 停售) and stays one.
 # Not 停止 / 取消: general verbs whose synonyms (结束, 终止, 关闭) carry no cue, so a claim saying
@@ -59,14 +56,14 @@ _ENDS = re.compile(rf"^(?:{_ZH_ENDS}|{_EN_END_VERB})$", re.IGNORECASE)
 # flip of "is not free" is found by)
 _SOFT = re.compile(r"^(?:(?:完全)?免费|免票)$")
 # prohibitions (请勿 = 不要 = 切勿 = 严禁) and lacks / exemptions (缺少 = 没有, 免收 = 不收): cues, and no content words
-_ZH_BY_MEANING = "请勿|切勿|切莫|严禁|缺少|缺乏|缺失|免收|免除|免缴|免交|免于|豁免"
+_ZH_BY_MEANING = alternation("zh_negation_by_meaning")
 # A Chinese cue is a jieba WORD: 不, 不得, 不会, 绝不会, 没有, 无法, 未经许可, 禁止... A cue character
 # inside a longer word is a lexical prefix, not a negation of the clause (不当 "improper",
 # 非正式 "informal", 无线 "wireless", 不满 "dissatisfied").
 _ZH_CUE_TOKEN = re.compile(r"^(?:(?:绝|决|从|并|永|也|都|还|尚)?(?:不|没|无|未|非|毋|勿)(?:会|能|得|可|要|用|该|应|需|须|必|曾|再|予|准|许|让|在|是|宜)?"
                            r"|没有|无法|从未|未经.*|禁止.*|勿|别|不再|(?:不|无|毋|勿)须.*|无需.*|不必.*"
                            # words that say "not" by meaning: 加载失败 = 没能加载, 已停用 = 不能再用
-                           r"|失败|拒绝|停用|禁用|作废|失效|废止|拦截"
+                           r"|" + alternation("zh_negation_verbs") +
                            r"|严禁.*|" + _ZH_BY_MEANING + "|" + _ZH_ENDS + "|(?:完全)?免费|免票)$")
 
 
@@ -132,41 +129,10 @@ def _jieba_cut(text: str) -> tuple[str, ...]:
     return tuple(jieba.lcut(text))
 
 
-def _words(text: str) -> frozenset[str]:
-    """The white-space separated words of ``text`` (how word lists are written here)."""
-    return frozenset(text.split())
-
-
 # --- content terms ----------------------------------------------------------------------------
-_EN_STOP = set(_EN_STOP_BASE) | _words(
-    "about above across after again against all almost also although am among amount any anyone "
-    "anything approximately around b both within c can could d did do does doing done during e each "
-    "either else etc ever every few from further get gets got had has have having he her here hers "
-    "him his how however i it's its itself just like ll many may me might more most much must my need "
-    "needs nor now o off once one only other our ours out over own per quite rather re really roughly "
-    "s same shall she should since so some still than that's them themselves those though through "
-    "thus too under until up upon us ve very via want was we well were what when where whether which "
-    "while who whom whose why would yes yet you your yours"
-    # the comparator of a bound belongs to its number, read as a value ("no less than 90 days"),
-    # as "more" and "most" do
-    " less least fewer fewest"
-) | {"not", "no", "never", "cannot", "without", "neither", "nor", "none", "t", "don", "doesn", "isn", "aren",
-     "won", "didn", "can't", "non", "lack", "lacks", "lacked", "lacking", "exempt", "exempted", "waived", "absent"}
-_ZH_STOP = _words(
-    "的 了 是 在 和 与 及 或 由 为 将 被 把 也 都 而 则 就 于 对 从 到 向 以 之 其 这 那 此 "
-    "该 个 等 上 中 下 内 后 前 时 可 会 能 要 需 须 还 并 又 其中 吗 呢 吧 啊 么 什么 哪 哪里 "
-    "哪个 哪些 哪位 哪家 谁 多少 几 怎么 如何 怎样 是否 已 已经 每 各 约 大约 左右 让 使 给 他 她 "
-    "它 他们 它们 我们 你 您 我 有 所 着 过 得 地 很 更 最 仍 仍然 即 即可 便 可以 能够 需要 必须 "
-    "应该 应 须 就是 只是 只有 仅 仅仅 还是 以及 或者 并且 而且 因为 所以 如果 虽然 但是 但 不过 此外 "
-    "另外 另 这个 那个 这些 那些 一个 一 二 两 些 多 年 月 日 天 号 点 次 个 种 后 前 里 内 外 "
-    "间 通常 一般 大概 大致 目前 当时 届时 期间 同时 时候 这样 那样 如此 其他 别的 自己 本 该 每个 "
-    "有关 关于 对于 根据 按照 不 没 没有 无 非 未 不得 不能 不会 不予 无法 无需 无须 不须 毋须 不必 不用 未经 绝不 从不 从未 禁止 "
-    "别 勿 会 则 呀 哦 嗯 先 再 才 曾 正 受 之内 之后 之前 以内 以上 以下 当中 起 来 去 过来 出来 "
-    "一下 "
-    # connectives (因此 = "so", 且 = "and"), the light verb of a transaction (在柜台办理 = "at the counter"), and
-    # the comparator of a bound, which belongs to its number (最低-40℃, 上限15000转, 超过15天), as 以上 / 以下 do
-    "因此 因而 从而 于是 办理 至少 最多 最少 最低 最高 上限 下限 超过 且"
-)
+# stop words, negation words (polarity is checked by cues) and Chinese stop words: data/*.txt
+_EN_STOP = set(_EN_STOP_BASE) | words("en_stop") | words("en_stop_negation")
+_ZH_STOP = words("zh_stop")
 _ZH_CUE_WORD = re.compile(r"^(?:(?:绝|决|从|并|也|都|还|尚)?(?:不|没|无|未|非|毋)(?:会|能|得|可|要|用|该|应|需|须|必|曾|再|予|准|许|让)?"
                           r"|" + _ZH_BY_MEANING + "|" + _ZH_LOSS + ")$")
 _NEG_PREFIX = re.compile(r"^(?:无须|不须|毋须|无需|不必|不用|不得|不能|不予|不会|无法|没有|未经|不|没|无|未|非)(?=[\u3400-\u9fff]{2,})")

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 
+from evalkit.judges.wordlists import words
+
 __all__ = ["WEEKDAYS", "weekdays_of", "zh_verb_after_modal"]
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -47,7 +49,7 @@ def weekdays_of(token: str, in_range: bool = False) -> list[tuple[int, int, str]
     return [(a, b, d) for a, b, d in days if d]
 
 
-_ZH_MODALS = frozenset("须 需 应 应当 应该 必须 需要 要 可 可以 能".split())
+_ZH_MODALS = words("zh_modals_of_verbs")
 _ZH_CLAUSE_MARK = re.compile(r"[，。；！？,;:：!?]")
 
 

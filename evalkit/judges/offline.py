@@ -65,6 +65,7 @@ from evalkit.judges.lexicon import negation_cues, term_found
 from evalkit.judges.polarity import check_polarity
 from evalkit.judges.reach import reach
 from evalkit.judges.values import Atom, AtomPool, fold
+from evalkit.judges.wordlists import phrases
 
 __all__ = ["HELD_OUT", "VERSION", "ClaimSignals", "HeldOut", "OfflineJudge", "Thresholds", "triple_statement"]
 
@@ -105,11 +106,7 @@ class HeldOut:
 HELD_OUT = HeldOut(flagged=94, unverified=47, n_correct=144, caught=34, caught_unverified=13, n_wrong=48)
 
 # answer courtesy, not claims: never checked (a claim with an atom is still checked)
-_BOILERPLATE = re.compile(
-    r"^\W*(?:i\s+)?hope\s+(?:this|that|it)\s+helps|^\W*(?:please\s+)?(?:let\s+me\s+know|feel\s+free)|"
-    r"^\W*(?:thanks|thank\s+you)\b|^\W*(?:is\s+there\s+anything\s+else)|^\W*(?:i\s+)?hope\s+this\s+answers|"
-    r"^\W*(?:希望|但愿)(?:以上|这些|这)?(?:内容|回答|信息)?(?:对(?:你|您)有(?:所)?帮助|能帮到(?:你|您))|"
-    r"^\W*如(?:果)?(?:有|还有)(?:其他|任何)?(?:问题|疑问)|^\W*(?:谢谢|感谢)", re.IGNORECASE)
+_BOILERPLATE = re.compile("|".join(r"^\W*" + p for p in phrases("courtesy_openers")), re.IGNORECASE)
 MIN_FOREIGN_TERMS = 3  # content words a claim needs for "none of them is anywhere in the evidence" to count
 MIN_VERBATIM = 12  # characters: shorter claims ("Yes.", "3 天") are judged by the rules, not by containment
 # a graph fact the generator was shown and quoted ("LX-300 --co_occurs--> LX-200": nodes/generate.triple_text)

@@ -27,6 +27,7 @@ from evalkit.judges.units import (
     unit_alternation,
     unit_of,
 )
+from evalkit.judges.wordlists import alternation
 
 __all__ = ["CN_NUM", "CURRENCIES", "EN_WORDS", "Quantity", "bare_number_states", "find_quantities", "find_times",
            "implied_units", "parse_cn_number", "quantities_match"]
@@ -70,11 +71,8 @@ _RATE_BEFORE = re.compile(r"(?:\d[kKmMbB]?|[$¥€£%¢]|\b(?:USD|CNY|RMB|EUR|GB
 _COUNT_BEFORE = re.compile(r"(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|thirty|"
                            r"hundred|thousand))\s+[A-Za-z-]+(?:\s+[A-Za-z-]+)?\s+$", re.IGNORECASE)  # "600 requests "
 _MONEY_SCALE = re.compile(r"\s?(m|b)(?![A-Za-z])")  # $48.2m, $1.2b
-_CN_MEASURE = re.compile(
-    r"(?:个|多|余)?(?:台|家|人|名|位|次|元|块|角|天|日|年|月|周|星期|小时|钟头|分钟|秒|米|公里|千米|厘米|毫米|千克|公斤|克|吨|根|节|条|项|"
-    r"种|倍|成|岁|届|层|张|份|股|只|辆|架|艘|座|所|间|套|件|款|笔|批|期|季度|号|趟|处|例|篇|部|本|首|册|门|户|亩|瓦|伏|"
-    r"万|亿|%|％|点|两|道|轮|组|类|级|项|款|颗|枚|盒|箱|袋|瓶|GB|TB|MB|个)")
-_CN_NOT_NUMBER = re.compile(r"^(?:一个|十分|万一|一一|一些|一般|一直|一样|一起|一定|一切|一旦|一致|一同|一向|一再|一律)")
+_CN_MEASURE = re.compile(r"(?:个|多|余)?(?:" + alternation("zh_measure_words") + ")")  # 台, 家, 小时: data/
+_CN_NOT_NUMBER = re.compile(r"^(?:" + alternation("zh_not_numbers") + ")")  # 一个, 十分, 万一: data/
 _CHENG_WORD = re.compile(r"成(?:为|功|本|立|果|员|都|绩|熟|交|长|年|就|品|型|像|分|效|批|套|行|形|全|人|语)")
 _HALF = re.compile(r"\s*(?:and\s+a\s+half|半)")
 # "from 19.8 to 24.6 million", "2.2 到 2.8 米": the second number's scale and unit are the first's too

@@ -49,6 +49,7 @@ from itertools import combinations
 from evalkit.judges.lexicon import CJK
 from evalkit.judges.quantities import Quantity, find_quantities, quantities_match
 from evalkit.judges.values import Atom, fold
+from evalkit.judges.wordlists import words
 
 __all__ = ["CONVERSIONS", "interval", "reach"]
 
@@ -79,7 +80,7 @@ _AT_LEAST = re.compile(r"(?:no less than|no fewer than|(?<!no )more than|over|ab
 _NEARLY = re.compile(r"(?:nearly|almost|近|将近|接近)" + _UNIT_BEFORE, re.IGNORECASE)
 _AT_MOST_AFTER = re.compile(r"^\s*(?:以内|以下|之内)")
 _AT_LEAST_AFTER = re.compile(r"^\s*以上")
-_TITLES = frozenset("dr mr mrs ms prof inc ltd co corp llc the and of for plc gmbh".split())
+_TITLES = words("name_titles")
 _MAX_OPERANDS = 40
 _TEMPERATURE = frozenset({"c", "deg"})  # the ends of a range (-10°C ~ 60°C): no sums, differences or products
 MAX_COUNT = 10  # a bare whole number up to this is a count an answer makes itself ("三项", "both")

@@ -34,16 +34,12 @@ from __future__ import annotations
 
 import re
 
+from evalkit.judges.wordlists import alternation, phrases, templates
+
 __all__ = ["CONTENT_MIN_CJK", "CONTENT_MIN_WORDS", "content_clauses", "normalise", "refusal_spans"]
 
 # --------------------------------------------------------------------------- normalisation
-_TRAD = ("資资 無无 沒没 這这 問问 題题 識识 庫库 關关 訊讯 據据 確确 說说 裡里 辦办 檔档 現现 報报 獲获 檢检 結结 內内 "
-         "範范 圍围 該该 於于 與与 記记 載载 為为 麼么 們们 個个 給给 斷断 夠够 時时 間间 從从 處处 見见 應应 對对 當当 "
-         "還还 會会 來来 請请 聯联 絡络 繫系 詢询 諮咨 尋寻 參参 數数 錄录 條条 規规 況况 項项 詳详 細细 證证 蓋盖 寫写 "
-         "講讲 僅仅 暫暂 遺遗 疇畴 稱称 顯显 讀读 閱阅 認认 難难 並并 則则 準准 紀纪 註注 幫帮 議议 撥拨 電电 話话 "
-         "員员 網网 頁页 發发 覺觉 實实 際际 類类 過过 雖虽 後后 節节 達达 訪访 權权 歡欢 謝谢 問问 涵涵 釋释 複复 "
-         "錯错 誤误 清清 楚楚 啟启 機机 構构 統统 計计 劃划 單单 據据 務务 點点 筆笔 覽览 尚尚 試试 務务")
-_FOLD = {ord(p[0]): p[1] for p in _TRAD.split()}
+_FOLD = {ord(p[0]): p[1] for p in phrases("zh_traditional")}  # 資料 -> 资料: data/zh_traditional.txt
 _FOLD.update({c: chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)})
 _FOLD[0x3000] = " "
 # curly apostrophes and single quotes (what chat models write: "don’t", ‘quoted’) -> ASCII; the English
@@ -108,96 +104,15 @@ _INABLE_ZH = re.compile(
 _ANSWER_ZH = re.compile(r"(?:无法|没法|无从|不能|没办法|难以|未能|没能)[^。，,.；;]{0,6}?(?:回答|作答|解答|答复|回复)|"
                         r"答不上|回答不了|答不了|说不了|无可奉告")
 
-_EN = [
-    r"\bi\s+(?:really\s+)?(?:do\s+not|don't|dont)\s+know\b",
-    r"\b(?:i\s+have\s+|i've\s+)?no\s+idea\b",
-    r"\bi(?:'m|\s+am)\s+(?:not\s+(?:sure|certain)|unsure|uncertain)\b",
-    r"\bi\s+(?:can't|cannot|can\s+not|couldn't|could\s+not|was\s+unable\s+to|am\s+unable\s+to|'m\s+unable\s+to|"
-    r"am\s+not\s+able\s+to|'m\s+not\s+able\s+to|wasn't\s+able\s+to|was\s+not\s+able\s+to|don't|do\s+not|didn't|"
-    r"did\s+not)\s+(?:\w+\s+){0,2}?(?:find|answer|locate|determine|tell|say|confirm|provide|help|see|identify|verify|"
-    r"access|give)\b",
-    r"\bwe\s+(?:can't|cannot|couldn't|could\s+not|were\s+unable\s+to|are\s+unable\s+to)\s+(?:\w+\s+){0,2}?"
-    r"(?:find|answer|locate|determine|tell|say|see|identify|verify)\b",
-    r"\b(?:i|we)\s+(?:don't|do\s+not|didn't|did\s+not)\s+have\s+(?:any\s+|enough\s+|the\s+|that\s+|this\s+|"
-    r"sufficient\s+|access\b)?(?:relevant\s+|specific\s+)?(?:" + _INFO_EN + r")?",
-    r"(?:\bnot\s+|n't\s+)enough\s+(?:relevant\s+)?" + _INFO_EN + r"\b",
-    r"\b(?:insufficient|inadequate)\s+(?:relevant\s+)?" + _INFO_EN + r"\b",
-    # "no INFO" at the head of a clause: a fragment or a passive of lack, not "No data is retained ..."
-    r"(?:^\s*|[^\w\s'’]\s*|\b(?:sorry|unfortunately|but)\W+)no\s+(?:relevant\s+|specific\s+|further\s+|such\s+)?"
-    + _INFO_EN + r"(?:\s+(?:about|on|regarding|concerning|for|in)\s+[^.;!?]{0,60}?)?(?:\s+(?:is|was|are|were|could\s+be|"
-    r"can\s+be|has\s+been|have\s+been))?(?:\s+(?:available|found|provided|given|returned|located|mentioned|known))?"
-    r"(?:\s+(?:about|on|regarding|concerning|for|in)\s+[^.;!?]{0,60}?)?\s*(?:$|[.;!?)—–-])",
-    r"\b(?:there\s+is|there's|there\s+are|i\s+have|i've\s+got|we\s+have|with)\s+no\s+(?:\w+\s+){0,2}?" + _INFO_EN
-    + _INFO_HEAD_EN,
-    r"\b(?:there\s+is|there's|there\s+are|i\s+have|we\s+have)\s+no\s+(?:\w+\s+){0,2}?" + _INFO_EN + r"s?\b[^.;!?]{0,60}?"
-    r"\b(?:in|within|from)\s+(?:the\s+|any\s+of\s+the\s+|our\s+|my\s+)?(?:\w+\s+)?" + _SOURCE_EN,
-    r"\b" + _SOURCE_EN + r"\s+(?:\w+\s+){0,3}?" + _NEG_EN + r"\s+(?:\w+\s+)?" + _SAY_EN,
-    r"\b" + _STRONG_EN + r"\s+(?:\w+\s+){0,3}?" + _NEG_EN + r"\s+(?:\w+\s+)?" + _HOLD_EN,
-    # a weak source lacks a figure or an answer, not a thing: "the reports do not give a Q4 figure"
-    r"\b" + _WEAK_EN + r"\s+(?:\w+\s+){0,3}?" + _NEG_EN + r"\s+(?:\w+\s+)?" + _HOLD_EN + r"\s+(?:any|a|an|the)\s+"
-    r"(?:[\w-]+\s+){0,3}?(?:figures?|numbers?|dates?|information|details?|answer|breakdown|amount|price|value)"
-    + _INFO_HEAD_EN,
-    r"\b" + _STRONG_EN + r"\s+(?:\w+\s+){0,2}?(?:has|have|contains?|gives?|lists?|includes?|shows?|provides?|offers?|"
-    r"makes?|lacks?)\s+(?:no|any)\b",
-    r"\b" + _SOURCE_EN + r"\s+(?:\w+\s+){0,2}?(?:has|have|contains?|gives?|includes?|provides?|offers?|makes?)\s+no\s+"
-    r"(?:\w+\s+)?(?:mention|reference|information|details?|answer|guidance)" + _INFO_HEAD_EN,
-    r"\b(?:none|neither)\s+(?:of\s+the\s+)?(?:\w+\s+)?" + _SOURCE_EN,
-    r"\b(?:isn't|is\s+not|not)\s+(?:something|anything|a\s+(?:topic|subject|point))\s+(?:that\s+)?(?:the\s+)?"
-    r"(?:\w+\s+)?" + _SOURCE_EN + r"\s+(?:\w+\s+)?" + _SAY_EN,
-    r"\b" + _SOURCE_EN + r"\s+(?:\w+\s+){0,2}?(?:says?|said|has|have|contains?|gives?|mentions?|provides?|offers?)\s+"
-    r"nothing\b",
-    r"\bnothing\b[^.;!?]{0,40}?\b(?:in|from|within)\s+(?:the\s+|any\s+of\s+the\s+|our\s+|my\s+)?(?:\w+\s+)?"
-    + _SOURCE_EN,
-    r"\b" + _STRONG_EN + r"\s+(?:\w+\s+){0,2}?(?:is|are|was|were)\s+(?:not|n't)\s+(?:about|on|related\s+to)\b",
-    r"\b" + _SOURCE_EN + r"\s+(?:is|are|was|were|seems?|appears?|remains?)\s+(?:\w+\s+)?(?:insufficient|silent|"
-    r"inconclusive|unclear)",
-    r"\b(?:isn't|is\s+not|aren't|are\s+not|not)\s+(?:answered\s+|present\s+|included\s+)?(?:anywhere\s+)?"
-    r"(?:in|within)\s+(?:the\s+|any\s+of\s+the\s+)?(?:\w+\s+){0,2}?" + _SOURCE_EN,
-    r"\b(?:not|isn't|is\s+not|aren't|are\s+not|wasn't|was\s+not)\s+(?:\w+\s+)?(?:mentioned|covered|specified|stated|"
-    r"found|available|provided|included|given|addressed|listed|described|present|contained|discussed|documented|"
-    r"shown|explained|answered)\s+(?:anywhere\s+)?(?:in|by|within|from)\s+(?:the\s+|any\s+of\s+the\s+|my\s+|our\s+)?"
-    + _SOURCE_ADJ_EN + _SOURCE_EN,
-    r"\b(?:information|info|details?|data|answer)\s+(?:is\s+|was\s+|are\s+|were\s+)?(?:not|un)\s*(?:available|found|"
-    r"provided|given|mentioned|included|present|known)\b",
-    r"\b(?:information|info|details?|data)\s+(?:\w+\s+){0,4}?(?:is|are)\s+missing\b|\b(?:missing|absent|unavailable)\s+"
-    r"(?:from|in|within)\s+(?:the\s+|any\s+of\s+the\s+)?" + _SOURCE_ADJ_EN + _SOURCE_EN,
-    r"\b(?:cannot|can't|could\s+not|can\s+not)\s+be\s+answered\b",
-    r"\b(?:cannot|can't|could\s+not)\s+be\s+(?:determined|found|confirmed|known|said|verified|established)"
-    r"(?=\s*(?:$|[.;!?,]|\s(?:from|based|with|given|using|in|on\s+the\s+basis)\b))",
-    r"(?:^|[.;:!?,]\s*|\b(?:i|we)(?:'m|\s+am|\s+are|\s+was|\s+were)\s+|\bsorry\W+)(?:unable|not\s+able)\s+to\s+"
-    r"(?:answer|find|determine|locate|confirm|provide|say|tell)\b",
-    r"\bunable\s+to\s+answer\b",
-    r"\bno\s+way\s+(?:to|of)\s+(?:tell\w*|know\w*|say\w*|determin\w+|answer\w*|find\w*|confirm\w*)",
-    r"\b(?:not\s+possible|impossible|unclear|not\s+clear|hard|difficult)\s+(?:from\s+(?:the\s+)?(?:\w+\s+){0,2}?"
-    + _SOURCE_EN + r"|to\s+(?:say|tell|determine|know|answer|confirm|infer))",
-    r"\b(?:outside|beyond)\s+(?:the\s+scope|my\s+knowledge|what\s+(?:the\s+)?(?:\w+\s+)?" + _SOURCE_EN + r")",
-    r"\bno\s+(?:relevant\s+)?(?:results?|matches|documents?|passages?)\s+(?:were\s+|was\s+)?(?:found|returned)",
-    r"\b(?:didn't|did\s+not|doesn't|does\s+not)\s+(?:return|turn\s+up|yield|bring\s+up)\s+(?:any\s+)?"
-    r"(?:results?|matches|hits)",
-    r"\bcame\s+up\s+(?:empty|with\s+nothing)\b|\bnothing\s+(?:\w+\s+){0,3}?came\s+up\b",
-]
-_ZH = [
-    _SOURCE_ZH + _ADV_ZH + _LACK_ZH + r"(?:有)?" + _SAY_ZH,
-    _STRONG_ZH + _ADV_ZH + r"(?:没有|无|暂无|缺乏|缺少|并无|查无|没|未|不含|不包含|不包括|尚无|暂未)",
-    _SOURCE_ZH + _ADV_ZH + r"(?:没有|无|不含|不包含|不包括|缺乏|缺少|并无)" + r"(?:相关的?|有关的?|任何相关的?|具体的?|这方面的?|"
-    r"[^，。,.；;！!？?\s]{1,15}的)" + _INFO_ZH,
-    r"(?:没有|暂无|缺乏|缺少|无|并无|查无|尚无|暂未|未|没)(?:找到|检索到|查到|收录|提供)?" + _INFO_Q_ZH + _INFO_ZH + _INFO_HEAD_ZH,
-    _INFO_Q_ZH + r"(?:信息|资讯|资料|数据|内容)(?:不足|缺失|缺乏|有限|不全|不够|不详)",
-    _SOURCE_ZH + r"(?:不足|有限|不全)",
-    r"不足以(?:回答|确定|判断|得出)",
-    _SOURCE_ZH + _ADV_ZH + r"(?:不是|并不是|并非|不)(?:关于|有关|涉及|针对)",  # the sources are about something else
-    r"超出了?[^。，,.]{0,12}?(?:" + _SOURCE_ZH + r"|我|知识|能力|掌握)",  # beyond the sources, as "outside the scope"
-    r"(?:未能|没能|没有|未)(?:在|从)[^。，,.]{0,14}?" + _SOURCE_ZH + r"[^。，,.]{0,6}?(?:找到|查到|检索到|搜索到|发现|看到)",
-    r"(?:答案|该信息|相关信息|这个信息)(?:不在|未在|并不在)",
-    r"(?:不在|未在)[^。，,.]{0,10}?" + _SOURCE_ZH + r"(?:中|里|内|里面)?(?:出现|提及|找到)?",
-]
-_FRAGMENT = re.compile(
-    r"^\W*(?:answer\s*:\s*|答案\s*[:：]\s*|a\s*:\s*)?(?:n\s*/\s*a|unknown|not\s+(?:available|found|known|specified|mentioned|"
-    r"stated|provided|given|sure|certain|documented)|no\s+(?:data|information|info|answer|idea|comment|details)|"
-    r"insufficient\s+(?:information|data|context|evidence)|idk|unclear|uncertain|unsure|not\s+clear|"
-    r"can(?:no|')t\s+(?:say|tell)|"
-    r"未知|不详|不明|不清楚|不知道|不确定|不太确定|说不准|说不清|不好说|难说|暂无|无数据|无信息|"
-    r"未提及|未找到|无法确定|无从得知|无可奉告|暂无数据|暂无信息|没有数据|没有信息)\W*$", re.IGNORECASE)
+# the refusal wordings, one a line, naming the parts above as ${PART}: data/refusals_en.txt, refusals_zh.txt
+_PARTS = dict(ADV_ZH=_ADV_ZH, HOLD_EN=_HOLD_EN, INFO_EN=_INFO_EN, INFO_HEAD_EN=_INFO_HEAD_EN, INFO_HEAD_ZH=_INFO_HEAD_ZH,
+              INFO_Q_ZH=_INFO_Q_ZH, INFO_ZH=_INFO_ZH, LACK_ZH=_LACK_ZH, NEG_EN=_NEG_EN, SAY_EN=_SAY_EN, SAY_ZH=_SAY_ZH,
+              SOURCE_ADJ_EN=_SOURCE_ADJ_EN, SOURCE_EN=_SOURCE_EN, SOURCE_ZH=_SOURCE_ZH, STRONG_EN=_STRONG_EN,
+              STRONG_ZH=_STRONG_ZH, WEAK_EN=_WEAK_EN)
+_EN = list(templates("refusals_en", _PARTS))
+_ZH = list(templates("refusals_zh", _PARTS))
+_FRAGMENT = re.compile(r"^\W*(?:answer\s*:\s*|答案\s*[:：]\s*|a\s*:\s*)?(?:" + alternation("refusal_fragments", regex=True)
+                       + r")\W*$", re.IGNORECASE)  # "N/A", "Unknown", 未知...: data/refusal_fragments.txt
 _REFUSAL = re.compile("|".join(f"(?:{p})" for p in _EN + _ZH), re.IGNORECASE | re.MULTILINE)
 
 # --------------------------------------------------------------------------- compositional rule
@@ -330,13 +245,7 @@ def _is_content(clause: str) -> bool:
 # that place (_FILLER, or what _META and _SPEAKER_META call one: "Sure.", "Hmm.", 好的。, 您好！) is not one.
 _HEAD_END = re.compile(r"\s*(?:[.!。！;；:：\n—]|--|[,，]\s*(?:but|however|though|although|yet)\b|"
                        r"[,，]\s*(?:但|不过|然而|只是))", re.IGNORECASE)
-_FILLER = re.compile(
-    r"^\W*(?:h?m+|um+|uh+|er+|ah+|oh+|well|so|ok(?:ay)?|sure|certainly|of\s+course|absolutely|alright|all\s+right|right|"
-    r"got\s+it|understood|noted|hi|hello|hey|greetings|dear\s+\w+|thanks|thank\s+you|"
-    r"(?:great|good|interesting|nice|fair)\s+question|i\s+see|let(?:'s|\s+me)\s+(?:see|check)|alas|note|disclaimer|"
-    r"caveat|(?:short\s+)?answer|a|tl;?dr|summary|in\s+short|honestly|frankly|actually|"
-    r"嗯+|呃+|唔|哦+|噢|啊|好的|好|行|当然|没问题|明白|了解|收到|您好|你好|亲|谢谢|感谢|好问题|说实话|老实说|其实|答|回答|答案)\W*$",
-    re.IGNORECASE)
+_FILLER = re.compile(r"^\W*(?:" + alternation("fillers", regex=True) + r")\W*$", re.IGNORECASE)  # data/fillers.txt
 
 
 def _answer_head(text: str, refusals: list[tuple[int, int]]) -> list[str]:

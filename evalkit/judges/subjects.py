@@ -43,21 +43,18 @@ import re
 from functools import lru_cache
 
 from evalkit.judges.claims import is_chinese
+from evalkit.judges.wordlists import words
 
 __all__ = ["asides", "only_time", "own_subject"]
 
 
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
+# the word lists (modals, pronouns, determiners, verbs...) are data/*.txt, each file saying what for
 # --- Chinese -------------------------------------------------------------------------------------
 _NUMERAL = re.compile(r"[\d.,%，、：:；;（）()]+")
-_ZH_MODALS = _words("要 可 可以 需 需要 须 必须 应 应该 应当 能 能够 会 得")  # a modal opens a predicate, not a subject
-_ZH_PRONOUNS = _words("它 它们 其 该 此 这 这些 那 那些 他 她 他们 她们 我们 你们 本 各")
+_ZH_MODALS = words("zh_modals")  # a modal opens a predicate, not a subject
+_ZH_PRONOUNS = words("zh_pronouns")
 _ZH_SKIP_TAGS = ("t", "c", "d", "x", "uj", "ul")  # time words, conjunctions, adverbs, marks, particles
-# what opens a predicate after a nominal verb: a preposition (在, 由, 从...) or a modal (需, 须, 将...)
-_ZH_PREDICATE_OPENERS = _words("在 由 从 自 经 按 被 以 须 需 需在 须在 需要 须要 将 将在 会 应 应在 可 可在 均 均在 已 一般 通常")
+_ZH_PREDICATE_OPENERS = words("zh_predicate_openers")
 
 
 def _zh_own_subject(text: str) -> str | None:
@@ -86,23 +83,13 @@ def _zh_own_subject(text: str) -> str | None:
 
 
 # --- English -------------------------------------------------------------------------------------
-_EN_LEAD = _words("and but while whereas so then also plus and,")
-_EN_PRONOUNS = _words("it they he she we you i this these")
-_EN_RELATIVE = _words("which who whom whose that where when")  # "the Team plan, which gets ...": the one before
-_EN_DETERMINERS = _words("the a an its their our your his her my each every this these those both all some any no")
-_EN_AUX = _words(
-    "is are was were be been will would can could may might must shall should has have had does do did "
-    "gets get remains remain stays stay")
-# plain (not -s) verb forms that follow a plural subject in policies and specs; after a verb in -s
-# ("and costs", "and offers") a plain verb cannot follow, so "refunds take" is a noun and its verb
-_EN_PLAIN_VERBS = _words(
-    "take get go arrive expire last run start begin end close open apply cost need require stay remain "
-    "include receive renew reset reach count occur happen follow")
-# words that are not a noun of a subject: prepositions, conjunctions, adverbs, "of"
-_EN_FUNCTION = _words(
-    "of in on at by for with from to into over under after before within about around per than as "
-    "and or but also only still just then now always never often usually typically generally currently "
-    "not no up down out off same above below more less")
+_EN_LEAD = words("en_clause_leads")
+_EN_PRONOUNS = words("en_pronouns")
+_EN_RELATIVE = words("en_relatives")  # "the Team plan, which gets ...": the one before
+_EN_DETERMINERS = words("en_determiners")
+_EN_AUX = words("en_auxiliaries")
+_EN_PLAIN_VERBS = words("en_plain_verbs")
+_EN_FUNCTION = words("en_function_words")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*|\S")
 
 

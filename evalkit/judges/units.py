@@ -8,35 +8,21 @@ from __future__ import annotations
 
 import re
 
+from evalkit.judges.wordlists import table
+
 __all__ = ["CURRENCIES", "CURRENCY_PREFIX", "CURRENCY_SUFFIX", "DURATION_UNITS", "OTHER_UNITS", "SCALE_SUFFIX", "SECONDS",
            "TO_BASE", "implied_units", "unit_alternation", "unit_of"]
 
 SECONDS = {"ms": 0.001, "s": 1, "min": 60, "h": 3600, "d": 86400, "wd": 86400, "w": 604800,
            "mo": 31_557_600 / 12, "y": 31_557_600}
-DURATION_UNITS = [
-    (r"milliseconds?|msecs?|ms|毫秒", "ms"), (r"seconds?|secs?|秒钟|秒", "s"),
-    (r"minutes?|mins?|分钟", "min"), (r"hours?|hrs?|h|小时|钟头|个小时", "h"),
-    (r"(?:working|business)\s+days?|个?工作日", "wd"),
-    (r"(?:calendar|natural|consecutive)\s+days?|个?自然日|days?|天|日", "d"),
-    (r"weeks?|wks?|周|星期|个星期|个周", "w"), (r"months?|个月|个多月", "mo"), (r"years?|yrs?|年", "y"),
-]
-OTHER_UNITS = [
-    (r"%|％|percent|per cent|pct|个百分点", "%"), (r"kilometres?|kilometers?|km|公里|千米", "km"),
-    (r"metres?|meters?|m|米", "m"), (r"centimetres?|centimeters?|cm|厘米", "cm"), (r"mm|毫米", "mm"),
-    (r"kilograms?|kg|公斤|千克", "kg"), (r"tonnes?|tons?|吨", "t"), (r"milligrams?|mg|毫克", "mg"),
-    (r"grams?|g|克", "g"), (r"mAh", "mah"), (r"kW|千瓦", "kw"),
-    (r"watts?|W|瓦", "watt"), (r"TB", "tb"), (r"GB", "gb"), (r"MB", "mb"), (r"°C|℃|摄氏度", "c"), (r"°|度", "deg"),
-]
+# the unit tables (pattern, code), in the order their patterns are tried: data/*.txt
+DURATION_UNITS = table("units_duration")
+OTHER_UNITS = table("units_other")
 # masses are one unit in grams: 0.6 g states "600 mg", 1.5 t states "1,500 kg" (the written value stays in ``raw``)
 TO_BASE = {"mg": ("g", 0.001), "kg": ("g", 1000.0), "t": ("g", 1e6)}
-CURRENCY_PREFIX = [(r"US\$|\$|USD\s?", "usd"), (r"¥|￥|CNY\s?|RMB\s?|人民币", "cny"), (r"€|EUR\s?", "eur"),
-                   (r"£|GBP\s?", "gbp")]
-CURRENCY_SUFFIX = [(r"USD|US dollars?|dollars?|美元|美金", "usd"), (r"CNY|RMB|yuan|元|块钱|块", "cny"),
-                   (r"EUR|euros?|欧元", "eur"), (r"GBP|pounds?|英镑", "gbp"),
-                   (r"cents?|¢", "cent")]  # a hundredth of a dollar: read as "usd"
-SCALE_SUFFIX = [(r"trillion|tn", 1e12), (r"billion|bn|B", 1e9), (r"million|mn|M", 1e6),
-                (r"thousand|k|K", 1e3), (r"万亿", 1e12), (r"千万", 1e7), (r"百万", 1e6), (r"十万", 1e5),
-                (r"亿", 1e8), (r"万", 1e4), (r"千", 1e3), (r"百", 1e2)]  # 2千万 = 20,000,000
+CURRENCY_PREFIX = table("currency_prefix")
+CURRENCY_SUFFIX = table("currency_suffix")  # cent: a hundredth of a dollar
+SCALE_SUFFIX = [(p, float(f)) for p, f in table("scale_suffix")]  # 2千万 = 20,000,000
 CURRENCIES = frozenset({"usd", "cny", "eur", "gbp"})
 
 

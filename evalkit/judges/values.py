@@ -37,6 +37,7 @@ from evalkit.judges.quantities import (
     implied_units,
     quantities_match,
 )
+from evalkit.judges.wordlists import words
 
 __all__ = ["Atom", "AtomPool", "extract_atoms", "fold", "mask_atoms", "name_forms"]
 
@@ -106,31 +107,13 @@ def _codes(text: str) -> list[Atom]:
 
 
 # --- entities ---------------------------------------------------------------------------------
-def _words(text: str) -> frozenset[str]:
-    """The white-space separated words of ``text`` (how word lists are written here)."""
-    return frozenset(text.split())
-
-
-COMMON = _words(
-    "a an the this that these those it its it's they their them we our us you your he she his her i "
-    "my yes no not also and or but so then there here what which who when where why how all any each "
-    "every both either neither some many most more much few other another such only just even still "
-    "already about around roughly approximately nearly almost over under after before since until "
-    "from to in on at by for with without of as if while although though because however therefore "
-    "thus instead meanwhile overall finally first second third next last today currently generally "
-    "usually typically please note see according based in-short one two three"
-)
-_CURRENCY_UNITS = _words(
-    "usd cny rmb eur gbp gb tb mb kb mah kw am pm ok"
-)
-_CONNECT = _words(
-    "of van von de der den du da la le del di y"
-)
+# words that are no names, unit words, connectives inside names, generic Chinese places: data/*.txt
+COMMON = words("en_common")
+_CURRENCY_UNITS = words("en_unit_words")
+_CONNECT = words("name_connectives")
 _EN_WORD = re.compile(r"[A-Za-z\u00C0-\u024F][A-Za-z\u00C0-\u024F'’&.-]*[A-Za-z\u00C0-\u024F]|[A-Z]")
 _ZH_NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz", "eng"})
-_ZH_GENERIC = _words(
-    "城市 国家 地区 地方 省 市 县 区 全国 国内 国外 海外 中心 公司 集团 大学 学校"
-)
+_ZH_GENERIC = words("zh_generic_places")
 _QUOTED = re.compile(r"《([^《》]{1,30})》|“([^“”]{1,20})”|「([^「」]{1,20})」|『([^『』]{1,20})』")
 
 
