@@ -51,8 +51,8 @@ ORDER: dict[str, tuple[tuple[str, str], ...]] = {
 _HEADER = {name: header for cols in ORDER.values() for name, header in cols}
 _RANK = {name: i for cols in ORDER.values() for i, (name, _) in enumerate(cols)}
 
-_ANSWER_MARKERS = ("faithful", "hallucinat", "answer", "citation", "abstention", "claim", "judge", "correctness",
-                   "refus", "answered", "abstained")
+_ANSWER_MARKERS = ("faithful", "hallucinat", "unverified", "answer", "citation", "abstention", "claim", "judge",
+                   "correctness", "refus", "answered", "abstained")
 _AGENTIC_MARKERS = ("loop", "rescue", "harm", "futile", "attempt", "route_share", "gate_fail", "gate_refus",
                     "llm_fallback")
 
