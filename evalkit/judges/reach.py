@@ -10,7 +10,7 @@ for a wrong number. A value it cannot reach is *absent*, the positive evidence a
 ``unsupported`` verdict needs.
 
 The derivations, general on purpose (no rule for one wording), each within the target's
-own rounding and hedge (:func:`interval`):
+own rounding and hedge (:func:`evalkit.judges.readings.interval`):
 
 1. presence: the value is stated somewhere in its unit, with another subject (a number
    without a unit: as written, in any unit; a number with one: also as a bare number, whose
@@ -48,10 +48,11 @@ from itertools import combinations
 
 from evalkit.judges.lexicon import CJK
 from evalkit.judges.quantities import Quantity, find_quantities, quantities_match
+from evalkit.judges.readings import interval
 from evalkit.judges.values import Atom, fold
 from evalkit.judges.wordlists import words
 
-__all__ = ["CONVERSIONS", "interval", "reach"]
+__all__ = ["CONVERSIONS", "reach"]
 
 # value in one unit -> the other unit (both directions are tried)
 # (name, factor, the words of a target it applies to); both directions are tried
@@ -69,51 +70,10 @@ CONVERSIONS: tuple[tuple[str, float, str, str], ...] = (
     ("GHz -> MHz", 1000.0, r"MHz", r"GHz"), ("kg -> g", 1000.0, r"\d\s?g\b|(?<![公千毫])克", r"kg|公斤|千克"))
 _RANGE = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(?:[-–—~～至到]|to|through|thru|and)\s*(\d[\d,]*(?:\.\d+)?)", re.IGNORECASE)
 _DIGITS = re.compile(r"(?<![\d.])\d[\d,]*(?:\.\d+)?")
-_HEDGE_BEFORE = re.compile(r"(?:about|around|roughly|approximately|approx\.?|nearly|almost|some|~|约|大约|大概|近|将近|接近)"
-                           r"\s*(?:[A-Z]{3}\s?|[$¥€£])?$", re.IGNORECASE)
-_HEDGE_AFTER = re.compile(r"^\s*(?:左右|上下)")
-_UNIT_BEFORE = r"\s*(?:[A-Z]{3}\s?|[$¥€£])?$"
-# bounds: the value is at most / at least the number ("不到一小时", "less than an hour", "over 50 minutes")
-_AT_MOST = re.compile(r"(?:(?<!no )less than|(?<!no )fewer than|under|below|no more than|at most|不到|不足|少于|低于|未满|不超过)"
-                      + _UNIT_BEFORE, re.IGNORECASE)
-_AT_LEAST = re.compile(r"(?:no less than|no fewer than|(?<!no )more than|over|above|at least|超过|逾|多于|高于|不少于)" + _UNIT_BEFORE, re.IGNORECASE)
-_NEARLY = re.compile(r"(?:nearly|almost|近|将近|接近)" + _UNIT_BEFORE, re.IGNORECASE)
-_AT_MOST_AFTER = re.compile(r"^\s*(?:以内|以下|之内)")
-_AT_LEAST_AFTER = re.compile(r"^\s*以上")
 _TITLES = words("name_titles")
 _MAX_OPERANDS = 40
 _TEMPERATURE = frozenset({"c", "deg"})  # the ends of a range (-10°C ~ 60°C): no sums, differences or products
 MAX_COUNT = 10  # a bare whole number up to this is a count an answer makes itself ("三项", "both")
-
-
-def interval(t: Quantity, text: str, start: int, end: int) -> tuple[float, float, str]:
-    """The values the number ``t`` (at ``text[start:end]``) allows, and how it reads them.
-
-    Readings: "at most" / "at least" (wide), "place" (四亿多), "nearly", "rounded" (a value,
-    hedged or not; a hedged fraction word reads as "nearly").
-
-    A bound is not a value: "不到一小时" allows 30 to 60 minutes, "over 50" 50 to 100 (a bound
-    that far from the value would not be written), "四亿多" 4亿 up to 5亿 (its last digit's
-    place), "nearly 40" 5% below it up to it; a fraction word ("nearly two-fifths") is as
-    coarse as its denominator. Otherwise: the number's rounding, and 5% more when hedged ("约", "about").
-    """
-    v, before, after = t.value, text[:start], text[end:]
-    place = (t.step or 1.0) * (t.value / t.raw if t.raw else 1.0)  # the step in the value's unit
-    fraction = t.unit == "%" and bool(re.search(r"分之|[a-z]-?(?:third|quarter|fourth|fifth|sixth|seventh|eighth|"
-                                                r"ninth|tenth)", t.text, re.IGNORECASE))
-    if _AT_MOST.search(before) or _AT_MOST_AFTER.match(after):
-        return v / 2, v, "at most"
-    if re.search(r"[多余]", t.text) or re.match(r"\s*[多余]", after):
-        return v, v + place - 1e-9 * abs(v), "place"  # 四亿多元, 四十余人
-    if _AT_LEAST.search(before) or _AT_LEAST_AFTER.match(after):
-        return v, 2 * v, "at least"
-    if _NEARLY.search(before):
-        return v - (place / 2 if fraction else 0.05 * abs(v)), v, "nearly"
-    hedged = bool(_HEDGE_BEFORE.search(before) or _HEDGE_AFTER.match(after))
-    tol = max(t.step / 2, 1e-9 * max(1.0, abs(v)))
-    if hedged:
-        tol = max(tol, 0.05 * abs(v), 0.5 * (t.step or 1.0), place / 2 if fraction else 0.0)
-    return v - tol - 1e-12, v + tol + 1e-12, "nearly" if hedged and fraction else "rounded"
 
 
 @dataclass(frozen=True)
@@ -277,9 +237,9 @@ def _date_gap(q: Quantity, lo: float, hi: float, atoms: Sequence[Atom]) -> str |
         days = abs((date(*y) - date(*x)).days)
         if days and (lo - slack <= days * _DAY <= hi + slack):
             return f"{q.text.strip()} = the days from {x[1]}/{x[2]} to {y[1]}/{y[2]}"
-    for x, y in combinations(years, 2):
-        if abs(y - x) * _YEAR and lo - slack - _YEAR / 2 <= abs(y - x) * _YEAR <= hi + slack + _YEAR / 2:
-            return f"{q.text.strip()} = the years from {x} to {y}"
+    for y1, y2 in combinations(years, 2):
+        if abs(y2 - y1) * _YEAR and lo - slack - _YEAR / 2 <= abs(y2 - y1) * _YEAR <= hi + slack + _YEAR / 2:
+            return f"{q.text.strip()} = the years from {y1} to {y2}"
     return None
 
 
@@ -302,16 +262,16 @@ def _reach_quantity(target: Atom, claim_text: str, evidence: Sequence[Atom], num
     if reading in ("at most", "at least", "place"):
         kin = [a for a in evidence if a.quantity is not None and a.quantity.kind == q.kind
                and (q.kind == "duration" or a.quantity.unit == q.unit)]
-        if (x := next((a for a in kin if lo <= a.quantity.value <= hi), None)) is not None:
-            return f"the stated {x.text.strip()} satisfies the bound {q.text.strip()}"
+        if (met := next((a for a in kin if a.quantity is not None and lo <= a.quantity.value <= hi), None)):
+            return f"the stated {met.text.strip()} satisfies the bound {q.text.strip()}"
         # otherwise the bound restates its number: reach that, not the whole span
         lo, hi = q.value - max(q.step / 2, 1e-9 * abs(q.value)), q.value + max(q.step / 2, 1e-9 * abs(q.value))
     if q.kind == "duration" and (how := _date_gap(q, lo, hi, evidence)):
         return how
     if q.kind == "time":  # a clock time: stated in the other half of the day, or a stated time plus a duration
-        same = next((x for x in numbers if x in (q.value % 720, q.value % 720 + 720)), None)
-        if same is not None:
-            return f"the clock time is stated as {_g(same)} minutes of the day"
+        clock = next((x for x in numbers if x in (q.value % 720, q.value % 720 + 720)), None)
+        if clock is not None:
+            return f"the clock time is stated as {_g(clock)} minutes of the day"
         return next((f"{q.text.strip()} = {how}" for value, how in _candidates(q, values) if lo <= value <= hi), None)
     if q.kind == "number" and q.unit is None and q.value == int(q.value) and 2 <= q.value <= MAX_COUNT \
             and (_listed(claim_text, q.value) or _listed(question, q.value)):
@@ -347,8 +307,8 @@ def _reach_quantity(target: Atom, claim_text: str, evidence: Sequence[Atom], num
     if re.search(r"°|℃|℉|degree|度", q.text) and re.search(r"℉|°F|fahrenheit|华氏", joined + q.text, re.IGNORECASE) \
             and (x := next((x for x in numbers if fits(x * 1.8 + 32) or fits((x - 32) / 1.8)), None)) is not None:
         return f"{q.text.strip()} converts from {_g(x)} (°C/°F)"
-    same = [v.value for v in values if v.kind == q.kind and v.unit == q.unit and not v.year]
-    if len(same) >= 3 and fits(sum(same)):
+    in_unit = [v.value for v in values if v.kind == q.kind and v.unit == q.unit and not v.year]
+    if len(in_unit) >= 3 and fits(sum(in_unit)):
         return f"{q.text.strip()} = the sum of the stated values in its unit"
     for value, how in _candidates(q, values, claim_text):
         if fits(value):

@@ -114,7 +114,7 @@ def test_list_markers_in_an_answer(judge):
 REVENUE = ("甲公司2024年营业收入为41.3亿元。", "乙公司2024年营业收入为35.6亿元。")
 
 
-@pytest.mark.xfail(strict=True, reason="v10 false alarm: reach.interval reads 五亿多 as 5亿-6亿 only when a stated "
+@pytest.mark.xfail(strict=True, reason="v10 false alarm: readings.interval reads 五亿多 as 5亿-6亿 only when a stated "
                    "value lies there; the gap 5.7亿 is computed, not stated, so it falls back to 五亿 rounded "
                    "(4.5亿-5.5亿) and the correct gap is 'not in evidence'")
 def test_more_than_in_chinese_amounts_is_unverified_with_its_derivation(judge):
