@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from evalkit.analysis import concerns
 from evalkit.analysis.direction import LowerIsBetter, is_descriptive
+from evalkit.analysis.guard_check import summary_warnings
 from evalkit.analysis.tables import Column, Layout, TableData, markdown, render, wrap
 from evalkit.records import RunSummary, VariantSummary
 
@@ -69,6 +70,8 @@ def _metric_table(summary: RunSummary, concern: str, names: list[str]) -> TableD
     rows = [[name, *[col[i] for col in columns]] for i, (name, _) in enumerate(variants)]
     cols = [Column("variant", numeric=False), *[Column(n, concerns.header(n)) for n in names]]
     notes = NOTES.get(concern, []) + (judge_notes(summary) if concern == "answers" else [])
+    if concern == "retrieval":
+        notes += summary_warnings(summary)  # a guard refusing a larger share of answerable than unanswerable
     return TableData(TITLES[concern], cols, rows, notes=notes)
 
 
