@@ -20,7 +20,8 @@ from evalkit.records import RunSummary, VariantSummary
 
 LOWER_IS_BETTER = LowerIsBetter()  # the one rule of evalkit.analysis.direction (hallucination, latency, ...)
 TITLES = {"retrieval": "retrieval", "answers": "answers (generating variants; judged claims)",
-          "agentic": "agentic (reflection loops)", "routes": "routes (share of queries per route)", "cost": "cost",
+          "agentic": "agentic (reflection loops)", "routes": "routes (share of queries per route)",
+          "safety": "safety (share of queries an input_filter / moderate node blocked)", "cost": "cost",
           "other": "other"}
 NOTES = {"retrieval": [("recall@k: retrieval stage (before rerank); hit/mrr/ndcg: final ranking (after rerank if any); "
                   "guard(ans/unans): share of answerable / unanswerable queries the guard stopped. * = best")],
