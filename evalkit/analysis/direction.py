@@ -16,7 +16,8 @@ Higher is better for every metric except
 ``abstain_rate_unanswerable`` and ``correct_abstention_rate`` (correct abstentions) are
 higher-is-better. Per-query counts that describe an answer rather than grade it
 (:func:`is_descriptive`: ``answered``, ``abstained``, ``claims``, ``citations``, ``n_*``...)
-have no direction; analysis commands leave them out unless asked for by name.
+have no direction; analysis commands leave them out unless asked for by name. The safety
+block rates (``block_rate``...) have none either: good on attacks, bad on ordinary questions.
 """
 from __future__ import annotations
 
@@ -28,7 +29,9 @@ LOWER_IS_BETTER_NAMES: frozenset[str] = frozenset({"abstention_rate"})
 DESCRIPTIVE_NAMES: frozenset[str] = frozenset({"answered", "abstained", "degraded", "claims", "claims_supported",
                                                "claims_not_checkable", "claims_escalated", "citations", "attempts", "attempts_mean",
                                                "looped", "loop_rate", "citation_claims", "citation_claims_supported",
-                                               "citations_checked", "citations_precise"})
+                                               "citations_checked", "citations_precise",
+                                               # on an attack set higher is better, on ordinary questions lower
+                                               "block_rate", "input_block_rate", "output_block_rate"})
 
 
 def higher_is_better(metric: str) -> bool:

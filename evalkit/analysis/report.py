@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from evalkit.analysis import concerns
 from evalkit.analysis.direction import LowerIsBetter, is_descriptive
+from evalkit.analysis.guard_check import summary_warnings
 from evalkit.analysis.loop_reading import loop_readings
 from evalkit.analysis.tables import Column, Layout, TableData, markdown, render, wrap
 from evalkit.records import RunSummary, VariantSummary
 
 LOWER_IS_BETTER = LowerIsBetter()  # the one rule of evalkit.analysis.direction (hallucination, latency, ...)
 TITLES = {"retrieval": "retrieval", "answers": "answers (generating variants; judged claims)",
-          "agentic": "agentic (reflection loops)", "routes": "routes (share of queries per route)", "cost": "cost",
+          "agentic": "agentic (reflection loops)", "routes": "routes (share of queries per route)",
+          "safety": "safety (share of queries an input_filter / moderate node blocked)", "cost": "cost",
           "other": "other"}
 NOTES = {"retrieval": [("recall@k: retrieval stage (before rerank); hit/mrr/ndcg: final ranking (after rerank if any); "
                   "guard(ans/unans): share of answerable / unanswerable queries the guard stopped. * = best")],
@@ -73,6 +75,8 @@ def _metric_table(summary: RunSummary, concern: str, names: list[str]) -> TableD
     cols = [Column("variant", numeric=False), *[Column(n, concerns.header(n)) for n in names]]
     notes = NOTES.get(concern, []) + (judge_notes(summary) if concern == "answers" else []) + (
         loop_readings(summary) if concern == "agentic" else [])
+    if concern == "retrieval":
+        notes += summary_warnings(summary)  # a guard refusing a larger share of answerable than unanswerable
     return TableData(TITLES[concern], cols, rows, notes=notes)
 
 

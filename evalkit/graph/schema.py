@@ -132,6 +132,11 @@ ABSTENTION = _("abstention", "dict", "the abstention finding (evalkit.judges.abs
 ANSWER_EVIDENCE = _("answer_evidence", "list[Hit]", "the passages the answer was written from (judges check it "
                     "against these)")
 GENERATOR = _("generator", "str", "identity of the model that wrote the answer")
+# --- safety (evalkit/nodes/safety.py) ----------------------------------------------------------
+SAFETY_BLOCKED = _("safety_blocked", "bool", "a safety node (input_filter, moderate) blocked the question or the "
+                   "answer; route on it to a refusal")
+SAFETY_FINDING = _("safety", "dict", "the safety node's finding: stage (input/output), blocked, category, source "
+                   "(rule, llm, allow, none, llm_error) and reason")
 # --- agentic -----------------------------------------------------------------------------------
 ROUTE = _("route", "str", "the route an intent router chose")
 ROUTE_REASON = _("route_reason", "str", "why the router chose it")
@@ -198,6 +203,7 @@ class Role(str, Enum):
     ROUTER = "router"
     REWRITER = "rewriter"
     TRANSFORM = "transform"  # reshapes evidence or rankings (mmr, compress, reorder...)
+    SAFETY = "safety"  # screens the question or the answer (input_filter, moderate)
     OTHER = "other"
 
 
@@ -211,6 +217,7 @@ ROLE_FIELDS: dict[Role, tuple[StateField, ...]] = {
     Role.ROUTER: (ROUTE,),
     Role.REWRITER: (QUERIES, ATTEMPT),
     Role.TRANSFORM: (),
+    Role.SAFETY: (SAFETY_BLOCKED, SAFETY_FINDING),
     Role.OTHER: (),
 }
 """The fields a node of each role must write (checked when the node type is registered)."""

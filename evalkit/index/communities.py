@@ -1,10 +1,12 @@
 """Communities of the entity graph, each with an extractive summary (for global graph retrieval).
 
 Detection runs on the graph's undirected weighted projection (edge weights summed over
-relation types): Leiden (``leidenalg`` + ``igraph``) when installed, otherwise
-networkx's Louvain (``louvain_communities(seed=...)``). Both are seeded, so the same
-graph and seed give the same partition. ``algorithm: auto`` takes Leiden when it can;
+relation types): Leiden (``leidenalg`` + ``igraph``, the ``leiden`` extra) when installed,
+otherwise networkx's Louvain (``louvain_communities(seed=...)``). Both are seeded, so the
+same graph and seed give the same partition. ``algorithm: auto`` takes Leiden when it can;
 the algorithm that actually ran is recorded in ``meta`` and is part of the cache key.
+``algorithm: leiden`` without the extra is refused when the config is validated (``evalkit
+graph check``, ``evalkit run`` before any index is built), with the install command.
 
 Per community:
 
@@ -26,7 +28,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from evalkit.extras import MissingExtraError, check, require
 
 ALGORITHMS = ("auto", "louvain", "leiden")
 SENTENCE_CHARS = 300
@@ -44,6 +48,17 @@ class CommunitySpec(BaseModel):
     min_size: int = Field(default=2, ge=1, description="smaller communities are not matched against queries")
     top_entities: int = Field(default=8, ge=1, description="most central entities named in the summary")
     top_sentences: int = Field(default=3, ge=0, description="most central sentences quoted in the summary")
+
+    @field_validator("algorithm")
+    @classmethod
+    def _installed(cls, algorithm: str) -> str:
+        """``leiden`` only with leidenalg and igraph installed: said at load time, not after the graph is built."""
+        if algorithm == "leiden":
+            try:
+                check_leiden()
+            except MissingExtraError as e:
+                raise ValueError(f"{e}; or use algorithm: louvain (auto takes Leiden when it is installed)") from None
+        return algorithm
 
 
 @dataclass
@@ -66,20 +81,27 @@ class Communities:
     meta: dict[str, Any]
 
 
+LEIDEN = "community algorithm 'leiden'"
+
+
+def check_leiden() -> None:
+    """``MissingExtraError`` (with ``pip install 'evalkit-ragraph[leiden]'``) unless leidenalg and igraph are installed."""
+    check("leiden", LEIDEN)
+
+
 def leiden_available() -> bool:
+    """Whether leidenalg and igraph are installed (nothing is imported)."""
     try:
-        import igraph  # noqa: F401
-        import leidenalg  # noqa: F401
-    except ImportError:
+        check_leiden()
+    except MissingExtraError:
         return False
     return True
 
 
 def _partition(h: Any, algorithm: str, resolution: float, seed: int) -> list[set[str]]:
     if algorithm == "leiden":
-        import igraph as ig
-        import leidenalg
-
+        ig = require("leiden", LEIDEN, "igraph")
+        leidenalg = require("leiden", LEIDEN, "leidenalg")
         names = list(h.nodes)
         index = {n: i for i, n in enumerate(names)}
         g = ig.Graph(n=len(names), edges=[(index[u], index[v]) for u, v in h.edges()])
@@ -112,9 +134,8 @@ def detect_communities(egraph: Any, spec: CommunitySpec, seed: int = 0) -> Commu
     algorithm = spec.algorithm
     if algorithm == "auto":
         algorithm = "leiden" if leiden_available() else "louvain"
-    elif algorithm == "leiden" and not leiden_available():
-        raise ValueError("community algorithm 'leiden' needs the leidenalg and igraph packages, which are not "
-                         "installed; install them or use algorithm: louvain (or auto)")
+    elif algorithm == "leiden":
+        check_leiden()  # a spec built before the package was removed: the same message as at load time
     seed = spec.seed if spec.seed is not None else seed
     key = {"graph": egraph.meta.get("path", ""), "graph_created": egraph.meta.get("created", ""),
            **spec.model_dump(exclude={"algorithm", "seed"}), "algorithm": algorithm, "seed": seed}

@@ -6,7 +6,11 @@ claim splitting, the citation metrics, ``evalkit score``). Recognised markers:
 - square brackets: ``[fin-004]``, ``[1]``, ``[1, 2]``, ``[a; b]``, ``[1][2]``, ``[1-3]``
   (a range of numbers), ``[^3]`` (footnote), ``[文档1]``, ``[来源：fin-004]``,
   ``[Doc 2]``, ``[source: fin-004]``;
-- full-width brackets: ``【1】``, ``【fin-004、fin-013】``;
+- full-width brackets: ``【1】``, ``【fin-004、fin-013】``, ``【来源：员工手册】``, but only when
+  the body is reference-shaped: a label (``来源：``, ``文档1``) or references without Chinese
+  characters (numbers, ids). In Chinese documents 【…】 marks headings and tags
+  (``【已废弃】``, ``【重要提示】``, ``【2024年修订】``): text an extractive generator copies from a
+  passage is not a citation, and counting it made ``invalid_citation_rate`` 1.7-2.3% on the demo;
 - a parenthesised source: ``（来源：fin-004）``, ``(Source: fin-004, fin-013)``,
   ``（参考：文档1、文档2）``, ``(see [1])``-style nesting is read as the inner marker;
   a numbered passage in parentheses without a colon: ``（文档3）``, ``(Doc 2)``;
@@ -25,7 +29,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Marker", "Resolved", "find_markers", "refs_in", "resolve", "resolve_all", "strip_markers"]
+__all__ = ["Marker", "Resolved", "find_markers", "is_reference_body", "refs_in", "resolve", "resolve_all", "strip_markers"]
 
 _LABEL = r"(?:文档|来源|参考|出处|引用|资料|doc(?:ument)?s?|sources?|refs?|references?|passages?|citations?)"
 _REF = r"[\^]?[\w.:#/\-\u3400-\u9fff]{1,80}"
@@ -80,10 +84,25 @@ def refs_in(body: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def is_reference_body(body: str) -> bool:
+    """Whether the inside of a 【…】 is a citation rather than a heading or tag of Chinese text:
+    it starts with a label and a colon or number (``来源：员工手册``, ``文档1``) or no reference holds a Chinese character
+    (``1``, ``fin-004、fin-013``). ``已废弃``, ``重要提示``, ``2024年修订`` are corpus typography."""
+    body = body.strip()
+    if re.match(rf"^{_LABEL}\s*(?:[:：]|\d)", body, re.IGNORECASE):  # not 【参考资料】: a label word alone
+        return True
+    return not any(_CJK.search(ref) for ref in refs_in(body))
+
+
 def find_markers(text: str) -> list[Marker]:
     """Every citation marker of ``text`` in order (see the module docstring for the forms)."""
     out = []
     for m in MARKER.finditer(text):
+        if m.group("fw") and not is_reference_body(m.group("fw")):
+            continue  # 【已废弃】: a tag copied from a passage, not a citation
         body = m.group("sq") or m.group("fw") or m.group("pa") or m.group("pn") or m.group("bz") or ""
         refs = refs_in(body)
         if refs:

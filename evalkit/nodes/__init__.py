@@ -19,6 +19,8 @@
 | ``mmr`` | ``evidence.py`` | question, a ranking (field) -> the same ranking, diversified |
 | ``reorder`` | ``evidence.py`` | a ranking (field, default evidence) -> the same, best at both ends |
 | ``compress`` | ``compress.py`` | question, evidence (graph_evidence) -> evidence, evidence_text, compression (graph_evidence) |
+| ``input_filter`` | ``safety.py`` | question -> safety_blocked, safety (llm_fallback) |
+| ``moderate`` | ``safety.py`` | answer -> safety_blocked, safety (llm_fallback) |
 
 Every node and parameter is documented in ``docs/nodes.md``.
 """
@@ -34,6 +36,7 @@ from evalkit.nodes import (  # noqa: F401  # noqa: F401  # noqa: F401  # noqa: F
     retrieve,
     rewrite,
     router,
+    safety,
     scheduler,
     self_check,
 )

@@ -22,10 +22,15 @@ check the answer against the whole passages (a superset of what was shown).
 **Graph triples.** With ``graph_evidence: true`` the generator is also shown the graph
 triples a ``graph_local`` node wrote (``graph_evidence``: ``A [relation] B (doc-id)``
 lines; at most ``max_triples``; absent on a path without a graph node: passages only),
-each rendered as ``[doc-id] A --relation--> B`` under "Graph facts". A triple's source
-document is a valid citation (it joins ``used_documents``), and the passage of that
-document the triple was most likely read from (one holding both names, else one, else its
-first) joins ``answer_evidence``, so the judges can check claims taken from the triple.
+each rendered as ``[doc-id] A --relation--> B`` under "Graph facts" in the prompt a model
+reads. A triple's source document is a valid citation (it joins ``used_documents``), and
+the passage of that document the triple was most likely read from (one holding both names,
+else one, else its first) joins ``answer_evidence``, so the judges can check claims taken
+from the triple. The *quotable* evidence (``ChatRequest.evidence``, what the ``extractive``
+backend answers from) holds the shown passages and those source passages, never the
+relation lines: ``A --co_occurs--> B`` says only that two names share a passage, and quoted
+as an answer it was a claim the judges found unsupported (faithfulness 0.5 on two demo
+queries). An extractive generator quotes the source passage's sentence instead.
 
 ``fallback`` writes the fixed "no reliable evidence" answer with ``outcome:
 fallback``, so a refusal is never mistaken for a real answer in the results.
@@ -164,6 +169,12 @@ def triple_text(a: str, rel: str, b: str) -> str:
     return f"{a} --{rel}--> {b}"
 
 
+def quotable(shown: Sequence[tuple[str, str, float]], sources: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """The (doc id, text) pairs a generator may quote: the passages shown, then the source passages of
+    the graph triples (not the ``A --relation--> B`` lines themselves, which are no statements)."""
+    return tuple((d, t) for d, t, _ in shown) + tuple(sources)
+
+
 class GenerateParams(NodeParams):
     llm: LLMSpec = Field(default=LLMSpec(backend="local", max_tokens=160),
                          description="the model: {backend: local | extractive | openai, ...} (docs/llm.md)")
@@ -212,6 +223,7 @@ class Generate(Node[GenerateParams]):
         shown = [(h.doc_id, texts[h.id] if h.id in texts else self.passages.text(h.id), float(h.score)) for h in hits]
         triples = parse_triples(list(state.get(GRAPH_EVIDENCE) or []))[: p.max_triples] if p.graph_evidence else []
         facts = [(doc, triple_text(a, rel, b)) for a, rel, b, doc in triples]
+        sources = self._triple_sources(triples, hits)
         question = state[QUESTION]
         finish_reason = None
         if shown or facts:
@@ -222,7 +234,8 @@ class Generate(Node[GenerateParams]):
             example = ("1" if p.citation_style == "numbered" else shown[0][0]) if shown else facts[0][0]
             user = "\n\n".join(blocks) + f"\n\nQuestion: {question}\nAnswer (cite like [{example}]):"
             reply = self.client.chat(user, system=p.system_prompt or PROMPTS[p.citation_style], question=question,
-                                     evidence=tuple((d, t) for d, t, _ in shown) + tuple(facts))
+                                     evidence=quotable(shown, [(h.doc_id, self.passages.text(h.id))
+                                                               for h in sources]))
             answer, finish_reason = reply.text.strip(), reply.finish_reason or None
         else:
             answer = NO_EVIDENCE_ANSWER
@@ -233,7 +246,7 @@ class Generate(Node[GenerateParams]):
                                     not_patterns=p.abstention.not_patterns)
         return {ANSWER: answer, CITATIONS: used + invalid, USED_DOCUMENTS: used, INVALID_CITATIONS: invalid,
                 ABSTAINED: finding.abstained, ABSTENTION: {**finding.to_dict(), "finish_reason": finish_reason},
-                ANSWER_EVIDENCE: hits + self._triple_sources(triples, hits), GENERATOR: self.client.identity,
+                ANSWER_EVIDENCE: hits + sources, GENERATOR: self.client.identity,
                 OUTCOME: OUTCOME_ABSTAINED if finding.abstained else OUTCOME_ANSWERED}
 
     def _triple_sources(self, triples: list[tuple[str, str, str, str]], hits: list[Hit]) -> list[Hit]:

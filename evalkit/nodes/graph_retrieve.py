@@ -129,7 +129,9 @@ class GraphLocalParams(GraphSearchParams, Filtered):
     dedupe: Dedupe | None = Field(default=None, description=_DEDUPE_DOC)
 
 
-class GraphGlobalParams(Filtered):
+class GlobalSearchParams(NodeParams):
+    """The global (community) search (shared by ``graph_global`` and the scheduler's graph_global tool)."""
+
     graph: GraphSpec = Field(default=GraphSpec(), description="how the entity graph is built (shared with "
                              "graph_local when the settings are equal)")
     communities: CommunitySpec = Field(default=CommunitySpec(), description="community detection and summaries")
@@ -139,6 +141,9 @@ class GraphGlobalParams(Filtered):
     membership_weight: float = Field(default=0.5, ge=0, le=1,
                                      description="share of community membership (vs query similarity) in scores")
     top_k: int = Field(default=100, ge=1, description="passages in the graph ranking")
+
+
+class GraphGlobalParams(GlobalSearchParams, Filtered):
     fuse_with: str | None = Field(default=None, description="state field holding a ranking to RRF-fuse with")
     fusion: GraphFusion = Field(default=GraphFusion(), description="the RRF with fuse_with")
     dedupe: Dedupe | None = Field(default=None, description=_DEDUPE_DOC)
@@ -235,6 +240,14 @@ class GraphGlobal(Node[GraphGlobalParams]):
 
     def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
         queries = list(state["queries"]) or [state["question"]]
+        allowed = allowed_docs(self._filter, state)
+        own, matched = self.search(queries, allowed)
+        retrieved, channels = fuse(self, own, state, allowed)
+        return {"retrieved": retrieved, "channel_hits": channels, "graph_communities": matched}
+
+    def search(self, queries: list[str], allowed: frozenset[str] | None = None) -> tuple[list[Hit], list[dict]]:
+        """The passages of the best-matching communities, ranked (only ``allowed`` documents' when given),
+        and the matched communities as ``graph_communities`` records them."""
         qvecs = self.embedder.encode_queries(queries)
         sims = cosine_top(qvecs, self.vectors)
         order = sorted(range(len(self.communities)), key=lambda i: (-float(sims[i]), self.communities[i].id))
@@ -247,16 +260,14 @@ class GraphGlobal(Node[GraphGlobalParams]):
                 part = lam * membership + (1 - lam) * closeness.get(pid, 0.0)
                 scores[pid] = scores.get(pid, 0.0) + float(sims[i]) * part
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[: self.params.top_k]
-        allowed = allowed_docs(self._filter, state)
         if allowed is not None:
             ranked = [(pid, s) for pid, s in scores.items() if self.graph.passage_doc[pid] in allowed]
             ranked = sorted(ranked, key=lambda kv: (-kv[1], kv[0]))[: self.params.top_k]
         own = [Hit(pid, self.graph.passage_doc[pid], s) for pid, s in ranked]
-        retrieved, channels = fuse(self, own, state, allowed)
         matched = [{"id": self.communities[i].id, "score": round(float(sims[i]), 6), "size": self.communities[i].size,
                     "top_entities": [self.graph.name(e) for e in self.communities[i].top_entities],
                     "summary": self.communities[i].summary.split("\n")[0]} for i in chosen]
-        return {"retrieved": retrieved, "channel_hits": channels, "graph_communities": matched}
+        return own, matched
 
     def _closeness(self, qvecs: Any, pids: list[str]) -> dict[str, float]:
         """Query-passage cosine, min-max scaled over the candidate passages (empty without vectors)."""

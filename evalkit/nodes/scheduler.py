@@ -16,8 +16,10 @@
    that does not exist, ``default_class``, and the failure is appended to
    ``llm_fallback`` (the query is degraded, never stopped).
 2. **Call the tools** the class weighs above 0 in ``weights``: ``dense`` and ``bm25``
-   (the ``retrieve`` node's channels, same parameters) and ``graph`` (the
-   ``graph_local`` search, same parameters; ``evalkit.index.graph_search``).
+   (the ``retrieve`` node's channels, same parameters), ``graph`` (the ``graph_local``
+   search, same parameters; ``evalkit.index.graph_search``) and ``graph_global`` (the
+   ``graph_global`` community search, same parameters; off unless configured, since it
+   detects communities over the whole graph).
 3. **Fuse** several tools with weighted RRF (``k``), weights per class, then keep one
    passage per document (``dedupe``, default ``{by: document, keep: best_rank}``;
    ``evalkit.nodes.dedupe``; the older ``dedupe_documents: true/false`` still works).
@@ -28,7 +30,14 @@ keyword or pattern that matched, or the llm's reason) and ``scheduler_source`` (
 tool: ``latency_ms`` of its search, ``hits``, and how many documents of the fused top
 ``stats_k`` it ``supplied`` in its own top ``stats_k``, ``unique`` ones no other tool
 had: ``evalkit compare`` aggregates them, ``evalkit.analysis.tool_diag``) and, on an llm
-failure, ``llm_fallback``.
+failure, ``llm_fallback``. With a ``graph`` tool in ``weights`` it also writes what that
+tool found, as ``graph_local`` does: ``graph_evidence`` (at most ``max_evidence``
+``A [relation] B (doc-id)`` lines, which a ``generate`` node with ``graph_evidence: true``
+shows as graph facts) and ``graph_entities``; with a ``graph_global`` tool,
+``graph_communities``. A query whose class did not call the tool gets them empty, so a
+second attempt never sees the first one's facts. (Before, the graph tool's ranking was
+fused and its triples dropped: ``graph_evidence`` was written for 0 of the demo's 120
+queries.)
 
 The dense and BM25 tools are ``retrieve`` node instances used as library objects: they
 are not part of the graph and write nothing to the state themselves. A tool's latency is
@@ -50,6 +59,9 @@ from pydantic import Field, field_validator, model_validator
 from evalkit.graph.node import Node, NodeParams, register_node
 from evalkit.graph.schema import (
     ATTEMPT,
+    GRAPH_COMMUNITIES,
+    GRAPH_ENTITIES,
+    GRAPH_EVIDENCE,
     LLM_FALLBACK,
     QUERIES,
     QUESTION,
@@ -67,14 +79,23 @@ from evalkit.nodes.dedupe import Dedupe, dedupe, dedupe_by_document  # noqa: F40
 from evalkit.nodes.fusion import rrf
 from evalkit.index.filters import DocumentFilter, parse_filters, record_values, state_fields
 from evalkit.nodes.filtering import Filtered
-from evalkit.nodes.graph_retrieve import GraphSearchParams, local_searcher, node_filter
+from evalkit.nodes.graph_retrieve import (
+    GlobalSearchParams,
+    GraphGlobal,
+    GraphGlobalParams,
+    GraphSearchParams,
+    local_searcher,
+    node_filter,
+)
 from evalkit.nodes.llm_classify import LabelExample, llm_label
 from evalkit.nodes.retrieve import BM25Channel, DenseChannel, Retrieve, RetrieveParams
 from evalkit.records import Hit
 
 NO_RULE = "\x00no-rule"  # never a class label: classify's answer when no rule matched
 
-TOOLS = ("dense", "bm25", "graph")
+TOOLS = ("dense", "bm25", "graph", "graph_global")
+GRAPH_WRITES = {"graph": (GRAPH_EVIDENCE, GRAPH_ENTITIES), "graph_global": (GRAPH_COMMUNITIES,)}
+"""What each graph tool writes besides its ranking (empty lists on a query whose class did not call it)."""
 
 
 class Rule(NodeParams):
@@ -135,6 +156,9 @@ class SchedulerParams(Filtered):
     bm25: BM25Channel | None = Field(default=BM25Channel(), description="the BM25 tool; null: not available")
     graph: GraphSearchParams | None = Field(default=GraphSearchParams(), description="the local graph-search "
                                             "tool (graph_local's search); null: not available")
+    graph_global: GlobalSearchParams | None = Field(default=None, description="the global (community) search "
+                                                    "tool (graph_global's search); null (default): not available")
+    max_evidence: int = Field(default=20, ge=0, description="graph_evidence lines the graph tool writes (0: none)")
     rules: list[Rule] = Field(default_factory=lambda: list(DEFAULT_RULES),
                               description="tried in order; the first rule with a matching keyword or pattern "
                                           "names the class")
@@ -142,7 +166,8 @@ class SchedulerParams(Filtered):
                                "llm is configured, or the llm failed)")
     weights: dict[str, dict[str, float]] = Field(
         default_factory=lambda: dict(DEFAULT_WEIGHTS),
-        description="per class, the RRF weight of each tool (dense, bm25, graph); tools weighted 0 are not called")
+        description="per class, the RRF weight of each tool (dense, bm25, graph, graph_global); tools weighted 0 are "
+                    "not called")
     k: int = Field(default=60, ge=0, description="RRF k")
     top_k: int = Field(default=100, ge=1, description="length of the fused ranking written to retrieved")
     dedupe: Dedupe | None = Field(default=Dedupe(), description="keep one passage per document of the fused "
@@ -234,11 +259,12 @@ class AgentScheduler(Node[SchedulerParams]):
     def contract(cls, params: SchedulerParams) -> Contract:
         base = super().contract(params)
         extra = state_fields(parse_filters(params.filters)) if params.filters is not None else []
-        return Contract(base.reads | frozenset(extra), base.optional_reads, base.writes, base.optional_writes)
+        writes = base.writes | {f for tool in used_tools(params) for f in GRAPH_WRITES.get(tool, ())}
+        return Contract(base.reads | frozenset(extra), base.optional_reads, writes, base.optional_writes)
 
     def __init__(self, name: str, params: SchedulerParams, resources: Any = None):
         super().__init__(name, params, resources)
-        used = {t for tools in params.weights.values() for t, w in tools.items() if w > 0}
+        used = used_tools(params)
         self.tools: dict[str, Any] = {}
         if "dense" in used:
             self.tools["dense"] = Retrieve(f"{name}.dense", RetrieveParams(
@@ -249,6 +275,9 @@ class AgentScheduler(Node[SchedulerParams]):
         self._filter = node_filter(name, params, resources)
         if "graph" in used and params.graph is not None:
             self.tools["graph"] = local_searcher(params.graph, resources)
+        if "graph_global" in used and params.graph_global is not None:
+            self.tools["graph_global"] = GraphGlobal(f"{name}.graph_global", GraphGlobalParams(
+                **dict(params.graph_global)), resources)
         self.client = self.llm_client(params.llm, "schedule") if params.llm is not None else None
 
     @classmethod
@@ -261,20 +290,27 @@ class AgentScheduler(Node[SchedulerParams]):
                                                               filters=params.filters))
         return parts
 
-    def _call(self, tool: str, queries: list[str], state: Mapping[str, Any]) -> tuple[list[Hit], float]:
-        """A tool's ranking and the milliseconds its search took (when it was computed, for shared searches)."""
+    def _call(self, tool: str, queries: list[str], state: Mapping[str, Any]
+              ) -> tuple[list[Hit], float, dict[str, Any]]:
+        """A tool's ranking, the milliseconds its search took (when it was computed, for shared searches) and
+        what a graph tool found besides (``GRAPH_WRITES``: triples and entities, or communities)."""
         flt = self._filter
         values = record_values(flt.cond, state) if flt is not None else {}
+        allowed = None if flt is None else flt.allowed(values)
+        t0 = time.perf_counter()
         if tool == "graph":
-            t0 = time.perf_counter()
-            graph = self.tools["graph"]
-            found = (graph.search(queries) if flt is None else graph.search(queries, 0, flt.allowed(values))).passages
-            return [Hit(pid, doc, s) for pid, doc, s in found], (time.perf_counter() - t0) * 1000.0
+            found = self.tools["graph"].search(queries, self.params.max_evidence, allowed)
+            hits = [Hit(pid, doc, s) for pid, doc, s in found.passages]
+            return hits, (time.perf_counter() - t0) * 1000.0, {GRAPH_EVIDENCE: list(found.evidence),
+                                                               GRAPH_ENTITIES: list(found.entities)}
+        if tool == "graph_global":
+            hits, communities = self.tools["graph_global"].search(queries, allowed)
+            return hits, (time.perf_counter() - t0) * 1000.0, {GRAPH_COMMUNITIES: communities}
         retriever = self.tools[tool]
         retriever.work, retriever.context = self.work, self.context  # share its searches like a retrieve node
         hits, _, ms = (retriever.search(queries) if flt is None
                        else retriever.search(queries, (flt.key(values), flt.allowed(values))))
-        return hits, ms
+        return hits, ms, {}
 
     def classify(self, state: Mapping[str, Any]) -> dict[str, Any]:
         """The class of the question: rules first, then the llm (if any), else ``default_class``.
@@ -306,16 +342,24 @@ class AgentScheduler(Node[SchedulerParams]):
         decided = self.classify(state)
         weights = {t: w for t, w in sorted(p.weights[decided[SCHEDULER_CLASS]].items()) if w > 0}
         called = {t: self._call(t, queries, state) for t in weights}
-        tool_hits = {t: hits for t, (hits, _) in called.items()}
+        tool_hits = {t: hits for t, (hits, _, _) in called.items()}
+        found: dict[str, Any] = {f: [] for t in used_tools(p) for f in GRAPH_WRITES.get(t, ())}
+        for _, _, extra in called.values():
+            found.update(extra)
         if len(tool_hits) == 1:
             fused = next(iter(tool_hits.values()))
         else:
             fused = rrf(list(tool_hits.values()), list(weights.values()), p.k)
         fused = dedupe(fused, p.dedupe)[: p.top_k]
         stats = tool_stats(fused, tool_hits, p.stats_k)
-        for t, (_, ms) in called.items():
+        for t, (_, ms, _) in called.items():
             stats[t]["latency_ms"] = round(ms, 3)
-        return {RETRIEVED: fused, TOOL_HITS: tool_hits, TOOL_STATS: stats, **decided}
+        return {RETRIEVED: fused, TOOL_HITS: tool_hits, TOOL_STATS: stats, **found, **decided}
+
+
+def used_tools(params: SchedulerParams) -> set[str]:
+    """The tools some class weighs above 0 (the only ones built, and whose extra fields are declared)."""
+    return {t for tools in params.weights.values() for t, w in tools.items() if w > 0}
 
 
 def tool_stats(fused: list[Hit], tool_hits: Mapping[str, list[Hit]], k: int) -> dict[str, dict[str, Any]]:

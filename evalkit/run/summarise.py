@@ -15,6 +15,7 @@ from evalkit.metrics import DEFAULT_METRICS, aggregate
 from evalkit.metrics.agentic import aggregate_loops
 from evalkit.metrics.answer import aggregate_answers
 from evalkit.metrics.routing import aggregate_routing
+from evalkit.metrics.safety import aggregate_safety
 from evalkit.metrics.tenancy import aggregate_tenancy
 from evalkit.records import QueryResult, VariantSummary
 from evalkit.run.health import degraded_metrics
@@ -45,6 +46,7 @@ def variant_metrics(results: Sequence[QueryResult], retrieval: Sequence[str] = D
     metrics.update(finish_metrics(results))
     metrics.update(aggregate_tenancy(results))  # tenant_leak_rate: evalkit.metrics.tenancy
     metrics.update(aggregate_routing(results))  # route_accuracy: evalkit.metrics.routing
+    metrics.update(aggregate_safety(results))  # block_rate: evalkit.metrics.safety
     return metrics, len(results) - len(answerable)
 
 

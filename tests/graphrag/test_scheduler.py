@@ -223,3 +223,92 @@ def test_scheduler_runs_the_real_tools_in_a_graph(view):
     assert set(state["tool_hits"]) == {"graph", "bm25"}
     docs = [h.doc_id for h in state["retrieved"]]
     assert len(docs) == len(set(docs)) and "d-chip" in docs
+
+
+# --- what the graph tools found reaches the state (and a generator) -----------------------------
+GRAPH_WEIGHTS = {"entity_relation": {"graph": 1.0, "bm25": 1.0}, "exact_term": {"bm25": 1.0},
+                 "open_semantic": {"bm25": 1.0}}
+
+
+def _graph_run(view, nodes: dict, edges: dict, question: str) -> dict:
+    cfg = config_from_dict({"name": "s", "chunking": {"method": "document"}, "nodes": nodes, "edges": edges})
+    outcome = build_graph(cfg, view).run(initial_state("q", question, "en"))
+    assert outcome.error is None, outcome.error
+    return outcome.state
+
+
+def test_the_graph_tool_writes_its_triples_and_entities_like_graph_local(view):
+    """The root cause of graph_evidence on 0 of 120 demo queries: the tool's triples were never asked for."""
+    params = {"dense": None, "bm25": {"tokenizer": "en"}, "graph": {"link": {"embedding": False}},
+              "weights": GRAPH_WEIGHTS, "max_evidence": 3}
+    nodes = {"s": {"type": "agent_scheduler", "params": params}}
+    state = _graph_run(view, nodes, {"start": "s", "s": "end"}, "Which company makes the chip used in the ZX-100?")
+    local = _graph_run(view, {"g": {"type": "graph_local", "params": {"link": {"embedding": False},
+                                                                       "max_evidence": 3}}},
+                       {"start": "g", "g": "end"}, "Which company makes the chip used in the ZX-100?")
+    assert state["scheduler_class"] == "entity_relation"
+    assert state["graph_evidence"] == local["graph_evidence"] and len(state["graph_evidence"]) == 3
+    assert state["graph_evidence"][0] == "ZX-100 [co_occurs] KS-9 (d-spec)"
+    assert state["graph_entities"] == local["graph_entities"]
+    other = _graph_run(view, nodes, {"start": "s", "s": "end"}, "What does error E-4012 mean?")
+    assert other["scheduler_class"] == "exact_term"  # the graph tool was not called: nothing stale, nothing new
+    assert other["graph_evidence"] == [] and other["graph_entities"] == [] and "graph" not in other["tool_hits"]
+
+
+def test_without_a_graph_tool_nothing_graph_is_declared():
+    from evalkit.nodes.scheduler import AgentScheduler as S
+
+    bare = S.contract(SchedulerParams(graph=None, weights=WEIGHTS)).writes
+    assert not bare & {"graph_evidence", "graph_entities", "graph_communities"}
+    full = S.contract(SchedulerParams()).writes
+    assert {"graph_evidence", "graph_entities"} <= full and "graph_communities" not in full
+
+
+def test_scheduler_graph_facts_reach_the_generator(view):
+    """scheduler -> generate (graph_evidence: true): the triples' source documents are citable and checked."""
+    llm = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "max_retries": 0, "cache": "off"}
+    nodes = {"s": {"type": "agent_scheduler", "params": {"dense": None, "bm25": {"tokenizer": "en"},
+                                                         "graph": {"link": {"embedding": False}},
+                                                         "weights": GRAPH_WEIGHTS, "max_evidence": 5}},
+             "generate": {"type": "generate", "params": {"llm": llm, "evidence_from": "retrieved", "evidence_k": 1,
+                                                         "graph_evidence": True}}}
+    cfg = config_from_dict({"name": "s", "chunking": {"method": "document"}, "nodes": nodes,
+                            "edges": {"start": "s", "s": "generate", "generate": "end"}})
+    graph = build_graph(cfg, view)
+    seen = {}
+
+    class Recorder:  # the generator's LLM: records the prompt, answers citing the chip's maker's document
+        identity = "recorder"
+
+        def chat(self, user, **kw):
+            from evalkit.llm.base import ChatResponse
+
+            seen["user"], seen["evidence"] = user, kw.get("evidence")
+            return ChatResponse(text="Borealis Semiconductor makes it [d-chip].", finish_reason="stop")
+
+    graph.nodes["generate"].client = Recorder()
+    outcome = graph.run(initial_state("q", "Which company makes the chip used in the ZX-100?", "en"))
+    assert outcome.error is None, outcome.error
+    state = outcome.state
+    assert "Graph facts" in seen["user"] and "[d-chip] KS-9 --co_occurs--> Borealis Semiconductor Ltd" in seen["user"]
+    assert state["used_documents"] == ["d-chip"] and state["invalid_citations"] == []
+    assert "d-chip" in {h.doc_id for h in state["answer_evidence"]}
+    assert [d for d, _ in seen["evidence"]][1:] and all("-->" not in t for _, t in seen["evidence"])
+
+
+def test_graph_global_is_a_scheduler_tool(view):
+    comm = {"algorithm": "louvain", "min_size": 2}
+    params = {"dense": None, "bm25": {"tokenizer": "en"}, "graph": None,
+              "graph_global": {"communities": comm, "top_communities": 2},
+              "weights": {"entity_relation": {"graph_global": 1.0, "bm25": 1.0}, "exact_term": {"bm25": 1.0},
+                          "open_semantic": {"graph_global": 1.0}}}
+    q = "Which company makes the chip used in the ZX-100?"
+    state = _graph_run(view, {"s": {"type": "agent_scheduler", "params": params}}, {"start": "s", "s": "end"}, q)
+    alone = _graph_run(view, {"g": {"type": "graph_global", "params": {"communities": comm, "top_communities": 2}}},
+                       {"start": "g", "g": "end"}, q)
+    assert set(state["tool_hits"]) == {"graph_global", "bm25"}
+    assert state["tool_hits"]["graph_global"] == alone["retrieved"]  # the same search as the node's
+    assert state["graph_communities"] == alone["graph_communities"] and state["graph_communities"]
+    assert state["tool_stats"]["graph_global"]["hits"] == len(alone["retrieved"])
+    with pytest.raises(ValidationError, match="'graph_global' tool is not configured"):
+        SchedulerParams(graph_global=None, weights={**params["weights"]})

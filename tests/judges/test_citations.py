@@ -156,3 +156,22 @@ def test_a_bare_chinese_citation_is_not_judged_as_a_number():
     for answer in ("K7 重 48 克（文档3）。", "K7 重 48 克，见文档3。"):
         claims = OfflineJudge().judge("K7 有多重？", answer, ev).claims
         assert [c.verdict for c in claims] == ["supported"], claims
+
+
+@pytest.mark.parametrize("text, refs", [
+    ("【已废弃】旧版标准：每晚 500 元。", []),         # corpus tags in Chinese text are not citations
+    ("【重要提示】请改用新版。【状态】有效", []),
+    ("【2024年修订】第三条", []),                      # a digit does not make a tag a reference
+    ("【参考资料】见附录", []),                        # a label word alone is a heading
+    ("每晚 500 元【1】，见【文档2】。", [("1",), ("文档2",)]),
+    ("【来源：员工手册】", [("员工手册",)]),             # a label and colon: the writer meant a citation
+    ("【Doc 3】【fin-004#1】", [("3",), ("fin-004#1",)]),
+    ("[已废弃]", [("已废弃",)]),                        # square brackets are the generator's own format
+])
+def test_full_width_brackets_are_citations_only_when_reference_shaped(text, refs):
+    assert [m.refs for m in find_markers(text)] == refs
+
+
+def test_a_corpus_tag_stays_in_the_claim_and_cites_nothing():
+    assert cited_claims("【已废弃】旧版标准：每晚 500 元。[fin-020]") == [("【已废弃】旧版标准：每晚 500 元。", ("fin-020",))]
+    assert strip_markers("【重要提示】请改用新版【1】。") == "【重要提示】请改用新版。"
