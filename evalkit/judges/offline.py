@@ -19,8 +19,9 @@ model judge (``offline+llm``, ``offline+nli``) or a person looks only at those. 
    words a plain claim clause repeats, with term overlap >= ``flip_overlap``, is a polarity
    flip: ``unsupported``; so is a negated claim clause whose best-matching evidence clause
    states its words (``flip_overlap`` of them) without a negation and without a boundary
-   ("only", "minimum", "30+", 仅, 以上: a rule with a boundary negates what lies outside it). A negated claim clause without
-   negated evidence otherwise is ``unverified`` (antonyms and paraphrases negate without a cue word).
+   ("only", "minimum", "30+", 仅, 以上: a rule with a boundary negates what lies outside it).
+   A negated claim clause without negated evidence otherwise is ``unverified`` (antonyms and
+   paraphrases negate without a cue word).
    A claim of at least ``MIN_FOREIGN_TERMS`` novel content words none of which is anywhere in
    the evidence, and no grounded atom, is an added sentence: ``unsupported``.
 3. **Coverage**: the share of the claim's novel content words (words not in the question;
@@ -79,7 +80,8 @@ class HeldOut:
     ``tests/judges/data/judge_multidoc_held_out.jsonl`` (sets A and B): multi-document answers,
     each scenario with three correct wordings (most compute values from the passages) and one
     planted error, written by helpers that had read neither the judge, its tests nor any case
-    set, and measured once, after the v10 rules were final (``benchmarks/judge_held_out.py``).
+    set, and first measured after the v10 rules were written (``benchmarks/judge_held_out.py``;
+    the comment on :data:`HELD_OUT` says how later fixes moved the counts).
     ``tests/judges/test_multidoc_blind.py`` recomputes every count.
     """
 
