@@ -53,7 +53,7 @@ class ClaimVerdict:
     evidence_id: str | None = None  # the passage that decided the verdict (supports it, or was compared)
     evidence_ids: list[str] = field(default_factory=list)  # every passage the claim is grounded in
     stage: str | None = None  # which judge of a cascade decided it (``offline``, ``llm``); None: a single judge
-    escalated: bool = False   # a cascade sent it to its second judge (which may have failed: then ``stage`` is the first)
+    escalated: bool = False   # a cascade sent it to its second judge (if that failed, ``stage`` is the first)
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:

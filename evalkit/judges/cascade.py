@@ -81,7 +81,9 @@ class CascadeJudge:
             self.stats.failed += failed
         return JudgeResult(claims=claims)
 
-    def _again(self, question: str, claim: ClaimVerdict, evidence: Sequence[tuple[str, str]]) -> tuple[ClaimVerdict, bool]:
+    def _again(self, question: str, claim: ClaimVerdict,
+               evidence: Sequence[tuple[str, str]]) -> tuple[ClaimVerdict, bool]:
+        """``claim`` decided by the second judge, and whether it could decide (a failure keeps the first verdict)."""
         second = self.second.judge(question, claim.claim, evidence)
         if second.error is not None or not second.claims:
             why = second.error or "no claim in its reply"
@@ -91,10 +93,10 @@ class CascadeJudge:
         reasons = "; ".join(c.reason for c in second.claims if c.reason)
         ids = list(dict.fromkeys(x for c in second.claims for x in (c.evidence_ids or [c.evidence_id]) if x))
         decided = next((c.evidence_id for c in second.claims if c.verdict == verdict and c.evidence_id), None)
-        return ClaimVerdict(claim.claim, verdict, f"{self.second_name}: {reasons or verdict} (offline: {claim.verdict}, "
-                            f"{claim.reason})", evidence_id=decided or claim.evidence_id,
-                            evidence_ids=ids or list(claim.evidence_ids), stage=self.second_name,
-                            escalated=True), True
+        first = f"{self.first_name}: {claim.verdict}, {claim.reason}"
+        return ClaimVerdict(claim.claim, verdict, f"{self.second_name}: {reasons or verdict} ({first})",
+                            evidence_id=decided or claim.evidence_id, evidence_ids=ids or list(claim.evidence_ids),
+                            stage=self.second_name, escalated=True), True
 
 
 def make_cascade(name: str, cache_root: Any = None, escalate: Sequence[str] | str = ESCALATE,
