@@ -36,6 +36,7 @@ from typing import Any
 
 from evalkit.errors import EvalkitError
 from evalkit.fileio import output_error
+from evalkit.redact import redact
 
 __all__ = ["Holder", "LockBusyError", "evalset_lock", "hold", "output_lock", "store_lock"]
 
@@ -86,8 +87,9 @@ def _process_started(pid: int) -> float | None:
 
 def this_process() -> Holder:
     """The :class:`Holder` record of the calling process."""
-    command = " ".join(["evalkit", *sys.argv[1:]]) if Path(sys.argv[0]).name in ("evalkit", "cli.py") \
-        else " ".join(sys.argv)[:200]
+    # the command line may carry a credential (--tracking-uri https://user:token@host): never written as is
+    command = redact(" ".join(["evalkit", *sys.argv[1:]]) if Path(sys.argv[0]).name in ("evalkit", "cli.py")
+                     else " ".join(sys.argv))
     return Holder(pid=os.getpid(), host=socket.gethostname(),
                   started=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), command=command[:200],
                   process_started=_process_started(os.getpid()))

@@ -94,3 +94,15 @@ def test_an_eval_set_changer_waits_then_gives_up_writing_nothing(tmp_path: Path)
 def read_holder_started(note: str) -> str:
     """The ``since ...`` time of a note (it is the holder's clock, read back rather than guessed)."""
     return note.split(" since ", 1)[1].split(" (", 1)[0]
+
+
+def test_the_holder_record_never_keeps_a_credential_of_the_command_line(monkeypatch):
+    """The holder's command is written beside the lock and printed to the next writer: a tracking URI with a
+    user and token in it must be redacted there as everywhere else."""
+    import sys
+
+    from evalkit.locking import this_process
+
+    monkeypatch.setattr(sys, "argv", ["evalkit", "run", "--tracking-uri", "https://alice:s3cr3tT0ken@mlflow.example.com"])
+    command = this_process().command
+    assert "s3cr3tT0ken" not in command and "alice" not in command and "mlflow.example.com" in command
