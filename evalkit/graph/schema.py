@@ -132,6 +132,8 @@ INVALID_CITATIONS = _("invalid_citations", "list[str]", "cited ids that were not
 ABSTAINED = _("abstained", "bool", "the answer declines for lack of evidence")
 ABSTENTION = _("abstention", "dict", "the abstention finding (evalkit.judges.abstention): abstained, reason, "
                "matched, finish_reason")
+EVIDENCE_TIERS = _("evidence_tiers", "list[dict]", "generate's reference_only rule: per shown passage id, doc_id, "
+                   "score, reference_only (shown as background, never quoted) and the threshold applied")
 ANSWER_EVIDENCE = _("answer_evidence", "list[Hit]", "the passages the answer was written from (judges check it "
                     "against these)")
 GENERATOR = _("generator", "str", "identity of the model that wrote the answer")
