@@ -266,10 +266,11 @@ class Generate(Node[GenerateParams]):
         used, invalid = parse_citations(answer, cited)
         finding = detect_abstention(answer, finish_reason=finish_reason, extra_patterns=p.abstention.patterns,
                                     not_patterns=p.abstention.not_patterns)
-        out = {ANSWER: answer, CITATIONS: used + invalid, USED_DOCUMENTS: used, INVALID_CITATIONS: invalid,
-               ABSTAINED: finding.abstained, ABSTENTION: {**finding.to_dict(), "finish_reason": finish_reason},
-               ANSWER_EVIDENCE: hits + sources, GENERATOR: self.client.identity,
-               OUTCOME: OUTCOME_ABSTAINED if finding.abstained else OUTCOME_ANSWERED}
+        out: dict[str, Any] = {
+            ANSWER: answer, CITATIONS: used + invalid, USED_DOCUMENTS: used, INVALID_CITATIONS: invalid,
+            ABSTAINED: finding.abstained, ABSTENTION: {**finding.to_dict(), "finish_reason": finish_reason},
+            ANSWER_EVIDENCE: hits + sources, GENERATOR: self.client.identity,
+            OUTCOME: OUTCOME_ABSTAINED if finding.abstained else OUTCOME_ANSWERED}
         if p.reference_only is not None:
             out[EVIDENCE_TIERS] = [t.to_dict() for t in tiered]
         return out

@@ -117,8 +117,11 @@ def looser_filter(rule: Relax | None) -> dict[str, Any] | list[Any] | None:
     return rule.filters if rule is not None and not isinstance(rule.filters, str) else None
 
 
-def relax(params: Any, first: tuple[list[Any], dict[str, Any]],
-          search_looser: Callable[[], tuple[list[Any], dict[str, Any]]]) -> tuple[list[Any], dict[str, Any], RelaxRecord]:
+Ranking = tuple[list[Any], dict[str, Any]]  # (fused ranking, channel hits), as retrieve writes them
+
+
+def relax(params: Any, first: Ranking, search_looser: Callable[[], Ranking]) -> tuple[list[Any], dict[str, Any],
+                                                                                     RelaxRecord]:
     """The ranking ``retrieve`` writes under its relax rule: ``first`` (fused ranking, channel hits) when it is
     long enough, else the looser search's; and the record of what happened. ``params``: ``RetrieveParams``."""
     rule: Relax = params.relax

@@ -206,7 +206,10 @@ class Retrieve(Node[RetrieveParams]):
             self._bm25 = resources.bm25_index(c.tokenizer, c.k1, c.b, c.idf, c.stem, c.stopwords,
                                               accents=c.accents, letters=c.letters)
         self._prepared: dict[str, _Batch] = {}  # channel -> the prepared questions' batch (see prepare)
-        self._looser: Retrieve | None = None  # the relax rule's second search (built on first use)
+        self._looser: Retrieve | None = None  # the relax rule's second search (its filter checked here, at load)
+        if params.relax is not None:
+            looser = RetrieveParams(**relaxed_settings(params, params.relax))
+            self._looser = Retrieve(f"{name}.relax", looser, resources)
 
     def prepare(self, questions: Sequence[str]) -> None:
         """Search the questions in one batch per channel, when the query loop first needs one.
@@ -251,12 +254,10 @@ class Retrieve(Node[RetrieveParams]):
         return {RETRIEVED: fused, CHANNEL_HITS: channel_hits, RETRIEVAL_RELAXED: record.to_dict()}
 
     def _looser_search(self, queries: list[str], state: Mapping[str, Any]) -> tuple[list[Hit], dict[str, list[Hit]]]:
-        """The relax rule's second search, by a node of the loosened settings (built once; same memo and context,
-        so variants running the same looser search share it)."""
-        if self._looser is None:
-            params = RetrieveParams(**relaxed_settings(self.params, self.params.relax))  # type: ignore[arg-type]
-            self._looser = Retrieve(f"{self.name}.relax", params, self.resources)
+        """The relax rule's second search, by a node of the loosened settings (built with this one; same memo and
+        context, so variants running the same looser search share it)."""
         looser = self._looser
+        assert looser is not None  # run() searches again only with a relax rule
         looser.work, looser.context = self.work, self.context
         return looser.search(queries, looser._allowed_for(state))[:2]
 

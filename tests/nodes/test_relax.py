@@ -90,3 +90,12 @@ def test_a_rule_that_changes_nothing_or_a_bad_filter_is_refused():
         Relax(min_hits=0)
     with pytest.raises(ValidationError):
         Relax(min_hits=2, filters={"field": "dept", "eq": {"from_recrod": "dept"}})
+
+
+def test_a_looser_filter_on_a_field_no_document_has_fails_when_the_graph_is_built(view):
+    from evalkit.errors import ConfigError
+
+    params = {"bm25": {"tokenizer": "en"}, "filters": STRICT,
+              "relax": {"min_hits": 2, "filters": {"field": "deparment", "eq": "hr"}}}
+    with pytest.raises(ConfigError, match="deparment"):
+        _run(view, params)
