@@ -96,6 +96,9 @@ ATTEMPT = _("attempt", "int", "reflection-loop attempt: 0 until a rewriter runs,
 RETRIEVED = _("retrieved", "list[Hit]", "the retrieval stage's passage ranking, best first (recall@k reads it)")
 CHANNEL_HITS = _("channel_hits", "dict[str, list[Hit]]", "each retrieval channel's own ranking (dense, bm25, "
                  "graph...), for the trace and fusion analysis")
+RETRIEVAL_RELAXED = _("retrieval_relaxed", "dict", "retrieve's relax rule for this query: fired, min_hits, "
+                      "hits_before, hits_after and what the looser search changed (top_k, filters "
+                      "from/to); evalkit.nodes.relax")
 TOOL_HITS = _("tool_hits", "dict[str, list[Hit]]", "each tool's ranking of an agent scheduler")
 SCHEDULER_CLASS = _("scheduler_class", "str", "the query class an agent scheduler chose")
 SCHEDULER_REASON = _("scheduler_reason", "str", "why the scheduler chose that class (rule, keyword or pattern)")
@@ -129,6 +132,8 @@ INVALID_CITATIONS = _("invalid_citations", "list[str]", "cited ids that were not
 ABSTAINED = _("abstained", "bool", "the answer declines for lack of evidence")
 ABSTENTION = _("abstention", "dict", "the abstention finding (evalkit.judges.abstention): abstained, reason, "
                "matched, finish_reason")
+EVIDENCE_TIERS = _("evidence_tiers", "list[dict]", "generate's reference_only rule: per shown passage id, doc_id, "
+                   "score, reference_only (shown as background, never quoted) and the threshold applied")
 ANSWER_EVIDENCE = _("answer_evidence", "list[Hit]", "the passages the answer was written from (judges check it "
                     "against these)")
 GENERATOR = _("generator", "str", "identity of the model that wrote the answer")

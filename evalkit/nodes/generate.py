@@ -32,6 +32,12 @@ relation lines: ``A --co_occurs--> B`` says only that two names share a passage,
 as an answer it was a claim the judges found unsupported (faithfulness 0.5 on two demo
 queries). An extractive generator quotes the source passage's sentence instead.
 
+**Reference-only passages.** With ``reference_only: {min_score}`` or ``{min_share}``, shown
+passages scoring below the threshold are labelled "reference only" in the prompt (the model
+is told they are background), are left out of the quotable evidence (the ``extractive``
+backend never quotes them) and are listed in ``evidence_tiers`` (see
+``evalkit.nodes.reference_only``).
+
 ``fallback`` writes the fixed "no reliable evidence" answer with ``outcome:
 fallback``, so a refusal is never mistaken for a real answer in the results.
 
@@ -64,6 +70,7 @@ from evalkit.graph.schema import (
     CITATIONS,
     EVIDENCE,
     EVIDENCE_TEXT,
+    EVIDENCE_TIERS,
     GENERATOR,
     GRAPH_EVIDENCE,
     INVALID_CITATIONS,
@@ -84,6 +91,7 @@ from evalkit.llm.base import LLMSpec
 from evalkit.llm.extractive import (
     INSUFFICIENT_EVIDENCE as NO_EVIDENCE_ANSWER,  # one wording everywhere
 )
+from evalkit.nodes.reference_only import REFERENCE_NOTE, ReferenceOnly, tiers
 from evalkit.records import Hit
 
 SYSTEM_PROMPT = (
@@ -125,13 +133,16 @@ def is_abstention(answer: str) -> bool:
     return detect_abstention(answer).abstained
 
 
-def render_evidence(passages: list[tuple[str, str, float]], max_chars: int, style: str = "id") -> str:
-    """``[doc-id] (score 0.912) text`` blocks (``style="numbered"``: ``[1] (score ...)``), in rank order."""
+def render_evidence(passages: list[tuple[str, str, float]], max_chars: int, style: str = "id",
+                    reference: Sequence[bool] = ()) -> str:
+    """``[doc-id] (score 0.912) text`` blocks (``style="numbered"``: ``[1] (score ...)``), in rank order;
+    a passage whose ``reference`` flag is set reads ``(score 0.120, reference only)``."""
     blocks = []
     for i, (doc_id, text, score) in enumerate(passages, start=1):
         body = text if len(text) <= max_chars else text[:max_chars] + "..."
         label = str(i) if style == "numbered" else doc_id
-        blocks.append(f"[{label}] (score {score:.3f})\n{body}")
+        note = ", reference only" if i <= len(reference) and reference[i - 1] else ""
+        blocks.append(f"[{label}] (score {score:.3f}{note})\n{body}")
     return "\n\n".join(blocks)
 
 
@@ -169,10 +180,13 @@ def triple_text(a: str, rel: str, b: str) -> str:
     return f"{a} --{rel}--> {b}"
 
 
-def quotable(shown: Sequence[tuple[str, str, float]], sources: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
-    """The (doc id, text) pairs a generator may quote: the passages shown, then the source passages of
-    the graph triples (not the ``A --relation--> B`` lines themselves, which are no statements)."""
-    return tuple((d, t) for d, t, _ in shown) + tuple(sources)
+def quotable(shown: Sequence[tuple[str, str, float]], sources: Sequence[tuple[str, str]],
+             reference: Sequence[bool] = ()) -> tuple[tuple[str, str], ...]:
+    """The (doc id, text) pairs a generator may quote: the passages shown but those flagged reference only in
+    ``reference``, then the source passages of the graph triples (not the ``A --relation--> B`` lines
+    themselves, which are no statements)."""
+    flags = list(reference) + [False] * (len(shown) - len(reference))
+    return tuple((d, t) for (d, t, _), ref in zip(shown, flags) if not ref) + tuple(sources)
 
 
 class GenerateParams(NodeParams):
@@ -191,6 +205,9 @@ class GenerateParams(NodeParams):
     graph_evidence: bool = Field(default=False, description="also show the graph triples of graph_evidence "
                                  "(when a graph node wrote them), citable by their source document")
     max_triples: int = Field(default=10, ge=1, description="graph triples shown at most")
+    reference_only: ReferenceOnly | None = Field(
+        default=None, description="shown passages scoring below min_score, or below min_share of the top score, "
+        "are background: labelled in the prompt, never quoted, listed in evidence_tiers")
 
 
 @register_node
@@ -208,7 +225,8 @@ class Generate(Node[GenerateParams]):
         base = super().contract(params)
         evidence = {"evidence": EVIDENCE, "reranked": RERANKED, "retrieved": RETRIEVED}[params.evidence_from]
         optional = base.optional_reads | ({GRAPH_EVIDENCE} if params.graph_evidence else set())
-        return Contract(frozenset({QUESTION, evidence}), optional, base.writes, base.optional_writes)
+        writes = base.writes | ({EVIDENCE_TIERS} if params.reference_only is not None else set())
+        return Contract(frozenset({QUESTION, evidence}), optional, writes, base.optional_writes)
 
     def __init__(self, name: str, params: GenerateParams, resources: Any = None):
         super().__init__(name, params, resources)
@@ -224,10 +242,14 @@ class Generate(Node[GenerateParams]):
         triples = parse_triples(list(state.get(GRAPH_EVIDENCE) or []))[: p.max_triples] if p.graph_evidence else []
         facts = [(doc, triple_text(a, rel, b)) for a, rel, b, doc in triples]
         sources = self._triple_sources(triples, hits)
+        tiered = tiers(hits, p.reference_only) if p.reference_only is not None else []
+        reference = [t.reference_only for t in tiered]
         question = state[QUESTION]
         finish_reason = None
         if shown or facts:
-            blocks = [f"Evidence:\n{render_evidence(shown, p.max_chars_per_passage, p.citation_style)}"] if shown else []
+            rendered = render_evidence(shown, p.max_chars_per_passage, p.citation_style, reference)
+            note = f"{REFERENCE_NOTE}\n\n" if any(reference) else ""
+            blocks = [f"{note}Evidence:\n{rendered}"] if shown else []
             if facts:
                 blocks.append("Graph facts (each from the document in brackets):\n"
                               + "\n".join(f"[{doc}] {fact}" for doc, fact in facts))
@@ -235,7 +257,7 @@ class Generate(Node[GenerateParams]):
             user = "\n\n".join(blocks) + f"\n\nQuestion: {question}\nAnswer (cite like [{example}]):"
             reply = self.client.chat(user, system=p.system_prompt or PROMPTS[p.citation_style], question=question,
                                      evidence=quotable(shown, [(h.doc_id, self.passages.text(h.id))
-                                                               for h in sources]))
+                                                               for h in sources], reference))
             answer, finish_reason = reply.text.strip(), reply.finish_reason or None
         else:
             answer = NO_EVIDENCE_ANSWER
@@ -244,10 +266,14 @@ class Generate(Node[GenerateParams]):
         used, invalid = parse_citations(answer, cited)
         finding = detect_abstention(answer, finish_reason=finish_reason, extra_patterns=p.abstention.patterns,
                                     not_patterns=p.abstention.not_patterns)
-        return {ANSWER: answer, CITATIONS: used + invalid, USED_DOCUMENTS: used, INVALID_CITATIONS: invalid,
-                ABSTAINED: finding.abstained, ABSTENTION: {**finding.to_dict(), "finish_reason": finish_reason},
-                ANSWER_EVIDENCE: hits + sources, GENERATOR: self.client.identity,
-                OUTCOME: OUTCOME_ABSTAINED if finding.abstained else OUTCOME_ANSWERED}
+        out: dict[str, Any] = {
+            ANSWER: answer, CITATIONS: used + invalid, USED_DOCUMENTS: used, INVALID_CITATIONS: invalid,
+            ABSTAINED: finding.abstained, ABSTENTION: {**finding.to_dict(), "finish_reason": finish_reason},
+            ANSWER_EVIDENCE: hits + sources, GENERATOR: self.client.identity,
+            OUTCOME: OUTCOME_ABSTAINED if finding.abstained else OUTCOME_ANSWERED}
+        if p.reference_only is not None:
+            out[EVIDENCE_TIERS] = [t.to_dict() for t in tiered]
+        return out
 
     def _triple_sources(self, triples: list[tuple[str, str, str, str]], hits: list[Hit]) -> list[Hit]:
         """For each triple, the passage of its source document it was most likely read from (one holding

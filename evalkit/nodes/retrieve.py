@@ -38,6 +38,10 @@ and faiss), so ``top_k`` is filled with matching passages. The filter, resolved 
 query's record values, is part of each channel search's shared-part key, and the record
 fields it reads (``tenant``, ``lang``, ``attributes``) are part of the node's reads.
 A filtered node is not batched by ``prepare`` (each query has its own id set).
+
+``relax: {min_hits, top_k, filters}`` searches a second time with looser settings when the
+fused ranking has fewer than ``min_hits`` passages, and writes ``retrieval_relaxed`` (whether
+it fired and what it changed; ``evalkit.nodes.relax``).
 """
 from __future__ import annotations
 
@@ -56,6 +60,7 @@ from evalkit.graph.schema import (
     CHANNEL_HITS,
     QUERIES,
     QUESTION,
+    RETRIEVAL_RELAXED,
     RETRIEVED,
     Contract,
     Role,
@@ -70,6 +75,7 @@ from evalkit.models.embedders import ModelSpec
 from evalkit.nodes.dedupe import Dedupe, dedupe
 from evalkit.nodes.filtering import Filtered
 from evalkit.nodes.fusion import Columns, rrf, weighted
+from evalkit.nodes.relax import Relax, looser_filter, relax, relaxed_settings
 from evalkit.records import Hit
 
 INDEX_PARAMS = {"flat": (), "ivf": ("nlist", "nprobe"), "hnsw": ("hnsw_m", "ef_construction", "ef_search")}
@@ -156,6 +162,8 @@ class RetrieveParams(Filtered):
                                   "ranking before the top_k cut (omit: keep every passage)")
     filters: dict[str, Any] | list[Any] | None = Field(  # grammar checked by Filtered
         default=None, description="metadata filter: a condition over document fields (evalkit.index.filters)")
+    relax: Relax | None = Field(default=None, description="search again with looser settings (top_k, filters) "
+                                "when fewer than min_hits passages come back (evalkit.nodes.relax)")
 
     @model_validator(mode="after")
     def _one_channel(self) -> RetrieveParams:
@@ -175,8 +183,10 @@ class Retrieve(Node[RetrieveParams]):
     @classmethod
     def contract(cls, params: RetrieveParams) -> Contract:
         base = super().contract(params)
-        extra = state_fields(parse_filters(params.filters)) if params.filters is not None else []
-        return Contract(base.reads | frozenset(extra), base.optional_reads, base.writes, base.optional_writes)
+        filters = [f for f in (params.filters, looser_filter(params.relax)) if f is not None]
+        extra = [name for f in filters for name in state_fields(parse_filters(f))]
+        writes = base.writes | ({RETRIEVAL_RELAXED} if params.relax is not None else frozenset())
+        return Contract(base.reads | frozenset(extra), base.optional_reads, writes, base.optional_writes)
 
     def __init__(self, name: str, params: RetrieveParams, resources: Any = None):
         super().__init__(name, params, resources)
@@ -196,6 +206,10 @@ class Retrieve(Node[RetrieveParams]):
             self._bm25 = resources.bm25_index(c.tokenizer, c.k1, c.b, c.idf, c.stem, c.stopwords,
                                               accents=c.accents, letters=c.letters)
         self._prepared: dict[str, _Batch] = {}  # channel -> the prepared questions' batch (see prepare)
+        self._looser: Retrieve | None = None  # the relax rule's second search (its filter checked here, at load)
+        if params.relax is not None:
+            looser = RetrieveParams(**relaxed_settings(params, params.relax))
+            self._looser = Retrieve(f"{name}.relax", looser, resources)
 
     def prepare(self, questions: Sequence[str]) -> None:
         """Search the questions in one batch per channel, when the query loop first needs one.
@@ -233,7 +247,19 @@ class Retrieve(Node[RetrieveParams]):
     def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
         queries = list(state[QUERIES]) or [state[QUESTION]]
         fused, channel_hits, _ = self.search(queries, self._allowed_for(state))
-        return {RETRIEVED: fused, CHANNEL_HITS: channel_hits}
+        if self.params.relax is None:
+            return {RETRIEVED: fused, CHANNEL_HITS: channel_hits}
+        fused, channel_hits, record = relax(self.params, (fused, channel_hits), partial(self._looser_search, queries,
+                                                                                        state))
+        return {RETRIEVED: fused, CHANNEL_HITS: channel_hits, RETRIEVAL_RELAXED: record.to_dict()}
+
+    def _looser_search(self, queries: list[str], state: Mapping[str, Any]) -> tuple[list[Hit], dict[str, list[Hit]]]:
+        """The relax rule's second search, by a node of the loosened settings (built with this one; same memo and
+        context, so variants running the same looser search share it)."""
+        looser = self._looser
+        assert looser is not None  # run() searches again only with a relax rule
+        looser.work, looser.context = self.work, self.context
+        return looser.search(queries, looser._allowed_for(state))[:2]
 
     def _allowed_for(self, state: Mapping[str, Any]) -> tuple[str, frozenset[str]] | None:
         """The filter resolved with the query's record values: (its key, the allowed document ids)."""
@@ -392,3 +418,4 @@ def _timed(search: Callable[[list[str]], list[list[Hit]]], queries: list[str]) -
     t0 = time.perf_counter()
     found = search(queries)
     return found, (time.perf_counter() - t0) * 1000.0
+
