@@ -65,6 +65,15 @@ from evalkit.records import QueryResult
 from evalkit.track.names import mlflow_metric_name
 from evalkit.track.payloads import QUERY_ANSWER_HEADLINE, headline_metrics
 from evalkit.track.secrets import mask_text, scrub, scrub_json, secret_env_values
+from evalkit.track.trace_documents import (
+    DOCUMENTS,
+    EVIDENCE_DOCS,
+    EXPECTED_IDS,
+    PASSAGE_CHARS,
+    TEXT_CHARS,
+    documents_at,
+    documents_of,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -74,11 +83,6 @@ MAX_ITEMS = 10              # list items kept in span inputs/outputs (the rest i
 MAX_STRING = 300            # characters kept of one string
 MAX_JSON = 4000             # characters of one span's outputs, as JSON
 TOP_DOCS = 10               # documents listed in the root span's outputs
-TEXT_CHARS = 4000           # characters kept of the question (request) and the answer (response)
-PASSAGE_CHARS = 2000        # characters kept of each passage text in the documents span
-EVIDENCE_DOCS = 20          # passages listed in the documents span (evidence, or the ranking's top documents)
-DOCUMENTS = "documents"     # name of the RETRIEVER span holding the documents
-EXPECTED_IDS = "expected_document_ids"  # the Expectation holding the gold ids (evalkit.integrations.mlflow reads it)
 SOURCE_ID = "evalkit"       # the assessments' source (type CODE)
 SOURCE_RUN_ID = "mlflow.assessment.sourceRunId"   # assessment metadata MLflow's evaluate also sets
 SOURCE_RUN = "mlflow.sourceRun"                   # trace metadata: the run a trace came from
@@ -258,48 +262,11 @@ def build_spans(result: QueryResult, variant: str, run_id: str, secrets: Sequenc
                  "evalkit.path": trace_path(result), "evalkit.gold_doc_ids": shorten(result.gold_doc_ids),
                  "evalkit.metrics": result.metrics or None}, error, limit=whole)
     docs, kind = documents_of(result, secrets)
-    at = _documents_time(events, times)
+    at = documents_at(events, times)
     spans.append(span(DOCUMENTS, _hex_id(trace_id, DOCUMENTS, bits=64), root_id, at, at, "RETRIEVER",
                       {"query": shorten(mask_text(result.question, secrets), max_string=TEXT_CHARS)}, docs,
                       {"evalkit.documents": kind}, None, limit=EVIDENCE_DOCS * (PASSAGE_CHARS + 200) + MAX_JSON))
     return [root, *spans]
-
-
-def documents_of(result: QueryResult, secrets: Sequence[str] = ()) -> tuple[list[dict[str, Any]], str]:
-    """The documents of a query's ``documents`` span, and which they are (``evidence`` or ``ranking``).
-
-    A query that generated an answer: the passages the generator was shown (its evidence, at
-    most :data:`EVIDENCE_DOCS`), each ``{id: document id, page_content: passage text (first
-    PASSAGE_CHARS characters), metadata: {doc_id, chunk_id, score, chars}}``: the
-    question, the answer and these texts are what the judge read. A retrieval-only query:
-    the final ranking's first EVIDENCE_DOCS documents, ids only (no passage text is kept).
-    Each text is masked (``secrets``, :func:`mask_text`) before it is cut, so a cut never
-    keeps the start of a secret the mask would have caught whole.
-    """
-    generation = result.generation or {}
-    if result.generation is not None:
-        texts = generation.get("evidence_text") or []
-        docs = []
-        for i, e in enumerate((generation.get("evidence") or [])[:EVIDENCE_DOCS]):
-            doc: dict[str, Any] = {"id": str(e[1]), "metadata": {"doc_id": str(e[1]), "chunk_id": str(e[0]),
-                                                                  "score": e[2]}}
-            if i < len(texts) and isinstance(texts[i], str):
-                text = mask_text(texts[i], secrets)
-                doc["page_content"] = text[:PASSAGE_CHARS]
-                doc["metadata"]["chars"] = len(text)
-            docs.append(doc)
-        return docs, "evidence"
-    ranking = result.reranked or result.retrieved
-    return [{"id": str(d["doc_id"]), "metadata": {"doc_id": str(d["doc_id"]), "rank": i + 1, "score": d.get("score")}}
-            for i, d in enumerate(ranking[:EVIDENCE_DOCS])], "ranking"
-
-
-def _documents_time(events: Sequence[dict[str, Any]], times: Sequence[tuple[int, int]]) -> int:
-    """When the documents were handed on: the start of the first generator step, else the end of the last step."""
-    for e, (start, _) in zip(events, times, strict=True):
-        if event_role(e) == Role.GENERATOR:
-            return start
-    return max(end for _, end in times)
 
 
 def trace_path(result: QueryResult) -> str:
