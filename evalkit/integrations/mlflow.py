@@ -33,9 +33,13 @@ entry), and score them with :func:`evalkit.metrics.score_query`, the function ``
 and ``evalkit score`` use. A question without expected documents (unanswerable) has no
 ranking metric in evalkit, so these return no value for it.
 
-Traces that evalkit itself logs (``evalkit run`` / ``score``) carry evalkit's metrics already,
-as assessments on each trace; their spans hold shortened node outputs, not documents with
-text, so these scorers refuse them with that explanation rather than score a cut ranking.
+Traces that evalkit itself logs (``evalkit run``, :mod:`evalkit.track.traces`) are read the same
+way: their one RETRIEVER span, ``documents``, holds the passages the generator was shown (their
+texts cut to ``PASSAGE_CHARS``; for a retrieval-only variant, the ranking's top ids without text),
+the request is ``{query_id, question}``, the response holds the ``answer``, and the gold ids are
+an ``expected_document_ids`` Expectation, so ``mlflow.genai.evaluate(data=mlflow.search_traces(...))``
+needs nothing more. There the ranking scorers rank the evidence documents, as ``evalkit score``
+does on the run's ragas export; the run's own ``recall_at_20``... assessments rank its whole list.
 """
 from __future__ import annotations
 
@@ -98,9 +102,9 @@ def _documents(trace: Trace | None) -> list[tuple[str | None, str | None]] | Non
         docs = span.outputs
         docs = json.loads(docs) if isinstance(docs, str) else docs
         if isinstance(docs, Mapping) and "wrote" in docs:
-            raise EvalkitError(f"trace {trace.info.trace_id} was logged by evalkit: its metrics are on it already as "
-                               "assessments (recall_at_20, faithfulness...); these scorers read an app's retriever "
-                               "spans that return documents (mlflow.entities.Document with text and id)")
+            raise EvalkitError(f"trace {trace.info.trace_id} was logged by an evalkit older than its 'documents' span "
+                               "(its retriever spans hold node outputs, not documents); its metrics are on it as "
+                               "assessments, or log the run again with this evalkit")
         for doc in docs or []:
             if not isinstance(doc, Mapping):
                 raise EvalkitError(f"trace {trace.info.trace_id}: retriever span '{span.name}' returned {doc!r:.60}; "

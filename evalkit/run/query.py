@@ -208,12 +208,14 @@ def _judge_answer(record: EvalRecord, answer: Answer, judge: Any, answerable: bo
     fell back to, so it gets only ``degraded = 1`` and stays out of every answer metric.
     """
     evidence = [[e.id, e.doc_id, round(float(e.score), 6)] for e in answer.evidence]
+    texts_shown = [e.text for e in answer.evidence]  # what the judge read; MLflow traces carry it (track.traces)
     generation: dict[str, Any]
     if degraded:
         generation = {"answer": answer.text, "reference_answer": record.reference_answer,
                       "abstained": answer.abstained, "abstention": answer.abstention, "answered": False,
                       "degraded": True, "citations": list(answer.citations), "used_documents": [],
-                      "invalid_citations": [], "evidence": evidence, "generator": answer.generator,
+                      "invalid_citations": [], "evidence": evidence, "evidence_text": texts_shown,
+                      "generator": answer.generator,
                       "judgement": None, "judge": None}
         return generation, {"degraded": 1.0}
     answered = answer.answered
@@ -246,7 +248,7 @@ def _judge_answer(record: EvalRecord, answer: Answer, judge: Any, answerable: bo
                   "abstention": answer.abstention, "answered": answered, "citation_findings": findings,
                   "citations": list(answer.citations), "used_documents": list(answer.used_documents),
                   "invalid_citations": list(answer.invalid_citations), "evidence": evidence,
-                  "generator": answer.generator, "judgement": judgement, "judge": getattr(judge, "identity", None)}
+                  "evidence_text": texts_shown, "generator": answer.generator, "judgement": judgement, "judge": getattr(judge, "identity", None)}
     scores = score_answer(answerable=answerable, answered=answered, abstained=answer.abstained,
                           judgement=judgement, answer=answer.text, reference=record.reference_answer,
                           cited_docs=generation["used_documents"],

@@ -9,11 +9,20 @@ For every query of a variant (up to ``limit``), the trace holds::
       span "guard"           evalkit.duration_ms, evalkit.elapsed_ms, evalkit.reused, evalkit.edge,
                               evalkit.edge_reason, evalkit.error; outputs {"wrote": the trace's
                               compact ``wrote`` dict, shortened}; status ERROR when the node raised
+      span "documents"       type RETRIEVER (the trace's only one): the documents the answer was
+                              written from, ``[{id, page_content, metadata}]`` (:func:`documents_of`:
+                              the generator's evidence passages, each text cut to PASSAGE_CHARS;
+                              for a retrieval-only variant the ranking's top ids)
+
+    request / response       the root span's inputs / outputs: the question and the answer, whole up
+                              to TEXT_CHARS characters each (what ``evalkit.integrations.mlflow`` reads)
 
     assessments              one Feedback per headline metric of the query (``hit_at_5``,
                               ``recall_at_20``, ``faithfulness``, ``hallucinated``...; names
                               through ``mlflow_metric_name``), source CODE ``evalkit``, on the
                               root span, with the child run as source run
+                              and one Expectation ``expected_document_ids`` (the gold ids, or
+                              ``{id: grade}``) when the eval set has gold labels
     tags                     mlflow.traceName = query id, evalkit.variant, evalkit.outcome,
                               evalkit.path (``retrieve>rerank>guard``)
 
@@ -56,6 +65,15 @@ from evalkit.records import QueryResult
 from evalkit.track.names import mlflow_metric_name
 from evalkit.track.payloads import QUERY_ANSWER_HEADLINE, headline_metrics
 from evalkit.track.secrets import mask_text, scrub, scrub_json, secret_env_values
+from evalkit.track.trace_documents import (
+    DOCUMENTS,
+    EVIDENCE_DOCS,
+    EXPECTED_IDS,
+    PASSAGE_CHARS,
+    TEXT_CHARS,
+    documents_at,
+    documents_of,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -69,9 +87,12 @@ SOURCE_ID = "evalkit"       # the assessments' source (type CODE)
 SOURCE_RUN_ID = "mlflow.assessment.sourceRunId"   # assessment metadata MLflow's evaluate also sets
 SOURCE_RUN = "mlflow.sourceRun"                   # trace metadata: the run a trace came from
 
-SPAN_TYPES = {Role.RETRIEVER: "RETRIEVER", Role.RERANKER: "RERANKER", Role.GUARD: "GUARDRAIL",
+SPAN_TYPES = {Role.RETRIEVER: "CHAIN", Role.RERANKER: "RERANKER", Role.GUARD: "GUARDRAIL",
               Role.GENERATOR: "LLM", Role.ROUTER: "AGENT", Role.GRADER: "EVALUATOR", Role.CHECKER: "EVALUATOR"}
-"""MLflow span type of each node role (the UI shows an icon per type); others: CHAIN."""
+"""MLflow span type of each node role (the UI shows an icon per type); others: CHAIN.
+
+A retriever node's span is a CHAIN: the trace's one RETRIEVER span is ``documents`` (what the
+answer was written from, as documents), the span MLflow's scorers and evalkit's read."""
 
 
 EXAMPLES = 10               # queries traced beside the misses under the "misses" policy
@@ -198,10 +219,10 @@ def build_spans(result: QueryResult, variant: str, run_id: str, secrets: Sequenc
                            trace_flags=TraceFlags(TraceFlags.SAMPLED))
 
     def span(name: str, span_id: int, parent: int | None, start: int, end: int, span_type: str,
-             inputs: Any, outputs: Any, attributes: dict[str, Any], error: str | None) -> Any:
+             inputs: Any, outputs: Any, attributes: dict[str, Any], error: str | None, limit: int = MAX_JSON) -> Any:
         attrs = {SpanAttributeKey.REQUEST_ID: json.dumps(trace_id), SpanAttributeKey.SPAN_TYPE: json.dumps(span_type),
-                 SpanAttributeKey.INPUTS: scrub_json(bounded(inputs), secrets),
-                 SpanAttributeKey.OUTPUTS: scrub_json(bounded(outputs), secrets),
+                 SpanAttributeKey.INPUTS: scrub_json(bounded(inputs, limit), secrets),
+                 SpanAttributeKey.OUTPUTS: scrub_json(bounded(outputs, limit), secrets),
                  **{k: scrub_json(v, secrets) for k, v in attributes.items() if v is not None}}
         status = Status(StatusCode.ERROR, scrub(error, secrets)) if error else Status(StatusCode.OK)
         return Span(ReadableSpan(
@@ -233,12 +254,18 @@ def build_spans(result: QueryResult, variant: str, run_id: str, secrets: Sequenc
                "retrieved": [d["doc_id"] for d in result.retrieved[:TOP_DOCS]],
                "final": [d["doc_id"] for d in result.reranked[:TOP_DOCS]]}
     if answer is not None:
-        outputs["answer"] = shorten(answer)
+        outputs["answer"] = shorten(mask_text(answer, secrets), max_string=TEXT_CHARS)  # masked, then cut
+    whole = 2 * TEXT_CHARS + MAX_JSON  # question / answer fit whole up to TEXT_CHARS: the trace's request / response
     root = span(variant, root_id, None, min(s for s, _ in times), max(e for _, e in times), "CHAIN",
-                {"query_id": result.query_id, "question": shorten(result.question)}, outputs,
+                {"query_id": result.query_id, "question": shorten(mask_text(result.question, secrets), max_string=TEXT_CHARS)}, outputs,
                 {"evalkit.variant": variant, "evalkit.query_id": result.query_id, "evalkit.outcome": result.outcome,
                  "evalkit.path": trace_path(result), "evalkit.gold_doc_ids": shorten(result.gold_doc_ids),
-                 "evalkit.metrics": result.metrics or None}, error)
+                 "evalkit.metrics": result.metrics or None}, error, limit=whole)
+    docs, kind = documents_of(result, secrets)
+    at = documents_at(events, times)
+    spans.append(span(DOCUMENTS, _hex_id(trace_id, DOCUMENTS, bits=64), root_id, at, at, "RETRIEVER",
+                      {"query": shorten(mask_text(result.question, secrets), max_string=TEXT_CHARS)}, docs,
+                      {"evalkit.documents": kind}, None, limit=EVIDENCE_DOCS * (PASSAGE_CHARS + 200) + MAX_JSON))
     return [root, *spans]
 
 
@@ -256,6 +283,7 @@ def trace_info(result: QueryResult, spans: Sequence[Any], variant: str, experime
     """The ``TraceInfo`` of one query's spans: tags, source run, state and one Feedback per metric in ``metrics``."""
     from mlflow.entities import (
         AssessmentSource,
+        Expectation,
         Feedback,
         TraceInfo,
         TraceLocation,
@@ -264,9 +292,13 @@ def trace_info(result: QueryResult, spans: Sequence[Any], variant: str, experime
 
     root = spans[0]
     source = AssessmentSource(source_type="CODE", source_id=SOURCE_ID)
-    feedback = [Feedback(name=mlflow_metric_name(m), value=float(result.metrics[m]), source=source,
-                         trace_id=root.trace_id, span_id=root.span_id, metadata={SOURCE_RUN_ID: run_id})
-                for m in metrics if result.metrics.get(m) is not None]
+    feedback: list[Any] = [Feedback(name=mlflow_metric_name(m), value=float(result.metrics[m]), source=source,
+                                    trace_id=root.trace_id, span_id=root.span_id, metadata={SOURCE_RUN_ID: run_id})
+                           for m in metrics if result.metrics.get(m) is not None]
+    if result.gold_known:  # the gold ids, where mlflow.genai.evaluate finds a trace's expectations
+        feedback.append(Expectation(name=EXPECTED_IDS, value=result.gold_grades if result.gold_relevance
+                                    else list(result.gold_doc_ids), source=source, trace_id=root.trace_id,
+                                    span_id=root.span_id, metadata={SOURCE_RUN_ID: run_id}))
     tags = {"mlflow.traceName": _tag(result.query_id), "evalkit.variant": _tag(variant),
             "evalkit.outcome": _tag(result.outcome or ""), "evalkit.path": _tag(trace_path(result))}
     return TraceInfo(trace_id=root.trace_id, trace_location=TraceLocation.from_experiment_id(experiment_id),

@@ -154,11 +154,102 @@ def test_a_judge_that_is_down_gives_an_error_feedback_not_a_value(closed_port: i
     assert feedback.rationale.startswith("the judge failed:")
 
 
-def test_a_trace_evalkit_logged_is_refused_with_where_its_metrics_are(tiny_trace):
+@pytest.fixture(scope="module")
+def own_traces(demo_slice_answers: Path, tmp_path_factory):
+    """rag_extractive run again on the demo slice with MLflow on (every query traced): its traces and per-query rows."""
+    import mlflow
+
+    from evalkit.evalsets import load_eval_set
+    from evalkit.graph.sweep import load_variants
+    from evalkit.run.runner import RunOptions, run_eval
+
+    folder = tmp_path_factory.mktemp("own_traces")
+    uri = f"sqlite:///{folder / 'mlflow.db'}"
+    configs = load_variants(Path(__file__).resolve().parents[2] / "graph_configs" / "rag_extractive.yaml")
+    es = demo_slice_answers.parent.parent / "slice.jsonl"
+    summary = run_eval(load_eval_set(str(es)), configs,
+                       RunOptions(output=folder / "r.json", progress=False, tracking_uri=uri, trace_policy="all",
+                                  mlflow_background=False), echo=lambda m: None)
+    run_id = summary.variants["rag_extractive"].mlflow_run_id
+    rows = [json.loads(x) for x in (folder / "r" / "rag_extractive" / "per_query.jsonl").read_text().splitlines()]
+    before = mlflow.get_tracking_uri()
+    mlflow.set_tracking_uri(uri)
+    try:
+        traces = mlflow.search_traces(run_id=run_id)
+        yield mlflow, traces, {r["question"]: r for r in rows}
+    finally:
+        mlflow.set_tracking_uri(before)
+
+
+def test_scorers_on_traces_evalkit_logged_equal_evalkit_score_per_row(own_traces, evalkit_rows):
+    from evalkit.integrations.mlflow import EvalkitGroundedness, HitAtK, NDCGAtK, RecallAtK
+
+    mlflow, traces, run_rows = own_traces
+    assert len(traces) == 12
+    df = mlflow.genai.evaluate(data=traces, scorers=[EvalkitGroundedness(), RecallAtK(20), HitAtK(5),
+                                                     NDCGAtK(10)]).result_df
+    assert len(df) == 12
+    compared = 0
+    for column, metric in METRICS.items():
+        got = _values(df, column)
+        want = {q: r["metrics"].get(metric) for q, r in evalkit_rows.items()}   # evalkit score on the ragas export
+        assert got == want, column
+        compared += sum(v is not None for v in want.values())
+    assert compared >= 12 * 3
+    # the run itself judged the same question, answer and evidence: the same faithfulness
+    assert _values(df, "evalkit_groundedness") == {q: r["metrics"].get("faithfulness") for q, r in run_rows.items()}
+
+
+def test_an_evalkit_trace_carries_question_answer_evidence_and_gold(own_traces):
+    from evalkit.track.traces import PASSAGE_CHARS
+
+    mlflow, traces, run_rows = own_traces
+    checked = 0
+    for trace_id in traces["trace_id"]:
+        trace = mlflow.get_trace(trace_id)
+        request = json.loads(trace.data.request)
+        row = run_rows[request["question"]]
+        assert json.loads(trace.data.response)["answer"] == row["generation"]["answer"]
+        retrievers = trace.search_spans(span_type="RETRIEVER")
+        assert [s.name for s in retrievers] == ["documents"]
+        docs = retrievers[0].outputs
+        evidence = row["generation"]["evidence"]
+        assert [d["id"] for d in docs] == [e[1] for e in evidence]
+        assert [d["page_content"] for d in docs] == [t[:PASSAGE_CHARS] for t in row["generation"]["evidence_text"]]
+        expected = {a.name: a.value for a in trace.info.assessments if a.name == "expected_document_ids"}
+        assert expected == {"expected_document_ids": row["gold_doc_ids"]}
+        checked += bool(docs)
+    assert checked >= 10
+
+
+def test_a_retrieval_only_evalkit_trace_gives_its_ranking_metrics(tiny_trace):
+    from evalkit.integrations.mlflow import HitAtK, RecallAtK
+
+    docs = tiny_trace.search_spans(span_type="RETRIEVER")[0].outputs
+    assert docs and all("page_content" not in d for d in docs)   # retrieval only: ids, no text
+    gold = {a.name: a.value for a in tiny_trace.info.assessments}
+    expected = {"expected_document_ids": gold["expected_document_ids"]}
+    assert RecallAtK(20)(expectations=expected, trace=tiny_trace).value == gold["recall_at_20"]
+    assert HitAtK(5)(expectations=expected, trace=tiny_trace).value == gold["hit_at_5"]
+
+
+def test_a_trace_from_an_older_evalkit_is_refused_with_where_its_metrics_are():
+    from mlflow.entities import SpanType
+
     from evalkit.integrations.mlflow import RecallAtK
 
-    with pytest.raises(EvalkitError, match=r"was logged by evalkit: its metrics are on it already as assessments"):
-        RecallAtK(5)(expectations={"expected_document_ids": ["doc-a"]}, trace=tiny_trace)
+    class Old:  # a trace as evalkit logged it before its documents span: a retriever node span holding "wrote"
+        info = type("I", (), {"trace_id": "tr-old"})()
+        data = type("D", (), {"spans": []})()
+
+        @staticmethod
+        def search_spans(span_type=None):
+            span = type("S", (), {"span_id": "s", "parent_id": None, "span_type": SpanType.RETRIEVER, "name": "r",
+                                  "start_time_ns": 0, "outputs": {"wrote": {"retrieved": []}}})()
+            return [span]
+
+    with pytest.raises(EvalkitError, match=r"logged by an evalkit older than its 'documents' span"):
+        RecallAtK(5)(expectations={"expected_document_ids": ["doc-a"]}, trace=Old())
 
 
 @pytest.fixture

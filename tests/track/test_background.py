@@ -137,7 +137,8 @@ def test_the_compared_stores_hold_the_invocation(both):
     _, bg, variants, info = both
     assert bg["parent"]["status"] == "FINISHED" and bg["parent"]["metrics"]["hit_at_5/b"] == 0.5
     assert len(bg["a"]["traces"]) == 4 and len(bg["b"]["params"]) == 2
-    assert bg["b"]["traces"]["q1"]["assessments"] == [("hit_at_5", 1.0, "evalkit"), ("recall_at_20", 0.5, "evalkit")]
+    assert bg["b"]["traces"]["q1"]["assessments"] == [("expected_document_ids", ["d1"], "evalkit"),
+                                                      ("hit_at_5", 1.0, "evalkit"), ("recall_at_20", 0.5, "evalkit")]
     assert bg["b"]["params"]["llm.api_key"] == "***"
     dumped = json.dumps(bg, default=repr)
     assert "sk-live-0123456789abcdefgh" not in dumped and "hunter2" not in dumped

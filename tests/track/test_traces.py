@@ -18,6 +18,7 @@ import pytest
 from evalkit.records import EvalSetRef, QueryResult, RunSummary, VariantSummary
 from evalkit.track import VariantLog, default_tracking_uri, log_invocation
 from evalkit.track.traces import (
+    PASSAGE_CHARS,
     bounded,
     build_spans,
     log_traces,
@@ -65,8 +66,13 @@ def _results() -> list[QueryResult]:
             retrieved=[{"doc_id": f"d{i}", "score": 1.0 - i / 10} for i in range(3)], reranked=[],
             metrics={"hit@5": 0.0 if failed else 1.0, "recall@20": 0.5, "mrr": 0.3}, trace=trace,
             error={"node": "retrieve", "step": 0, "type": "AuthError", "message": f"key {SECRET}"} if failed else None,
-            outcome="failed" if failed else "completed"))
+            outcome="failed" if failed else "completed", generation=GENERATED.get(qid)))
     return out
+
+
+PASSAGE = "Leave is ten days. " * 105 + SECRET + " tail" * 10   # over PASSAGE_CHARS, a secret across the cut (1995)
+GENERATED = {"q3": {"answer": "Ten days. " * 50, "evidence": [["d1#0", "d1", 0.9], ["d1#1", "d1", 0.8]],
+                    "evidence_text": [PASSAGE, "Short one."]}}
 
 
 def _log(tmp: Path, **kw) -> tuple[dict, VariantLog]:
@@ -120,7 +126,8 @@ def test_span_names_and_order_follow_the_node_path(logged):
         spans = traces[qid].data.spans
         root = [s for s in spans if s.parent_id is None]
         assert len(root) == 1 and root[0].name == "guarded"
-        children = sorted((s for s in spans if s.parent_id is not None), key=lambda s: s.start_time_ns)
+        children = sorted((s for s in spans if s.parent_id is not None and s.name != "documents"),
+                          key=lambda s: s.start_time_ns)
         assert [s.name for s in children] == expected
         assert [s.attributes["evalkit.step"] for s in children] == list(range(len(expected)))
         assert all(s.parent_id == root[0].span_id for s in children)
@@ -140,7 +147,7 @@ def test_span_attributes_edges_and_outputs(logged):
     _, _, _, traces = logged
     spans = {s.name: s for s in traces["q1"].data.spans}
     guard = spans["guard"]
-    assert guard.span_type == "GUARDRAIL" and spans["retrieve"].span_type == "RETRIEVER"
+    assert guard.span_type == "GUARDRAIL" and spans["retrieve"].span_type == "CHAIN"   # the RETRIEVER is "documents"
     assert guard.attributes["evalkit.node_type"] == "guard"
     assert guard.attributes["evalkit.edge"] == "end"
     assert guard.attributes["evalkit.edge_reason"] == "condition guard_triggered=True"
@@ -174,7 +181,8 @@ def test_reused_span_lasts_its_real_time_and_keeps_the_pipeline_latency(logged):
 def test_every_trace_carries_its_metrics_as_filterable_assessments(logged):
     client, out, v, traces = logged
     for qid, t in traces.items():
-        got = {a.name: a.value for a in t.info.assessments}
+        got = {a.name: a.value for a in t.info.assessments if a.name != "expected_document_ids"}
+        assert [a.value for a in t.info.assessments if a.name == "expected_document_ids"] == [["d1"]]
         # hit@5 and recall@20 are retrieval metrics of the registry; "mrr" (no cutoff) is not a metric name
         assert got == {"hit_at_5": 0.0 if qid == "q2" else 1.0, "recall_at_20": 0.5}
         for a in t.info.assessments:
@@ -350,7 +358,8 @@ def test_traces_through_a_real_server(server_url, tmp_path: Path, monkeypatch):
     traces = client.search_traces(locations=[out["experiment_id"]], run_id=v.summary.mlflow_run_id)
     by_name = {t.info.tags["mlflow.traceName"]: t for t in traces}
     assert set(by_name) == {"q1", "q2", "q3", "q5"}
-    spans = sorted((s for s in by_name["q1"].data.spans if s.parent_id), key=lambda s: s.start_time_ns)
+    spans = sorted((s for s in by_name["q1"].data.spans if s.parent_id and s.name != "documents"),
+                   key=lambda s: s.start_time_ns)
     assert [s.name for s in spans] == ["retrieve", "rerank", "guard"]
     assert not (tmp_path / "mlflow.db").exists()
 
@@ -410,3 +419,19 @@ def test_the_misses_policy_traces_every_miss_and_a_few_examples():
     assert len(select_traced(results, "misses", limit=3, examples=2)[0]) == 3
     with pytest.raises(ValueError, match="misses, all"):
         select_traced(results, "some")
+
+
+def test_documents_span_holds_the_evidence_texts_cut_and_masked_or_the_ranking_ids(logged):
+    _, _, _, traces = logged
+    docs = {qid: [s for s in t.data.spans if s.span_type == "RETRIEVER"] for qid, t in traces.items()}
+    assert all([s.name for s in spans] == ["documents"] for spans in docs.values())   # one RETRIEVER span each
+    q3 = docs["q3"][0].outputs
+    assert [d["id"] for d in q3] == ["d1", "d1"] and [d["metadata"]["chunk_id"] for d in q3] == ["d1#0", "d1#1"]
+    assert len(q3[0]["page_content"]) == PASSAGE_CHARS and q3[0]["metadata"]["chars"] > PASSAGE_CHARS
+    assert q3[1]["page_content"] == "Short one."
+    assert SECRET[:5] not in json.dumps(q3)                          # masked before the cut, never half kept
+    root = next(s for s in traces["q3"].data.spans if s.parent_id is None)
+    assert json.loads(traces["q3"].data.response)["answer"] == "Ten days. " * 50   # whole up to TEXT_CHARS
+    assert json.loads(traces["q3"].data.request)["question"] == "what about q3?" and root.outputs["answer"]
+    q1 = docs["q1"][0].outputs                                        # retrieval only: the ranking's ids, no text
+    assert [d["id"] for d in q1] == ["d0", "d1", "d2"] and all("page_content" not in d for d in q1)
