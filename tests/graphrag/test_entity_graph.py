@@ -137,5 +137,5 @@ def test_communities_are_seeded_deterministic_and_cached(view, tmp_path):
 
 def test_explicit_leiden_without_the_package_says_what_to_do(monkeypatch):
     monkeypatch.setitem(sys.modules, "leidenalg", None)  # not installed (tests/graphrag/test_leiden.py: the rest)
-    with pytest.raises(ValidationError, match=r"evalkit\[leiden\].*use algorithm: louvain"):
+    with pytest.raises(ValidationError, match=r"evalkit-ragraph\[leiden\].*use algorithm: louvain"):
         CommunitySpec(algorithm="leiden")

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from evalkit.cli import cli
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
-pytest.importorskip("ragas", reason="the ragas extra: pip install 'evalkit[ragas]'")
+pytest.importorskip("ragas", reason="the ragas extra: pip install 'evalkit-ragraph[ragas]'")
 
 
 @pytest.fixture(scope="module")
