@@ -43,7 +43,7 @@ from evalkit.graph.schema import (
 )
 from evalkit.llm.base import LLMSpec
 from evalkit.nodes.llm_classify import llm_label
-from evalkit.nodes.scheduler import Rule, classify
+from evalkit.nodes.scheduler import Rule, classify, valid_patterns
 
 BUNDLED_RULES = Path(__file__).with_name("safety_rules.yaml")
 NO_RULE = "\x00no-rule"
@@ -74,12 +74,7 @@ class StageRules(BaseModel):
     @field_validator("allow")
     @classmethod
     def _compiles(cls, patterns: list[str]) -> list[str]:
-        for p in patterns:
-            try:
-                re.compile(p)
-            except re.error as exc:
-                raise ValueError(f"pattern {p!r} is not a valid regular expression ({exc})") from exc
-        return patterns
+        return valid_patterns(patterns)
 
 
 class RuleFile(BaseModel):

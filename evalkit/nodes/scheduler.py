@@ -98,6 +98,17 @@ GRAPH_WRITES = {"graph": (GRAPH_EVIDENCE, GRAPH_ENTITIES), "graph_global": (GRAP
 """What each graph tool writes besides its ranking (empty lists on a query whose class did not call it)."""
 
 
+def valid_patterns(patterns: list[str]) -> list[str]:
+    """``patterns`` unchanged when each compiles as a Python regular expression; else a ValueError naming it
+    (a params validator: pydantic reports it with the field's path)."""
+    for p in patterns:
+        try:
+            re.compile(p)
+        except re.error as exc:
+            raise ValueError(f"pattern {p!r} is not a valid regular expression ({exc})") from exc
+    return patterns
+
+
 class Rule(NodeParams):
     """Questions matching any keyword or pattern belong to ``label``."""
 
@@ -110,12 +121,7 @@ class Rule(NodeParams):
     @field_validator("patterns")
     @classmethod
     def _compiles(cls, patterns: list[str]) -> list[str]:
-        for p in patterns:
-            try:
-                re.compile(p)
-            except re.error as exc:
-                raise ValueError(f"pattern {p!r} is not a valid regular expression ({exc})") from exc
-        return patterns
+        return valid_patterns(patterns)
 
 
 DEFAULT_RULES = (
