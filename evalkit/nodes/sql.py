@@ -18,7 +18,7 @@ in-memory SQLite queried read-only (:mod:`evalkit.nodes.sql_tables`). Per questi
 3. Rows came back: ``route`` = ``route`` (default ``sql``); else ``fallback_route`` (default
    ``text``), and the graph's ``routes`` send the question to retrieval.
 
-Each row becomes a hit with a stable id ``<table>:<key value>`` (rows of a model's query without
+Each row becomes a hit with a stable id ``<table>:<key value>`` (spaces as ``_``: ids hold no blanks; rows of a model's query without
 a key column: ``sql:<hash of the row>``) and the document id of its ``doc_column`` (else its own
 id), rendered as one line (``price_list LX200P-5G: name_zh LX-200 Pro 5G 版; 目录价 / list price
 8999 元``). The node writes them as ``retrieved`` and ``evidence`` (empty on the other route, where
@@ -84,6 +84,7 @@ TEXT2SQL_PROMPT = (
     'Reply with JSON only: {"sql": "<one SELECT statement>" or null, "reason": "<one short sentence>"}'
 )
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_BLANKS = re.compile(r"\s+")
 
 
 class SqlParams(NodeParams):
@@ -232,7 +233,8 @@ class Sql(Node[SqlParams]):
         for row in result.rows:
             key = row[cols.index(spec.key)] if spec is not None and spec.key in cols else None
             text = render_row(table or "sql", spec, cols, row, None if key is None else _value(key))
-            rid = f"{table}:{_value(key)}" if key is not None else "sql:" + hashlib.sha1(text.encode()).hexdigest()[:12]
+            rid = (f"{table}:{_BLANKS.sub('_', _value(key))}" if key is not None
+                   else "sql:" + hashlib.sha1(text.encode()).hexdigest()[:12])
             doc = row[cols.index(spec.doc_column)] if spec is not None and spec.doc_column in cols else None
             if rid in texts:
                 continue

@@ -41,7 +41,7 @@ class TableSpec(NodeParams):
     """A table named in the config: where it is, its key, what identifies a row, what can be asked."""
 
     path: str = Field(description="CSV (UTF-8, header row) or parquet file, relative to the config's folder")
-    key: str = Field(description="the column whose value is each row's stable id (<table>:<key>)")
+    key: str = Field(description="the column whose value is each row's stable id (TABLE:KEY)")
     match: list[str] = Field(default_factory=list, description="columns whose values name a row in a question "
                              "(model, product name); default: the key")
     columns: dict[str, ColumnSpec] = Field(default_factory=dict, description="answerable columns and the "
@@ -171,9 +171,16 @@ def build_query(spec: TableSpec, table: str, slots: Slots) -> tuple[str, list[An
     return sql, [v for _, v in slots.entities]
 
 
-_WORD = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]")
+_WORD = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]+")
 
 
 def schema_terms(text: str) -> set[str]:
-    """Latin words and single CJK characters of ``text``, folded: what schema retrieval compares."""
-    return set(_WORD.findall(fold(text)))
+    """Latin words and CJK character pairs of ``text`` (a lone character as itself), folded: what schema
+    retrieval compares (pairs, as single characters match almost any column: 低 in 最低温度 and 低于)."""
+    out: set[str] = set()
+    for w in _WORD.findall(fold(text)):
+        if w[0].isascii():
+            out.add(w)
+        else:
+            out.update(w[i:i + 2] for i in range(max(1, len(w) - 1)))
+    return out
