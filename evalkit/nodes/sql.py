@@ -70,8 +70,21 @@ from evalkit.graph.schema import (
     declare_field,
 )
 from evalkit.llm.base import LLMError, LLMSpec
-from evalkit.nodes.sql_slots import SlotIndex, TableSpec, build_query, find, fold, schema_terms
-from evalkit.nodes.sql_tables import QueryResult, ReadOnlyDB, Table, UnsafeSQL, load_table
+from evalkit.nodes.sql_slots import (
+    SlotIndex,
+    TableSpec,
+    build_query,
+    find,
+    fold,
+    schema_terms,
+)
+from evalkit.nodes.sql_tables import (
+    QueryResult,
+    ReadOnlyDB,
+    Table,
+    UnsafeSQL,
+    load_table,
+)
 from evalkit.nodes.system_outputs import EVIDENCE_TEXTS
 from evalkit.records import Hit
 
@@ -286,11 +299,14 @@ class Sql(Node[SqlParams]):
         """The answered writes when the llm's query returned rows; else None (``trace``/``out`` say why)."""
         from evalkit.nodes.rewrite import fallback_record
 
+        client = self.client
+        if client is None:
+            return None
         shown = self.schema_for(question)
         trace.update(source="llm", schema=shown, query=None, params=[])
         prompt = f"Tables:\n{self.schema_text(shown)}\n\nQuestion: {question}\nReply:"
         try:
-            value, _ = self.client.chat_json(prompt, system=self.params.system_prompt, expect=dict, max_tokens=300)
+            value, _ = client.chat_json(prompt, system=self.params.system_prompt, expect=dict, max_tokens=300)
             sql = value.get("sql")
             if sql is None or (isinstance(sql, str) and not sql.strip()):
                 trace["rejected"] = "the llm says the tables cannot answer: " + str(value.get("reason", ""))[:160]

@@ -119,7 +119,8 @@ def _read_csv(path: Path) -> tuple[list[str], list[list[str]], list[int]]:
             header = next(reader, None)
             if header is None:
                 raise TableError(str(path), "", "the file is empty; write a header row of column names, then rows")
-            rows, lines = [], []
+            rows: list[list[str]] = []
+            lines: list[int] = []
             for row in reader:
                 if not any(c.strip() for c in row):
                     continue

@@ -14,7 +14,13 @@ import pytest
 from evalkit.errors import ConfigError
 from evalkit.graph import config_from_dict, initial_state, load_graph_config
 from evalkit.nodes.sql import Sql, SqlParams
-from evalkit.nodes.sql_tables import ReadOnlyDB, TableError, UnsafeSQL, check_select, load_table
+from evalkit.nodes.sql_tables import (
+    ReadOnlyDB,
+    TableError,
+    UnsafeSQL,
+    check_select,
+    load_table,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "graph_configs" / "structured_sql.yaml"
