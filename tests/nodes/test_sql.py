@@ -85,6 +85,16 @@ def test_a_bad_table_names_file_line_and_column(tmp_path: Path, text, where, lin
     assert err.value.file == str(path) and err.value.where == where and err.value.line == line
 
 
+def test_a_parquet_table_loads_like_its_csv(tmp_path: Path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow.csv as pacsv
+
+    src = REPO / "eval_sets" / "tables" / "price_list.csv"
+    pq.write_table(pacsv.read_csv(src), tmp_path / "price_list.parquet")
+    a, b = load_table("p", src, "sku"), load_table("p", tmp_path / "price_list.parquet", "sku")
+    assert (a.columns, a.types, a.rows) == (b.columns, b.types, b.rows)
+
+
 def test_config_errors_say_where_and_what_to_do(tmp_path: Path):
     (tmp_path / "t.csv").write_text("id,price\na,1\n", encoding="utf-8")
     base = {"name": "s", "nodes": {"sql": {"type": "sql", "params": {"tables": {"t": {
