@@ -5,7 +5,9 @@ Per table, from the config (:class:`TableSpec`):
 - **entity slot**: the values of the ``match`` columns (``LX-200 Pro``, ``LX-200 4G 版``) found in
   the question (NFKC, case-folded; a value starting or ending with a letter or digit must not run
   on into another one, so ``LX-200`` is not found inside ``LX-2000``). Where matches overlap the
-  longest wins (``LX-200 Pro`` over ``LX-200``). Each value found becomes ``"column" = ?``.
+  longest wins (``LX-200 Pro`` over ``LX-200``). Each value found becomes ``"column" = ?``, unless a
+  capitalised or numbered word follows it (``LX-200 Max``, ``LX-200 5G``): that names a variant the
+  table does not hold, and answering with the LX-200's row would be a wrong answer (``skipped``).
 - **attribute slot**: the ``columns`` whose ``aliases`` (or own name) occur in the question
   (``价格``, ``price``, ``how much``), in the order the question names them.
 
@@ -96,6 +98,7 @@ class Slots:
     entities: tuple[tuple[str, Any], ...] = ()
     attributes: tuple[str, ...] = ()
     words: tuple[str, ...] = ()  # the question's words that filled them (for the trace)
+    skipped: tuple[str, ...] = ()  # names found with a variant word after them that no row holds ("LX-200 Max")
 
     @property
     def filled(self) -> bool:
@@ -107,7 +110,7 @@ class Slots:
 
     def to_dict(self) -> dict[str, Any]:
         return {"table": self.table, "entities": [list(e) for e in self.entities],
-                "attributes": list(self.attributes), "words": list(self.words)}
+                "attributes": list(self.attributes), "words": list(self.words), "skipped": list(self.skipped)}
 
 
 @dataclass
@@ -134,14 +137,20 @@ class SlotIndex:
     def fill(self, question: str, name: str) -> Slots:
         """The slots of table ``name`` filled from ``question`` (see the module docstring)."""
         q = fold(question)
+        plain = unicodedata.normalize("NFKC", question)  # case kept, same positions as q (checked)
         taken: list[tuple[int, int]] = []
         entities: list[tuple[str, Any]] = []
         words: list[str] = []
+        skipped: list[str] = []
         for folded, col, value in self.values[name]:  # longest first: a longer value claims its span
             for s, e in find(folded, q):
                 if any(s < e2 and s2 < e for s2, e2 in taken):
                     continue
                 taken.append((s, e))
+                variant = _VARIANT.match(plain, e) if len(plain) == len(q) else None
+                if variant is not None:  # "LX-200 Max": a model the table does not hold, not the LX-200
+                    skipped.append(plain[s:variant.end()])
+                    continue
                 if (col, value) not in entities:
                     entities.append((col, value))
                     words.append(folded)
@@ -154,6 +163,7 @@ class SlotIndex:
                 found.append((first, order, alias, col))
         found.sort()
         return Slots(table=name, entities=tuple(entities), attributes=tuple(c for *_, c in found),
+                     skipped=tuple(skipped),
                      words=tuple(dict.fromkeys(words + [a for _, _, a, _ in found])))
 
     def best(self, question: str) -> Slots | None:
@@ -171,6 +181,7 @@ def build_query(spec: TableSpec, table: str, slots: Slots) -> tuple[str, list[An
     return sql, [v for _, v in slots.entities]
 
 
+_VARIANT = re.compile(r" ?[A-Z0-9][A-Za-z0-9]*\b")  # a capitalised or numbered word right after a name
 _WORD = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]+")
 
 

@@ -166,15 +166,27 @@ def test_the_longest_name_wins_and_names_do_not_run_on(node):
     assert ask(node, "What is the memory of the LX-2000?")["route"] == "text"
 
 
+def test_a_variant_the_tables_lack_is_not_answered_with_its_namesake(node):
+    out = ask(node, "LX-200 Max 的内存有多大？", "zh")   # demo_kb q110, unanswerable: no LX-200 Max exists
+    assert out["route"] == "text" and out["evidence"] == []
+    assert ask(node, "How much does the LX-200 cost?")["sql"]["row_ids"] == ["price_list:LX200-4G",
+                                                                             "price_list:LX200-STD"]
+    skipped = node.slots.fill("LX-200 Max 的内存有多大？", "products").skipped
+    assert skipped == ("LX-200 Max",)
+
+
 @pytest.mark.parametrize("question", [
     "What is the price of the LX-200 Pro 5G'; DROP TABLE price_list; --",
     "LX-200 Pro 5G 的价格\" OR 1=1; DELETE FROM price_list --",
-    "price of LX-200 Pro 5G UNION SELECT sql FROM sqlite_master",
+    "price of LX-200 Pro 5G UNION SELECT sql FROM sqlite_master",   # UNION reads as a variant name: text route
 ])
 def test_an_injection_in_the_question_is_only_text(node, question):
     out = ask(node, question)
-    assert out["sql"]["params"] == ["LX-200 Pro 5G"] and out["sql"]["row_ids"] == ["price_list:LX200P-5G"]
-    assert "DROP" not in out["sql"]["query"] and "sqlite_master" not in out["sql"]["query"]
+    if "UNION" in question:
+        assert out["route"] == "text" and out["sql"]["query"] is None
+    else:
+        assert out["sql"]["params"] == ["LX-200 Pro 5G"] and out["sql"]["row_ids"] == ["price_list:LX200P-5G"]
+        assert "DROP" not in out["sql"]["query"] and "DELETE" not in out["sql"]["query"]
     assert node.db.query("SELECT count(*) FROM price_list").rows == ((24,),)
 
 
