@@ -1,0 +1,212 @@
+"""Incremental indexes: a 1% corpus change redoes only the changed passages, with a full build's exact numbers.
+
+Corpus A (300 generated documents) is indexed; corpus A' deletes one document, edits one
+and adds one. A' is then indexed in A's cache (an update) and in an empty cache (a cold
+full build); every query's BM25, dense (flat and HNSW) and hybrid ranking and score must
+be equal, and every index file byte-identical.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+
+import numpy as np
+import pytest
+from fakes import BagOfWords
+
+from evalkit.graph import build_graph, config_from_dict, initial_state
+from evalkit.index.bm25 import build_or_load_bm25
+from evalkit.index.corpus import Corpus
+from evalkit.index.incremental import family_of, match_passages, merge_tokens, text_digests
+from evalkit.index.resources import Resources
+from evalkit.index.store import check_entry
+from evalkit.index.tokenize import Tokenizer
+from evalkit.models.embedders import EMBEDDERS
+from evalkit.records import Document
+
+
+class CountingBow(BagOfWords):
+    """BagOfWords that counts the passages it encodes (one count for the whole test process)."""
+
+    passages = 0
+
+    def encode_passages(self, texts):
+        CountingBow.passages += len(texts)
+        return self._encode(texts)
+
+
+EMBEDDERS.setdefault("inc-bow", lambda spec: CountingBow("inc-bow/v1"))
+CHUNKING = {"method": "document", "prepend_title": True}
+SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "pa", "qui", "dor"]
+
+
+def _words(rng: random.Random, n: int) -> str:
+    return " ".join("".join(rng.choice(SYLLABLES) for _ in range(rng.randint(1, 3))) for _ in range(n))
+
+
+def generated_docs(n: int = 300, seed: int = 7) -> list[Document]:
+    rng = random.Random(seed)
+    return [Document(id=f"d{i:03d}", title=_words(rng, 2), text=_words(rng, rng.randint(5, 40))) for i in range(n)]
+
+
+def changed(docs: list[Document]) -> list[Document]:
+    """1% of 300: document d010 deleted, d020 edited, d-new added (at the end)."""
+    out = [d for d in docs if d.id != "d010"]
+    out = [Document(id=d.id, title=d.title, text=d.text + " zequi lodor") if d.id == "d020" else d for d in out]
+    return out + [Document(id="d-new", title="kalo", text="mine rusa tiv zequi kalo kalo dorpa")]
+
+
+def corpus(docs: list[Document]) -> Corpus:
+    digest = hashlib.sha256(json.dumps([[d.id, d.title, d.text] for d in docs]).encode()).hexdigest()
+    return Corpus(path="<generated>", documents=docs, sha256=digest)
+
+
+CHANNELS = {
+    "bm25": {"bm25": {"tokenizer": "en", "top_k": 20}},
+    "dense": {"dense": {"embedder": "inc-bow", "top_k": 20}},
+    "hnsw": {"dense": {"embedder": "inc-bow", "top_k": 20, "index": "hnsw", "hnsw_m": 8, "ef_construction": 40,
+                       "ef_search": 40}},
+    "hybrid": {"bm25": {"tokenizer": "en", "top_k": 20}, "dense": {"embedder": "inc-bow", "top_k": 20},
+               "fusion": {"method": "rrf", "k": 60}},
+}
+QUERIES = ["kalo mine", "zequi lodor", "rusa tiv dorpa", "quika sa", "voze nepa ti", "ka lo mi ne ru"]
+
+
+def rankings(cache, docs: list[Document]) -> dict[str, list[list[tuple[str, float]]]]:
+    """Every channel's (passage id, score) list for every query, over ``docs`` indexed in ``cache``."""
+    view = Resources(corpus(docs), cache_root=cache).for_variant(CHUNKING)
+    out = {}
+    for name, params in CHANNELS.items():
+        cfg = config_from_dict({"name": name, "chunking": CHUNKING,
+                                "nodes": {"r": {"type": "retrieve", "params": {**params, "top_k": 20}}},
+                                "edges": {"start": "r", "r": "end"}})
+        graph = build_graph(cfg, view)
+        out[name] = [[(h.id, h.score) for h in graph.run(initial_state(f"q{i}", q, "en")).state["retrieved"]]
+                     for i, q in enumerate(QUERIES)]
+    return out
+
+
+def entries(cache) -> dict[str, dict[str, str]]:
+    """``{entry folder name: {file: xxh3}}`` of every index entry in ``cache``."""
+    return {m.parent.name: {f: r["xxh3"] for f, r in json.loads(m.read_text())["files"].items()}
+            for m in (cache / "indexes").glob("*/meta.json")}
+
+
+def test_update_equals_cold_full_build_and_redoes_only_the_change(tmp_path):
+    docs = generated_docs()
+    warm, cold = tmp_path / "warm", tmp_path / "cold"
+    before_a = rankings(warm, docs)
+    assert any(before_a["bm25"]) and any(before_a["dense"])  # the queries do find passages
+    encoded_a = CountingBow.passages
+    updated = rankings(warm, changed(docs))
+    encoded_update = CountingBow.passages - encoded_a
+    full = rankings(cold, changed(docs))
+    assert updated == full  # every channel, query, passage id and score
+    assert updated != before_a  # the change shows in the rankings
+    assert encoded_update == 2  # the edited and the added document; 298 vectors came from the cache
+    # every file of every A' entry is byte-identical to the cold build's
+    new = entries(cold)
+    assert {k: v for k, v in entries(warm).items() if k in new} == new
+    tok = [json.loads(m.read_text()) for m in (warm / "indexes").glob("bm25tok-*/meta.json")]
+    reuse = sorted((m["incremental"]["reused"], m["incremental"]["computed"]) for m in tok)
+    assert reuse == [(0, 300), (298, 2)]  # A from nothing; A' tokenised 2 of its 300 passages
+    dense = [json.loads(m.read_text()) for m in (warm / "indexes").glob("dense-*/meta.json")]
+    assert sorted(m["passages_encoded"] for m in dense) == [0, 0, 2, 300]  # flat and hnsw, for A then A'
+
+
+def first_use_tokens(texts, tokenize):
+    """The from-nothing tokenisation (evalkit's pre-incremental code), as the reference."""
+    ids: dict[str, int] = {}
+    flat, offsets = [], [0]
+    for text in texts:
+        flat.extend(ids.setdefault(t, len(ids)) for t in tokenize(text))
+        offsets.append(len(flat))
+    return list(ids), flat, offsets
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_merged_tokens_equal_a_from_nothing_tokenisation(seed):
+    """Random edit scripts (delete, edit, insert, reorder, duplicate texts): merged tokens == tokenising all."""
+    rng = random.Random(seed)
+    old = [_words(rng, rng.randint(0, 12)) for _ in range(60)]
+    new = list(old)
+    for _ in range(rng.randint(1, 20)):
+        op, i = rng.choice(["del", "edit", "add", "swap"]), rng.randrange(len(new))
+        if op == "del":
+            new.pop(i)
+        elif op == "edit":
+            new[i] = _words(rng, rng.randint(0, 8)) + " brandnew"
+        elif op == "add":
+            new.insert(i, rng.choice(old) if rng.random() < .3 else _words(rng, 6))
+        else:
+            j = rng.randrange(len(new))
+            new[i], new[j] = new[j], new[i]
+    split = str.split
+    base, _ = merge_tokens(old, split)
+    merged, computed = merge_tokens(new, split, base, match_passages(text_digests(new), text_digests(old)))
+    vocab, flat, offsets = first_use_tokens(new, split)
+    assert merged.vocab == vocab and merged.token_ids.tolist() == flat and merged.offsets.tolist() == offsets
+    assert computed == sum(t not in set(old) for t in new)
+
+
+TEXTS = ["apple banana apple", "banana cherry", "cherry date elderberry fig", "grape"]
+IDS = ["d1", "d2", "d3", "d4"]
+KEY = {"corpus_sha256": "A", "chunking": {"method": "document"}}
+NEW_TEXTS = TEXTS[:3] + ["grape kiwi"]
+NEW_KEY = {**KEY, "corpus_sha256": "A2"}
+
+
+class FailingTokenizer(Tokenizer):
+    """The whitespace tokenizer (same identity) that crashes on one text: a build interrupted midway."""
+
+    def __init__(self, fail_on: str):
+        super().__init__("whitespace")
+        self.fail_on = fail_on
+
+    def __call__(self, text):
+        if text == self.fail_on:
+            raise KeyboardInterrupt("interrupted")
+        return super().__call__(text)
+
+
+def test_interrupted_update_leaves_the_old_entry_usable(tmp_path):
+    old = build_or_load_bm25(TEXTS, IDS, Tokenizer("whitespace"), KEY, tmp_path)
+    expected = old.search("grape apple", 10)
+    with pytest.raises(KeyboardInterrupt):
+        build_or_load_bm25(NEW_TEXTS, IDS, FailingTokenizer("grape kiwi"), NEW_KEY, tmp_path)
+    folders = sorted(p.name.split("-")[0] for p in (tmp_path / "indexes").iterdir())
+    assert folders == ["bm25", "bm25tok"]  # nothing half-built published, staging removed
+    assert all(check_entry(p).ok for p in (tmp_path / "indexes").iterdir())
+    again = build_or_load_bm25(TEXTS, IDS, FailingTokenizer("apple banana apple"), KEY, tmp_path)
+    assert again.search("grape apple", 10) == expected  # loaded as it was: nothing tokenised
+    updated = build_or_load_bm25(NEW_TEXTS, IDS, Tokenizer("whitespace"), NEW_KEY, tmp_path)
+    cold = build_or_load_bm25(NEW_TEXTS, IDS, Tokenizer("whitespace"), NEW_KEY, tmp_path / "cold")
+    assert updated.meta["incremental"]["computed"] == 1
+    for q in ("grape", "kiwi", "banana cherry", "apple"):
+        assert updated.search(q, 10) == cold.search(q, 10)
+
+
+def test_a_damaged_base_is_not_used(tmp_path):
+    build_or_load_bm25(TEXTS, IDS, Tokenizer("whitespace"), KEY, tmp_path)
+    (tok,) = (tmp_path / "indexes").glob("bm25tok-*")
+    data = bytearray((tok / "token_ids.npy").read_bytes())
+    data[-1] ^= 0xFF  # one token id changed, same size: only the checksum can tell
+    (tok / "token_ids.npy").write_bytes(bytes(data))
+    updated = build_or_load_bm25(NEW_TEXTS, IDS, Tokenizer("whitespace"), NEW_KEY, tmp_path)
+    cold = build_or_load_bm25(NEW_TEXTS, IDS, Tokenizer("whitespace"), NEW_KEY, tmp_path / "cold")
+    assert updated.meta["incremental"] == {"base": None, "reused": 0, "computed": 4}
+    assert [updated.search(q, 10) for q in ("apple", "grape")] == [cold.search(q, 10) for q in ("apple", "grape")]
+
+
+def test_family_leaves_out_only_the_corpus():
+    tok = {**KEY, "tokenizer": "whitespace", "n": 4}
+    assert family_of(tok) == family_of({**tok, "corpus_sha256": "B", "n": 9})
+    assert family_of(tok) != family_of({**tok, "tokenizer": "en"})
+    assert family_of(tok) != family_of({**tok, "chunking": {"method": "fixed"}})
+
+
+def test_match_passages_by_text():
+    old, new = text_digests(["a", "b", "a"]), text_digests(["b", "c", "a", ""])
+    assert match_passages(new, old).tolist() == [1, -1, 0, -1]  # a duplicate text maps to its first copy
+    assert text_digests([]).shape == (0, 16) and np.array_equal(text_digests(["x"]), text_digests(["x"]))
