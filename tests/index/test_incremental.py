@@ -210,3 +210,64 @@ def test_match_passages_by_text():
     old, new = text_digests(["a", "b", "a"]), text_digests(["b", "c", "a", ""])
     assert match_passages(new, old).tolist() == [1, -1, 0, -1]  # a duplicate text maps to its first copy
     assert text_digests([]).shape == (0, 16) and np.array_equal(text_digests(["x"]), text_digests(["x"]))
+
+
+# --- benchmarks/incremental_index.py on a tiny SciFact-shaped folder ----------------------------
+def _bench():
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[2] / "benchmarks"
+    sys.path.insert(0, str(folder))  # for its scale_common import
+    try:
+        spec = importlib.util.spec_from_file_location("incremental_index", folder / "incremental_index.py")
+        bench = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(bench)
+    finally:
+        sys.path.remove(str(folder))
+    return bench
+
+
+def test_benchmark_change_is_one_percent_in_thirds():
+    bench = _bench()
+    docs = generated_docs(300)
+    new, counts = bench.change(docs, 0.03, seed=1)  # 3% of 300 = 9: 3 deleted, 3 edited, 3 added
+    assert counts == {"deleted": 3, "edited": 3, "added": 3}
+    old_ids, new_ids = {d.id for d in docs}, {d.id for d in new}
+    assert len(old_ids - new_ids) == 3 and sorted(new_ids - old_ids) == ["new-0", "new-1", "new-2"]
+    old_text = {d.id: d.text for d in docs}
+    assert sum(old_text.get(d.id) not in (None, d.text) for d in new) == 3
+    assert bench.change(docs, 0.03, seed=1)[0] == new  # deterministic
+
+
+def test_benchmark_runs_and_checks_identity(tmp_path, monkeypatch):
+    import gzip
+
+    bench = _bench()
+    monkeypatch.setattr(bench, "_fix_threads", lambda threads: None)  # no torch import for a fake model
+    EMBEDDERS.setdefault("bench-bow", lambda spec: BagOfWords("bench-bow/v1"))
+    data = tmp_path / "scifact"
+    data.mkdir()
+    docs = generated_docs(120)
+    (data / bench.FILES["corpus"]).write_text("".join(json.dumps({"_id": d.id, "title": d.title, "text": d.text})
+                                                      + "\n" for d in docs))
+    with gzip.open(data / bench.FILES["queries"], "wt") as fh:
+        fh.write("".join(f"q{i}\t{q}\n" for i, q in enumerate(QUERIES)))
+    (data / bench.FILES["qrels"]).write_text("q0 0 d001 1\n")
+    out = tmp_path / "figures.json"
+    code = bench.main(["--data-dir", str(data), "--work-dir", str(tmp_path / "work"), "--dense-docs", "60",
+                       "--embedder", "bench-bow", "--change", "0.05", "--json", str(out)])
+    figures = json.loads(out.read_text())
+    assert code == 0
+    bm25, dense = figures["bm25"], figures["dense (bench-bow, flat) + hybrid"]
+    assert (bm25["docs"], bm25["deleted"], bm25["edited"], bm25["added"]) == (120, 2, 2, 2)
+    assert bm25["incremental"] == {"base": bm25["incremental"]["base"], "reused": 116, "computed": 4}
+    assert bm25["rankings_identical"] is True and bm25["entries_identical"] == "2/2"
+    assert bm25["speedup"] == round(bm25["cold_full_build_changed_s"] / max(bm25["update_s"], 0.001), 1)
+    assert dense["passages_encoded"] == 2 and dense["rankings_identical"] is True  # 1 edited + 1 added of 60
+
+
+def test_benchmark_without_the_data_says_why(tmp_path, capsys):
+    assert _bench().main(["--data-dir", str(tmp_path / "absent")]) == 0
+    assert "incremental_index skipped" in capsys.readouterr().out
