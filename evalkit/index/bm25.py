@@ -27,7 +27,8 @@ same order, so the choice changes the time and never a score.
 
 **Cache.** Two folders under the cache root: ``bm25tok-*`` holds the tokenised passages
 (vocabulary and token ids; key: corpus, chunking, tokenizer) so several k1/b/idf settings
-tokenise once; ``bm25-*`` holds one bm25s matrix (key: the tokens' key plus k1, b, idf),
+tokenise once, and after a corpus change only new or edited passages are tokenised
+(``evalkit.index.incremental``); ``bm25-*`` holds one bm25s matrix (key: the tokens' key plus k1, b, idf),
 loaded memory-mapped: a warm load verifies the files against the checksums in ``meta.json``
 (``evalkit.index.store``) and rebuilds nothing.
 """
