@@ -431,6 +431,6 @@ def build_or_load_bm25(texts: list[str], ids: list[str], tokenizer: Tokenizer, k
         if not toks.vocab:
             return {"empty": True, **reuse}
         lowest = _build(toks.vocab, toks.token_ids, toks.offsets, k1, b, idf, staging)
-        return {"min_score": lowest, "terms": len(toks.vocab), "tokens": int(len(toks.token_ids)), **reuse}
+        return {"min_score": lowest, "terms": len(toks.vocab), "tokens": len(toks.token_ids), **reuse}
 
     return load_or_build(cache_root, "bm25", meta, load=load, build=build)

@@ -18,7 +18,12 @@ from fakes import BagOfWords
 from evalkit.graph import build_graph, config_from_dict, initial_state
 from evalkit.index.bm25 import build_or_load_bm25
 from evalkit.index.corpus import Corpus
-from evalkit.index.incremental import family_of, match_passages, merge_tokens, text_digests
+from evalkit.index.incremental import (
+    family_of,
+    match_passages,
+    merge_tokens,
+    text_digests,
+)
 from evalkit.index.resources import Resources
 from evalkit.index.store import check_entry
 from evalkit.index.tokenize import Tokenizer
