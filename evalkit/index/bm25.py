@@ -34,7 +34,6 @@ loaded memory-mapped: a warm load verifies the files against the checksums in ``
 """
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -44,16 +43,7 @@ from typing import Any
 import numpy as np
 
 from evalkit.errors import UnknownNameError
-from evalkit.index.incremental import (
-    KEYS_FILE,
-    Reuse,
-    Tokens,
-    family_of,
-    find_base,
-    match_passages,
-    merge_tokens,
-    text_digests,
-)
+from evalkit.index.bm25_tokens import token_entry
 from evalkit.index.store import load_or_build
 from evalkit.index.tokenize import Tokenizer
 
@@ -320,41 +310,8 @@ def _in_reach(s: np.ndarray, k: int) -> np.ndarray:
 def _tokens(texts: list[str], tokenizer: Tokenizer, key: dict[str, Any], cache_root: Path) -> tuple[
         list[str], np.ndarray, np.ndarray]:
     """(vocabulary, token ids, offsets) of the passages: from the cache, or tokenised and cached."""
-    toks, _ = _token_entry(texts, tokenizer, key, cache_root)
+    toks, _ = token_entry(texts, tokenizer, key, cache_root)
     return toks.vocab, toks.token_ids, toks.offsets
-
-
-def _token_entry(texts: list[str], tokenizer: Tokenizer, key: dict[str, Any], cache_root: Path) -> tuple[
-        Tokens, dict[str, Any]]:
-    """The tokenised passages and their entry's meta: from the cache, or tokenised and cached.
-
-    A new entry tokenises only the texts that the closest earlier entry of the same family
-    (same chunking and tokenizer, another corpus) lacks (``evalkit.index.incremental``).
-    """
-    family = family_of(key)
-
-    def load(folder: Path, meta: dict[str, Any]) -> tuple[Tokens, dict[str, Any]]:
-        return _read_tokens(folder), meta
-
-    def build(staging: Path) -> dict[str, Any]:
-        keys = text_digests(texts)
-        base = find_base(cache_root, "bm25tok", family, keys)
-        old = _read_tokens(base.folder) if base is not None else None
-        source = match_passages(keys, base.keys) if base is not None else None
-        toks, computed = merge_tokens(texts, tokenizer, old, source)
-        (staging / "vocab.json").write_text(json.dumps(toks.vocab, ensure_ascii=False), encoding="utf-8")
-        np.save(staging / "token_ids.npy", toks.token_ids)
-        np.save(staging / "offsets.npy", toks.offsets)
-        np.save(staging / KEYS_FILE, keys)
-        reuse = Reuse(base.folder.name if base is not None else None, len(texts) - computed, computed)
-        return {"family": family, "incremental": reuse.to_meta()}
-
-    return load_or_build(cache_root, "bm25tok", key, load=load, build=build)
-
-
-def _read_tokens(folder: Path) -> Tokens:
-    vocab = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
-    return Tokens(vocab, np.load(folder / "token_ids.npy"), np.load(folder / "offsets.npy"))
 
 
 def _okapi_idf(df: np.ndarray, n_docs: int) -> np.ndarray:
@@ -426,7 +383,7 @@ def build_or_load_bm25(texts: list[str], ids: list[str], tokenizer: Tokenizer, k
         return BM25Index(model, ids, tokenizer, stored, np.load(folder / "colmax.npy"))
 
     def build(staging: Path) -> dict[str, Any]:
-        toks, tok_meta = _token_entry(texts, tokenizer, tok_key, Path(cache_root))
+        toks, tok_meta = token_entry(texts, tokenizer, tok_key, Path(cache_root))
         reuse = {"incremental": tok_meta["incremental"]} if "incremental" in tok_meta else {}
         if not toks.vocab:
             return {"empty": True, **reuse}

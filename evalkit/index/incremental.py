@@ -82,7 +82,7 @@ def find_base(root: Path, kind: str, family: str, keys: np.ndarray) -> Base | No
             old = np.load(meta_path.parent / KEYS_FILE)
         except (OSError, ValueError):
             continue  # unreadable or being replaced: not a base
-        shared = int((match_passages(keys, old) >= 0).sum()) if old.ndim == 2 else 0
+        shared = int((match_passages(keys, old) >= 0).sum()) if old.shape[1:] == (DIGEST_BYTES,) else 0
         if shared:
             ranked.append((shared, str(meta.get("created", "")), meta_path.parent.name, meta_path.parent))
     ranked.sort(key=lambda r: r[2])

@@ -204,6 +204,26 @@ def test_a_damaged_base_is_not_used(tmp_path):
     assert [updated.search(q, 10) for q in ("apple", "grape")] == [cold.search(q, 10) for q in ("apple", "grape")]
 
 
+def test_a_base_removed_after_its_check_is_not_used(tmp_path, monkeypatch):
+    """Another process clears the cache between the base's check and its reading: everything is tokenised."""
+    import evalkit.index.bm25_tokens as bm25_tokens
+
+    build_or_load_bm25(TEXTS, IDS, Tokenizer("whitespace"), KEY, tmp_path)
+    (base,) = (tmp_path / "indexes").glob("bm25tok-*")
+    read = bm25_tokens.read_tokens
+
+    def gone(folder):
+        if folder == base:
+            raise FileNotFoundError(folder / "vocab.json")
+        return read(folder)
+
+    monkeypatch.setattr(bm25_tokens, "read_tokens", gone)
+    updated = build_or_load_bm25(NEW_TEXTS, IDS, Tokenizer("whitespace"), NEW_KEY, tmp_path)
+    assert updated.meta["incremental"] == {"base": None, "reused": 0, "computed": 4}
+    cold = build_or_load_bm25(NEW_TEXTS, IDS, Tokenizer("whitespace"), NEW_KEY, tmp_path / "cold")
+    assert updated.search("grape kiwi", 10) == cold.search("grape kiwi", 10) != []
+
+
 def test_family_leaves_out_only_the_corpus():
     tok = {**KEY, "tokenizer": "whitespace", "n": 4}
     assert family_of(tok) == family_of({**tok, "corpus_sha256": "B", "n": 9})
