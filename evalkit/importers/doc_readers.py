@@ -13,9 +13,10 @@ with the file and what to do; the importer adds the file's name and goes on with
 - **Word** (python-docx): paragraphs and tables in document order; ``Heading N`` styles
   become ``#`` headings, tables Markdown rows (:mod:`evalkit.importers.doc_markdown`).
   Title: the file's Title property, else the first ``Title`` or heading paragraph.
-- **HTML** (readability-lxml, the Readability algorithm): the main content, without the
-  navigation, sidebars and footers, rendered as Markdown (headings, paragraphs, list items,
-  tables as rows). Title: ``<title>`` (readability's cleaned title), else the first ``<h1>``.
+- **HTML** (lxml, lxml_html_clean): the main content (``<main>``, ``<article>``, else the
+  body), without scripts, forms, navigation, sidebars and footers, rendered as Markdown
+  (headings, paragraphs, list items, tables as rows). Title: the first ``<h1>`` of the main
+  content, else ``<title>``.
 - **Markdown and text** (UTF-8): as written; a YAML front matter's ``title`` or the first
   ``# `` heading is the title, and the front matter is left out of the text.
 
@@ -23,9 +24,12 @@ Every format falls back to the file name (without its suffix) for the title.
 """
 from __future__ import annotations
 
+import contextlib
 import io
+import logging
 import re
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,12 +60,8 @@ def read_pdf(data: bytes, stem: str) -> ParsedDoc:
     """The text of every page of a PDF, and the character offset where each page starts."""
     pypdf = require("docs", f"{FEATURE} (PDF files)", "pypdf")
     try:
-        reader = pypdf.PdfReader(io.BytesIO(data))
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise DocReadError("the PDF is encrypted with a password; save a copy without one "
-                               "(e.g. qpdf --decrypt --password=PASSWORD in.pdf out.pdf) and import that")
-        pages = [_clean(page.extract_text() or "") for page in reader.pages]
-        meta_title = (reader.metadata.title if reader.metadata else None) or ""
+        with _quiet("pypdf"):
+            pages, meta_title = _pdf_pages(pypdf, data)
     except DocReadError:
         raise
     except Exception as exc:  # noqa: BLE001 - a damaged file raises anything from deep inside the parser
@@ -73,6 +73,30 @@ def read_pdf(data: bytes, stem: str) -> ParsedDoc:
     text, starts = _join_pages(pages)
     return ParsedDoc(title=_first_of(meta_title, _first_line(text), stem), text=text, format="pdf",
                      page_starts=starts)
+
+
+def _pdf_pages(pypdf: Any, data: bytes) -> tuple[list[str], str]:
+    """The text of each page and the /Title of a PDF (pypdf), or DocReadError for a password-protected one."""
+    reader = pypdf.PdfReader(io.BytesIO(data))
+    if reader.is_encrypted and not reader.decrypt(""):
+        raise DocReadError("the PDF is encrypted with a password; save a copy without one "
+                               "(e.g. qpdf --decrypt --password=PASSWORD in.pdf out.pdf) and import that")
+    pages = [_clean(page.extract_text() or "") for page in reader.pages]
+    return pages, str((reader.metadata.title if reader.metadata else None) or "")
+
+
+@contextlib.contextmanager
+def _quiet(logger_name: str) -> Iterator[None]:
+    """Keep a parser's warnings about a damaged file off the console (the skip message says it)."""
+    logger = logging.getLogger(logger_name)
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logger.setLevel(level)
 
 
 def _join_pages(pages: list[str]) -> tuple[str, list[int]]:
@@ -128,23 +152,24 @@ def _docx_blocks(document: Any) -> tuple[list[str], str]:
 
 
 def read_html(data: bytes, stem: str) -> ParsedDoc:
-    """The main content of a web page (Readability), rendered as Markdown."""
-    readability = require("docs", f"{FEATURE} (HTML files)", "readability")
+    """The main content of a web page (:func:`evalkit.importers.doc_markdown.main_content`), as Markdown."""
+    require("docs", f"{FEATURE} (HTML files)", "lxml_html_clean")
     from lxml import html as lxml_html
 
     try:
-        page = readability.Document(data)
-        summary = page.summary(html_partial=True)
-        title = page.short_title() or ""
-        root = lxml_html.fromstring(summary)
+        try:  # UTF-8 whatever the page declares; other encodings as its <meta charset> says (lxml)
+            source: str | bytes = data.decode("utf-8-sig")
+            source = re.sub(r"^\s*<\?xml[^>]*\?>", "", source)  # lxml refuses a str with an encoding declaration
+        except UnicodeDecodeError:
+            source = data
+        root = lxml_html.document_fromstring(source)
+        head_title = " ".join(" ".join(root.xpath("//title//text()")).split())
+        text, h1 = md.from_html(md.main_content(root))
     except Exception as exc:  # noqa: BLE001 - a damaged file raises anything from deep inside the parser
         raise DocReadError(f"not readable HTML ({type(exc).__name__}: {_short(exc)})") from exc
-    text, h1 = md.from_html(root)
     if not text.strip():
         raise DocReadError("no main text found in the page (only navigation, scripts or an empty body)")
-    if title.strip() in ("", "[no-title]"):
-        title = ""
-    return ParsedDoc(title=_first_of(title, h1, stem), text=text, format="html")
+    return ParsedDoc(title=_first_of(h1, head_title, stem), text=text, format="html")
 
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*\r?\n", re.S)
