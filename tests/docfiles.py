@@ -113,3 +113,53 @@ def write_docx(path: Path, title: str, blocks: list[tuple[str, object]], core_ti
     doc.core_properties.created = doc.core_properties.modified = _dt.datetime(2026, 1, 1)
     doc.save(str(path))
     return path
+
+
+# --- the handbook folder of tests/importers (one file of each kind, and files that cannot be read) ---
+
+PDF_PAGE1 = ["Travel expense policy", "Claims are filed within 30 days after the trip ends."]
+PDF_PAGE2 = ["第二章 住宿标准", "出差住宿费按城市等级报销，一线城市每晚不超过600元。"]
+DOCX_TABLE = [["城市", "住宿标准（元/晚）"], ["北京", "600"], ["上海", "650"], ["成都", "450"]]
+HTML = """<!doctype html><html><head><meta charset="utf-8"><title>Badge policy - Intranet</title></head>
+<body><nav><a href="/">Home</a> | <a href="/it">IT</a> | Sign in</nav>
+<div class="sidebar">Popular: canteen menu, parking</div>
+<article><h1>Badge policy</h1>
+<p>A lost badge is replaced by the front desk within two working days.</p>
+<table><tr><th>Item</th><th>Fee (CNY)</th></tr><tr><td>Lost badge</td><td>50</td></tr>
+<tr><td>Damaged badge</td><td>0</td></tr></table></article>
+<footer>Copyright 2026 Lanxing</footer><script>track("badge")</script></body></html>"""
+MARKDOWN = """---
+title: 报销常见问题
+owner: finance
+---
+# 报销 FAQ
+
+发票抬头须为公司全称。
+
+| 费用类型 | 上限 |
+| --- | --- |
+| 餐费 | 100元/天 |
+| 交通 | 实报实销 |
+"""
+
+
+def make_folder(root: Path) -> Path:
+    """``root/handbook``: four readable documents, four unreadable ones, three files that are no documents."""
+    folder = root / "handbook"
+    (folder / "intranet").mkdir(parents=True)
+    (folder / "notes").mkdir()
+    write_pdf(folder / "travel policy.pdf", [PDF_PAGE1, PDF_PAGE2], title="差旅费报销制度 Travel policy")
+    write_docx(folder / "lodging.docx", "住宿标准", [("h1", "适用范围"), ("p", "本标准适用于全体员工的国内出差。"),
+                                                     ("table", DOCX_TABLE), ("p", "超出标准的部分由个人承担。")])
+    (folder / "intranet" / "badge.html").write_text(HTML, encoding="utf-8")
+    (folder / "notes" / "faq.md").write_text(MARKDOWN, encoding="utf-8")
+    # unreadable documents: each is skipped with its reason, the others imported
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.7\n1 0 obj\n<< /Type /Catalog")
+    write_encrypted_pdf(folder / "locked.pdf", [["secret salaries"]])
+    (folder / "old.docx").write_bytes(b"this is not a zip file")
+    (folder / "notes" / "gbk.md").write_bytes("# 旧文件\n编码是GBK。".encode("gbk"))
+    # not documents
+    (folder / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (folder / ".DS_Store").write_bytes(b"\0\0")
+    (folder / "~$lodging.docx").write_bytes(b"lock")
+    return folder

@@ -142,7 +142,7 @@ def _check_children(cfg: dict[str, Any]) -> str | None:
 
     child = cfg.get("child_method", "fixed")
     if child not in CHILD_METHODS:
-        return f"unknown child_method '{child}'{did_you_mean(str(child), CHILD_METHODS)}; valid: fixed, semantic"
+        return f"unknown child_method '{child}' (valid: fixed, semantic){did_you_mean(str(child), CHILD_METHODS)}"
     if child == "fixed":
         extra = [k for k in _SEMANTIC_CHILD if k in cfg]
         return (f"{', '.join(extra)}: only used with child_method: semantic (children are fixed windows "
