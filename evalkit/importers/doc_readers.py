@@ -80,7 +80,7 @@ def _pdf_pages(pypdf: Any, data: bytes) -> tuple[list[str], str]:
     reader = pypdf.PdfReader(io.BytesIO(data))
     if reader.is_encrypted and not reader.decrypt(""):
         raise DocReadError("the PDF is encrypted with a password; save a copy without one "
-                               "(e.g. qpdf --decrypt --password=PASSWORD in.pdf out.pdf) and import that")
+                           "(e.g. qpdf --decrypt --password=PASSWORD in.pdf out.pdf) and import that")
     pages = [_clean(page.extract_text() or "") for page in reader.pages]
     return pages, str((reader.metadata.title if reader.metadata else None) or "")
 
@@ -157,9 +157,10 @@ def read_html(data: bytes, stem: str) -> ParsedDoc:
     from lxml import html as lxml_html
 
     try:
+        source: str | bytes
         try:  # UTF-8 whatever the page declares; other encodings as its <meta charset> says (lxml)
-            source: str | bytes = data.decode("utf-8-sig")
-            source = re.sub(r"^\s*<\?xml[^>]*\?>", "", source)  # lxml refuses a str with an encoding declaration
+            decoded = data.decode("utf-8-sig")
+            source = re.sub(r"^\s*<\?xml[^>]*\?>", "", decoded)  # lxml refuses a str with an encoding declaration
         except UnicodeDecodeError:
             source = data
         root = lxml_html.document_fromstring(source)

@@ -19,7 +19,8 @@ one document, in the order of the files' relative paths::
   ``chunking: {table: true}`` keeps whole); **pages** and **page_starts** (the character
   offset where each page starts; ``Passages.pages`` maps a chunk to its pages) for PDFs.
 
-A file that cannot be read (damaged, encrypted, no text layer, not UTF-8, no permission) is
+A file that cannot be read (damaged, encrypted, no text layer, not UTF-8, no permission, a
+name that is not UTF-8) is
 skipped with a message naming it and saying what to do, and listed in
 ``OUT/corpora/NAME.skipped.tsv`` (:mod:`evalkit.importers.skipped`); the others are imported.
 Files of other kinds, hidden files and Office lock files (``~$x.docx``) are left out and
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -76,6 +78,11 @@ class DocsImportResult:
         return out
 
 
+def shown(name: str) -> str:
+    """A file name as it can be printed and written: bytes that are not UTF-8 become \ufffd."""
+    return os.fsencode(name).decode("utf-8", "replace")
+
+
 def doc_id(relative: str) -> str:
     """The document id of a file at ``relative`` (a ``/``-separated path inside the imported folder)."""
     return _UNSAFE_ID.sub("_", relative.strip())
@@ -116,7 +123,12 @@ def read_document(path: Path, relative: str, id_: str) -> dict[str, Any]:
     if parsed.page_starts:
         meta["pages"] = len(parsed.page_starts)
         meta["page_starts"] = parsed.page_starts
-    return {"id": id_, "title": parsed.title, "text": parsed.text, "metadata": meta}
+    return {"id": id_, "title": _encodable(parsed.title), "text": _encodable(parsed.text), "metadata": meta}
+
+
+def _encodable(text: str) -> str:
+    """``text`` with lone surrogates (a parser's reading of broken bytes) replaced, so it can be written as UTF-8."""
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def import_docs(folder: str | Path, name: str, out_dir: str | Path = "eval_sets", *,
@@ -145,9 +157,11 @@ def import_docs(folder: str | Path, name: str, out_dir: str | Path = "eval_sets"
     skips = SkipReport(enabled=True)
     for path, rel in zip(files, rels):
         try:
+            if shown(rel) != rel:  # bytes the file system holds that are not UTF-8 (Python keeps them as surrogates)
+                raise DocReadError("the file name is not valid UTF-8 (bad bytes shown as \ufffd); rename the file")
             docs.append(read_document(path, rel, ids[rel]))
         except DocReadError as exc:
-            skips.add(Skipped(str(path), None, "file", path.suffix.lower(), str(exc)))
+            skips.add(Skipped(shown(str(path)), None, "file", path.suffix.lower(), str(exc)))
     if not docs:
         why = (f"all {len(files)} document file(s) were unreadable: " + "; ".join(
             f"{s.file}: {s.problem}" for s in skips.rows[:3])) if files else (

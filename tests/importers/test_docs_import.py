@@ -185,3 +185,32 @@ def test_missing_extra_names_the_install_command(tmp_path, monkeypatch):
         import_docs(folder, "h", tmp_path / "out")
     res = CliRunner().invoke(cli, ["import", "docs", str(folder), "--name", "h", "--out-dir", str(tmp_path / "o")])
     assert res.exit_code == 1 and "pip install 'evalkit-ragraph[docs]'" in res.output and "Traceback" not in res.output
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_not_a_crash(tmp_path):
+    import os
+
+    folder = tmp_path / "names"
+    folder.mkdir()
+    (folder / "ok.md").write_text("# ok\n\nbody", encoding="utf-8")
+    try:
+        (Path(os.fsdecode(os.fsencode(folder) + b"/bad\xff.md"))).write_bytes(b"# bad\n\nbody")
+    except OSError:
+        pytest.skip("this file system refuses names that are not UTF-8")
+    result = import_docs(folder, "n", tmp_path / "out")
+    assert result.n_documents == 1
+    (skipped,) = result.skipped
+    assert skipped.file.endswith("bad\ufffd.md") and "not valid UTF-8" in skipped.problem and "rename" in skipped.problem
+    assert "bad\ufffd.md" in result.skipped_report.read_text(encoding="utf-8")
+
+
+def test_broken_characters_from_a_parser_are_replaced_not_a_crash(tmp_path, monkeypatch):
+    from evalkit.importers import doc_readers
+    from evalkit.importers.doc_readers import ParsedDoc
+
+    monkeypatch.setitem(doc_readers.READERS, ".md", lambda data, stem: ParsedDoc("t\ud800", "a\udcffb", "markdown"))
+    folder = tmp_path / "f"
+    folder.mkdir()
+    (folder / "x.md").write_text("x", encoding="utf-8")
+    doc = json.loads(import_docs(folder, "s", tmp_path / "out").corpus_path.read_text(encoding="utf-8"))
+    assert (doc["title"], doc["text"]) == ("t?", "a?b")
