@@ -173,7 +173,7 @@ def _entries(ranking: Ranking | None) -> tuple[list[str], list[dict[str, Any]]]:
 def _doc_id_check(file: str, rankings: dict[str, Ranking], es: EvalSet) -> list[str]:
     """Refuse a run none of whose documents is in the corpus (another id scheme); count strays."""
     corpus = _corpus(es)
-    ids = {d for r in rankings.values() for d in r.doc_ids()}
+    ids = set().union(*(r.ids for r in rankings.values()))  # one C-level pass over a million ids
     stray = sorted(d for d in ids if d not in corpus)
     if ids and len(stray) == len(ids):
         corpus_ids = [d.id for d in corpus.documents[:3]]
