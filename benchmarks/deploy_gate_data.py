@@ -216,17 +216,23 @@ def _agentic() -> dict[str, Any]:
                                  "cases": {"generate": "generate", "rewrite": "rewrite", "fallback": "fallback"}}}}
 
 
-CLOCK_KEYS = frozenset({"started_at", "duration_ms", "latency_ms", "ended_at", "seconds", "elapsed_ms"})
-# how a trace event came about, not what it holds: ``reused`` says another variant's identical node execution was
-# reused (graph.memo), which a local run does across variants and a Ray worker, holding one batch, may not
-EXECUTION_KEYS = frozenset({"reused"})
+CLOCK_KEYS = frozenset({"started_at", "ended_at", "seconds"})  # and every key ending in _ms (duration, latency,
+# the agentic loop's loop_ms metric): clock readings
+# how a record came about, not what it holds: ``reused`` says another variant's identical node execution was
+# reused (graph.memo), which a local run does across variants and a Ray worker, holding one batch, may not;
+# ``cache_hits`` counts LLM replies read from the cache, which the first of two runs wrote for the second
+EXECUTION_KEYS = frozenset({"reused", "cache_hits"})
+
+
+def _kept(key: str) -> bool:
+    return key not in CLOCK_KEYS and key not in EXECUTION_KEYS and not key.endswith("_ms")
 
 
 def comparable(value: Any) -> Any:
-    """A per-query record without clock readings and execution provenance (:data:`CLOCK_KEYS`,
-    :data:`EXECUTION_KEYS`, at any depth)."""
+    """A per-query record without clock readings and execution provenance (:data:`CLOCK_KEYS`, keys ending
+    in ``_ms``, :data:`EXECUTION_KEYS`, at any depth)."""
     if isinstance(value, dict):
-        return {k: comparable(v) for k, v in value.items() if k not in CLOCK_KEYS and k not in EXECUTION_KEYS}
+        return {k: comparable(v) for k, v in value.items() if _kept(k)}
     if isinstance(value, list):
         return [comparable(v) for v in value]
     return value

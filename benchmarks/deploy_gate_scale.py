@@ -288,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         same_all &= not differ
         print(f"  {n}: {count - len(differ)} / {count} per-query records identical to the local run's"
               + (f" (differ: {', '.join(differ[:5])})" if differ else ""))
-    print(f"every per-query record identical (clock readings and the memo's 'reused' flag aside): "
+    print(f"every per-query record identical (clock readings, the memo's 'reused' flag and LLM cache hits aside): "
           f"{'yes' if same_all else 'NO'}")
     return 0 if same_all else 1
 

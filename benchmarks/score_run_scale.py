@@ -53,17 +53,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def make_files(folder: Path, n_queries: int, depth: int, n_docs: int, seed: int) -> dict[str, Path]:
-    """Corpus, frozen eval set, qrels and TREC run under ``folder`` (rewritten only when the sizes change)."""
+def make_files(folder: Path, n_queries: int, depth: int, n_docs: int, seed: int,
+               run_seed: int | None = None) -> dict[str, Path]:
+    """Corpus, frozen eval set, qrels and TREC run under ``folder`` (rewritten only when the sizes change);
+    ``run_seed``: draw the run from its own seed (another system's run over the same eval set)."""
     from evalkit.evalsets import freeze
 
-    tag = f"{n_queries}x{depth}-{n_docs}-{seed}"
+    tag = f"{n_queries}x{depth}-{n_docs}-{seed}" + (f"-run{run_seed}" if run_seed is not None else "")
     paths = {k: folder / tag / n for k, n in (("corpus", "corpus.jsonl"), ("set", "set.jsonl"),
                                                 ("qrels", "qrels.txt"), ("run", "run.trec"))}
     if all(p.is_file() for p in paths.values()) and (folder / tag / "set.manifest.json").is_file():
         return paths
     (folder / tag).mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
+    run_rng = rng if run_seed is None else np.random.default_rng(run_seed)
     width = len(str(n_docs))
     doc = [f"d{i:0{width}d}" for i in range(n_docs)]
     paths["corpus"].write_text("".join(json.dumps({"id": d, "title": "", "text": f"passage {d}"}) + "\n"
@@ -71,14 +74,14 @@ def make_files(folder: Path, n_queries: int, depth: int, n_docs: int, seed: int)
     set_lines, qrels_lines, run_lines = [], [], []
     for q in range(n_queries):
         qid = f"q{q:05d}"
-        ranked = rng.choice(n_docs, size=depth, replace=False)
+        ranked = run_rng.choice(n_docs, size=depth, replace=False)
         gold = list(dict.fromkeys(int(g) for g in rng.choice(n_docs, size=int(rng.integers(1, 4)), replace=False)))
-        if rng.random() < 0.5 and gold[0] not in ranked:  # a gold document in the run, at a random rank
-            ranked[int(rng.integers(0, depth))] = gold[0]
+        if run_rng.random() < 0.5 and gold[0] not in ranked:  # a gold document in the run, at a random rank
+            ranked[int(run_rng.integers(0, depth))] = gold[0]
         set_lines.append(json.dumps({"id": qid, "question": f"question {q}", "relevant_doc_ids": [doc[g] for g in gold],
                                      "type": "single", "lang": "en"}))
         qrels_lines += [f"{qid} 0 {doc[g]} 1" for g in gold]
-        scores = np.sort(rng.random(depth))[::-1] * 30
+        scores = np.sort(run_rng.random(depth))[::-1] * 30
         run_lines += [f"{qid} Q0 {doc[d]} {r + 1} {s:.6f} bench" for r, (d, s) in enumerate(zip(ranked, scores))]
     paths["set"].write_text("\n".join(set_lines) + "\n", encoding="utf-8")
     paths["qrels"].write_text("\n".join(qrels_lines) + "\n", encoding="utf-8")

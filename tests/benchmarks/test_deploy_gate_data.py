@@ -63,11 +63,12 @@ def test_the_eight_variants_are_valid_configs_of_the_kinds_the_issue_names():
         variants(["nope"])
 
 
-def test_record_check_ignores_clocks_and_reuse_and_finds_any_other_difference(tmp_path: Path):
-    rec = {"query_id": "q1", "metrics": {"hit@5": 1.0}, "trace": [{"node": "r", "started_at": 1.0,
-                                                                   "duration_ms": 3.0, "reused": True}]}
-    later = {**rec, "trace": [{"node": "r", "started_at": 9.0, "duration_ms": 5.0, "reused": False}]}
-    worse = {**rec, "metrics": {"hit@5": 0.0}}
+def test_record_check_ignores_clocks_reuse_and_cache_hits_and_finds_any_other_difference(tmp_path: Path):
+    rec = {"query_id": "q1", "metrics": {"hit@5": 1.0, "loop_ms": 0.18}, "usage": {"generate": {"cache_hits": 0}},
+           "trace": [{"node": "r", "started_at": 1.0, "duration_ms": 3.0, "reused": True}]}
+    later = {**rec, "metrics": {"hit@5": 1.0, "loop_ms": 0.16}, "usage": {"generate": {"cache_hits": 1}},
+             "trace": [{"node": "r", "started_at": 9.0, "duration_ms": 5.0, "reused": False}]}
+    worse = {**rec, "metrics": {"hit@5": 0.0, "loop_ms": 0.18}}
     assert comparable(rec) == comparable(later) != comparable(worse)
     files = {}
     for name, rows in {"a": [rec, {**rec, "query_id": "q2"}], "b": [later, {**rec, "query_id": "q2"}],
