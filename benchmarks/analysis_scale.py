@@ -5,7 +5,7 @@
     python benchmarks/analysis_scale.py --queries 2000 --variants 4
 
 The results are made cheaply and for real: ``score_run_scale.make_files`` writes a seeded
-eval set and TREC runs (one per variant, each its own seed), and ``evalkit score --run``
+eval set and TREC runs (one per variant, each drawn from its own seed, the eval set the same), and ``evalkit score --run``
 scores each into one results folder, as a user's own systems' runs would be. Then each
 command runs once in this process, timed (wall and CPU), with its default resamples
 (10,000); the report writes HTML and Markdown, MLflow off.
@@ -13,6 +13,7 @@ command runs once in this process, timed (wall and CPU), with its default resamp
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -48,16 +49,23 @@ def timed(args: list[str]) -> tuple[float, float, int]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-    base = make_files(args.work_dir / "set", args.queries, args.depth, args.docs, 34)
+    # every run drawn from its own seed, the eval set from seed 34 alone: the same set under every run
+    base = make_files(args.work_dir / "set", args.queries, args.depth, args.docs, 34, run_seed=100)
     out = args.work_dir / "results" / "scale.json"
     names = [f"v{i}" for i in range(args.variants)]
     t = time.perf_counter()
+    variants = {}
     for i, name in enumerate(names):
         run = make_files(args.work_dir / "set", args.queries, args.depth, args.docs, 34, run_seed=100 + i)["run"]
         code = timed(["score", "--run", str(run), "--eval-set", f"{base['set']}@v1", "--name", name,
                       "--output", str(out), "--no-mlflow"])[2]
         if code:
             raise SystemExit(f"evalkit score failed for {name} (exit {code})")
+        variants.update(json.loads(out.read_text(encoding="utf-8"))["variants"])
+    # each `evalkit score` writes a summary of its own variant; the 8 records folders sit side by side under
+    # results/scale/, so the summary of all 8 is the last one with every variant (as `evalkit run` writes it)
+    summary = json.loads(out.read_text(encoding="utf-8"))
+    out.write_text(json.dumps({**summary, "variants": variants}, indent=2), encoding="utf-8")
     print(f"{args.variants} variants x {args.queries:,} queries scored into {out} in {time.perf_counter() - t:.0f} s "
           "(not counted)", file=sys.stderr)
     work = args.work_dir
