@@ -126,9 +126,16 @@ def _rankings(qenc: Any, denc: Any, score: np.ndarray) -> list[tuple[str, int, l
 def trec_order(qcode: np.ndarray, score: np.ndarray, doc_rank: np.ndarray) -> np.ndarray:
     """Row order grouping queries by code, each by score descending then document id descending (trec_eval).
 
-    A run written in rank order (the usual case) is checked in one pass and not sorted.
+    A run written in rank order (the usual case) is checked in one pass and not sorted; one whose
+    only disorder is among tied scores (scores written to 6 decimals tie often) has just those runs
+    of ties put in document order, by one stable sort of nearly sorted keys (a full lexsort of a
+    million rows took 0.4 s).
     """
     dq, ds, dr = np.diff(qcode), np.diff(score), np.diff(doc_rank)
     if ((dq > 0) | ((dq == 0) & ((ds < 0) | ((ds == 0) & (dr < 0))))).all():
         return np.arange(len(qcode))
+    if ((dq > 0) | ((dq == 0) & (ds <= 0))).all():  # queries grouped, scores non-increasing: only ties disorder
+        tie_run = np.cumsum(np.concatenate(([0], (dq != 0) | (ds != 0))))
+        width = int(doc_rank.max()) + 1
+        return np.argsort(tie_run * width + (width - 1 - doc_rank), kind="stable")
     return np.lexsort((-doc_rank, -score, qcode))

@@ -25,16 +25,20 @@ from evalkit.scoring.trec_columns import read_trec_columns
 DOCS = [f"d{i}" for i in range(40)] + ["文档-甲", "doc-é", "Doc-Z", "doc-z"]
 
 
-def run_lines(seed: int, n_queries: int = 12, depth: int = 15) -> list[str]:
-    """TREC lines of ``n_queries`` queries, shuffled, with ties (scores drawn from 4 values half of the time)."""
+def run_lines(seed: int, n_queries: int = 12, depth: int = 15, shuffled: bool = True) -> list[str]:
+    """TREC lines of ``n_queries`` queries with ties (scores drawn from 4 values half of the time): shuffled,
+    or in rank order (queries grouped, scores descending, tied documents in random order)."""
     rng = random.Random(seed)
     lines = []
     for q in range(n_queries):
         tied = rng.random() < 0.5
-        for r, d in enumerate(rng.sample(DOCS, depth)):
-            score = rng.choice([1.0, 2.5, 2.5, -0.75]) if tied else round(rng.uniform(-5, 30), 4)
+        scores = [rng.choice([1.0, 2.5, 2.5, -0.75]) if tied else round(rng.uniform(-5, 30), 4) for _ in range(depth)]
+        if not shuffled:
+            scores.sort(reverse=True)
+        for r, (d, score) in enumerate(zip(rng.sample(DOCS, depth), scores)):
             lines.append(f"q{q} Q0 {d} {r + 1} {score} tagA")
-    rng.shuffle(lines)
+    if shuffled:
+        rng.shuffle(lines)
     return lines
 
 
@@ -49,10 +53,10 @@ def column_reader(data: bytes) -> dict:
 
 
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("layout", ["plain", "tabs", "crlf", "bom", "trailing-newlines"])
+@pytest.mark.parametrize("layout", ["plain", "tabs", "crlf", "bom", "trailing-newlines", "rank-order"])
 def test_columns_equal_the_line_reader(seed: int, layout: str):
-    text = "\n".join(run_lines(seed)) + "\n"
-    data = {"plain": text, "tabs": text.replace(" ", "\t"), "crlf": text.replace("\n", "\r\n"),
+    text = "\n".join(run_lines(seed, shuffled=layout != "rank-order")) + "\n"
+    data = {"plain": text, "rank-order": text, "tabs": text.replace(" ", "\t"), "crlf": text.replace("\n", "\r\n"),
             "bom": "\ufeff" + text, "trailing-newlines": text + "\n\n"}[layout].encode("utf-8")
     expected = line_reader(data.decode("utf-8-sig"))
     got = column_reader(data)
@@ -64,6 +68,11 @@ def test_tied_scores_are_ordered_by_document_id_descending():
     # q1: three documents tied at 2.0 -> d9, d10, d1 by string order descending ("d9" > "d10" > "d1")
     data = b"q1 Q0 d1 1 2.0 t\nq1 Q0 d10 2 2.0 t\nq1 Q0 d9 3 2.0 t\nq1 Q0 d5 4 3 t\n"
     assert column_reader(data) == {"q1": (1, ["d5", "d9", "d10", "d1"], [3.0, 2.0, 2.0, 2.0])}
+    # in rank order but for the ties (the path that sorts only them); q2 after q1, its own ties
+    data = (b"q1 Q0 d5 1 3 t\nq1 Q0 d1 2 2.0 t\nq1 Q0 d10 3 2.0 t\nq1 Q0 d9 4 2.0 t\nq1 Q0 d0 5 1 t\n"
+            b"q2 Q0 d2 1 2.0 t\nq2 Q0 d3 2 2.0 t\n")
+    assert column_reader(data) == {"q1": (1, ["d5", "d9", "d10", "d1", "d0"], [3.0, 2.0, 2.0, 2.0, 1.0]),
+                                   "q2": (6, ["d3", "d2"], [2.0, 2.0])}
 
 
 @pytest.mark.parametrize("text", [
