@@ -23,7 +23,8 @@ What it does:
    ``report`` on the run, in this process.
 5. The same 8 variants on a local 2-worker Ray cluster (``--executor ray``; MLflow off, so
    the figure is the query work), and a check that every per-query record is identical to
-   the local run's once clock readings are dropped (``deploy_gate_data.comparable``).
+   the local run's once clock readings, the memo's ``reused`` flag and LLM cache hits are
+   set aside (``deploy_gate_data.comparable`` says why).
 
 Per-stage figures come from timers wrapped around evalkit's own functions in this process
 (nested rows are inside the row above them); CPU is this process's (``process_time``) plus,
