@@ -134,17 +134,22 @@ def score_run(run: str | Path, eval_set: str | Path | EvalSet, name: str, *, run
         notices += _doc_id_check(str(path), rankings, es)
     results = []
     missing = []
+    one_file = first is final
     for record in es.records:
-        ranked, stage1 = final.get(record.id), first.get(record.id)
+        # popped: each query's (doc, score) pairs are freed once its records hold them (a 1M-line run)
+        ranked = final.pop(record.id, None)
+        stage1 = ranked if one_file else first.pop(record.id, None)
         if ranked is None:
             missing.append(record.id)
-        docs = [{"doc_id": d, "score": s} for d, s in (ranked.docs if ranked else [])]
-        docs1 = [{"doc_id": d, "score": s} for d, s in (stage1.docs if stage1 else [])]
+        ids, docs = _entries(ranked)
+        if one_file:  # one ranking for both stages: the same entries, ordered and scored once (as a run without reranker)
+            ids1, docs1 = ids, list(docs)
+        else:
+            ids1, docs1 = _entries(stage1)
         scores, _ = score_outputs(record, docs1, docs, metrics, scoring=scoring)
         results.append(QueryResult(
             query_id=record.id, question=record.question, gold_doc_ids=list(record.relevant_doc_ids), retrieved=docs1,
-            reranked=docs, metrics=scores, trace=_trace(name, {"retrieved": [d["doc_id"] for d in docs1],
-                                                                "reranked": [d["doc_id"] for d in docs]}, None, None,
+            reranked=docs, metrics=scores, trace=_trace(name, {"retrieved": ids1, "reranked": ids}, None, None,
                                                           "retriever"),
             outcome="completed", type=record.type, lang=record.lang))
     if missing:
@@ -159,10 +164,17 @@ def score_run(run: str | Path, eval_set: str | Path | EvalSet, name: str, *, run
                   scoring=scoring or Scoring())
 
 
+def _entries(ranking: Ranking | None) -> tuple[list[str], list[dict[str, Any]]]:
+    """A ranking's document ids and its record entries ``{doc_id, score}`` (none for a query the run lacks)."""
+    if ranking is None:
+        return [], []
+    return ranking.ids, [{"doc_id": d, "score": s} for d, s in zip(ranking.ids, ranking.scores)]
+
+
 def _doc_id_check(file: str, rankings: dict[str, Ranking], es: EvalSet) -> list[str]:
     """Refuse a run none of whose documents is in the corpus (another id scheme); count strays."""
     corpus = _corpus(es)
-    ids = {d for r in rankings.values() for d in r.doc_ids()}
+    ids = set().union(*(r.ids for r in rankings.values()))  # one C-level pass over a million ids
     stray = sorted(d for d in ids if d not in corpus)
     if ids and len(stray) == len(ids):
         corpus_ids = [d.id for d in corpus.documents[:3]]
