@@ -290,7 +290,7 @@ def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | No
     else:
         missing = [n for n, v in (("--eval-set", eval_set), ("--graph-config", graph_configs), ("--output", output))
                    if not v]
-        if missing:
+        if missing or eval_set is None:  # eval_set None is in missing
             raise click.UsageError(f"missing {', '.join(missing)} (or use --resume OUTPUT to continue a run)")
         request = RunRequest(eval_set=_absolute_spec(eval_set), output=str(output),
                              graph_configs=[str(Path(p).resolve()) for p in graph_configs])
