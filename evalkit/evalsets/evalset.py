@@ -139,7 +139,7 @@ def load_abstention_rules(eval_set_path: Path) -> AbstentionRules | None:
     return AbstentionRules(out["patterns"], out["not_patterns"], str(path), hashlib.sha256(raw).hexdigest())
 
 
-def display_path(path: Path) -> str:
+def display_path(path: str | Path) -> str:
     """``path`` relative to the working directory when it lies under it, else absolute."""
     path = Path(path).resolve()
     try:
