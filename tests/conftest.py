@@ -88,7 +88,8 @@ def _demo_slice(folder: Path) -> Path:
     from evalkit.evalsets import freeze
 
     repo = Path(__file__).resolve().parents[1]
-    read = lambda p: [json.loads(x) for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
+    def read(p):
+        return [json.loads(x) for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
     rows, docs = read(repo / "eval_sets" / "demo_kb.jsonl"), read(repo / "eval_sets" / "corpora" / "demo_kb.jsonl")
     picked, left = [], dict(DEMO_SLICE_PER_TYPE)
     for r in rows:

@@ -9,7 +9,6 @@ from typing import Any
 import click
 
 from evalkit.analysis.tables import Layout
-from evalkit.commands.options import layout as table_layout
 from evalkit.commands.options import (
     ESCALATE_HELP,
     JUDGE_HELP,
@@ -19,6 +18,7 @@ from evalkit.commands.options import (
     scoring_options,
     table_options,
 )
+from evalkit.commands.options import layout as table_layout
 
 INVOCATION = "invocation.json"  # in the results folder: what `--resume OUTPUT` re-runs
 

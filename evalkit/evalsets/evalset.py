@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalSetError, did_you_mean
-from evalkit.fileio import describe_unencodable, unencodable
 from evalkit.evalsets.provenance import parse_generated
+from evalkit.fileio import describe_unencodable, unencodable
 from evalkit.index.corpus import Corpus
 from evalkit.records import EvalRecord, EvalSetRef
 

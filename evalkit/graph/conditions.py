@@ -43,7 +43,7 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from evalkit.errors import did_you_mean
 
@@ -93,7 +93,7 @@ class Not:
     item: Condition
 
 
-Condition = Union[Compare, AnyOf, AllOf, Not]
+Condition = Compare | AnyOf | AllOf | Not
 
 
 def _join(path: str, part: str) -> str:

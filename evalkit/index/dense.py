@@ -66,7 +66,7 @@ class DenseIndex:
         import faiss
 
         vecs = np.ascontiguousarray(query_vecs, dtype=np.float32)
-        if SEARCH_BATCH >= faiss.cvar.distance_compute_blas_threshold:
+        if faiss.cvar.distance_compute_blas_threshold <= SEARCH_BATCH:
             raise RuntimeError("faiss would score a search batch with BLAS, unlike single queries: lower SEARCH_BATCH")
         params: Any = None
         if allowed is not None:

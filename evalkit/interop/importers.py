@@ -49,7 +49,6 @@ from evalkit.fileio import ensure_folder, write_atomic
 from evalkit.importers.beir import NAME_RE, output_paths
 from evalkit.importers.formats import ImportFormatError
 from evalkit.importers.skipped import Skipped, SkipReport
-from evalkit.locking import evalset_lock
 from evalkit.interop.rows import (
     ColumnMap,
     _get,
@@ -62,6 +61,7 @@ from evalkit.interop.rows import (
     read_rows,
     resolve_columns,
 )
+from evalkit.locking import evalset_lock
 
 __all__ = ["CORPUS_FIELDS", "EVAL_FIELDS", "RAGAS_FIELDS", "ColumnMap", "InteropImportResult", "context_id",
            "import_dataset", "import_ragas", "parse_mapping", "read_rows", "resolve_columns"]

@@ -58,7 +58,7 @@ class EmbeddingCache:
         for i in range(0, len(keys), 500):
             batch = keys[i:i + 500]
             marks = ",".join("?" * len(batch))
-            rows = self._db.run(lambda db: db.execute(
+            rows = self._db.run(lambda db, marks=marks, batch=batch: db.execute(
                 f"SELECT key, dim, vec, checksum FROM emb WHERE model=? AND role=? AND key IN ({marks})",
                 [model, role, *batch]).fetchall())
             for key, dim, blob, check in rows:
