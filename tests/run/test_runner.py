@@ -119,7 +119,7 @@ class FlakyParams(NodeParams):
 CALLS: list[str] = []
 
 
-declare_field("flaky_seen", "bool", "the test's flaky node ran")
+declare_field("flaky_seen", bool, "the test's flaky node ran")
 
 
 @register_node
