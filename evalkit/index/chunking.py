@@ -8,12 +8,20 @@ Five methods, chosen by a graph config's ``chunking`` block (every parameter is 
   the nearest sentence or word boundary in its last fifth, so Chinese and English text is
   not cut mid-word where it can be avoided.
 - ``parent_child``: ``parent_size`` windows (no overlap) each cut into ``child_size``
-  children (overlap ``child_overlap``). Retrieval scores children and hands back their
-  parent passage.
+  children (overlap ``child_overlap``), or, with ``child_method: semantic``, into children
+  that end where adjacent sentences' ``embedder`` similarity drops (as ``semantic`` does,
+  within ``child_min_size`` .. ``child_size``). Retrieval scores children and hands back
+  their parent passage.
 - ``recursive``: split at the first of ``separators`` that occurs, recursively, then merge
   pieces up to ``size`` with ``overlap`` (``evalkit.index.splitters.recursive_spans``).
 - ``semantic``: a new chunk where adjacent sentences' ``embedder`` similarity drops
   (``percentile`` or ``threshold``), within ``min_size`` .. ``max_size``.
+
+``table: true`` (every method but ``document``) keeps each Markdown table of a document
+whole, in chunks of its own, cut between rows only when it is larger than the chunk size
+(the pieces repeat the header); the prose around it is chunked as the method says
+(:mod:`evalkit.index.tables`). With ``parent_child``, a table is its own parent and its
+children are row groups of ``child_size``.
 
 Sizes are in characters (a unit that means the same for Chinese and English text), or,
 with ``unit: tokens``, in the tokens of ``tokenizer`` (an embedder name: ``e5``,
@@ -29,32 +37,30 @@ builds new indexes.
 """
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
-from evalkit.index.splitters import (
-    CHARS,
-    DEFAULT_SEPARATORS,
-    Measure,
-    recursive_spans,
-    semantic_spans,
-    window_spans,
-)
-from evalkit.records import Chunk
+from evalkit.index.cutters import cut_document
+from evalkit.index.splitters import CHARS, DEFAULT_SEPARATORS, Measure, window_spans
+from evalkit.records import Chunk, Document
 
 METHODS = ("document", "fixed", "parent_child", "recursive", "semantic")
 _SIZED = {"unit", "tokenizer"}
 _PARAMS = {
     "document": {"method", "prepend_title"},
-    "fixed": {"method", "size", "overlap", "prepend_title"} | _SIZED,
-    "parent_child": {"method", "parent_size", "child_size", "child_overlap", "prepend_title"} | _SIZED,
-    "recursive": {"method", "size", "overlap", "separators", "prepend_title"} | _SIZED,
+    "fixed": {"method", "size", "overlap", "prepend_title", "table"} | _SIZED,
+    "parent_child": {"method", "parent_size", "child_size", "child_overlap", "prepend_title", "table",
+                     "child_method", "embedder", "percentile", "threshold", "child_min_size"} | _SIZED,
+    "recursive": {"method", "size", "overlap", "separators", "prepend_title", "table"} | _SIZED,
     "semantic": {"method", "embedder", "percentile", "threshold", "max_size", "min_size", "separators",
-                 "prepend_title"} | _SIZED,
+                 "prepend_title", "table"} | _SIZED,
 }
+CHILD_METHODS = ("fixed", "semantic")
+_SEMANTIC_CHILD = ("embedder", "percentile", "threshold", "child_min_size")
 # What a config that names only the method gets (``chunking: {method: parent_child}``).
 DEFAULTS: dict[str, dict[str, Any]] = {
     "document": {"prepend_title": True},
@@ -71,17 +77,24 @@ def with_defaults(cfg: dict[str, Any] | None) -> dict[str, Any]:
     """A chunking block completed with its method's defaults (``fixed`` when none is named).
 
     ``unit: chars`` is the default and is left out (so ``{method: fixed}`` and ``{method: fixed, unit:
-    chars}`` are one chunking); ``unit: tokens`` gets ``tokenizer: e5`` (the semantic method: its own
-    ``embedder``) unless one is named; ``semantic`` gets ``percentile: 90`` unless a ``threshold`` is given.
+    chars}`` are one chunking; so are ``table: false`` and no ``table``, ``child_method: fixed`` and
+    none); ``unit: tokens`` gets ``tokenizer: e5`` (the semantic method: its own ``embedder``) unless one
+    is named; ``semantic`` (and ``child_method: semantic``) gets ``percentile: 90`` unless a ``threshold``
+    is given; semantic children get ``embedder: e5`` and ``child_min_size: 50`` unless named.
     """
     cfg = dict(cfg or {})
     method = cfg.setdefault("method", "fixed")
     out = {"method": method, **DEFAULTS.get(method, {}), **cfg}
-    if out.get("unit") == "chars":
-        del out["unit"]
+    for key, neutral in (("unit", "chars"), ("table", False), ("child_method", "fixed")):
+        if key in out and out[key] == neutral and type(out[key]) is type(neutral):
+            del out[key]
+    semantic = method == "semantic" or out.get("child_method") == "semantic"
+    if out.get("child_method") == "semantic":
+        out.setdefault("embedder", "e5")
+        out.setdefault("child_min_size", 50)
     if out.get("unit") == "tokens":
-        out.setdefault("tokenizer", out.get("embedder", "e5") if method == "semantic" else "e5")
-    if method == "semantic" and "threshold" not in out:
+        out.setdefault("tokenizer", out.get("embedder", "e5") if semantic else "e5")
+    if semantic and "threshold" not in out:
         out.setdefault("percentile", 90.0)
     return out
 
@@ -93,9 +106,14 @@ def check_chunking(cfg: dict[str, Any]) -> str | None:
     method = cfg.get("method")
     if method not in METHODS:
         return f"unknown chunking method '{method}'{did_you_mean(str(method), METHODS)}"
+    if method == "document" and "table" in cfg:
+        return ("table is for the methods that cut a document (fixed, recursive, semantic, parent_child); "
+                "document keeps each document whole already")
     for key in cfg:
         if key not in _PARAMS[method]:
             return f"unknown chunking parameter '{key}' for method '{method}'{did_you_mean(key, _PARAMS[method])}"
+    if "table" in cfg and not isinstance(cfg["table"], bool):
+        return f"table must be true or false (got {cfg['table']!r})"
     problem = _check_unit(cfg)
     if problem:
         return problem
@@ -108,6 +126,7 @@ def check_chunking(cfg: dict[str, Any]) -> str | None:
         if not (_pos_int(p) and _pos_int(c) and isinstance(o, int) and 0 <= o < c <= p):
             return ("parent_child chunking needs parent_size >= child_size > child_overlap >= 0 "
                     f"(got parent_size={p}, child_size={c}, child_overlap={o})")
+        return _check_children(cfg)
     if method in ("recursive", "semantic"):
         seps = cfg.get("separators")
         if not isinstance(seps, list) or not seps or not all(isinstance(x, str) for x in seps):
@@ -115,6 +134,23 @@ def check_chunking(cfg: dict[str, Any]) -> str | None:
     if method == "semantic":
         return _check_semantic(cfg)
     return None
+
+
+def _check_children(cfg: dict[str, Any]) -> str | None:
+    """``child_method`` of parent_child, and the semantic parameters only semantic children take."""
+    from evalkit.errors import did_you_mean
+
+    child = cfg.get("child_method", "fixed")
+    if child not in CHILD_METHODS:
+        return f"unknown child_method '{child}' (valid: fixed, semantic){did_you_mean(str(child), CHILD_METHODS)}"
+    if child == "fixed":
+        extra = [k for k in _SEMANTIC_CHILD if k in cfg]
+        return (f"{', '.join(extra)}: only used with child_method: semantic (children are fixed windows "
+                "otherwise)") if extra else None
+    lo = cfg.get("child_min_size")
+    if not (isinstance(lo, int) and not isinstance(lo, bool) and 0 <= lo < cfg["child_size"]):
+        return f"semantic children need 0 <= child_min_size < child_size (got child_min_size={lo!r})"
+    return _check_semantic({**cfg, "min_size": 0, "max_size": cfg["child_size"]})
 
 
 def _check_unit(cfg: dict[str, Any]) -> str | None:
@@ -172,12 +208,17 @@ def chunking_key(cfg: dict[str, Any]) -> dict[str, Any]:
         from evalkit.index.tokens import tokenizer_identity
 
         key["tokenizer_identity"] = tokenizer_identity(cfg["tokenizer"])
-    if cfg.get("method") == "semantic":
+    if _semantic(cfg):
         from evalkit.models.embedders import ModelSpec, embedder_identity
 
         spec = ModelSpec.of(cfg["embedder"])
         key["embedder_identity"] = embedder_identity(spec) or spec.key()
     return key
+
+
+def _semantic(cfg: dict[str, Any]) -> bool:
+    """Whether the chunking embeds sentences (the semantic method, or semantic children)."""
+    return cfg.get("method") == "semantic" or cfg.get("child_method") == "semantic"
 
 
 def chunking_id(cfg: dict[str, Any]) -> str:
@@ -191,13 +232,16 @@ class Passages:
 
     ``units`` are the passages indexes are built over (fixed chunks, or children);
     ``parent_of`` maps a child to its parent for parent-child chunking; ``text`` gives
-    the text of any passage id (unit or parent) with the title prepended when asked.
+    the text of any passage id (unit or parent) with the title prepended when asked;
+    ``pages`` the page numbers a passage covers, for documents whose metadata has
+    ``page_starts`` (PDFs imported by ``evalkit import docs``).
     """
 
     units: list[Chunk]
     parents: dict[str, Chunk]
     titles: dict[str, str]
     prepend_title: bool
+    page_starts: dict[str, list[int]] = field(default_factory=dict)
 
     def parent_of(self, passage_id: str) -> str:
         unit = self._by_id.get(passage_id)
@@ -215,6 +259,16 @@ class Passages:
         chunk = self.parents.get(passage_id) or self._by_id[passage_id]
         return chunk.doc_id
 
+    def pages(self, passage_id: str) -> list[int]:
+        """The 1-based pages the passage's text comes from (empty when its document has no pages)."""
+        chunk = self.parents.get(passage_id) or self._by_id[passage_id]
+        starts = self.page_starts.get(chunk.doc_id)
+        if not starts:
+            return []
+        first = bisect.bisect_right(starts, chunk.start)
+        last = bisect.bisect_right(starts, max(chunk.start, chunk.end - 1))
+        return list(range(max(first, 1), max(last, 1) + 1))
+
     def __post_init__(self) -> None:
         self._by_id = {u.id: u for u in self.units}
 
@@ -223,44 +277,33 @@ Encoder = Callable[[Any], Any]  # ModelSpec -> an embedder with encode_passages 
 
 
 def chunk_corpus(corpus: Any, cfg: dict[str, Any], embedder: Encoder | None = None) -> Passages:
-    """Cut every document of ``corpus`` as ``cfg`` says; deterministic for the same input.
+    """Cut every document of ``corpus`` as ``cfg`` says (:func:`evalkit.index.cutters.cut_document`);
+    deterministic for the same input.
 
-    ``embedder(spec)`` gives the semantic method its sentence embedder (``Resources.embedder``,
-    with its cache); without it the embedder is loaded behind the default embedding cache.
+    ``embedder(spec)`` gives the semantic method (and semantic children) its sentence embedder
+    (``Resources.embedder``, with its cache); without it the embedder is loaded behind the default
+    embedding cache.
     """
-    method = cfg["method"]
-    prepend = bool(cfg.get("prepend_title", True))
     measure = _measure(cfg)
-    encode = _sentence_encoder(cfg, embedder) if method == "semantic" else None
+    encode = _sentence_encoder(cfg, embedder) if _semantic(cfg) else None
     units: list[Chunk] = []
     parents: dict[str, Chunk] = {}
     for doc in corpus.documents:
-        if method == "document":
-            units.append(Chunk(id=doc.id, doc_id=doc.id, text=doc.text, start=0, end=len(doc.text)))
-        elif method == "parent_child":
-            for i, (ps, pe) in enumerate(window_spans(doc.text, cfg["parent_size"], 0, measure)):
-                pid = f"{doc.id}#p{i}"
-                parents[pid] = Chunk(id=pid, doc_id=doc.id, text=doc.text[ps:pe], start=ps, end=pe)
-                spans = window_spans(doc.text[ps:pe], cfg["child_size"], cfg.get("child_overlap", 0), measure)
-                for j, (s, e) in enumerate(spans):
-                    units.append(Chunk(id=f"{pid}.{j}", doc_id=doc.id, text=doc.text[ps + s:ps + e],
-                                       start=ps + s, end=ps + e, parent_id=pid))
-        else:
-            for i, (s, e) in enumerate(_spans(doc.text, cfg, measure, encode)):
-                units.append(Chunk(id=f"{doc.id}#{i}", doc_id=doc.id, text=doc.text[s:e], start=s, end=e))
+        doc_units, doc_parents = cut_document(doc, cfg, measure, encode)
+        units += doc_units
+        parents.update((p.id, p) for p in doc_parents)
     return Passages(units=units, parents=parents, titles={d.id: d.title for d in corpus.documents},
-                    prepend_title=prepend)
+                    prepend_title=bool(cfg.get("prepend_title", True)), page_starts=_page_starts(corpus.documents))
 
 
-def _spans(text: str, cfg: dict[str, Any], measure: Measure, encode: Any) -> list[tuple[int, int]]:
-    method = cfg["method"]
-    if method == "fixed":
-        return window_spans(text, cfg["size"], cfg.get("overlap", 0), measure)
-    if method == "recursive":
-        return recursive_spans(text, cfg["size"], cfg.get("overlap", 0), cfg["separators"], measure)
-    return semantic_spans(text, encode, percentile=cfg.get("percentile"), threshold=cfg.get("threshold"),
-                          max_size=cfg["max_size"], min_size=cfg["min_size"], separators=cfg["separators"],
-                          measure=measure)
+def _page_starts(documents: list[Document]) -> dict[str, list[int]]:
+    """``{doc id: page_starts}`` of the documents whose metadata has a valid list of page offsets."""
+    out: dict[str, list[int]] = {}
+    for d in documents:
+        starts = (d.metadata or {}).get("page_starts")
+        if isinstance(starts, list) and starts and all(isinstance(x, int) for x in starts):
+            out[d.id] = starts
+    return out
 
 
 def _measure(cfg: dict[str, Any]) -> Measure:

@@ -10,7 +10,11 @@ Three kinds, chosen by the channel's ``index:``:
 
 IVF and HNSW are approximate: ``benchmarks/scaling.py`` measures their recall@k against
 flat. The index is cached on disk under a key made of the corpus hash, the chunking, the
-embedder identity and the build settings (search settings are not part of it); a warm
+embedder identity and the build settings (search settings are not part of it). Passage
+vectors come from the embedding cache (``evalkit.models.cache``, keyed by text), so after
+a corpus change only new or edited passages are encoded (``passages_encoded`` in
+``meta.json``) and the faiss index is rebuilt from the cached vectors: an HNSW graph or
+IVF clusters built by insertion into an old index would differ from a full build's. A warm
 load memory-maps the vectors (flat and HNSW vectors with ``faiss.IO_FLAG_MMAP_IFC``, IVF
 lists with ``IO_FLAG_MMAP``): they stay in the file and are paged in on use; HNSW's
 graph links are read into memory. ``search`` refuses query vectors
@@ -125,10 +129,13 @@ def build_or_load_dense(texts: list[str], ids: list[str], embedder: Any, key_met
         return DenseIndex(index, stored_ids, stored, nprobe, ef_search)
 
     def build(staging: Path) -> dict[str, Any]:
-        index, extra = _build_index(embedder.encode_passages(texts).astype(np.float32), embedder.dim, kind, len(ids),
-                                    nlist, seed, hnsw_m, ef_construction)
+        before = getattr(embedder, "encoded", None)  # a CachedEmbedder counts the texts it sends to the model
+        vecs = embedder.encode_passages(texts).astype(np.float32)
+        index, extra = _build_index(vecs, embedder.dim, kind, len(ids), nlist, seed, hnsw_m, ef_construction)
         faiss.write_index(index, str(staging / "index.faiss"))
         (staging / "ids.json").write_text(json.dumps(ids))
+        if before is not None:  # texts the model encoded for this build; every other vector came from the cache
+            extra["passages_encoded"] = embedder.encoded - before
         return extra
 
     return load_or_build(cache_root, "dense", meta, load=load, build=build)
