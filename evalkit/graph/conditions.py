@@ -112,7 +112,7 @@ def parse(raw: Any, *, refs: bool = False, path: str = "") -> Condition:
 
     ``refs`` allows ``{from_record: NAME}`` values.
     """
-    if isinstance(raw, Condition.__args__):  # type: ignore[attr-defined]
+    if isinstance(raw, Condition.__args__):
         return raw
     if not isinstance(raw, Mapping) or not raw:
         raise ConditionError(path, f"expected a mapping; {GRAMMAR}")
