@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from scale_common import DATA_DIR, REPO, _quiet_env, import_set, scifact_missing, table
 
 HOTPOT_DIR = REPO.parent / "shared" / "datasets" / "hotpotqa_100"

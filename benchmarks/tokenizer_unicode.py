@@ -94,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         out += measure("SciFact test", result.eval_set_path, ARGS.work_dir, not ARGS.no_progress)
     else:
         out.append(f"SciFact skipped: {DATA_DIR} is missing (see the shared datasets README)")
-    from evalkit.importers.hotpotqa import FILES as HOTPOT_FILES, import_hotpotqa
+    from evalkit.importers.hotpotqa import FILES as HOTPOT_FILES
+    from evalkit.importers.hotpotqa import import_hotpotqa
 
     if all((HOTPOT_DIR / n).is_file() for n in HOTPOT_FILES):
         out += measure("HotpotQA-100", import_hotpotqa(HOTPOT_DIR, ARGS.work_dir / "hotpotqa"), ARGS.work_dir,

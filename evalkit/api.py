@@ -62,9 +62,14 @@ def _configs(graph_configs: ConfigLike | Sequence[ConfigLike]) -> tuple[list[Any
         elif isinstance(item, dict):
             loaded = [config_from_dict(cfg, source="<dict>") for _, cfg in expand_sweep(item)] if "sweep" in item \
                 else [config_from_dict(item, source="<dict>")]
-        else:
+        elif isinstance(item, (str, Path)):
             out += load_variants(item)
             continue
+        else:
+            from evalkit.errors import EvalkitError
+
+            raise EvalkitError(f"graph_configs: got a {type(item).__name__}; give a config file path, a config "
+                               "dict or a GraphConfig (or a list of them)")
         out += loaded
         in_memory |= {c.name for c in loaded if not Path(c.source).is_file()}
     return out, in_memory

@@ -49,7 +49,7 @@ class LazyGroup(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
-    def resolve_command(self, ctx: click.Context, args: list[str]):  # type: ignore[override]
+    def resolve_command(self, ctx: click.Context, args: list[str]):
         name = args[0] if args else ""
         if name and name not in COMMANDS and not name.startswith("-"):
             from evalkit.errors import did_you_mean

@@ -248,7 +248,7 @@ class QueryResult:
     gold_doc_ids: list[str]
     retrieved: list[dict[str, Any]]
     reranked: list[dict[str, Any]]
-    metrics: dict[str, float]
+    metrics: dict[str, float | None]  # None: not defined for this query (null in per_query.jsonl)
     trace: list[dict[str, Any]]
     error: dict[str, Any] | None = None
     outcome: str | None = None

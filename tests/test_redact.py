@@ -51,9 +51,9 @@ def test_looks_like_key(value, is_key):
 
 @pytest.mark.parametrize("text, kept", [
     (f'{{"api_key": "{KEY[3:]}", "model": "m"}}', '"model": "m"'),            # JSON, not key-shaped
-    (f"password=hunter2hunter2 rest", "rest"),
+    ("password=hunter2hunter2 rest", "rest"),
     (f"X-Api-Key: {KEY[3:]}", "X-Api-Key: "),
-    (f"aws_secret_access_key = AbCdEf0123456789xyz", "aws_secret_access_key = "),
+    ("aws_secret_access_key = AbCdEf0123456789xyz", "aws_secret_access_key = "),
     (f"hf_token={KEY[3:]}", "hf_token="),
     (f"https://h/v1?auth={KEY[3:]}&x=1", "x=1"),
 ])

@@ -75,7 +75,7 @@ def log_artifacts(files: dict[str, Path], *, tracking_uri: str, run_id: str | No
     client = MlflowClient(tracking_uri=tracking_uri)
     created = run_id is None
     tags = redact_obj(dict(tags or {}))
-    if created:
+    if run_id is None:
         root = store.artifact_root(tracking_uri, Path(artifact_root) if artifact_root else Path.cwd())
         exp = store.ensure_experiment(client, experiment, root)
         run_id = client.create_run(exp, run_name=run_name, tags={**tags, **store.owner_tags()}).info.run_id

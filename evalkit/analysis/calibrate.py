@@ -85,7 +85,7 @@ def collect(results: Sequence[QueryResult], variant: str, positive: str = "unans
                 rerankers.append(model)
     threshold = first_write(rows, Role.GUARD, GUARD_THRESHOLD)
     current = None if threshold is None else float(threshold)
-    return Scores(variant, [r.query_id for r in rows], np.array([float(r.rerank_top1) for r in rows]), pos,
+    return Scores(variant, [r.query_id for r in rows], np.array([r.rerank_top1 for r in rows], dtype=float), pos,
                   answerable, top5, len(results) - len(rows), rerankers or ["(not recorded)"], current)
 
 

@@ -47,7 +47,6 @@ from evalkit.analysis import stats
 from evalkit.analysis.direction import per_query_hint, sign
 from evalkit.analysis.gate_checks import (
     DegradedCandidateError,
-    InventedCitationsError,
     TooManyFailuresError,
     check_answered,
     check_citations,
@@ -69,7 +68,6 @@ from evalkit.analysis.tables import Column, Layout, TableData, render, wrap
 from evalkit.errors import EvalkitError, EvalSetError, did_you_mean
 from evalkit.run.health import is_degraded, query_degradations
 from evalkit.run.machine import environment_notes
-
 
 DECLINED = "declined (answerable)"
 DECLINED_MARGIN = 0.05  # the default --max-declined-increase

@@ -55,6 +55,7 @@ def with_guard(config: Any, *, threshold: float | None = None, percentile: float
     if threshold is not None:
         params = {"mode": "absolute", "threshold": round(float(threshold), 6), **kept}
     else:
+        assert percentile is not None  # exactly one of the two is given (checked above)
         params = {"mode": "relative", "percentile": float(percentile), "calibration": calibration, **kept}
     data["nodes"][node]["params"] = params
     data["name"] = name or f"{config.name}_calibrated"

@@ -62,6 +62,14 @@ def answer_sha(question: str, answer: str) -> str:
     return hashlib.sha256(f"{question}\x1f{answer}".encode()).hexdigest()[:16]
 
 
+def _judged(r: QueryResult, key: str) -> float:
+    """The judge's per-query ``key`` (faithfulness, hallucinated), defined on every query of :func:`population`."""
+    value = r.metrics[key]
+    if value is None:
+        raise ValueError(f"query {r.query_id}: '{key}' is undefined, yet the query is in the labelled population")
+    return float(value)
+
+
 def population(results: Sequence[QueryResult]) -> list[QueryResult]:
     """The answered queries whose judge faithfulness is defined (see the module docstring)."""
     return [r for r in results if r.generation and r.generation.get("answered")
@@ -250,26 +258,26 @@ def corrected_estimates(results: Sequence[QueryResult], labels: Sequence[Label],
         members = [r for r in pop.values() if metric == "faithfulness" or r.answerable]
         value = (lambda lab: lab.faithfulness) if metric == "faithfulness" else \
             (lambda lab: None if lab.hallucinated is None else float(lab.hallucinated))
-        labelled = {q: value(lab) for q, lab in usable.items() if q in {r.query_id for r in members}
-                    and value(lab) is not None}
+        labelled = {q: v for q, lab in usable.items() if q in {r.query_id for r in members}
+                    and (v := value(lab)) is not None}
         if not members:
             continue
-        out.raw[metric] = sum(float(r.metrics[key]) for r in members) / len(members)
+        out.raw[metric] = sum(_judged(r, key) for r in members) / len(members)
         groups: dict[str, tuple[list[float], list[float], list[float]]] = {}
         for r in sorted(members, key=lambda r: r.query_id):
             g = groups.setdefault(stratum(r), ([], [], []))
             if r.query_id in labelled:
                 g[0].append(labelled[r.query_id])
-                g[1].append(float(r.metrics[key]))
+                g[1].append(_judged(r, key))
             else:
-                g[2].append(float(r.metrics[key]))
+                g[2].append(_judged(r, key))
         empty = [k for k, g in groups.items() if not g[0]]
         if empty:
             out.notes.append(f"{metric}: no label in stratum {', '.join(sorted(empty))}; not corrected")
             continue
         out.estimates[metric] = stratified_ppi({k: Stratum(*g) for k, g in groups.items()}, confidence=confidence,
                                                pseudo_labels=True)
-    hall = [(lab.hallucinated, pop[q].metrics["hallucinated"]) for q, lab in usable.items()
+    hall = [(lab.hallucinated, pop[q].metrics["hallucinated"] or 0.0) for q, lab in usable.items()
             if lab.hallucinated is not None and pop[q].answerable]
     out.agreement = agreement([a for a, _ in hall], [b for _, b in hall]) if hall else None
     out.n_labels = len(usable)

@@ -62,8 +62,8 @@ def per_query_values(results: Sequence[QueryResult], metric: str) -> dict[str, f
         answerable = ABSTAIN_RATES[metric]
         return {r.query_id: float(guard_tripped(r)) for r in results if bool(r.gold_doc_ids) == answerable}
     retrieval = is_retrieval_metric(metric)
-    return {r.query_id: float(r.metrics[metric]) for r in results
-            if metric in r.metrics and r.metrics[metric] is not None and (r.gold_doc_ids or not retrieval)}
+    return {r.query_id: float(v) for r in results
+            if (v := r.metrics.get(metric)) is not None and (r.gold_doc_ids or not retrieval)}
 
 
 def metric_names(results: Sequence[QueryResult], descriptive: bool = False) -> list[str]:

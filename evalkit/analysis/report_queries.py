@@ -212,13 +212,18 @@ def _findings(r: QueryResult, gen: dict[str, Any], judgement: dict[str, Any]) ->
     return out
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    """``value`` when a record holds a JSON object there, else ``{}`` (an older or partial record)."""
+    return value if isinstance(value, dict) else {}
+
+
 def query_view(run: LoadedRun, variant: str, row: dict[str, Any], label: str, src: Sources,
                chunking: dict[str, Any] | None) -> QueryView:
     """The drill-down of one per-query record (``row``: the raw JSON object)."""
     r = QueryResult.from_dict(row)
     gold = set(r.gold_doc_ids)
-    gen = row.get("generation") if isinstance(row.get("generation"), dict) else {}
-    judgement = gen.get("judgement") if isinstance(gen.get("judgement"), dict) else {}
+    gen = _dict(row.get("generation"))
+    judgement = _dict(gen.get("judgement"))
     evidence = _evidence(gen, gold, chunking, src)
     ranking = [{"doc_id": d["doc_id"], "title": src.titles.get(d["doc_id"], ""), "score": d.get("score"),
                 "gold": d["doc_id"] in gold} for d in (r.reranked or r.retrieved)[:TOP_N]]
@@ -228,7 +233,7 @@ def query_view(run: LoadedRun, variant: str, row: dict[str, Any], label: str, sr
         reference=src.references.get(r.query_id), ranking=ranking, evidence=evidence, generates=bool(gen),
         answer=gen.get("answer") if gen else None, claims=_claims(judgement, evidence),
         findings=_findings(r, gen, judgement) if gen else [],
-        metrics={m: r.metrics[m] for m in ANSWER_METRICS if r.metrics.get(m) is not None},
+        metrics={m: v for m in ANSWER_METRICS if (v := r.metrics.get(m)) is not None},
         outcome=r.outcome, error=error)
 
 

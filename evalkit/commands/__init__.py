@@ -21,6 +21,8 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
             return fn(*args, **kwargs)
         except EvalkitError as exc:
             error = click.ClickException(str(exc))
-            error.exit_code = getattr(exc, "exit_code", 1)  # e.g. 2 for an output or eval set another process holds
+            # e.g. 2 for an output or eval set another process holds. click annotates exit_code as a ClassVar,
+            # yet main() reads it from the raised instance, so a per-instance code is what click honours
+            error.exit_code = getattr(exc, "exit_code", 1)  # type: ignore[misc]
             raise error from exc
     return wrapper

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -21,7 +23,7 @@ cache_option = click.option(
          "(the folder evalkit run and evalkit demo use).")
 
 
-def _kinds_option(fn):  # type: ignore[no-untyped-def]
+def _kinds_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     from evalkit.cachedir import KINDS
 
     return click.option("--kind", "kinds", multiple=True, type=click.Choice(list(KINDS)), help=KIND_HELP)(fn)

@@ -80,14 +80,14 @@ def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, 
         is_hybrid,
         weight_sweep,
     )
-    from evalkit.analysis.runs import load_run
+    from evalkit.analysis.runs import LoadedRun, load_run
     from evalkit.analysis.tables import WIDE, Column, TableData, render, wrap_lines
     from evalkit.analysis.tool_diag import format_tools, has_tools, tool_diagnostics
     from evalkit.metrics.routing import confusion_rows, route_confusion
 
-    loaded = []
-    for ref in runs:
-        run = load_run(ref, tracking_uri)
+    loaded: list[LoadedRun] = []
+    for spec in runs:
+        run = load_run(spec, tracking_uri)
         if any(run.label == other.label for other in loaded):
             run.label = f"{run.label}#{len(loaded) + 1}"
         loaded.append(run)

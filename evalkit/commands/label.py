@@ -91,8 +91,8 @@ def label(run_ref: str, variant: str, n: int, out: Path | None, seed: int, strat
                    f"{tracking_uri or run.tracking_uri}\n{strata_line}\nin the MLflow UI: Traces tab, filter "
                    f"tags.`{REVIEW_TAG}` = '{REQUESTED}'; add a feedback 'hallucinated' (yes/no) to each; then "
                    f"`evalkit score ... --labels mlflow:EXPERIMENT`")
-        if out is None:
-            return
+    if out is None:  # --to mlflow without --out (--to file without it is refused above)
+        return
     texts = passage_texts(run, variant)
     lines = [label_line(r, s, variant, run.label, texts) for r, s in sample]
     write_labels(lines, out)

@@ -9,7 +9,6 @@ from typing import Any
 import click
 
 from evalkit.analysis.tables import Layout
-from evalkit.commands.options import layout as table_layout
 from evalkit.commands.options import (
     ESCALATE_HELP,
     JUDGE_HELP,
@@ -19,6 +18,7 @@ from evalkit.commands.options import (
     scoring_options,
     table_options,
 )
+from evalkit.commands.options import layout as table_layout
 
 INVOCATION = "invocation.json"  # in the results folder: what `--resume OUTPUT` re-runs
 
@@ -291,7 +291,7 @@ def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | No
     else:
         missing = [n for n, v in (("--eval-set", eval_set), ("--graph-config", graph_configs), ("--output", output))
                    if not v]
-        if missing:
+        if missing or eval_set is None:  # eval_set None is in missing
             raise click.UsageError(f"missing {', '.join(missing)} (or use --resume OUTPUT to continue a run)")
         request = RunRequest(eval_set=_absolute_spec(eval_set), output=str(output),
                              graph_configs=[str(Path(p).resolve()) for p in graph_configs])

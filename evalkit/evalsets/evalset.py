@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalSetError, did_you_mean
-from evalkit.fileio import describe_unencodable, unencodable
 from evalkit.evalsets.provenance import parse_generated
+from evalkit.fileio import describe_unencodable, unencodable
 from evalkit.index.corpus import Corpus
 from evalkit.records import EvalRecord, EvalSetRef
 
@@ -139,7 +139,7 @@ def load_abstention_rules(eval_set_path: Path) -> AbstentionRules | None:
     return AbstentionRules(out["patterns"], out["not_patterns"], str(path), hashlib.sha256(raw).hexdigest())
 
 
-def display_path(path: Path) -> str:
+def display_path(path: str | Path) -> str:
     """``path`` relative to the working directory when it lies under it, else absolute."""
     path = Path(path).resolve()
     try:

@@ -43,7 +43,7 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from evalkit.errors import did_you_mean
 
@@ -93,7 +93,7 @@ class Not:
     item: Condition
 
 
-Condition = Union[Compare, AnyOf, AllOf, Not]
+Condition = Compare | AnyOf | AllOf | Not
 
 
 def _join(path: str, part: str) -> str:
@@ -112,7 +112,7 @@ def parse(raw: Any, *, refs: bool = False, path: str = "") -> Condition:
 
     ``refs`` allows ``{from_record: NAME}`` values.
     """
-    if isinstance(raw, Condition.__args__):  # type: ignore[attr-defined]
+    if isinstance(raw, Condition.__args__):
         return raw
     if not isinstance(raw, Mapping) or not raw:
         raise ConditionError(path, f"expected a mapping; {GRAMMAR}")

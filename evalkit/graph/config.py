@@ -288,7 +288,7 @@ def _check_route(spec: Any, where: str, known: set[str], fail: Any) -> dict[str,
             if rule["to"] not in known:
                 raise fail(f"{at}.to", f"route to unknown node '{rule['to']}'{did_you_mean(str(rule['to']), known)}")
             try:
-                types = {n: f.type_ for n, f in FIELDS.items()}
+                types = {n: f.type_name for n, f in FIELDS.items()}
                 check_types(parse(rule["if"], path=f"{at}.if"), types, path=f"{at}.if")
             except ConditionError as exc:
                 raise fail(exc.path, exc.problem) from None

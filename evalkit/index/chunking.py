@@ -42,7 +42,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from evalkit.index.cutters import cut_document
 from evalkit.index.splitters import CHARS, DEFAULT_SEPARATORS, Measure, window_spans
@@ -196,7 +196,7 @@ def _check_semantic(cfg: dict[str, Any]) -> str | None:
     return None
 
 
-def _pos_int(v: Any) -> bool:
+def _pos_int(v: Any) -> TypeGuard[int]:
     return isinstance(v, int) and not isinstance(v, bool) and v > 0
 
 

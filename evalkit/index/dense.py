@@ -70,18 +70,21 @@ class DenseIndex:
         import faiss
 
         vecs = np.ascontiguousarray(query_vecs, dtype=np.float32)
-        if SEARCH_BATCH >= faiss.cvar.distance_compute_blas_threshold:
+        if faiss.cvar.distance_compute_blas_threshold <= SEARCH_BATCH:
             raise RuntimeError("faiss would score a search batch with BLAS, unlike single queries: lower SEARCH_BATCH")
-        params = None
+        params: Any = None
         if allowed is not None:
             selector = faiss.IDSelectorBatch(np.ascontiguousarray(allowed, dtype=np.int64))
             kind = self.meta.get("kind")
+            # faiss's bundled stubs declare the SearchParameters classes without the keyword arguments
+            # (and without SearchParametersHNSW) that its Python wrapper accepts at run time
             if kind == "ivf":
-                params = faiss.SearchParametersIVF(sel=selector, nprobe=self.index.nprobe)
+                params = faiss.SearchParametersIVF(sel=selector, nprobe=self.index.nprobe)  # type: ignore[call-arg]
             elif kind == "hnsw":
-                params = faiss.SearchParametersHNSW(sel=selector, efSearch=self.index.hnsw.efSearch)
+                params = faiss.SearchParametersHNSW(  # type: ignore[attr-defined]
+                    sel=selector, efSearch=self.index.hnsw.efSearch)
             else:
-                params = faiss.SearchParameters(sel=selector)
+                params = faiss.SearchParameters(sel=selector)  # type: ignore[call-arg]
         out = []
         for i in range(0, len(vecs), SEARCH_BATCH):
             out.extend(self._search(vecs[i:i + SEARCH_BATCH], k, pool, params))
@@ -150,17 +153,17 @@ def _build_index(vecs: np.ndarray, dim: int, kind: str, n: int, nlist: int, seed
     if kind == "ivf":
         nlist = max(1, min(nlist, n // 4 or 1))
         quantizer = faiss.IndexFlatIP(dim)
-        index = faiss.IndexIVFFlat(quantizer, dim, nlist, faiss.METRIC_INNER_PRODUCT)
-        index.cp.seed = seed
-        index.train(vecs)
-        index.add(vecs)
-        return index, {"nlist_effective": nlist}
-    index = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
-    index.hnsw.efConstruction = ef_construction
+        ivf = faiss.IndexIVFFlat(quantizer, dim, nlist, faiss.METRIC_INNER_PRODUCT)
+        ivf.cp.seed = seed
+        ivf.train(vecs)
+        ivf.add(vecs)
+        return ivf, {"nlist_effective": nlist}
+    hnsw = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
+    hnsw.hnsw.efConstruction = ef_construction
     threads = faiss.omp_get_max_threads()
     faiss.omp_set_num_threads(1)  # a parallel insert order would make the graph differ run to run
     try:
-        index.add(vecs)
+        hnsw.add(vecs)
     finally:
         faiss.omp_set_num_threads(threads)
-    return index, {}
+    return hnsw, {}

@@ -252,14 +252,14 @@ class FastExtractor:
             for a in range(len(ordered)):
                 for b in range(a + 1, len(ordered)):
                     shared[(ordered[a], ordered[b])] = shared.get((ordered[a], ordered[b]), 0) + 1
-        ids = sorted({m.id for m in mentions})
+        found = sorted({m.id for m in mentions})
         relations = []
-        for a in range(len(ids)):
-            for b in range(a + 1, len(ids)):
-                n = shared.get((ids[a], ids[b]), 0)
+        for a in range(len(found)):
+            for b in range(a + 1, len(found)):
+                n = shared.get((found[a], found[b]), 0)
                 weight = n * self.sentence_weight if n else self.chunk_weight
                 if weight > 0:
-                    relations.append(Relation(ids[a], ids[b], "co_occurs", weight, n))
+                    relations.append(Relation(found[a], found[b], "co_occurs", weight, n))
         return mentions, relations
 
 

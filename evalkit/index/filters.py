@@ -43,7 +43,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evalkit.errors import EvalkitError, ParamError, did_you_mean
+from evalkit.errors import ParamError, did_you_mean
 from evalkit.graph.conditions import (
     ORDERED,
     Compare,

@@ -49,7 +49,6 @@ from evalkit.fileio import ensure_folder, write_atomic
 from evalkit.importers.beir import NAME_RE, output_paths
 from evalkit.importers.formats import ImportFormatError
 from evalkit.importers.skipped import Skipped, SkipReport
-from evalkit.locking import evalset_lock
 from evalkit.interop.rows import (
     ColumnMap,
     _get,
@@ -62,6 +61,7 @@ from evalkit.interop.rows import (
     read_rows,
     resolve_columns,
 )
+from evalkit.locking import evalset_lock
 
 __all__ = ["CORPUS_FIELDS", "EVAL_FIELDS", "RAGAS_FIELDS", "ColumnMap", "InteropImportResult", "context_id",
            "import_dataset", "import_ragas", "parse_mapping", "read_rows", "resolve_columns"]
@@ -143,7 +143,8 @@ def import_dataset(source: str | Path, name: str, out_dir: str | Path, *, corpus
     cols = resolve_columns(label, columns, mapping or {}, EVAL_FIELDS, ("question", "relevant_doc_ids"))
     c_label, c_rows, c_columns = read_rows(corpus, corpus_split)
     c_cols = resolve_columns(c_label, c_columns, corpus_mapping or {}, CORPUS_FIELDS, ("id", "text"), "--corpus-map")
-    docs, doc_rows = [], {}
+    docs: list[dict[str, Any]] = []
+    doc_rows: dict[str, int] = {}
     for n, row in c_rows:
         doc_id, text, title = _id(_get(row, c_cols, "id")), _get(row, c_cols, "text"), _get(row, c_cols, "title")
         if doc_id is None:
@@ -265,7 +266,7 @@ def import_ragas(source: str | Path, name: str, out_dir: str | Path, *, mapping:
         records.append(record)
         numbered.append(n)
         response = _get(row, cols, "response")
-        if isinstance(response, str):
+        if isinstance(response, str) and rid is not None:  # a record without an id is refused by _write
             contexts = _get(row, cols, "retrieved_contexts")
             contexts = contexts.tolist() if hasattr(contexts, "tolist") else contexts
             answers.setdefault(rid, {"id": rid, "question": record["question"], "answer": response,

@@ -145,8 +145,8 @@ def _id_list(value: Any) -> list[str] | None:
     if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
         value = value.tolist()
     items = value if isinstance(value, (list, tuple)) else [value]
-    ids = [_id(v) for v in items]
-    return None if any(i is None for i in ids) else list(dict.fromkeys(ids))
+    ids = [i for i in map(_id, items) if i is not None]
+    return None if len(ids) < len(items) else list(dict.fromkeys(ids))
 
 
 def _grades(value: Any) -> Any:

@@ -91,7 +91,7 @@ class CascadeJudge:
                            escalated=True), False
         verdict = combine([c.verdict for c in second.claims])
         reasons = "; ".join(c.reason for c in second.claims if c.reason)
-        ids = list(dict.fromkeys(x for c in second.claims for x in (c.evidence_ids or [c.evidence_id]) if x))
+        ids = list(dict.fromkeys(x for c in second.claims for x in (c.evidence_ids or (c.evidence_id,)) if x))
         decided = next((c.evidence_id for c in second.claims if c.verdict == verdict and c.evidence_id), None)
         first = f"{self.first_name}: {claim.verdict}, {claim.reason}"
         return ClaimVerdict(claim.claim, verdict, f"{self.second_name}: {reasons or verdict} ({first})",

@@ -149,8 +149,8 @@ def _values(m: re.Match[str]) -> list[DateValue]:
     if _group(m, "fy"):
         y = _fiscal_year(m.group("fy"))
     if _group(m, "hol"):
-        mo, d = _HOLIDAYS[m.group("hol").lower()]
-        return [DateValue(y, mo, d)]
+        hol_mo, hol_d = _HOLIDAYS[m.group("hol").lower()]
+        return [DateValue(y, hol_mo, hol_d)]
     if _group(m, "q"):
         return [DateValue(y, quarter=_ORD[m.group("q").lower()])]
     if _group(m, "a"):

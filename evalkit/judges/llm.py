@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evalkit.judges.base import ClaimVerdict, JudgeResult, JudgeSetupError
+from evalkit.judges.base import ClaimVerdict, JudgeResult, JudgeSetupError, Verdict
 from evalkit.judges.claims import split_claims
 from evalkit.llm.base import LLMError, LLMSpec, Message
 from evalkit.llm.client import LLMClient
@@ -120,7 +120,7 @@ _CORRECTNESS_WORDS = {"correct": "correct", "true": "correct", "yes": "correct",
                       "incorrect": "incorrect", "wrong": "incorrect", "false": "incorrect", "no": "incorrect",
                       "0": "incorrect"}
 
-_VERDICT_WORDS = {
+_VERDICT_WORDS: dict[str, Verdict] = {
     "supported": "supported", "support": "supported", "entailed": "supported", "true": "supported",
     "yes": "supported", "1": "supported",
     "unsupported": "unsupported", "not supported": "unsupported", "notsupported": "unsupported",

@@ -123,8 +123,8 @@ def options_from_path(path: str | Path) -> dict[str, Any]:
 def _folder(model: str) -> Path:
     path = Path(model).expanduser()
     if not path.is_dir():
-        hint = (" ('{0}' looks like a Hugging Face hub name: evalkit never downloads; fetch it once with "
-                "`huggingface-cli download {0} --local-dir FOLDER` and give FOLDER)".format(model)
+        hint = (f" ('{model}' looks like a Hugging Face hub name: evalkit never downloads; fetch it once with "
+                f"`huggingface-cli download {model} --local-dir FOLDER` and give FOLDER)"
                 if not path.is_absolute() and model.count("/") == 1 and not path.parent.exists() else "")
         raise JudgeSetupError(f"NLI model folder not found: {path}{hint}")
     if not (path / "config.json").is_file():

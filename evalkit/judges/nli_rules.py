@@ -252,7 +252,7 @@ def decide(claim: str, windows: Sequence[Window], scores: Sequence[Scores], kind
     name = _SCORE_NAME[kind]
     i = _best([s.entailment for s in scores])
     p, w = scores[i].entailment, windows[i]
-    at = {"evidence_id": w.passage_id, "evidence_ids": [w.passage_id]}
+    at: dict[str, Any] = {"evidence_id": w.passage_id, "evidence_ids": [w.passage_id]}
     if p >= t.support:
         return ClaimVerdict(claim, "supported", f"{name} {p:.2f} in {w.where()}", **at)
     if p <= t.low and t.low_is_unsupported:

@@ -185,7 +185,7 @@ class OfflineJudge:
     def __init__(self, min_coverage: float | None = None, flip_overlap: float | None = None,
                  min_content: int | None = None, min_novel: int | None = None, embedder: str | None = None,
                  sim_weight: float = 0.25):
-        given = {"min_coverage": min_coverage, "flip_overlap": flip_overlap, "min_content": min_content,
+        given: dict[str, Any] = {"min_coverage": min_coverage, "flip_overlap": flip_overlap, "min_content": min_content,
                  "min_novel": min_novel}
         self.thresholds = Thresholds(**{k: v for k, v in given.items() if v is not None})
         self.embedder, self.sim_weight = embedder, sim_weight
@@ -234,7 +234,7 @@ class OfflineJudge:
     def decide(self, s: ClaimSignals, thresholds: Thresholds | None = None) -> ClaimVerdict:
         """The verdict for one claim's signals under ``thresholds`` (default: this judge's)."""
         t = thresholds or self.thresholds
-        where = {"evidence_id": s.passage_id, "evidence_ids": list(s.passages)}
+        where: dict[str, Any] = {"evidence_id": s.passage_id, "evidence_ids": list(s.passages)}
         if s.verbatim_in is not None:
             return ClaimVerdict(s.claim, "supported", f"stated word for word in {s.verbatim_in}",
                                 evidence_id=s.verbatim_in, evidence_ids=[s.verbatim_in])

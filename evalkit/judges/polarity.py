@@ -311,7 +311,7 @@ def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q
             # the best clause must say the same thing: two shared terms (or all of a one-term clause),
             # else the evidence holds no plain counterpart to compare with
             same = best is not None and _overlap(best.terms, c)[1] >= min(2, len(c.terms))
-            if same and not _negates(best, c) and not restated and out.negation_missing is None:
+            if same and best is not None and not _negates(best, c) and not restated and out.negation_missing is None:
                 out.negation_missing = f"negation '{c.cues[0]}' absent from best sentence ('{short(best.text)}')"
                 sent = next((" ".join(y.text for y in x) for x in sentences if any(y is best for y in x)), best.text)
                 # a rule with a boundary ("仅旗舰版支持", "minimum Android 9", "30+ hours") says the negation of

@@ -134,6 +134,14 @@ def _duration_or_other(value: float, unit: object, kind_code: str | None) -> tup
     return "number", value, unit if isinstance(unit, str) else None
 
 
+def _scale_of(m: re.Match[str]) -> float:
+    """The factor of the scale word ``_SCALE_AFTER`` matched (one of its groups always took part)."""
+    scale = unit_of(m, SCALE_SUFFIX)
+    if scale is None:
+        raise ValueError(f"no scale word in {m.group(0)!r}")
+    return float(scale)
+
+
 def find_quantities(text: str) -> list[Quantity]:
     """All numbers, durations and percentages in ``text`` (clock times: see :func:`find_times`)."""
     out: list[Quantity] = []
@@ -197,13 +205,13 @@ def find_quantities(text: str) -> list[Quantity]:
                 big = re.match(r"\s+an?(?=\s+(?:million|billion|thousand|trillion)\b)", text[end:], re.IGNORECASE)
                 if w == "half" and big:  # half a million: the scale word follows
                     value, decimals, end = 0.5, 0, end + big.end()
-                elif w == "half" and re.match(r"\s+an?\s", text[end:end + 4]):
-                    nxt = _UNIT_AFTER.match(text, end + len(re.match(r"\s+an?", text[end:]).group(0)))
+                elif w == "half" and re.match(r"\s+an?\s", text[end:end + 4]) and (a := re.match(r"\s+an?", text[end:])):
+                    nxt = _UNIT_AFTER.match(text, end + len(a.group(0)))
                 if not big and (not nxt or unit_of(nxt, DURATION_UNITS + OTHER_UNITS) not in SECONDS):
                     continue
                 if not big:
                     value, decimals = (0.5 if w == "half" else 1.0), 0
-                    if w == "half":
+                    if w == "half" and nxt is not None:  # always, past the check above
                         end = nxt.start()
             else:
                 if w == "one" and not (_UNIT_AFTER.match(text, end) or _SCALE_AFTER.match(text, end)
@@ -224,7 +232,7 @@ def find_quantities(text: str) -> list[Quantity]:
         money = _CUR_BEFORE.search(text[:start]) is not None
         sm = _SCALE_AFTER.match(text, end) or (_MONEY_SCALE.match(text, end) if money else None)
         if sm and (money or sm.group(0).strip() not in ("B", "M")):  # "5 M" alone: not a scale
-            scale = float(unit_of(sm, SCALE_SUFFIX)) if sm.re is _SCALE_AFTER else {"m": 1e6, "b": 1e9}[sm.group(1)]
+            scale = _scale_of(sm) if sm.re is _SCALE_AFTER else {"m": 1e6, "b": 1e9}[sm.group(1)]
             value, step, end = value * scale, (step or 1.0) * scale, sm.end()
         cb = _CUR_BEFORE.search(text[:start]) if m.group("ar") else None
         if cb:

@@ -49,6 +49,6 @@ def share_at(text: str, start: int) -> tuple[str, float, int, str, float] | None
         return None
     unit = _OF_UNIT.match(text, m.end())
     code = unit_of(unit, DURATION_UNITS) if unit else None
-    if code in SECONDS and code not in ("wd", "mo", "y"):
+    if unit and code in SECONDS and code not in ("wd", "mo", "y"):  # a code comes from a unit
         return "duration", num / den * SECONDS[code], unit.end(), code, 0.0
     return "number", 100 * num / den, m.end(), "%", 100 / den

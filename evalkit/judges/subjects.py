@@ -116,10 +116,10 @@ def _en_own_subject(text: str) -> str | None:
             if k >= 2 and _verb_like(word):
                 return " ".join(toks[:k])
         return None
-    if first.isalpha() and first not in _EN_FUNCTION | _EN_AUX and not first.endswith("ly") and len(low) > 1:
-        # "refunds are issued", "shipping is free"; a plural and a plain verb: "refunds take 14 days"
-        if low[1] in _EN_AUX or (first.endswith("s") and low[1] in _EN_PLAIN_VERBS):
-            return toks[0]
+    # "refunds are issued", "shipping is free"; a plural and a plain verb: "refunds take 14 days"
+    if first.isalpha() and first not in _EN_FUNCTION | _EN_AUX and not first.endswith("ly") and len(low) > 1 \
+            and (low[1] in _EN_AUX or (first.endswith("s") and low[1] in _EN_PLAIN_VERBS)):
+        return toks[0]
     return None
 
 

@@ -7,6 +7,8 @@ finds the unit a text names for its bare numbers (``backoff_ms``, ``单位为秒
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import TypeVar
 
 from evalkit.judges.wordlists import table
 
@@ -26,12 +28,15 @@ SCALE_SUFFIX = [(p, float(f)) for p, f in table("scale_suffix")]  # 2千万 = 20
 CURRENCIES = frozenset({"usd", "cny", "eur", "gbp"})
 
 
-def unit_alternation(pairs: list[tuple[str, object]]) -> str:
+T = TypeVar("T")
+
+
+def unit_alternation(pairs: Sequence[tuple[str, object]]) -> str:
     """A regex alternation of the tables' patterns, one named group each (``u0``, ``u1``...)."""
     return "|".join(f"(?P<u{i}>{p})" for i, (p, _) in enumerate(pairs))
 
 
-def unit_of(m: re.Match[str], pairs: list[tuple[str, object]]) -> object:
+def unit_of(m: re.Match[str], pairs: Sequence[tuple[str, T]]) -> T | None:
     """The code of the pattern of :func:`unit_alternation` that ``m`` matched, or None."""
     for i, (_, v) in enumerate(pairs):
         if m.group(f"u{i}") is not None:

@@ -186,7 +186,7 @@ def _en_entities(text: str) -> list[Atom]:
         cap = tok[0].isupper() or acronym
         gap = text[words[i - 1].end():w.start()] if i else ""
         joinable = group and re.fullmatch(r"\s+", gap) is not None
-        days = weekdays_of(tok, bool(out) and out[-1].key in WEEKDAYS and re.fullmatch(r"\s*[-–—]\s*", gap)) \
+        days = weekdays_of(tok, bool(out and out[-1].key in WEEKDAYS and re.fullmatch(r"\s*[-–—]\s*", gap))) \
             if cap else None
         if days:  # "Tue–Sun", "Regular Mondays": days of the week, each its own atom, not part of a name
             flush()
@@ -226,7 +226,8 @@ def _zh_entities(text: str) -> list[Atom]:
         g = next(k for k in range(1, 5) if m.group(k))
         name = m.group(g)
         out.append(Atom("entity", name, fold(name).replace(" ", ""), m.start(g), m.end(g)))
-    pos, cur, cur_start, parts = 0, "", 0, []
+    pos, cur, cur_start = 0, "", 0
+    parts: list[str] = []
     words = _posseg(text)
     for k, (word, flag) in enumerate(words + (("", "x"),)):
         start = text.find(word, pos) if word else len(text)
@@ -342,10 +343,10 @@ class AtomPool:
             for e in self.by_kind.get(kind, []):
                 if e.quantity is not None and quantities_match(q, e.quantity):
                     return True
-        if self.units and (q.kind == "duration" or q.unit):
-            if any(e.quantity is not None and bare_number_states(q, e.quantity, self.units)
-                   for e in self.by_kind.get("number", [])):
-                return True
+        if self.units and (q.kind == "duration" or q.unit) and any(
+                e.quantity is not None and bare_number_states(q, e.quantity, self.units)
+                for e in self.by_kind.get("number", [])):
+            return True
         if q.kind == "number" and q.unit is None and q.value == int(q.value):  # a year written as a number
             return any(v.year == q.value for e in self.by_kind.get("date", []) for v in e.dates)
         return False

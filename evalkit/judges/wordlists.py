@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from string import Template
 
@@ -65,7 +65,7 @@ def read_list(path: Path, *, kind: str = "words") -> tuple[str, ...]:
     return tuple(entries)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load(name: str, kind: str) -> tuple[str, ...]:
     return read_list(DATA / f"{name}.txt", kind=kind)
 

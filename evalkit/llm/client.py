@@ -95,6 +95,8 @@ def to_messages(messages: MessagesLike, system: str | None = None) -> tuple[Mess
         items = list(messages)
     out = [Message("system", system)] if system else []
     for m in items:
+        role: Any
+        content: Any  # checked below, whatever the caller passed
         if isinstance(m, Message):
             role, content = m.role, m.content
         elif isinstance(m, Mapping):
@@ -171,7 +173,8 @@ class LLMClient:
             if not fix_bad_json:
                 record(self.purpose, Usage(failures=1))
                 raise
-            what = {None: "value", dict: "object", list: "array"}[expect]
+            names: dict[type | None, str] = {None: "value", dict: "object", list: "array"}
+            what = names[expect]
             fix = replace(request, messages=request.messages + (
                 Message("assistant", reply.text), Message("user", JSON_FIX.format(what=what))))
             record(self.purpose, Usage(retries=1))

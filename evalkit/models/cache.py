@@ -7,6 +7,8 @@ re-running a variant only encodes texts never seen before by that model.
 from __future__ import annotations
 
 import hashlib
+import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -58,9 +60,9 @@ class EmbeddingCache:
         for i in range(0, len(keys), 500):
             batch = keys[i:i + 500]
             marks = ",".join("?" * len(batch))
-            rows = self._db.run(lambda db: db.execute(
+            rows = self._db.run(_fetch(
                 f"SELECT key, dim, vec, checksum FROM emb WHERE model=? AND role=? AND key IN ({marks})",
-                [model, role, *batch]).fetchall())
+                [model, role, *batch]))
             for key, dim, blob, check in rows:
                 if sound(dim, blob, check):
                     out[key] = np.frombuffer(blob, dtype=np.float32)
@@ -88,3 +90,8 @@ class EmbeddingCache:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _fetch(sql: str, params: list[Any]) -> Callable[[sqlite3.Connection], list[Any]]:
+    """A ``CacheDB.run`` step fetching every row of ``sql``: one query per batch, bound to its own parameters."""
+    return lambda db: db.execute(sql, params).fetchall()

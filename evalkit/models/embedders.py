@@ -123,8 +123,12 @@ class SentenceTransformerEmbedder:
         if max_length:
             self.model.max_seq_length = max_length
         self.batch_size = batch_size
-        self.dim = int(self.model.get_embedding_dimension() if hasattr(self.model, "get_embedding_dimension")
-                       else self.model.get_sentence_embedding_dimension())
+        dim = (self.model.get_embedding_dimension() if hasattr(self.model, "get_embedding_dimension")
+               else self.model.get_sentence_embedding_dimension())
+        if dim is None:  # a model without a pooling/dense module that states its output size
+            raise ModelSetupError(f"the sentence-transformers model in {path} does not state its vector size; "
+                                  "use a model folder with a pooling module (modules.json)")
+        self.dim = int(dim)
         self.identity = f"{identity}:max_len={self.model.max_seq_length}"
 
     def _encode(self, texts: list[str]) -> np.ndarray:
@@ -325,6 +329,8 @@ class CachedEmbedder:
         if self._inner is None:
             with self._load_lock:
                 if self._inner is None:
+                    if self._loader is None:  # __init__ refuses a CachedEmbedder with neither
+                        raise ModelSetupError("CachedEmbedder has no model and no loader")
                     model = self._loader()
                     if (model.identity, model.dim) != (self.identity, self.dim):
                         raise ModelSetupError(f"embedder loaded as {model.identity} ({model.dim}-d), but its cache key "

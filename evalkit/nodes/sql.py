@@ -88,7 +88,7 @@ from evalkit.nodes.sql_tables import (
 from evalkit.nodes.system_outputs import EVIDENCE_TEXTS
 from evalkit.records import Hit
 
-SQL_TRACE = declare_field("sql", "dict", "the sql node's trace: source (slots, llm, none), query, params, columns, "
+SQL_TRACE = declare_field("sql", dict, "the sql node's trace: source (slots, llm, none), query, params, columns, "
                           "rows, row_ids, truncated, slots, schema shown to the llm, rejected (why a query did not run)")
 
 TEXT2SQL_PROMPT = (

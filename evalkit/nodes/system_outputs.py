@@ -27,12 +27,12 @@ from evalkit.graph.schema import (
 )
 from evalkit.records import Hit
 
-HTTP_CALL = declare_field("http_call", "dict", "the http node's call: status, latency_ms, attempts, cache_hit, url "
+HTTP_CALL = declare_field("http_call", dict, "the http node's call: status, latency_ms, attempts, cache_hit, url "
                           "(secrets masked)")
-EXTERNAL_FAILURE = declare_field("external_failure", "list[dict]", "every call to the user's system that failed "
+EXTERNAL_FAILURE = declare_field("external_failure", list[dict], "every call to the user's system that failed "
                                  "after its retries and was recorded instead of raised (node, kind, attempts, "
                                  "status, message); each write appends one", "append")
-EVIDENCE_TEXTS = declare_field("evidence_texts", "dict[str, str]", "texts of answer_evidence passages that an "
+EVIDENCE_TEXTS = declare_field("evidence_texts", dict[str, str], "texts of answer_evidence passages that an "
                                "external system returned itself (not corpus passages), by passage id")
 
 RANKINGS = (RETRIEVED, RERANKED, EVIDENCE)

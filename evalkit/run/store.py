@@ -158,7 +158,7 @@ class VariantStore:
         ensure_folder(self.folder, RESUME_HINT)
         write_json_atomic(self.folder / "run.json", self.fingerprint, RESUME_HINT)  # the run has begun: resumable
         try:
-            self._fh = open(self.path, "w", encoding="utf-8")
+            self._fh = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - open for the whole run; close() ends it
             for r in kept:
                 self._write(r)
         except OSError as exc:

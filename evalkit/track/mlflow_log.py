@@ -260,16 +260,19 @@ class InvocationLogger:
         self.client.log_inputs(run_id, datasets=inputs)
 
     def _dataset_entity(self, v: pl.VariantLog) -> Any:
-        import mlflow.data
         import pandas as pd
-        from mlflow.data.sources import CodeDatasetSource, LocalArtifactDatasetSource
+        from mlflow.data.code_dataset_source import CodeDatasetSource
+        from mlflow.data.pandas_dataset import from_pandas
+
+        # mlflow makes this class at import time (one per artifact repository): no static definition to find
+        from mlflow.data.sources import LocalArtifactDatasetSource  # type: ignore[attr-defined]
         from mlflow.entities import Dataset
 
         frame = pd.DataFrame(pl.eval_set_frame(v.results))
         es = self.run.eval_set
         source = (LocalArtifactDatasetSource(redact(str(Path(es.path).resolve()))) if es.path
                   else CodeDatasetSource(tags={"evalkit.eval_set": es.name}))
-        ds = mlflow.data.from_pandas(frame, source=source, name=pl.dataset_name(self.run),
+        ds = from_pandas(frame, source=source, name=pl.dataset_name(self.run),
                                      digest=pl.dataset_digest(self.run), targets="gold_doc_ids")
         d = ds.to_dict()
         return Dataset(name=d["name"], digest=d["digest"], source_type=d["source_type"], source=d["source"],

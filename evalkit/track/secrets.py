@@ -81,8 +81,8 @@ def _mask_tree(node: Any, path: str) -> tuple[Any, bool]:
         items = [(k, _mask_tree(v, f"{path}.{k}" if path else str(k))) for k, v in node.items()]
         return {k: v for k, (v, _) in items}, any(c for _, (_, c) in items)
     if isinstance(node, list):
-        items = [_mask_tree(v, path) for v in node]
-        return [v for v, _ in items], any(c for _, c in items)
+        masked = [_mask_tree(v, path) for v in node]
+        return [v for v, _ in masked], any(c for _, c in masked)
     if path and node is not None and node != MASK and is_secret_key(path):
         return MASK, True
     return node, False

@@ -93,7 +93,9 @@ def check_store(uri: str | None, output_dir: Path) -> None:
             (or ``--no-mlflow``); the results of earlier runs in it are kept by the fix.
     """
     db = sqlite_path(uri or default_tracking_uri(output_dir))
-    left = unfinished_migration(db) if db is not None else []
+    if db is None:
+        return
+    left = unfinished_migration(db)
     if not left:
         return
     drops = "; ".join(f"DROP TABLE {t}" for t in left)

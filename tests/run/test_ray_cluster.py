@@ -9,7 +9,6 @@ every per-query record must equal a local run's (wall-clock fields aside).
 """
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 
