@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> None:
     cases = [r for r in rows if r["lang"] == "en"][:args.cases]
     texts = [r["answer"] for r in rows] + [e["text"] for r in rows for e in r["evidence"]]
     from evalkit.judges import make_judge
-    from evalkit.judges.claims import split_claims
+    from evalkit.text.claims import split_claims
     from evalkit.judges.nli_rules import evidence_windows
 
     with tempfile.TemporaryDirectory() as tmp:

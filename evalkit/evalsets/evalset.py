@@ -94,7 +94,7 @@ class AbstentionRules:
         patterns: ["暂无该数据", "outside my remit"]   # answers that are refusals
         not_patterns: ["不提供住宿补贴"]               # answers that only look like refusals (or errors)
 
-    Regular expressions, added to the defaults of :mod:`evalkit.judges.abstention`. They
+    Regular expressions, added to the defaults of :mod:`evalkit.text.abstention`. They
     are scoring options, not eval data: not part of the frozen hash, but recorded with
     every run (``sha256``).
     """
@@ -111,7 +111,7 @@ def load_abstention_rules(eval_set_path: Path) -> AbstentionRules | None:
 
     import yaml
 
-    from evalkit.judges.abstention import AbstentionPatternError, compile_patterns
+    from evalkit.text.abstention import AbstentionPatternError, compile_patterns
 
     path = Path(eval_set_path).with_name(Path(eval_set_path).stem + ABSTENTION_SUFFIX)
     if not path.is_file():

@@ -130,7 +130,7 @@ CITATIONS = _("citations", "list[str]", "every citation in the answer, in order 
 USED_DOCUMENTS = _("used_documents", "list[str]", "cited document ids that were in the evidence shown")
 INVALID_CITATIONS = _("invalid_citations", "list[str]", "cited ids that were not in the evidence shown")
 ABSTAINED = _("abstained", "bool", "the answer declines for lack of evidence")
-ABSTENTION = _("abstention", "dict", "the abstention finding (evalkit.judges.abstention): abstained, reason, "
+ABSTENTION = _("abstention", "dict", "the abstention finding (evalkit.text.abstention): abstained, reason, "
                "matched, finish_reason")
 EVIDENCE_TIERS = _("evidence_tiers", "list[dict]", "generate's reference_only rule: per shown passage id, doc_id, "
                    "score, reference_only (shown as background, never quoted) and the threshold applied")

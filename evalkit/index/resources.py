@@ -8,6 +8,7 @@ view a node receives as ``self.resources``.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,10 +22,16 @@ from evalkit.models.embedders import CachedEmbedder, ModelSpec
 
 @dataclass
 class Resources:
-    """Shared, lazily built passages, indexes and models for one corpus."""
+    """Shared, lazily built passages, indexes and models for one corpus.
+
+    ``make_judge`` builds a claim judge by name (``evalkit.judges.make_judge``, which the
+    runner passes): a node that checks its own answer (``self_check``) asks for one through
+    :meth:`VariantResources.judge`, so that nodes never import the evaluator (docs/concepts.md, Layers).
+    """
 
     corpus: Corpus
     cache_root: Path = field(default_factory=default_cache_root)
+    make_judge: Callable[..., Any] | None = field(default=None, repr=False)
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     _built: dict[tuple, Any] = field(default_factory=dict, repr=False)
 
@@ -166,6 +173,13 @@ class VariantResources:
 
     def reranker(self, spec: ModelSpec) -> Any:
         return self.shared.reranker(spec)
+
+    def judge(self, name: str, **options: Any) -> Any:
+        """A claim judge built by the factory the runner gave ``Resources`` (``make_judge``)."""
+        if self.shared.make_judge is None:
+            raise ValueError(f"no claim judge can be built here (judge {name!r}): pass "
+                             "Resources(..., make_judge=evalkit.judges.make_judge), as the runner does")
+        return self.shared.make_judge(name, cache_root=self.cache_root, **options)
 
     def _note(self, meta: dict[str, Any]) -> None:
         if meta not in self.used:

@@ -17,7 +17,7 @@ from evalkit.judges.base import (
     make_judge,
     register_judge,
 )
-from evalkit.judges.claims import split_claims
+from evalkit.text.claims import split_claims
 
 
 def _llm_judge(cache_root: Any = None, **options: Any) -> Judge:

@@ -51,7 +51,7 @@ from typing import Any
 
 from evalkit.index.tokenize import fold_dashes
 from evalkit.judges.base import ClaimVerdict, JudgeResult
-from evalkit.judges.claims import is_chinese, split_claims
+from evalkit.text.claims import is_chinese, split_claims
 from evalkit.judges.grounding import (
     AtomGrounding,
     Unit,
@@ -62,11 +62,11 @@ from evalkit.judges.grounding import (
     passage_pools,
     windows,
 )
-from evalkit.judges.lexicon import negation_cues, term_found
+from evalkit.text.lexicon import negation_cues, term_found
 from evalkit.judges.polarity import check_polarity
 from evalkit.judges.reach import reach
-from evalkit.judges.values import Atom, AtomPool, fold
-from evalkit.judges.wordlists import phrases
+from evalkit.text.values import Atom, AtomPool, fold
+from evalkit.text.wordlists import phrases
 
 __all__ = ["HELD_OUT", "VERSION", "ClaimSignals", "HeldOut", "OfflineJudge", "Thresholds", "triple_statement"]
 

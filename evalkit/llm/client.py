@@ -67,13 +67,13 @@ BACKENDS: dict[str, Callable[[LLMSpec, Path | None], Backend]] = {
 
 
 def _error_reply(text: str) -> bool:
-    """Whether a reply is an error message sent as the answer (``evalkit.judges.error_replies``).
+    """Whether a reply is an error message sent as the answer (``evalkit.text.error_replies``).
 
     Such a reply is not cached: the endpoint was down or refusing work (a gateway's 200 with
     "upstream overloaded"), like a call that raised, so the next run asks again instead of
     replaying the outage from the cache.
     """
-    from evalkit.judges.error_replies import detect_error_reply  # here: the judges package imports this module
+    from evalkit.text.error_replies import detect_error_reply  # here: the judges package imports this module
 
     return detect_error_reply(text) is not None
 

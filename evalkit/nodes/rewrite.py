@@ -157,7 +157,7 @@ def dictionary_expansions(question: str, dictionary: Mapping[str, Sequence[str]]
 
 def _spans(question: str) -> list[tuple[int, int]]:
     """Name-like spans (codes, dates, names) of the question; adjacent atoms merged ("Tessary T300")."""
-    from evalkit.judges.values import extract_atoms
+    from evalkit.text.values import extract_atoms
 
     spans: list[tuple[int, int]] = []
     for a in extract_atoms(question):

@@ -137,7 +137,10 @@ def build_context(payload: dict[str, Any], resources: Any = None, memo: Any = No
 
     config = config_from_dict(payload["config"], source=payload["source"])
     if resources is None:
-        resources = Resources(load_corpus(payload["corpus_path"]), cache_root=Path(payload["cache_root"]))
+        from evalkit.judges import make_judge
+
+        resources = Resources(load_corpus(payload["corpus_path"]), cache_root=Path(payload["cache_root"]),
+                              make_judge=make_judge)
     view = resources.for_variant(config.chunking, config.seed, Path(payload["source"]).parent)
     graph = build_graph(config, view, memo=memo)
     judge = None

@@ -28,6 +28,7 @@ from evalkit.graph.memo import WorkMemo
 from evalkit.graph.schema import Role
 from evalkit.index.corpus import load_corpus
 from evalkit.index.resources import Resources
+from evalkit.judges import make_judge
 from evalkit.locking import output_lock
 from evalkit.metrics import DEFAULT_METRICS, Scoring, parse_metric
 from evalkit.metrics.agentic import add_loop_metrics
@@ -144,7 +145,8 @@ def _run_locked(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunO
 
         check_store(options.tracking_uri, results_folder(options.output).parent)  # half-migrated: the fix, now
     corpus = eval_set.corpus or load_corpus(eval_set.corpus_path)
-    resources = Resources(corpus, cache_root=options.cache_root) if options.cache_root else Resources(corpus)
+    resources = (Resources(corpus, cache_root=options.cache_root, make_judge=make_judge) if options.cache_root
+                 else Resources(corpus, make_judge=make_judge))
     ref = eval_set.ref()
     ref.corpus, ref.corpus_sha256 = str(eval_set.corpus_path), corpus.sha256
     summary = RunSummary(eval_set=ref, variants={}, git_commit=git_commit(), environment=environment(),
@@ -298,8 +300,6 @@ def generates(config: GraphConfig) -> bool:
 def _make_judge(options: RunOptions, configs: Sequence[GraphConfig], resources: Resources) -> Any:
     if not any(generates(c) for c in configs):
         return None
-    from evalkit.judges import make_judge
-
     return make_judge(options.judge, cache_root=resources.cache_root, **options.judge_options)
 
 

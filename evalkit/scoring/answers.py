@@ -56,9 +56,9 @@ __all__ = ["ANSWER_FIELDS", "ANSWER_FORMATS", "RAGAS_COLUMNS", "AnswerRow", "Ans
 
 def detect_abstention(answer: str) -> bool:
     """Whether an answer declines for lack of evidence, by the default rules of
-    :func:`evalkit.judges.abstention.detect_abstention` (an eval set's own patterns are
+    :func:`evalkit.text.abstention.detect_abstention` (an eval set's own patterns are
     applied when the answer is scored: :func:`evalkit.run.query.abstention_finding`)."""
-    from evalkit.judges.abstention import detect_abstention as detect
+    from evalkit.text.abstention import detect_abstention as detect
 
     return detect(answer).abstained
 

@@ -329,7 +329,7 @@ def _score_row(name: str, record: EvalRecord, row: AnswerRow, file: AnswersFile,
         masked = [(f"\0{i}", f"\0{i}") for i in range(len(shown))]
         by_pos, invalid = parse_citations(row.answer, masked)
         used = list(dict.fromkeys(shown[int(u[1:])][1] for u in by_pos))
-    else:  # ids first, then 1-based numbers (evalkit.judges.citations.resolve)
+    else:  # ids first, then 1-based numbers (evalkit.text.citations.resolve)
         used, invalid = parse_citations(row.answer, shown)
     failed = row.error is not None
     finding = abstention_finding(row.answer, None, rules, failed)

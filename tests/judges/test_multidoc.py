@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from evalkit.judges.scoring import JudgeCase, load_cases, predict, report_rows
-from evalkit.judges.quantities import find_quantities
-from evalkit.judges.values import extract_atoms
+from evalkit.text.quantities import find_quantities
+from evalkit.text.values import extract_atoms
 from judging import judged, outcome, verdicts
 
 

@@ -12,7 +12,7 @@ import pytest
 from evalkit.graph import build_graph, config_from_dict, initial_state
 from evalkit.index.corpus import Corpus
 from evalkit.index.resources import Resources
-from evalkit.judges.citations import strip_markers
+from evalkit.text.citations import strip_markers
 from evalkit.records import Document
 
 from graphrag.conftest import DOCS as GRAPH_DOCS  # the tiny supply-chain corpus (ZX-100 -> KS-9 -> Borealis)
