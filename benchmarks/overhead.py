@@ -99,7 +99,7 @@ def hand_loop(eval_set: Any, cache: Path, folders: tuple[str, str],
 
     import bm25s
 
-    from evalkit.index.tokenize import Tokenizer
+    from evalkit.text.tokenize import Tokenizer
     from evalkit.models.embedders import _minilm_path
 
     t0 = time.perf_counter()

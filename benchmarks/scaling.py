@@ -122,7 +122,7 @@ def tokens(n: int, args: argparse.Namespace) -> tuple[list[str], list[str], Any,
 
     from evalkit.index import bm25
     from evalkit.index.store import cache_dir_for
-    from evalkit.index.tokenize import Tokenizer
+    from evalkit.text.tokenize import Tokenizer
 
     texts, queries = made_up_corpus(n, args.queries, args.seed)
     tok = Tokenizer("en", True, True)

@@ -44,7 +44,7 @@ import numpy as np
 
 from evalkit.errors import UnknownNameError
 from evalkit.index.store import load_or_build
-from evalkit.index.tokenize import Tokenizer
+from evalkit.text.tokenize import Tokenizer
 
 IDF_KINDS = ("lucene", "okapi")
 # Work shapes: when scattering a column into an n-length buffer beats sorting or binary searching

@@ -78,7 +78,7 @@ class Resources:
     def bm25_index(self, tokenizer: str, chunking: dict[str, Any], k1: float, b: float, idf: str,
                    stem: bool = True, stopwords: bool = True, accents: str = "keep", letters: str = "unicode") -> Any:
         from evalkit.index.bm25 import build_or_load_bm25
-        from evalkit.index.tokenize import Tokenizer
+        from evalkit.text.tokenize import Tokenizer
 
         def build() -> Any:
             p = self.passages(chunking)

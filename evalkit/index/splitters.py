@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from evalkit.index.sentences import sentence_spans
+from evalkit.text.sentences import sentence_spans
 from evalkit.index.tokens import TokenCounter
 
 Span = tuple[int, int]

@@ -49,7 +49,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalkit.index.tokenize import fold_dashes
+from evalkit.text.tokenize import fold_dashes
 from evalkit.judges.base import ClaimVerdict, JudgeResult
 from evalkit.text.claims import is_chinese, split_claims
 from evalkit.judges.grounding import (

@@ -4,7 +4,7 @@ The baseline every generator must beat, and an offline generator that cannot
 hallucinate. From ``request.question`` (else the last user message) and
 ``request.evidence`` ((doc id, text) pairs) it:
 
-1. splits each passage into sentences (``evalkit.index.sentences``: Chinese ``。！？；`` and
+1. splits each passage into sentences (``evalkit.text.sentences``: Chinese ``。！？；`` and
    English ``. ! ?`` boundaries; ``3.5``, ``v1.2``, ``e.g.`` and list numbers like ``1.`` stay
    intact);
 2. scores each sentence: cosine of multilingual e5 embeddings (question as query,
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evalkit.index.sentences import split_sentences
+from evalkit.text.sentences import split_sentences
 from evalkit.llm.base import ChatRequest, ChatResponse, LLMError, LLMSpec
 
 INSUFFICIENT_EVIDENCE = "根据现有资料无法回答。The knowledge base has no reliable evidence for this question."
@@ -50,7 +50,7 @@ class ExtractiveBackend:
     def __init__(self, spec: LLMSpec, cache_root: Path | None = None, top_n: int = TOP_N,
                  lexical_weight: float = LEXICAL_WEIGHT):
         from evalkit.index.store import default_cache_root
-        from evalkit.index.tokenize import Tokenizer
+        from evalkit.text.tokenize import Tokenizer
 
         self.spec, self.top_n, self.lexical_weight = spec, top_n, lexical_weight
         self.cache_root = Path(cache_root) if cache_root is not None else default_cache_root()

@@ -5,6 +5,8 @@ the system under test must never run the evaluator's rules (a change to the judg
 move the numbers it judges). So the shared reading lives here, below both: neither imports
 the other (docs/concepts.md, Layers; tests/test_layers.py checks it).
 
+- :mod:`~evalkit.text.tokenize`: the BM25 and content-term tokenisers (jieba for Chinese, stemming);
+- :mod:`~evalkit.text.sentences`: sentence spans (what chunking, compression and extractive answers cut at);
 - :mod:`~evalkit.text.claims`: an answer split into sentences (claims) and clauses;
 - :mod:`~evalkit.text.citations`: citation markers (``[fin-004]``, ``[1]``, ``【1】``) and what they point to;
 - :mod:`~evalkit.text.values`: the checkable facts of a text (numbers, dates, units, codes, names),

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from evalkit.index.tokenize import STOPWORDS as _EN_STOP_BASE
-from evalkit.index.tokenize import Tokenizer
+from evalkit.text.tokenize import STOPWORDS as _EN_STOP_BASE
+from evalkit.text.tokenize import Tokenizer
 from evalkit.text.wordlists import alternation, words
 
 __all__ = ["CJK", "content_terms", "is_charge", "is_end_cue", "is_soft_cue", "negation_cues", "negation_spans", "term_found"]

@@ -19,7 +19,7 @@ from fakes import BagOfWords
 from evalkit.index.bm25 import build_or_load_bm25
 from evalkit.index.dense import build_or_load_dense
 from evalkit.index.store import check_entry
-from evalkit.index.tokenize import Tokenizer
+from evalkit.text.tokenize import Tokenizer
 from evalkit.llm.base import ChatRequest, ChatResponse, Message
 from evalkit.llm.cache import LLMCache
 from evalkit.models.cache import EmbeddingCache
