@@ -121,7 +121,7 @@ def tokens(n: int, args: argparse.Namespace) -> tuple[list[str], list[str], Any,
     from synthetic import made_up_corpus
 
     from evalkit.index import bm25
-    from evalkit.index.store import cache_dir_for
+    from evalkit.cachestore import cache_dir_for
     from evalkit.text.tokenize import Tokenizer
 
     texts, queries = made_up_corpus(n, args.queries, args.seed)

@@ -30,7 +30,7 @@ ConfigLike = str | Path | dict[str, Any] | Any
 
 
 def _cache_root(cache_root: str | Path | None) -> Path:
-    from evalkit.index.store import default_cache_root
+    from evalkit.cachestore import default_cache_root
 
     return Path(cache_root) if cache_root is not None else default_cache_root()
 
@@ -148,7 +148,7 @@ def _answers_file(answers: Any, cache_root: Path) -> Path:
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     path = cache_root / "answers" / f"{digest[:12]}.jsonl"
     if not path.is_file() or path.read_bytes() != text.encode("utf-8"):  # absent, or damaged: written whole
-        from evalkit.index.store import write_file
+        from evalkit.cachestore import write_file
 
         write_file(path, text.encode("utf-8"))
     return path

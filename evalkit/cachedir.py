@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalkit.index.store import STAGING, TRASH, check_entry
+from evalkit.cachestore import STAGING, TRASH, check_entry
 from evalkit.sqlitedb import DAMAGED_SUFFIX
 
 STALE_BUILD_S = 3600.0  # a staging folder untouched this long belongs to a builder that stopped

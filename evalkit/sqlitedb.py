@@ -98,7 +98,7 @@ class CacheDB:
 
     def _set_aside(self, exc: BaseException) -> None:
         """Close, and move the damaged file (and its WAL) to ``<name>.damaged`` unless another process already did."""
-        from evalkit.index.store import warn
+        from evalkit.cachestore import warn
 
         if self._db is not None:
             self._db.close()

@@ -10,7 +10,7 @@ KIND_HELP = "Only entries of this kind (repeatable); evalkit cache list shows ea
 
 
 def _root(cache: Path | None) -> Path:
-    from evalkit.index.store import default_cache_root
+    from evalkit.cachestore import default_cache_root
 
     return cache if cache is not None else default_cache_root()
 

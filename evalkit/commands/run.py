@@ -99,7 +99,7 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
     click.echo(f"eval set {eval_set.name} v{eval_set.version} ({len(eval_set.records)} queries, "
                f"sha256 {eval_set.sha256[:12]}); {len(configs)} variant(s)", err=True)
     if dry_run:
-        from evalkit.index.store import default_cache_root
+        from evalkit.cachestore import default_cache_root
         from evalkit.run.plan import make_plan
         from evalkit.track.describe import logging_plan
 

@@ -176,7 +176,7 @@ def bm25_search(corpus: Corpus, cache_root: Any = None) -> Callable[[str, int], 
 
     from evalkit.index.chunking import with_defaults
     from evalkit.index.resources import Resources
-    from evalkit.index.store import default_cache_root
+    from evalkit.cachestore import default_cache_root
 
     resources = Resources(corpus, Path(cache_root) if cache_root else default_cache_root())
     chunking = with_defaults({"method": "fixed"})

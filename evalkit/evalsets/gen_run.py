@@ -137,7 +137,7 @@ def _llm_items(corpus: Corpus, options: GenOptions, graph: Any, llm: str | Path,
                seen: list[str], cache_root: Path | None, path: Path) -> tuple[list[Item], GenerateResult, str]:
     from evalkit.evalsets import gen_checks
     from evalkit.evalsets.gen_llm import GENERATOR, LLM_TYPES, PURPOSE, LLMGenerator, bm25_search
-    from evalkit.index.store import default_cache_root
+    from evalkit.cachestore import default_cache_root
     from evalkit.judges import make_judge
     from evalkit.llm import LLMClient, LLMSpec, usage_scope
 

@@ -297,7 +297,7 @@ def entity_graph(corpus: Corpus, cache_root: Path | None = None) -> Any:
     from evalkit.index.chunking import with_defaults
     from evalkit.index.entity_graph import GraphSpec
     from evalkit.index.resources import Resources
-    from evalkit.index.store import default_cache_root
+    from evalkit.cachestore import default_cache_root
 
     resources = Resources(corpus, Path(cache_root) if cache_root else default_cache_root())
     return resources.graph_index(GraphSpec(), with_defaults({"method": "document", "prepend_title": False}))

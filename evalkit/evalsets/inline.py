@@ -108,7 +108,7 @@ def freeze_inline(rows: Any, corpus: Any, cache_root: Path, name: str = "inline"
     folder = Path(cache_root) / "evalsets" / full
     set_path = folder / f"{full}.jsonl"
     if not (folder / f"{full}.manifest.json").is_file():
-        from evalkit.index.store import discard, publish_folder, staging_for
+        from evalkit.cachestore import discard, publish_folder, staging_for
 
         if folder.exists():  # an interrupted freeze of an older evalkit
             discard(folder)

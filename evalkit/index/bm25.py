@@ -29,7 +29,7 @@ same order, so the choice changes the time and never a score.
 (vocabulary and token ids; key: corpus, chunking, tokenizer) so several k1/b/idf settings
 tokenise once; ``bm25-*`` holds one bm25s matrix (key: the tokens' key plus k1, b, idf),
 loaded memory-mapped: a warm load verifies the files against the checksums in ``meta.json``
-(``evalkit.index.store``) and rebuilds nothing.
+(``evalkit.cachestore``) and rebuilds nothing.
 """
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from evalkit.errors import UnknownNameError
-from evalkit.index.store import load_or_build
+from evalkit.cachestore import load_or_build
 from evalkit.text.tokenize import Tokenizer
 
 IDF_KINDS = ("lucene", "okapi")

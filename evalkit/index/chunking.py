@@ -277,7 +277,7 @@ def _sentence_encoder(cfg: dict[str, Any], embedder: Encoder | None) -> Callable
 
     spec = ModelSpec.of(cfg["embedder"])
     if embedder is None:
-        from evalkit.index.store import default_cache_root
+        from evalkit.cachestore import default_cache_root
         from evalkit.models.cache import EmbeddingCache
 
         model: Any = CachedEmbedder.lazy(spec, EmbeddingCache(default_cache_root() / "embeddings.sqlite"))

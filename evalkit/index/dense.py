@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from evalkit.errors import IndexMismatchError
-from evalkit.index.store import load_or_build
+from evalkit.cachestore import load_or_build
 
 INDEX_KINDS = ("flat", "ivf", "hnsw")
 SEARCH_BATCH = 1024  # queries per faiss call: far below faiss's BLAS threshold (see the module docstring)

@@ -79,7 +79,7 @@ from evalkit.index.llm_entities import (
     NEEDS_LLM,
     llm_key,
 )
-from evalkit.index.store import Uncached, load_or_build
+from evalkit.cachestore import Uncached, load_or_build
 from evalkit.llm.base import LLMSpec
 
 INDEX_TYPE = "entity_graph"

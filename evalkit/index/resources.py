@@ -15,7 +15,7 @@ from typing import Any
 
 from evalkit.index.chunking import Passages, chunk_corpus, chunking_id, chunking_key
 from evalkit.index.corpus import Corpus
-from evalkit.index.store import default_cache_root
+from evalkit.cachestore import default_cache_root
 from evalkit.models.cache import EmbeddingCache
 from evalkit.models.embedders import CachedEmbedder, ModelSpec
 

@@ -71,7 +71,7 @@ class SampleScorer:
 
     def __init__(self, judge: str = "offline", judge_options: dict[str, Any] | None = None,
                  cache_root: Path | None = None) -> None:
-        from evalkit.index.store import default_cache_root
+        from evalkit.cachestore import default_cache_root
         from evalkit.judges import make_judge
 
         self.cache_root = cache_root or default_cache_root()

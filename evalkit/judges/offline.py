@@ -273,7 +273,7 @@ class OfflineJudge:
         if not self.embedder or not claims or not wins:
             return None
         if self._encoder is None:
-            from evalkit.index.store import default_cache_root
+            from evalkit.cachestore import default_cache_root
             from evalkit.models.cache import EmbeddingCache
             from evalkit.models.embedders import (
                 CachedEmbedder,

@@ -124,7 +124,7 @@ class LLMCache:
 
     def _drop(self, key: str) -> None:
         """Delete an answer that differs from its checksum, saying so (the request becomes a miss)."""
-        from evalkit.index.store import warn
+        from evalkit.cachestore import warn
 
         warn(f"cache file {self.path}: the stored answer to request {key[:12]} differs from its checksum (edited or "
              "damaged); it is not used: the request is a cache miss")
@@ -151,9 +151,9 @@ class LLMCache:
 
 
 def cache_path(cache_root: str | Path | None) -> Path:
-    """``<cache root>/llm.sqlite``; the root defaults to ``evalkit.index.store.default_cache_root()``."""
+    """``<cache root>/llm.sqlite``; the root defaults to ``evalkit.cachestore.default_cache_root()``."""
     if cache_root is None:
-        from evalkit.index.store import default_cache_root
+        from evalkit.cachestore import default_cache_root
 
         cache_root = default_cache_root()
     return Path(cache_root) / FILE_NAME

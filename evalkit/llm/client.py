@@ -115,7 +115,7 @@ class LLMClient:
     def __init__(self, spec: LLMSpec, cache_root: Path | None = None, purpose: str = "generate", *,
                  backend: Backend | None = None):
         if cache_root is None:
-            from evalkit.index.store import default_cache_root
+            from evalkit.cachestore import default_cache_root
 
             cache_root = default_cache_root()
         self.spec, self.purpose, self.cache_root = spec, purpose, Path(cache_root)

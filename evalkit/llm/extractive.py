@@ -49,7 +49,7 @@ class ExtractiveBackend:
 
     def __init__(self, spec: LLMSpec, cache_root: Path | None = None, top_n: int = TOP_N,
                  lexical_weight: float = LEXICAL_WEIGHT):
-        from evalkit.index.store import default_cache_root
+        from evalkit.cachestore import default_cache_root
         from evalkit.text.tokenize import Tokenizer
 
         self.spec, self.top_n, self.lexical_weight = spec, top_n, lexical_weight

@@ -67,7 +67,7 @@ class EmbeddingCache:
                 else:
                     bad += 1
         if bad:
-            from evalkit.index.store import warn
+            from evalkit.cachestore import warn
 
             warn(f"cache file {self.path}: {bad} stored vector(s) of {model} differ from their checksum or "
                  "dimension (edited or damaged); they are encoded again")

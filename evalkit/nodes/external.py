@@ -312,7 +312,7 @@ class HttpNode(Node[HttpParams]):
         self.url_shown = redact(params.url)
         root = getattr(resources, "cache_root", None)
         if root is None:
-            from evalkit.index.store import default_cache_root
+            from evalkit.cachestore import default_cache_root
 
             root = default_cache_root()
         self.client = ServiceClient(params, Path(root) / "external", sleep=sleep)

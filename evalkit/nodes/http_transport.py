@@ -108,7 +108,7 @@ class ServiceClient:
             try:
                 return json.loads(path.read_text(encoding="utf-8")), {"status": 200, "attempts": 0, "cache_hit": True}
             except (UnicodeDecodeError, ValueError) as exc:  # damaged: asked again (read-write) or a miss
-                from evalkit.index.store import warn
+                from evalkit.cachestore import warn
 
                 warn(f"cache file {path} is damaged ({type(exc).__name__}); removed it, the request is a cache miss")
                 path.unlink(missing_ok=True)
@@ -139,7 +139,7 @@ class ServiceClient:
                     wait = self._rng.uniform(0.0, min(BACKOFF_CAP_S, self.p.backoff_s * 2 ** (attempts - 1)))
             self._sleep(wait)
         if self.p.cache == "read-write":
-            from evalkit.index.store import write_file
+            from evalkit.cachestore import write_file
 
             write_file(path, json.dumps(data, ensure_ascii=False).encode("utf-8"))  # a private name, then a rename
         return data, {"status": status, "attempts": attempts, "cache_hit": False}

@@ -208,7 +208,7 @@ def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str
     locate = CorpusLocator(corpus).doc_of if corpus is not None else None  # contexts given as texts only
     ranked = _ranking_source(file, corpus, [r for r, _ in pairs], locate)
     if cache_root is None:
-        from evalkit.index.store import default_cache_root
+        from evalkit.cachestore import default_cache_root
 
         cache_root = default_cache_root()
     the_judge = make_judge(judge, cache_root=cache_root, **(judge_options or {})) if isinstance(judge, str) else judge

@@ -1,4 +1,4 @@
-"""The on-disk index cache: one folder per entry, named by a hash of what it was built from.
+"""The on-disk cache store: one folder per entry (an index, a model), named by a hash of what it was built from.
 
 An entry (a BM25 matrix, a faiss index, an entity graph...) is built in a private staging
 folder (``indexes/.staging/<name>-<pid>-<random>``) and renamed into place only when
