@@ -20,6 +20,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evalkit.frozen import FrozenList, frozen_all_the_way
+
 MASK = "***"
 
 # query-string / form / header-style parameters whose values are secrets
@@ -289,13 +291,11 @@ def _plain_and_finite(obj: Any) -> bool:
 
 
 def _frozen_list(value: Any) -> Any:
-    """ormsgpack's ``default`` in :func:`_plain_and_finite`: a frozen list (``evalkit.graph.memo.FrozenList``,
+    """ormsgpack's ``default`` in :func:`_plain_and_finite`: a frozen list (``evalkit.frozen.FrozenList``,
     a shared ranking's trace form, which orjson and json write as any list) read as the list it is,
     or, when its verdict was kept (:func:`_written`), None for plain and finite data (nothing to look
     at again) and a refusal for the rest; every other type ormsgpack passes here is refused, so its
     record takes the full check."""
-    from evalkit.graph.memo import FrozenList
-
     if isinstance(value, FrozenList):
         kept = getattr(value, "_json", None)
         if kept is None:
@@ -315,8 +315,6 @@ def _written(value: Any) -> Any:
     their record is read back and compared, as before.
     """
     import orjson
-
-    from evalkit.graph.memo import FrozenList, frozen_all_the_way
 
     if isinstance(value, FrozenList):
         kept = getattr(value, "_json", None)
