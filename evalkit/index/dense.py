@@ -56,7 +56,7 @@ class DenseIndex:
         """Top-k (passage id, cosine) per query, ties broken by id; refuses a foreign query model.
 
         ``allowed`` (positions in ``ids``) restricts the search to those passages inside faiss
-        (an ``IDSelectorBatch``: a metadata filter's pre-filtered id set, ``evalkit.index.filters``).
+        (an ``IDSelectorBatch``: a metadata filter's pre-filtered id set, ``evalkit.nodes.filters``).
         """
         self.check_query_model(query_model)
         pool = len(self.ids) if allowed is None else len(allowed)

@@ -29,10 +29,10 @@ YAML::
         fusion: {method: rrf, k: 60}        # or {method: weighted, norm: minmax, weights: ...}
         top_k: 100
         dedupe: {by: document, keep: best_rank}   # optional
-        filters: {field: dept, eq: {from_record: dept}}    # optional, evalkit.index.filters
+        filters: {field: dept, eq: {from_record: dept}}    # optional, evalkit.nodes.filters
 
 ``filters`` (a condition over document metadata, values from the config or the eval
-record; grammar and semantics in ``evalkit.index.filters``) restricts every channel's
+record; grammar and semantics in ``evalkit.nodes.filters``) restricts every channel's
 search to the matching documents' passages (a pre-filtered id set, applied inside BM25
 and faiss), so ``top_k`` is filled with matching passages. The filter, resolved with the
 query's record values, is part of each channel search's shared-part key, and the record
@@ -65,7 +65,7 @@ from evalkit.graph.schema import (
     Contract,
     Role,
 )
-from evalkit.index.filters import (
+from evalkit.nodes.filters import (
     DocumentFilter,
     parse_filters,
     record_values,
@@ -161,7 +161,7 @@ class RetrieveParams(Filtered):
     dedupe: Dedupe | None = Field(default=None, description="keep one passage per document of the fused "
                                   "ranking before the top_k cut (omit: keep every passage)")
     filters: dict[str, Any] | list[Any] | None = Field(  # grammar checked by Filtered
-        default=None, description="metadata filter: a condition over document fields (evalkit.index.filters)")
+        default=None, description="metadata filter: a condition over document fields (evalkit.nodes.filters)")
     relax: Relax | None = Field(default=None, description="search again with looser settings (top_k, filters) "
                                 "when fewer than min_hits passages come back (evalkit.nodes.relax)")
 

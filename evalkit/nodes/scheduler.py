@@ -43,7 +43,7 @@ The dense and BM25 tools are ``retrieve`` node instances used as library objects
 are not part of the graph and write nothing to the state themselves. A tool's latency is
 the time its search took when it was computed: a search shared with another variant
 reports the time it took there, so the figure does not depend on which variant ran first.
-``filters:`` (as on ``retrieve``, ``evalkit.index.filters``) applies to every tool: the
+``filters:`` (as on ``retrieve``, ``evalkit.nodes.filters``) applies to every tool: the
 dense and BM25 searches see only the allowed documents, the graph tool ranks only theirs.
 """
 from __future__ import annotations
@@ -77,7 +77,7 @@ from evalkit.graph.schema import (
 from evalkit.llm.base import LLMSpec
 from evalkit.nodes.dedupe import Dedupe, dedupe, dedupe_by_document  # noqa: F401  (dedupe_by_document: older import path)
 from evalkit.nodes.fusion import rrf
-from evalkit.index.filters import DocumentFilter, parse_filters, record_values, state_fields
+from evalkit.nodes.filters import DocumentFilter, parse_filters, record_values, state_fields
 from evalkit.nodes.filtering import Filtered
 from evalkit.nodes.graph_retrieve import (
     GlobalSearchParams,

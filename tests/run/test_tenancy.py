@@ -15,7 +15,7 @@ from fakes import BagOfWords
 
 from evalkit.evalsets import freeze, load_eval_set
 from evalkit.graph import config_from_dict
-from evalkit.index.filters import DocumentFilter, FilterError
+from evalkit.nodes.filters import DocumentFilter, FilterError
 from evalkit.models.embedders import EMBEDDERS
 from evalkit.records import Document
 from evalkit.run.runner import RunOptions, run_eval
