@@ -35,7 +35,6 @@ been read and checked; output is written as ``import beir`` writes it and frozen
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from dataclasses import dataclass, field
@@ -49,6 +48,7 @@ from evalkit.fileio import ensure_folder, write_atomic
 from evalkit.importers.beir import NAME_RE, output_paths
 from evalkit.importers.formats import ImportFormatError
 from evalkit.importers.skipped import Skipped, SkipReport
+from evalkit.index.corpus import context_id
 from evalkit.locking import evalset_lock
 from evalkit.interop.rows import (
     ColumnMap,
@@ -200,11 +200,6 @@ def import_dataset(source: str | Path, name: str, out_dir: str | Path, *, corpus
                      description or f"import of {label}: {len(records)} questions over {len(docs)} documents", skips)
     return InteropImportResult(name=name, **written, n_documents=len(docs), n_rows=len(rows),
                                n_no_gold=no_gold, n_unanswerable_kept=kept, columns=cols)
-
-
-def context_id(text: str) -> str:
-    """The corpus id of a ragas context: ``ctx-`` + 16 hex of SHA-256 of the whitespace-collapsed text."""
-    return "ctx-" + hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()[:16]
 
 
 def import_ragas(source: str | Path, name: str, out_dir: str | Path, *, mapping: ColumnMap | None = None,

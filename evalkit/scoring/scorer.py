@@ -1,6 +1,6 @@
 """``evalkit score``: outputs produced elsewhere, scored and written exactly as ``evalkit run`` writes.
 
-:func:`score_run` scores ranked lists (:mod:`evalkit.scoring.runfile`) against a frozen eval
+:func:`score_run` scores ranked lists (:mod:`evalkit.runfile`) against a frozen eval
 set; :func:`score_answers` scores answers (:mod:`evalkit.scoring.answers`), against an eval
 set or self-contained. Every per-query number comes from
 :func:`evalkit.run.query.score_outputs`, the function ``evalkit run`` scores its graphs'
@@ -44,7 +44,7 @@ from evalkit.scoring.answers import (
     self_contained,
 )
 from evalkit.scoring.locate import CorpusLocator
-from evalkit.scoring.runfile import Ranking, first_ranks, read_run
+from evalkit.runfile import Ranking, first_ranks, read_run
 
 SHOW = 5  # ids listed in an error or notice before "... and N more"
 CITE_BY = ("id", "position")
