@@ -84,7 +84,7 @@ def label(run_ref: str, variant: str, n: int, out: Path | None, seed: int, strat
         strata_line += (f"\njudge error share assumed per stratum ({source}): "
                         + ", ".join(f"{k} {v:.2f}" for k, v in sorted(used.items())))
     if to == "mlflow":
-        from evalkit.track.review import REQUESTED, REVIEW_TAG, request_review
+        from evalkit.analysis.review import REQUESTED, REVIEW_TAG, request_review
 
         ids = request_review(run, variant, sample, tracking_uri)
         click.echo(f"tagged {len(ids)} traces for review ({REVIEW_TAG} = {REQUESTED}) in "

@@ -143,7 +143,7 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
     summary = write_scored(scored, options, echo=lambda m: click.echo(m, err=True))
     if labels:
         from evalkit.analysis.labels import load_label_files
-        from evalkit.track.review import read_review_labels
+        from evalkit.analysis.review import read_review_labels
 
         found = load_label_files(label_files)
         uri = summary.mlflow.get("tracking_uri") or tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
@@ -173,7 +173,7 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
 
 def _label_sources(specs: tuple[str, ...]) -> tuple[list[str], list[str]]:
     """``--labels`` values split into label files (checked to exist) and MLflow experiments (``mlflow:NAME``)."""
-    from evalkit.track.review import parse_source
+    from evalkit.analysis.review import parse_source
 
     files, experiments = [], []
     for spec in specs:
