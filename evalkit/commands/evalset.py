@@ -275,7 +275,7 @@ def review(name_or_path: str, apply_file: str | None, out: Path | None, corpus: 
     from evalkit.evalsets import resolve_spec
     from evalkit.evalsets.gen_run import append_lines
     from evalkit.evalsets.review import page_lines, pending, read_decisions, review_records
-    from evalkit.evalsets.review_page import render_review_page
+    from evalkit.analysis.review_page import render_review_page
 
     path, version = resolve_spec(name_or_path)
     if version is not None:
