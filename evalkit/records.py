@@ -353,7 +353,7 @@ class RunSummary:
     status: str = "complete"
     pending: list[str] = field(default_factory=list)
     interrupted: str | None = None
-    environment: dict[str, Any] = field(default_factory=dict)  # CPU and numeric stack (evalkit.run.machine)
+    environment: dict[str, Any] = field(default_factory=dict)  # CPU and numeric stack (evalkit.machine)
 
     @property
     def partial(self) -> bool:

@@ -32,7 +32,7 @@ from evalkit.analysis.pairing import (
 from evalkit.analysis.runs import LoadedRun
 from evalkit.analysis.tables import Column, Layout, TableData, is_nan, render, wrap
 from evalkit.errors import EvalkitError, did_you_mean
-from evalkit.run.machine import environment_notes
+from evalkit.machine import environment_notes
 
 
 @dataclass(frozen=True)

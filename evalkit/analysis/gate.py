@@ -68,7 +68,7 @@ from evalkit.analysis.runs import LoadedRun, check_finished, check_records
 from evalkit.analysis.tables import Column, Layout, TableData, render, wrap
 from evalkit.errors import EvalkitError, EvalSetError, did_you_mean
 from evalkit.run.health import is_degraded, query_degradations
-from evalkit.run.machine import environment_notes
+from evalkit.machine import environment_notes
 
 
 DECLINED = "declined (answerable)"

@@ -27,8 +27,8 @@ from typing import Any
 
 from evalkit.errors import EvalkitError, did_you_mean
 from evalkit.records import EvalSetRef, QueryResult, RunSummary, VariantSummary
-from evalkit.run.machine import environment_from_tags
-from evalkit.run.store import read_results, read_rows, result_from_row
+from evalkit.machine import environment_from_tags
+from evalkit.runstore import read_results, read_rows, result_from_row
 
 RUN_ID = re.compile(r"[0-9a-f]{32}")
 

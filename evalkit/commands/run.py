@@ -128,7 +128,7 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
     if scoring != Scoring():
         click.echo(f"scoring: {scoring.describe()} (see docs/metrics.md)", err=True)
     from evalkit.locking import output_lock
-    from evalkit.run.store import check_output_path, prepare_output
+    from evalkit.runstore import check_output_path, prepare_output
 
     check_output_path(output)  # a bad --output is refused before anything is locked or written
     try:
@@ -335,7 +335,7 @@ def _apply_labels(summary: Any, output: Path, label_files: list[str]) -> None:
 def apply_labels(summary: Any, output: Path, labels: list[Any]) -> None:
     """Judge-corrected estimates for every variant ``labels`` name (from files or MLflow), into summary.json."""
     from evalkit.analysis.labels import corrected_estimates
-    from evalkit.run.store import read_results, write_json_atomic
+    from evalkit.runstore import read_results, write_json_atomic
 
     for name, v in summary.variants.items():
         results = read_results(output.with_suffix("") / name / "per_query.jsonl")

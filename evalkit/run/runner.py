@@ -36,9 +36,9 @@ from evalkit.metrics.tenancy import document_tenants
 from evalkit.records import RunSummary
 from evalkit.run.executors import EXECUTORS, build_on_ray, run_local, run_ray
 from evalkit.run.health import index_degradations
-from evalkit.run.machine import environment, environment_difference
+from evalkit.machine import environment, environment_difference
 from evalkit.run.query import QueryContext
-from evalkit.run.store import (
+from evalkit.runstore import (
     VariantStore,
     check_output_path,
     prepare_output,

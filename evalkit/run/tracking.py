@@ -45,7 +45,7 @@ def signals_interrupt() -> Iterator[None]:
 
 def start_tracking(summary: RunSummary, names: list[str], options: Any, echo: Callable[[str], None]) -> Any:
     """Open the invocation's MLflow runs (parent first); returns an object with submit/close/abort."""
-    from evalkit.run.store import results_folder
+    from evalkit.runstore import results_folder
 
     out_dir = results_folder(options.output).parent
     common = {"tracking_uri": options.tracking_uri, "experiment": options.experiment, "tags": dict(options.tags),

@@ -31,7 +31,7 @@ from evalkit.records import EvalRecord, EvalSetRef, QueryResult, RunSummary, Tra
 from evalkit.run.health import SCORED_EVENT, UNUSABLE_ANSWERS, degradations
 from evalkit.run.query import Answer, abstention_finding, score_outputs
 from evalkit.run.runner import RunOptions, git_commit
-from evalkit.run.store import VariantStore, results_folder, write_json_atomic
+from evalkit.runstore import VariantStore, results_folder, write_json_atomic
 from evalkit.run.summarise import variant_summary
 from evalkit.run.tracking import log_variants
 from evalkit.scoring.answers import (
@@ -383,7 +383,7 @@ def write_scored(scored: Scored, options: RunOptions, echo: Callable[[str], None
         raise EvalkitError(f"variant name {scored.name[:80]!r} is not a safe identifier: use letters, digits, '_', "
                            "'.' and '-' only (it names the variant's folder under --output), e.g. my_rag-v2")
     from evalkit.locking import output_lock
-    from evalkit.run.store import check_output_path
+    from evalkit.runstore import check_output_path
 
     check_output_path(options.output)
     with output_lock(options.output, note=echo):  # one writer per output, as `evalkit run` (evalkit.locking)

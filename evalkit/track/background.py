@@ -231,7 +231,7 @@ _BUSY = threading.Event()     # the worker is inside a logging step (not waiting
 
 def worker(stdin: IO[str], emit: Callable[[dict[str, Any]], None]) -> int:
     """Run the worker's loop over JSON commands from ``stdin``; returns the exit code."""
-    from evalkit.run.store import read_results
+    from evalkit.runstore import read_results
     from evalkit.track.mlflow_log import InvocationLogger
     from evalkit.track.secrets import mask_text
 

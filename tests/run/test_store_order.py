@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from evalkit import redact
-from evalkit.run import store as store_module
-from evalkit.run.store import VariantStore, read_results
+from evalkit import runstore as store_module
+from evalkit.runstore import VariantStore, read_results
 from evalkit.records import QueryResult
 
 

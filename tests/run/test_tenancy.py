@@ -19,7 +19,7 @@ from evalkit.nodes.filters import DocumentFilter, FilterError
 from evalkit.models.embedders import EMBEDDERS
 from evalkit.records import Document
 from evalkit.run.runner import RunOptions, run_eval
-from evalkit.run.store import read_results
+from evalkit.runstore import read_results
 
 EMBEDDERS.setdefault("tenancy-bow", lambda spec: BagOfWords("tenancy-bow/v1"))
 
