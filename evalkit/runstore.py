@@ -1,4 +1,4 @@
-"""Where a run's results live on disk (evalkit/runstore.py), written so that a crash loses nothing finished.
+"""Where a run's results live on disk, written so that a crash loses nothing finished.
 
 ``--output results/NAME.json`` writes the summary there; the folder ``results/NAME/``
 holds one folder per variant with ``per_query.jsonl`` (appended one line per finished
