@@ -72,6 +72,7 @@ from evalkit.graph.schema import (
     Contract,
     Role,
 )
+from evalkit.nodes.http_transport import ServiceClient
 from evalkit.nodes.system_outputs import (
     ANSWER_AUX,
     ANSWER_FIELDS,
@@ -304,8 +305,6 @@ class HttpNode(Node[HttpParams]):
     def __init__(self, name: str, params: HttpParams, resources: Any = None, *,
                  sleep: Callable[[float], None] = time.sleep):
         super().__init__(name, params, resources)
-        from evalkit.nodes.http_transport import ServiceClient
-
         self.writes_now = sorted(type(self).contract(params).writes - {HTTP_CALL})
         self.ids = _passage_ids(resources)
         self._token = _instance_token()
