@@ -1,0 +1,84 @@
+"""The layers of docs/concepts.md hold: import-linter's contracts (pyproject.toml, ``[tool.importlinter]``)
+pass on this checkout, imports inside functions included, and they catch an import that breaks them."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+LINT = "from importlinter.cli import lint_imports; raise SystemExit(lint_imports(no_cache=True, no_logo=True))"
+CONTRACTS = {"layers", "system-apart-from-evaluator", "judges-apart-from-system", "no-cycles"}
+
+
+def lint(root: Path) -> subprocess.CompletedProcess[str]:
+    """import-linter with ``root``'s pyproject.toml on the evalkit package in ``root`` (a fresh process,
+    so that the package analysed is that copy)."""
+    try:
+        import importlinter  # noqa: F401
+    except ImportError:
+        pytest.fail("import-linter is not installed: run ./setup.sh (it installs the dev extra)")
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run([sys.executable, "-c", LINT], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def contracts() -> list[dict]:
+    return tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]["contracts"]
+
+
+def test_the_contracts_are_the_documented_ones():
+    found = {c["id"]: c for c in contracts()}
+    assert set(found) == CONTRACTS
+    layers = found["layers"]["layers"]
+    # the system under test and the evaluator: one layer, independent siblings (neither imports the other)
+    assert "evalkit.metrics | evalkit.nodes | evalkit.judges" in layers
+    assert layers.index("evalkit.text") > layers.index("evalkit.metrics | evalkit.nodes | evalkit.judges")
+    # every package and module of evalkit has its place (a new one must be put in a layer)
+    named = {part.strip() for layer in layers for part in layer.replace(":", "|").split("|")}
+    top = {f"evalkit.{p.stem if p.suffix else p.name}" for p in (REPO / "evalkit").iterdir()
+           if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()}
+    assert top - named == set(), "put these in a layer of [tool.importlinter] (and docs/concepts.md)"
+    assert named - top == set()
+    concepts = (REPO / "docs" / "concepts.md").read_text(encoding="utf-8")
+    diagram = concepts.split("## Layers", 1)[1].split("```text", 1)[1].split("```", 1)[0]
+    rows = [set(line.split("  ")[0].replace("|", " ").split()) for line in diagram.strip().splitlines()]
+    documented = [{f"evalkit.{n}" for n in row} for row in rows]
+    contract = [{p.strip() for p in layer.replace(":", "|").split("|")} for layer in layers]
+    assert documented == contract, "docs/concepts.md's diagram and the layers contract list the same rows"
+
+
+def test_this_checkout_keeps_every_contract():
+    out = lint(REPO)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"Contracts: {len(CONTRACTS)} kept, 0 broken." in out.stdout
+
+
+def test_an_import_inside_a_function_from_a_node_into_the_judges_is_caught(tmp_path: Path):
+    shutil.copytree(REPO / "evalkit", tmp_path / "evalkit", ignore=shutil.ignore_patterns("__pycache__", "data"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    grade = tmp_path / "evalkit" / "nodes" / "grade.py"
+    grade.write_text(grade.read_text(encoding="utf-8") + "\n\ndef _peek():\n    from evalkit.judges.offline import "
+                     "OfflineJudge\n\n    return OfflineJudge\n", encoding="utf-8")
+    out = lint(tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "Contracts: 2 kept, 2 broken." in out.stdout
+    assert "evalkit.nodes.grade -> evalkit.judges.offline" in out.stdout
+
+
+def test_a_cycle_between_two_lower_layers_is_caught(tmp_path: Path):
+    """redact.py, the writer of records, once imported graph.memo inside a function."""
+    shutil.copytree(REPO / "evalkit", tmp_path / "evalkit", ignore=shutil.ignore_patterns("__pycache__", "data"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    redact = tmp_path / "evalkit" / "redact.py"
+    redact.write_text(redact.read_text(encoding="utf-8") + "\n\ndef _memo():\n    from evalkit.graph.memo import "
+                      "WorkMemo\n\n    return WorkMemo\n", encoding="utf-8")
+    out = lint(tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "evalkit.redact -> evalkit.graph.memo" in out.stdout
+    assert "No import cycle between the packages of evalkit BROKEN" in out.stdout
