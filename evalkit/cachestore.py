@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+import xxhash
+
 from evalkit import __version__
 from evalkit.fileio import ensure_folder, output_error, write_atomic
 
@@ -59,8 +61,6 @@ def warn(message: str) -> None:
 
 def file_digest(path: Path) -> str:
     """xxh3-128 of a file's bytes (hex): ~30 GB/s, so verifying a warm load costs little more than reading it."""
-    import xxhash
-
     h = xxhash.xxh3_128()
     with open(path, "rb") as fh:
         while chunk := fh.read(CHUNK):
@@ -70,8 +70,6 @@ def file_digest(path: Path) -> str:
 
 def _meta_digest(meta: dict[str, Any]) -> str:
     """The checksum of ``meta`` itself (every field but ``meta_xxh3``)."""
-    import xxhash
-
     body = {k: v for k, v in meta.items() if k != "meta_xxh3"}
     return xxhash.xxh3_128(json.dumps(body, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
 

@@ -17,6 +17,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from evalkit import __version__
+
 KERNEL_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512_vnni", "avx512_bf16",
                 "amx_tile", "amx_bf16", "neon", "asimd")
 """CPU features that decide which float kernels numpy, torch and faiss run (the ones present are recorded)."""
@@ -46,8 +48,6 @@ def _cpuinfo() -> tuple[str, list[str]]:
 
 def environment() -> dict[str, Any]:
     """The CPU model, its kernel-relevant features, the Python and the versions of :data:`LIBRARIES`."""
-    from evalkit import __version__
-
     cpu, flags = _cpuinfo()
     versions = {}
     for name in LIBRARIES:

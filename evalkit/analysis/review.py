@@ -29,7 +29,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from evalkit.analysis.labels import Label, answer_sha
 from evalkit.errors import EvalkitError
+from evalkit.track.traces import mlflow_trace_id
 
 REVIEW_TAG = "evalkit.review"
 REQUESTED = "requested"
@@ -51,9 +53,6 @@ def request_review(run: Any, variant: str, sample: Sequence[tuple[Any, dict[str,
     """Tag the trace of every sampled query for review; return the trace ids."""
     from mlflow.exceptions import MlflowException
     from mlflow.tracking import MlflowClient
-
-    from evalkit.analysis.labels import answer_sha
-    from evalkit.track.traces import mlflow_trace_id
 
     uri = tracking_uri or run.tracking_uri
     run_id = run.variant(variant).mlflow_run_id
@@ -112,8 +111,6 @@ def read_review_labels(experiment: str, tracking_uri: str) -> list[Any]:
 
 def trace_label(info: Any, where: str = "") -> Any:
     """One reviewed trace's :class:`~evalkit.analysis.labels.Label`: its tags and its latest human feedback."""
-    from evalkit.analysis.labels import Label
-
     tags = info.tags or {}
     missing = [k for k in ("variant", "query_id", "answer_sha") if PREFIX + k not in tags]
     if missing:

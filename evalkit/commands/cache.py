@@ -6,12 +6,13 @@ from pathlib import Path
 
 import click
 
+from evalkit.cachedir import KINDS, check, entries, human_age, human_size, parse_age, remove
+from evalkit.cachestore import default_cache_root
+
 KIND_HELP = "Only entries of this kind (repeatable); evalkit cache list shows each entry's kind."
 
 
 def _root(cache: Path | None) -> Path:
-    from evalkit.cachestore import default_cache_root
-
     return cache if cache is not None else default_cache_root()
 
 
@@ -22,7 +23,6 @@ cache_option = click.option(
 
 
 def _kinds_option(fn):  # type: ignore[no-untyped-def]
-    from evalkit.cachedir import KINDS
 
     return click.option("--kind", "kinds", multiple=True, type=click.Choice(list(KINDS)), help=KIND_HELP)(fn)
 
@@ -58,8 +58,6 @@ def list_(cache: Path | None, kinds: tuple[str, ...], as_json: bool) -> None:
     hash of what they were built from; meta.json inside says what); embeddings
     and llm are sqlite files; leftover is what a killed build left behind.
     """
-    from evalkit.cachedir import KINDS, entries, human_age, human_size
-
     root = _root(cache)
     found = entries(root, list(kinds))
     if as_json:
@@ -99,8 +97,6 @@ def verify(ctx: click.Context, cache: Path | None, kinds: tuple[str, ...], fix: 
     after a disk problem. With --fix the bad entries are deleted and the exit
     code is 0.
     """
-    from evalkit.cachedir import check, entries, remove
-
     root = _root(cache)
     found = entries(root, list(kinds))
     bad = [(e, problem) for e in found if (problem := check(e)) is not None]
@@ -129,8 +125,6 @@ def clear(cache: Path | None, kinds: tuple[str, ...], older_than: str | None, dr
     "--kind llm" deserves a second thought. Do not clear a cache another run
     is using at the same moment.
     """
-    from evalkit.cachedir import entries, human_size, parse_age, remove
-
     try:
         min_age = parse_age(older_than) if older_than is not None else None
     except ValueError as exc:

@@ -7,7 +7,19 @@ from pathlib import Path
 
 import click
 
+from evalkit.analysis.compare import (
+    TooFewVariantsError,
+    compare_variants,
+    format_comparison,
+    reference_note,
+    resolve_variants,
+)
+from evalkit.analysis.fusion_diag import channel_diagnostics, format_fusion, is_hybrid, weight_sweep
+from evalkit.analysis.runs import load_run
+from evalkit.analysis.tables import WIDE, Column, TableData, render, wrap_lines
+from evalkit.analysis.tool_diag import format_tools, has_tools, tool_diagnostics
 from evalkit.commands.options import layout, render_checked, table_options
+from evalkit.metrics.routing import confusion_rows, route_confusion
 
 
 @click.command("compare")
@@ -67,24 +79,6 @@ def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, 
       evalkit compare results/demo_kb.json --variants hybrid_rrf,hybrid_weighted
       evalkit compare results/a.json results/b.json --variants a:bm25,b:bm25 --correction bh
     """
-    from evalkit.analysis.compare import (
-        TooFewVariantsError,
-        compare_variants,
-        format_comparison,
-        reference_note,
-        resolve_variants,
-    )
-    from evalkit.analysis.fusion_diag import (
-        channel_diagnostics,
-        format_fusion,
-        is_hybrid,
-        weight_sweep,
-    )
-    from evalkit.analysis.runs import load_run
-    from evalkit.analysis.tables import WIDE, Column, TableData, render, wrap_lines
-    from evalkit.analysis.tool_diag import format_tools, has_tools, tool_diagnostics
-    from evalkit.metrics.routing import confusion_rows, route_confusion
-
     loaded = []
     for ref in runs:
         run = load_run(ref, tracking_uri)

@@ -6,7 +6,10 @@ from pathlib import Path
 
 import click
 
+from evalkit.bundled import bundled_dir, copy_bundled
 from evalkit.commands.options import layout, output_file, table_options
+from evalkit.commands.run import RunRequest, execute
+from evalkit.errors import EvalkitError
 
 DEMO_EVAL_SET = "demo_kb.jsonl"  # in the bundled eval_sets/ (evalkit.bundled: the clone's, or the wheel's copy)
 
@@ -37,10 +40,6 @@ def demo(output: Path, workers: int, configs: tuple[str, ...], no_progress: bool
     The first run encodes the corpus (about a minute on 2 cores); later runs reuse it.
     Works from a clone and from an installed wheel alike (the wheel carries the data).
     """
-    from evalkit.bundled import bundled_dir, copy_bundled
-    from evalkit.commands.run import RunRequest, execute
-    from evalkit.errors import EvalkitError
-
     try:
         if copy_to is not None:
             for folder in copy_bundled(copy_to):

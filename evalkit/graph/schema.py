@@ -29,6 +29,7 @@ their node class is registered).
 """
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
@@ -257,8 +258,6 @@ class Contract:
 
 def check_fields(owner: str, fields: Iterable[str], what: str) -> None:
     """Raise ``ValueError`` naming ``owner`` when a field is not declared in the schema."""
-    import difflib
-
     for f in fields:
         if f not in FIELDS:
             close = difflib.get_close_matches(str(f), FIELDS, n=1, cutoff=0.6)

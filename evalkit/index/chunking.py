@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from evalkit.errors import did_you_mean
 from evalkit.index.splitters import (
     CHARS,
     DEFAULT_SEPARATORS,
@@ -43,6 +44,8 @@ from evalkit.index.splitters import (
     semantic_spans,
     window_spans,
 )
+from evalkit.index.tokens import token_counter
+from evalkit.models.embedders import EMBEDDERS, CachedEmbedder, ModelSpec
 from evalkit.records import Chunk
 
 METHODS = ("document", "fixed", "parent_child", "recursive", "semantic")
@@ -88,8 +91,6 @@ def with_defaults(cfg: dict[str, Any] | None) -> dict[str, Any]:
 
 def check_chunking(cfg: dict[str, Any]) -> str | None:
     """Return a problem description for a bad chunking config, or None when it is valid."""
-    from evalkit.errors import did_you_mean
-
     method = cfg.get("method")
     if method not in METHODS:
         return f"unknown chunking method '{method}'{did_you_mean(str(method), METHODS)}"
@@ -129,9 +130,6 @@ def _check_unit(cfg: dict[str, Any]) -> str | None:
 
 
 def _check_model(value: Any, field: str, names: tuple[str, ...]) -> str | None:
-    from evalkit.errors import did_you_mean
-    from evalkit.models.embedders import ModelSpec
-
     try:
         spec = ModelSpec.of(value)
     except Exception as exc:  # noqa: BLE001 - reported as a config problem
@@ -142,8 +140,6 @@ def _check_model(value: Any, field: str, names: tuple[str, ...]) -> str | None:
 
 
 def _check_semantic(cfg: dict[str, Any]) -> str | None:
-    from evalkit.models.embedders import EMBEDDERS
-
     problem = _check_model(cfg.get("embedder"), "embedder", tuple(EMBEDDERS))
     if problem:
         return problem
@@ -267,14 +263,11 @@ def _measure(cfg: dict[str, Any]) -> Measure:
     """Characters, or the configured tokenizer's tokens."""
     if cfg.get("unit") != "tokens":
         return CHARS
-    from evalkit.index.tokens import token_counter
 
     return Measure(token_counter(cfg["tokenizer"]))
 
 
 def _sentence_encoder(cfg: dict[str, Any], embedder: Encoder | None) -> Callable[[list[str]], Any]:
-    from evalkit.models.embedders import CachedEmbedder, ModelSpec
-
     spec = ModelSpec.of(cfg["embedder"])
     if embedder is None:
         from evalkit.cachestore import default_cache_root

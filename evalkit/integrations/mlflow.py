@@ -53,6 +53,7 @@ from pydantic import PrivateAttr
 
 from evalkit.errors import EvalkitError
 from evalkit.integrations.samples import Sample, SampleScorer, Verdicts, check_sample
+from evalkit.metrics import score_query
 
 __all__ = ["EXPECTED_IDS", "EvalkitGroundedness", "HitAtK", "NDCGAtK", "RecallAtK", "evidence_of", "question_of",
            "ranking_of"]
@@ -213,8 +214,6 @@ class _RankingScorer(Scorer):
         return f"{self.family}@{self.k}"
 
     def __call__(self, *, expectations: dict[str, Any] | None = None, trace: Trace | None = None) -> Feedback | None:
-        from evalkit.metrics import score_query
-
         gold = expected_of(expectations)
         ranking = ranking_of(trace)
         if not gold:

@@ -42,14 +42,14 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError, EvalSetError
-from evalkit.evalsets.evalset import close_ids
-from evalkit.evalsets.lang import record_lang
+from evalkit.evalsets import freeze
+from evalkit.evalsets.evalset import close_ids, parse_record
+from evalkit.evalsets.lang import record_lang, valid_default
 from evalkit.fileio import ensure_folder, write_atomic
 from evalkit.importers.beir import NAME_RE, output_paths
 from evalkit.importers.formats import ImportFormatError
 from evalkit.importers.skipped import Skipped, SkipReport
 from evalkit.index.corpus import context_id
-from evalkit.locking import evalset_lock
 from evalkit.interop.rows import (
     ColumnMap,
     _get,
@@ -62,6 +62,7 @@ from evalkit.interop.rows import (
     read_rows,
     resolve_columns,
 )
+from evalkit.locking import evalset_lock
 
 __all__ = ["CORPUS_FIELDS", "EVAL_FIELDS", "RAGAS_FIELDS", "ColumnMap", "InteropImportResult", "context_id",
            "import_dataset", "import_ragas", "parse_mapping", "read_rows", "resolve_columns"]
@@ -304,8 +305,6 @@ def _str(value: Any) -> str | None:
 
 
 def _check_name_lang(name: str, lang: str) -> None:
-    from evalkit.evalsets.lang import valid_default
-
     if not NAME_RE.fullmatch(name) or name.endswith(".jsonl"):
         raise EvalkitError(f"bad eval set name {name!r}: use letters, digits, '_', '-' and '.', starting with a "
                            "letter or digit, without '.jsonl'")
@@ -321,9 +320,6 @@ def _write(name: str, out_dir: str | Path, label: str, cols: ColumnMap, docs: li
     With ``skips.enabled`` a record that fails is dropped and listed instead; the report
     is written beside the eval set.
     """
-    from evalkit.evalsets import freeze
-    from evalkit.evalsets.evalset import parse_record
-
     if not docs:
         raise ImportFormatError(label, "", "no documents to import: the corpus is empty")
     seen: dict[str, int] = {}

@@ -34,6 +34,7 @@ from evalkit.llm.base import (
 from evalkit.llm.cache import LLMCache, cache_path
 from evalkit.llm.jsonparse import parse_json
 from evalkit.llm.usage import Usage, finished, record
+from evalkit.text.error_replies import detect_error_reply
 
 MessagesLike = str | Sequence[Message | Mapping[str, str] | tuple[str, str]]
 
@@ -73,8 +74,6 @@ def _error_reply(text: str) -> bool:
     "upstream overloaded"), like a call that raised, so the next run asks again instead of
     replaying the outage from the cache.
     """
-    from evalkit.text.error_replies import detect_error_reply  # here: the judges package imports this module
-
     return detect_error_reply(text) is not None
 
 

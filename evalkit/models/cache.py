@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import xxhash
 
 from evalkit.sqlitedb import CacheDB
 
@@ -21,8 +22,6 @@ def text_key(text: str) -> str:
 
 def vector_checksum(dim: int, blob: bytes) -> str:
     """xxh3-64 of a stored vector and its dimension."""
-    import xxhash
-
     return xxhash.xxh3_64_hexdigest(dim.to_bytes(4, "little") + blob)
 
 

@@ -50,6 +50,7 @@ from __future__ import annotations
 import importlib
 import os
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -95,8 +96,6 @@ ALLOW_ENV = "EVALKIT_PYTHON_NODES"
 
 
 def _instance_token() -> str:
-    import uuid
-
     return uuid.uuid4().hex
 
 

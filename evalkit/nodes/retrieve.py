@@ -65,15 +65,15 @@ from evalkit.graph.schema import (
     Contract,
     Role,
 )
+from evalkit.models.embedders import EMBEDDERS, ModelSpec, check_model_name
+from evalkit.nodes.dedupe import Dedupe, dedupe
+from evalkit.nodes.filtering import Filtered
 from evalkit.nodes.filters import (
     DocumentFilter,
     parse_filters,
     record_values,
     state_fields,
 )
-from evalkit.models.embedders import ModelSpec
-from evalkit.nodes.dedupe import Dedupe, dedupe
-from evalkit.nodes.filtering import Filtered
 from evalkit.nodes.fusion import Columns, rrf, weighted
 from evalkit.nodes.relax import Relax, looser_filter, relax, relaxed_settings
 from evalkit.records import Hit
@@ -102,8 +102,6 @@ class DenseChannel(NodeParams):
     @field_validator("embedder", "query_embedder", mode="before")
     @classmethod
     def _known_embedder(cls, value: Any) -> Any:
-        from evalkit.models.embedders import EMBEDDERS, check_model_name
-
         return value if value is None else check_model_name(value, EMBEDDERS, "embedder")
 
     @model_validator(mode="after")

@@ -56,6 +56,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
+from evalkit.errors import did_you_mean
 from evalkit.graph.node import Node, NodeParams, register_node
 from evalkit.graph.schema import (
     ATTEMPT,
@@ -76,9 +77,9 @@ from evalkit.graph.schema import (
 )
 from evalkit.llm.base import LLMSpec
 from evalkit.nodes.dedupe import Dedupe, dedupe, dedupe_by_document  # noqa: F401  (dedupe_by_document: older import path)
-from evalkit.nodes.fusion import rrf
-from evalkit.nodes.filters import DocumentFilter, parse_filters, record_values, state_fields
 from evalkit.nodes.filtering import Filtered
+from evalkit.nodes.filters import DocumentFilter, parse_filters, record_values, state_fields
+from evalkit.nodes.fusion import rrf
 from evalkit.nodes.graph_retrieve import (
     GlobalSearchParams,
     GraphGlobal,
@@ -206,8 +207,6 @@ class SchedulerParams(Filtered):
 
     @model_validator(mode="after")
     def _consistent(self) -> SchedulerParams:
-        from evalkit.errors import did_you_mean
-
         classes = [r.label for r in self.rules] + [self.default_class]
         for c in classes:
             if c not in self.weights:

@@ -47,6 +47,7 @@ from evalkit.graph.schema import (
     SELF_CHECK_REASON,
     Role,
 )
+from evalkit.text.lexicon import content_terms
 
 
 class SelfCheckParams(NodeParams):
@@ -126,7 +127,6 @@ class SelfCheck(Node[SelfCheckParams]):
     def _reflection(self, question: str, attempt: int, reason: str, claims: list[dict[str, Any]],
                     texts: list[str]) -> dict[str, Any]:
         """Feedback for the next rewrite: question words the evidence lacks, the unsupported claims."""
-        from evalkit.text.lexicon import content_terms
         from evalkit.nodes.grade import coverage, missing_atoms
 
         missing = missing_atoms(question, texts)

@@ -7,6 +7,7 @@ lists. Words that contain a cue character or word but do not negate (不仅, 不
 """
 from __future__ import annotations
 
+import logging
 import re
 from functools import lru_cache
 
@@ -121,8 +122,6 @@ def negation_cues(text: str) -> list[str]:
 
 @lru_cache(maxsize=200_000)
 def _jieba_cut(text: str) -> tuple[str, ...]:
-    import logging
-
     import jieba
 
     jieba.setLogLevel(logging.WARNING)

@@ -22,8 +22,10 @@ BM25 index cache key that is not the corpus or the chunking).
 """
 from __future__ import annotations
 
+import logging
 import re
 import sys
+import threading
 import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
@@ -94,8 +96,6 @@ def _stemmer() -> Callable[[str], str]:
     """Porter stemming, cached. One snowball stemmer per thread: a stemmer keeps its word in
     instance state, so sharing one between query threads raised IndexError and returned wrong
     stems (tests/index/test_tokenize.py)."""
-    import threading
-
     import snowballstemmer
 
     local = threading.local()
@@ -115,8 +115,6 @@ def _stemmer() -> Callable[[str], str]:
 
 @lru_cache(maxsize=1)
 def _jieba() -> Callable[[str], list[str]]:
-    import logging
-
     import jieba
 
     jieba.setLogLevel(logging.WARNING)

@@ -20,6 +20,7 @@ name in it gets both.
 """
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -209,8 +210,6 @@ def _en_entities(text: str) -> list[Atom]:
 
 @lru_cache(maxsize=100_000)
 def _posseg(text: str) -> tuple[tuple[str, str], ...]:
-    import logging
-
     import jieba
     import jieba.posseg as pseg
 
