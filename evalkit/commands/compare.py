@@ -15,6 +15,8 @@ from evalkit.analysis.compare import (
     resolve_variants,
 )
 from evalkit.analysis.fusion_diag import channel_diagnostics, format_fusion, is_hybrid, weight_sweep
+from evalkit.analysis.label_text import format_corrected
+from evalkit.analysis.labels import corrected_for_runs
 from evalkit.analysis.runs import load_run
 from evalkit.analysis.tables import WIDE, Column, TableData, render, wrap_lines
 from evalkit.analysis.tool_diag import format_tools, has_tools, tool_diagnostics
@@ -97,8 +99,6 @@ def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, 
         click.echo(note, err=True)
     corrected = {}
     if labels:
-        from evalkit.analysis.labels import corrected_for_runs
-
         corrected = corrected_for_runs([(r.label, r.run, r.variant) for r in refs], labels, confidence=confidence)
     result = compare_variants(refs, metrics or None, n_resamples=resamples, confidence=confidence, seed=seed,
                               correction=correction, alpha=alpha, corrected=corrected)
@@ -106,8 +106,6 @@ def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, 
     lay = layout(wide, columns)
     click.echo(render_checked(lambda lay: format_comparison(result, lay), lay))
     if labels:
-        from evalkit.analysis.label_text import format_corrected
-
         click.echo("\n" + (format_corrected(list(corrected.values())) if corrected else
                            "--labels: no label line names a compared variant"))
     if not no_fusion:
