@@ -50,8 +50,6 @@ def _eval_set(eval_set: Any, corpus: Any, name: str, lang: str, cache_root: Path
         return eval_set
     if isinstance(eval_set, (str, Path)):
         if corpus is not None:
-            from evalkit.errors import EvalkitError
-
             raise EvalkitError("corpus= goes with an eval set given as rows; a frozen eval set names its own corpus")
         return load_eval_set(eval_set)
     return freeze_inline(eval_set, corpus, cache_root, name=name, lang=lang)

@@ -21,7 +21,8 @@ from pathlib import Path
 from evalkit.cachestore import STAGING, TRASH, check_entry
 from evalkit.errors import EvalkitError
 from evalkit.evalsets.versions import load_eval_set
-from evalkit.models.cache import count_bad_rows
+from evalkit.llm.cache import count_bad_rows as count_bad_answers
+from evalkit.models.cache import count_bad_rows as count_bad_vectors
 from evalkit.sqlitedb import DAMAGED_SUFFIX
 
 STALE_BUILD_S = 3600.0  # a staging folder untouched this long belongs to a builder that stopped
@@ -119,13 +120,11 @@ def _sqlite_checker(count_bad: Callable[[sqlite3.Connection], int], what: str) -
 
 
 def _bad_vectors(db: sqlite3.Connection) -> int:
-    return count_bad_rows(db)
+    return count_bad_vectors(db)
 
 
 def _bad_answers(db: sqlite3.Connection) -> int:
-    from evalkit.llm.cache import count_bad_rows
-
-    return count_bad_rows(db)
+    return count_bad_answers(db)
 
 
 # -- eval sets frozen from rows, answer files, HTTP responses ------------------------------

@@ -229,8 +229,6 @@ def dumps(obj: Any, **kwargs: Any) -> str:
     """
     text = None
     if kwargs == _PRETTY:
-        import orjson
-
         text = _orjson_text(obj, orjson.OPT_INDENT_2)
     if text is None:
         text = json.dumps(obj, **kwargs)

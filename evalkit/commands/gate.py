@@ -139,8 +139,6 @@ def _variants(baseline, candidate, variant, baseline_variant, candidate_variant)
             raise EvalkitError("--baseline-variant and --candidate-variant go together")
         a, b = baseline_variant, candidate_variant
     else:
-        from evalkit.analysis.runs import check_finished
-
         for run in (baseline, candidate):
             if run.summary.pending and not run.summary.variants:  # killed before any variant finished
                 check_finished(run, run.summary.pending[0])

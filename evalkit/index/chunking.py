@@ -169,7 +169,7 @@ def chunking_key(cfg: dict[str, Any]) -> dict[str, Any]:
 
         key["tokenizer_identity"] = tokenizer_identity(cfg["tokenizer"])
     if cfg.get("method") == "semantic":
-        from evalkit.models.embedders import ModelSpec, embedder_identity
+        from evalkit.models.embedders import embedder_identity
 
         spec = ModelSpec.of(cfg["embedder"])
         key["embedder_identity"] = embedder_identity(spec) or spec.key()

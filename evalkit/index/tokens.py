@@ -50,7 +50,7 @@ class TokenCounter:
 
 
 def _e5_counter(spec: ModelSpec) -> TokenCounter:
-    from evalkit.models.embedders import embedder_identity, shared_embedder
+    from evalkit.models.embedders import shared_embedder
 
     engine: Any = getattr(shared_embedder(spec), "model", None)
     if engine is None or not hasattr(engine, "token_count"):
@@ -87,8 +87,6 @@ def token_counter(spec: str | ModelSpec | dict[str, Any]) -> TokenCounter:
     """The token counter of the embedder ``spec`` names (loaded once per process)."""
     spec = ModelSpec.of(spec)
     if spec.name not in COUNTERS:
-        from evalkit.errors import UnknownNameError, did_you_mean
-
         raise UnknownNameError(f"no tokenizer for embedder '{spec.name}'{did_you_mean(spec.name, COUNTERS)}")
     return MODELS.get(("token-counter", spec.key()), lambda: COUNTERS[spec.name](spec))
 

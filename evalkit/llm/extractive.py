@@ -39,7 +39,7 @@ VERSION = 2  # bump when splitting or scoring changes (part of the identity, so 
 
 def _embedder(cache_root: Path) -> Any:
     """The e5 embedder (weights loaded once per process) behind the embedding cache of ``cache_root``."""
-    from evalkit.models.embedders import CachedEmbedder, ModelSpec, shared_embedder
+    from evalkit.models.embedders import CachedEmbedder, shared_embedder
 
     root = Path(cache_root).resolve()
     return MODELS.get(("cached-embedder", "e5", str(root)),

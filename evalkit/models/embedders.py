@@ -255,7 +255,7 @@ def check_model_name(value: Any, names: Any, what: str) -> Any:
 def load_embedder(spec: ModelSpec) -> Embedder:
     """Instantiate the embedder a spec names (loads model weights from local files)."""
     if spec.name not in EMBEDDERS:
-        from evalkit.errors import UnknownNameError, did_you_mean
+        from evalkit.errors import UnknownNameError
 
         raise UnknownNameError(f"unknown embedder '{spec.name}'{did_you_mean(spec.name, EMBEDDERS)}")
     return EMBEDDERS[spec.name](spec)
