@@ -80,7 +80,7 @@ def run(eval_set: Any, configs: list[Any], out: Path, cache: Path, reference: bo
     import evalkit.index.bm25 as bm25mod
     from evalkit.index.bm25 import BM25Index
     from evalkit.run.runner import RunOptions, run_eval
-    from evalkit.run.store import read_results
+    from evalkit.runstore import read_results
 
     saved = bm25mod.build_or_load_bm25
     seconds = [0.0]

@@ -70,7 +70,7 @@ def _median_ms(fn: Callable[[], Any], repeat: int) -> float:
 
 
 def main() -> None:
-    from evalkit.index.store import check_entry, default_cache_root
+    from evalkit.cachestore import check_entry, default_cache_root
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cache", type=Path, default=default_cache_root())

@@ -98,8 +98,8 @@ def hand_loop(eval_set: Any, cache: Path, folders: tuple[str, str],
     import faiss
     from sentence_transformers import SentenceTransformer
 
-    from evalkit.index.tokenize import Tokenizer
     from evalkit.models.embedders import _minilm_path
+    from evalkit.text.tokenize import Tokenizer
 
     t0 = time.perf_counter()
     dense_dir, bm25_dir = (cache / "indexes" / name for name in folders)

@@ -50,7 +50,7 @@ def non_ascii_letters(text: str) -> bool:
 def measure(label: str, set_path: Path, work: Path, progress: bool) -> list[str]:
     from evalkit.evalsets import load_eval_set
     from evalkit.run.runner import RunOptions, run_eval
-    from evalkit.run.store import read_results
+    from evalkit.runstore import read_results
 
     eval_set = load_eval_set(f"{set_path}@v1")
     docs = eval_set.corpus.documents

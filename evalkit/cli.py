@@ -13,6 +13,8 @@ from typing import Any
 import click
 
 from evalkit import __version__
+from evalkit.errors import EvalkitError
+from evalkit.redact import redact
 
 COMMANDS = {
     "demo": ("evalkit.commands.demo", "demo", "Run every bundled graph config on the bundled demo eval set."),
@@ -90,8 +92,6 @@ class RedactingStream:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        from evalkit.redact import redact
-
         self._stream.write(redact(text) if isinstance(text, str) else text)
         return len(text)
 
@@ -108,8 +108,6 @@ def main() -> None:
 
     Everything printed goes through :class:`RedactingStream` (secrets masked).
     """
-    from evalkit.errors import EvalkitError
-
     if not isinstance(sys.stdout, RedactingStream):
         sys.stdout, sys.stderr = RedactingStream(sys.stdout), RedactingStream(sys.stderr)
     try:

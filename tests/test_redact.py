@@ -319,7 +319,7 @@ def test_dumps_line_fast_check_agrees_with_reading_back():
     with pytest.raises(TypeError):  # json.dumps cannot write an Enum: as before, not orjson's "red"
         dumps_line({"x": Colour.RED}, secrets=())
     # a frozen list (a shared ranking's trace form) is checked as the list it is, inside and out
-    from evalkit.graph.memo import FrozenList
+    from evalkit.frozen import FrozenList
 
     ranked = FrozenList([["p1", "d1", 0.5], ["p2", "d2", 0.25]])
     assert _plain_and_finite({"x": ranked})
@@ -331,7 +331,7 @@ def test_dumps_line_fast_check_agrees_with_reading_back():
 def test_a_list_frozen_all_the_way_is_written_once_and_as_the_list_it_is():
     import random
 
-    from evalkit.graph.memo import FrozenList
+    from evalkit.frozen import FrozenList
     from evalkit.redact import dumps_line
 
     def frozen(v):

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from evalkit.analysis import figures as fig
 from evalkit.analysis import stats
 from evalkit.analysis.guard_check import Refusals, warning
 from evalkit.analysis.tables import Column, Layout, TableData, is_nan, render, wrap
@@ -322,8 +323,6 @@ def format_calibration(cals: Sequence[Calibration], layout: Layout | None = None
 
 def figures(c: Calibration, s: Scores) -> dict[str, bytes]:
     """The calibration figures of one variant: overlaid histograms, ROC and precision-recall curves."""
-    from evalkit.analysis import figures as fig
-
     lines = [(f"recommended t ({c.objective})", c.chosen["threshold"])] if c.chosen else []
     if not is_nan(c.relative["threshold"]):
         lines.append((f"relative P{c.relative['percentile']:g}", c.relative["threshold"]))

@@ -43,7 +43,11 @@ from evalkit.analysis import label_sample
 from evalkit.analysis.label_sample import MIN_PER_STRATUM, STRATA, strata_rule
 from evalkit.analysis.ppi import Agreement, Estimate, Stratum, agreement, stratified_ppi
 from evalkit.errors import EvalkitError, LocatedError
+from evalkit.index.chunking import chunk_corpus, with_defaults
+from evalkit.index.corpus import load_corpus
 from evalkit.records import QueryResult
+from evalkit.scoring.answers import answer_evidence, read_answers
+from evalkit.scoring.locate import CorpusLocator
 
 __all__ = ["MIN_PER_STRATUM", "Corrected", "LabelError", "answer_sha", "corrected_estimates", "draw_sample",
            "label_line", "load_label_files", "passage_texts", "population", "prior_error_shares", "read_labels",
@@ -306,9 +310,6 @@ def passage_texts(run: Any, variant: str) -> dict[str, str]:
     The corpus is found from the run's summary (``eval_set.corpus``), else from the manifest
     of the eval set it names; a run whose corpus cannot be found raises with both places.
     """
-    from evalkit.index.chunking import chunk_corpus, with_defaults
-    from evalkit.index.corpus import load_corpus
-
     scored = _answers_file_texts(run, variant)
     ref = run.summary.eval_set
     if scored is not None and (ref.kind == "answers_file" or all(scored.get(p) for p in _evidence_ids(run, variant))):
@@ -354,7 +355,6 @@ def _answers_file_texts(run: Any, variant: str) -> dict[str, str] | None:
     source = json.loads(meta.read_text(encoding="utf-8")).get("source") or {}
     if source.get("kind") != "answers" or not source.get("file"):
         return None
-    from evalkit.scoring.answers import answer_evidence, read_answers
 
     path = Path(source["file"])
     if not path.exists():
@@ -373,8 +373,6 @@ def _locator(corpus_path: str | None) -> Any:
     """The corpus look-up the scorer gave contexts without ids (their ids, hence passage ids, depend on it)."""
     if not corpus_path or not Path(corpus_path).is_file():
         return None
-    from evalkit.index.corpus import load_corpus
-    from evalkit.scoring.locate import CorpusLocator
 
     return CorpusLocator(load_corpus(corpus_path)).doc_of
 

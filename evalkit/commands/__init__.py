@@ -7,14 +7,14 @@ from typing import Any
 
 import click
 
+from evalkit.errors import EvalkitError
+
 
 def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Turn an ``EvalkitError`` (bad input file, existing output...) into one line and exit code 1.
 
     An error class with an ``exit_code`` keeps it (2 for an output or eval set another process holds).
     """
-    from evalkit.errors import EvalkitError
-
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:

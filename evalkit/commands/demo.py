@@ -2,29 +2,17 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
+from evalkit.bundled import bundled_dir, copy_bundled
+from evalkit.commands.demo_answers import DEMO_ANSWERS, score_bundled
 from evalkit.commands.options import layout, output_file, table_options
+from evalkit.commands.run import RunRequest, execute
+from evalkit.errors import EvalkitError
 
 DEMO_EVAL_SET = "demo_kb.jsonl"  # in the bundled eval_sets/ (evalkit.bundled: the clone's, or the wheel's copy)
-
-
-@dataclass(frozen=True)
-class BundledAnswers:
-    """Answers a real model gave once to demo questions, with labels a person made by reading them."""
-
-    name: str      # the variant name the demo shows
-    answers: str   # answers file in the bundled eval_sets/ (examples/rag_smollm2.yaml says how it was made)
-    labels: str    # label file in the bundled eval_sets/ (its header says who labelled and how)
-    about: str     # one line for the reader
-
-
-DEMO_ANSWERS = (BundledAnswers("smollm2_answers", "demo_llm_answers.jsonl", "demo_llm_labels.jsonl",
-                               "SmolLM2-135M's answers to 40 demo questions, generated once through the generate "
-                               "node (examples/rag_smollm2.yaml), never at demo time"),)
 
 
 @click.command("demo")
@@ -58,10 +46,6 @@ def demo(output: Path, workers: int, configs: tuple[str, ...], no_progress: bool
     The first run encodes the corpus (about a minute on 2 cores); later runs reuse it.
     Works from a clone and from an installed wheel alike (the wheel carries the data).
     """
-    from evalkit.bundled import bundled_dir, copy_bundled
-    from evalkit.commands.run import RunRequest, execute
-    from evalkit.errors import EvalkitError
-
     try:
         if copy_to is not None:
             for folder in copy_bundled(copy_to):
@@ -91,8 +75,6 @@ def demo(output: Path, workers: int, configs: tuple[str, ...], no_progress: bool
                              output=str(output), workers=workers, ties=ties, overwrite=overwrite)
         code = execute(request, progress=not no_progress, layout=layout(wide, columns), source="evalkit demo")
     if code == 0 and answers:
-        from evalkit.commands.demo_answers import score_bundled
-
         code = score_bundled(list(answers.values()), eval_sets, eval_sets / DEMO_EVAL_SET, output,
                              layout(wide, columns))
     click.echo(f"demo finished in {time.perf_counter() - t0:.1f} s", err=True)

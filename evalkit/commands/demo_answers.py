@@ -10,15 +10,34 @@ applies them), into ``<output stem>_llm.json``, and the answers table is printed
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
-from evalkit.analysis.tables import Layout
+from evalkit.analysis.label_text import corrected_line
+from evalkit.analysis.labels import from_dict, load_label_files, read_header
+from evalkit.analysis.report import TITLES, summary_tables
+from evalkit.analysis.tables import Layout, render
+from evalkit.commands.run import apply_labels
+from evalkit.errors import EvalkitError
+from evalkit.run.runner import RunOptions
+from evalkit.scoring import score_answers, write_scored
 
-if TYPE_CHECKING:
-    from evalkit.commands.demo import BundledAnswers
+
+@dataclass(frozen=True)
+class BundledAnswers:
+    """Answers a real model gave once to demo questions, with labels a person made by reading them."""
+
+    name: str      # the variant name the demo shows
+    answers: str   # answers file in the bundled eval_sets/ (examples/rag_smollm2.yaml says how it was made)
+    labels: str    # label file in the bundled eval_sets/ (its header says who labelled and how)
+    about: str     # one line for the reader
+
+
+DEMO_ANSWERS = (BundledAnswers("smollm2_answers", "demo_llm_answers.jsonl", "demo_llm_labels.jsonl",
+                               "SmolLM2-135M's answers to 40 demo questions, generated once through the generate "
+                               "node (examples/rag_smollm2.yaml), never at demo time"),)
 
 
 def llm_output(output: Path) -> Path:
@@ -29,15 +48,6 @@ def llm_output(output: Path) -> Path:
 def score_bundled(bundled: Sequence[BundledAnswers], eval_sets: Path, eval_set: Path, output: Path,
                   layout: Layout) -> int:
     """Score each bundled answers file as ``evalkit score --answers FILE --unanswered skip --labels LABELS``."""
-    from evalkit.analysis.label_text import corrected_line
-    from evalkit.analysis.labels import from_dict, load_label_files, read_header
-    from evalkit.analysis.report import TITLES, summary_tables
-    from evalkit.analysis.tables import render
-    from evalkit.commands.run import apply_labels
-    from evalkit.errors import EvalkitError
-    from evalkit.run.runner import RunOptions
-    from evalkit.scoring import score_answers, write_scored
-
     out = llm_output(output)
     echo = lambda m: click.echo(m, err=True)  # noqa: E731
     for item in bundled:

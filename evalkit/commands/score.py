@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from evalkit.analysis.review import parse_source
 from evalkit.commands import user_errors
 from evalkit.commands.options import (
     ESCALATE_HELP,
@@ -17,6 +18,18 @@ from evalkit.commands.options import (
     scoring_options,
     table_options,
 )
+from evalkit.commands.run import (
+    _absolute_spec,
+    _env_quiet,
+    apply_labels,
+    judge_model_options,
+    mlflow_hint,
+    summary_tables,
+)
+from evalkit.interop.importers import parse_mapping
+from evalkit.metrics import Scoring
+from evalkit.run.runner import RunOptions
+from evalkit.scoring import ANSWER_FIELDS, score_answers, score_run, write_scored
 
 
 @click.command("score")
@@ -99,14 +112,7 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
     variants of the same eval set. Query ids the eval set lacks, repeated ids and bad
     lines are errors naming file, line and field.
     """
-    from evalkit.commands.run import _env_quiet
-
     _env_quiet()
-    from evalkit.commands.run import _absolute_spec, apply_labels, judge_model_options, mlflow_hint, summary_tables
-    from evalkit.interop.importers import parse_mapping
-    from evalkit.metrics import Scoring
-    from evalkit.run.runner import RunOptions
-    from evalkit.scoring import ANSWER_FIELDS, score_answers, score_run, write_scored
 
     label_files, label_experiments = _label_sources(labels)
     eval_set = _absolute_spec(eval_set) if eval_set else None  # recorded so gate can re-verify it from anywhere
@@ -146,7 +152,7 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
     summary = write_scored(scored, options, echo=lambda m: click.echo(m, err=True))
     if labels:
         from evalkit.analysis.labels import load_label_files
-        from evalkit.track.review import read_review_labels
+        from evalkit.analysis.review import read_review_labels
 
         found = load_label_files(label_files)
         uri = summary.mlflow.get("tracking_uri") or tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
@@ -177,8 +183,6 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
 
 def _label_sources(specs: tuple[str, ...]) -> tuple[list[str], list[str]]:
     """``--labels`` values split into label files (checked to exist) and MLflow experiments (``mlflow:NAME``)."""
-    from evalkit.track.review import parse_source
-
     files, experiments = [], []
     for spec in specs:
         exp = parse_source(spec)

@@ -31,7 +31,7 @@ Semantics, the same wherever a condition is used:
 
 A value may be ``{from_record: NAME}`` where the caller allows it (metadata filters):
 the value of the eval record's field ``NAME`` for the query being run (see
-:mod:`evalkit.index.filters`).
+:mod:`evalkit.nodes.filters`).
 
 :func:`parse` checks the grammar, :func:`check_types` checks fields and value types
 against declared types (the state schema for routes, the gate's variables for the grade

@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalkit.errors import EvalkitError
+from evalkit.frozen import SCALARS
 from evalkit.graph.conditions import Condition, describe, evaluate, fields, parse
-from evalkit.graph.memo import SCALARS, Stored, WorkMemo, detached
+from evalkit.graph.memo import Stored, WorkMemo, detached
 from evalkit.graph.node import Node
 from evalkit.graph.schema import FIELDS, NODE_ERRORS, Contract
 from evalkit.graph.state import StateView, UndeclaredRead, compact

@@ -31,6 +31,7 @@ their node class is registered).
 """
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
@@ -147,7 +148,7 @@ CITATIONS = _("citations", list[str], "every citation in the answer, in order (v
 USED_DOCUMENTS = _("used_documents", list[str], "cited document ids that were in the evidence shown")
 INVALID_CITATIONS = _("invalid_citations", list[str], "cited ids that were not in the evidence shown")
 ABSTAINED = _("abstained", bool, "the answer declines for lack of evidence")
-ABSTENTION = _("abstention", dict, "the abstention finding (evalkit.judges.abstention): abstained, reason, "
+ABSTENTION = _("abstention", dict, "the abstention finding (evalkit.text.abstention): abstained, reason, "
                "matched, finish_reason")
 EVIDENCE_TIERS = _("evidence_tiers", list[dict], "generate's reference_only rule: per shown passage id, doc_id, "
                    "score, reference_only (shown as background, never quoted) and the threshold applied")
@@ -274,8 +275,6 @@ class Contract:
 
 def check_fields(owner: str, fields: Iterable[str], what: str) -> None:
     """Raise ``ValueError`` naming ``owner`` when a field is not declared in the schema."""
-    import difflib
-
     for f in fields:
         if f not in FIELDS:
             close = difflib.get_close_matches(str(f), FIELDS, n=1, cutoff=0.6)

@@ -44,6 +44,9 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
+from evalkit.evalsets import freeze
+from evalkit.evalsets.evalset import parse_records
+from evalkit.evalsets.lang import record_lang, valid_default
 from evalkit.fileio import ensure_folder, output_error, write_atomic
 from evalkit.importers.formats import (
     ImportFormatError,
@@ -172,10 +175,6 @@ def import_beir(files: BeirFiles, name: str, out_dir: str | Path = EVAL_SETS_DIR
     :class:`EvalkitError` when the output exists (unless ``force``). All inputs are read
     and checked before anything is written.
     """
-    from evalkit.evalsets import freeze
-    from evalkit.evalsets.evalset import parse_records
-    from evalkit.evalsets.lang import record_lang, valid_default
-
     if not NAME_RE.fullmatch(name) or name.endswith(".jsonl"):
         raise EvalkitError(f"bad eval set name {name!r}: use letters, digits, '_', '-' and '.', starting with a "
                            "letter or digit, without '.jsonl' (e.g. scifact)")

@@ -30,7 +30,7 @@ same order, so the choice changes the time and never a score.
 tokenise once, and after a corpus change only new or edited passages are tokenised
 (``evalkit.index.incremental``); ``bm25-*`` holds one bm25s matrix (key: the tokens' key plus k1, b, idf),
 loaded memory-mapped: a warm load verifies the files against the checksums in ``meta.json``
-(``evalkit.index.store``) and rebuilds nothing.
+(``evalkit.cachestore``) and rebuilds nothing.
 """
 from __future__ import annotations
 
@@ -42,10 +42,10 @@ from typing import Any
 
 import numpy as np
 
+from evalkit.cachestore import load_or_build
 from evalkit.errors import UnknownNameError
 from evalkit.index.bm25_tokens import token_entry
-from evalkit.index.store import load_or_build
-from evalkit.index.tokenize import Tokenizer
+from evalkit.text.tokenize import Tokenizer
 
 IDF_KINDS = ("lucene", "okapi")
 # Work shapes: when scattering a column into an n-length buffer beats sorting or binary searching

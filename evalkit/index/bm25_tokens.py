@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from evalkit.cachestore import load_or_build
 from evalkit.index.incremental import (
     KEYS_FILE,
     Reuse,
@@ -24,8 +25,7 @@ from evalkit.index.incremental import (
     merge_tokens,
     text_digests,
 )
-from evalkit.index.store import load_or_build
-from evalkit.index.tokenize import Tokenizer
+from evalkit.text.tokenize import Tokenizer
 
 
 def token_entry(texts: list[str], tokenizer: Tokenizer, key: dict[str, Any], cache_root: Path) -> tuple[

@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from evalkit.cachestore import load_or_build
 from evalkit.errors import IndexMismatchError
-from evalkit.index.store import load_or_build
 
 INDEX_KINDS = ("flat", "ivf", "hnsw")
 SEARCH_BATCH = 1024  # queries per faiss call: far below faiss's BLAS threshold (see the module docstring)
@@ -60,7 +60,7 @@ class DenseIndex:
         """Top-k (passage id, cosine) per query, ties broken by id; refuses a foreign query model.
 
         ``allowed`` (positions in ``ids``) restricts the search to those passages inside faiss
-        (an ``IDSelectorBatch``: a metadata filter's pre-filtered id set, ``evalkit.index.filters``).
+        (an ``IDSelectorBatch``: a metadata filter's pre-filtered id set, ``evalkit.nodes.filters``).
         """
         self.check_query_model(query_model)
         pool = len(self.ids) if allowed is None else len(allowed)

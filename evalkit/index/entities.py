@@ -36,6 +36,7 @@ punctuation or a legal suffix: ``ACME Corp.``, ``Acme Corp`` and ``ACME`` all be
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata as md
 import json
 import re
 import unicodedata
@@ -210,8 +211,6 @@ class FastExtractor:
 
     @property
     def identity(self) -> str:
-        import importlib.metadata as md
-
         return f"fast/v{FAST_VERSION},jieba={md.version('jieba')}"
 
     def mentions(self, text: str) -> list[Mention]:

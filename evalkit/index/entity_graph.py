@@ -61,6 +61,7 @@ from pydantic import (
     model_validator,
 )
 
+from evalkit.cachestore import Uncached, load_or_build
 from evalkit.index.entities import (
     EXTRACTORS,
     PLANNED_MODES,
@@ -79,7 +80,6 @@ from evalkit.index.llm_entities import (
     NEEDS_LLM,
     llm_key,
 )
-from evalkit.index.store import Uncached, load_or_build
 from evalkit.llm.base import LLMSpec
 
 INDEX_TYPE = "entity_graph"

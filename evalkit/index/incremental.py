@@ -1,6 +1,6 @@
 """Incremental index builds: when the corpus changes, redo the work only for the passages that changed.
 
-An index entry is keyed by the corpus hash (``evalkit.index.store``), so adding, editing or
+An index entry is keyed by the corpus hash (``evalkit.cachestore``), so adding, editing or
 deleting one document gives a new key and, before this module, a build from nothing. The
 per-passage work of a build does not depend on the other passages, though: a passage's
 tokens depend only on its text and the tokenizer, its vector only on its text and the
@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from evalkit.index.store import check_entry
+from evalkit.cachestore import check_entry
 
 CORPUS_FIELDS = ("corpus_sha256", "n")  # what a family leaves out of an entry's key
 DIGEST_BYTES = 16  # xxh3-128 per passage text

@@ -27,8 +27,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from evalkit.index.sentences import sentence_spans
 from evalkit.index.tokens import TokenCounter
+from evalkit.text.sentences import sentence_spans
 
 Span = tuple[int, int]
 _BOUNDARY = set("。！？；!?;\n") | {" ", "，", ",", "、", "\t"}

@@ -53,6 +53,7 @@ from pydantic import PrivateAttr
 
 from evalkit.errors import EvalkitError
 from evalkit.integrations.samples import Sample, SampleScorer, Verdicts, check_sample
+from evalkit.metrics import score_query
 
 __all__ = ["EXPECTED_IDS", "EvalkitGroundedness", "HitAtK", "NDCGAtK", "RecallAtK", "evidence_of", "question_of",
            "ranking_of"]
@@ -220,8 +221,6 @@ class _RankingScorer(Scorer):
     # mlflow's documented way: a scorer's __call__ takes only the keywords it uses (mlflow passes those)
     def __call__(self, *, expectations: dict[str, Any] | None = None,  # type: ignore[override]
                  trace: Trace | None = None) -> Feedback | None:
-        from evalkit.metrics import score_query
-
         gold = expected_of(expectations)
         ranking = ranking_of(trace)
         if not gold:

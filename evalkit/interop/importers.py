@@ -35,7 +35,6 @@ been read and checked; output is written as ``import beir`` writes it and frozen
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from dataclasses import dataclass, field
@@ -43,12 +42,14 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError, EvalSetError
-from evalkit.evalsets.evalset import close_ids
-from evalkit.evalsets.lang import record_lang
+from evalkit.evalsets import freeze
+from evalkit.evalsets.evalset import close_ids, parse_record
+from evalkit.evalsets.lang import record_lang, valid_default
 from evalkit.fileio import ensure_folder, write_atomic
 from evalkit.importers.beir import NAME_RE, output_paths
 from evalkit.importers.formats import ImportFormatError
 from evalkit.importers.skipped import Skipped, SkipReport
+from evalkit.index.corpus import context_id
 from evalkit.interop.rows import (
     ColumnMap,
     _get,
@@ -203,11 +204,6 @@ def import_dataset(source: str | Path, name: str, out_dir: str | Path, *, corpus
                                n_no_gold=no_gold, n_unanswerable_kept=kept, columns=cols)
 
 
-def context_id(text: str) -> str:
-    """The corpus id of a ragas context: ``ctx-`` + 16 hex of SHA-256 of the whitespace-collapsed text."""
-    return "ctx-" + hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()[:16]
-
-
 def import_ragas(source: str | Path, name: str, out_dir: str | Path, *, mapping: ColumnMap | None = None,
                  split: str | None = None, lang: str = "auto", keep_unanswerable: bool = False,
                  include_retrieved: bool = True, force: bool = False,
@@ -310,8 +306,6 @@ def _str(value: Any) -> str | None:
 
 
 def _check_name_lang(name: str, lang: str) -> None:
-    from evalkit.evalsets.lang import valid_default
-
     if not NAME_RE.fullmatch(name) or name.endswith(".jsonl"):
         raise EvalkitError(f"bad eval set name {name!r}: use letters, digits, '_', '-' and '.', starting with a "
                            "letter or digit, without '.jsonl'")
@@ -327,9 +321,6 @@ def _write(name: str, out_dir: str | Path, label: str, cols: ColumnMap, docs: li
     With ``skips.enabled`` a record that fails is dropped and listed instead; the report
     is written beside the eval set.
     """
-    from evalkit.evalsets import freeze
-    from evalkit.evalsets.evalset import parse_record
-
     if not docs:
         raise ImportFormatError(label, "", "no documents to import: the corpus is empty")
     seen: dict[str, int] = {}

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from evalkit.judges.base import ClaimVerdict, Judge, JudgeResult, Verdict
+from evalkit.judges.base import ClaimVerdict, Judge, JudgeResult, Verdict, make_judge
 
 __all__ = ["ESCALATE", "CascadeJudge", "CascadeStats", "combine"]
 
@@ -103,8 +103,6 @@ def make_cascade(name: str, cache_root: Any = None, escalate: Sequence[str] | st
                  **options: Any) -> CascadeJudge:
     """``offline+llm``: build the two judges of ``name`` from the registry. ``options`` (the LLM or
     model the second needs) go to the second judge; the first is built with its defaults."""
-    from evalkit.judges.base import make_judge
-
     first_name, _, second_name = name.partition("+")
     if isinstance(escalate, str):
         escalate = tuple(x.strip() for x in escalate.split(",") if x.strip())

@@ -8,7 +8,7 @@ MiniCheck checker, an HHEM-style scorer). evalkit never downloads: the folder mu
 ``local_files_only=True``. A folder that ships its own Python code (``config.json``
 ``auto_map``, e.g. Vectara HHEM-2.1-open) is refused unless ``trust_remote_code: true``.
 
-Per answer: claims are the answer's sentences (:func:`evalkit.judges.claims.split_claims`);
+Per answer: claims are the answer's sentences (:func:`evalkit.text.claims.split_claims`);
 premises are windows of up to ``window_sentences`` evidence sentences, one every
 ``window_stride`` sentences (:func:`evalkit.judges.nli_rules.evidence_windows`); every
 (window, claim) pair is scored, ``batch_size`` pairs per forward pass, truncated to the
@@ -37,9 +37,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evalkit.errors import EvalkitError
 from evalkit.judges.base import JudgeResult, JudgeSetupError
-from evalkit.judges.claims import split_claims
 from evalkit.judges.nli_rules import Labels, Scores, Thresholds, Window, decide, evidence_windows, read_labels
 from evalkit.models.nli import NLICache, model_fingerprint, pair_key
+from evalkit.text.claims import split_claims
 
 __all__ = ["VERSION", "NLIJudge", "NLIOptions", "make_nli_judge", "options_from_path", "parse_options"]
 

@@ -49,9 +49,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalkit.index.tokenize import fold_dashes
 from evalkit.judges.base import ClaimVerdict, JudgeResult
-from evalkit.judges.claims import is_chinese, split_claims
 from evalkit.judges.grounding import (
     AtomGrounding,
     Unit,
@@ -62,11 +60,13 @@ from evalkit.judges.grounding import (
     passage_pools,
     windows,
 )
-from evalkit.judges.lexicon import negation_cues, term_found
 from evalkit.judges.polarity import check_polarity
 from evalkit.judges.reach import reach
-from evalkit.judges.values import Atom, AtomPool, fold
-from evalkit.judges.wordlists import phrases
+from evalkit.text.claims import is_chinese, split_claims
+from evalkit.text.lexicon import negation_cues, term_found
+from evalkit.text.tokenize import fold_dashes
+from evalkit.text.values import Atom, AtomPool, fold
+from evalkit.text.wordlists import phrases
 
 __all__ = ["HELD_OUT", "VERSION", "ClaimSignals", "HeldOut", "OfflineJudge", "Thresholds", "triple_statement"]
 
@@ -273,7 +273,7 @@ class OfflineJudge:
         if not self.embedder or not claims or not wins:
             return None
         if self._encoder is None:
-            from evalkit.index.store import default_cache_root
+            from evalkit.cachestore import default_cache_root
             from evalkit.models.cache import EmbeddingCache
             from evalkit.models.embedders import (
                 CachedEmbedder,

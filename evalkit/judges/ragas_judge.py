@@ -57,11 +57,11 @@ from ragas.metrics.collections.faithfulness.util import (
 )
 
 from evalkit.judges.base import ClaimVerdict, JudgeResult, Verdict
-from evalkit.judges.claims import split_claims
 from evalkit.judges.llm import MAX_EVIDENCE_CHARS, SCHEMA_FIX, _norm, _short, _spec
 from evalkit.llm.base import LLMError, LLMSpec, Message
 from evalkit.llm.client import LLMClient
 from evalkit.llm.usage import Usage, record
+from evalkit.text.claims import split_claims
 
 __all__ = ["VERSION", "ClientRagasLLM", "RagasJudge", "make_ragas_judge", "run_sync"]
 

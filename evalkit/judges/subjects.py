@@ -42,8 +42,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from evalkit.judges.claims import is_chinese
-from evalkit.judges.wordlists import words
+from evalkit.text.claims import is_chinese
+from evalkit.text.values import _posseg
+from evalkit.text.wordlists import words
 
 __all__ = ["asides", "only_time", "own_subject"]
 
@@ -58,8 +59,6 @@ _ZH_PREDICATE_OPENERS = words("zh_predicate_openers")
 
 
 def _zh_own_subject(text: str) -> str | None:
-    from evalkit.judges.values import _posseg  # one jieba tagger, cached by text
-
     words = [(w, f) for w, f in _posseg(text) if w.strip()]
     for k, (word, flag) in enumerate(words):
         nxt = words[k + 1] if k + 1 < len(words) else ("", "x")

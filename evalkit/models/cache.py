@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import xxhash
 
 from evalkit.sqlitedb import CacheDB
 
@@ -23,8 +24,6 @@ def text_key(text: str) -> str:
 
 def vector_checksum(dim: int, blob: bytes) -> str:
     """xxh3-64 of a stored vector and its dimension."""
-    import xxhash
-
     return xxhash.xxh3_64_hexdigest(dim.to_bytes(4, "little") + blob)
 
 
@@ -69,7 +68,7 @@ class EmbeddingCache:
                 else:
                     bad += 1
         if bad:
-            from evalkit.index.store import warn
+            from evalkit.cachestore import warn
 
             warn(f"cache file {self.path}: {bad} stored vector(s) of {model} differ from their checksum or "
                  "dimension (edited or damaged); they are encoded again")

@@ -1,6 +1,6 @@
 """``evalkit score``: outputs produced elsewhere, scored and written exactly as ``evalkit run`` writes.
 
-:func:`score_run` scores ranked lists (:mod:`evalkit.scoring.runfile`) against a frozen eval
+:func:`score_run` scores ranked lists (:mod:`evalkit.runfile`) against a frozen eval
 set; :func:`score_answers` scores answers (:mod:`evalkit.scoring.answers`), against an eval
 set or self-contained. Every per-query number comes from
 :func:`evalkit.run.query.score_outputs`, the function ``evalkit run`` scores its graphs'
@@ -23,18 +23,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from evalkit.errors import EvalkitError, LocatedError
 from evalkit.evalsets import EvalSet, load_eval_set
+from evalkit.graph.config import VARIANT_NAME
+from evalkit.graph.state import compact
 from evalkit.index.corpus import Corpus
+from evalkit.judges import make_judge
 from evalkit.llm.usage import usage_scope
-from evalkit.metrics import Scoring
+from evalkit.locking import output_lock
+from evalkit.metrics import DEFAULT_METRICS, Scoring, parse_metric
+from evalkit.nodes.generate import parse_citations
 from evalkit.records import EvalRecord, EvalSetRef, QueryResult, RunSummary, TraceEvent
 from evalkit.run.health import SCORED_EVENT, UNUSABLE_ANSWERS, degradations
 from evalkit.run.query import Answer, abstention_finding, score_outputs
 from evalkit.run.runner import RunOptions, git_commit
-from evalkit.run.store import VariantStore, results_folder, write_json_atomic
 from evalkit.run.summarise import variant_summary
 from evalkit.run.tracking import log_variants
+from evalkit.runfile import Ranking, first_ranks, read_run
+from evalkit.runstore import VariantStore, check_output_path, results_folder, write_json_atomic
 from evalkit.scoring.answers import (
     AnswerRow,
     AnswersFile,
@@ -45,7 +53,6 @@ from evalkit.scoring.answers import (
     self_contained,
 )
 from evalkit.scoring.locate import CorpusLocator
-from evalkit.scoring.runfile import Ranking, first_ranks, read_run
 
 SHOW = 5  # ids listed in an error or notice before "... and N more"
 CITE_BY = ("id", "position")
@@ -100,8 +107,6 @@ def _unknown_ids(file: str, found: dict[str, int], es: EvalSet) -> None:
 def _trace(name: str, wrote: dict[str, Any], latency_ms: float | None, error: dict[str, Any] | None,
            role: str = "generator") -> list[dict]:
     """The one trace event of a scored query: the user's system, as a node of its role."""
-    from evalkit.graph.state import compact
-
     # started_at: when evalkit read the output (the system ran elsewhere, at a time the file does not say);
     # 0.0 dated every MLflow trace of a scored run 1970-01-01, with no end time
     event = TraceEvent(step=0, node=name, type=SCORED_EVENT, started_at=time.time(), duration_ms=latency_ms or 0.0,
@@ -118,8 +123,6 @@ def score_run(run: str | Path, eval_set: str | Path | EvalSet, name: str, *, run
               scoring: Scoring | None = None) -> Scored:
     """Score a run file (the final ranking; ``retrieval_run``: the first-stage one, default the same);
     ``scoring``: relevance level and tie order, as ``evalkit run --relevance-level / --ties``."""
-    from evalkit.metrics import DEFAULT_METRICS, parse_metric
-
     metrics = tuple(metrics or DEFAULT_METRICS)
     for m in metrics:
         parse_metric(m)
@@ -203,9 +206,6 @@ def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str
     queries (a miss that ``gate`` refuses), or ``skip``-ped (a partial file scored on the
     queries it answers; the notice says how many of the eval set's).
     """
-    from evalkit.judges import make_judge
-    from evalkit.metrics import DEFAULT_METRICS, parse_metric
-
     if cite_by not in CITE_BY:
         raise EvalkitError(f"unknown citation style '{cite_by}'; choose one of {', '.join(CITE_BY)}")
     if unanswered not in UNANSWERED:
@@ -226,7 +226,7 @@ def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str
     locate = CorpusLocator(corpus).doc_of if corpus is not None else None  # contexts given as texts only
     ranked = _ranking_source(file, corpus, [r for r, _ in pairs], locate)
     if cache_root is None:
-        from evalkit.index.store import default_cache_root
+        from evalkit.cachestore import default_cache_root
 
         cache_root = default_cache_root()
     the_judge = make_judge(judge, cache_root=cache_root, **(judge_options or {})) if isinstance(judge, str) else judge
@@ -335,8 +335,6 @@ def _score_row(name: str, record: EvalRecord, row: AnswerRow, file: AnswersFile,
                metrics: Sequence[str], judge: Any, evidence_k: int, cite_by: str,
                file_has_eval_set: bool, rules: Any = None, scoring: Scoring | None = None,
                locate: Callable[[str], str | None] | None = None) -> QueryResult:
-    from evalkit.nodes.generate import parse_citations
-
     docs: list[tuple[str, float]] = []
     if ranked == "retrieved":
         docs = first_ranks(row.retrieved or [])  # a document named once per passage ranks at its first place
@@ -349,7 +347,7 @@ def _score_row(name: str, record: EvalRecord, row: AnswerRow, file: AnswersFile,
         masked = [(f"\0{i}", f"\0{i}") for i in range(len(shown))]
         by_pos, invalid = parse_citations(row.answer, masked)
         used = list(dict.fromkeys(shown[int(u[1:])][1] for u in by_pos))
-    else:  # ids first, then 1-based numbers (evalkit.judges.citations.resolve)
+    else:  # ids first, then 1-based numbers (evalkit.text.citations.resolve)
         used, invalid = parse_citations(row.answer, shown)
     failed = row.error is not None
     finding = abstention_finding(row.answer, None, rules, failed)
@@ -397,13 +395,9 @@ def _missing(name: str, record: EvalRecord, label: str, metrics: Sequence[str]) 
 
 def write_scored(scored: Scored, options: RunOptions, echo: Callable[[str], None] = print) -> RunSummary:
     """Write a scored variant exactly as ``evalkit run`` writes one (files, then MLflow unless disabled)."""
-    from evalkit.graph.config import VARIANT_NAME
-
     if not VARIANT_NAME.fullmatch(scored.name) or scored.name in (".", ".."):  # the rule graph config names follow
         raise EvalkitError(f"variant name {scored.name[:80]!r} is not a safe identifier: use letters, digits, '_', "
                            "'.' and '-' only (it names the variant's folder under --output), e.g. my_rag-v2")
-    from evalkit.locking import output_lock
-    from evalkit.run.store import check_output_path
 
     check_output_path(options.output)
     with output_lock(options.output, note=echo):  # one writer per output, as `evalkit run` (evalkit.locking)
@@ -412,8 +406,6 @@ def write_scored(scored: Scored, options: RunOptions, echo: Callable[[str], None
 
 def _write_locked(scored: Scored, options: RunOptions, echo: Callable[[str], None]) -> RunSummary:
     """``write_scored`` once the output is locked."""
-    import yaml
-
     if options.mlflow:
         from evalkit.track.store import check_store
 

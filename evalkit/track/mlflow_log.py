@@ -45,9 +45,9 @@ from typing import Any
 
 from evalkit.errors import EvalkitError
 from evalkit.locking import store_lock
+from evalkit.machine import environment_tags
 from evalkit.records import RunSummary, VariantSummary
 from evalkit.redact import redact, redact_obj
-from evalkit.run.machine import environment_tags
 from evalkit.track import payloads as pl
 from evalkit.track.names import (
     MAX_PARAM_VALUE_LENGTH,
@@ -157,7 +157,7 @@ class InvocationLogger:
                 **pl.source_tags(self.source_name, self.run.git_commit), **owner_tags()}
         if self.run.git_commit:
             tags["git.commit"] = self.run.git_commit
-        tags.update(environment_tags(self.run.environment))  # where it ran (evalkit.run.machine)
+        tags.update(environment_tags(self.run.environment))  # where it ran (evalkit.machine)
         tags.update({str(k): str(v) for k, v in self.tags.items()})
         self.parent_id = self.client.create_run(
             self.experiment_id, run_name=pl.parent_run_name(self.run, list(names)),

@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from evalkit.records import QueryResult
 
 FIGURE = "rerank_top1.png"
@@ -76,7 +78,6 @@ def rerank_histograms(results: Sequence[QueryResult], out_dir: Path, title: str 
 
 
 def _figure(path: Path, panels: list[tuple[str, list[tuple[str, list[float]]]]], title: str) -> Path:
-    import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

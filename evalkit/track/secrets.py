@@ -25,6 +25,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import yaml
+
 from evalkit.redact import MASK, is_secret_key, redact, redact_obj, secret_env_values
 
 # ``password=hunter2`` / ``api_key: abc`` in free text (error messages, node outputs)
@@ -63,7 +65,6 @@ def mask_yaml_secrets(text: str) -> str:
         return f"{m.group('key')}{m.group('sep')}'{MASK}'"
 
     masked = _YAML_PAIR.sub(repl, text)
-    import yaml
 
     try:
         data = yaml.safe_load(masked)

@@ -18,7 +18,7 @@ from evalkit.analysis.loop_reading import loop_reading
 from evalkit.evalsets import load_eval_set
 from evalkit.graph import config_from_dict
 from evalkit.run.runner import RunOptions, run_eval
-from evalkit.run.store import read_results
+from evalkit.runstore import read_results
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]

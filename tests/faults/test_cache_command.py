@@ -14,8 +14,8 @@ from fakes import BagOfWords
 from evalkit.cli import cli
 from evalkit.index.bm25 import build_or_load_bm25
 from evalkit.index.dense import build_or_load_dense
-from evalkit.index.tokenize import Tokenizer
 from evalkit.models.cache import EmbeddingCache
+from evalkit.text.tokenize import Tokenizer
 
 TEXTS, IDS = ["apple banana", "banana cherry", "grape fig"], ["a", "b", "c"]
 KEY = {"corpus_sha256": "cmd-test", "chunking": {"method": "document"}}

@@ -10,7 +10,7 @@ import math
 import pytest
 
 from evalkit.index.bm25 import build_or_load_bm25
-from evalkit.index.tokenize import Tokenizer
+from evalkit.text.tokenize import Tokenizer
 
 # Whitespace tokens make the hand computation easy. N=4, total length 10 -> avgdl 2.5.
 IDS = ["d1", "d2", "d3", "d4"]

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from fakes import BagOfWords
 
+from evalkit.cachestore import check_entry
 from evalkit.graph import build_graph, config_from_dict, initial_state
 from evalkit.index.bm25 import build_or_load_bm25
 from evalkit.index.corpus import Corpus
@@ -25,10 +26,9 @@ from evalkit.index.incremental import (
     text_digests,
 )
 from evalkit.index.resources import Resources
-from evalkit.index.store import check_entry
-from evalkit.index.tokenize import Tokenizer
 from evalkit.models.embedders import EMBEDDERS
 from evalkit.records import Document
+from evalkit.text.tokenize import Tokenizer
 
 
 class CountingBow(BagOfWords):

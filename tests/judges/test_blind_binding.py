@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from judging import verdicts_with_reasons as verdicts
 
-from evalkit.judges.dates import find_dates
-from evalkit.judges.values import extract_atoms, name_forms
+from evalkit.text.dates import find_dates
+from evalkit.text.values import extract_atoms, name_forms
 
 
 def supported(judge, question, answer, evidence):

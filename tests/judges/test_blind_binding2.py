@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from judging import verdicts_with_reasons as verdicts
 
-from evalkit.judges.values import extract_atoms
+from evalkit.text.values import extract_atoms
 
 
 def supported(judge, question, answer, evidence):

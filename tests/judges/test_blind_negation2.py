@@ -10,7 +10,7 @@ from __future__ import annotations
 from judging import verdicts_by_id as verdicts
 from judging import verdicts_with_reasons
 
-from evalkit.judges.lexicon import content_terms, negation_cues
+from evalkit.text.lexicon import content_terms, negation_cues
 
 
 def judged(judge, question, answer, evidence):

@@ -340,7 +340,7 @@ def test_structured_answers_through_the_generator_are_the_reports(tmp_path: Path
     the share of the 16 structured questions whose answer states the table's values."""
     from evalkit.evalsets import load_eval_set
     from evalkit.run.runner import RunOptions, run_eval
-    from evalkit.run.store import read_results
+    from evalkit.runstore import read_results
 
     params = sql_params()
     for spec in params["tables"].values():

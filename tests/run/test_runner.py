@@ -15,7 +15,7 @@ from evalkit.graph import Node, NodeParams, config_from_dict, register_node
 from evalkit.graph.schema import declare_field
 from evalkit.metrics import hit, ndcg, recall
 from evalkit.run.runner import RunOptions, run_eval
-from evalkit.run.store import read_results
+from evalkit.runstore import read_results
 
 REPO = Path(__file__).resolve().parents[2]
 

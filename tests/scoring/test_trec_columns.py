@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from evalkit.errors import LocatedError
+from evalkit.runfile import _read_trec, read_run
+from evalkit.runfile_columns import read_trec_columns
 from evalkit.scoring import scorer
-from evalkit.scoring.runfile import _read_trec, read_run
-from evalkit.scoring.trec_columns import read_trec_columns
 
 DOCS = [f"d{i}" for i in range(40)] + ["文档-甲", "doc-é", "Doc-Z", "doc-z"]
 
@@ -138,7 +138,7 @@ def test_score_run_records_equal_the_line_readers_and_pytrec_eval(tiny, tmp_path
     retrieval.write_text("\n".join(stage1) + "\n", encoding="utf-8")
     assert read_trec_columns(run.read_bytes()) is not None  # the column reader is the one exercised
     now = [_scored_records(es, run), _scored_records(es, run, retrieval)]
-    monkeypatch.setattr("evalkit.scoring.trec_columns.read_trec_columns", lambda data: None)
+    monkeypatch.setattr("evalkit.runfile_columns.read_trec_columns", lambda data: None)
     before = [_scored_records(es, run), _scored_records(es, run, retrieval)]
     assert now == before  # every field of every per-query record
     # and the final-stage metrics are pytrec_eval's (the eval set's gold documents as qrels)
