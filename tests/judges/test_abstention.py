@@ -91,6 +91,26 @@ def test_the_third_held_out_split_is_measured_as_reported():
     assert (tp, fp, sum(gold) - tp) == (48, 2, 12)
 
 
+def test_the_fourth_held_out_split_is_measured_as_reported():
+    """120 more answers (60 refusals in 60 wordings, en/zh 30/30; 60 answers: negative facts, reported
+    facts, partial answers, "not found" as part of the world), written 2026-12-04 by a writer who saw
+    no code, test or data of evalkit, and measured once with the rules unchanged: precision 0.971,
+    recall 0.567 (en 0.944 / 0.567, zh 1.000 / 0.567). The misses are refusals that say what the
+    sources do cover ("the passages mention 14 programs, but not ..."), open with general knowledge
+    ("Typically, banks charge $15-$35 ..."), restate the question, list what was searched or end with
+    pleasantries: read as partial answers. Not tuned on: a rule change needs a fifth blind split."""
+    rows = [json.loads(x) for x in (DATA / "abstention_test4.jsonl").read_text(encoding="utf-8").splitlines() if x]
+    assert len(rows) == 120 and sum(r["label"] == "abstained" for r in rows) == 60
+    counts = {}
+    for lang in ("en", "zh"):
+        mine = [r for r in rows if r["lang"] == lang]
+        pred = [detect_abstention(r["answer"]).abstained for r in mine]
+        gold = [r["label"] == "abstained" for r in mine]
+        tp = sum(p and g for p, g in zip(pred, gold))
+        counts[lang] = (tp, sum(p and not g for p, g in zip(pred, gold)), sum(gold) - tp)
+    assert counts == {"en": (17, 1, 13), "zh": (17, 0, 13)}
+
+
 # --- refusals in users' own wordings (tests/judges/data/abstention_cases.jsonl) -----------------------------
 CASES = Path(__file__).resolve().parent / "data" / "abstention_cases.jsonl"
 FLOOR_PRECISION, FLOOR_RECALL = 0.95, 0.93  # per language, on the held-out split (the old rules: en 0.78/0.84, zh 0.71/0.80)
