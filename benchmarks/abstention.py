@@ -5,7 +5,7 @@
     python benchmarks/abstention.py --show     # also list every wrong call
 
 What it does: reads ``benchmarks/data/abstention_dev.jsonl`` (the split the default
-patterns of :mod:`evalkit.judges.abstention` were developed on) and
+patterns of :mod:`evalkit.text.abstention` were developed on) and
 ``benchmarks/data/abstention_test.jsonl`` (written afterwards, in other wordings, and
 measured once: the reported figure), and ``benchmarks/data/abstention_test2.jsonl`` (120
 answers written by a helper that did not read the rules, with short answers heading
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--show", action="store_true", help="List every answer the detector got wrong.")
     p.add_argument("--strict", action="store_true", help="Exit 1 when the test split misses a target.")
     args = p.parse_args(argv)
-    from evalkit.judges.abstention import detect_abstention
+    from evalkit.text.abstention import detect_abstention
 
     missed = []
     for split, path in SPLITS.items():

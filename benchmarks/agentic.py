@@ -222,7 +222,7 @@ def attempts_table(output: Path, summary: Any, markdown: bool) -> str:
     from the same per-attempt rankings (``attempt_rankings``), on the retrieval stage.
     """
     from evalkit.metrics.agentic import attempt_rankings
-    from evalkit.run.store import read_results
+    from evalkit.runstore import read_results
 
     header = ["variant", "attempt", "answerable queries", "Hit@5", "R@5", "R@20",
               "same queries at attempt 1 (Hit@5 / R@5 / R@20)"]
@@ -244,7 +244,7 @@ def attempts_table(output: Path, summary: Any, markdown: bool) -> str:
 
 def gate_table(output: Path, summary: Any, markdown: bool) -> str:
     """How the first attempt's grade agrees with the gold labels (queries and documents)."""
-    from evalkit.run.store import read_results
+    from evalkit.runstore import read_results
 
     header = ["variant", "gate pass (answerable)", "gate pass (unanswerable)", "kept docs that are gold",
               "gold judged -> kept", "kept by atom rescue"]

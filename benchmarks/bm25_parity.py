@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from scale_common import DATA_DIR, REPO, _quiet_env, import_set, scifact_missing, table
 
 HOTPOT_DIR = REPO.parent / "shared" / "datasets" / "hotpotqa_100"
@@ -81,7 +80,7 @@ def run(eval_set: Any, configs: list[Any], out: Path, cache: Path, reference: bo
     import evalkit.index.bm25 as bm25mod
     from evalkit.index.bm25 import BM25Index
     from evalkit.run.runner import RunOptions, run_eval
-    from evalkit.run.store import read_results
+    from evalkit.runstore import read_results
 
     saved = bm25mod.build_or_load_bm25
     seconds = [0.0]

@@ -70,7 +70,7 @@ def _median_ms(fn: Callable[[], Any], repeat: int) -> float:
 
 
 def main() -> None:
-    from evalkit.index.store import check_entry, default_cache_root
+    from evalkit.cachestore import check_entry, default_cache_root
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cache", type=Path, default=default_cache_root())
@@ -85,9 +85,9 @@ def main() -> None:
             print(f"{folder.name:<30} skipped ({'unknown kind' if kind not in LOADERS else 'not a good entry'})")
             continue
         mb = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
-        load = _median_ms(lambda: LOADERS[kind](folder), args.repeat)
-        sizes = _median_ms(lambda: check_entry(folder, checksums=False), args.repeat)
-        verify = _median_ms(lambda: check_entry(folder), args.repeat)
+        load = _median_ms(lambda kind=kind, folder=folder: LOADERS[kind](folder), args.repeat)
+        sizes = _median_ms(lambda folder=folder: check_entry(folder, checksums=False), args.repeat)
+        verify = _median_ms(lambda folder=folder: check_entry(folder), args.repeat)
         for key, value in (("mb", mb), ("load", load), ("sizes", sizes), ("verify", verify)):
             totals[key] += value
         print(f"{folder.name:<30} {mb:7.2f} {load:8.2f} {sizes:9.2f} {verify:10.2f} {verify / load:11.2f}x")

@@ -9,7 +9,7 @@
 What it does: reads ``tests/judges/data/error_replies.jsonl`` (written before the detector:
 each line a reply ``text``, its ``lang``, ``label`` error | answer | refusal, ``source``, and
 ``split``: every third case of each language is ``test``) and runs
-:func:`evalkit.judges.error_replies.detect_error_reply`. Prints per language the counts,
+:func:`evalkit.text.error_replies.detect_error_reply`. Prints per language the counts,
 precision and recall of "error" (positive class) and the wrong calls' ids (dev only, with
 ``--show``). ``--answers`` runs the detector over the repository's other labelled answers
 (abstention cases, judge cases, the bundled eval sets' reference answers), none of which is
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--show", action="store_true", help="List the wrong calls (dev split only).")
     p.add_argument("--answers", action="store_true", help="Count false alarms on the repository's other answers.")
     args = p.parse_args(argv)
-    from evalkit.judges.error_replies import detect_error_reply
+    from evalkit.text.error_replies import detect_error_reply
 
     rows = [r for r in load(CASES) if r["split"] == args.split]
     found = {r["id"]: detect_error_reply(r["text"]) for r in rows}

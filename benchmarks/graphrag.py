@@ -168,7 +168,7 @@ def cost_table(summary: Any, markdown: bool) -> str:
 
 def wins_losses(output: Path, summary: Any, examples: int, markdown: bool) -> str:
     """Per-query comparison of each variant with the baseline on recall@20 and hit@5."""
-    from evalkit.run.store import read_results
+    from evalkit.runstore import read_results
 
     base = {r.query_id: r for r in read_results(output.with_suffix("") / BASELINE / "per_query.jsonl")}
     lines = []

@@ -79,7 +79,7 @@ def _gold(answer: list[Any], positives: list[str]) -> str | None:
 
 def _changed(answer: str, evidence: str, rng: random.Random) -> tuple[str, str] | None:
     """(error type, changed answer) for a number or date answer; None when it has neither."""
-    from evalkit.judges.dates import find_dates
+    from evalkit.text.dates import find_dates
 
     if find_dates(answer):
         m = re.search(r"(\d{1,2})(日|号)", answer) or re.search(r"(\d{1,2})(月)", answer) or re.search(r"(\d{4})(年)", answer)
@@ -108,9 +108,9 @@ def _changed(answer: str, evidence: str, rng: random.Random) -> tuple[str, str] 
 
 def rgb_cases(path: Path, n_questions: int, seed: int) -> list[Any]:
     """Supported / planted-error cases built from a seeded sample of RGB zh_refine questions."""
-    from evalkit.judges.claims import split_sentences
     from evalkit.judges.scoring import JudgeCase
-    from evalkit.judges.values import _posseg
+    from evalkit.text.claims import split_sentences
+    from evalkit.text.values import _posseg
 
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     rng = random.Random(seed)

@@ -8,10 +8,10 @@ repository,
   every case with a question, an answer and evidence (evidence given by document id is
   resolved from ``eval_sets/corpora/demo_kb.jsonl``), recording each claim's verdict,
   reason and evidence ids;
-- :func:`evalkit.judges.abstention.detect_abstention` and
-  :func:`evalkit.judges.error_replies.detect_error_reply` on every answer (and every
+- :func:`evalkit.text.abstention.detect_abstention` and
+  :func:`evalkit.text.error_replies.detect_error_reply` on every answer (and every
   ``text`` of the error-reply cases);
-- the word-level helpers of :mod:`evalkit.judges.lexicon` (negation cues, content terms)
+- the word-level helpers of :mod:`evalkit.text.lexicon` (negation cues, content terms)
   on every answer and evidence passage,
 
 and writes it all as one JSON file (sorted keys, one layout). Compare two runs byte for byte:
@@ -82,8 +82,8 @@ def judge_fingerprint(texts: dict[str, str]) -> dict[str, Any]:
 
 def detector_fingerprint() -> dict[str, Any]:
     """Per file, per row: the abstention finding and the error-reply finding of its answer (or text)."""
-    from evalkit.judges.abstention import detect_abstention
-    from evalkit.judges.error_replies import detect_error_reply
+    from evalkit.text.abstention import detect_abstention
+    from evalkit.text.error_replies import detect_error_reply
 
     out: dict[str, Any] = {}
     for path in detector_files():
@@ -103,7 +103,7 @@ def detector_fingerprint() -> dict[str, Any]:
 
 def lexicon_fingerprint(texts: dict[str, str]) -> dict[str, Any]:
     """Negation cues and content terms of every answer and evidence passage (a finer net for word lists)."""
-    from evalkit.judges.lexicon import content_terms, negation_spans
+    from evalkit.text.lexicon import content_terms, negation_spans
 
     seen: dict[str, None] = {}
     for path in judge_files():

@@ -28,7 +28,7 @@ def _round(summary_path: Path, configs: Path, store: Path) -> dict[str, float]:
     t = time.process_time()
     from evalkit.analysis.runs import summary_from_dict
     from evalkit.graph.config import load_graph_config
-    from evalkit.run.store import read_results, results_folder
+    from evalkit.runstore import read_results, results_folder
     from evalkit.track.background import warm_up
     from evalkit.track.mlflow_log import InvocationLogger
     from evalkit.track.payloads import VariantLog

@@ -75,8 +75,8 @@ def main(argv: list[str] | None = None) -> None:
     cases = [r for r in rows if r["lang"] == "en"][:args.cases]
     texts = [r["answer"] for r in rows] + [e["text"] for r in rows for e in r["evidence"]]
     from evalkit.judges import make_judge
-    from evalkit.judges.claims import split_claims
     from evalkit.judges.nli_rules import evidence_windows
+    from evalkit.text.claims import split_claims
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / f"random-deberta-v3-{args.size}"

@@ -94,13 +94,12 @@ def index_folders(summary_index: dict[str, Any]) -> tuple[str, str]:
 def hand_loop(eval_set: Any, cache: Path, folders: tuple[str, str],
               query_vecs: dict[str, np.ndarray] | None) -> dict[str, Any]:
     """The minimal loop (see the module docstring); ``query_vecs`` None = encode every query."""
+    import bm25s
     import faiss
     from sentence_transformers import SentenceTransformer
 
-    import bm25s
-
-    from evalkit.index.tokenize import Tokenizer
     from evalkit.models.embedders import _minilm_path
+    from evalkit.text.tokenize import Tokenizer
 
     t0 = time.perf_counter()
     dense_dir, bm25_dir = (cache / "indexes" / name for name in folders)

@@ -120,9 +120,9 @@ def tokens(n: int, args: argparse.Namespace) -> tuple[list[str], list[str], Any,
     """The corpus, queries, tokenizer, key, and the tokenisation seconds (0 when the cache had them)."""
     from synthetic import made_up_corpus
 
+    from evalkit.cachestore import cache_dir_for
     from evalkit.index import bm25
-    from evalkit.index.store import cache_dir_for
-    from evalkit.index.tokenize import Tokenizer
+    from evalkit.text.tokenize import Tokenizer
 
     texts, queries = made_up_corpus(n, args.queries, args.seed)
     tok = Tokenizer("en", True, True)

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalkit.records import EvalSetRef, RunSummary, VariantSummary  # noqa: E402
 from evalkit.redact import redact, secret_env_values  # noqa: E402
-from evalkit.run.store import write_atomic, write_json_atomic  # noqa: E402
+from evalkit.runstore import write_atomic, write_json_atomic  # noqa: E402
 
 
 def variant(rng: random.Random, i: int) -> VariantSummary:

@@ -50,7 +50,7 @@ def non_ascii_letters(text: str) -> bool:
 def measure(label: str, set_path: Path, work: Path, progress: bool) -> list[str]:
     from evalkit.evalsets import load_eval_set
     from evalkit.run.runner import RunOptions, run_eval
-    from evalkit.run.store import read_results
+    from evalkit.runstore import read_results
 
     eval_set = load_eval_set(f"{set_path}@v1")
     docs = eval_set.corpus.documents
@@ -94,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         out += measure("SciFact test", result.eval_set_path, ARGS.work_dir, not ARGS.no_progress)
     else:
         out.append(f"SciFact skipped: {DATA_DIR} is missing (see the shared datasets README)")
-    from evalkit.importers.hotpotqa import FILES as HOTPOT_FILES, import_hotpotqa
+    from evalkit.importers.hotpotqa import FILES as HOTPOT_FILES
+    from evalkit.importers.hotpotqa import import_hotpotqa
 
     if all((HOTPOT_DIR / n).is_file() for n in HOTPOT_FILES):
         out += measure("HotpotQA-100", import_hotpotqa(HOTPOT_DIR, ARGS.work_dir / "hotpotqa"), ARGS.work_dir,

@@ -22,7 +22,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from evalkit.cachestore import default_cache_root
+from evalkit.commands.run import _env_quiet
+from evalkit.errors import EvalkitError
+from evalkit.evalsets import EvalSet, load_eval_set
+from evalkit.evalsets.inline import _records, freeze_inline
+from evalkit.graph import GraphConfig, config_from_dict, expand_sweep, load_variants
+from evalkit.llm.base import LLMSpec
+from evalkit.metrics import DEFAULT_METRICS, Scoring
 from evalkit.results import Results, load_results
+from evalkit.run.runner import RunOptions, run_eval
+from evalkit.scoring import score_answers, score_run, write_scored
 
 __all__ = ["evaluate", "load_results", "score"]
 
@@ -30,21 +42,14 @@ ConfigLike = str | Path | dict[str, Any] | Any
 
 
 def _cache_root(cache_root: str | Path | None) -> Path:
-    from evalkit.index.store import default_cache_root
-
     return Path(cache_root) if cache_root is not None else default_cache_root()
 
 
 def _eval_set(eval_set: Any, corpus: Any, name: str, lang: str, cache_root: Path) -> Any:
-    from evalkit.evalsets import EvalSet, load_eval_set
-    from evalkit.evalsets.inline import freeze_inline
-
     if isinstance(eval_set, EvalSet):
         return eval_set
     if isinstance(eval_set, (str, Path)):
         if corpus is not None:
-            from evalkit.errors import EvalkitError
-
             raise EvalkitError("corpus= goes with an eval set given as rows; a frozen eval set names its own corpus")
         return load_eval_set(eval_set)
     return freeze_inline(eval_set, corpus, cache_root, name=name, lang=lang)
@@ -52,8 +57,6 @@ def _eval_set(eval_set: Any, corpus: Any, name: str, lang: str, cache_root: Path
 
 def _configs(graph_configs: ConfigLike | Sequence[ConfigLike]) -> tuple[list[Any], set[str]]:
     """Loaded configs, and the names of those given in memory (no file to point back to)."""
-    from evalkit.graph import GraphConfig, config_from_dict, expand_sweep, load_variants
-
     items = graph_configs if isinstance(graph_configs, (list, tuple)) else [graph_configs]
     out, in_memory = [], set()
     for item in items:
@@ -62,9 +65,14 @@ def _configs(graph_configs: ConfigLike | Sequence[ConfigLike]) -> tuple[list[Any
         elif isinstance(item, dict):
             loaded = [config_from_dict(cfg, source="<dict>") for _, cfg in expand_sweep(item)] if "sweep" in item \
                 else [config_from_dict(item, source="<dict>")]
-        else:
+        elif isinstance(item, (str, Path)):
             out += load_variants(item)
             continue
+        else:
+            from evalkit.errors import EvalkitError
+
+            raise EvalkitError(f"graph_configs: got a {type(item).__name__}; give a config file path, a config "
+                               "dict or a GraphConfig (or a list of them)")
         out += loaded
         in_memory |= {c.name for c in loaded if not Path(c.source).is_file()}
     return out, in_memory
@@ -81,13 +89,11 @@ def _judge_options(judge_llm: Any, judge_model: Any = None) -> dict[str, Any]:
         out.update(options_from_path(judge_model))
     if judge_llm is None:
         return out
-    from evalkit.llm.base import LLMSpec
 
     if isinstance(judge_llm, LLMSpec):
         return {**out, "llm": judge_llm}
     if isinstance(judge_llm, dict):
         return {**out, "llm": LLMSpec(**judge_llm)}
-    import yaml
 
     return {**out, "llm": LLMSpec(**(yaml.safe_load(Path(judge_llm).read_text(encoding="utf-8")) or {}))}
 
@@ -116,10 +122,6 @@ def evaluate(eval_set: Any, graph_configs: ConfigLike | Sequence[ConfigLike], *,
         judge_model: for ``judge="nli"``: a local model folder, a YAML file of nli judge options, or the
             options as a dict (``{"model": FOLDER, "entailment_threshold": 0.7}``; docs/judges.md).
     """
-    from evalkit.commands.run import _env_quiet
-    from evalkit.metrics import DEFAULT_METRICS
-    from evalkit.run.runner import RunOptions, run_eval
-
     _env_quiet()
     root = _cache_root(cache_root)
     es = _eval_set(eval_set, corpus, name, lang, root)
@@ -142,13 +144,12 @@ def _answers_file(answers: Any, cache_root: Path) -> Path:
     """A path as given; rows in memory written to ``<cache>/answers/<sha12>.jsonl`` (their content is their identity)."""
     if isinstance(answers, (str, Path)):
         return Path(answers)
-    from evalkit.evalsets.inline import _records
 
     text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in _records(answers))
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     path = cache_root / "answers" / f"{digest[:12]}.jsonl"
     if not path.is_file() or path.read_bytes() != text.encode("utf-8"):  # absent, or damaged: written whole
-        from evalkit.index.store import write_file
+        from evalkit.cachestore import write_file
 
         write_file(path, text.encode("utf-8"))
     return path
@@ -169,12 +170,6 @@ def score(*, name: str, output: str | Path, eval_set: Any = None, run: str | Pat
     ``relevance_level`` and ``ties`` are the CLI's ``--relevance-level`` and ``--ties``; ``judge_model`` its
     ``--judge-model`` (or the nli judge's options as a dict).
     """
-    from evalkit.commands.run import _env_quiet
-    from evalkit.errors import EvalkitError
-    from evalkit.metrics import Scoring
-    from evalkit.run.runner import RunOptions
-    from evalkit.scoring import score_answers, score_run, write_scored
-
     _env_quiet()
     scoring = Scoring(relevance_level=relevance_level, ties=ties)
     if (run is None) == (answers is None):

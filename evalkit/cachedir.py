@@ -18,7 +18,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalkit.index.store import STAGING, TRASH, check_entry
+from evalkit.cachestore import STAGING, TRASH, check_entry
+from evalkit.errors import EvalkitError
+from evalkit.evalsets.versions import load_eval_set
+from evalkit.llm.cache import count_bad_rows as count_bad_answers
+from evalkit.models.cache import count_bad_rows as count_bad_vectors
 from evalkit.sqlitedb import DAMAGED_SUFFIX
 
 STALE_BUILD_S = 3600.0  # a staging folder untouched this long belongs to a builder that stopped
@@ -116,15 +120,11 @@ def _sqlite_checker(count_bad: Callable[[sqlite3.Connection], int], what: str) -
 
 
 def _bad_vectors(db: sqlite3.Connection) -> int:
-    from evalkit.models.cache import count_bad_rows
-
-    return count_bad_rows(db)
+    return count_bad_vectors(db)
 
 
 def _bad_answers(db: sqlite3.Connection) -> int:
-    from evalkit.llm.cache import count_bad_rows
-
-    return count_bad_rows(db)
+    return count_bad_answers(db)
 
 
 # -- eval sets frozen from rows, answer files, HTTP responses ------------------------------
@@ -138,9 +138,6 @@ def _evalsets(root: Path) -> Iterator[Entry]:
 
 
 def _check_evalset(entry: Entry) -> str | None:
-    from evalkit.errors import EvalkitError
-    from evalkit.evalsets.versions import load_eval_set
-
     path = entry.path / f"{entry.path.name}.jsonl"
     if not (entry.path / f"{entry.path.name}.manifest.json").is_file():
         return f"{entry.path} has no manifest (an interrupted freeze)"

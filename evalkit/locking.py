@@ -197,7 +197,7 @@ def output_lock(output: Path, note: Callable[[str], None] | None = None) -> Abst
     """The one-writer lock of a run's results folder (``results/x.json`` -> ``results/x/.evalkit.lock``).
 
     A second writer is refused at once (:class:`LockBusyError`, exit code 2) naming the holder
-    and what to do. The folder must exist (``evalkit.run.store.prepare_output`` checks and creates it).
+    and what to do. The folder must exist (``evalkit.runstore.prepare_output`` checks and creates it).
     """
     output = Path(output)
     folder = output.with_suffix("")

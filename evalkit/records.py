@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass, field, fields
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -140,8 +142,6 @@ def round6(values: np.ndarray) -> list[float]:
     |x * 1e6| < 2^52), so numpy picks the same k unless the product lands exactly on k + 1/2.
     Those values, and huge or non-finite ones, are rounded by ``round``.
     """
-    import numpy as np
-
     with np.errstate(over="ignore", invalid="ignore"):
         y = values * 1e6
         exact = (np.abs(y) < 2.0**52) & (y - np.floor(y) != 0.5)  # False for NaN and infinities
@@ -248,7 +248,7 @@ class QueryResult:
     gold_doc_ids: list[str]
     retrieved: list[dict[str, Any]]
     reranked: list[dict[str, Any]]
-    metrics: dict[str, float]
+    metrics: dict[str, float | None]  # None: not defined for this query (null in per_query.jsonl)
     trace: list[dict[str, Any]]
     error: dict[str, Any] | None = None
     outcome: str | None = None
@@ -353,7 +353,7 @@ class RunSummary:
     status: str = "complete"
     pending: list[str] = field(default_factory=list)
     interrupted: str | None = None
-    environment: dict[str, Any] = field(default_factory=dict)  # CPU and numeric stack (evalkit.run.machine)
+    environment: dict[str, Any] = field(default_factory=dict)  # CPU and numeric stack (evalkit.machine)
 
     @property
     def partial(self) -> bool:

@@ -20,6 +20,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+import orjson
+import ormsgpack
+import ormsgpack as m
+
+from evalkit.frozen import FrozenList, frozen_all_the_way
+
 MASK = "***"
 
 # query-string / form / header-style parameters whose values are secrets
@@ -222,8 +229,6 @@ def dumps(obj: Any, **kwargs: Any) -> str:
     """
     text = None
     if kwargs == _PRETTY:
-        import orjson
-
         text = _orjson_text(obj, orjson.OPT_INDENT_2)
     if text is None:
         text = json.dumps(obj, **kwargs)
@@ -249,8 +254,6 @@ def _orjson_text(obj: Any, option: int, default: Any = None) -> str | None:
     With ``indent=2`` (:func:`dumps`) the layout, characters and escapes are ``json``'s; a small float
     may read ``1e-7`` or ``0.00001`` instead of ``1e-07`` or ``1e-05``, the same number.
     """
-    import orjson
-
     try:
         text = orjson.dumps(obj, default=default, option=option).decode("utf-8")
         return text if _plain_and_finite(obj) or orjson.loads(text) == obj else None
@@ -274,9 +277,6 @@ def _plain_and_finite(obj: Any) -> bool:
     mantissa) just sends the line to the full check, and a real one cannot be missed. It replaced
     ``marshal`` plus that scan: ~100 against ~45 us a SciFact record inside a sweep.
     """
-    import numpy as np
-    import ormsgpack
-
     try:
         packed = ormsgpack.packb(obj, option=_plain_only(), default=_frozen_list)
     except TypeError:  # ormsgpack.MsgpackEncodeError: a type orjson or json might write their own way
@@ -289,13 +289,11 @@ def _plain_and_finite(obj: Any) -> bool:
 
 
 def _frozen_list(value: Any) -> Any:
-    """ormsgpack's ``default`` in :func:`_plain_and_finite`: a frozen list (``evalkit.graph.memo.FrozenList``,
+    """ormsgpack's ``default`` in :func:`_plain_and_finite`: a frozen list (``evalkit.frozen.FrozenList``,
     a shared ranking's trace form, which orjson and json write as any list) read as the list it is,
     or, when its verdict was kept (:func:`_written`), None for plain and finite data (nothing to look
     at again) and a refusal for the rest; every other type ormsgpack passes here is refused, so its
     record takes the full check."""
-    from evalkit.graph.memo import FrozenList
-
     if isinstance(value, FrozenList):
         kept = getattr(value, "_json", None)
         if kept is None:
@@ -314,10 +312,6 @@ def _written(value: Any) -> Any:
     plain value orjson wrote before this hook existed; :func:`_plain_and_finite` refuses those, so
     their record is read back and compared, as before.
     """
-    import orjson
-
-    from evalkit.graph.memo import FrozenList, frozen_all_the_way
-
     if isinstance(value, FrozenList):
         kept = getattr(value, "_json", None)
         if kept is None:
@@ -341,8 +335,6 @@ _FLOAT_MAX_EXPONENT = re.compile(b"\xcb[\x7f\xff]")
 def _plain_only() -> int:
     """ormsgpack's options that pass each type it would write its own way to ``default`` (:func:`_frozen_list`,
     which refuses every one but a frozen list)."""
-    import ormsgpack as m
-
     return (m.OPT_PASSTHROUGH_BIG_INT | m.OPT_PASSTHROUGH_DATACLASS | m.OPT_PASSTHROUGH_DATETIME
             | m.OPT_PASSTHROUGH_ENUM | m.OPT_PASSTHROUGH_SUBCLASS | m.OPT_PASSTHROUGH_UUID)
 
@@ -358,8 +350,6 @@ def dumps_line(obj: Any, secrets: Sequence[str] | None = None) -> str:
     ``secrets``: the values to mask (:func:`secret_env_values`, read once by a caller
     writing many lines; None reads them now).
     """
-    import orjson
-
     if secrets is None:
         secrets = secret_env_values()
     text = _orjson_text(obj, orjson.OPT_PASSTHROUGH_SUBCLASS, _written)

@@ -16,7 +16,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit.analysis.compare import VariantRef, compare_variants
+from evalkit.analysis.report import comparison_table
+from evalkit.analysis.run_report import build_report, default_paths, write_report
 from evalkit.analysis.runs import LoadedRun, load_run
+from evalkit.errors import EvalkitError
+from evalkit.interop.export import to_dataframe
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -65,8 +70,6 @@ class Results:
 
     def to_pandas(self, variants: Sequence[str] | None = None) -> pd.DataFrame:
         """One row per (variant, query), every per-query metric a column (``evalkit export``'s table)."""
-        from evalkit.interop.export import to_dataframe
-
         return to_dataframe(self.run, variants)
 
     def compare(self, *variants: VariantSpec, metrics: Sequence[str] | None = None, resamples: int = 10_000,
@@ -78,9 +81,6 @@ class Results:
         run of the same eval set (a scored system beside a graph variant, say). ``print()``
         the result for the CLI's table; ``.to_dict()`` has every number.
         """
-        from evalkit.analysis.compare import VariantRef, compare_variants
-        from evalkit.errors import EvalkitError
-
         if len(variants) < 2:
             raise EvalkitError("compare needs at least two variants, e.g. results.compare('bm25', 'hybrid_rrf')")
         refs = []
@@ -95,12 +95,6 @@ class Results:
     def report(self, path: str | Path | None = None, variants: Sequence[str] | None = None,
                resamples: int = 2000, seed: int = 0) -> tuple[Path, Path]:
         """Write ``evalkit report``'s HTML page to ``path`` (and its Markdown twin beside it, ``.md``)."""
-        from evalkit.analysis.run_report import (
-            build_report,
-            default_paths,
-            write_report,
-        )
-
         built = build_report(self.run, list(variants) if variants else None, n_resamples=resamples, seed=seed)
         html, md = default_paths(self.run)
         if path is not None:
@@ -109,8 +103,6 @@ class Results:
         return write_report(built, html, md)
 
     def __repr__(self) -> str:
-        from evalkit.analysis.report import comparison_table
-
         return f"Results({self.run.source!r})\n{comparison_table(self.run.summary)}"
 
 

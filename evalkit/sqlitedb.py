@@ -21,6 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from evalkit.cachestore import warn
+
 __all__ = ["CacheDB", "connect", "is_damage"]
 
 BUSY_TIMEOUT_S = 60.0
@@ -98,8 +100,6 @@ class CacheDB:
 
     def _set_aside(self, exc: BaseException) -> None:
         """Close, and move the damaged file (and its WAL) to ``<name>.damaged`` unless another process already did."""
-        from evalkit.index.store import warn
-
         if self._db is not None:
             self._db.close()
             self._db = None

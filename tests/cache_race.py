@@ -27,7 +27,7 @@ def retrieve(root: Path) -> dict[str, Any]:
     """BM25 and dense top-10 of every query, from the entries under ``root`` (built if absent)."""
     from evalkit.index.bm25 import build_or_load_bm25
     from evalkit.index.dense import build_or_load_dense
-    from evalkit.index.tokenize import Tokenizer
+    from evalkit.text.tokenize import Tokenizer
 
     bm25 = build_or_load_bm25(TEXTS, IDS, Tokenizer("whitespace"), KEY, root)
     dense = build_or_load_dense(TEXTS, IDS, Embedder(), KEY, root)

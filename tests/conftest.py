@@ -1,7 +1,9 @@
-"""Test-wide settings: nothing downloads, nothing is written into the repo.
+"""Test-wide settings: nothing downloads, nothing is written into the repo, state writes are type-checked.
 
 Model weights come only from local folders (see ../shared/MODELS.md); the offline
 switches below make any attempt to reach the Hugging Face Hub fail fast instead.
+``EVALKIT_CHECK_STATE=1`` makes the engine check every value a node writes against its
+field's declared type (evalkit.graph.typecheck; off by default outside the tests).
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import pytest
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ.setdefault("EVALKIT_CHECK_STATE", "1")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -88,7 +91,8 @@ def _demo_slice(folder: Path) -> Path:
     from evalkit.evalsets import freeze
 
     repo = Path(__file__).resolve().parents[1]
-    read = lambda p: [json.loads(x) for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
+    def read(p):
+        return [json.loads(x) for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
     rows, docs = read(repo / "eval_sets" / "demo_kb.jsonl"), read(repo / "eval_sets" / "corpora" / "demo_kb.jsonl")
     picked, left = [], dict(DEMO_SLICE_PER_TYPE)
     for r in rows:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from evalkit.judges.quantities import find_quantities
+from evalkit.text.quantities import find_quantities
 
 
 def verdicts(judge: Any, question: str, answer: str, *passages: str) -> list[str]:

@@ -147,6 +147,13 @@ def test_rows_need_a_corpus_and_known_gold(tmp_path: Path):
                          output=tmp_path / "x.json", mlflow=False, cache_root=tmp_path)
 
 
+def test_a_graph_config_of_another_kind_is_a_clear_error(tmp_path: Path):
+    # found by mypy over the whole package: anything but a path, dict or GraphConfig reached Path() (a TypeError)
+    with pytest.raises(EvalkitError, match="graph_configs: got a int; give a config file path"):
+        evalkit.evaluate(ROWS, [BM25, 42], corpus=DOCS, output=tmp_path / "x.json", mlflow=False,
+                         cache_root=tmp_path)
+
+
 def test_score_mirrors_the_cli_and_takes_rows(tmp_path: Path, file_set: Path):
     answers = [{"id": "a1", "answer": "A director approves invoices above 5000 yuan [fin-001].",
                 "retrieved": ["fin-001", "fin-002"]},

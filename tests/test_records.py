@@ -131,7 +131,7 @@ def test_a_run_summary_writes_every_variant_as_its_own_full_copy_would():
     import json
 
     from evalkit.records import EvalSetRef, RunSummary, VariantSummary
-    from evalkit.run.store import write_json_atomic
+    from evalkit.runstore import write_json_atomic
 
     variants = {
         "a": VariantSummary(metrics={"recall@20": 0.5, "hit@5": 1.0}, n_failed=0, n_queries=2, n_excluded=1,

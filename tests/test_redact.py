@@ -51,9 +51,9 @@ def test_looks_like_key(value, is_key):
 
 @pytest.mark.parametrize("text, kept", [
     (f'{{"api_key": "{KEY[3:]}", "model": "m"}}', '"model": "m"'),            # JSON, not key-shaped
-    (f"password=hunter2hunter2 rest", "rest"),
+    ("password=hunter2hunter2 rest", "rest"),
     (f"X-Api-Key: {KEY[3:]}", "X-Api-Key: "),
-    (f"aws_secret_access_key = AbCdEf0123456789xyz", "aws_secret_access_key = "),
+    ("aws_secret_access_key = AbCdEf0123456789xyz", "aws_secret_access_key = "),
     (f"hf_token={KEY[3:]}", "hf_token="),
     (f"https://h/v1?auth={KEY[3:]}&x=1", "x=1"),
 ])
@@ -319,7 +319,7 @@ def test_dumps_line_fast_check_agrees_with_reading_back():
     with pytest.raises(TypeError):  # json.dumps cannot write an Enum: as before, not orjson's "red"
         dumps_line({"x": Colour.RED}, secrets=())
     # a frozen list (a shared ranking's trace form) is checked as the list it is, inside and out
-    from evalkit.graph.memo import FrozenList
+    from evalkit.frozen import FrozenList
 
     ranked = FrozenList([["p1", "d1", 0.5], ["p2", "d2", 0.25]])
     assert _plain_and_finite({"x": ranked})
@@ -331,7 +331,7 @@ def test_dumps_line_fast_check_agrees_with_reading_back():
 def test_a_list_frozen_all_the_way_is_written_once_and_as_the_list_it_is():
     import random
 
-    from evalkit.graph.memo import FrozenList
+    from evalkit.frozen import FrozenList
     from evalkit.redact import dumps_line
 
     def frozen(v):

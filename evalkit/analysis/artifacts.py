@@ -14,8 +14,12 @@ import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from evalkit.errors import EvalkitError
+from evalkit.redact import redact_obj
+from evalkit.track import store
+from evalkit.track.store import default_tracking_uri, sqlite_path
 
 
 def tracking_uri_for(run: Any, explicit: str | None = None) -> str:
@@ -25,8 +29,6 @@ def tracking_uri_for(run: Any, explicit: str | None = None) -> str:
     with the results folder: that one is the run's store now. (Opening the recorded path
     would make MLflow create an empty database there, recreating the old folder.)
     """
-    from evalkit.track.store import default_tracking_uri, sqlite_path
-
     if explicit:
         return explicit
     base = run.summary_path.parent if run.summary_path is not None else Path.cwd()
@@ -46,8 +48,6 @@ def moved_artifacts(client: Any, run_id: str) -> Path | None:
     whose folder moved away would recreate the old folder. ``<root>/mlartifacts/<run>/artifacts``:
     gone means ``<root>`` does not exist.
     """
-    from urllib.parse import unquote, urlparse
-
     uri = client.get_run(run_id).info.artifact_uri or ""
     parsed = urlparse(uri)
     if parsed.scheme not in ("", "file"):
@@ -69,13 +69,10 @@ def log_artifacts(files: dict[str, Path], *, tracking_uri: str, run_id: str | No
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     from mlflow import MlflowClient
 
-    from evalkit.redact import redact_obj
-    from evalkit.track import store
-
     client = MlflowClient(tracking_uri=tracking_uri)
     created = run_id is None
     tags = redact_obj(dict(tags or {}))
-    if created:
+    if run_id is None:
         root = store.artifact_root(tracking_uri, Path(artifact_root) if artifact_root else Path.cwd())
         exp = store.ensure_experiment(client, experiment, root)
         run_id = client.create_run(exp, run_name=run_name, tags={**tags, **store.owner_tags()}).info.run_id

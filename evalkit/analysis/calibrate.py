@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from evalkit.analysis import figures as fig
 from evalkit.analysis import stats
 from evalkit.analysis.guard_check import Refusals, warning
 from evalkit.analysis.tables import Column, Layout, TableData, is_nan, render, wrap
@@ -85,7 +86,7 @@ def collect(results: Sequence[QueryResult], variant: str, positive: str = "unans
                 rerankers.append(model)
     threshold = first_write(rows, Role.GUARD, GUARD_THRESHOLD)
     current = None if threshold is None else float(threshold)
-    return Scores(variant, [r.query_id for r in rows], np.array([float(r.rerank_top1) for r in rows]), pos,
+    return Scores(variant, [r.query_id for r in rows], np.array([r.rerank_top1 for r in rows], dtype=float), pos,
                   answerable, top5, len(results) - len(rows), rerankers or ["(not recorded)"], current)
 
 
@@ -322,8 +323,6 @@ def format_calibration(cals: Sequence[Calibration], layout: Layout | None = None
 
 def figures(c: Calibration, s: Scores) -> dict[str, bytes]:
     """The calibration figures of one variant: overlaid histograms, ROC and precision-recall curves."""
-    from evalkit.analysis import figures as fig
-
     lines = [(f"recommended t ({c.objective})", c.chosen["threshold"])] if c.chosen else []
     if not is_nan(c.relative["threshold"]):
         lines.append((f"relative P{c.relative['percentile']:g}", c.relative["threshold"]))

@@ -29,10 +29,11 @@ from evalkit.analysis.pairing import (
     pair,
     per_query_values,
 )
+from evalkit.analysis.ppi import difference
 from evalkit.analysis.runs import LoadedRun
 from evalkit.analysis.tables import Column, Layout, TableData, is_nan, render, wrap
 from evalkit.errors import EvalkitError, did_you_mean
-from evalkit.run.machine import environment_notes
+from evalkit.machine import environment_notes
 
 
 @dataclass(frozen=True)
@@ -223,8 +224,6 @@ def compare_variants(refs: Sequence[VariantRef], metrics: Sequence[str] | None =
 
 def _corrected_test(t: MetricTest, corrected: Mapping[str, Any]) -> MetricTest:
     """``t`` with the judge-corrected estimates of both variants, when there are some."""
-    from evalkit.analysis.ppi import difference
-
     name = CORRECTED.get(t.metric)
     a, b = corrected.get(t.reference), corrected.get(t.variant)
     if name is None or a is None or b is None or name not in a.estimates or name not in b.estimates:

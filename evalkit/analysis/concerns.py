@@ -22,6 +22,9 @@ from __future__ import annotations
 
 import re
 
+from evalkit.analysis.direction import is_descriptive
+from evalkit.analysis.pairing import ABSTAIN_RATES, is_retrieval_metric
+
 CONCERNS = ("retrieval", "answers", "agentic", "routes", "safety", "cost", "other")
 
 ORDER: dict[str, tuple[tuple[str, str], ...]] = {
@@ -61,8 +64,6 @@ _AGENTIC_MARKERS = ("loop", "rescue", "harm", "futile", "attempt", "route_share"
 
 
 def _is_retrieval(name: str) -> bool:
-    from evalkit.analysis.pairing import ABSTAIN_RATES, is_retrieval_metric
-
     return name in ABSTAIN_RATES or is_retrieval_metric(name)
 
 
@@ -93,8 +94,6 @@ SENTENCE_ONLY = frozenset({"n_first_attempt_queries", "n_first_attempt_hits"})
 
 def is_count(name: str) -> bool:
     """A count (printed as an integer, never "best"): ``n_*``, ``attemptN_queries``, the loop counts and totals."""
-    from evalkit.analysis.direction import is_descriptive
-
     return name in COUNTS or name.startswith(("n_", "degraded.")) or name.endswith("_queries") or (
         is_descriptive(name) and not name.endswith(("_mean", "_rate")))
 
@@ -120,8 +119,6 @@ def chart_family(name: str) -> str | None:
     ``precision``); the guard's rates and the answer, citation and agentic rates each have
     a panel; counts (``n_*``, ``rescued``...) and costs are not charted.
     """
-    from evalkit.analysis.pairing import ABSTAIN_RATES, is_retrieval_metric
-
     if name.startswith("n_") or concern(name) == "cost":
         return None
     if name in ABSTAIN_RATES or name in ("abstention_rate", "correct_abstention_rate",

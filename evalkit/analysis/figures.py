@@ -7,8 +7,11 @@ bytes, so callers decide whether to write a file, embed base64 in HTML, or log t
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 BINS = 20
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
@@ -33,8 +36,6 @@ def _png(fig: Any) -> bytes:
 def score_histogram(groups: Sequence[tuple[str, Sequence[float]]], title: str,
                     lines: Sequence[tuple[str, float]] = (), xlabel: str = "top-1 rerank score") -> bytes:
     """Overlaid histograms on shared bins, with labelled vertical lines (thresholds)."""
-    import numpy as np
-
     values = [v for _, vs in groups for v in vs] + [x for _, x in lines]
     edges = np.histogram_bin_edges(np.asarray(values or [0.0], dtype=float), bins=BINS)
     fig, ax = _figure()
@@ -113,8 +114,6 @@ def metric_panels(panels: Sequence[tuple[str, Sequence[str]]], variants: Sequenc
     show the mean, whiskers the confidence interval; a variant without the metric has no bar.
     1200 px wide, about 280 px per row of three panels.
     """
-    import math
-
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch

@@ -33,6 +33,8 @@ from evalkit.analysis import stats
 from evalkit.graph.events import event_role, events_of, wrote
 from evalkit.graph.node import node_types
 from evalkit.graph.schema import CHANNEL_HITS, QUERIES, Role
+from evalkit.metrics import Scoring, order_ranking, parse_metric, score_query
+from evalkit.nodes.fusion import weighted
 from evalkit.records import Hit, QueryResult
 
 TOP_N = 20
@@ -130,10 +132,7 @@ def weight_sweep(results: Sequence[QueryResult], config: Any, metric: str = "ndc
     ``evalkit.metrics.Scoring``, relevance grades of each record included).
     Returns ``{"skipped": reason}`` when the variant is not a weighted dense+BM25 fusion.
     """
-    from evalkit.metrics import Scoring, order_ranking, parse_metric, score_query
-
     scoring = scoring or Scoring()
-    from evalkit.nodes.fusion import weighted
 
     params = _retrieve_params(config)
     if params is None:

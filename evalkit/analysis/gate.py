@@ -44,10 +44,10 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.analysis import stats
+from evalkit.analysis.compare import CORRECTED
 from evalkit.analysis.direction import per_query_hint, sign
 from evalkit.analysis.gate_checks import (
     DegradedCandidateError,
-    InventedCitationsError,
     TooManyFailuresError,
     check_answered,
     check_citations,
@@ -64,12 +64,14 @@ from evalkit.analysis.pairing import (
     pair,
     per_query_values,
 )
+from evalkit.analysis.ppi import difference, z_value
 from evalkit.analysis.runs import LoadedRun, check_finished, check_records
 from evalkit.analysis.tables import Column, Layout, TableData, render, wrap
 from evalkit.errors import EvalkitError, EvalSetError, did_you_mean
+from evalkit.evalsets import load_eval_set
+from evalkit.machine import environment_notes
 from evalkit.run.health import is_degraded, query_degradations
-from evalkit.run.machine import environment_notes
-
+from evalkit.scoring.answers import content_sha256
 
 DECLINED = "declined (answerable)"
 DECLINED_MARGIN = 0.05  # the default --max-declined-increase
@@ -124,8 +126,6 @@ class GateResult:
 
 def verify_eval_set(run: LoadedRun, variant: str) -> str:
     """Re-verify a run's eval set file against the hash it recorded; a note, or ``TamperedEvalSetError``."""
-    from evalkit.evalsets import load_eval_set
-
     ref = run.summary.eval_set
     if ref.kind == "answers_file":  # outputs scored without an eval set: the file is the identity
         return _verify_answers_file(run, ref)
@@ -148,8 +148,6 @@ def verify_eval_set(run: LoadedRun, variant: str) -> str:
 
 
 def _verify_answers_file(run: LoadedRun, ref: Any) -> str:
-    from evalkit.scoring.answers import content_sha256
-
     path = Path(ref.path)
     if not ref.path or not path.exists():
         return f"{run.label}: answers file not available ({ref.path or 'path not recorded'}); not re-verified"
@@ -326,9 +324,6 @@ def _why_absent(results: Sequence[Any], metric: str) -> str:
 
 
 def _corrected_check(metric: str, max_drop: float, corrected: Any, s: int, n: int) -> GateCheck | None:
-    from evalkit.analysis.compare import CORRECTED
-    from evalkit.analysis.ppi import difference, z_value
-
     name = CORRECTED.get(metric)
     if not corrected or name is None:
         return None

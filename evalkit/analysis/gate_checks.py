@@ -12,6 +12,7 @@ candidate cannot be compared as they stand, with its own error class and exit co
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -53,8 +54,6 @@ def check_answered(base: Sequence[Any], cand: Sequence[Any], only: set[str], lab
     Raises:
         DegradedCandidateError: with the counts and the most frequent reasons.
     """
-    from collections import Counter
-
     (b_ok, _), (c_ok, c_ran) = _answered(base, only), _answered(cand, only)
     if c_ran and not c_ok and b_ok:
         reasons = Counter(str(((r.generation or {}).get("abstention") or {}).get("reason") or r.outcome or "?")

@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
+from evalkit.graph.config import END, config_from_dict
+from evalkit.graph.node import node_types
+from evalkit.graph.schema import GUARD_TRIGGERED, Role
 
 GUARD_DEFAULTS = {"min_documents": 1, "evidence_k": 5}
 
@@ -21,10 +24,6 @@ GUARD_DEFAULTS = {"min_documents": 1, "evidence_k": 5}
 def with_guard(config: Any, *, threshold: float | None = None, percentile: float | None = None,
                calibration: str | None = None, name: str | None = None) -> Any:
     """A validated copy of ``config`` whose guard uses ``threshold`` (absolute) or ``percentile`` (relative)."""
-    from evalkit.graph.config import END, config_from_dict
-    from evalkit.graph.node import node_types
-    from evalkit.graph.schema import GUARD_TRIGGERED, Role
-
     types = node_types()
 
     def having(role: Role) -> list[str]:
@@ -55,6 +54,7 @@ def with_guard(config: Any, *, threshold: float | None = None, percentile: float
     if threshold is not None:
         params = {"mode": "absolute", "threshold": round(float(threshold), 6), **kept}
     else:
+        assert percentile is not None  # exactly one of the two is given (checked above)
         params = {"mode": "relative", "percentile": float(percentile), "calibration": calibration, **kept}
     data["nodes"][node]["params"] = params
     data["name"] = name or f"{config.name}_calibrated"

@@ -12,6 +12,7 @@ no network, no external asset.
 """
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 from collections.abc import Sequence
@@ -106,7 +107,6 @@ document.body.dataset.ready = String(DATA.lines.length);
 def render_label_page(lines: Sequence[dict[str, Any]], *, file_name: str, title: str) -> str:
     """The page for ``lines`` (label lines of :mod:`evalkit.analysis.labels`); saves as ``file_name``."""
     sample_id = json.dumps([(x["query_id"], x["variant"], x["answer_sha"]) for x in lines])
-    import hashlib
 
     data = {"id": hashlib.sha256(sample_id.encode()).hexdigest()[:16], "file": file_name, "lines": list(lines)}
     return render_page(data, title=title, script=_SCRIPT, save="Save labels", load="Load labels")

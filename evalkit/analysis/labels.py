@@ -43,7 +43,11 @@ from evalkit.analysis import label_sample
 from evalkit.analysis.label_sample import MIN_PER_STRATUM, STRATA, strata_rule
 from evalkit.analysis.ppi import Agreement, Estimate, Stratum, agreement, stratified_ppi
 from evalkit.errors import EvalkitError, LocatedError
+from evalkit.index.chunking import chunk_corpus, with_defaults
+from evalkit.index.corpus import load_corpus
 from evalkit.records import QueryResult
+from evalkit.scoring.answers import answer_evidence, read_answers
+from evalkit.scoring.locate import CorpusLocator
 
 __all__ = ["MIN_PER_STRATUM", "Corrected", "LabelError", "answer_sha", "corrected_estimates", "draw_sample",
            "label_line", "load_label_files", "passage_texts", "population", "prior_error_shares", "read_labels",
@@ -60,6 +64,14 @@ class LabelError(LocatedError):
 def answer_sha(question: str, answer: str) -> str:
     """The identity of a labelled answer: sha256 of question and answer (16 hex characters)."""
     return hashlib.sha256(f"{question}\x1f{answer}".encode()).hexdigest()[:16]
+
+
+def _judged(r: QueryResult, key: str) -> float:
+    """The judge's per-query ``key`` (faithfulness, hallucinated), defined on every query of :func:`population`."""
+    value = r.metrics[key]
+    if value is None:
+        raise ValueError(f"query {r.query_id}: '{key}' is undefined, yet the query is in the labelled population")
+    return float(value)
 
 
 def population(results: Sequence[QueryResult]) -> list[QueryResult]:
@@ -133,6 +145,23 @@ def _bool(value: Any, file: str, line: int, where: str) -> bool | None:
     raise LabelError(file, where, f"expected true, false or null, got {json.dumps(value)}", line=line)
 
 
+HEADER_KEY = "header"
+"""A label file may start with ``{"header": {...}}``: who labelled, how, and when (free-form fields;
+``labelled_by`` says whether a person read the answers or a judge made the labels). Readers skip it."""
+
+
+def read_header(path: str | Path) -> dict[str, Any]:
+    """The ``{"header": {...}}`` first line of a label file (who labelled and how); ``{}`` when there is none."""
+    with Path(path).open(encoding="utf-8") as f:
+        first = next((line for line in f if line.strip()), "")
+    try:
+        d = json.loads(first) if first else {}
+    except json.JSONDecodeError:
+        return {}
+    return dict(d[HEADER_KEY]) if isinstance(d, dict) and set(d) == {HEADER_KEY} and isinstance(d[HEADER_KEY], dict) \
+        else {}
+
+
 def read_labels(path: str | Path) -> list[Label]:
     """Read a label file; a bad line raises :class:`LabelError` naming the file, line and field."""
     file = str(path)
@@ -148,6 +177,8 @@ def read_labels(path: str | Path) -> list[Label]:
             d = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise LabelError(file, "", f"not JSON ({exc.msg})", line=i) from exc
+        if isinstance(d, dict) and set(d) == {HEADER_KEY}:
+            continue  # the file's header: who labelled and how (LABEL_HEADER), not a label
         for key in ("query_id", "variant", "answer_sha", "claims", "sample"):
             if key not in d:
                 raise LabelError(file, key, "missing (write label files with `evalkit label`)", line=i)
@@ -231,26 +262,26 @@ def corrected_estimates(results: Sequence[QueryResult], labels: Sequence[Label],
         members = [r for r in pop.values() if metric == "faithfulness" or r.answerable]
         value = (lambda lab: lab.faithfulness) if metric == "faithfulness" else \
             (lambda lab: None if lab.hallucinated is None else float(lab.hallucinated))
-        labelled = {q: value(lab) for q, lab in usable.items() if q in {r.query_id for r in members}
-                    and value(lab) is not None}
+        labelled = {q: v for q, lab in usable.items() if q in {r.query_id for r in members}
+                    and (v := value(lab)) is not None}
         if not members:
             continue
-        out.raw[metric] = sum(float(r.metrics[key]) for r in members) / len(members)
+        out.raw[metric] = sum(_judged(r, key) for r in members) / len(members)
         groups: dict[str, tuple[list[float], list[float], list[float]]] = {}
         for r in sorted(members, key=lambda r: r.query_id):
             g = groups.setdefault(stratum(r), ([], [], []))
             if r.query_id in labelled:
                 g[0].append(labelled[r.query_id])
-                g[1].append(float(r.metrics[key]))
+                g[1].append(_judged(r, key))
             else:
-                g[2].append(float(r.metrics[key]))
+                g[2].append(_judged(r, key))
         empty = [k for k, g in groups.items() if not g[0]]
         if empty:
             out.notes.append(f"{metric}: no label in stratum {', '.join(sorted(empty))}; not corrected")
             continue
         out.estimates[metric] = stratified_ppi({k: Stratum(*g) for k, g in groups.items()}, confidence=confidence,
                                                pseudo_labels=True)
-    hall = [(lab.hallucinated, pop[q].metrics["hallucinated"]) for q, lab in usable.items()
+    hall = [(lab.hallucinated, pop[q].metrics["hallucinated"] or 0.0) for q, lab in usable.items()
             if lab.hallucinated is not None and pop[q].answerable]
     out.agreement = agreement([a for a, _ in hall], [b for _, b in hall]) if hall else None
     out.n_labels = len(usable)
@@ -279,9 +310,6 @@ def passage_texts(run: Any, variant: str) -> dict[str, str]:
     The corpus is found from the run's summary (``eval_set.corpus``), else from the manifest
     of the eval set it names; a run whose corpus cannot be found raises with both places.
     """
-    from evalkit.index.chunking import chunk_corpus, with_defaults
-    from evalkit.index.corpus import load_corpus
-
     scored = _answers_file_texts(run, variant)
     ref = run.summary.eval_set
     if scored is not None and (ref.kind == "answers_file" or all(scored.get(p) for p in _evidence_ids(run, variant))):
@@ -327,7 +355,6 @@ def _answers_file_texts(run: Any, variant: str) -> dict[str, str] | None:
     source = json.loads(meta.read_text(encoding="utf-8")).get("source") or {}
     if source.get("kind") != "answers" or not source.get("file"):
         return None
-    from evalkit.scoring.answers import answer_evidence, read_answers
 
     path = Path(source["file"])
     if not path.exists():
@@ -346,8 +373,6 @@ def _locator(corpus_path: str | None) -> Any:
     """The corpus look-up the scorer gave contexts without ids (their ids, hence passage ids, depend on it)."""
     if not corpus_path or not Path(corpus_path).is_file():
         return None
-    from evalkit.index.corpus import load_corpus
-    from evalkit.scoring.locate import CorpusLocator
 
     return CorpusLocator(load_corpus(corpus_path)).doc_of
 
@@ -355,25 +380,6 @@ def _locator(corpus_path: str | None) -> Any:
 def load_label_files(paths: Sequence[str | Path]) -> list[Label]:
     """Every label of every file, in order."""
     return [lab for p in paths for lab in read_labels(p)]
-
-
-def format_corrected(items: Sequence[Corrected]) -> str:
-    """The corrected figures as plain text: per variant and metric, the judge's figure beside the estimate."""
-    lines = ["judge-corrected estimates (prediction-powered inference, PPI++; evalkit.analysis.ppi):"]
-    for c in items:
-        a = c.agreement
-        agree = (f"judge vs labels on {a.n}: precision {_f(a.precision)}, recall {_f(a.recall)}, "
-                 f"balanced accuracy {_f(a.balanced_accuracy)}") if a else "no hallucination label to compare"
-        lines.append(f"  {c.variant}: {c.n_labels} labels; {agree}")
-        for metric, e in c.estimates.items():
-            lines.append(f"    {metric:20s} judge {c.raw.get(metric, float('nan')):.4f}  corrected {e.estimate:.4f}  "
-                         f"{e.confidence:.0%} CI [{e.ci_low:.4f}, {e.ci_high:.4f}]  (n={e.n_labelled} of N={e.n_total})")
-        lines += [f"    note: {n}" for n in c.notes]
-    return "\n".join(lines)
-
-
-def _f(v: float | None) -> str:
-    return "-" if v is None else f"{v:.3f}"
 
 
 def corrected_for_runs(refs: Sequence[tuple[str, Any, str]], label_files: Sequence[str | Path], *,

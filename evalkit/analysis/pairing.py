@@ -20,6 +20,7 @@ import numpy as np
 from evalkit.analysis.direction import is_descriptive
 from evalkit.errors import EvalkitError
 from evalkit.graph.events import guard_ran, guard_tripped
+from evalkit.metrics import MetricNameError, Scoring, parse_metric
 from evalkit.records import EvalSetRef, QueryResult
 
 ABSTAIN_RATES = {"abstain_rate_answerable": True, "abstain_rate_unanswerable": False}
@@ -40,8 +41,6 @@ class TamperedEvalSetError(EvalkitError):
 
 def is_retrieval_metric(name: str) -> bool:
     """Whether ``name`` is a retrieval metric of the registry (``hit@5``, ``retrieval:ndcg@10``)."""
-    from evalkit.metrics import MetricNameError, parse_metric
-
     try:
         parse_metric(name)
     except MetricNameError:
@@ -62,8 +61,8 @@ def per_query_values(results: Sequence[QueryResult], metric: str) -> dict[str, f
         answerable = ABSTAIN_RATES[metric]
         return {r.query_id: float(guard_tripped(r)) for r in results if bool(r.gold_doc_ids) == answerable}
     retrieval = is_retrieval_metric(metric)
-    return {r.query_id: float(r.metrics[metric]) for r in results
-            if metric in r.metrics and r.metrics[metric] is not None and (r.gold_doc_ids or not retrieval)}
+    return {r.query_id: float(v) for r in results
+            if (v := r.metrics.get(metric)) is not None and (r.gold_doc_ids or not retrieval)}
 
 
 def metric_names(results: Sequence[QueryResult], descriptive: bool = False) -> list[str]:
@@ -140,8 +139,6 @@ def check_scoring(a: dict | None, b: dict | None, labels: tuple[str, str]) -> No
     Raises:
         DifferentEvalSetsError: the same metric names would mean different numbers.
     """
-    from evalkit.metrics import Scoring
-
     sa, sb = Scoring.from_dict(a), Scoring.from_dict(b)
     if sa != sb:
         raise DifferentEvalSetsError(f"{labels[0]} was scored with {sa.describe()} and {labels[1]} with "

@@ -211,7 +211,7 @@ def stratified_ppi(strata: Mapping[str, Stratum], *, lam: float | str = "auto", 
     pooled_var = _var(pooled)
     est = sum(sizes[k] / total * p[0] for k, p in parts.items())
     var = 0.0
-    for k, (e, v, lam_v, resid) in parts.items():
+    for k, (_, v, lam_v, _resid) in parts.items():
         w = sizes[k] / total
         if math.isnan(v):  # fewer than two labels: the pooled residual variance stands in
             s = strata[k]

@@ -17,6 +17,7 @@ from evalkit.analysis.direction import LowerIsBetter, is_descriptive
 from evalkit.analysis.guard_check import summary_warnings
 from evalkit.analysis.loop_reading import loop_readings
 from evalkit.analysis.tables import Column, Layout, TableData, markdown, render, wrap
+from evalkit.judges.offline import HELD_OUT
 from evalkit.records import RunSummary, VariantSummary
 
 LOWER_IS_BETTER = LowerIsBetter()  # the one rule of evalkit.analysis.direction (hallucination, latency, ...)
@@ -53,8 +54,6 @@ def judge_notes(summary: RunSummary) -> list[str]:
     answers. The note gives its measured held-out rates (:data:`evalkit.judges.offline.HELD_OUT`)
     and what to do about it.
     """
-    from evalkit.judges.offline import HELD_OUT
-
     judges = sorted({v.judge.split(":")[0] for v in summary.variants.values() if v.judge})
     offline = [j for j in judges if j.startswith("offline/")]
     if not offline:

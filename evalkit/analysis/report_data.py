@@ -106,8 +106,8 @@ def _generation(r: QueryResult, raw: dict[str, Any]) -> dict[str, bool | None]:
     correct = None
     if answered and graded:
         correct = all(v >= 0.5 for v in graded)
-    elif answered and m.get("answer_f1") is not None:
-        correct = m["answer_f1"] >= CORRECT_F1
+    elif answered and (f1 := m.get("answer_f1")) is not None:
+        correct = f1 >= CORRECT_F1
     return {"answered": answered, "cited": bool(gen.get("used_documents") or gen.get("citations")),
             "abstained": bool(gen.get("abstained")), "supported": supported, "correct": correct}
 
@@ -156,7 +156,7 @@ def funnel(results: list[QueryResult], rows: list[dict[str, Any]], guard: bool) 
          else None, "no support judgement in this run"),
     ]
     alive = [True] * n
-    out = []
+    out: list[dict[str, Any]] = []
     for name, test, why in stages:
         if test is None:
             out.append({"stage": name, "count": None, "share": None, "note": why})

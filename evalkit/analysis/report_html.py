@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jinja2
+
 from evalkit.analysis import concerns
 from evalkit.analysis.report_data import LABELS, VariantReport
 from evalkit.analysis.tables import is_nan
@@ -133,8 +135,6 @@ def _masked(value: Any) -> Any:
 
 
 def _env():
-    import jinja2
-
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
                              autoescape=jinja2.select_autoescape(enabled_extensions=("html", "html.j2"),
                                                                  default_for_string=False),

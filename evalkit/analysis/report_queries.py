@@ -20,9 +20,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalkit.analysis.direction import sign
 from evalkit.analysis.pairing import guard_tripped, per_query_values
 from evalkit.analysis.runs import LoadedRun
+from evalkit.errors import EvalkitError
+from evalkit.evalsets.evalset import display_path
+from evalkit.index.chunking import chunk_corpus, chunking_id
 from evalkit.records import QueryResult
+from evalkit.scoring.answers import answer_evidence, read_answers
 
 TOP_N = 5
 PAIR_LIMIT = 30  # queries shown per section of a two-variant view (the counts cover all)
@@ -50,7 +55,6 @@ class Sources:
             return self.texts[passage_id]
         if self.corpus is None or chunking is None:
             return None
-        from evalkit.index.chunking import chunk_corpus, chunking_id
 
         key = chunking_id(chunking)
         if key not in self._passages:
@@ -63,9 +67,6 @@ class Sources:
 
 def load_sources(run: LoadedRun) -> Sources:
     """Read the eval set and corpus the run names (checked against the recorded hashes)."""
-    from evalkit.errors import EvalkitError
-    from evalkit.evalsets.evalset import display_path
-
     out = Sources()
     ref = run.summary.eval_set
     if ref.kind == "answers_file":  # scored without an eval set: the answers file holds questions and contexts
@@ -99,9 +100,6 @@ def load_sources(run: LoadedRun) -> Sources:
 
 def _answers_file_sources(run: LoadedRun, ref: Any, out: Sources) -> Sources:
     """Reference answers and context texts of a self-contained answers file, if it still has the scored content."""
-    from evalkit.errors import EvalkitError
-    from evalkit.scoring.answers import answer_evidence, read_answers
-
     source = next((v.source for v in run.summary.variants.values() if v.source), None) or {}
     try:
         file = read_answers(ref.path, source.get("columns") or None, source.get("format") or "auto")
@@ -212,13 +210,18 @@ def _findings(r: QueryResult, gen: dict[str, Any], judgement: dict[str, Any]) ->
     return out
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    """``value`` when a record holds a JSON object there, else ``{}`` (an older or partial record)."""
+    return value if isinstance(value, dict) else {}
+
+
 def query_view(run: LoadedRun, variant: str, row: dict[str, Any], label: str, src: Sources,
                chunking: dict[str, Any] | None) -> QueryView:
     """The drill-down of one per-query record (``row``: the raw JSON object)."""
     r = QueryResult.from_dict(row)
     gold = set(r.gold_doc_ids)
-    gen = row.get("generation") if isinstance(row.get("generation"), dict) else {}
-    judgement = gen.get("judgement") if isinstance(gen.get("judgement"), dict) else {}
+    gen = _dict(row.get("generation"))
+    judgement = _dict(gen.get("judgement"))
     evidence = _evidence(gen, gold, chunking, src)
     ranking = [{"doc_id": d["doc_id"], "title": src.titles.get(d["doc_id"], ""), "score": d.get("score"),
                 "gold": d["doc_id"] in gold} for d in (r.reranked or r.retrieved)[:TOP_N]]
@@ -228,7 +231,7 @@ def query_view(run: LoadedRun, variant: str, row: dict[str, Any], label: str, sr
         reference=src.references.get(r.query_id), ranking=ranking, evidence=evidence, generates=bool(gen),
         answer=gen.get("answer") if gen else None, claims=_claims(judgement, evidence),
         findings=_findings(r, gen, judgement) if gen else [],
-        metrics={m: r.metrics[m] for m in ANSWER_METRICS if r.metrics.get(m) is not None},
+        metrics={m: v for m in ANSWER_METRICS if (v := r.metrics.get(m)) is not None},
         outcome=r.outcome, error=error)
 
 
@@ -269,8 +272,6 @@ def pair_view(run: LoadedRun, a: str, b: str, metric: str, labels: dict[str, dic
     retrieval-only variant are not comparable with a generating one's).
     Sections are sorted by the size of the difference, then query id, and cut at ``limit``.
     """
-    from evalkit.analysis.direction import sign
-
     rows = {name: {r["query_id"]: r for r in run.rows(name)} for name in (a, b)}
     values = {name: per_query_values(run.results(name), metric) for name in (a, b)}
     chunk = {name: chunking_of(run, name) for name in (a, b)}

@@ -68,7 +68,10 @@ def default_pair(reports: Sequence[VariantReport]) -> tuple[str, str] | None:
     if len(reports) < 2:
         return None
     primary = reports[0].primary
-    ranked = sorted(range(len(reports)), key=lambda i: (-reports[i].metrics.get(primary, {}).get("mean", -1.0), i))
+    def mean(i: int) -> float:  # no primary metric: every variant ties, report order decides
+        return reports[i].metrics.get(primary, {}).get("mean", -1.0) if primary is not None else -1.0
+
+    ranked = sorted(range(len(reports)), key=lambda i: (-mean(i), i))
     a, b = sorted(ranked[:2])
     return reports[a].name, reports[b].name
 

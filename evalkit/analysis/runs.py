@@ -25,10 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalkit.analysis.pairing import metric_names, per_query_values
 from evalkit.errors import EvalkitError, did_you_mean
+from evalkit.graph.config import config_from_dict
+from evalkit.graph.sweep import load_variants
+from evalkit.machine import environment_from_tags
+from evalkit.metrics import Scoring
 from evalkit.records import EvalSetRef, QueryResult, RunSummary, VariantSummary
-from evalkit.run.machine import environment_from_tags
-from evalkit.run.store import read_results, read_rows, result_from_row
+from evalkit.runstore import read_results, read_rows, result_from_row
 
 RUN_ID = re.compile(r"[0-9a-f]{32}")
 
@@ -141,9 +145,6 @@ class LoadedRun:
         a file whose hash differs from the recorded ``config_sha256`` is still returned,
         with a warning (it changed since the run).
         """
-        from evalkit.graph.config import config_from_dict
-        from evalkit.graph.sweep import load_variants
-
         v = self.variant(name)
         local = None if self.folder is None else self.folder / name / "config.yaml"
         if name not in self._config_text and (not v.config_path or not Path(v.config_path).is_file()) \
@@ -209,7 +210,6 @@ def summary_from_dict(data: dict[str, Any], source: str = "<dict>") -> RunSummar
     except (KeyError, TypeError) as exc:
         raise EvalkitError(f"{source}: not an evalkit run summary (missing {exc}); pass the --output file of "
                            "`evalkit run`") from exc
-    from evalkit.metrics import Scoring
 
     return RunSummary(eval_set=ref, variants=variants, mlflow=data.get("mlflow") or {},
                       git_commit=data.get("git_commit"), sharing=data.get("sharing") or {},
@@ -220,8 +220,6 @@ def summary_from_dict(data: dict[str, Any], source: str = "<dict>") -> RunSummar
 
 def summary_metrics(results: list[QueryResult]) -> dict[str, float]:
     """Mean of every graded metric over the queries it is defined on (as ``evalkit compare`` pairs them)."""
-    from evalkit.analysis.pairing import metric_names, per_query_values
-
     out = {}
     for m in metric_names(results):
         values = per_query_values(results, m)
@@ -323,7 +321,6 @@ def _from_mlflow(run_id: str, uri: str) -> LoadedRun:
     ref = EvalSetRef(name=tags["evalset.name"], version=int(tags.get("evalset.version", 0)),
                      sha256=tags.get("evalset.sha256", ""), n_queries=n_queries,
                      corpus_sha256=tags.get("evalset.corpus_sha256", ""))
-    from evalkit.metrics import Scoring
 
     scoring = Scoring.from_dict({k.split(".", 1)[1]: v for k, v in tags.items() if k.startswith("scoring.")})
     summary = RunSummary(eval_set=ref, variants=variants,

@@ -21,9 +21,15 @@ import io
 import math
 import shutil
 import sys
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TextIO
+
+from rich import box
+from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
 
 from evalkit.errors import EvalkitError, did_you_mean
 
@@ -126,9 +132,6 @@ def _chosen(t: TableData, names: Sequence[str]) -> TableData | None:
 
 
 def _rich_table(t: TableData):
-    from rich import box
-    from rich.table import Table
-
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, highlight=False)
     for c in t.columns:
         table.add_column(c.label, justify="right" if c.numeric else "left", no_wrap=c.numeric,
@@ -139,16 +142,12 @@ def _rich_table(t: TableData):
 
 
 def _console(width: int):
-    from rich.console import Console
-
     return Console(file=io.StringIO(), width=width, color_system=None, highlight=False, emoji=False,
                    markup=False, soft_wrap=False, legacy_windows=False, force_terminal=False)
 
 
 def natural_width(t: TableData) -> int:
     """Characters the table needs with no column squeezed (as rich measures it; CJK counts double)."""
-    from rich.measure import Measurement
-
     console = _console(WIDE)
     return Measurement.get(console, console.options, _rich_table(t)).maximum
 
@@ -207,8 +206,6 @@ def render(tables: Sequence[TableData], layout: Layout | None = None) -> str:
 
 def wrap(text: str, width: int = DEFAULT_WIDTH, indent: str = "  ") -> str:
     """A long line of prose or ids, wrapped to ``width`` with continuation lines indented."""
-    import textwrap
-
     return "\n".join(textwrap.wrap(text, width, subsequent_indent=indent, break_on_hyphens=False,
                                    break_long_words=False)) or text
 

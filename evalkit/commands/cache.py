@@ -2,16 +2,19 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
+
+from evalkit.cachedir import KINDS, check, entries, human_age, human_size, parse_age, remove
+from evalkit.cachestore import default_cache_root
 
 KIND_HELP = "Only entries of this kind (repeatable); evalkit cache list shows each entry's kind."
 
 
 def _root(cache: Path | None) -> Path:
-    from evalkit.index.store import default_cache_root
-
     return cache if cache is not None else default_cache_root()
 
 
@@ -21,8 +24,7 @@ cache_option = click.option(
          "(the folder evalkit run and evalkit demo use).")
 
 
-def _kinds_option(fn):  # type: ignore[no-untyped-def]
-    from evalkit.cachedir import KINDS
+def _kinds_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     return click.option("--kind", "kinds", multiple=True, type=click.Choice(list(KINDS)), help=KIND_HELP)(fn)
 
@@ -58,8 +60,6 @@ def list_(cache: Path | None, kinds: tuple[str, ...], as_json: bool) -> None:
     hash of what they were built from; meta.json inside says what); embeddings
     and llm are sqlite files; leftover is what a killed build left behind.
     """
-    from evalkit.cachedir import KINDS, entries, human_age, human_size
-
     root = _root(cache)
     found = entries(root, list(kinds))
     if as_json:
@@ -99,8 +99,6 @@ def verify(ctx: click.Context, cache: Path | None, kinds: tuple[str, ...], fix: 
     after a disk problem. With --fix the bad entries are deleted and the exit
     code is 0.
     """
-    from evalkit.cachedir import check, entries, remove
-
     root = _root(cache)
     found = entries(root, list(kinds))
     bad = [(e, problem) for e in found if (problem := check(e)) is not None]
@@ -129,8 +127,6 @@ def clear(cache: Path | None, kinds: tuple[str, ...], older_than: str | None, dr
     "--kind llm" deserves a second thought. Do not clear a cache another run
     is using at the same moment.
     """
-    from evalkit.cachedir import entries, human_size, parse_age, remove
-
     try:
         min_age = parse_age(older_than) if older_than is not None else None
     except ValueError as exc:

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import click
 
+from evalkit.analysis.artifacts import log_artifacts, tracking_uri_for
+from evalkit.analysis.calibrate import calibrate as run_calibration
+from evalkit.analysis.calibrate import collect, figures, format_calibration
+from evalkit.analysis.guard_config import with_guard, write_config
+from evalkit.analysis.runs import load_run
 from evalkit.commands.options import layout, render_checked, table_options
+from evalkit.commands.run import _env_quiet
+from evalkit.evalsets.evalset import display_path
 
 
 @click.command("calibrate")
@@ -58,12 +65,6 @@ def calibrate(run_ref: str, variants: tuple[str, ...], objective: str, target: f
     histograms, ROC and precision-recall curves (PNG) and calibration.json, and logs them
     to the variant's MLflow run (or a new run).
     """
-    from evalkit.analysis.calibrate import calibrate as run_calibration
-    from evalkit.analysis.calibrate import collect, figures, format_calibration
-    from evalkit.analysis.runs import load_run
-    from evalkit.commands.run import _env_quiet
-    from evalkit.evalsets.evalset import display_path
-
     _env_quiet()
     if objective != "f1" and target is None:
         raise click.BadParameter(f"--objective {objective} needs --target, e.g. --target 0.9", param_hint="--target")
@@ -104,8 +105,6 @@ def calibrate(run_ref: str, variants: tuple[str, ...], objective: str, target: f
 
 
 def _write(run, cal, rule: str, path: Path) -> None:
-    from evalkit.analysis.guard_config import with_guard, write_config
-
     config = run.config(cal.variant)
     for msg in run.warnings:
         click.echo(f"warning: {msg}", err=True)
@@ -131,8 +130,6 @@ def _write(run, cal, rule: str, path: Path) -> None:
 
 
 def _log(run, cals, written, tracking_uri, experiment) -> None:
-    from evalkit.analysis.artifacts import log_artifacts, tracking_uri_for
-
     uri = tracking_uri_for(run, tracking_uri)
     for cal in cals:
         run_id = run.variant(cal.variant).mlflow_run_id

@@ -7,7 +7,21 @@ from pathlib import Path
 
 import click
 
+from evalkit.analysis.compare import (
+    TooFewVariantsError,
+    compare_variants,
+    format_comparison,
+    reference_note,
+    resolve_variants,
+)
+from evalkit.analysis.fusion_diag import channel_diagnostics, format_fusion, is_hybrid, weight_sweep
+from evalkit.analysis.label_text import format_corrected
+from evalkit.analysis.labels import corrected_for_runs
+from evalkit.analysis.runs import LoadedRun, load_run
+from evalkit.analysis.tables import WIDE, Column, TableData, render, wrap_lines
+from evalkit.analysis.tool_diag import format_tools, has_tools, tool_diagnostics
 from evalkit.commands.options import layout, render_checked, table_options
+from evalkit.metrics.routing import confusion_rows, route_confusion
 
 
 @click.command("compare")
@@ -67,27 +81,9 @@ def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, 
       evalkit compare results/demo_kb.json --variants hybrid_rrf,hybrid_weighted
       evalkit compare results/a.json results/b.json --variants a:bm25,b:bm25 --correction bh
     """
-    from evalkit.analysis.compare import (
-        TooFewVariantsError,
-        compare_variants,
-        format_comparison,
-        reference_note,
-        resolve_variants,
-    )
-    from evalkit.analysis.fusion_diag import (
-        channel_diagnostics,
-        format_fusion,
-        is_hybrid,
-        weight_sweep,
-    )
-    from evalkit.analysis.runs import load_run
-    from evalkit.analysis.tables import WIDE, Column, TableData, render, wrap_lines
-    from evalkit.analysis.tool_diag import format_tools, has_tools, tool_diagnostics
-    from evalkit.metrics.routing import confusion_rows, route_confusion
-
-    loaded = []
-    for ref in runs:
-        run = load_run(ref, tracking_uri)
+    loaded: list[LoadedRun] = []
+    for spec in runs:
+        run = load_run(spec, tracking_uri)
         if any(run.label == other.label for other in loaded):
             run.label = f"{run.label}#{len(loaded) + 1}"
         loaded.append(run)
@@ -96,12 +92,13 @@ def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, 
     except TooFewVariantsError as exc:
         raise click.UsageError(str(exc)) from exc
     note = reference_note(variants, reference, refs)
-    if note and not sys.stdout.isatty():  # the table's head says it too: in a terminal once is enough
+    if note and not sys.stdout.isatty() and sys.stderr.isatty():
+        # stdout piped to a file while a person watches the terminal: tell them too. The table's head
+        # says it always; in a terminal, or a notebook (neither stream a TTY, streams shown out of
+        # order), once is enough and it comes first.
         click.echo(note, err=True)
     corrected = {}
     if labels:
-        from evalkit.analysis.labels import corrected_for_runs
-
         corrected = corrected_for_runs([(r.label, r.run, r.variant) for r in refs], labels, confidence=confidence)
     result = compare_variants(refs, metrics or None, n_resamples=resamples, confidence=confidence, seed=seed,
                               correction=correction, alpha=alpha, corrected=corrected)
@@ -109,8 +106,6 @@ def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, 
     lay = layout(wide, columns)
     click.echo(render_checked(lambda lay: format_comparison(result, lay), lay))
     if labels:
-        from evalkit.analysis.labels import format_corrected
-
         click.echo("\n" + (format_corrected(list(corrected.values())) if corrected else
                            "--labels: no label line names a compared variant"))
     if not no_fusion:

@@ -6,12 +6,23 @@ and exit code 1.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import click
 
+from evalkit.analysis.review_page import render_review_page
 from evalkit.commands import user_errors
+from evalkit.errors import EvalSetError, did_you_mean
+from evalkit.evalsets import append as append_
+from evalkit.evalsets import check, read_manifest, resolve_spec
+from evalkit.evalsets import freeze as freeze_
+from evalkit.evalsets import stats as stats_
+from evalkit.evalsets.gen_run import append_lines, generate_eval_set
+from evalkit.evalsets.generate import GEN_TYPES, TEMPLATE_TYPES, GenOptions
+from evalkit.evalsets.review import page_lines, pending, read_decisions, review_records
+from evalkit.index.corpus import load_corpus
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -54,9 +65,6 @@ def freeze(name_or_path: str, corpus: str | None, description: str | None) -> No
     With no new lines, a new version is recorded only if the corpus content
     changed (or the latest version was frozen without a corpus hash).
     """
-    from evalkit.evalsets import freeze as freeze_
-    from evalkit.evalsets import resolve_spec
-
     path, _ = resolve_spec(name_or_path)
     entry = freeze_(name_or_path, corpus=corpus, description=description)
     click.echo(f"Froze {path} v{entry['version']}: {entry['lines']} lines, sha256 {entry['sha256']}, "
@@ -76,9 +84,6 @@ def append(name_or_path: str, records_file: str) -> None:
     if one fails, nothing is appended. The new records stay unfrozen until the
     next `evalkit evalset freeze`.
     """
-    from evalkit.evalsets import append as append_
-    from evalkit.evalsets import resolve_spec
-
     path, _ = resolve_spec(name_or_path)
     n = append_(name_or_path, records_file)
     click.echo(f"Appended {n} record(s) to {path} (unfrozen). Freeze them with: evalkit evalset freeze {path}")
@@ -96,8 +101,6 @@ def validate(path: str) -> None:
     its line count and hash, then any warnings (unfrozen lines, duplicate
     questions). Exits 1 on the first error.
     """
-    from evalkit.evalsets import check
-
     result = check(path)
     if result.manifest is None:
         click.echo(f"OK {result.path}: {result.lines} lines, not frozen yet")
@@ -121,8 +124,6 @@ def stats(path: str, as_json: bool) -> None:
     NAME_OR_PATH covers every line, unfrozen ones included; NAME_OR_PATH@vN covers
     exactly that version.
     """
-    from evalkit.evalsets import stats as stats_
-
     data = stats_(path)
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
@@ -155,9 +156,6 @@ def format_stats(data: dict[str, Any]) -> list[str]:
 
 def _types(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...] | None:
     """``--types single,multi_hop`` -> a tuple of known generated-question types."""
-    from evalkit.errors import did_you_mean
-    from evalkit.evalsets.generate import GEN_TYPES
-
     if value is None:
         return None
     names = tuple(dict.fromkeys(t.strip() for t in value.split(",") if t.strip()))
@@ -203,9 +201,6 @@ def generate(corpus: str, name: str, n: int, llm: str | None, lang: str, types: 
     Example (offline, template/v1):
       evalkit evalset generate --corpus eval_sets/corpora/demo_kb.jsonl --name my_kb --n 50
     """
-    from evalkit.evalsets.gen_run import generate_eval_set
-    from evalkit.evalsets.generate import GEN_TYPES, TEMPLATE_TYPES, GenOptions
-
     chosen = types or (GEN_TYPES if llm else TEMPLATE_TYPES)
     result = generate_eval_set(corpus, name, GenOptions(n=n, types=tuple(chosen), lang=lang, seed=seed), llm=llm,
                                embedder=embedder)
@@ -215,8 +210,6 @@ def generate(corpus: str, name: str, n: int, llm: str | None, lang: str, types: 
 
 def generation_summary(result: Any, corpus: str) -> list[str]:
     """The lines ``generate`` prints: what was appended, by type and language, and what was dropped and why."""
-    from collections import Counter
-
     lines = result.appended
     state = "new, unfrozen" if result.created else "unfrozen"
     out = [f"Appended {len(lines)} question(s) written by {result.generator} from {corpus} to {result.path} ({state})"
@@ -271,12 +264,6 @@ def review(name_or_path: str, apply_file: str | None, out: Path | None, corpus: 
       evalkit evalset review my_kb
       evalkit evalset review my_kb --apply my_kb.decisions.json
     """
-    from evalkit.evalsets import freeze as freeze_
-    from evalkit.evalsets import resolve_spec
-    from evalkit.evalsets.gen_run import append_lines
-    from evalkit.evalsets.review import page_lines, pending, read_decisions, review_records
-    from evalkit.evalsets.review_page import render_review_page
-
     path, version = resolve_spec(name_or_path)
     if version is not None:
         raise click.ClickException(f"{path}: review works on the whole file, not one version: drop '@v{version}'")
@@ -307,10 +294,6 @@ def review(name_or_path: str, apply_file: str | None, out: Path | None, corpus: 
 
 def _set_corpus(path: Path, corpus: str | None) -> Any:
     """The set's corpus: the one its manifest names, else ``--corpus``; an error when neither is known."""
-    from evalkit.errors import EvalSetError
-    from evalkit.evalsets import read_manifest
-    from evalkit.index.corpus import load_corpus
-
     manifest = read_manifest(path)
     if manifest is not None:
         return load_corpus(manifest.corpus_path)

@@ -5,6 +5,9 @@ from pathlib import Path
 
 import click
 
+from evalkit.evalsets.evalset import display_path
+from evalkit.interop.export import export_run
+
 
 @click.command("export")
 @click.argument("run_ref", metavar="RUN")
@@ -37,9 +40,6 @@ def export(run_ref: str, fmt: str, output: Path | None, variants: tuple[str, ...
       evalkit export results/demo_kb.json --format ragas     # -> results/demo_kb.ragas/VARIANT.jsonl
       trec_eval -m recall.20 results/demo_kb.trec/qrels.txt results/demo_kb.trec/bm25.retrieval.run
     """
-    from evalkit.evalsets.evalset import display_path
-    from evalkit.interop.export import export_run
-
     paths = export_run(run_ref, fmt, output, list(variants) or None, scores=scores, tracking_uri=tracking_uri)
     if fmt in ("trec", "ragas"):
         click.echo(f"wrote {len(paths)} files to {display_path(paths[0].parent)}/: "

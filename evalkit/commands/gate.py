@@ -6,7 +6,10 @@ from pathlib import Path
 
 import click
 
+from evalkit.analysis.gate import format_gate, run_gate
+from evalkit.analysis.runs import check_finished, load_run
 from evalkit.commands.options import layout, render_checked, table_options
+from evalkit.errors import EvalkitError
 
 
 @click.command("gate")
@@ -95,10 +98,6 @@ def gate(ctx: click.Context, baseline_ref: str, candidate_ref: str, metrics: tup
       8  the candidate's answers cite passages they were not shown (ids never retrieved) on
          more queries than the baseline's (--max-invalid-citation-share, default 0)
     """
-    from evalkit.analysis.gate import format_gate, run_gate
-    from evalkit.analysis.runs import load_run
-    from evalkit.errors import EvalkitError
-
     if len(max_drops) not in (1, len(metrics)):
         raise click.BadParameter(f"give one --max-drop per --metric ({len(metrics)}) or one for all, "
                                  f"got {len(max_drops)}", param_hint="--max-drop")
@@ -131,8 +130,6 @@ def gate(ctx: click.Context, baseline_ref: str, candidate_ref: str, metrics: tup
 
 
 def _variants(baseline, candidate, variant, baseline_variant, candidate_variant) -> tuple[str, str]:
-    from evalkit.errors import EvalkitError
-
     if variant and (baseline_variant or candidate_variant):
         raise EvalkitError("use --variant, or --baseline-variant with --candidate-variant, not both")
     if variant:
@@ -142,8 +139,6 @@ def _variants(baseline, candidate, variant, baseline_variant, candidate_variant)
             raise EvalkitError("--baseline-variant and --candidate-variant go together")
         a, b = baseline_variant, candidate_variant
     else:
-        from evalkit.analysis.runs import check_finished
-
         for run in (baseline, candidate):
             if run.summary.pending and not run.summary.variants:  # killed before any variant finished
                 check_finished(run, run.summary.pending[0])
@@ -155,7 +150,6 @@ def _variants(baseline, candidate, variant, baseline_variant, candidate_variant)
         else:
             raise EvalkitError(f"name the variant: --variant NAME (shared: {', '.join(common) or 'none'}), or "
                                "--baseline-variant A --candidate-variant B")
-    from evalkit.analysis.runs import check_finished
 
     check_finished(baseline, a)
     check_finished(candidate, b)

@@ -5,6 +5,10 @@ from pathlib import Path
 
 import click
 
+from evalkit.errors import ConfigError
+from evalkit.graph import node_types
+from evalkit.graph.sweep import load_variants
+
 
 @click.group("graph")
 def graph() -> None:
@@ -18,9 +22,6 @@ def check(paths: tuple[Path, ...]) -> None:
 
     Exits non-zero at the first invalid file, naming the line and the path inside it.
     """
-    from evalkit.errors import ConfigError
-    from evalkit.graph.sweep import load_variants
-
     for p in paths:
         try:
             configs = load_variants(p)
@@ -40,10 +41,6 @@ def show(path: Path) -> None:
 
     A sweep file prints every variant it expands to, as YAML documents separated by ---.
     """
-    from evalkit.errors import ConfigError
-    from evalkit.graph import node_types
-    from evalkit.graph.sweep import load_variants
-
     try:
         configs = load_variants(path)
     except ConfigError as exc:

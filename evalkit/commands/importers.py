@@ -11,6 +11,15 @@ from pathlib import Path
 import click
 
 from evalkit.commands import user_errors
+from evalkit.importers import BeirFiles, import_beir
+from evalkit.interop.importers import (
+    CORPUS_FIELDS,
+    EVAL_FIELDS,
+    RAGAS_FIELDS,
+    import_dataset,
+    import_ragas,
+    parse_mapping,
+)
 
 
 @click.group("import", context_settings={"help_option_names": ["-h", "--help"]})
@@ -78,8 +87,6 @@ def beir(source: Path | None, split: str, corpus: Path | None, queries: Path | N
         --queries ../shared/datasets/scifact/topics.beir-v1.0.0-scifact.test.tsv.gz \\
         --qrels ../shared/datasets/scifact/qrels.beir-v1.0.0-scifact.test.txt
     """
-    from evalkit.importers import BeirFiles, import_beir
-
     if source is None:
         missing = [opt for opt, value in (("--corpus", corpus), ("--queries", queries), ("--qrels", qrels))
                    if value is None]
@@ -142,13 +149,6 @@ def dataset(source: Path, corpus: Path, name: str, maps: tuple[str, ...], corpus
       evalkit import dataset data/qa_hf --split test --corpus data/passages.parquet --name qa \\
         --map question=query --map relevant_doc_ids=positive_ids --corpus-map id=pid --corpus-map text=passage
     """
-    from evalkit.interop.importers import (
-        CORPUS_FIELDS,
-        EVAL_FIELDS,
-        import_dataset,
-        parse_mapping,
-    )
-
     result = import_dataset(source, name, out_dir, corpus=corpus, mapping=parse_mapping(maps, EVAL_FIELDS),
                             corpus_mapping=parse_mapping(corpus_maps, CORPUS_FIELDS, "--corpus-map"), split=split,
                             corpus_split=corpus_split, lang=lang, keep_unanswerable=keep_unanswerable, force=force,
@@ -193,8 +193,6 @@ def ragas(source: Path, name: str, maps: tuple[str, ...], split: str | None, no_
     Example:
       evalkit import ragas testset.jsonl --name ragas_testset
     """
-    from evalkit.interop.importers import RAGAS_FIELDS, import_ragas, parse_mapping
-
     result = import_ragas(source, name, out_dir, mapping=parse_mapping(maps, RAGAS_FIELDS), split=split, lang=lang,
                           keep_unanswerable=keep_unanswerable, include_retrieved=not no_retrieved, force=force,
                           description=description, skip_invalid=skip_invalid)

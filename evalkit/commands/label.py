@@ -5,7 +5,17 @@ from pathlib import Path
 
 import click
 
+from evalkit.analysis.label_page import render_label_page
 from evalkit.analysis.label_sample import STRATA
+from evalkit.analysis.labels import (
+    draw_sample,
+    label_line,
+    load_label_files,
+    passage_texts,
+    prior_error_shares,
+    write_labels,
+)
+from evalkit.analysis.runs import load_run
 
 
 @click.command("label")
@@ -55,17 +65,6 @@ def label(run_ref: str, variant: str, n: int, out: Path | None, seed: int, strat
       evalkit label results/demo_kb.json --variant rag_extractive --n 100 --out labels.jsonl
       evalkit label results/mine.json --variant mine --n 50 --to mlflow
     """
-    from evalkit.analysis.label_page import render_label_page
-    from evalkit.analysis.labels import (
-        draw_sample,
-        label_line,
-        load_label_files,
-        passage_texts,
-        prior_error_shares,
-        write_labels,
-    )
-    from evalkit.analysis.runs import load_run
-
     if out is None and to == "file":
         raise click.UsageError("give --out FILE (the file to label), or --to mlflow")
     if prior_labels and not STRATA[strata].neyman:
@@ -84,15 +83,15 @@ def label(run_ref: str, variant: str, n: int, out: Path | None, seed: int, strat
         strata_line += (f"\njudge error share assumed per stratum ({source}): "
                         + ", ".join(f"{k} {v:.2f}" for k, v in sorted(used.items())))
     if to == "mlflow":
-        from evalkit.track.review import REQUESTED, REVIEW_TAG, request_review
+        from evalkit.analysis.review import REQUESTED, REVIEW_TAG, request_review
 
         ids = request_review(run, variant, sample, tracking_uri)
         click.echo(f"tagged {len(ids)} traces for review ({REVIEW_TAG} = {REQUESTED}) in "
                    f"{tracking_uri or run.tracking_uri}\n{strata_line}\nin the MLflow UI: Traces tab, filter "
                    f"tags.`{REVIEW_TAG}` = '{REQUESTED}'; add a feedback 'hallucinated' (yes/no) to each; then "
                    f"`evalkit score ... --labels mlflow:EXPERIMENT`")
-        if out is None:
-            return
+    if out is None:  # --to mlflow without --out (--to file without it is refused above)
+        return
     texts = passage_texts(run, variant)
     lines = [label_line(r, s, variant, run.label, texts) for r, s in sample]
     write_labels(lines, out)

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from evalkit.analysis.tables import DEFAULT_WIDTH, Layout, output_width, parse_columns
+from evalkit.analysis.tables import DEFAULT_WIDTH, ColumnsError, Layout, output_width, parse_columns
 
 
 def table_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -30,8 +30,6 @@ def layout(wide: bool, columns: str | None) -> Layout:
 
 def render_checked(render: Callable[[Layout], str], lay: Layout) -> str:
     """``render(lay)``; an unknown ``--columns`` name is a usage error (exit 2) naming the choices."""
-    from evalkit.analysis.tables import ColumnsError
-
     try:
         return render(lay)
     except ColumnsError as exc:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import click
 
+from evalkit.cli import cli
 from evalkit.docgen import replace_block, rewrite_pages
 
 WIDTH = 100  # help text width on the page (click wraps to the terminal otherwise)
@@ -37,8 +38,6 @@ def _walk(cmd: click.Command, ctx: click.Context) -> list[tuple[str, click.Conte
 
 def command_help() -> list[tuple[str, str]]:
     """``(command path, its --help text)`` for ``evalkit`` and every command and subcommand."""
-    from evalkit.cli import cli
-
     return [(path, ctx.command.get_help(ctx)) for path, ctx in _walk(cli, _context(cli, "evalkit", None))]
 
 

@@ -5,6 +5,10 @@ from pathlib import Path
 
 import click
 
+from evalkit.analysis.run_report import build_report, default_paths, write_report
+from evalkit.analysis.runs import load_run
+from evalkit.evalsets.evalset import display_path
+
 
 @click.command("report")
 @click.argument("run_ref", metavar="RUN")
@@ -40,10 +44,6 @@ def report(run_ref: str, variants: tuple[str, ...], html_path: Path | None, md_p
     Example:
       evalkit report results/demo_kb.json     # -> results/demo_kb.report.html / .md
     """
-    from evalkit.analysis.run_report import build_report, default_paths, write_report
-    from evalkit.analysis.runs import load_run
-    from evalkit.evalsets.evalset import display_path
-
     run = load_run(run_ref, tracking_uri)
     for name in variants:
         run.variant(name)

@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import click
 
-from evalkit.analysis.tables import Layout
-from evalkit.commands.options import layout as table_layout
+from evalkit import redact
+from evalkit.analysis.labels import corrected_estimates, load_label_files
+from evalkit.analysis.report import by_type_table, comparison_table
+from evalkit.analysis.tables import ColumnsError, Layout, wrap
 from evalkit.commands.options import (
     ESCALATE_HELP,
     JUDGE_HELP,
@@ -19,14 +22,20 @@ from evalkit.commands.options import (
     scoring_options,
     table_options,
 )
+from evalkit.commands.options import layout as table_layout
+from evalkit.evalsets import load_eval_set
+from evalkit.graph.sweep import load_variants
+from evalkit.judges.nli import options_from_path
+from evalkit.locking import output_lock
+from evalkit.metrics import DEFAULT_METRICS, Scoring
+from evalkit.run.runner import RunOptions, run_eval
+from evalkit.runstore import check_output_path, prepare_output, read_results, write_json_atomic
 
 INVOCATION = "invocation.json"  # in the results folder: what `--resume OUTPUT` re-runs
 
 
 def _env_quiet() -> None:
     """Offline, quiet defaults for every command that loads models or MLflow."""
-    import os
-
     for key, value in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "MLFLOW_DISABLE_TELEMETRY": "true",
                        "TOKENIZERS_PARALLELISM": "false", "RAGAS_DO_NOT_TRACK": "true"}.items():
         os.environ.setdefault(key, value)
@@ -62,7 +71,6 @@ class RunRequest:
 
     def save(self) -> None:
         """Write ``invocation.json`` (secrets masked: a credential in ``--tracking-uri`` is not kept)."""
-        from evalkit import redact
         from evalkit.fileio import write_atomic
 
         write_atomic(Path(self.output).with_suffix("") / INVOCATION, redact.dumps(asdict(self), indent=2))
@@ -86,10 +94,6 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
     runs marked KILLED) and how to resume.
     """
     _env_quiet()
-    from evalkit.evalsets import load_eval_set
-    from evalkit.graph.sweep import load_variants
-    from evalkit.metrics import DEFAULT_METRICS, Scoring
-    from evalkit.run.runner import RunOptions, run_eval
 
     scoring = Scoring(relevance_level=request.relevance_level, ties=request.ties)
     eval_set = load_eval_set(request.eval_set)
@@ -99,7 +103,7 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
     click.echo(f"eval set {eval_set.name} v{eval_set.version} ({len(eval_set.records)} queries, "
                f"sha256 {eval_set.sha256[:12]}); {len(configs)} variant(s)", err=True)
     if dry_run:
-        from evalkit.index.store import default_cache_root
+        from evalkit.cachestore import default_cache_root
         from evalkit.run.plan import make_plan
         from evalkit.track.describe import logging_plan
 
@@ -127,8 +131,6 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
                          overwrite=request.overwrite, mlflow_background=not request.mlflow_sync, source_name=source)
     if scoring != Scoring():
         click.echo(f"scoring: {scoring.describe()} (see docs/metrics.md)", err=True)
-    from evalkit.locking import output_lock
-    from evalkit.run.store import check_output_path, prepare_output
 
     check_output_path(output)  # a bad --output is refused before anything is locked or written
     try:
@@ -150,7 +152,8 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
         click.echo(mlflow_hint(summary, layout or Layout()))
     corrected = [v.corrected for v in summary.variants.values() if v.corrected]
     if corrected:
-        from evalkit.analysis.labels import format_corrected, from_dict
+        from evalkit.analysis.label_text import format_corrected
+        from evalkit.analysis.labels import from_dict
 
         click.echo("\n" + format_corrected([from_dict(c) for c in corrected]))
     failed = sum(v.n_failed for v in summary.variants.values())
@@ -168,7 +171,6 @@ def judge_model_options(judge: str, judge_model: str | None) -> dict[str, Any]:
         return {}
     if "nli" not in judge.split("+"):
         raise click.BadParameter(f"--judge-model applies to --judge nli, not '{judge}'", param_hint="--judge-model")
-    from evalkit.judges.nli import options_from_path
 
     return options_from_path(judge_model)
 
@@ -179,8 +181,6 @@ def mlflow_hint(summary: Any, layout: Layout) -> str:
     The command with the store's path stays whole on the first line (a path cannot be cut);
     the URL and the explanation follow, indented.
     """
-    from evalkit.analysis.tables import wrap
-
     hint = summary.mlflow.get("hint") or f"MLflow: {summary.mlflow.get('ui_command')}"
     if layout.wide or len(hint) <= layout.width:
         return hint
@@ -192,9 +192,6 @@ def mlflow_hint(summary: Any, layout: Layout) -> str:
 
 def summary_tables(summary: Any, layout: Layout) -> str:
     """The run's (or a scored file's) tables and its hit@5-by-type table; an unknown ``--columns`` name warns (the run is done)."""
-    from evalkit.analysis.report import by_type_table, comparison_table
-    from evalkit.analysis.tables import ColumnsError
-
     try:
         text = comparison_table(summary, layout)
     except ColumnsError as exc:
@@ -290,7 +287,7 @@ def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | No
     else:
         missing = [n for n, v in (("--eval-set", eval_set), ("--graph-config", graph_configs), ("--output", output))
                    if not v]
-        if missing:
+        if missing or eval_set is None:  # eval_set None is in missing
             raise click.UsageError(f"missing {', '.join(missing)} (or use --resume OUTPUT to continue a run)")
         request = RunRequest(eval_set=_absolute_spec(eval_set), output=str(output),
                              graph_configs=[str(Path(p).resolve()) for p in graph_configs])
@@ -327,16 +324,11 @@ def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | No
 
 def _apply_labels(summary: Any, output: Path, label_files: list[str]) -> None:
     """Judge-corrected estimates for every variant the label files name, into summary.json."""
-    from evalkit.analysis.labels import load_label_files
-
     apply_labels(summary, output, load_label_files(label_files))
 
 
 def apply_labels(summary: Any, output: Path, labels: list[Any]) -> None:
     """Judge-corrected estimates for every variant ``labels`` name (from files or MLflow), into summary.json."""
-    from evalkit.analysis.labels import corrected_estimates
-    from evalkit.run.store import read_results, write_json_atomic
-
     for name, v in summary.variants.items():
         results = read_results(output.with_suffix("") / name / "per_query.jsonl")
         c = corrected_estimates(results, labels, name, run=output.stem)

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalkit.errors import EvalSetError
 from evalkit.fileio import write_atomic
 from evalkit.index.corpus import Corpus
 
@@ -128,8 +129,6 @@ def check(manifest_path: Path, name: str, entry: Mapping[str, object], latest: i
         EvalSetError: the corpus content changed; names the documents and the command that
             freezes a new version.
     """
-    from evalkit.errors import EvalSetError
-
     version = entry["version"]
     frozen = entry.get(CONTENT_KEY)
     if not frozen:

@@ -22,6 +22,7 @@ the tamper check) live in ``versions.py``, which builds on it.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import Counter
@@ -30,11 +31,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from evalkit.errors import EvalSetError, did_you_mean
-from evalkit.fileio import describe_unencodable, unencodable
 from evalkit.evalsets.provenance import parse_generated
+from evalkit.fileio import describe_unencodable, unencodable
 from evalkit.index.corpus import Corpus
 from evalkit.records import EvalRecord, EvalSetRef
+from evalkit.text.abstention import AbstentionPatternError, compile_patterns
 
 MAX_QUESTION_CHARS = 4000
 """Longest question a record may hold (a 5 MB question made the dense encoder run for minutes)."""
@@ -94,7 +98,7 @@ class AbstentionRules:
         patterns: ["暂无该数据", "outside my remit"]   # answers that are refusals
         not_patterns: ["不提供住宿补贴"]               # answers that only look like refusals (or errors)
 
-    Regular expressions, added to the defaults of :mod:`evalkit.judges.abstention`. They
+    Regular expressions, added to the defaults of :mod:`evalkit.text.abstention`. They
     are scoring options, not eval data: not part of the frozen hash, but recorded with
     every run (``sha256``).
     """
@@ -107,12 +111,6 @@ class AbstentionRules:
 
 def load_abstention_rules(eval_set_path: Path) -> AbstentionRules | None:
     """``NAME.abstention.yaml`` beside the eval set, validated; None when there is none."""
-    import hashlib
-
-    import yaml
-
-    from evalkit.judges.abstention import AbstentionPatternError, compile_patterns
-
     path = Path(eval_set_path).with_name(Path(eval_set_path).stem + ABSTENTION_SUFFIX)
     if not path.is_file():
         return None
@@ -139,7 +137,7 @@ def load_abstention_rules(eval_set_path: Path) -> AbstentionRules | None:
     return AbstentionRules(out["patterns"], out["not_patterns"], str(path), hashlib.sha256(raw).hexdigest())
 
 
-def display_path(path: Path) -> str:
+def display_path(path: str | Path) -> str:
     """``path`` relative to the working directory when it lies under it, else absolute."""
     path = Path(path).resolve()
     try:

@@ -22,14 +22,18 @@ import random
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from evalkit.cachestore import default_cache_root
 from evalkit.evalsets import gen_checks
 from evalkit.evalsets.gen_prompts import PROMPT_VERSION, PROMPTS, read_reply, render
 from evalkit.evalsets.generate import MAX_ENTITY_DOCS, GenOptions, Item
 from evalkit.evalsets.lang import guess_lang
+from evalkit.index.chunking import with_defaults
 from evalkit.index.corpus import Corpus
 from evalkit.index.entities import split_sentences
+from evalkit.index.resources import Resources
 from evalkit.llm.base import LLMError
 
 WINDOW_CHARS = 700
@@ -172,12 +176,6 @@ class LLMGenerator:
 
 def bm25_search(corpus: Corpus, cache_root: Any = None) -> Callable[[str, int], list[tuple[str, str]]]:
     """``search(question, k)``: the BM25 top ``k`` passages of the corpus (fixed chunks), as (id, text)."""
-    from pathlib import Path
-
-    from evalkit.index.chunking import with_defaults
-    from evalkit.index.resources import Resources
-    from evalkit.index.store import default_cache_root
-
     resources = Resources(corpus, Path(cache_root) if cache_root else default_cache_root())
     chunking = with_defaults({"method": "fixed"})
     state: dict[str, Any] = {}

@@ -17,8 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalkit.cachestore import default_cache_root
 from evalkit.errors import EvalSetError
+from evalkit.evalsets import gen_checks
 from evalkit.evalsets.evalset import EVAL_SETS_DIR, check_gold_ids, display_path, parse_records, read_lines
+from evalkit.evalsets.gen_llm import GENERATOR, LLM_TYPES, PURPOSE, LLMGenerator, bm25_search
 from evalkit.evalsets.generate import (
     TEMPLATE,
     TEMPLATE_TYPES,
@@ -28,7 +31,10 @@ from evalkit.evalsets.generate import (
     template_items,
     unsupported_types,
 )
+from evalkit.evalsets.versions import append, manifest_path_for, read_manifest
 from evalkit.index.corpus import Corpus, load_corpus
+from evalkit.judges import make_judge
+from evalkit.llm import LLMClient, LLMSpec, usage_scope
 
 
 @dataclass
@@ -64,8 +70,6 @@ def append_lines(path: Path, lines: list[dict[str, Any]], corpus: Corpus) -> Non
 
     Either way every line is validated first and nothing is written if one fails.
     """
-    from evalkit.evalsets.versions import append, manifest_path_for
-
     payload = "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)
     if manifest_path_for(path).exists():
         fd, tmp = tempfile.mkstemp(suffix=".jsonl", dir=path.parent)
@@ -88,8 +92,6 @@ def append_lines(path: Path, lines: list[dict[str, Any]], corpus: Corpus) -> Non
 
 
 def _check_corpus_matches(path: Path, corpus_path: Path) -> None:
-    from evalkit.evalsets.versions import read_manifest
-
     manifest = read_manifest(path) if path.exists() else None
     if manifest is not None and manifest.corpus_path != corpus_path.resolve():
         raise EvalSetError(str(path), "corpus", f"this eval set is tied to corpus {display_path(manifest.corpus_path)}, "
@@ -135,12 +137,6 @@ def generate_eval_set(corpus_path: str | Path, name: str, options: GenOptions, *
 
 def _llm_items(corpus: Corpus, options: GenOptions, graph: Any, llm: str | Path, embedder: str | None,
                seen: list[str], cache_root: Path | None, path: Path) -> tuple[list[Item], GenerateResult, str]:
-    from evalkit.evalsets import gen_checks
-    from evalkit.evalsets.gen_llm import GENERATOR, LLM_TYPES, PURPOSE, LLMGenerator, bm25_search
-    from evalkit.index.store import default_cache_root
-    from evalkit.judges import make_judge
-    from evalkit.llm import LLMClient, LLMSpec, usage_scope
-
     skipped = unsupported_types(options.types, LLM_TYPES)
     if skipped:
         raise EvalSetError(str(path), "types", f"unknown question type(s) {', '.join(skipped)}; "

@@ -32,9 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalkit.cachestore import default_cache_root
 from evalkit.evalsets.corpus_identity import doc_fingerprint
 from evalkit.evalsets.lang import guess_lang
+from evalkit.index.chunking import with_defaults
 from evalkit.index.corpus import Corpus
+from evalkit.index.entity_graph import GraphSpec
+from evalkit.index.resources import Resources
 
 TEMPLATE = "template/v1"
 GEN_TYPES = ("single", "multi_hop", "comparison", "colloquial", "unanswerable")
@@ -294,11 +298,6 @@ def pairs(graph: Any, by_doc: dict[str, list[Fact]]) -> list[tuple[str, Fact, Fa
 
 def entity_graph(corpus: Corpus, cache_root: Path | None = None) -> Any:
     """The GraphRAG entity graph (``fast`` mode) over one passage per document, built or loaded from the cache."""
-    from evalkit.index.chunking import with_defaults
-    from evalkit.index.entity_graph import GraphSpec
-    from evalkit.index.resources import Resources
-    from evalkit.index.store import default_cache_root
-
     resources = Resources(corpus, Path(cache_root) if cache_root else default_cache_root())
     return resources.graph_index(GraphSpec(), with_defaults({"method": "document", "prepend_title": False}))
 

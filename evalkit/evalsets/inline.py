@@ -28,6 +28,7 @@ from typing import Any
 from evalkit.errors import EvalkitError, EvalSetError
 from evalkit.evalsets.evalset import EvalSet, parse_record
 from evalkit.evalsets.lang import record_lang
+from evalkit.evalsets.versions import freeze, load_eval_set
 
 ROWS_LABEL = "<eval set rows>"
 CORPUS_LABEL = "<corpus rows>"
@@ -91,8 +92,6 @@ def corpus_lines(corpus: Any) -> list[str]:
 
 def freeze_inline(rows: Any, corpus: Any, cache_root: Path, name: str = "inline", lang: str = "auto") -> EvalSet:
     """Freeze in-memory rows (and corpus) into the cache, by content; return the loaded v1 (module docstring)."""
-    from evalkit.evalsets.versions import freeze, load_eval_set
-
     if not _NAME.fullmatch(name):
         raise EvalkitError(f"bad eval set name {name!r}: letters, digits, '_', '-', '.', starting with a letter or digit")
     if corpus is None:
@@ -108,7 +107,7 @@ def freeze_inline(rows: Any, corpus: Any, cache_root: Path, name: str = "inline"
     folder = Path(cache_root) / "evalsets" / full
     set_path = folder / f"{full}.jsonl"
     if not (folder / f"{full}.manifest.json").is_file():
-        from evalkit.index.store import discard, publish_folder, staging_for
+        from evalkit.cachestore import discard, publish_folder, staging_for
 
         if folder.exists():  # an interrupted freeze of an older evalkit
             discard(folder)

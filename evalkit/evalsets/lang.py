@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from evalkit.evalsets.evalset import _LANG
+
 AUTO = "auto"
 _KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff]")
 _HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
@@ -35,6 +37,4 @@ def record_lang(lang: str, text: str | None) -> str:
 
 def valid_default(lang: object) -> bool:
     """Whether ``lang`` may be given as a default: ``auto`` or a code the eval set format accepts."""
-    from evalkit.evalsets.evalset import _LANG
-
     return isinstance(lang, str) and (lang == AUTO or bool(_LANG.fullmatch(lang)))

@@ -46,7 +46,7 @@ def pending(path: Path) -> list[tuple[dict[str, Any], Any]]:
 def page_lines(items: list[tuple[dict[str, Any], Any]], corpus: Corpus | None) -> list[dict[str, Any]]:
     """What the page shows of each line: the record, its source documents' text, empty decision fields."""
     out = []
-    for raw, record in items:
+    for _raw, record in items:
         docs = list(record.generated.get("sources") or record.relevant_doc_ids)
         evidence = [{"doc_id": d, "title": corpus.by_id[d].title if corpus and d in corpus else "",
                      "text": corpus.by_id[d].text if corpus and d in corpus else "(not in the corpus)"}

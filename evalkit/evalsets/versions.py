@@ -26,7 +26,7 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +45,8 @@ from evalkit.evalsets.evalset import (
 )
 from evalkit.evalsets.provenance import effective_records
 from evalkit.fileio import write_atomic
-from evalkit.locking import evalset_lock
 from evalkit.index.corpus import Corpus, load_corpus
+from evalkit.locking import evalset_lock
 from evalkit.records import EvalRecord
 
 MANIFEST_SUFFIX = ".manifest.json"
@@ -432,4 +432,4 @@ def _preview(line: bytes) -> str:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -31,7 +31,7 @@ Semantics, the same wherever a condition is used:
 
 A value may be ``{from_record: NAME}`` where the caller allows it (metadata filters):
 the value of the eval record's field ``NAME`` for the query being run (see
-:mod:`evalkit.index.filters`).
+:mod:`evalkit.nodes.filters`).
 
 :func:`parse` checks the grammar, :func:`check_types` checks fields and value types
 against declared types (the state schema for routes, the gate's variables for the grade
@@ -43,7 +43,7 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from evalkit.errors import did_you_mean
 
@@ -93,7 +93,7 @@ class Not:
     item: Condition
 
 
-Condition = Union[Compare, AnyOf, AllOf, Not]
+Condition = Compare | AnyOf | AllOf | Not
 
 
 def _join(path: str, part: str) -> str:
@@ -112,7 +112,7 @@ def parse(raw: Any, *, refs: bool = False, path: str = "") -> Condition:
 
     ``refs`` allows ``{from_record: NAME}`` values.
     """
-    if isinstance(raw, Condition.__args__):  # type: ignore[attr-defined]
+    if isinstance(raw, Condition.__args__):
         return raw
     if not isinstance(raw, Mapping) or not raw:
         raise ConditionError(path, f"expected a mapping; {GRAMMAR}")

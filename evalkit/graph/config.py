@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import hashlib
 import re
+import typing
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from evalkit.errors import ConfigError, ParamError, did_you_mean
 from evalkit.graph.conditions import ConditionError, check_types, parse
@@ -40,6 +41,7 @@ from evalkit.graph.graph import END, START, Graph, Route, route_targets
 from evalkit.graph.node import node_types
 from evalkit.graph.schema import FIELDS, Role
 from evalkit.index.chunking import check_chunking, with_defaults
+from evalkit.yamlio import read_yaml
 
 VARIANT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}")
 """What a variant name may hold: it is a folder name, an MLflow run name and a tag value."""
@@ -108,8 +110,6 @@ def read_config_yaml(path: str | Path) -> tuple[Any, dict[str, int]]:
     Read with :func:`evalkit.yamlio.read_yaml`: a key given twice (two ``retrieve:`` nodes)
     is an error naming both lines, never a silent merge.
     """
-    from evalkit.yamlio import read_yaml
-
     return read_yaml(path, error=ConfigError, what="graph config")
 
 
@@ -288,7 +288,7 @@ def _check_route(spec: Any, where: str, known: set[str], fail: Any) -> dict[str,
             if rule["to"] not in known:
                 raise fail(f"{at}.to", f"route to unknown node '{rule['to']}'{did_you_mean(str(rule['to']), known)}")
             try:
-                types = {n: f.type_ for n, f in FIELDS.items()}
+                types = {n: f.type_name for n, f in FIELDS.items()}
                 check_types(parse(rule["if"], path=f"{at}.if"), types, path=f"{at}.if")
             except ConditionError as exc:
                 raise fail(exc.path, exc.problem) from None
@@ -329,10 +329,6 @@ def _check_params(cls: Any, params: dict[str, Any], where: str, fail: Any) -> No
 
 def _nested_model(model: Any, loc: tuple) -> Any:
     """The pydantic model class found at ``loc`` inside ``model`` (None when not a model)."""
-    import typing
-
-    from pydantic import BaseModel
-
     for part in loc:
         info = model.model_fields.get(str(part)) if model else None
         if info is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from evalkit.graph.node import node_types
 from evalkit.graph.schema import (
     GUARD_TRIGGERED,
     OUTCOME_EVIDENCE_FOUND,
@@ -26,7 +27,6 @@ def event_role(event: Mapping[str, Any]) -> Role | None:
             return Role(role)
         except ValueError:
             return None
-    from evalkit.graph.node import node_types
 
     cls = node_types().get(str(event.get("type")))
     return cls.role if cls is not None else None

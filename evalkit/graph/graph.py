@@ -12,8 +12,9 @@ node raises; without it the query stops and is marked failed. Execution starts a
 The engine enforces each node's contract: the node sees a :class:`StateView` that fails
 on an undeclared read; what it returns must be a dict holding every field it promised
 (``writes``) and nothing it did not declare; writes are combined with the state by the
-schema's reducers. A broken contract fails the query with a :class:`GraphError` naming
-the node, its type and the field. Each trace event carries the node's role, the loop
+schema's reducers. With ``check_types`` (``EVALKIT_CHECK_STATE=1``; on in the tests) every
+written value must also be of its field's declared Python type (:mod:`evalkit.graph.typecheck`).
+A broken contract fails the query with a :class:`GraphError` naming the node, its type and the field. Each trace event carries the node's role, the loop
 ``attempt`` the state was at, the LLM work the node did (calls, tokens), and ``reused``
 when the result came from another variant's identical execution (``memo``).
 """
@@ -30,11 +31,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalkit.errors import EvalkitError
+from evalkit.frozen import SCALARS
 from evalkit.graph.conditions import Condition, describe, evaluate, fields, parse
-from evalkit.graph.memo import SCALARS, Stored, WorkMemo, detached
+from evalkit.graph.memo import Stored, WorkMemo, detached
 from evalkit.graph.node import Node
 from evalkit.graph.schema import FIELDS, NODE_ERRORS, Contract
 from evalkit.graph.state import StateView, UndeclaredRead, compact
+from evalkit.graph.typecheck import checks_on, mismatches
 from evalkit.llm.usage import flat, replay, usage_delta, usage_snapshot
 from evalkit.records import TraceEvent
 from evalkit.redact import redact
@@ -162,6 +165,7 @@ class Graph:
     check_mutation: bool = False
     memo: WorkMemo | None = None  # shared by the variants of one invocation (evalkit.graph.memo)
     budgets: dict[str, float] = field(default_factory=dict)  # node name -> wall-clock budget_s
+    check_types: bool = field(default_factory=checks_on)  # writes of the declared types (EVALKIT_CHECK_STATE)
     _contracts: dict[str, Contract] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -175,6 +179,8 @@ class Graph:
     def run(self, initial: Mapping[str, Any]) -> RunOutcome:
         """Execute the graph on a deep copy of ``initial``; never raises for node errors."""
         state: dict[str, Any] = _deep_copied(dict(initial))
+        if self.check_types:
+            _check_types("the query's initial state holds", {k: v for k, v in state.items() if k in FIELDS})
         trace: list[TraceEvent] = []
         current = self.edges[START]
         for step in range(self.max_steps):
@@ -207,6 +213,8 @@ class Graph:
                                          f"which it does not declare; declared reads: {sorted(contract.all_reads)}. "
                                          "Add it to the node's reads (or optional_reads / contract())")
                     self._check_contract(node, contract, state, updates, before)
+                    if self.check_types:
+                        _check_types(f"node '{node.name}' ({node.type}) wrote", updates)
                     changed = view.changed_in_place()
                     if changed is not None:
                         raise GraphError(f"node '{node.name}' ({node.type}) changed state field '{changed}' in place; "
@@ -271,6 +279,14 @@ class Graph:
         if missing:
             raise GraphError(f"{where} did not write {missing}, which it declares it always writes "
                              "(move them to optional_writes if they are sometimes absent)")
+
+
+def _check_types(who: str, wrote: Mapping[str, Any]) -> None:
+    """``GraphError`` when a written value is not of its field's declared type (``EVALKIT_CHECK_STATE``)."""
+    wrong = mismatches(wrote, {str(k): (FIELDS[str(k)].type_, FIELDS[str(k)].reducer == "append") for k in wrote})
+    if wrong:
+        raise GraphError(f"{who} a value of the wrong type: {'; '.join(wrong)} "
+                         "(the state schema, evalkit.graph.schema, declares each field's type)")
 
 
 def _same(case: Any, value: Any) -> bool:

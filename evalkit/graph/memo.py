@@ -33,10 +33,10 @@ import pickle
 import threading
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from evalkit.frozen import SCALARS, FrozenList
 from evalkit.records import Hit
 
 T = TypeVar("T")
@@ -124,34 +124,6 @@ def _ranking_key(hits: Sequence[Any]) -> tuple[tuple[str, ...], tuple[str, ...],
     return None
 
 
-class FrozenList(list[Any]):
-    """A ``list`` that refuses to change (``TypeError``): for values several variants' states or
-    records hold at once, so that one of them cannot change what the others see. A copy
-    (``list(x)``, ``x.copy()``, ``copy.copy``, ``copy.deepcopy``, a slice) is a plain list, yours to
-    change. Reads, equality and JSON are a list's; a pickle keeps the type (a Ray worker's result).
-    ``_json``: what a writer of records made of it once (:func:`evalkit.redact.dumps_line`), kept
-    only for a list that is frozen all the way down."""
-
-    __slots__ = ("_json",)
-    _json: tuple[Any, bool]  # (its JSON as an orjson.Fragment, whether it is plain and finite); unset until written
-
-    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
-        raise TypeError(f"this {type(self).__name__} is shared by several variants and cannot be changed; "
-                        "copy it first (list(value)) and change the copy")
-
-    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
-
-    def __reduce__(self) -> tuple[Any, tuple[list[Any]]]:
-        return type(self), (list(self),)
-
-    def __copy__(self) -> list[Any]:
-        return list(self)
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
-        return [deepcopy(v, memo) for v in self]
-
-
 class SharedRanking(FrozenList):
     """A ranking (``Hit`` s, best first) that every variant of a sweep reads: a channel search the
     memo shares (``Retrieve.shared_parts``). Being frozen, the memo keeps it without a copy
@@ -178,15 +150,6 @@ class SharedRanking(FrozenList):
             # the triples frozen too: a record's writer may keep what it made of them (frozen_all_the_way)
             found = self._compact = FrozenList([FrozenList(t) if type(t) is list else t for t in made])
         return found
-
-
-SCALARS = frozenset({str, int, float, bool, type(None)})
-"""The JSON scalar types, exactly (no subclasses): immutable, so never copied."""
-
-
-def frozen_all_the_way(value: FrozenList) -> bool:
-    """Whether nothing inside ``value`` can change: every item a str, number, bool, None or such a frozen list."""
-    return all(type(v) in SCALARS or (isinstance(v, FrozenList) and frozen_all_the_way(v)) for v in value)
 
 
 # a sequence's tags in a key: (a ranking of plain Hits, anything else); a frozen list is keyed apart from a list

@@ -24,11 +24,15 @@ A new node type is one module: a ``Params`` model, a class with ``type``, ``role
 from __future__ import annotations
 
 import builtins
+import importlib
+import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from evalkit.errors import EvalkitError
+from evalkit.graph.memo import WorkMemo, part_identity
 from evalkit.graph.schema import (
     ENGINE_FIELDS,
     FIELDS,
@@ -37,9 +41,7 @@ from evalkit.graph.schema import (
     Role,
     check_fields,
 )
-
-if TYPE_CHECKING:
-    from evalkit.graph.memo import WorkMemo
+from evalkit.llm.client import LLMClient
 
 T = TypeVar("T")
 
@@ -102,8 +104,6 @@ class Node(Generic[P]):
         a client of its own for a node built without resources (a test, a notebook)."""
         if self.resources is not None and hasattr(self.resources, "llm"):
             return self.resources.llm(spec, purpose)
-        from evalkit.llm.client import LLMClient
-
         return LLMClient(spec, None, purpose=purpose)
 
     @classmethod
@@ -148,8 +148,6 @@ class Node(Generic[P]):
         A remembered identity is used only for the very same description object (never edited:
         nodes treat their parts as read-only) in an equal context; any other part is hashed anew.
         """
-        from evalkit.graph.memo import part_identity
-
         known = self._part_ids
         for seen, context, identity in known:
             if seen is part and context == self.context:
@@ -213,6 +211,9 @@ def check_writes(owner: str, fields: Sequence[str]) -> None:
 
 
 PLUGINS_ENV = "EVALKIT_PLUGINS"
+BUILTIN_NODES = "evalkit.nodes"
+"""The package of the built-in node families, loaded the way a plugin is (by name): the engine
+runs any registered node and imports none (docs/concepts.md, Layers)."""
 
 
 def node_types() -> dict[str, type[Node[Any]]]:
@@ -222,17 +223,11 @@ def node_types() -> dict[str, type[Node[Any]]]:
     registers its own node types with ``@register_node``. Plugins are named by the user in
     the environment, never by a graph config (a config never causes code to run).
     """
-    import importlib
-    import os
-
-    import evalkit.nodes  # noqa: F401  (registers the built-ins)
-
+    importlib.import_module(BUILTIN_NODES)  # registers the built-ins
     for module in filter(None, (m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(","))):
         try:
             importlib.import_module(module)
         except ImportError as exc:
-            from evalkit.errors import EvalkitError
-
             raise EvalkitError(f"{PLUGINS_ENV} names '{module}', which cannot be imported ({exc}); "
                                "fix the module name or PYTHONPATH") from exc
     return NODE_TYPES

@@ -126,8 +126,11 @@ def compact(value: Any) -> Any:
 def _sequence(value: Sequence[Any]) -> Any:
     """:func:`compact` of a list or tuple: a ranking as triples, anything else item by item."""
     head = value[:MAX_TRACE_ITEMS]
-    if head and set(map(type, head)) == {Hit}:  # a ranking: the common case, without a call per hit
+    kinds = set(map(type, head))
+    if head and kinds == {Hit}:  # a ranking: the common case, without a call per hit
         items = Hit.triples(head)
+    elif kinds == {str} and max(map(len, head)) <= MAX_TRACE_CHARS:  # ids: kept as they are, without a call each
+        items = list(head)
     else:
         items = [compact(v) for v in head]
     if len(value) > MAX_TRACE_ITEMS:

@@ -44,6 +44,9 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
+from evalkit.evalsets import freeze
+from evalkit.evalsets.evalset import parse_records
+from evalkit.evalsets.lang import record_lang, valid_default
 from evalkit.fileio import ensure_folder, output_error, write_atomic
 from evalkit.importers.formats import (
     ImportFormatError,
@@ -172,10 +175,6 @@ def import_beir(files: BeirFiles, name: str, out_dir: str | Path = EVAL_SETS_DIR
     :class:`EvalkitError` when the output exists (unless ``force``). All inputs are read
     and checked before anything is written.
     """
-    from evalkit.evalsets import freeze
-    from evalkit.evalsets.evalset import parse_records
-    from evalkit.evalsets.lang import record_lang, valid_default
-
     if not NAME_RE.fullmatch(name) or name.endswith(".jsonl"):
         raise EvalkitError(f"bad eval set name {name!r}: use letters, digits, '_', '-' and '.', starting with a "
                            "letter or digit, without '.jsonl' (e.g. scifact)")
@@ -216,7 +215,7 @@ def import_beir(files: BeirFiles, name: str, out_dir: str | Path = EVAL_SETS_DIR
                 n_no_positive += 1
                 continue
             n_unanswerable += 1
-        record = {"id": qid, "question": text, "relevant_doc_ids": gold,
+        record: dict[str, Any] = {"id": qid, "question": text, "relevant_doc_ids": gold,
                   "type": "single" if gold else "unanswerable", "lang": record_lang(lang, text),
                   "tags": ["beir", name]}
         grades = {d: qrels.judgements[qid][d] for d in gold}
@@ -236,9 +235,9 @@ def import_beir(files: BeirFiles, name: str, out_dir: str | Path = EVAL_SETS_DIR
     n_docs = 0
     try:
         with open(tmp_corpus, "w", encoding="utf-8", newline="\n") as out:
-            for _, doc in iter_corpus(files.corpus):
-                gold_ids.pop(doc["id"], None)
-                out.write(json.dumps(doc, ensure_ascii=False) + "\n")
+            for _, passage in iter_corpus(files.corpus):
+                gold_ids.pop(passage["id"], None)
+                out.write(json.dumps(passage, ensure_ascii=False) + "\n")
                 n_docs += 1
         if n_docs == 0:
             raise ImportFormatError(str(files.corpus), "", "the corpus holds no documents")

@@ -12,6 +12,8 @@ import json
 import shutil
 from pathlib import Path
 
+from evalkit.evalsets import freeze
+
 FILES = ("hotpotqa_train.json", "hotpotqa_train_corpus.json")
 
 
@@ -20,8 +22,6 @@ def import_hotpotqa(data_dir: str | Path, out_dir: str | Path, name: str = "hotp
 
     ``out_dir`` is replaced on every call (a scratch import, never the repository).
     """
-    from evalkit.evalsets import freeze
-
     data_dir, folder = Path(data_dir), Path(out_dir)
     questions = json.loads((data_dir / FILES[0]).read_text(encoding="utf-8"))
     corpus = json.loads((data_dir / FILES[1]).read_text(encoding="utf-8"))

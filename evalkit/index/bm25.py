@@ -27,13 +27,13 @@ same order, so the choice changes the time and never a score.
 
 **Cache.** Two folders under the cache root: ``bm25tok-*`` holds the tokenised passages
 (vocabulary and token ids; key: corpus, chunking, tokenizer) so several k1/b/idf settings
-tokenise once; ``bm25-*`` holds one bm25s matrix (key: the tokens' key plus k1, b, idf),
+tokenise once, and after a corpus change only new or edited passages are tokenised
+(``evalkit.index.incremental``); ``bm25-*`` holds one bm25s matrix (key: the tokens' key plus k1, b, idf),
 loaded memory-mapped: a warm load verifies the files against the checksums in ``meta.json``
-(``evalkit.index.store``) and rebuilds nothing.
+(``evalkit.cachestore``) and rebuilds nothing.
 """
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -42,9 +42,10 @@ from typing import Any
 
 import numpy as np
 
+from evalkit.cachestore import load_or_build
 from evalkit.errors import UnknownNameError
-from evalkit.index.store import load_or_build
-from evalkit.index.tokenize import Tokenizer
+from evalkit.index.bm25_tokens import token_entry
+from evalkit.text.tokenize import Tokenizer
 
 IDF_KINDS = ("lucene", "okapi")
 # Work shapes: when scattering a column into an n-length buffer beats sorting or binary searching
@@ -309,23 +310,8 @@ def _in_reach(s: np.ndarray, k: int) -> np.ndarray:
 def _tokens(texts: list[str], tokenizer: Tokenizer, key: dict[str, Any], cache_root: Path) -> tuple[
         list[str], np.ndarray, np.ndarray]:
     """(vocabulary, token ids, offsets) of the passages: from the cache, or tokenised and cached."""
-    def load(folder: Path, meta: dict[str, Any]) -> tuple[list[str], np.ndarray, np.ndarray]:
-        vocab = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
-        return vocab, np.load(folder / "token_ids.npy"), np.load(folder / "offsets.npy")
-
-    def build(staging: Path) -> dict[str, Any]:
-        ids: dict[str, int] = {}
-        flat: list[int] = []
-        offsets = [0]
-        for text in texts:
-            flat.extend(ids.setdefault(t, len(ids)) for t in tokenizer(text))  # ids in order of first use
-            offsets.append(len(flat))
-        (staging / "vocab.json").write_text(json.dumps(list(ids), ensure_ascii=False), encoding="utf-8")
-        np.save(staging / "token_ids.npy", np.asarray(flat, dtype=np.int32))
-        np.save(staging / "offsets.npy", np.asarray(offsets, dtype=np.int64))
-        return {}
-
-    return load_or_build(cache_root, "bm25tok", key, load=load, build=build)
+    toks, _ = token_entry(texts, tokenizer, key, cache_root)
+    return toks.vocab, toks.token_ids, toks.offsets
 
 
 def _okapi_idf(df: np.ndarray, n_docs: int) -> np.ndarray:
@@ -397,10 +383,11 @@ def build_or_load_bm25(texts: list[str], ids: list[str], tokenizer: Tokenizer, k
         return BM25Index(model, ids, tokenizer, stored, np.load(folder / "colmax.npy"))
 
     def build(staging: Path) -> dict[str, Any]:
-        vocab, token_ids, offsets = _tokens(texts, tokenizer, tok_key, Path(cache_root))
-        if not vocab:
-            return {"empty": True}
-        lowest = _build(vocab, token_ids, offsets, k1, b, idf, staging)
-        return {"min_score": lowest, "terms": len(vocab), "tokens": int(len(token_ids))}
+        toks, tok_meta = token_entry(texts, tokenizer, tok_key, Path(cache_root))
+        reuse = {"incremental": tok_meta["incremental"]} if "incremental" in tok_meta else {}
+        if not toks.vocab:
+            return {"empty": True, **reuse}
+        lowest = _build(toks.vocab, toks.token_ids, toks.offsets, k1, b, idf, staging)
+        return {"min_score": lowest, "terms": len(toks.vocab), "tokens": len(toks.token_ids), **reuse}
 
     return load_or_build(cache_root, "bm25", meta, load=load, build=build)

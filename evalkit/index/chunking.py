@@ -42,10 +42,13 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
+from evalkit.errors import did_you_mean
 from evalkit.index.cutters import cut_document
 from evalkit.index.splitters import CHARS, DEFAULT_SEPARATORS, Measure, window_spans
+from evalkit.index.tokens import token_counter
+from evalkit.models.embedders import EMBEDDERS, CachedEmbedder, ModelSpec
 from evalkit.records import Chunk, Document
 
 METHODS = ("document", "fixed", "parent_child", "recursive", "semantic")
@@ -101,8 +104,6 @@ def with_defaults(cfg: dict[str, Any] | None) -> dict[str, Any]:
 
 def check_chunking(cfg: dict[str, Any]) -> str | None:
     """Return a problem description for a bad chunking config, or None when it is valid."""
-    from evalkit.errors import did_you_mean
-
     method = cfg.get("method")
     if method not in METHODS:
         return f"unknown chunking method '{method}'{did_you_mean(str(method), METHODS)}"
@@ -138,8 +139,6 @@ def check_chunking(cfg: dict[str, Any]) -> str | None:
 
 def _check_children(cfg: dict[str, Any]) -> str | None:
     """``child_method`` of parent_child, and the semantic parameters only semantic children take."""
-    from evalkit.errors import did_you_mean
-
     child = cfg.get("child_method", "fixed")
     if child not in CHILD_METHODS:
         return f"unknown child_method '{child}' (valid: fixed, semantic){did_you_mean(str(child), CHILD_METHODS)}"
@@ -165,9 +164,6 @@ def _check_unit(cfg: dict[str, Any]) -> str | None:
 
 
 def _check_model(value: Any, field: str, names: tuple[str, ...]) -> str | None:
-    from evalkit.errors import did_you_mean
-    from evalkit.models.embedders import ModelSpec
-
     try:
         spec = ModelSpec.of(value)
     except Exception as exc:  # noqa: BLE001 - reported as a config problem
@@ -178,8 +174,6 @@ def _check_model(value: Any, field: str, names: tuple[str, ...]) -> str | None:
 
 
 def _check_semantic(cfg: dict[str, Any]) -> str | None:
-    from evalkit.models.embedders import EMBEDDERS
-
     problem = _check_model(cfg.get("embedder"), "embedder", tuple(EMBEDDERS))
     if problem:
         return problem
@@ -196,7 +190,7 @@ def _check_semantic(cfg: dict[str, Any]) -> str | None:
     return None
 
 
-def _pos_int(v: Any) -> bool:
+def _pos_int(v: Any) -> TypeGuard[int]:
     return isinstance(v, int) and not isinstance(v, bool) and v > 0
 
 
@@ -209,7 +203,7 @@ def chunking_key(cfg: dict[str, Any]) -> dict[str, Any]:
 
         key["tokenizer_identity"] = tokenizer_identity(cfg["tokenizer"])
     if _semantic(cfg):
-        from evalkit.models.embedders import ModelSpec, embedder_identity
+        from evalkit.models.embedders import embedder_identity
 
         spec = ModelSpec.of(cfg["embedder"])
         key["embedder_identity"] = embedder_identity(spec) or spec.key()
@@ -310,17 +304,14 @@ def _measure(cfg: dict[str, Any]) -> Measure:
     """Characters, or the configured tokenizer's tokens."""
     if cfg.get("unit") != "tokens":
         return CHARS
-    from evalkit.index.tokens import token_counter
 
     return Measure(token_counter(cfg["tokenizer"]))
 
 
 def _sentence_encoder(cfg: dict[str, Any], embedder: Encoder | None) -> Callable[[list[str]], Any]:
-    from evalkit.models.embedders import CachedEmbedder, ModelSpec
-
     spec = ModelSpec.of(cfg["embedder"])
     if embedder is None:
-        from evalkit.index.store import default_cache_root
+        from evalkit.cachestore import default_cache_root
         from evalkit.models.cache import EmbeddingCache
 
         model: Any = CachedEmbedder.lazy(spec, EmbeddingCache(default_cache_root() / "embeddings.sqlite"))

@@ -162,7 +162,7 @@ def detect_communities(egraph: Any, spec: CommunitySpec, seed: int = 0) -> Commu
                       "largest_share": round(len(parts[0]) / max(1, h.number_of_nodes()), 4) if parts else 0.0,
                       "detect_s": round(time.perf_counter() - t0, 3)}}
     if path is not None:
-        from evalkit.index.store import write_file
+        from evalkit.cachestore import write_file
 
         write_file(path, json.dumps({"meta": {**meta, "path": str(path)}, "communities": [asdict(c) for c in items]},
                                     ensure_ascii=False).encode("utf-8"))
@@ -176,7 +176,7 @@ def _read_cached(path: Path) -> Communities | None:
         data = json.loads(path.read_text(encoding="utf-8"))
         return Communities([Community(**c) for c in data["communities"]], data["meta"])
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
-        from evalkit.index.store import warn
+        from evalkit.cachestore import warn
 
         warn(f"cache file {path} is damaged ({type(exc).__name__}: {exc}); recomputing the communities")
         return None

@@ -71,3 +71,8 @@ def load_corpus(path: str | Path) -> Corpus:
     if not docs:
         raise EvalSetError(str(path), "", "the corpus has no documents")
     return Corpus(path=str(path), documents=docs, sha256=hashlib.sha256(raw).hexdigest())
+
+
+def context_id(text: str) -> str:
+    """The corpus id of a ragas context: ``ctx-`` + 16 hex of SHA-256 of the whitespace-collapsed text."""
+    return "ctx-" + hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()[:16]

@@ -10,7 +10,11 @@ Three kinds, chosen by the channel's ``index:``:
 
 IVF and HNSW are approximate: ``benchmarks/scaling.py`` measures their recall@k against
 flat. The index is cached on disk under a key made of the corpus hash, the chunking, the
-embedder identity and the build settings (search settings are not part of it); a warm
+embedder identity and the build settings (search settings are not part of it). Passage
+vectors come from the embedding cache (``evalkit.models.cache``, keyed by text), so after
+a corpus change only new or edited passages are encoded (``passages_encoded`` in
+``meta.json``) and the faiss index is rebuilt from the cached vectors: an HNSW graph or
+IVF clusters built by insertion into an old index would differ from a full build's. A warm
 load memory-maps the vectors (flat and HNSW vectors with ``faiss.IO_FLAG_MMAP_IFC``, IVF
 lists with ``IO_FLAG_MMAP``): they stay in the file and are paged in on use; HNSW's
 graph links are read into memory. ``search`` refuses query vectors
@@ -26,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from evalkit.cachestore import load_or_build
 from evalkit.errors import IndexMismatchError
-from evalkit.index.store import load_or_build
 
 INDEX_KINDS = ("flat", "ivf", "hnsw")
 SEARCH_BATCH = 1024  # queries per faiss call: far below faiss's BLAS threshold (see the module docstring)
@@ -56,7 +60,7 @@ class DenseIndex:
         """Top-k (passage id, cosine) per query, ties broken by id; refuses a foreign query model.
 
         ``allowed`` (positions in ``ids``) restricts the search to those passages inside faiss
-        (an ``IDSelectorBatch``: a metadata filter's pre-filtered id set, ``evalkit.index.filters``).
+        (an ``IDSelectorBatch``: a metadata filter's pre-filtered id set, ``evalkit.nodes.filters``).
         """
         self.check_query_model(query_model)
         pool = len(self.ids) if allowed is None else len(allowed)
@@ -66,18 +70,21 @@ class DenseIndex:
         import faiss
 
         vecs = np.ascontiguousarray(query_vecs, dtype=np.float32)
-        if SEARCH_BATCH >= faiss.cvar.distance_compute_blas_threshold:
+        if faiss.cvar.distance_compute_blas_threshold <= SEARCH_BATCH:
             raise RuntimeError("faiss would score a search batch with BLAS, unlike single queries: lower SEARCH_BATCH")
-        params = None
+        params: Any = None
         if allowed is not None:
             selector = faiss.IDSelectorBatch(np.ascontiguousarray(allowed, dtype=np.int64))
             kind = self.meta.get("kind")
+            # faiss's bundled stubs declare the SearchParameters classes without the keyword arguments
+            # (and without SearchParametersHNSW) that its Python wrapper accepts at run time
             if kind == "ivf":
-                params = faiss.SearchParametersIVF(sel=selector, nprobe=self.index.nprobe)
+                params = faiss.SearchParametersIVF(sel=selector, nprobe=self.index.nprobe)  # type: ignore[call-arg]
             elif kind == "hnsw":
-                params = faiss.SearchParametersHNSW(sel=selector, efSearch=self.index.hnsw.efSearch)
+                params = faiss.SearchParametersHNSW(  # type: ignore[attr-defined]
+                    sel=selector, efSearch=self.index.hnsw.efSearch)
             else:
-                params = faiss.SearchParameters(sel=selector)
+                params = faiss.SearchParameters(sel=selector)  # type: ignore[call-arg]
         out = []
         for i in range(0, len(vecs), SEARCH_BATCH):
             out.extend(self._search(vecs[i:i + SEARCH_BATCH], k, pool, params))
@@ -122,10 +129,13 @@ def build_or_load_dense(texts: list[str], ids: list[str], embedder: Any, key_met
         return DenseIndex(index, stored_ids, stored, nprobe, ef_search)
 
     def build(staging: Path) -> dict[str, Any]:
-        index, extra = _build_index(embedder.encode_passages(texts).astype(np.float32), embedder.dim, kind, len(ids),
-                                    nlist, seed, hnsw_m, ef_construction)
+        before = getattr(embedder, "encoded", None)  # a CachedEmbedder counts the texts it sends to the model
+        vecs = embedder.encode_passages(texts).astype(np.float32)
+        index, extra = _build_index(vecs, embedder.dim, kind, len(ids), nlist, seed, hnsw_m, ef_construction)
         faiss.write_index(index, str(staging / "index.faiss"))
         (staging / "ids.json").write_text(json.dumps(ids))
+        if before is not None:  # texts the model encoded for this build; every other vector came from the cache
+            extra["passages_encoded"] = embedder.encoded - before
         return extra
 
     return load_or_build(cache_root, "dense", meta, load=load, build=build)
@@ -143,17 +153,17 @@ def _build_index(vecs: np.ndarray, dim: int, kind: str, n: int, nlist: int, seed
     if kind == "ivf":
         nlist = max(1, min(nlist, n // 4 or 1))
         quantizer = faiss.IndexFlatIP(dim)
-        index = faiss.IndexIVFFlat(quantizer, dim, nlist, faiss.METRIC_INNER_PRODUCT)
-        index.cp.seed = seed
-        index.train(vecs)
-        index.add(vecs)
-        return index, {"nlist_effective": nlist}
-    index = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
-    index.hnsw.efConstruction = ef_construction
+        ivf = faiss.IndexIVFFlat(quantizer, dim, nlist, faiss.METRIC_INNER_PRODUCT)
+        ivf.cp.seed = seed
+        ivf.train(vecs)
+        ivf.add(vecs)
+        return ivf, {"nlist_effective": nlist}
+    hnsw = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
+    hnsw.hnsw.efConstruction = ef_construction
     threads = faiss.omp_get_max_threads()
     faiss.omp_set_num_threads(1)  # a parallel insert order would make the graph differ run to run
     try:
-        index.add(vecs)
+        hnsw.add(vecs)
     finally:
         faiss.omp_set_num_threads(threads)
-    return index, {}
+    return hnsw, {}

@@ -36,6 +36,7 @@ punctuation or a legal suffix: ``ACME Corp.``, ``Acme Corp`` and ``ACME`` all be
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata as md
 import json
 import re
 import unicodedata
@@ -210,8 +211,6 @@ class FastExtractor:
 
     @property
     def identity(self) -> str:
-        import importlib.metadata as md
-
         return f"fast/v{FAST_VERSION},jieba={md.version('jieba')}"
 
     def mentions(self, text: str) -> list[Mention]:
@@ -252,14 +251,14 @@ class FastExtractor:
             for a in range(len(ordered)):
                 for b in range(a + 1, len(ordered)):
                     shared[(ordered[a], ordered[b])] = shared.get((ordered[a], ordered[b]), 0) + 1
-        ids = sorted({m.id for m in mentions})
+        found = sorted({m.id for m in mentions})
         relations = []
-        for a in range(len(ids)):
-            for b in range(a + 1, len(ids)):
-                n = shared.get((ids[a], ids[b]), 0)
+        for a in range(len(found)):
+            for b in range(a + 1, len(found)):
+                n = shared.get((found[a], found[b]), 0)
                 weight = n * self.sentence_weight if n else self.chunk_weight
                 if weight > 0:
-                    relations.append(Relation(ids[a], ids[b], "co_occurs", weight, n))
+                    relations.append(Relation(found[a], found[b], "co_occurs", weight, n))
         return mentions, relations
 
 

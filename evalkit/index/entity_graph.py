@@ -61,6 +61,7 @@ from pydantic import (
     model_validator,
 )
 
+from evalkit.cachestore import Uncached, load_or_build
 from evalkit.index.entities import (
     EXTRACTORS,
     PLANNED_MODES,
@@ -79,7 +80,6 @@ from evalkit.index.llm_entities import (
     NEEDS_LLM,
     llm_key,
 )
-from evalkit.index.store import Uncached, load_or_build
 from evalkit.llm.base import LLMSpec
 
 INDEX_TYPE = "entity_graph"
@@ -155,6 +155,8 @@ class GraphSpec(BaseModel):
         hash instead; of the LLM only what changes its answers, see ``llm_key``)."""
         if self.mode != "llm":
             return self.model_dump(exclude={"aliases", *LLM_FIELDS})
+        if self.llm is None:  # _llm_for_llm_mode refuses this; a spec built with model_construct may not
+            raise ValueError(NEEDS_LLM)
         return {**self.model_dump(exclude={"aliases", "llm"}), "llm": llm_key(self.llm)}
 
     def extractor_params(self) -> dict[str, Any]:
@@ -276,7 +278,7 @@ def build_entity_graph(passages: Any, spec: GraphSpec,
 
 def _title_relations(tid: str, mentions: list, relations: list, n_sentences: int, spec: GraphSpec) -> list:
     """The title entity co-occurs with every entity in every sentence that entity is in."""
-    counts = Counter()
+    counts: Counter[str] = Counter()
     for m in {(m.id, m.sentence) for m in mentions if m.id != tid}:
         counts[m[0]] += 1
     kept = [r for r in relations if tid not in (r.source, r.target)]

@@ -11,6 +11,7 @@ them into normalised mentions.
 """
 from __future__ import annotations
 
+import logging
 import re
 from functools import lru_cache
 from typing import Any
@@ -140,8 +141,6 @@ ZH_STOP = frozenset({"城市", "地区", "国家", "全国", "各地", "本地",
 @lru_cache(maxsize=1)
 def _posseg() -> Any:
     """jieba's default POS tokenizer (shares the dictionary BM25 loads; nothing is added to it)."""
-    import logging
-
     import jieba
     import jieba.posseg as pseg
 

@@ -170,7 +170,7 @@ class LocalGraphSearch:
                  allowed: frozenset[str] | None = None) -> list[str]:
         """``A [relation] B (doc-id)`` for the best reached entities and the edge that reached them;
         with ``allowed`` (document ids), only edges stated in an allowed document, cited by it."""
-        lines = []
+        lines: list[str] = []
         for v in sorted(parents, key=lambda n: (-scores[n], n)):
             if len(lines) >= limit:
                 break

@@ -47,6 +47,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,7 @@ from evalkit.index.entities import (
     split_sentences,
 )
 from evalkit.llm.base import LLMError, LLMSpec
+from evalkit.llm.usage import Usage, usage_scope
 
 logger = logging.getLogger(__name__)
 
@@ -180,10 +182,6 @@ class LLMExtractor:
 
     def extract_all(self, texts: Sequence[str]) -> list[tuple[list[Mention], list[Relation]]]:
         """Mentions and relations of every passage, in order; ``stats`` sums the counters and LLM usage."""
-        from concurrent.futures import ThreadPoolExecutor
-
-        from evalkit.llm.usage import Usage
-
         workers = 1 if self.spec.backend == "local" else max(1, min(self.spec.concurrency, len(texts)))
         if workers == 1:
             results = [self._one(t) for t in texts]
@@ -209,8 +207,6 @@ class LLMExtractor:
 
     def _one(self, text: str) -> tuple[list[Mention], list[Relation], Counter, Any]:
         """One passage, in its own usage scope: (mentions, relations, counters, usage)."""
-        from evalkit.llm.usage import Usage, usage_scope
-
         shown = text[: self.max_chars]
         with usage_scope() as scope:
             try:

@@ -8,23 +8,37 @@ view a node receives as ``self.resources``.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalkit.cachestore import default_cache_root
+from evalkit.index.bm25 import build_or_load_bm25
 from evalkit.index.chunking import Passages, chunk_corpus, chunking_id, chunking_key
+from evalkit.index.communities import detect_communities
 from evalkit.index.corpus import Corpus
-from evalkit.index.store import default_cache_root
+from evalkit.index.dense import build_or_load_dense
+from evalkit.index.entity_graph import build_or_load_entity_graph
+from evalkit.llm.client import LLMClient
 from evalkit.models.cache import EmbeddingCache
 from evalkit.models.embedders import CachedEmbedder, ModelSpec
+from evalkit.models.rerankers import load_reranker
+from evalkit.text.tokenize import Tokenizer
 
 
 @dataclass
 class Resources:
-    """Shared, lazily built passages, indexes and models for one corpus."""
+    """Shared, lazily built passages, indexes and models for one corpus.
+
+    ``make_judge`` builds a claim judge by name (``evalkit.judges.make_judge``, which the
+    runner passes): a node that checks its own answer (``self_check``) asks for one through
+    :meth:`VariantResources.judge`, so that nodes never import the evaluator (docs/concepts.md, Layers).
+    """
 
     corpus: Corpus
     cache_root: Path = field(default_factory=default_cache_root)
+    make_judge: Callable[..., Any] | None = field(default=None, repr=False)
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     _built: dict[tuple, Any] = field(default_factory=dict, repr=False)
 
@@ -43,8 +57,6 @@ class Resources:
         return self._once(("embedder", spec.key()), lambda: CachedEmbedder.lazy(spec, self.embedding_cache()))
 
     def reranker(self, spec: ModelSpec) -> Any:
-        from evalkit.models.rerankers import load_reranker
-
         return self._once(("reranker", spec.key()), lambda: load_reranker(spec, self.embedder))
 
     def passages(self, chunking: dict[str, Any]) -> Passages:
@@ -57,8 +69,6 @@ class Resources:
     def dense_index(self, spec: ModelSpec, chunking: dict[str, Any], kind: str = "flat", nlist: int = 64,
                     nprobe: int = 8, seed: int = 0, **hnsw: int) -> Any:
         """The faiss index (``evalkit.index.dense``); ``hnsw`` holds hnsw_m, ef_construction, ef_search."""
-        from evalkit.index.dense import build_or_load_dense
-
         def build() -> Any:
             p = self.passages(chunking)
             return build_or_load_dense(p.unit_texts(), [u.id for u in p.units], self.embedder(spec),
@@ -70,9 +80,6 @@ class Resources:
 
     def bm25_index(self, tokenizer: str, chunking: dict[str, Any], k1: float, b: float, idf: str,
                    stem: bool = True, stopwords: bool = True, accents: str = "keep", letters: str = "unicode") -> Any:
-        from evalkit.index.bm25 import build_or_load_bm25
-        from evalkit.index.tokenize import Tokenizer
-
         def build() -> Any:
             p = self.passages(chunking)
             tok = Tokenizer(tokenizer, stem, stopwords, accents=accents, letters=letters)
@@ -84,8 +91,6 @@ class Resources:
 
     def graph_index(self, spec: Any, chunking: dict[str, Any]) -> Any:
         """The entity graph (``evalkit.index.entity_graph``) built with ``spec`` over these passages."""
-        from evalkit.index.entity_graph import build_or_load_entity_graph
-
         def build() -> Any:
             return build_or_load_entity_graph(self.passages(chunking), spec, self.index_key(chunking),
                                               Path(self.cache_root))
@@ -94,15 +99,11 @@ class Resources:
 
     def graph_communities(self, spec: Any, community: Any, chunking: dict[str, Any], seed: int = 0) -> Any:
         """Communities (with summaries) of the entity graph; ``.meta`` describes them."""
-        from evalkit.index.communities import detect_communities
-
         return self._once(("graph_communities", spec.key(), community.model_dump_json(), chunking_id(chunking), seed),
                           lambda: detect_communities(self.graph_index(spec, chunking), community, seed))
 
     def llm(self, spec: Any, purpose: str) -> Any:
         """The ``LLMClient`` for ``spec`` and ``purpose``, built once (its concurrency limit is shared)."""
-        from evalkit.llm.client import LLMClient
-
         return self._once(("llm", spec.model_dump_json(), purpose),
                           lambda: LLMClient(spec, Path(self.cache_root), purpose=purpose))
 
@@ -166,6 +167,13 @@ class VariantResources:
 
     def reranker(self, spec: ModelSpec) -> Any:
         return self.shared.reranker(spec)
+
+    def judge(self, name: str, **options: Any) -> Any:
+        """A claim judge built by the factory the runner gave ``Resources`` (``make_judge``)."""
+        if self.shared.make_judge is None:
+            raise ValueError(f"no claim judge can be built here (judge {name!r}): pass "
+                             "Resources(..., make_judge=evalkit.judges.make_judge), as the runner does")
+        return self.shared.make_judge(name, cache_root=self.cache_root, **options)
 
     def _note(self, meta: dict[str, Any]) -> None:
         if meta not in self.used:

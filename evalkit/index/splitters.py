@@ -27,8 +27,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from evalkit.index.sentences import sentence_spans
 from evalkit.index.tokens import TokenCounter
+from evalkit.text.sentences import sentence_spans
 
 Span = tuple[int, int]
 _BOUNDARY = set("。！？；!?;\n") | {" ", "，", ",", "、", "\t"}
@@ -168,7 +168,7 @@ def semantic_spans(text: str, encode: Callable[[list[str]], np.ndarray], *, perc
         sims = np.einsum("ij,ij->i", vecs[:-1], vecs[1:])
         if threshold is not None:
             breaks = {i for i, c in enumerate(sims) if c < threshold}
-        else:
+        elif percentile is not None:  # always, given exactly one of the two (checked above)
             cutoff = float(np.percentile(1.0 - sims, percentile))
             breaks = {i for i, d in enumerate(1.0 - sims) if d > cutoff}
     groups: list[Span] = []

@@ -20,7 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from evalkit.models.embedders import ModelSpec
+from evalkit.errors import UnknownNameError, did_you_mean
+from evalkit.models.embedders import ModelSpec, _st_base_identity, embedder_identity
+from evalkit.models.store import MODELS
 
 
 class TokenCounter:
@@ -48,7 +50,7 @@ class TokenCounter:
 
 
 def _e5_counter(spec: ModelSpec) -> TokenCounter:
-    from evalkit.models.embedders import embedder_identity, shared_embedder
+    from evalkit.models.embedders import shared_embedder
 
     engine: Any = getattr(shared_embedder(spec), "model", None)
     if engine is None or not hasattr(engine, "token_count"):
@@ -61,8 +63,6 @@ def _e5_counter(spec: ModelSpec) -> TokenCounter:
 
 def _hf_counter(spec: ModelSpec) -> TokenCounter:
     from tokenizers import Tokenizer
-
-    from evalkit.models.embedders import _st_base_identity
 
     folder, identity = _st_base_identity(spec)
     path = Path(folder) / "tokenizer.json"
@@ -85,25 +85,18 @@ COUNTERS: dict[str, Callable[[ModelSpec], TokenCounter]] = {
 
 def token_counter(spec: str | ModelSpec | dict[str, Any]) -> TokenCounter:
     """The token counter of the embedder ``spec`` names (loaded once per process)."""
-    from evalkit.models.store import MODELS
-
     spec = ModelSpec.of(spec)
     if spec.name not in COUNTERS:
-        from evalkit.errors import UnknownNameError, did_you_mean
-
         raise UnknownNameError(f"no tokenizer for embedder '{spec.name}'{did_you_mean(spec.name, COUNTERS)}")
     return MODELS.get(("token-counter", spec.key()), lambda: COUNTERS[spec.name](spec))
 
 
 def tokenizer_identity(spec: str | ModelSpec | dict[str, Any]) -> str:
     """The identity of ``spec``'s tokenizer without loading it (the embedder's identity; for cache keys)."""
-    from evalkit.models.embedders import _st_base_identity, embedder_identity
-
     spec = ModelSpec.of(spec)
     if spec.name == "e5":
         return str(embedder_identity(spec))
     if spec.name in ("minilm", "sentence-transformers"):
         return _st_base_identity(spec)[1]
-    from evalkit.errors import UnknownNameError, did_you_mean
 
     raise UnknownNameError(f"no tokenizer for embedder '{spec.name}'{did_you_mean(spec.name, COUNTERS)}")

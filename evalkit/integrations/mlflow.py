@@ -53,6 +53,7 @@ from pydantic import PrivateAttr
 
 from evalkit.errors import EvalkitError
 from evalkit.integrations.samples import Sample, SampleScorer, Verdicts, check_sample
+from evalkit.metrics import score_query
 
 __all__ = ["EXPECTED_IDS", "EvalkitGroundedness", "HitAtK", "NDCGAtK", "RecallAtK", "evidence_of", "question_of",
            "ranking_of"]
@@ -88,7 +89,8 @@ def _documents(trace: Trace | None) -> list[tuple[str | None, str | None]] | Non
         return None
     spans = {s.span_id: s for s in trace.data.spans}
     top = []
-    for span in trace.search_spans(span_type=SpanType.RETRIEVER):
+    # mlflow annotates span_type as the SpanType class, whose members are plain strings (what it compares)
+    for span in trace.search_spans(span_type=SpanType.RETRIEVER):  # type: ignore[arg-type]
         parent = spans.get(span.parent_id) if span.parent_id else None
         while parent is not None and parent.span_type != SpanType.RETRIEVER:
             parent = spans.get(parent.parent_id) if parent.parent_id else None
@@ -109,7 +111,8 @@ def _documents(trace: Trace | None) -> list[tuple[str | None, str | None]] | Non
             if not isinstance(doc, Mapping):
                 raise EvalkitError(f"trace {trace.info.trace_id}: retriever span '{span.name}' returned {doc!r:.60}; "
                                    "return documents ({page_content, metadata, id}, e.g. mlflow.entities.Document)")
-            meta = doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else {}
+            raw_meta = doc.get("metadata")
+            meta = raw_meta if isinstance(raw_meta, Mapping) else {}
             ident = doc.get("id") or meta.get("doc_id") or meta.get("doc_uri")
             text = next((doc[k] for k in CONTENT_KEYS if isinstance(doc.get(k), str)), None)
             out.append((None if ident is None else str(ident), text))
@@ -124,8 +127,8 @@ def evidence_of(inputs: Any, trace: Trace | None) -> tuple[list[str], list[str] 
         if missing:
             raise EvalkitError(f"trace {trace.info.trace_id if trace else ''}: retriever document {missing[0]} has no "
                                f"text ({', '.join(CONTENT_KEYS)}); the judge needs the passages' texts")
-        ids = [d for d, _ in docs]
-        return [t or "" for _, t in docs], ids if all(i is not None for i in ids) else None  # type: ignore[misc]
+        ids = [d for d, _ in docs if d is not None]
+        return [t or "" for _, t in docs], ids if len(ids) == len(docs) else None
     context = inputs.get("context") if isinstance(inputs, Mapping) else None
     if context is None:
         raise EvalkitError("no evidence: the row has no trace with a RETRIEVER span and no inputs['context'] (a list "
@@ -180,7 +183,9 @@ class EvalkitGroundedness(Scorer):
     judge_options: dict[str, Any] = {}
     _scorer: SampleScorer | None = PrivateAttr(default=None)
 
-    def __call__(self, *, inputs: Any = None, outputs: Any = None, trace: Trace | None = None) -> Feedback:
+    # mlflow's documented way: a scorer's __call__ takes only the keywords it uses (mlflow passes those)
+    def __call__(self, *, inputs: Any = None, outputs: Any = None,  # type: ignore[override]
+                 trace: Trace | None = None) -> Feedback:
         texts, ids = evidence_of(inputs, trace)
         sample: Sample = check_sample(question_of(inputs), answer_of(outputs), texts, ids, where="mlflow row")
         if self._scorer is None:
@@ -206,15 +211,16 @@ class _RankingScorer(Scorer):
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise EvalkitError(f"{type(self).__name__}(k): k must be a positive integer, got {k!r}")
         family = type(self).model_fields["family"].default
-        super().__init__(k=k, name=kwargs.pop("name", f"{family}_at_{k}"), **kwargs)
+        fields: dict[str, Any] = {"k": k, "name": kwargs.pop("name", f"{family}_at_{k}"), **kwargs}
+        super().__init__(**fields)  # a subclass's pydantic fields: Scorer.__init__'s typed signature lacks k
 
     @property
     def metric(self) -> str:
         return f"{self.family}@{self.k}"
 
-    def __call__(self, *, expectations: dict[str, Any] | None = None, trace: Trace | None = None) -> Feedback | None:
-        from evalkit.metrics import score_query
-
+    # mlflow's documented way: a scorer's __call__ takes only the keywords it uses (mlflow passes those)
+    def __call__(self, *, expectations: dict[str, Any] | None = None,  # type: ignore[override]
+                 trace: Trace | None = None) -> Feedback | None:
         gold = expected_of(expectations)
         ranking = ranking_of(trace)
         if not gold:

@@ -23,7 +23,6 @@ so the contexts arrive as texts without ids; faithfulness does not depend on ids
 from __future__ import annotations
 
 import math
-import typing as t
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,7 +44,7 @@ class EvalkitFaithfulness(SingleTurnMetric):
     judge: str = "offline"
     judge_options: dict[str, Any] = field(default_factory=dict)
     output_type: MetricOutputType = MetricOutputType.CONTINUOUS
-    _required_columns: t.Dict[MetricType, t.Set[str]] = field(
+    _required_columns: dict[MetricType, set[str]] = field(
         default_factory=lambda: {MetricType.SINGLE_TURN: {"user_input", "response", "retrieved_contexts"}})
     _scorer: SampleScorer | None = field(default=None, init=False, repr=False)
 

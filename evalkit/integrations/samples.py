@@ -14,8 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalkit.cachestore import default_cache_root
 from evalkit.errors import EvalkitError
+from evalkit.judges import make_judge
 from evalkit.records import QueryResult
+from evalkit.scoring import score_answers
+from evalkit.scoring.answers import AnswerRow, AnswersFile
 
 SOURCE_LABEL = "<sample>"
 
@@ -71,9 +75,6 @@ class SampleScorer:
 
     def __init__(self, judge: str = "offline", judge_options: dict[str, Any] | None = None,
                  cache_root: Path | None = None) -> None:
-        from evalkit.index.store import default_cache_root
-        from evalkit.judges import make_judge
-
         self.cache_root = cache_root or default_cache_root()
         self.judge = make_judge(judge, cache_root=self.cache_root, **(judge_options or {}))
 
@@ -87,9 +88,6 @@ class SampleScorer:
 
     def result(self, sample: Sample) -> QueryResult:
         """The full per-query record ``evalkit score`` writes for this sample."""
-        from evalkit.scoring import score_answers
-        from evalkit.scoring.answers import AnswerRow, AnswersFile
-
         row = AnswerRow(line=1, id=None, question=sample.question, answer=sample.answer,
                         contexts=[(None, t) for t in sample.contexts],
                         retrieved=None if sample.context_ids is None else [(d, 0.0) for d in sample.context_ids])

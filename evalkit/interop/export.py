@@ -34,7 +34,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit.analysis.pairing import guard_tripped, has_guard
+from evalkit.analysis.runs import LoadedRun, load_run
 from evalkit.errors import EvalkitError
+from evalkit.records import QueryResult
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,8 +52,6 @@ _SPACE = re.compile(r"\s")
 
 
 def _load(run: str | Path | LoadedRun, tracking_uri: str | None = None) -> LoadedRun:
-    from evalkit.analysis.runs import LoadedRun, load_run
-
     return run if isinstance(run, LoadedRun) else load_run(run, tracking_uri)
 
 
@@ -184,9 +185,6 @@ def _metric_names(loaded: LoadedRun, names: Sequence[str]) -> list[str]:
 
 
 def _row(name: str, r: dict[str, Any], run_id: str | None, guard: bool) -> dict[str, Any]:
-    from evalkit.analysis.pairing import guard_tripped
-    from evalkit.records import QueryResult
-
     trace = r.get("trace") or []
     generation = r.get("generation") or {}
     judgement = generation.get("judgement") or {}
@@ -219,8 +217,6 @@ def to_dataframe(run: str | Path | LoadedRun, variants: Sequence[str] | None = N
     variant order, then the eval set's order.
     """
     import pandas as pd
-
-    from evalkit.analysis.pairing import has_guard
 
     loaded = _load(run, tracking_uri)
     names = _variants(loaded, variants)

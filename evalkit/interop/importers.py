@@ -35,7 +35,6 @@ been read and checked; output is written as ``import beir`` writes it and frozen
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from dataclasses import dataclass, field
@@ -43,13 +42,14 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError, EvalSetError
-from evalkit.evalsets.evalset import close_ids
-from evalkit.evalsets.lang import record_lang
+from evalkit.evalsets import freeze
+from evalkit.evalsets.evalset import close_ids, parse_record
+from evalkit.evalsets.lang import record_lang, valid_default
 from evalkit.fileio import ensure_folder, write_atomic
 from evalkit.importers.beir import NAME_RE, output_paths
 from evalkit.importers.formats import ImportFormatError
 from evalkit.importers.skipped import Skipped, SkipReport
-from evalkit.locking import evalset_lock
+from evalkit.index.corpus import context_id
 from evalkit.interop.rows import (
     ColumnMap,
     _get,
@@ -62,6 +62,7 @@ from evalkit.interop.rows import (
     read_rows,
     resolve_columns,
 )
+from evalkit.locking import evalset_lock
 
 __all__ = ["CORPUS_FIELDS", "EVAL_FIELDS", "RAGAS_FIELDS", "ColumnMap", "InteropImportResult", "context_id",
            "import_dataset", "import_ragas", "parse_mapping", "read_rows", "resolve_columns"]
@@ -143,7 +144,8 @@ def import_dataset(source: str | Path, name: str, out_dir: str | Path, *, corpus
     cols = resolve_columns(label, columns, mapping or {}, EVAL_FIELDS, ("question", "relevant_doc_ids"))
     c_label, c_rows, c_columns = read_rows(corpus, corpus_split)
     c_cols = resolve_columns(c_label, c_columns, corpus_mapping or {}, CORPUS_FIELDS, ("id", "text"), "--corpus-map")
-    docs, doc_rows = [], {}
+    docs: list[dict[str, Any]] = []
+    doc_rows: dict[str, int] = {}
     for n, row in c_rows:
         doc_id, text, title = _id(_get(row, c_cols, "id")), _get(row, c_cols, "text"), _get(row, c_cols, "title")
         if doc_id is None:
@@ -200,11 +202,6 @@ def import_dataset(source: str | Path, name: str, out_dir: str | Path, *, corpus
                      description or f"import of {label}: {len(records)} questions over {len(docs)} documents", skips)
     return InteropImportResult(name=name, **written, n_documents=len(docs), n_rows=len(rows),
                                n_no_gold=no_gold, n_unanswerable_kept=kept, columns=cols)
-
-
-def context_id(text: str) -> str:
-    """The corpus id of a ragas context: ``ctx-`` + 16 hex of SHA-256 of the whitespace-collapsed text."""
-    return "ctx-" + hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()[:16]
 
 
 def import_ragas(source: str | Path, name: str, out_dir: str | Path, *, mapping: ColumnMap | None = None,
@@ -265,7 +262,7 @@ def import_ragas(source: str | Path, name: str, out_dir: str | Path, *, mapping:
         records.append(record)
         numbered.append(n)
         response = _get(row, cols, "response")
-        if isinstance(response, str):
+        if isinstance(response, str) and rid is not None:  # a record without an id is refused by _write
             contexts = _get(row, cols, "retrieved_contexts")
             contexts = contexts.tolist() if hasattr(contexts, "tolist") else contexts
             answers.setdefault(rid, {"id": rid, "question": record["question"], "answer": response,
@@ -309,8 +306,6 @@ def _str(value: Any) -> str | None:
 
 
 def _check_name_lang(name: str, lang: str) -> None:
-    from evalkit.evalsets.lang import valid_default
-
     if not NAME_RE.fullmatch(name) or name.endswith(".jsonl"):
         raise EvalkitError(f"bad eval set name {name!r}: use letters, digits, '_', '-' and '.', starting with a "
                            "letter or digit, without '.jsonl'")
@@ -326,9 +321,6 @@ def _write(name: str, out_dir: str | Path, label: str, cols: ColumnMap, docs: li
     With ``skips.enabled`` a record that fails is dropped and listed instead; the report
     is written beside the eval set.
     """
-    from evalkit.evalsets import freeze
-    from evalkit.evalsets.evalset import parse_record
-
     if not docs:
         raise ImportFormatError(label, "", "no documents to import: the corpus is empty")
     seen: dict[str, int] = {}

@@ -29,7 +29,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit.analysis.labels import passage_texts
 from evalkit.errors import EvalkitError
+from evalkit.index.corpus import load_corpus
+from evalkit.interop.export import _load, _variants
 
 if TYPE_CHECKING:
     from evalkit.analysis.runs import LoadedRun
@@ -39,8 +42,6 @@ TOP_K = 5  # documents a retrieval-only variant's sample carries as its contexts
 
 def ragas_rows(run: LoadedRun, variant: str, top_k: int = TOP_K) -> list[dict[str, Any]]:
     """The ragas samples of one variant of ``run``, one per query, in the eval set's order."""
-    from evalkit.analysis.labels import passage_texts
-
     rows = run.rows(variant)
     generates = any(r.get("generation") for r in rows)
     passages = passage_texts(run, variant) if generates else {}
@@ -73,7 +74,6 @@ def export_ragas(run: str | Path | LoadedRun, out_dir: str | Path, variants: Seq
                  tracking_uri: str | None = None) -> list[Path]:
     """Write ``<variant>.jsonl`` (ragas samples) for every variant of ``run`` into ``out_dir``."""
     from evalkit.fileio import write_atomic
-    from evalkit.interop.export import _load, _variants
 
     loaded = _load(run, tracking_uri)
     out = Path(out_dir)
@@ -88,8 +88,6 @@ def export_ragas(run: str | Path | LoadedRun, out_dir: str | Path, variants: Seq
 
 
 def _document_texts(run: LoadedRun) -> dict[str, str]:
-    from evalkit.index.corpus import load_corpus
-
     path = run.summary.eval_set.corpus
     if not path or not Path(path).is_file():
         raise EvalkitError(f"{run.source}: the corpus of this run ({path or 'not recorded'}) was not found; a ragas "

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError, did_you_mean
-from evalkit.importers.formats import ImportFormatError
+from evalkit.importers.formats import ImportFormatError, _json_object, _lines
 
 ColumnMap = dict[str, str]
 Row = tuple[int, dict[str, Any]]
@@ -70,8 +70,6 @@ def _read_hf(path: Path, split: str | None) -> tuple[str, list[Row], list[str]]:
 
 
 def _read_json(path: Path) -> tuple[str, list[Row], list[str]]:
-    from evalkit.importers.formats import _json_object, _lines
-
     lines = list(_lines(path))
     if lines and lines[0][1].lstrip().startswith("["):
         try:
@@ -145,8 +143,8 @@ def _id_list(value: Any) -> list[str] | None:
     if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
         value = value.tolist()
     items = value if isinstance(value, (list, tuple)) else [value]
-    ids = [_id(v) for v in items]
-    return None if any(i is None for i in ids) else list(dict.fromkeys(ids))
+    ids = [i for i in map(_id, items) if i is not None]
+    return None if len(ids) < len(items) else list(dict.fromkeys(ids))
 
 
 def _grades(value: Any) -> Any:

@@ -6,6 +6,7 @@
 """
 from typing import Any
 
+from evalkit.extras import check, require
 from evalkit.judges.base import (
     JUDGES,
     VERDICTS,
@@ -17,7 +18,7 @@ from evalkit.judges.base import (
     make_judge,
     register_judge,
 )
-from evalkit.judges.claims import split_claims
+from evalkit.text.claims import split_claims
 
 
 def _llm_judge(cache_root: Any = None, **options: Any) -> Judge:
@@ -36,7 +37,6 @@ def _nli_judge(cache_root: Any = None, **options: Any) -> Judge:
 
 def _ragas_judge(cache_root: Any = None, **options: Any) -> Judge:
     """``ragas``: ragas 0.4 Faithfulness on the configured LLM (ragas is imported only when built)."""
-    from evalkit.extras import check, require
     from evalkit.judges.llm import _spec
 
     _spec(options.get("llm"), "ragas")  # a missing LLM fails before the 3 s ragas import

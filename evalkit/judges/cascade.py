@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from evalkit.judges.base import ClaimVerdict, Judge, JudgeResult, Verdict
+from evalkit.judges.base import ClaimVerdict, Judge, JudgeResult, Verdict, make_judge
 
 __all__ = ["ESCALATE", "CascadeJudge", "CascadeStats", "combine"]
 
@@ -91,7 +91,7 @@ class CascadeJudge:
                            escalated=True), False
         verdict = combine([c.verdict for c in second.claims])
         reasons = "; ".join(c.reason for c in second.claims if c.reason)
-        ids = list(dict.fromkeys(x for c in second.claims for x in (c.evidence_ids or [c.evidence_id]) if x))
+        ids = list(dict.fromkeys(x for c in second.claims for x in (c.evidence_ids or (c.evidence_id,)) if x))
         decided = next((c.evidence_id for c in second.claims if c.verdict == verdict and c.evidence_id), None)
         first = f"{self.first_name}: {claim.verdict}, {claim.reason}"
         return ClaimVerdict(claim.claim, verdict, f"{self.second_name}: {reasons or verdict} ({first})",
@@ -103,8 +103,6 @@ def make_cascade(name: str, cache_root: Any = None, escalate: Sequence[str] | st
                  **options: Any) -> CascadeJudge:
     """``offline+llm``: build the two judges of ``name`` from the registry. ``options`` (the LLM or
     model the second needs) go to the second judge; the first is built with its defaults."""
-    from evalkit.judges.base import make_judge
-
     first_name, _, second_name = name.partition("+")
     if isinstance(escalate, str):
         escalate = tuple(x.strip() for x in escalate.split(",") if x.strip())

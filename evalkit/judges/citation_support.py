@@ -26,8 +26,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from evalkit.judges.base import Judge, JudgeResult
-from evalkit.judges.citations import resolve_all
-from evalkit.judges.claims import cited_claims
+from evalkit.text.citations import resolve_all
+from evalkit.text.claims import cited_claims
 
 __all__ = ["CitationFinding", "judge_citations"]
 
@@ -65,7 +65,7 @@ def judge_citations(judge: Judge, question: str, answer: str, evidence: Sequence
 
     ``evidence`` = [(passage id, document id, text), ...] in the order shown to the
     generator (a number ``[n]`` names the n-th). Claims are matched to ``judgement`` by
-    position (:func:`evalkit.judges.claims.cited_claims` splits as the judges do); a judge
+    position (:func:`evalkit.text.claims.cited_claims` splits as the judges do); a judge
     that split the answer differently (an LLM judge's own claims) gets its claims matched
     by text, and a claim with no match has no citations.
     """

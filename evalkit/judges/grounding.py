@@ -6,7 +6,7 @@ evidence passage states it *with its own subject*. Answers that combine document
 ("华南区 2,240 万元，华北区 1,980 万元") put facts from several passages in one sentence,
 so atoms are grounded one by one, across passages, not all in one window:
 
-- A claim is cut into **segments**: its clauses (:func:`evalkit.judges.claims.clause_spans`),
+- A claim is cut into **segments**: its clauses (:func:`evalkit.text.claims.clause_spans`),
   cut again at a coordinator (``vs``, ``and``, ``than``, ``对``, ``比``, ``和``, ``、``...) when both sides
   state a value, or when the right side is a clause with a subject of its own ("... and the
   pilot runs for 6 weeks"). A relative clause ("X, which bought Y in 2021, operates 312
@@ -36,10 +36,10 @@ so atoms are grounded one by one, across passages, not all in one window:
   one it cannot reach is absent.
 
 A passage whose dates name one year lends it to its year-less days ("2025年…首站于4月12日"
-states 2025年4月12日; :func:`evalkit.judges.dates.with_year`).
+states 2025年4月12日; :func:`evalkit.text.dates.with_year`).
 
 Evidence sentences are analysed once per text (cached) without name extraction: a
-claim's name is looked for in the evidence *text* (see :func:`evalkit.judges.values.extract_atoms`).
+claim's name is looked for in the evidence *text* (see :func:`evalkit.text.values.extract_atoms`).
 """
 from __future__ import annotations
 
@@ -48,11 +48,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from evalkit.judges.claims import is_chinese, split_claims, split_clauses
-from evalkit.judges.dates import one_year, with_year
-from evalkit.judges.lexicon import CJK, content_terms, negation_spans, term_found
 from evalkit.judges.segments import SUBJECT_KINDS, VALUE_KINDS, Segment, segments, subjects_of
-from evalkit.judges.values import Atom, AtomPool, extract_atoms, fold, mask_atoms
+from evalkit.text.claims import is_chinese, split_claims, split_clauses
+from evalkit.text.dates import one_year, with_year
+from evalkit.text.lexicon import CJK, content_terms, negation_spans, term_found
+from evalkit.text.values import Atom, AtomPool, extract_atoms, fold, mask_atoms
 
 __all__ = ["AtomGrounding", "Clause", "Segment", "Unit", "Window", "analyse", "coverage", "ground_atoms",
            "passage_pools", "segments", "windows"]
@@ -137,7 +137,7 @@ class Window:
 
 
 def _carry_year(atoms: tuple[Atom, ...], year: int) -> tuple[Atom, ...]:
-    """A passage's atoms with its one year lent to its year-less dates (:func:`evalkit.judges.dates.with_year`)."""
+    """A passage's atoms with its one year lent to its year-less dates (:func:`evalkit.text.dates.with_year`)."""
     return tuple(replace(a, dates=with_year(a.dates, year)) if a.kind == "date" else a for a in atoms)
 
 

@@ -12,7 +12,7 @@ the content-addressed cache makes re-judging free and the usage is accounted und
    the client's corrective retry, no ``claims`` list, claims that are not in the
    answer -- a small model copying the few-shot example or the question --, claims
    that leave out half of the answer's words or any of its numbers) falls back to the answer's
-   sentences (:func:`evalkit.judges.claims.split_claims`); every verdict's reason then
+   sentences (:func:`evalkit.text.claims.split_claims`); every verdict's reason then
    says so.
 2. **Verdicts**: all claims of the answer in one prompt against the numbered evidence
    passages: ``{"verdicts": [{"claim", "verdict", "reason", "evidence_id"}]}`` with
@@ -38,11 +38,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evalkit.judges.base import ClaimVerdict, JudgeResult, JudgeSetupError
-from evalkit.judges.claims import split_claims
+from evalkit.judges.base import ClaimVerdict, JudgeResult, JudgeSetupError, Verdict
 from evalkit.llm.base import LLMError, LLMSpec, Message
 from evalkit.llm.client import LLMClient
 from evalkit.llm.usage import Usage, record
+from evalkit.text.claims import split_claims, strip_citations
 
 __all__ = ["PROMPT_VERSION", "VERSION", "LLMJudge", "answer_coverage", "claims_grounded", "evidence_block",
            "make_llm_judge", "missing_numbers"]
@@ -120,7 +120,7 @@ _CORRECTNESS_WORDS = {"correct": "correct", "true": "correct", "yes": "correct",
                       "incorrect": "incorrect", "wrong": "incorrect", "false": "incorrect", "no": "incorrect",
                       "0": "incorrect"}
 
-_VERDICT_WORDS = {
+_VERDICT_WORDS: dict[str, Verdict] = {
     "supported": "supported", "support": "supported", "entailed": "supported", "true": "supported",
     "yes": "supported", "1": "supported",
     "unsupported": "unsupported", "not supported": "unsupported", "notsupported": "unsupported",
@@ -157,8 +157,6 @@ def claims_grounded(claims: Sequence[str], answer: str, question: str, min_share
 def answer_coverage(claims: Sequence[str], answer: str) -> float:
     """Share of the answer's tokens (citation markers removed) that appear in the claims: a model
     that silently drops a sentence (often the unsupported one) shows up here."""
-    from evalkit.judges.claims import strip_citations
-
     toks = _tokens(strip_citations(answer))
     pool = set(_tokens(" ".join(claims)))
     return sum(t in pool for t in toks) / len(toks) if toks else 1.0
@@ -166,8 +164,6 @@ def answer_coverage(claims: Sequence[str], answer: str) -> float:
 
 def missing_numbers(claims: Sequence[str], answer: str) -> list[str]:
     """Numbers of the answer (citation markers removed) that no claim repeats."""
-    from evalkit.judges.claims import strip_citations
-
     pool = set(_tokens(" ".join(claims)))
     nums = [t for t in _tokens(strip_citations(answer)) if t.isdigit()]
     return sorted({n for n in nums if n not in pool}, key=nums.index)

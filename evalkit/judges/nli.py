@@ -8,7 +8,7 @@ MiniCheck checker, an HHEM-style scorer). evalkit never downloads: the folder mu
 ``local_files_only=True``. A folder that ships its own Python code (``config.json``
 ``auto_map``, e.g. Vectara HHEM-2.1-open) is refused unless ``trust_remote_code: true``.
 
-Per answer: claims are the answer's sentences (:func:`evalkit.judges.claims.split_claims`);
+Per answer: claims are the answer's sentences (:func:`evalkit.text.claims.split_claims`);
 premises are windows of up to ``window_sentences`` evidence sentences, one every
 ``window_stride`` sentences (:func:`evalkit.judges.nli_rules.evidence_windows`); every
 (window, claim) pair is scored, ``batch_size`` pairs per forward pass, truncated to the
@@ -37,9 +37,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evalkit.errors import EvalkitError
 from evalkit.judges.base import JudgeResult, JudgeSetupError
-from evalkit.judges.claims import split_claims
 from evalkit.judges.nli_rules import Labels, Scores, Thresholds, Window, decide, evidence_windows, read_labels
 from evalkit.models.nli import NLICache, model_fingerprint, pair_key
+from evalkit.text.claims import split_claims
 
 __all__ = ["VERSION", "NLIJudge", "NLIOptions", "make_nli_judge", "options_from_path", "parse_options"]
 
@@ -123,8 +123,8 @@ def options_from_path(path: str | Path) -> dict[str, Any]:
 def _folder(model: str) -> Path:
     path = Path(model).expanduser()
     if not path.is_dir():
-        hint = (" ('{0}' looks like a Hugging Face hub name: evalkit never downloads; fetch it once with "
-                "`huggingface-cli download {0} --local-dir FOLDER` and give FOLDER)".format(model)
+        hint = (f" ('{model}' looks like a Hugging Face hub name: evalkit never downloads; fetch it once with "
+                f"`huggingface-cli download {model} --local-dir FOLDER` and give FOLDER)"
                 if not path.is_absolute() and model.count("/") == 1 and not path.parent.exists() else "")
         raise JudgeSetupError(f"NLI model folder not found: {path}{hint}")
     if not (path / "config.json").is_file():

@@ -34,8 +34,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalkit.index.sentences import split_sentences
 from evalkit.judges.base import ClaimVerdict, JudgeSetupError
+from evalkit.text.sentences import split_sentences
 
 __all__ = ["KINDS", "Labels", "Scores", "Thresholds", "Window", "decide", "evidence_windows", "read_labels"]
 
@@ -188,7 +188,7 @@ class Window:
 def evidence_windows(evidence: Sequence[tuple[str, str]], size: int = 3, stride: int = 2) -> list[Window]:
     """Windows of up to ``size`` sentences of each passage, starting every ``stride`` sentences.
 
-    Sentences are those of :func:`evalkit.index.sentences.split_sentences` (Chinese and
+    Sentences are those of :func:`evalkit.text.sentences.split_sentences` (Chinese and
     English, one per line of a list). A passage of at most ``size`` sentences is one window;
     the last window of a longer one ends at its last sentence, so every sentence is in a
     window. ``stride`` must be between 1 and ``size`` (a larger one would skip sentences).
@@ -252,7 +252,7 @@ def decide(claim: str, windows: Sequence[Window], scores: Sequence[Scores], kind
     name = _SCORE_NAME[kind]
     i = _best([s.entailment for s in scores])
     p, w = scores[i].entailment, windows[i]
-    at = {"evidence_id": w.passage_id, "evidence_ids": [w.passage_id]}
+    at: dict[str, Any] = {"evidence_id": w.passage_id, "evidence_ids": [w.passage_id]}
     if p >= t.support:
         return ClaimVerdict(claim, "supported", f"{name} {p:.2f} in {w.where()}", **at)
     if p <= t.low and t.low_is_unsupported:

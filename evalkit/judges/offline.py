@@ -49,9 +49,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalkit.index.tokenize import fold_dashes
 from evalkit.judges.base import ClaimVerdict, JudgeResult
-from evalkit.judges.claims import is_chinese, split_claims
 from evalkit.judges.grounding import (
     AtomGrounding,
     Unit,
@@ -62,11 +60,13 @@ from evalkit.judges.grounding import (
     passage_pools,
     windows,
 )
-from evalkit.judges.lexicon import negation_cues, term_found
 from evalkit.judges.polarity import check_polarity
 from evalkit.judges.reach import reach
-from evalkit.judges.values import Atom, AtomPool, fold
-from evalkit.judges.wordlists import phrases
+from evalkit.text.claims import is_chinese, split_claims
+from evalkit.text.lexicon import negation_cues, term_found
+from evalkit.text.tokenize import fold_dashes
+from evalkit.text.values import Atom, AtomPool, fold
+from evalkit.text.wordlists import phrases
 
 __all__ = ["HELD_OUT", "VERSION", "ClaimSignals", "HeldOut", "OfflineJudge", "Thresholds", "triple_statement"]
 
@@ -185,7 +185,7 @@ class OfflineJudge:
     def __init__(self, min_coverage: float | None = None, flip_overlap: float | None = None,
                  min_content: int | None = None, min_novel: int | None = None, embedder: str | None = None,
                  sim_weight: float = 0.25):
-        given = {"min_coverage": min_coverage, "flip_overlap": flip_overlap, "min_content": min_content,
+        given: dict[str, Any] = {"min_coverage": min_coverage, "flip_overlap": flip_overlap, "min_content": min_content,
                  "min_novel": min_novel}
         self.thresholds = Thresholds(**{k: v for k, v in given.items() if v is not None})
         self.embedder, self.sim_weight = embedder, sim_weight
@@ -234,7 +234,7 @@ class OfflineJudge:
     def decide(self, s: ClaimSignals, thresholds: Thresholds | None = None) -> ClaimVerdict:
         """The verdict for one claim's signals under ``thresholds`` (default: this judge's)."""
         t = thresholds or self.thresholds
-        where = {"evidence_id": s.passage_id, "evidence_ids": list(s.passages)}
+        where: dict[str, Any] = {"evidence_id": s.passage_id, "evidence_ids": list(s.passages)}
         if s.verbatim_in is not None:
             return ClaimVerdict(s.claim, "supported", f"stated word for word in {s.verbatim_in}",
                                 evidence_id=s.verbatim_in, evidence_ids=[s.verbatim_in])
@@ -273,7 +273,7 @@ class OfflineJudge:
         if not self.embedder or not claims or not wins:
             return None
         if self._encoder is None:
-            from evalkit.index.store import default_cache_root
+            from evalkit.cachestore import default_cache_root
             from evalkit.models.cache import EmbeddingCache
             from evalkit.models.embedders import (
                 CachedEmbedder,

@@ -3,7 +3,7 @@
 What it is for: the offline judge's negation check (:mod:`evalkit.judges.offline`),
 clause by clause, against the clauses of the evidence windows the claim was grounded in:
 
-- a **negated claim clause** (a cue of :mod:`evalkit.judges.lexicon` that the question
+- a **negated claim clause** (a cue of :mod:`evalkit.text.lexicon` that the question
   did not bring) needs its best-matching evidence clause to be negated too, or a negated
   evidence clause it restates (term overlap >= 0.5), or the same Chinese cue phrase
   written in the evidence ("不限"), or a negated clause of the best clause's sentence whose
@@ -25,7 +25,7 @@ clause by clause, against the clauses of the evidence windows the claim was grou
   但未配备防干烧功能" against "T2也配备了防干烧保护"). Nor is "only X" a flip of a negation
   with an exception ("only water" for "do not eat or drink anything except water").
 
-A "free" (免费, 免票: :func:`evalkit.judges.lexicon.is_soft_cue`) negates only a charge: in the
+A "free" (免费, 免票: :func:`evalkit.text.lexicon.is_soft_cue`) negates only a charge: in the
 evidence it stands for a claim clause's negated charge (不收费, 无需购票), never for another
 negation, and is never flipped ("免费预约参观" is not "无需预约", nor flipped by "需要预约"); in a
 claim it is a plain word ("门票免费" flips "门票并不免费"). A claim's end word (下线, 失去, "dropped
@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from evalkit.judges.grounding import Clause, Window
-from evalkit.judges.lexicon import CJK, content_terms, is_charge, is_end_cue, is_soft_cue, term_found
-from evalkit.judges.values import extract_atoms
+from evalkit.text.lexicon import CJK, content_terms, is_charge, is_end_cue, is_soft_cue, term_found
+from evalkit.text.values import extract_atoms
 
 __all__ = ["Polarity", "check_polarity", "short"]
 
@@ -311,7 +311,7 @@ def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q
             # the best clause must say the same thing: two shared terms (or all of a one-term clause),
             # else the evidence holds no plain counterpart to compare with
             same = best is not None and _overlap(best.terms, c)[1] >= min(2, len(c.terms))
-            if same and not _negates(best, c) and not restated and out.negation_missing is None:
+            if same and best is not None and not _negates(best, c) and not restated and out.negation_missing is None:
                 out.negation_missing = f"negation '{c.cues[0]}' absent from best sentence ('{short(best.text)}')"
                 sent = next((" ".join(y.text for y in x) for x in sentences if any(y is best for y in x)), best.text)
                 # a rule with a boundary ("仅旗舰版支持", "minimum Android 9", "30+ hours") says the negation of

@@ -56,12 +56,12 @@ from ragas.metrics.collections.faithfulness.util import (
     StatementGeneratorPrompt,
 )
 
-from evalkit.judges.base import ClaimVerdict, JudgeResult
-from evalkit.judges.claims import split_claims
+from evalkit.judges.base import ClaimVerdict, JudgeResult, Verdict
 from evalkit.judges.llm import MAX_EVIDENCE_CHARS, SCHEMA_FIX, _norm, _short, _spec
 from evalkit.llm.base import LLMError, LLMSpec, Message
 from evalkit.llm.client import LLMClient
 from evalkit.llm.usage import Usage, record
+from evalkit.text.claims import split_claims
 
 __all__ = ["VERSION", "ClientRagasLLM", "RagasJudge", "make_ragas_judge", "run_sync"]
 
@@ -137,12 +137,12 @@ class ClientRagasLLM(InstructorBaseRagasLLM):
 def _example_statements() -> frozenset[str]:
     """The statements of ragas' own few-shot examples (normalised): a model that copies them
     back has not judged the answer."""
-    out = set()
-    for _, o in StatementGeneratorPrompt.examples:
-        out.update(_norm(x) for x in o.statements)
-    for i, o in NLIStatementPrompt.examples:
-        out.update(_norm(x) for x in i.statements)
-        out.update(_norm(x.statement) for x in o.statements)
+    out: set[str] = set()
+    for _, generated in StatementGeneratorPrompt.examples:
+        out.update(_norm(x) for x in generated.statements)
+    for given, judged in NLIStatementPrompt.examples:
+        out.update(_norm(x) for x in given.statements)
+        out.update(_norm(x.statement) for x in judged.statements)
     return frozenset(out)
 
 
@@ -211,7 +211,7 @@ class RagasJudge:
         out = []
         for i, v in enumerate(nli.statements):
             claim = statements[i] if same_order else v.statement
-            verdict = "supported" if v.verdict else "unsupported"
+            verdict: Verdict = "supported" if v.verdict else "unsupported"
             reason = " ".join(str(v.reason).split()) or "no reason given"
             out.append(ClaimVerdict(claim, verdict, f"{reason} ({tag})"))
         if len(nli.statements) < len(statements):

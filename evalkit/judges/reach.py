@@ -46,11 +46,11 @@ from dataclasses import dataclass
 from datetime import date
 from itertools import combinations
 
-from evalkit.judges.lexicon import CJK
-from evalkit.judges.quantities import Quantity, find_quantities, quantities_match
 from evalkit.judges.readings import interval
-from evalkit.judges.values import Atom, fold
-from evalkit.judges.wordlists import words
+from evalkit.text.lexicon import CJK
+from evalkit.text.quantities import Quantity, find_quantities, quantities_match
+from evalkit.text.values import Atom, fold
+from evalkit.text.wordlists import words
 
 __all__ = ["CONVERSIONS", "reach"]
 

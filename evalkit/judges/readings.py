@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from evalkit.judges.quantities import Quantity
+from evalkit.text.quantities import Quantity
 
 __all__ = ["interval"]
 

@@ -23,13 +23,16 @@ from __future__ import annotations
 import json
 import random
 import statistics
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
 from typing import Any
 
+from evalkit.errors import LocatedError
 from evalkit.judges.base import Judge, JudgeResult
+from evalkit.judges.offline import Thresholds
 
 __all__ = [
     "ERROR_TYPES",
@@ -96,8 +99,6 @@ class JudgeCase:
 def load_cases(path: str | Path, corpus: str | Path | None = None) -> list[JudgeCase]:
     """Read labelled cases from a JSON Lines file; ``corpus`` (a corpus JSONL) resolves evidence
     given by document id only. A bad line raises ``LocatedError`` naming the file and line."""
-    from evalkit.errors import LocatedError
-
     texts = None
     if corpus is not None:
         with open(corpus, encoding="utf-8") as f:
@@ -129,8 +130,6 @@ class Prediction:
 
 def predict(judge: Judge, cases: Iterable[JudgeCase]) -> list[Prediction]:
     """Run ``judge`` over ``cases`` (timed per case)."""
-    import time
-
     out = []
     for c in cases:
         t0 = time.perf_counter()
@@ -262,8 +261,6 @@ def fit_thresholds(signals: Sequence[tuple[JudgeCase, list[Any]]], decide: Calla
 def cross_validate(judge: Any, cases: Sequence[JudgeCase], folds: int = 5, seed: int = 13,
                    grid: dict[str, tuple[Any, ...]] = THRESHOLD_GRID) -> CVResult:
     """Grouped k-fold CV of an offline judge's thresholds (``judge.analyse`` / ``judge.decide``)."""
-    from evalkit.judges.offline import Thresholds
-
     signals = [(c, judge.analyse(c.question, c.answer, c.evidence)) for c in cases]
     groups = sorted({c.group for c in cases})
     random.Random(seed).shuffle(groups)

@@ -22,9 +22,9 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from evalkit.judges.claims import clause_spans
 from evalkit.judges.subjects import asides, only_time, own_subject
-from evalkit.judges.values import Atom, mask_atoms
+from evalkit.text.claims import clause_spans
+from evalkit.text.values import Atom, mask_atoms
 
 if TYPE_CHECKING:
     from evalkit.judges.grounding import Unit

@@ -42,8 +42,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from evalkit.judges.claims import is_chinese
-from evalkit.judges.wordlists import words
+from evalkit.text.claims import is_chinese
+from evalkit.text.values import _posseg
+from evalkit.text.wordlists import words
 
 __all__ = ["asides", "only_time", "own_subject"]
 
@@ -58,8 +59,6 @@ _ZH_PREDICATE_OPENERS = words("zh_predicate_openers")
 
 
 def _zh_own_subject(text: str) -> str | None:
-    from evalkit.judges.values import _posseg  # one jieba tagger, cached by text
-
     words = [(w, f) for w, f in _posseg(text) if w.strip()]
     for k, (word, flag) in enumerate(words):
         nxt = words[k + 1] if k + 1 < len(words) else ("", "x")
@@ -116,10 +115,10 @@ def _en_own_subject(text: str) -> str | None:
             if k >= 2 and _verb_like(word):
                 return " ".join(toks[:k])
         return None
-    if first.isalpha() and first not in _EN_FUNCTION | _EN_AUX and not first.endswith("ly") and len(low) > 1:
-        # "refunds are issued", "shipping is free"; a plural and a plain verb: "refunds take 14 days"
-        if low[1] in _EN_AUX or (first.endswith("s") and low[1] in _EN_PLAIN_VERBS):
-            return toks[0]
+    # "refunds are issued", "shipping is free"; a plural and a plain verb: "refunds take 14 days"
+    if first.isalpha() and first not in _EN_FUNCTION | _EN_AUX and not first.endswith("ly") and len(low) > 1 \
+            and (low[1] in _EN_AUX or (first.endswith("s") and low[1] in _EN_PLAIN_VERBS)):
+        return toks[0]
     return None
 
 

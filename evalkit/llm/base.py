@@ -18,10 +18,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from evalkit.errors import EvalkitError
+from evalkit.errors import ConfigError, EvalkitError
 from evalkit.redact import looks_like_key, redact
+from evalkit.yamlio import read_yaml
 
 Role = Literal["system", "user", "assistant"]
 _WARNED_BACKOFF = False
@@ -151,11 +152,6 @@ class LLMSpec(BaseModel):
         Read with the one YAML reader (duplicate keys refused); a bad field raises
         ``ConfigError`` naming the file, the line and the field, never the value given.
         """
-        from pydantic import ValidationError
-
-        from evalkit.errors import ConfigError
-        from evalkit.yamlio import read_yaml
-
         data, lines = read_yaml(path, error=ConfigError, what="LLM spec")
         data = {} if data is None else data
         if not isinstance(data, dict):

@@ -26,6 +26,9 @@ import threading
 import time
 from pathlib import Path
 
+import xxhash
+
+from evalkit.cachestore import warn
 from evalkit.errors import UnknownNameError
 from evalkit.llm.base import CacheMiss, ChatRequest, ChatResponse
 from evalkit.sqlitedb import CacheDB
@@ -42,8 +45,6 @@ SELECT = "SELECT text, tokens_in, tokens_out, finish_reason, checksum FROM llm"
 
 def answer_checksum(text: str, tokens_in: int, tokens_out: int, finish_reason: str | None) -> str:
     """xxh3-64 of what a hit returns: an answer edited in the file no longer matches (NULL: written before checksums)."""
-    import xxhash
-
     blob = json.dumps([text, tokens_in, tokens_out, finish_reason], ensure_ascii=False)
     return xxhash.xxh3_64_hexdigest(blob.encode("utf-8"))
 
@@ -124,8 +125,6 @@ class LLMCache:
 
     def _drop(self, key: str) -> None:
         """Delete an answer that differs from its checksum, saying so (the request becomes a miss)."""
-        from evalkit.index.store import warn
-
         warn(f"cache file {self.path}: the stored answer to request {key[:12]} differs from its checksum (edited or "
              "damaged); it is not used: the request is a cache miss")
         if self.mode != "read-write":
@@ -151,9 +150,9 @@ class LLMCache:
 
 
 def cache_path(cache_root: str | Path | None) -> Path:
-    """``<cache root>/llm.sqlite``; the root defaults to ``evalkit.index.store.default_cache_root()``."""
+    """``<cache root>/llm.sqlite``; the root defaults to ``evalkit.cachestore.default_cache_root()``."""
     if cache_root is None:
-        from evalkit.index.store import default_cache_root
+        from evalkit.cachestore import default_cache_root
 
         cache_root = default_cache_root()
     return Path(cache_root) / FILE_NAME

@@ -34,6 +34,7 @@ from evalkit.llm.base import (
 from evalkit.llm.cache import LLMCache, cache_path
 from evalkit.llm.jsonparse import parse_json
 from evalkit.llm.usage import Usage, finished, record
+from evalkit.text.error_replies import detect_error_reply
 
 MessagesLike = str | Sequence[Message | Mapping[str, str] | tuple[str, str]]
 
@@ -67,14 +68,12 @@ BACKENDS: dict[str, Callable[[LLMSpec, Path | None], Backend]] = {
 
 
 def _error_reply(text: str) -> bool:
-    """Whether a reply is an error message sent as the answer (``evalkit.judges.error_replies``).
+    """Whether a reply is an error message sent as the answer (``evalkit.text.error_replies``).
 
     Such a reply is not cached: the endpoint was down or refusing work (a gateway's 200 with
     "upstream overloaded"), like a call that raised, so the next run asks again instead of
     replaying the outage from the cache.
     """
-    from evalkit.judges.error_replies import detect_error_reply  # here: the judges package imports this module
-
     return detect_error_reply(text) is not None
 
 
@@ -95,6 +94,8 @@ def to_messages(messages: MessagesLike, system: str | None = None) -> tuple[Mess
         items = list(messages)
     out = [Message("system", system)] if system else []
     for m in items:
+        role: Any
+        content: Any  # checked below, whatever the caller passed
         if isinstance(m, Message):
             role, content = m.role, m.content
         elif isinstance(m, Mapping):
@@ -115,7 +116,7 @@ class LLMClient:
     def __init__(self, spec: LLMSpec, cache_root: Path | None = None, purpose: str = "generate", *,
                  backend: Backend | None = None):
         if cache_root is None:
-            from evalkit.index.store import default_cache_root
+            from evalkit.cachestore import default_cache_root
 
             cache_root = default_cache_root()
         self.spec, self.purpose, self.cache_root = spec, purpose, Path(cache_root)
@@ -171,7 +172,8 @@ class LLMClient:
             if not fix_bad_json:
                 record(self.purpose, Usage(failures=1))
                 raise
-            what = {None: "value", dict: "object", list: "array"}[expect]
+            names: dict[type | None, str] = {None: "value", dict: "object", list: "array"}
+            what = names[expect]
             fix = replace(request, messages=request.messages + (
                 Message("assistant", reply.text), Message("user", JSON_FIX.format(what=what))))
             record(self.purpose, Usage(retries=1))

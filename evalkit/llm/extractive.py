@@ -4,7 +4,7 @@ The baseline every generator must beat, and an offline generator that cannot
 hallucinate. From ``request.question`` (else the last user message) and
 ``request.evidence`` ((doc id, text) pairs) it:
 
-1. splits each passage into sentences (``evalkit.index.sentences``: Chinese ``。！？；`` and
+1. splits each passage into sentences (``evalkit.text.sentences``: Chinese ``。！？；`` and
    English ``. ! ?`` boundaries; ``3.5``, ``v1.2``, ``e.g.`` and list numbers like ``1.`` stay
    intact);
 2. scores each sentence: cosine of multilingual e5 embeddings (question as query,
@@ -24,8 +24,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evalkit.index.sentences import split_sentences
+from evalkit.cachestore import default_cache_root
 from evalkit.llm.base import ChatRequest, ChatResponse, LLMError, LLMSpec
+from evalkit.models.cache import EmbeddingCache
+from evalkit.models.embedders import ModelSpec, embedder_identity
+from evalkit.models.store import MODELS
+from evalkit.text.sentences import split_sentences
+from evalkit.text.tokenize import Tokenizer
 
 INSUFFICIENT_EVIDENCE = "根据现有资料无法回答。The knowledge base has no reliable evidence for this question."
 LEXICAL_WEIGHT = 0.1
@@ -34,9 +39,7 @@ VERSION = 2  # bump when splitting or scoring changes (part of the identity, so 
 
 def _embedder(cache_root: Path) -> Any:
     """The e5 embedder (weights loaded once per process) behind the embedding cache of ``cache_root``."""
-    from evalkit.models.cache import EmbeddingCache
-    from evalkit.models.embedders import CachedEmbedder, ModelSpec, shared_embedder
-    from evalkit.models.store import MODELS
+    from evalkit.models.embedders import CachedEmbedder, shared_embedder
 
     root = Path(cache_root).resolve()
     return MODELS.get(("cached-embedder", "e5", str(root)),
@@ -49,9 +52,6 @@ class ExtractiveBackend:
 
     def __init__(self, spec: LLMSpec, cache_root: Path | None = None, top_n: int = TOP_N,
                  lexical_weight: float = LEXICAL_WEIGHT):
-        from evalkit.index.store import default_cache_root
-        from evalkit.index.tokenize import Tokenizer
-
         self.spec, self.top_n, self.lexical_weight = spec, top_n, lexical_weight
         self.cache_root = Path(cache_root) if cache_root is not None else default_cache_root()
         self.tokenizer = Tokenizer("auto")
@@ -60,8 +60,6 @@ class ExtractiveBackend:
 
     @staticmethod
     def _e5_identity() -> str:
-        from evalkit.models.embedders import ModelSpec, embedder_identity
-
         return str(embedder_identity(ModelSpec(name="e5")))
 
     def _question(self, request: ChatRequest) -> str:

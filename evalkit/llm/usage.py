@@ -18,6 +18,7 @@ import contextvars
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 FINISH_PREFIX = "finish_reason."
 UNKNOWN_FINISH = "unknown"
@@ -63,7 +64,8 @@ class Usage:
     @classmethod
     def from_dict(cls, d: Mapping[str, float]) -> Usage:
         """The inverse of ``to_dict`` (unknown keys are ignored: records written by other versions)."""
-        out = cls(**{name: d[name] for name in _COUNTERS if name in d})
+        counters: dict[str, Any] = {name: d[name] for name in _COUNTERS if name in d}  # as written: ints, ms a float
+        out = cls(**counters)
         out.finish_reasons = {k[len(FINISH_PREFIX):]: int(v) for k, v in d.items() if k.startswith(FINISH_PREFIX)}
         return out
 

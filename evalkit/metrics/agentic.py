@@ -253,30 +253,30 @@ def aggregate_loops(results: Sequence[QueryResult]) -> dict[str, float]:
     looped = [m for m in loops if m["looped"]]
     decided = [m for m in looped if m["rescued"] is not None]
     counts = {k: math.fsum(m[k] or 0 for m in loops) for k in _FLAGS}
-    ms, calls = math.fsum(m["loop_ms"] for m in loops), math.fsum(m["loop_llm_calls"] for m in loops)
+    ms, calls = math.fsum(m["loop_ms"] or 0.0 for m in loops), math.fsum(m["loop_llm_calls"] or 0.0 for m in loops)
     out.update({
         "loop_rate": len(looped) / len(loops), "attempts_mean": _mean([m["attempts"] for m in loops]),
         **counts,
-        "gate_refusals": math.fsum(m["gate_refused"] for m in loops),
-        "gate_refusals_unanswerable": math.fsum(m["gate_refused"] for r, m in rows
+        "gate_refusals": math.fsum(m["gate_refused"] or 0.0 for m in loops),
+        "gate_refusals_unanswerable": math.fsum(m["gate_refused"] or 0.0 for r, m in rows
                                                 if "attempts" in m and not r.gold_doc_ids),
         "rescue_rate": counts["rescued"] / len(decided) if decided else None,
         "harm_rate": counts["harmed"] / len(decided) if decided else None,
         "futile_rate": counts["futile"] / len(decided) if decided else None,
         "gate_fail_rate_first": _mean([m["gate_failed_first"] for m in loops]),
         "loop_ms": round(ms, 3), "loop_ms_mean": round(ms / len(loops), 3), "loop_llm_calls": calls,
-        "loop_tokens": math.fsum(m["loop_tokens"] for m in loops),
+        "loop_tokens": math.fsum(m["loop_tokens"] or 0.0 for m in loops),
         "loop_ms_per_rescue": round(ms / counts["rescued"], 3) if counts["rescued"] else None,
         "loop_llm_calls_per_rescue": calls / counts["rescued"] if counts["rescued"] else None,
-        "futile_rewrites": math.fsum(m["futile_rewrites"] for m in loops),
+        "futile_rewrites": math.fsum(m["futile_rewrites"] or 0.0 for m in loops),
     })
-    max_attempt = int(max(m["attempts"] for m in loops))
+    max_attempt = int(max(m["attempts"] or 0.0 for m in loops))
     for n in range(1, max_attempt + 1):
         prefix = "first_attempt" if n == 1 else f"attempt{n}"
         for name in (f"hit@{HIT_K}", f"recall@{RECALL_K}"):
             out[f"{prefix}_{name}"] = _mean([m.get(f"{prefix}_{name}") for m in loops])
         if n == 1:
-            firsts = [m[f"first_attempt_hit@{HIT_K}"] for m in loops if m.get(f"first_attempt_hit@{HIT_K}") is not None]
+            firsts = [v for m in loops if (v := m.get(f"first_attempt_hit@{HIT_K}")) is not None]
             out["n_first_attempt_queries"], out["n_first_attempt_hits"] = float(len(firsts)), math.fsum(firsts)
         if n > 1:
             out[f"{prefix}_queries"] = float(sum(1 for m in loops if f"{prefix}_hit@{HIT_K}" in m))

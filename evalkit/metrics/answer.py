@@ -203,7 +203,7 @@ def aggregate_answers(rows: Sequence[tuple[bool, Mapping[str, float | None]]]) -
         "correct_abstention_rate": _mean([m["abstained"] for m in unans_q]),
         "unanswerable_hallucination_rate": _mean([m["answered"] for m in unans_q]),
         "n_answered": float(len(answered)),
-        "n_abstained": float(sum(m["abstained"] for _, m in gen)),
+        "n_abstained": float(sum(m["abstained"] or 0 for _, m in gen)),
         "n_no_checkable_claims": float(sum(1 for m in answered if m.get("faithfulness") is None
                                            and not m.get("judge_failed"))),
         "n_judge_failed": float(sum(m.get("judge_failed") or 0 for _, m in gen)),

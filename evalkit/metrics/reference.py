@@ -15,6 +15,7 @@ import inspect
 import re
 
 from evalkit.docgen import replace_block, rewrite_pages
+from evalkit.metrics.registry import DEFAULT_METRICS, GRAMMAR, REGISTRY
 
 
 def _paragraphs(doc: str) -> list[str]:
@@ -31,8 +32,6 @@ def _cell(text: str) -> str:
 
 def metrics_markdown() -> str:
     """The generated block: the name grammar, the defaults, then one table row per metric family."""
-    from evalkit.metrics.registry import DEFAULT_METRICS, GRAMMAR, REGISTRY
-
     rows = [f"{GRAMMAR}.", "",
             "Default metrics of a run: " + ", ".join(f"`{m}`" for m in DEFAULT_METRICS) + ".", "",
             "| name | reads by default | definition | convention | equals |", "|---|---|---|---|---|"]

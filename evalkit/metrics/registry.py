@@ -248,7 +248,7 @@ def score_query(
     return {s.name: s.score(retrieval_ranking, final_ranking, relevant, relevance_level) for s in specs}
 
 
-def aggregate(per_query: Sequence[Mapping[str, float]]) -> dict[str, float]:
+def aggregate(per_query: Sequence[Mapping[str, float | None]]) -> dict[str, float]:
     r"""The arithmetic mean of each metric over the queries given: ``{name: mean}``.
 
     .. math:: \bar{m} = \frac{1}{|Q|} \sum_{q \in Q} m(q)
@@ -270,4 +270,12 @@ def aggregate(per_query: Sequence[Mapping[str, float]]) -> dict[str, float]:
                 f"missing {missing}, extra {extra}; score every query with the same metrics"
             )
     n = len(per_query)
-    return {name: math.fsum(float(row[name]) for row in per_query) / n for name in names}
+    return {name: math.fsum(_defined(row, name, i) for i, row in enumerate(per_query)) / n for name in names}
+
+
+def _defined(row: Mapping[str, float | None], name: str, i: int) -> float:
+    """``row[name]`` as a float; ``ValueError`` when it is None (a mean over fewer queries would not compare)."""
+    value = row[name]
+    if value is None:
+        raise ValueError(f"per_query[{i}]['{name}'] is None; aggregate only queries on which every metric is defined")
+    return float(value)

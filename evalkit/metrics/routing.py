@@ -60,7 +60,7 @@ def route_confusion(results: Sequence[QueryResult]) -> dict[str, dict[str, int]]
 
 def aggregate_routing(results: Sequence[QueryResult]) -> dict[str, float]:
     """``route_accuracy`` and ``n_gold_route``; ``{}`` when no query carries ``route_correct``."""
-    flags = [float(r.metrics["route_correct"]) for r in results if r.metrics.get("route_correct") is not None]
+    flags = [float(ok) for r in results if (ok := r.metrics.get("route_correct")) is not None]
     if not flags:
         return {}
     return {"route_accuracy": math.fsum(flags) / len(flags), "n_gold_route": float(len(flags))}

@@ -65,8 +65,8 @@ def query_tenant_leaks(result: QueryResult, tenants: Mapping[str, str]) -> list[
 
 def aggregate_tenancy(results: Sequence[QueryResult]) -> dict[str, float]:
     """``tenant_leak_rate`` and ``n_tenant_queries`` over the results with a tenant; ``{}`` when none has one."""
-    flags = [float(r.metrics["tenant_leak"]) for r in results
-             if r.tenant is not None and r.metrics.get("tenant_leak") is not None]
+    flags = [float(leak) for r in results
+             if r.tenant is not None and (leak := r.metrics.get("tenant_leak")) is not None]
     if not flags:
         return {}
     return {"tenant_leak_rate": math.fsum(flags) / len(flags), "n_tenant_queries": float(len(flags))}

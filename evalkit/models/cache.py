@@ -7,10 +7,13 @@ re-running a variant only encodes texts never seen before by that model.
 from __future__ import annotations
 
 import hashlib
+import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import xxhash
 
 from evalkit.sqlitedb import CacheDB
 
@@ -21,8 +24,6 @@ def text_key(text: str) -> str:
 
 def vector_checksum(dim: int, blob: bytes) -> str:
     """xxh3-64 of a stored vector and its dimension."""
-    import xxhash
-
     return xxhash.xxh3_64_hexdigest(dim.to_bytes(4, "little") + blob)
 
 
@@ -58,16 +59,16 @@ class EmbeddingCache:
         for i in range(0, len(keys), 500):
             batch = keys[i:i + 500]
             marks = ",".join("?" * len(batch))
-            rows = self._db.run(lambda db: db.execute(
+            rows = self._db.run(_fetch(
                 f"SELECT key, dim, vec, checksum FROM emb WHERE model=? AND role=? AND key IN ({marks})",
-                [model, role, *batch]).fetchall())
+                [model, role, *batch]))
             for key, dim, blob, check in rows:
                 if sound(dim, blob, check):
                     out[key] = np.frombuffer(blob, dtype=np.float32)
                 else:
                     bad += 1
         if bad:
-            from evalkit.index.store import warn
+            from evalkit.cachestore import warn
 
             warn(f"cache file {self.path}: {bad} stored vector(s) of {model} differ from their checksum or "
                  "dimension (edited or damaged); they are encoded again")
@@ -88,3 +89,8 @@ class EmbeddingCache:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _fetch(sql: str, params: list[Any]) -> Callable[[sqlite3.Connection], list[Any]]:
+    """A ``CacheDB.run`` step fetching every row of ``sql``: one query per batch, bound to its own parameters."""
+    return lambda db: db.execute(sql, params).fetchall()

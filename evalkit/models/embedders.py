@@ -32,8 +32,10 @@ from typing import Any, Protocol
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalkit.errors import ModelSetupError
+from evalkit.errors import ModelSetupError, did_you_mean
 from evalkit.models.cache import EmbeddingCache, text_key
+from evalkit.models.store import MODELS
+from evalkit.progress import progress
 
 THREADS_ENV = "EVALKIT_THREADS"
 
@@ -123,8 +125,12 @@ class SentenceTransformerEmbedder:
         if max_length:
             self.model.max_seq_length = max_length
         self.batch_size = batch_size
-        self.dim = int(self.model.get_embedding_dimension() if hasattr(self.model, "get_embedding_dimension")
-                       else self.model.get_sentence_embedding_dimension())
+        dim = (self.model.get_embedding_dimension() if hasattr(self.model, "get_embedding_dimension")
+               else self.model.get_sentence_embedding_dimension())
+        if dim is None:  # a model without a pooling/dense module that states its output size
+            raise ModelSetupError(f"the sentence-transformers model in {path} does not state its vector size; "
+                                  "use a model folder with a pooling module (modules.json)")
+        self.dim = int(dim)
         self.identity = f"{identity}:max_len={self.model.max_seq_length}"
 
     def _encode(self, texts: list[str]) -> np.ndarray:
@@ -235,8 +241,6 @@ def embedder_dim(spec: ModelSpec) -> int | None:
 
 def shared_embedder(spec: ModelSpec) -> Embedder:
     """The embedder ``spec`` names, its weights loaded once per process (``evalkit.models.store``)."""
-    from evalkit.models.store import MODELS
-
     return MODELS.get(("embedder", spec.key()), lambda: load_embedder(spec))
 
 
@@ -246,8 +250,6 @@ def check_model_name(value: Any, names: Any, what: str) -> Any:
     For node parameters, so an unknown embedder or reranker fails at load (file, line, field)
     instead of when the run builds the model.
     """
-    from evalkit.errors import did_you_mean
-
     name = value.name if isinstance(value, ModelSpec) else value.get("name") if isinstance(value, dict) else value
     if isinstance(name, str) and name not in names:
         raise ValueError(f"unknown {what} '{name}'{did_you_mean(name, names)}")
@@ -257,7 +259,7 @@ def check_model_name(value: Any, names: Any, what: str) -> Any:
 def load_embedder(spec: ModelSpec) -> Embedder:
     """Instantiate the embedder a spec names (loads model weights from local files)."""
     if spec.name not in EMBEDDERS:
-        from evalkit.errors import UnknownNameError, did_you_mean
+        from evalkit.errors import UnknownNameError
 
         raise UnknownNameError(f"unknown embedder '{spec.name}'{did_you_mean(spec.name, EMBEDDERS)}")
     return EMBEDDERS[spec.name](spec)
@@ -270,7 +272,6 @@ PROGRESS_MIN = 256  # show a progress bar when at least this many texts must be 
 def _progress(total: int, desc: str) -> Any:
     if total < PROGRESS_MIN:
         return None
-    from evalkit.progress import progress
 
     return progress(total, desc, unit="text", leave=False, first_update=True, periodic=True)  # one long loop: an ETA
 
@@ -325,6 +326,8 @@ class CachedEmbedder:
         if self._inner is None:
             with self._load_lock:
                 if self._inner is None:
+                    if self._loader is None:  # __init__ refuses a CachedEmbedder with neither
+                        raise ModelSetupError("CachedEmbedder has no model and no loader")
                     model = self._loader()
                     if (model.identity, model.dim) != (self.identity, self.dim):
                         raise ModelSetupError(f"embedder loaded as {model.identity} ({model.dim}-d), but its cache key "

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from evalkit.errors import ModelSetupError
+from evalkit.sqlitedb import connect
 
 __all__ = ["NLICache", "default_max_length", "load_scorer", "model_fingerprint", "pair_key"]
 
@@ -174,8 +175,6 @@ class NLICache:
     """Model outputs by (model fingerprint, pair key) in one sqlite file; safe to share between threads."""
 
     def __init__(self, path: str | Path):
-        from evalkit.sqlitedb import connect
-
         self.path = Path(path)
         self._lock = threading.Lock()
         self._db = connect(self.path, "CREATE TABLE IF NOT EXISTS nli (model TEXT, key TEXT, scores TEXT,"

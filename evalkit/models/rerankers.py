@@ -21,6 +21,7 @@ from typing import Protocol
 import numpy as np
 
 from evalkit.errors import ModelSetupError
+from evalkit.extras import require
 from evalkit.models.embedders import (
     CachedEmbedder,
     ModelSpec,
@@ -55,8 +56,6 @@ class FlagCrossEncoder:
     """FlagEmbedding's FlagReranker from a local folder; ``normalize`` maps logits through a sigmoid."""
 
     def __init__(self, path: Path, max_length: int, batch_size: int, normalize: bool):
-        from evalkit.extras import require
-
         FlagReranker = require("flag", "the 'flag' reranker (FlagEmbedding's FlagReranker)").FlagReranker
 
         self.model = FlagReranker(str(path), use_fp16=False, devices="cpu", max_length=max_length,

@@ -19,6 +19,7 @@
 | ``mmr`` | ``evidence.py`` | question, a ranking (field) -> the same ranking, diversified |
 | ``reorder`` | ``evidence.py`` | a ranking (field, default evidence) -> the same, best at both ends |
 | ``compress`` | ``compress.py`` | question, evidence (graph_evidence) -> evidence, evidence_text, compression (graph_evidence) |
+| ``sql`` | ``sql.py`` | question -> route, route_reason, route_source, sql, retrieved, evidence, evidence_text, evidence_texts (llm_fallback) |
 | ``input_filter`` | ``safety.py`` | question -> safety_blocked, safety (llm_fallback) |
 | ``moderate`` | ``safety.py`` | answer -> safety_blocked, safety (llm_fallback) |
 
@@ -27,7 +28,7 @@ Every node and parameter is documented in ``docs/nodes.md``.
 from evalkit.nodes import (  # noqa: F401  # noqa: F401  # noqa: F401  # noqa: F401
     compress,
     evidence,
-    external,  # noqa: F401
+    external,
     generate,
     grade,
     graph_retrieve,
@@ -39,4 +40,5 @@ from evalkit.nodes import (  # noqa: F401  # noqa: F401  # noqa: F401  # noqa: F
     safety,
     scheduler,
     self_check,
+    sql,
 )

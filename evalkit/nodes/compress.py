@@ -1,7 +1,7 @@
 """The ``compress`` node: keep the evidence sentences most relevant to the question, within a budget.
 
 Extractive context compression. The first ``evidence_k`` passages of ``evidence_from`` are
-split into sentences (``evalkit.index.sentences``; the passage text as the generator would
+split into sentences (``evalkit.text.sentences``; the passage text as the generator would
 show it, title included); with ``graph_evidence: true`` each graph triple (``graph_evidence``
 lines) is one more unit. Every unit is scored by the ``embedder`` cosine of the question
 (as a query) and the unit (as a passage; vectors from the shared embedding cache). Units
@@ -40,9 +40,9 @@ from evalkit.graph.schema import (
     Contract,
     Role,
 )
-from evalkit.index.sentences import sentence_spans
 from evalkit.models.embedders import ModelSpec
 from evalkit.nodes.generate import parse_triples, triple_text
+from evalkit.text.sentences import sentence_spans
 
 _FIELDS = {"evidence": EVIDENCE, "reranked": RERANKED, "retrieved": RETRIEVED}
 

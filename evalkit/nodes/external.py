@@ -50,6 +50,7 @@ from __future__ import annotations
 import importlib
 import os
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -72,6 +73,7 @@ from evalkit.graph.schema import (
     Contract,
     Role,
 )
+from evalkit.nodes.http_transport import ServiceClient
 from evalkit.nodes.system_outputs import (
     ANSWER_AUX,
     ANSWER_FIELDS,
@@ -94,8 +96,6 @@ ALLOW_ENV = "EVALKIT_PYTHON_NODES"
 
 
 def _instance_token() -> str:
-    import uuid
-
     return uuid.uuid4().hex
 
 
@@ -304,15 +304,13 @@ class HttpNode(Node[HttpParams]):
     def __init__(self, name: str, params: HttpParams, resources: Any = None, *,
                  sleep: Callable[[float], None] = time.sleep):
         super().__init__(name, params, resources)
-        from evalkit.nodes.http_transport import ServiceClient
-
         self.writes_now = sorted(type(self).contract(params).writes - {HTTP_CALL})
         self.ids = _passage_ids(resources)
         self._token = _instance_token()
         self.url_shown = redact(params.url)
         root = getattr(resources, "cache_root", None)
         if root is None:
-            from evalkit.index.store import default_cache_root
+            from evalkit.cachestore import default_cache_root
 
             root = default_cache_root()
         self.client = ServiceClient(params, Path(root) / "external", sleep=sleep)

@@ -1,4 +1,4 @@
-"""``filters:``, the one metadata-filter parameter of every retrieval node (grammar: ``evalkit.index.filters``).
+"""``filters:``, the one metadata-filter parameter of every retrieval node (grammar: ``evalkit.nodes.filters``).
 
 ``retrieve``, ``graph_local``, ``graph_global`` and ``agent_scheduler`` params derive from
 :class:`Filtered`; a node may redeclare the field to describe what it filters, and keeps the
@@ -11,14 +11,14 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from evalkit.graph.node import NodeParams
-from evalkit.index.filters import parse_filters
+from evalkit.nodes.filters import parse_filters
 
 
 class Filtered(NodeParams):
     """Node params with ``filters:`` (checked against the filter grammar when the config loads)."""
 
     filters: dict[str, Any] | list[Any] | None = Field(
-        default=None, description="metadata filter over document fields (evalkit.index.filters): the ranking "
+        default=None, description="metadata filter over document fields (evalkit.nodes.filters): the ranking "
         "written (the fused one too) and graph_evidence hold only documents it lets through")
 
     @field_validator("filters")

@@ -4,11 +4,11 @@
 ids, ``[fin-004]``; ``numbered``: ``[1]``, ``[2]``... in rank order) with their scores,
 the user's original question, and an instruction to answer only from the evidence, cite
 passages in square brackets, and say so when the evidence is insufficient. It parses the
-citations in every form :mod:`evalkit.judges.citations` reads (``[fin-004]``, ``[1]``,
+citations in every form :mod:`evalkit.text.citations` reads (``[fin-004]``, ``[1]``,
 ``[1, 2]``, ``【1】``, ``（来源：fin-004）``...); a number names the passage shown at that
 position, an id the passage or document with that id; references that resolve become
 ``used_documents``, the others are invalid citations. Whether the answer is a refusal is
-decided by :func:`evalkit.judges.abstention.detect_abstention` (bilingual defaults, the
+decided by :func:`evalkit.text.abstention.detect_abstention` (bilingual defaults, the
 reply's ``finish_reason``, and this node's ``abstention`` patterns). Writes ``answer``,
 ``citations``, ``used_documents``, ``invalid_citations``, ``abstained``, ``abstention``
 (the finding: reason and the words that decided it), ``answer_evidence`` (the passages
@@ -85,14 +85,14 @@ from evalkit.graph.schema import (
     Contract,
     Role,
 )
-from evalkit.judges.abstention import compile_patterns, detect_abstention
-from evalkit.judges.citations import find_markers, resolve_all
 from evalkit.llm.base import LLMSpec
 from evalkit.llm.extractive import (
     INSUFFICIENT_EVIDENCE as NO_EVIDENCE_ANSWER,  # one wording everywhere
 )
 from evalkit.nodes.reference_only import REFERENCE_NOTE, ReferenceOnly, tiers
 from evalkit.records import Hit
+from evalkit.text.abstention import compile_patterns, detect_abstention
+from evalkit.text.citations import find_markers, resolve_all
 
 SYSTEM_PROMPT = (
     "You answer questions for employees using ONLY the evidence passages given. "
@@ -114,7 +114,7 @@ PROMPTS = {"id": SYSTEM_PROMPT, "numbered": SYSTEM_PROMPT_NUMBERED}
 def parse_citations(answer: str, evidence: Sequence[tuple[str, str]]) -> tuple[list[str], list[str]]:
     """Citations in order of first appearance: (valid document ids, invalid references).
 
-    ``evidence`` = [(passage id, document id), ...] as shown; see :func:`evalkit.judges.citations.resolve`.
+    ``evidence`` = [(passage id, document id), ...] as shown; see :func:`evalkit.text.citations.resolve`.
     """
     valid: list[str] = []
     invalid: list[str] = []
@@ -129,7 +129,7 @@ def parse_citations(answer: str, evidence: Sequence[tuple[str, str]]) -> tuple[l
 
 
 def is_abstention(answer: str) -> bool:
-    """True when an answer declines to answer (or is empty): :func:`evalkit.judges.abstention.detect_abstention`."""
+    """True when an answer declines to answer (or is empty): :func:`evalkit.text.abstention.detect_abstention`."""
     return detect_abstention(answer).abstained
 
 

@@ -21,7 +21,7 @@
    ``evidence`` for ``generate``. ``relevant_ratio`` = relevant / judged. The gate passes
    when at least ``min_relevant`` are relevant, the ratio is at least ``min_ratio`` and,
    with ``require_atoms``, every code, name and date of the question (``atom_kinds``;
-   ``evalkit.judges.values`` atoms; a capitalised first word is not a name) is stated in
+   ``evalkit.text.values`` atoms; a capitalised first word is not a name) is stated in
    the kept evidence. ``gate`` replaces those three with a condition
    (``evalkit.graph.conditions``) over :data:`GATE_VARIABLES`, so "at least 3 relevant OR
    the question's names and codes covered" is
@@ -54,6 +54,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -81,6 +82,9 @@ from evalkit.llm.base import LLMError, LLMSpec
 from evalkit.models.embedders import ModelSpec
 from evalkit.nodes.rewrite import fallback_record, fold
 from evalkit.records import Hit
+from evalkit.text.lexicon import content_terms, term_found
+from evalkit.text.values import AtomPool, extract_atoms
+from evalkit.text.values import fold as fold_value
 
 GRADE_PROMPT = (
     "You judge whether a passage is relevant to a question: relevant means the passage states the "
@@ -164,9 +168,7 @@ GATE_VARIABLES: dict[str, str] = {
 
 
 def coverage(question_terms: Sequence[str], text: str) -> float:
-    """Share of ``question_terms`` found in ``text`` (``evalkit.judges.lexicon.term_found``: 1 or 0.5)."""
-    from evalkit.judges.lexicon import content_terms, term_found
-
+    """Share of ``question_terms`` found in ``text`` (``evalkit.text.lexicon.term_found``: 1 or 0.5)."""
     if not question_terms:
         return 1.0
     terms = frozenset(content_terms(text))
@@ -178,11 +180,6 @@ def question_atoms(question: str, kinds: Sequence[str] = ATOM_KINDS) -> list[Any
 
     "Someone asked..." has no name; "Are Medici and Senet..." names "Medici", not "Are Medici".
     """
-    from dataclasses import replace
-
-    from evalkit.judges.values import extract_atoms
-    from evalkit.judges.values import fold as fold_value
-
     out = []
     for a in extract_atoms(question):
         if a.kind not in kinds:
@@ -199,9 +196,7 @@ def question_atoms(question: str, kinds: Sequence[str] = ATOM_KINDS) -> list[Any
 
 
 def states(atom: Any, text: str) -> bool:
-    """Whether ``text`` states ``atom`` as a value (``evalkit.judges.values.AtomPool``)."""
-    from evalkit.judges.values import AtomPool, extract_atoms
-
+    """Whether ``text`` states ``atom`` as a value (``evalkit.text.values.AtomPool``)."""
     return AtomPool(list(extract_atoms(text, entities=False)), text).supports(atom)
 
 
@@ -213,8 +208,6 @@ def missing_atoms(question: str, texts: Sequence[str], kinds: Sequence[str] = AT
 
 def salient_terms(texts: Sequence[str], question: str, limit: int) -> list[str]:
     """Names and codes of ``texts`` that the question lacks, most frequent first (ties: first seen)."""
-    from evalkit.judges.values import extract_atoms
-
     q = fold(question)
     counts: Counter[str] = Counter()
     first: dict[str, int] = {}
@@ -254,8 +247,6 @@ class Grade(Node[GradeParams]):
             {"n_atoms", "atoms_missing", "atoms_covered"} & set(fields(self._gate)))
 
     def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
-        from evalkit.judges.lexicon import content_terms
-
         p = self.params
         question = state["question"]
         attempt = int(state.get("attempt") or 0) or 1

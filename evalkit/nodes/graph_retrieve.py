@@ -27,7 +27,7 @@ fuse_weight}``) the graph ranking with the incoming ``retrieved`` list, so a hyb
 holds the earlier channels plus ``graph`` (the graph's own ranking), so per-channel
 analysis sees the graph as one more channel. ``dedupe: {by: document, keep: best_rank |
 most_hits}`` keeps one passage per document of the final ranking before the ``top_k`` cut
-(``evalkit.nodes.dedupe``). ``filters:`` (as on ``retrieve``, ``evalkit.index.filters``) keeps
+(``evalkit.nodes.dedupe``). ``filters:`` (as on ``retrieve``, ``evalkit.nodes.filters``) keeps
 the ranking written, the fused one included, and ``graph_evidence`` to the documents it lets
 through: a tenant-filtered ``retrieve`` followed by an unfiltered graph node leaks. YAML::
 
@@ -63,11 +63,11 @@ from evalkit.graph.schema import (
 )
 from evalkit.index.communities import CommunitySpec
 from evalkit.index.entity_graph import GraphSpec
-from evalkit.index.filters import DocumentFilter, parse_filters, record_values, state_fields
 from evalkit.index.graph_search import LocalGraphSearch, cosine_top
 from evalkit.models.embedders import ModelSpec
 from evalkit.nodes.dedupe import Dedupe, dedupe
 from evalkit.nodes.filtering import Filtered
+from evalkit.nodes.filters import DocumentFilter, parse_filters, record_values, state_fields
 from evalkit.nodes.fusion import rrf
 from evalkit.records import Hit
 

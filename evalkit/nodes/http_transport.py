@@ -29,6 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from evalkit.cachestore import warn, write_file
+from evalkit.nodes.system_outputs import ExternalCallError
 from evalkit.redact import redact
 
 RETRY_AFTER_CAP_S = 60.0
@@ -101,15 +103,11 @@ class ServiceClient:
         Raises:
             ExternalCallError: the service gave no usable response; ``kind``, ``attempts``, ``status`` say why.
         """
-        from evalkit.nodes.external import ExternalCallError
-
         path = self._cache_path(payload)
         if self.p.cache != "off" and path.is_file():
             try:
                 return json.loads(path.read_text(encoding="utf-8")), {"status": 200, "attempts": 0, "cache_hit": True}
             except (UnicodeDecodeError, ValueError) as exc:  # damaged: asked again (read-write) or a miss
-                from evalkit.index.store import warn
-
                 warn(f"cache file {path} is damaged ({type(exc).__name__}); removed it, the request is a cache miss")
                 path.unlink(missing_ok=True)
         if self.p.cache == "replay-only":
@@ -139,7 +137,5 @@ class ServiceClient:
                     wait = self._rng.uniform(0.0, min(BACKOFF_CAP_S, self.p.backoff_s * 2 ** (attempts - 1)))
             self._sleep(wait)
         if self.p.cache == "read-write":
-            from evalkit.index.store import write_file
-
             write_file(path, json.dumps(data, ensure_ascii=False).encode("utf-8"))  # a private name, then a rename
         return data, {"status": status, "attempts": attempts, "cache_hit": False}

@@ -9,11 +9,14 @@ an LLM spec) get a table of their own, once, under the node that first uses them
 from __future__ import annotations
 
 import json
+import re
 import types
 import typing
 from typing import Any
 
 from pydantic import BaseModel
+
+from evalkit.graph.node import node_types
 
 MAX_DEFAULT = 48  # longer defaults (prompts, rule lists) are summarised
 
@@ -82,8 +85,6 @@ def node_reference(node_type: str, seen: set[type] | None = None) -> str:
 
     The reads and writes are the class declarations; a node whose contract depends on its params
     (``evidence_from``, ``field``, ``fuse_with``) says how in its section of docs/nodes.md."""
-    from evalkit.graph.node import node_types
-
     cls = node_types()[node_type]
 
     def fields(xs: tuple[str, ...]) -> str:
@@ -102,8 +103,6 @@ _BLOCK = r"(<!-- generated: node (?P<type>[a-z_]+) -->\n)(?P<body>.*?)(<!-- end 
 def render_page(text: str) -> str:
     """``text`` with every ``<!-- generated: node TYPE -->`` block rewritten from the code, in page order
     (a nested settings table appears once, at its first use on the page)."""
-    import re
-
     seen: set[type] = set()
     return re.sub(_BLOCK, lambda m: m.group(1) + node_reference(m.group("type"), seen) + m.group(4), text,
                   flags=re.S)

@@ -23,14 +23,14 @@ YAML::
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from evalkit.graph.node import NodeParams
-from evalkit.index.filters import parse_filters
+from evalkit.nodes.filters import parse_filters
 
 
 class Relax(NodeParams):
@@ -41,7 +41,7 @@ class Relax(NodeParams):
                               "and every channel (never lowers a channel's own); omit: keep")
     filters: Literal["keep", "drop"] | dict[str, Any] | list[Any] = Field(
         default="drop", description="drop: search without the filter; keep: keep it; or a looser filter "
-        "(evalkit.index.filters grammar)")
+        "(evalkit.nodes.filters grammar)")
 
     @field_validator("filters")
     @classmethod

@@ -25,7 +25,8 @@ from evalkit.graph.schema import (
     RETRIEVED,
     Role,
 )
-from evalkit.models.embedders import ModelSpec
+from evalkit.models.embedders import ModelSpec, check_model_name
+from evalkit.models.rerankers import RERANKERS
 from evalkit.records import Hit
 
 
@@ -37,9 +38,6 @@ class RerankParams(NodeParams):
     @field_validator("model", mode="before")
     @classmethod
     def _known_reranker(cls, value: Any) -> Any:
-        from evalkit.models.embedders import check_model_name
-        from evalkit.models.rerankers import RERANKERS
-
         return check_model_name(value, RERANKERS, "reranker")
 
 

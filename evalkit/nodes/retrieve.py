@@ -29,10 +29,10 @@ YAML::
         fusion: {method: rrf, k: 60}        # or {method: weighted, norm: minmax, weights: ...}
         top_k: 100
         dedupe: {by: document, keep: best_rank}   # optional
-        filters: {field: dept, eq: {from_record: dept}}    # optional, evalkit.index.filters
+        filters: {field: dept, eq: {from_record: dept}}    # optional, evalkit.nodes.filters
 
 ``filters`` (a condition over document metadata, values from the config or the eval
-record; grammar and semantics in ``evalkit.index.filters``) restricts every channel's
+record; grammar and semantics in ``evalkit.nodes.filters``) restricts every channel's
 search to the matching documents' passages (a pre-filtered id set, applied inside BM25
 and faiss), so ``top_k`` is filled with matching passages. The filter, resolved with the
 query's record values, is part of each channel search's shared-part key, and the record
@@ -65,15 +65,15 @@ from evalkit.graph.schema import (
     Contract,
     Role,
 )
-from evalkit.index.filters import (
+from evalkit.models.embedders import EMBEDDERS, ModelSpec, check_model_name
+from evalkit.nodes.dedupe import Dedupe, dedupe
+from evalkit.nodes.filtering import Filtered
+from evalkit.nodes.filters import (
     DocumentFilter,
     parse_filters,
     record_values,
     state_fields,
 )
-from evalkit.models.embedders import ModelSpec
-from evalkit.nodes.dedupe import Dedupe, dedupe
-from evalkit.nodes.filtering import Filtered
 from evalkit.nodes.fusion import Columns, rrf, weighted
 from evalkit.nodes.relax import Relax, looser_filter, relax, relaxed_settings
 from evalkit.records import Hit
@@ -102,8 +102,6 @@ class DenseChannel(NodeParams):
     @field_validator("embedder", "query_embedder", mode="before")
     @classmethod
     def _known_embedder(cls, value: Any) -> Any:
-        from evalkit.models.embedders import EMBEDDERS, check_model_name
-
         return value if value is None else check_model_name(value, EMBEDDERS, "embedder")
 
     @model_validator(mode="after")
@@ -161,7 +159,7 @@ class RetrieveParams(Filtered):
     dedupe: Dedupe | None = Field(default=None, description="keep one passage per document of the fused "
                                   "ranking before the top_k cut (omit: keep every passage)")
     filters: dict[str, Any] | list[Any] | None = Field(  # grammar checked by Filtered
-        default=None, description="metadata filter: a condition over document fields (evalkit.index.filters)")
+        default=None, description="metadata filter: a condition over document fields (evalkit.nodes.filters)")
     relax: Relax | None = Field(default=None, description="search again with looser settings (top_k, filters) "
                                 "when fewer than min_hits passages come back (evalkit.nodes.relax)")
 

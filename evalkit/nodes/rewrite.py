@@ -104,6 +104,7 @@ from evalkit.nodes.conversation import (
     is_follow_up,
     standalone_offline,
 )
+from evalkit.text.values import extract_atoms
 
 REWRITE_PROMPT = (
     "You rewrite questions into search queries for a document retrieval system. "
@@ -157,8 +158,6 @@ def dictionary_expansions(question: str, dictionary: Mapping[str, Sequence[str]]
 
 def _spans(question: str) -> list[tuple[int, int]]:
     """Name-like spans (codes, dates, names) of the question; adjacent atoms merged ("Tessary T300")."""
-    from evalkit.judges.values import extract_atoms
-
     spans: list[tuple[int, int]] = []
     for a in extract_atoms(question):
         joinable = bool(spans) and _JOINABLE.match(question[spans[-1][1]:a.start]) is not None

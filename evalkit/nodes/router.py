@@ -35,6 +35,7 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
+from evalkit.errors import did_you_mean
 from evalkit.graph.node import Node, NodeParams, register_node
 from evalkit.graph.schema import (
     ATTEMPT,
@@ -86,8 +87,6 @@ class IntentRouterParams(NodeParams):
 
     @model_validator(mode="after")
     def _known_labels(self) -> IntentRouterParams:
-        from evalkit.errors import did_you_mean
-
         for where, label in [("default_route", self.default_route),
                              *((f"rules[{i}].label", r.label) for i, r in enumerate(self.rules))]:
             if label not in self.routes:

@@ -44,6 +44,7 @@ from evalkit.graph.schema import (
 from evalkit.llm.base import LLMSpec
 from evalkit.nodes.llm_classify import llm_label
 from evalkit.nodes.scheduler import Rule, classify, valid_patterns
+from evalkit.yamlio import read_yaml
 
 BUNDLED_RULES = Path(__file__).with_name("safety_rules.yaml")
 NO_RULE = "\x00no-rule"
@@ -89,8 +90,6 @@ class RuleFile(BaseModel):
 @lru_cache(maxsize=32)
 def load_rules(path: str) -> RuleFile:
     """The rules of a YAML file; ``ConfigError`` naming the file, line and field when it is malformed."""
-    from evalkit.yamlio import read_yaml
-
     data, lines = read_yaml(path, error=ConfigError, what="safety rules file")
     try:
         return RuleFile.model_validate(data or {})

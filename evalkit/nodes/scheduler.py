@@ -43,7 +43,7 @@ The dense and BM25 tools are ``retrieve`` node instances used as library objects
 are not part of the graph and write nothing to the state themselves. A tool's latency is
 the time its search took when it was computed: a search shared with another variant
 reports the time it took there, so the figure does not depend on which variant ran first.
-``filters:`` (as on ``retrieve``, ``evalkit.index.filters``) applies to every tool: the
+``filters:`` (as on ``retrieve``, ``evalkit.nodes.filters``) applies to every tool: the
 dense and BM25 searches see only the allowed documents, the graph tool ranks only theirs.
 """
 from __future__ import annotations
@@ -56,6 +56,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
+from evalkit.errors import did_you_mean
 from evalkit.graph.node import Node, NodeParams, register_node
 from evalkit.graph.schema import (
     ATTEMPT,
@@ -76,9 +77,9 @@ from evalkit.graph.schema import (
 )
 from evalkit.llm.base import LLMSpec
 from evalkit.nodes.dedupe import Dedupe, dedupe, dedupe_by_document  # noqa: F401  (dedupe_by_document: older import path)
-from evalkit.nodes.fusion import rrf
-from evalkit.index.filters import DocumentFilter, parse_filters, record_values, state_fields
 from evalkit.nodes.filtering import Filtered
+from evalkit.nodes.filters import DocumentFilter, parse_filters, record_values, state_fields
+from evalkit.nodes.fusion import rrf
 from evalkit.nodes.graph_retrieve import (
     GlobalSearchParams,
     GraphGlobal,
@@ -206,8 +207,6 @@ class SchedulerParams(Filtered):
 
     @model_validator(mode="after")
     def _consistent(self) -> SchedulerParams:
-        from evalkit.errors import did_you_mean
-
         classes = [r.label for r in self.rules] + [self.default_class]
         for c in classes:
             if c not in self.weights:

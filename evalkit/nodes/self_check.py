@@ -1,7 +1,8 @@
 """The ``self_check`` node: is the answer supported by the evidence it was written from?
 
 After ``generate``, the node judges ``answer`` against ``answer_evidence`` with a claim
-judge from ``evalkit.judges`` (``judge: offline`` by default: the deterministic grounding
+judge of ``evalkit.judges``, built by the factory the runner hands the node's resources
+(``resources.judge``: nodes never import the judges) (``judge: offline`` by default: the deterministic grounding
 judge; ``judge: llm`` with ``judge_options: {llm: {...}}`` where a model server exists).
 It passes when no claim is unsupported (``fail_on: unsupported``) or, stricter, when at
 least one claim is supported and none is unsupported (``fail_on: unsupported_or_unchecked``).
@@ -46,6 +47,7 @@ from evalkit.graph.schema import (
     SELF_CHECK_REASON,
     Role,
 )
+from evalkit.text.lexicon import content_terms
 
 
 class SelfCheckParams(NodeParams):
@@ -73,15 +75,13 @@ class SelfCheck(Node[SelfCheckParams]):
 
     def __init__(self, name: str, params: SelfCheckParams, resources: Any = None):
         super().__init__(name, params, resources)
-        from evalkit.judges import make_judge
-
         self.passages = resources.passages()
         options = dict(params.judge_options)
         if isinstance(options.get("llm"), Mapping):
             from evalkit.llm.base import LLMSpec
 
             options["llm"] = LLMSpec(**options["llm"])
-        self.judge = make_judge(params.judge, cache_root=getattr(resources, "cache_root", None), **options)
+        self.judge = resources.judge(params.judge, **options)  # the runner's evalkit.judges.make_judge
 
     def run(self, state: Mapping[str, Any]) -> dict[str, Any]:
         p = self.params
@@ -127,7 +127,6 @@ class SelfCheck(Node[SelfCheckParams]):
     def _reflection(self, question: str, attempt: int, reason: str, claims: list[dict[str, Any]],
                     texts: list[str]) -> dict[str, Any]:
         """Feedback for the next rewrite: question words the evidence lacks, the unsupported claims."""
-        from evalkit.judges.lexicon import content_terms
         from evalkit.nodes.grade import coverage, missing_atoms
 
         missing = missing_atoms(question, texts)

@@ -25,14 +25,17 @@ from evalkit.graph.schema import (
     USED_DOCUMENTS,
     declare_field,
 )
+from evalkit.index.corpus import context_id
 from evalkit.records import Hit
+from evalkit.runfile import first_ranks, parse_ranked
+from evalkit.text.abstention import detect_abstention
 
-HTTP_CALL = declare_field("http_call", "dict", "the http node's call: status, latency_ms, attempts, cache_hit, url "
+HTTP_CALL = declare_field("http_call", dict, "the http node's call: status, latency_ms, attempts, cache_hit, url "
                           "(secrets masked)")
-EXTERNAL_FAILURE = declare_field("external_failure", "list[dict]", "every call to the user's system that failed "
+EXTERNAL_FAILURE = declare_field("external_failure", list[dict], "every call to the user's system that failed "
                                  "after its retries and was recorded instead of raised (node, kind, attempts, "
                                  "status, message); each write appends one", "append")
-EVIDENCE_TEXTS = declare_field("evidence_texts", "dict[str, str]", "texts of answer_evidence passages that an "
+EVIDENCE_TEXTS = declare_field("evidence_texts", dict[str, str], "texts of answer_evidence passages that an "
                                "external system returned itself (not corpus passages), by passage id")
 
 RANKINGS = (RETRIEVED, RERANKED, EVIDENCE)
@@ -71,8 +74,6 @@ class PassageIds:
 
     def hits(self, value: Any, where: str) -> list[Hit]:
         """A ranking (``Hit``s, ids or ``{doc_id, score}``) as hits: passages kept, documents -> first passage."""
-        from evalkit.scoring.runfile import first_ranks, parse_ranked
-
         if isinstance(value, (list, tuple)) and all(isinstance(h, Hit) for h in value):
             return list(value)
         try:
@@ -115,9 +116,7 @@ def to_state(outputs: Mapping[str, Any], writes: Sequence[str], ids: PassageIds,
 def _answer(outputs: Mapping[str, Any], produced: Mapping[str, Any], ids: PassageIds, generator: str, where: str,
             evidence_k: int, upstream: Mapping[str, Any]) -> dict[str, Any]:
     """The generator fields of an answer, its contexts and its citations."""
-    from evalkit.interop.importers import context_id
     from evalkit.nodes.generate import parse_citations
-    from evalkit.scoring.answers import detect_abstention
 
     answer = outputs.get("answer")
     if not isinstance(answer, str):
@@ -153,7 +152,7 @@ def _answer(outputs: Mapping[str, Any], produced: Mapping[str, Any], ids: Passag
         invalid = list(dict.fromkeys(c for c in given if c not in valid))
     else:
         used, invalid = parse_citations(answer, [(h.id, h.doc_id) for h in evidence])
-    abstained = detect_abstention(answer)
+    abstained = detect_abstention(answer).abstained  # the default rules, as evalkit score reads them
     return {ANSWER: answer, ABSTAINED: abstained, CITATIONS: used + invalid, USED_DOCUMENTS: used,
             INVALID_CITATIONS: invalid, ANSWER_EVIDENCE: evidence, EVIDENCE_TEXTS: texts, GENERATOR: generator,
             OUTCOME: OUTCOME_ABSTAINED if abstained else OUTCOME_ANSWERED}

@@ -16,14 +16,23 @@ runner's files and numbers never depend on the executor or the number of workers
 """
 from __future__ import annotations
 
+import json
 import os
+import socket
 import sys
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from evalkit.extras import require
+from evalkit.graph import build_graph, config_from_dict
+from evalkit.index.corpus import load_corpus
+from evalkit.index.resources import Resources
+from evalkit.metrics import Scoring
+from evalkit.metrics.tenancy import document_tenants
 from evalkit.records import EvalRecord, QueryResult
+from evalkit.run.query import QueryContext, run_query
 
 EXECUTORS = ("local", "ray")
 RAY_BATCH = 8  # smallest task; larger runs get larger tasks (see ray_batch_size)
@@ -35,13 +44,10 @@ _WORKER_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "MLFLOW_DISABLE_TELEMET
 
 def run_local(ctx: Any, records: Sequence[EvalRecord], workers: int) -> Iterator[QueryResult]:
     """Run ``records`` through ``ctx`` (a ``QueryContext``) on ``workers`` threads, yielding in order."""
-    from evalkit.run.query import run_query
-
     if workers <= 1:
         for rec in records:
             yield run_query(ctx, rec)
         return
-    from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for fut in [pool.submit(run_query, ctx, rec) for rec in records]:
@@ -74,8 +80,6 @@ def build_on_ray(payload: dict[str, Any], workers: int, address: str | None) -> 
 
 
 def _build_task(payload: dict[str, Any]) -> dict[str, Any]:
-    import socket
-
     _worker_context(payload)  # corpus, passages, indexes (built and written to the cache), graph
     return {"host": socket.gethostname(), "pid": os.getpid()}
 
@@ -109,8 +113,6 @@ _WORKER_CONTEXTS: dict[str, Any] = {}
 
 def _run_batch(payload: dict[str, Any], records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A Ray task: build (or reuse) this worker's context for the variant, run the batch."""
-    from evalkit.run.query import run_query
-
     ctx = _worker_context(payload)
     recs = [EvalRecord(**{**d, "relevant_doc_ids": tuple(d["relevant_doc_ids"]), "tags": tuple(d["tags"])})
             for d in records]
@@ -120,8 +122,6 @@ def _run_batch(payload: dict[str, Any], records: list[dict[str, Any]]) -> list[d
 
 
 def _worker_context(payload: dict[str, Any]) -> Any:
-    import json
-
     key = json.dumps(payload, sort_keys=True, default=str)
     if key not in _WORKER_CONTEXTS:
         _WORKER_CONTEXTS[key] = build_context(payload)
@@ -130,14 +130,12 @@ def _worker_context(payload: dict[str, Any]) -> Any:
 
 def build_context(payload: dict[str, Any], resources: Any = None, memo: Any = None) -> Any:
     """A ``QueryContext`` from a payload: what the local runner builds, rebuilt in a worker."""
-    from evalkit.graph import build_graph, config_from_dict
-    from evalkit.index.corpus import load_corpus
-    from evalkit.index.resources import Resources
-    from evalkit.run.query import QueryContext
-
     config = config_from_dict(payload["config"], source=payload["source"])
     if resources is None:
-        resources = Resources(load_corpus(payload["corpus_path"]), cache_root=Path(payload["cache_root"]))
+        from evalkit.judges import make_judge
+
+        resources = Resources(load_corpus(payload["corpus_path"]), cache_root=Path(payload["cache_root"]),
+                              make_judge=make_judge)
     view = resources.for_variant(config.chunking, config.seed, Path(payload["source"]).parent)
     graph = build_graph(config, view, memo=memo)
     judge = None
@@ -149,14 +147,12 @@ def build_context(payload: dict[str, Any], resources: Any = None, memo: Any = No
         if isinstance(options.get("llm"), dict):
             options["llm"] = LLMSpec(**options["llm"])
         judge = make_judge(payload["judge"], cache_root=resources.cache_root, **options)
-    from evalkit.metrics import Scoring
 
     rules = payload.get("abstention")
     if rules is not None:
         from evalkit.evalsets.evalset import AbstentionRules
 
         rules = AbstentionRules(tuple(rules["patterns"]), tuple(rules["not_patterns"]), rules["path"], rules["sha256"])
-    from evalkit.metrics.tenancy import document_tenants
 
     return QueryContext(graph, tuple(payload["metrics"]), generates=bool(payload.get("judge")), judge=judge,
                         passages=view.passages(), scoring=Scoring.from_dict(payload.get("scoring")), abstention=rules,

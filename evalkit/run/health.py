@@ -26,7 +26,7 @@ A query is degraded when a trace event shows one of:
   and counted as a correct abstention it would flatter unanswerable questions (a scored file's
   row flagged ``abstained: true`` stays a refusal);
 - a generator (an LLM, or the user's system) whose reply is an error message, not an answer
-  (:mod:`evalkit.judges.error_replies`: a gateway page, provider error JSON, a traceback,
+  (:mod:`evalkit.text.error_replies`: a gateway page, provider error JSON, a traceback,
   "当前分组上游负载已饱和，请稍后再试"; cause ``error_reply``). It would be judged as a hallucination,
   or pass for a correct abstention. The finding that decides is the answer's final one
   (``generation.abstention``): an eval set's ``not_patterns`` that keep the reply as an
@@ -41,6 +41,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evalkit.graph.node import node_types
 from evalkit.graph.schema import LLM_FALLBACK
 from evalkit.nodes.system_outputs import EXTERNAL_FAILURE
 
@@ -84,7 +85,7 @@ def degradations(trace: Sequence[Mapping[str, Any]], answer: Mapping[str, Any] |
 
 
 UNUSABLE_ANSWERS = {"empty": "empty_answer", "content_filter": "content_filter", "error_reply": "error_reply"}
-"""Abstention reasons (:mod:`evalkit.judges.abstention`) of a reply that carried no answer -> cause."""
+"""Abstention reasons (:mod:`evalkit.text.abstention`) of a reply that carried no answer -> cause."""
 NEED_LLM_CALL = frozenset({"empty", "content_filter"})
 """Reasons that count only when the generator called an LLM (its fixed refusal, written without one, is healthy)
 or is the user's own system (a scored file's answer, :data:`SCORED_EVENT`, or an ``external`` node such as
@@ -124,7 +125,6 @@ def _from_users_system(event: Mapping[str, Any]) -> bool:
     kind = str(event.get("type") or "")
     if kind == SCORED_EVENT:
         return True
-    from evalkit.graph.node import node_types
 
     cls = node_types().get(kind)
     return bool(cls is not None and cls.external)

@@ -24,6 +24,11 @@ from pydantic import BaseModel
 from evalkit.graph import END, START, GraphConfig, node_types
 from evalkit.graph.memo import ABSENT, inputs_digest, node_identity, part_identity
 from evalkit.graph.schema import INITIAL_FIELDS, Role
+from evalkit.index.chunking import chunk_corpus
+from evalkit.index.corpus import load_corpus
+from evalkit.llm.base import LLMSpec
+from evalkit.models.cache import EmbeddingCache, text_key
+from evalkit.models.embedders import ModelSpec, embedder_identity
 
 MODEL_BACKENDS = ("local", "openai")
 # above this many passages an exact (flat) dense index costs ~50 ms/query on one core (reports/scale.md)
@@ -87,8 +92,6 @@ def default_path(config: GraphConfig) -> tuple[list[str], bool]:
 
 def llm_specs(params: Any) -> Iterator[Any]:
     """Every ``LLMSpec`` inside a params model (nested models, lists and dicts included)."""
-    from evalkit.llm.base import LLMSpec
-
     if isinstance(params, LLMSpec):
         yield params
     elif isinstance(params, BaseModel):
@@ -160,9 +163,6 @@ def make_plan(eval_set: Any, configs: Sequence[GraphConfig], judge: str, cache_r
 
 def _index_suggestions(eval_set: Any, configs: Sequence[GraphConfig]) -> list[str]:
     """An approximate index (hnsw, ivf) for each flat dense channel over more than FLAT_SUGGEST_ABOVE passages."""
-    from evalkit.index.chunking import chunk_corpus
-    from evalkit.index.corpus import load_corpus
-
     corpus = getattr(eval_set, "corpus", None) or load_corpus(eval_set.corpus_path)
     if len(corpus) * 50 < FLAT_SUGGEST_ABOVE:  # cannot reach the size whatever the chunking: skip chunking
         return []
@@ -187,11 +187,6 @@ def _index_suggestions(eval_set: Any, configs: Sequence[GraphConfig]) -> list[st
 
 def _to_encode(eval_set: Any, configs: Sequence[GraphConfig], cache_root: Path) -> dict[str, int]:
     """Passages each dense index still has to encode (not in the embedding cache)."""
-    from evalkit.index.chunking import chunk_corpus
-    from evalkit.index.corpus import load_corpus
-    from evalkit.models.cache import EmbeddingCache, text_key
-    from evalkit.models.embedders import ModelSpec, embedder_identity
-
     types = node_types()
     corpus = getattr(eval_set, "corpus", None) or load_corpus(eval_set.corpus_path)
     cache = EmbeddingCache(Path(cache_root) / "embeddings.sqlite")

@@ -48,6 +48,7 @@ from evalkit.metrics.tenancy import query_tenant_leaks
 from evalkit.nodes.system_outputs import EVIDENCE_TEXTS
 from evalkit.records import EvalRecord, Hit, QueryResult
 from evalkit.run.health import degradations
+from evalkit.text.abstention import detect_abstention
 
 
 def doc_ranking(hits: Sequence[Hit]) -> list[dict[str, Any]]:
@@ -80,7 +81,7 @@ class Answer:
     citations: list[str] = field(default_factory=list)
     generator: str | None = None
     failed: bool = False
-    abstention: dict[str, Any] = field(default_factory=dict)  # the detector's finding (evalkit.judges.abstention)
+    abstention: dict[str, Any] = field(default_factory=dict)  # the detector's finding (evalkit.text.abstention)
 
     @property
     def answered(self) -> bool:
@@ -262,8 +263,6 @@ def abstention_finding(answer: str, from_node: dict[str, Any] | None, rules: Any
     """Whether an answer abstained, and why: the answer source's finding (the ``generate`` node
     applies the defaults and its own patterns), overridden by the eval set's patterns when one
     of them decides; an answer source that records no finding gets the defaults."""
-    from evalkit.judges.abstention import detect_abstention
-
     found = dict(from_node or {})
     if failed and not answer:
         return found

@@ -21,6 +21,7 @@ from typing import Any
 
 from evalkit.errors import EvalkitError
 from evalkit.evalsets import EvalSet
+from evalkit.evalsets.evalset import MAX_QUESTION_CHARS
 from evalkit.extras import check as check_extra
 from evalkit.graph import GraphConfig, build_graph
 from evalkit.graph.config import VARIANT_NAME
@@ -28,22 +29,16 @@ from evalkit.graph.memo import WorkMemo
 from evalkit.graph.schema import Role
 from evalkit.index.corpus import load_corpus
 from evalkit.index.resources import Resources
+from evalkit.judges import make_judge
 from evalkit.locking import output_lock
+from evalkit.machine import environment, environment_difference
 from evalkit.metrics import DEFAULT_METRICS, Scoring, parse_metric
 from evalkit.metrics.agentic import add_loop_metrics
 from evalkit.metrics.tenancy import document_tenants
 from evalkit.records import RunSummary
 from evalkit.run.executors import EXECUTORS, build_on_ray, run_local, run_ray
 from evalkit.run.health import index_degradations
-from evalkit.run.machine import environment, environment_difference
 from evalkit.run.query import QueryContext
-from evalkit.run.store import (
-    VariantStore,
-    check_output_path,
-    prepare_output,
-    results_folder,
-    write_json_atomic,
-)
 from evalkit.run.summarise import variant_metrics, variant_summary
 from evalkit.run.tracking import (
     close_tracking,
@@ -51,6 +46,13 @@ from evalkit.run.tracking import (
     start_tracking,
     submit_variant,
     variant_log,
+)
+from evalkit.runstore import (
+    VariantStore,
+    check_output_path,
+    prepare_output,
+    results_folder,
+    write_json_atomic,
 )
 
 __all__ = ["RunOptions", "generates", "run_eval", "variant_metrics"]
@@ -122,7 +124,6 @@ def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOpti
         raise EvalkitError(f"two graph configs share the variant name {dupes}; give each a distinct 'name:'")
     for m in options.metrics:
         parse_metric(m)
-    from evalkit.evalsets.evalset import MAX_QUESTION_CHARS
 
     for r in eval_set.records:  # eval sets read from files were checked with file:line; built ones here
         if len(r.question) > MAX_QUESTION_CHARS:
@@ -144,7 +145,8 @@ def _run_locked(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunO
 
         check_store(options.tracking_uri, results_folder(options.output).parent)  # half-migrated: the fix, now
     corpus = eval_set.corpus or load_corpus(eval_set.corpus_path)
-    resources = Resources(corpus, cache_root=options.cache_root) if options.cache_root else Resources(corpus)
+    resources = (Resources(corpus, cache_root=options.cache_root, make_judge=make_judge) if options.cache_root
+                 else Resources(corpus, make_judge=make_judge))
     ref = eval_set.ref()
     ref.corpus, ref.corpus_sha256 = str(eval_set.corpus_path), corpus.sha256
     summary = RunSummary(eval_set=ref, variants={}, git_commit=git_commit(), environment=environment(),
@@ -298,8 +300,6 @@ def generates(config: GraphConfig) -> bool:
 def _make_judge(options: RunOptions, configs: Sequence[GraphConfig], resources: Resources) -> Any:
     if not any(generates(c) for c in configs):
         return None
-    from evalkit.judges import make_judge
-
     return make_judge(options.judge, cache_root=resources.cache_root, **options.judge_options)
 
 

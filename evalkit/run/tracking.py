@@ -14,10 +14,13 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from evalkit.records import QueryResult, RunSummary
+from evalkit.runstore import results_folder
+from evalkit.track.payloads import VariantLog
 
 
 class Interrupted(KeyboardInterrupt):
@@ -45,8 +48,6 @@ def signals_interrupt() -> Iterator[None]:
 
 def start_tracking(summary: RunSummary, names: list[str], options: Any, echo: Callable[[str], None]) -> Any:
     """Open the invocation's MLflow runs (parent first); returns an object with submit/close/abort."""
-    from evalkit.run.store import results_folder
-
     out_dir = results_folder(options.output).parent
     common = {"tracking_uri": options.tracking_uri, "experiment": options.experiment, "tags": dict(options.tags),
               "traces": options.traces, "trace_limit": options.trace_limit, "source_name": options.source_name,
@@ -65,8 +66,6 @@ def start_tracking(summary: RunSummary, names: list[str], options: Any, echo: Ca
 
 def variant_log(config: Any, summary: RunSummary, results: list[QueryResult], per_query: Path) -> Any:
     """What the tracker logs for one finished variant."""
-    from evalkit.track.payloads import VariantLog
-
     return VariantLog(name=config.name, params=config.flat_params(), config_yaml=config.to_yaml(),
                       summary=summary.variants[config.name], results=results, per_query_path=per_query)
 
@@ -112,8 +111,6 @@ def submit_variant(tracker: Any, v: Any, echo: Callable[[str], None]) -> Any:
 def log_variants(summary: RunSummary, logs: list[Any], options: Any, echo: Callable[[str], None]) -> None:
     """Log variants that are already finished (``evalkit score``) as a run logs its own, in this
     process; sets ``summary.mlflow``, and a logging failure only warns (the files are complete)."""
-    from dataclasses import replace
-
     try:
         tracker = start_tracking(summary, [v.name for v in logs], replace(options, mlflow_background=False), echo)
     except Exception as exc:  # noqa: BLE001 - the scored files are the record

@@ -4,7 +4,7 @@
     scored = score_run("bm25.final.run", "eval_sets/demo_kb.jsonl@v1", name="my_bm25")
     write_scored(scored, RunOptions(output=Path("results/my_bm25.json"), mlflow=False))
 
-``runfile.py`` reads ranked lists, ``answers.py`` answers (evalkit JSONL, ragas
+``evalkit/runfile.py`` reads ranked lists, ``answers.py`` answers (evalkit JSONL, ragas
 ``EvaluationDataset``, parquet, datasets folders), ``scorer.py`` scores them with the
 runner's own scoring function and writes them with the runner's own writers. Names are
 imported on first use, so ``evalkit.scoring.answers`` alone stays cheap.
@@ -14,15 +14,17 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_EXPORTS = {"ANSWER_FIELDS": "answers", "ANSWER_FORMATS": "answers", "RAGAS_COLUMNS": "answers",
-            "content_sha256": "answers", "detect_abstention": "answers", "read_answers": "answers",
-            "RUN_FORMATS": "runfile", "read_run": "runfile",
-            "Scored": "scorer", "score_answers": "scorer", "score_run": "scorer", "write_scored": "scorer"}
+_EXPORTS = {"ANSWER_FIELDS": "evalkit.scoring.answers", "ANSWER_FORMATS": "evalkit.scoring.answers",
+            "RAGAS_COLUMNS": "evalkit.scoring.answers", "content_sha256": "evalkit.scoring.answers",
+            "detect_abstention": "evalkit.scoring.answers", "read_answers": "evalkit.scoring.answers",
+            "RUN_FORMATS": "evalkit.runfile", "read_run": "evalkit.runfile",
+            "Scored": "evalkit.scoring.scorer", "score_answers": "evalkit.scoring.scorer",
+            "score_run": "evalkit.scoring.scorer", "write_scored": "evalkit.scoring.scorer"}
 
 __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
-        return getattr(importlib.import_module(f"evalkit.scoring.{_EXPORTS[name]}"), name)
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'evalkit.scoring' has no attribute {name!r}")

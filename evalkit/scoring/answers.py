@@ -34,9 +34,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError, LocatedError
+from evalkit.evalsets import TYPES
 from evalkit.evalsets.evalset import MAX_QUESTION_CHARS
-from evalkit.interop.importers import ColumnMap, context_id, read_rows, resolve_columns
-from evalkit.scoring.runfile import first_ranks, parse_ranked
+from evalkit.evalsets.lang import record_lang
+from evalkit.index.corpus import context_id
+from evalkit.interop.importers import ColumnMap, read_rows, resolve_columns
+from evalkit.records import EvalRecord
+from evalkit.run.query import Evidence
+from evalkit.runfile import first_ranks, parse_ranked
+from evalkit.text.abstention import detect_abstention as detect
 
 if TYPE_CHECKING:
     from evalkit.records import EvalRecord
@@ -56,10 +62,8 @@ __all__ = ["ANSWER_FIELDS", "ANSWER_FORMATS", "RAGAS_COLUMNS", "AnswerRow", "Ans
 
 def detect_abstention(answer: str) -> bool:
     """Whether an answer declines for lack of evidence, by the default rules of
-    :func:`evalkit.judges.abstention.detect_abstention` (an eval set's own patterns are
+    :func:`evalkit.text.abstention.detect_abstention` (an eval set's own patterns are
     applied when the answer is scored: :func:`evalkit.run.query.abstention_finding`)."""
-    from evalkit.judges.abstention import detect_abstention as detect
-
     return detect(answer).abstained
 
 
@@ -177,8 +181,6 @@ def answer_evidence(row: AnswerRow, file: AnswersFile, corpus: Any, evidence_k: 
     Every non-empty context is kept, several of one document included: the judge and the
     citations see what the system saw (a citation of the document cites all its passages).
     """
-    from evalkit.run.query import Evidence
-
     if row.contexts is not None:
         paired = row.retrieved if row.retrieved is not None and len(row.retrieved) == len(row.contexts) else None
         kept = [(i, text, doc) for i, ((_, text), doc) in enumerate(zip(row.contexts, context_ids(row, locate),
@@ -202,10 +204,6 @@ def answer_evidence(row: AnswerRow, file: AnswersFile, corpus: Any, evidence_k: 
 
 def self_contained(file: AnswersFile, lang: str) -> list[tuple[EvalRecord, AnswerRow]]:
     """Eval records built from the rows themselves (questions, gold, references inside the file)."""
-    from evalkit.evalsets import TYPES
-    from evalkit.evalsets.lang import record_lang
-    from evalkit.records import EvalRecord
-
     seen: dict[str, int] = {}
     pairs = []
     for row in file.rows:

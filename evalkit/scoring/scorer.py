@@ -1,6 +1,6 @@
 """``evalkit score``: outputs produced elsewhere, scored and written exactly as ``evalkit run`` writes.
 
-:func:`score_run` scores ranked lists (:mod:`evalkit.scoring.runfile`) against a frozen eval
+:func:`score_run` scores ranked lists (:mod:`evalkit.runfile`) against a frozen eval
 set; :func:`score_answers` scores answers (:mod:`evalkit.scoring.answers`), against an eval
 set or self-contained. Every per-query number comes from
 :func:`evalkit.run.query.score_outputs`, the function ``evalkit run`` scores its graphs'
@@ -12,7 +12,8 @@ Checks that keep a score honest: a query id the eval set lacks is an error listi
 (never dropped), a query id given twice is an error, a question that differs from the
 eval set's is an error; eval-set queries the file lacks are scored as an empty ranking
 (``--run``, trec_eval ``-c``) or recorded as failed queries (``--answers``: no answer is
-a miss, and ``gate`` refuses failures by default), and both are announced.
+a miss, and ``gate`` refuses failures by default; ``--unanswered skip`` scores a partial
+file on the queries it answers instead), and both are announced.
 """
 from __future__ import annotations
 
@@ -22,18 +23,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from evalkit.errors import EvalkitError, LocatedError
 from evalkit.evalsets import EvalSet, load_eval_set
+from evalkit.graph.config import VARIANT_NAME
+from evalkit.graph.state import compact
 from evalkit.index.corpus import Corpus
+from evalkit.judges import make_judge
 from evalkit.llm.usage import usage_scope
-from evalkit.metrics import Scoring
+from evalkit.locking import output_lock
+from evalkit.metrics import DEFAULT_METRICS, Scoring, parse_metric
+from evalkit.nodes.generate import parse_citations
 from evalkit.records import EvalRecord, EvalSetRef, QueryResult, RunSummary, TraceEvent
 from evalkit.run.health import SCORED_EVENT, UNUSABLE_ANSWERS, degradations
 from evalkit.run.query import Answer, abstention_finding, score_outputs
 from evalkit.run.runner import RunOptions, git_commit
-from evalkit.run.store import VariantStore, results_folder, write_json_atomic
 from evalkit.run.summarise import variant_summary
 from evalkit.run.tracking import log_variants
+from evalkit.runfile import Ranking, first_ranks, read_run
+from evalkit.runstore import VariantStore, check_output_path, results_folder, write_json_atomic
 from evalkit.scoring.answers import (
     AnswerRow,
     AnswersFile,
@@ -44,7 +53,6 @@ from evalkit.scoring.answers import (
     self_contained,
 )
 from evalkit.scoring.locate import CorpusLocator
-from evalkit.scoring.runfile import Ranking, first_ranks, read_run
 
 SHOW = 5  # ids listed in an error or notice before "... and N more"
 CITE_BY = ("id", "position")
@@ -99,8 +107,6 @@ def _unknown_ids(file: str, found: dict[str, int], es: EvalSet) -> None:
 def _trace(name: str, wrote: dict[str, Any], latency_ms: float | None, error: dict[str, Any] | None,
            role: str = "generator") -> list[dict]:
     """The one trace event of a scored query: the user's system, as a node of its role."""
-    from evalkit.graph.state import compact
-
     # started_at: when evalkit read the output (the system ran elsewhere, at a time the file does not say);
     # 0.0 dated every MLflow trace of a scored run 1970-01-01, with no end time
     event = TraceEvent(step=0, node=name, type=SCORED_EVENT, started_at=time.time(), duration_ms=latency_ms or 0.0,
@@ -117,8 +123,6 @@ def score_run(run: str | Path, eval_set: str | Path | EvalSet, name: str, *, run
               scoring: Scoring | None = None) -> Scored:
     """Score a run file (the final ranking; ``retrieval_run``: the first-stage one, default the same);
     ``scoring``: relevance level and tie order, as ``evalkit run --relevance-level / --ties``."""
-    from evalkit.metrics import DEFAULT_METRICS, parse_metric
-
     metrics = tuple(metrics or DEFAULT_METRICS)
     for m in metrics:
         parse_metric(m)
@@ -133,17 +137,22 @@ def score_run(run: str | Path, eval_set: str | Path | EvalSet, name: str, *, run
         notices += _doc_id_check(str(path), rankings, es)
     results = []
     missing = []
+    one_file = first is final
     for record in es.records:
-        ranked, stage1 = final.get(record.id), first.get(record.id)
+        # popped: each query's (doc, score) pairs are freed once its records hold them (a 1M-line run)
+        ranked = final.pop(record.id, None)
+        stage1 = ranked if one_file else first.pop(record.id, None)
         if ranked is None:
             missing.append(record.id)
-        docs = [{"doc_id": d, "score": s} for d, s in (ranked.docs if ranked else [])]
-        docs1 = [{"doc_id": d, "score": s} for d, s in (stage1.docs if stage1 else [])]
+        ids, docs = _entries(ranked)
+        if one_file:  # one ranking for both stages: the same entries, ordered and scored once (as a run without reranker)
+            ids1, docs1 = ids, list(docs)
+        else:
+            ids1, docs1 = _entries(stage1)
         scores, _ = score_outputs(record, docs1, docs, metrics, scoring=scoring)
         results.append(QueryResult(
             query_id=record.id, question=record.question, gold_doc_ids=list(record.relevant_doc_ids), retrieved=docs1,
-            reranked=docs, metrics=scores, trace=_trace(name, {"retrieved": [d["doc_id"] for d in docs1],
-                                                                "reranked": [d["doc_id"] for d in docs]}, None, None,
+            reranked=docs, metrics=scores, trace=_trace(name, {"retrieved": ids1, "reranked": ids}, None, None,
                                                           "retriever"),
             outcome="completed", type=record.type, lang=record.lang))
     if missing:
@@ -158,10 +167,17 @@ def score_run(run: str | Path, eval_set: str | Path | EvalSet, name: str, *, run
                   scoring=scoring or Scoring())
 
 
+def _entries(ranking: Ranking | None) -> tuple[list[str], list[dict[str, Any]]]:
+    """A ranking's document ids and its record entries ``{doc_id, score}`` (none for a query the run lacks)."""
+    if ranking is None:
+        return [], []
+    return ranking.ids, [{"doc_id": d, "score": s} for d, s in zip(ranking.ids, ranking.scores)]
+
+
 def _doc_id_check(file: str, rankings: dict[str, Ranking], es: EvalSet) -> list[str]:
     """Refuse a run none of whose documents is in the corpus (another id scheme); count strays."""
     corpus = _corpus(es)
-    ids = {d for r in rankings.values() for d in r.doc_ids()}
+    ids = set().union(*(r.ids for r in rankings.values()))  # one C-level pass over a million ids
     stray = sorted(d for d in ids if d not in corpus)
     if ids and len(stray) == len(ids):
         corpus_ids = [d.id for d in corpus.documents[:3]]
@@ -181,17 +197,19 @@ def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str
                   metrics: Sequence[str] | None = None, mapping: dict[str, str] | None = None,
                   answers_format: str = "auto", split: str | None = None, evidence_k: int = 5,
                   cite_by: str = "id", lang: str = "auto", cache_root: Path | None = None,
-                  scoring: Scoring | None = None) -> Scored:
+                  scoring: Scoring | None = None, unanswered: str = "failed") -> Scored:
     """Judge and score a file of answers (see :mod:`evalkit.scoring.answers`); ``eval_set`` optional.
 
     ``judge`` is a registered judge's name (built with ``judge_options``), or a judge
     ``make_judge`` already built (the integrations score row by row with one judge).
+    ``unanswered``: eval-set queries the file has no line for are recorded as ``failed``
+    queries (a miss that ``gate`` refuses), or ``skip``-ped (a partial file scored on the
+    queries it answers; the notice says how many of the eval set's).
     """
-    from evalkit.judges import make_judge
-    from evalkit.metrics import DEFAULT_METRICS, parse_metric
-
     if cite_by not in CITE_BY:
         raise EvalkitError(f"unknown citation style '{cite_by}'; choose one of {', '.join(CITE_BY)}")
+    if unanswered not in UNANSWERED:
+        raise EvalkitError(f"unknown unanswered policy '{unanswered}'; choose one of {', '.join(UNANSWERED)}")
     metrics = tuple(metrics or DEFAULT_METRICS)
     for m in metrics:
         parse_metric(m)
@@ -208,7 +226,7 @@ def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str
     locate = CorpusLocator(corpus).doc_of if corpus is not None else None  # contexts given as texts only
     ranked = _ranking_source(file, corpus, [r for r, _ in pairs], locate)
     if cache_root is None:
-        from evalkit.index.store import default_cache_root
+        from evalkit.cachestore import default_cache_root
 
         cache_root = default_cache_root()
     the_judge = make_judge(judge, cache_root=cache_root, **(judge_options or {})) if isinstance(judge, str) else judge
@@ -220,12 +238,13 @@ def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str
         if record.id in by_id:
             results.append(_score_row(name, *by_id[record.id], file, corpus, ranked, metrics, the_judge,
                                       evidence_k, cite_by, es is not None, rules, scoring, locate))
-        else:
+        elif unanswered == "failed":
             results.append(_missing(name, record, file.label, metrics if ranked else ()))
     notices, warnings = [], _empty_answers(file, by_id, results)
     if missing:  # only with an eval set: order is its records
         notices.append(f"{len(missing)} of {len(order)} eval-set queries have no answer in {file.label}: "
-                       f"recorded as failed queries: {_listing(missing)}")
+                       + ("recorded as failed queries: " if unanswered == "failed" else
+                          f"left out (--unanswered skip; {len(results)} scored): ") + _listing(missing))
     if ranked is None:
         notices.append(f"{file.label} gives no ranking ('retrieved', or contexts that are documents of the eval "
                        "set): retrieval metrics are not computed")
@@ -236,6 +255,7 @@ def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str
                   scoring=scoring or Scoring())
 
 
+UNANSWERED = ("failed", "skip")  # what score_answers does with eval-set queries the file does not answer
 EMPTY_ANSWER = UNUSABLE_ANSWERS["empty"]  # the cause a run gives an LLM's empty reply (evalkit.run.health)
 
 
@@ -315,8 +335,6 @@ def _score_row(name: str, record: EvalRecord, row: AnswerRow, file: AnswersFile,
                metrics: Sequence[str], judge: Any, evidence_k: int, cite_by: str,
                file_has_eval_set: bool, rules: Any = None, scoring: Scoring | None = None,
                locate: Callable[[str], str | None] | None = None) -> QueryResult:
-    from evalkit.nodes.generate import parse_citations
-
     docs: list[tuple[str, float]] = []
     if ranked == "retrieved":
         docs = first_ranks(row.retrieved or [])  # a document named once per passage ranks at its first place
@@ -329,7 +347,7 @@ def _score_row(name: str, record: EvalRecord, row: AnswerRow, file: AnswersFile,
         masked = [(f"\0{i}", f"\0{i}") for i in range(len(shown))]
         by_pos, invalid = parse_citations(row.answer, masked)
         used = list(dict.fromkeys(shown[int(u[1:])][1] for u in by_pos))
-    else:  # ids first, then 1-based numbers (evalkit.judges.citations.resolve)
+    else:  # ids first, then 1-based numbers (evalkit.text.citations.resolve)
         used, invalid = parse_citations(row.answer, shown)
     failed = row.error is not None
     finding = abstention_finding(row.answer, None, rules, failed)
@@ -377,13 +395,9 @@ def _missing(name: str, record: EvalRecord, label: str, metrics: Sequence[str]) 
 
 def write_scored(scored: Scored, options: RunOptions, echo: Callable[[str], None] = print) -> RunSummary:
     """Write a scored variant exactly as ``evalkit run`` writes one (files, then MLflow unless disabled)."""
-    from evalkit.graph.config import VARIANT_NAME
-
     if not VARIANT_NAME.fullmatch(scored.name) or scored.name in (".", ".."):  # the rule graph config names follow
         raise EvalkitError(f"variant name {scored.name[:80]!r} is not a safe identifier: use letters, digits, '_', "
                            "'.' and '-' only (it names the variant's folder under --output), e.g. my_rag-v2")
-    from evalkit.locking import output_lock
-    from evalkit.run.store import check_output_path
 
     check_output_path(options.output)
     with output_lock(options.output, note=echo):  # one writer per output, as `evalkit run` (evalkit.locking)
@@ -392,8 +406,6 @@ def write_scored(scored: Scored, options: RunOptions, echo: Callable[[str], None
 
 def _write_locked(scored: Scored, options: RunOptions, echo: Callable[[str], None]) -> RunSummary:
     """``write_scored`` once the output is locked."""
-    import yaml
-
     if options.mlflow:
         from evalkit.track.store import check_store
 

@@ -40,9 +40,11 @@ Interruptions (issue 11: no run stays RUNNING):
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import queue
+import select
 import signal
 import subprocess
 import sys
@@ -55,7 +57,10 @@ from typing import IO, Any
 
 from evalkit.errors import EvalkitError
 from evalkit.records import EvalSetRef, RunSummary, VariantSummary
+from evalkit.runstore import read_results
+from evalkit.track.mlflow_log import InvocationLogger
 from evalkit.track.payloads import VariantLog
+from evalkit.track.secrets import mask_text
 
 MAX_PENDING = 4          # variants that may wait for the worker before submit() blocks
 ABORT_WAIT_S = 20.0      # how long abort() waits for the worker to end its runs
@@ -231,10 +236,6 @@ _BUSY = threading.Event()     # the worker is inside a logging step (not waiting
 
 def worker(stdin: IO[str], emit: Callable[[dict[str, Any]], None]) -> int:
     """Run the worker's loop over JSON commands from ``stdin``; returns the exit code."""
-    from evalkit.run.store import read_results
-    from evalkit.track.mlflow_log import InvocationLogger
-    from evalkit.track.secrets import mask_text
-
     log: InvocationLogger | None = None
     try:
         for line in stdin:
@@ -291,8 +292,6 @@ def warm_up(modules: tuple[str, ...] = WARM_MODULES) -> list[str]:
     Only moves work earlier (Python keeps a module once imported): what the worker logs is
     the same with or without it.
     """
-    import importlib
-
     missing = []
     for name in modules:
         if STOP.is_set():
@@ -306,8 +305,6 @@ def warm_up(modules: tuple[str, ...] = WARM_MODULES) -> list[str]:
 
 def _pending_reason(stdin: IO[str]) -> str | None:
     """The reason of an ``abort`` command already waiting on stdin, if any (non-blocking)."""
-    import select
-
     try:
         if select.select([stdin], [], [], 0.5)[0]:
             msg = json.loads(stdin.readline() or "{}")

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from evalkit.graph.schema import Role
 from evalkit.redact import redact
 from evalkit.track.payloads import (
     ANSWER_HEADLINE,
@@ -22,8 +23,6 @@ from evalkit.track.traces import EXAMPLES
 
 
 def _generates(config: Any) -> bool:
-    from evalkit.graph.schema import Role
-
     return Role.GENERATOR in config.roles()
 
 

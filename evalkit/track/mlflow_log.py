@@ -45,9 +45,9 @@ from typing import Any
 
 from evalkit.errors import EvalkitError
 from evalkit.locking import store_lock
+from evalkit.machine import environment_tags
 from evalkit.records import RunSummary, VariantSummary
 from evalkit.redact import redact, redact_obj
-from evalkit.run.machine import environment_tags
 from evalkit.track import payloads as pl
 from evalkit.track.names import (
     MAX_PARAM_VALUE_LENGTH,
@@ -157,7 +157,7 @@ class InvocationLogger:
                 **pl.source_tags(self.source_name, self.run.git_commit), **owner_tags()}
         if self.run.git_commit:
             tags["git.commit"] = self.run.git_commit
-        tags.update(environment_tags(self.run.environment))  # where it ran (evalkit.run.machine)
+        tags.update(environment_tags(self.run.environment))  # where it ran (evalkit.machine)
         tags.update({str(k): str(v) for k, v in self.tags.items()})
         self.parent_id = self.client.create_run(
             self.experiment_id, run_name=pl.parent_run_name(self.run, list(names)),
@@ -260,16 +260,19 @@ class InvocationLogger:
         self.client.log_inputs(run_id, datasets=inputs)
 
     def _dataset_entity(self, v: pl.VariantLog) -> Any:
-        import mlflow.data
         import pandas as pd
-        from mlflow.data.sources import CodeDatasetSource, LocalArtifactDatasetSource
+        from mlflow.data.code_dataset_source import CodeDatasetSource
+        from mlflow.data.pandas_dataset import from_pandas
+
+        # mlflow makes this class at import time (one per artifact repository): no static definition to find
+        from mlflow.data.sources import LocalArtifactDatasetSource  # type: ignore[attr-defined]
         from mlflow.entities import Dataset
 
         frame = pd.DataFrame(pl.eval_set_frame(v.results))
         es = self.run.eval_set
         source = (LocalArtifactDatasetSource(redact(str(Path(es.path).resolve()))) if es.path
                   else CodeDatasetSource(tags={"evalkit.eval_set": es.name}))
-        ds = mlflow.data.from_pandas(frame, source=source, name=pl.dataset_name(self.run),
+        ds = from_pandas(frame, source=source, name=pl.dataset_name(self.run),
                                      digest=pl.dataset_digest(self.run), targets="gold_doc_ids")
         d = ds.to_dict()
         return Dataset(name=d["name"], digest=d["digest"], source_type=d["source_type"], source=d["source"],

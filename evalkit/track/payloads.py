@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import EvalkitError
+from evalkit.metrics import MetricNameError, parse_metric
 from evalkit.records import QueryResult, RunSummary, VariantSummary
 from evalkit.redact import redact
 from evalkit.track.names import mlflow_metric_name, param_value, safe_key, tag_value
@@ -62,8 +63,6 @@ class VariantLog:
 
 def is_retrieval_metric(name: str) -> bool:
     """Whether ``name`` is a retrieval metric of evalkit's registry (``recall@20``, ``final:hit@5``)."""
-    from evalkit.metrics import MetricNameError, parse_metric
-
     try:
         parse_metric(name)
     except (MetricNameError, ValueError):

@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from evalkit.records import QueryResult
 
 FIGURE = "rerank_top1.png"
@@ -34,9 +36,10 @@ def split_by_hit(results: Sequence[QueryResult], metric: str = "hit@5") -> tuple
     hits: list[float] = []
     misses: list[float] = []
     for r in results:
-        if not r.gold_doc_ids or r.rerank_top1 is None or metric not in r.metrics:
+        value = r.metrics.get(metric)
+        if not r.gold_doc_ids or r.rerank_top1 is None or value is None:  # None: the metric is undefined here
             continue
-        (hits if r.metrics[metric] > 0 else misses).append(float(r.rerank_top1))
+        (hits if value > 0 else misses).append(float(r.rerank_top1))
     return hits, misses
 
 
@@ -75,7 +78,6 @@ def rerank_histograms(results: Sequence[QueryResult], out_dir: Path, title: str 
 
 
 def _figure(path: Path, panels: list[tuple[str, list[tuple[str, list[float]]]]], title: str) -> Path:
-    import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -87,7 +89,7 @@ def _figure(path: Path, panels: list[tuple[str, list[tuple[str, list[float]]]]],
         values = [v for _, vs in groups for v in vs]
         edges = np.histogram_bin_edges(np.asarray(values, dtype=float), bins=BINS)
         for label, vs in groups:
-            ax.hist(vs, bins=edges, alpha=0.55, label=f"{label} (n={len(vs)})")
+            ax.hist(vs, bins=edges.tolist(), alpha=0.55, label=f"{label} (n={len(vs)})")
         ax.set_xlabel("top-1 rerank score", fontsize=8)
         ax.set_ylabel("queries", fontsize=8)
         ax.set_title(name, fontsize=9)

@@ -25,6 +25,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import yaml
+
 from evalkit.redact import MASK, is_secret_key, redact, redact_obj, secret_env_values
 
 # ``password=hunter2`` / ``api_key: abc`` in free text (error messages, node outputs)
@@ -63,7 +65,6 @@ def mask_yaml_secrets(text: str) -> str:
         return f"{m.group('key')}{m.group('sep')}'{MASK}'"
 
     masked = _YAML_PAIR.sub(repl, text)
-    import yaml
 
     try:
         data = yaml.safe_load(masked)
@@ -81,8 +82,8 @@ def _mask_tree(node: Any, path: str) -> tuple[Any, bool]:
         items = [(k, _mask_tree(v, f"{path}.{k}" if path else str(k))) for k, v in node.items()]
         return {k: v for k, (v, _) in items}, any(c for _, (_, c) in items)
     if isinstance(node, list):
-        items = [_mask_tree(v, path) for v in node]
-        return [v for v, _ in items], any(c for _, c in items)
+        masked = [_mask_tree(v, path) for v in node]
+        return [v for v, _ in masked], any(c for _, c in masked)
     if path and node is not None and node != MASK and is_secret_key(path):
         return MASK, True
     return node, False

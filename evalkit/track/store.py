@@ -24,6 +24,7 @@ import logging
 import os
 import shlex
 import socket
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -69,8 +70,6 @@ def unfinished_migration(db: Path) -> list[str]:
     the copy back; a leftover copy means the upgrade stopped half-way (two first runs at
     once migrated the same new store), and MLflow then fails on every later run.
     """
-    import sqlite3
-
     if not db.is_file():
         return []
     try:
@@ -93,7 +92,9 @@ def check_store(uri: str | None, output_dir: Path) -> None:
             (or ``--no-mlflow``); the results of earlier runs in it are kept by the fix.
     """
     db = sqlite_path(uri or default_tracking_uri(output_dir))
-    left = unfinished_migration(db) if db is not None else []
+    if db is None:
+        return
+    left = unfinished_migration(db)
     if not left:
         return
     drops = "; ".join(f"DROP TABLE {t}" for t in left)

@@ -292,9 +292,9 @@ def trace_info(result: QueryResult, spans: Sequence[Any], variant: str, experime
 
     root = spans[0]
     source = AssessmentSource(source_type="CODE", source_id=SOURCE_ID)
-    feedback: list[Any] = [Feedback(name=mlflow_metric_name(m), value=float(result.metrics[m]), source=source,
+    feedback: list[Any] = [Feedback(name=mlflow_metric_name(m), value=float(v), source=source,
                                     trace_id=root.trace_id, span_id=root.span_id, metadata={SOURCE_RUN_ID: run_id})
-                           for m in metrics if result.metrics.get(m) is not None]
+                           for m in metrics if (v := result.metrics.get(m)) is not None]
     if result.gold_known:  # the gold ids, where mlflow.genai.evaluate finds a trace's expectations
         feedback.append(Expectation(name=EXPECTED_IDS, value=result.gold_grades if result.gold_relevance
                                     else list(result.gold_doc_ids), source=source, trace_id=root.trace_id,

@@ -15,6 +15,7 @@ from fakes import BagOfWords
 
 from evalkit.index.corpus import Corpus
 from evalkit.index.resources import Resources
+from evalkit.judges import make_judge
 from evalkit.models.embedders import EMBEDDERS
 from evalkit.records import Document
 
@@ -42,7 +43,8 @@ def make_corpus(docs=DOCS) -> Corpus:
 @pytest.fixture
 def view(tmp_path: Path):
     """Node resources over the tiny corpus, one passage per document."""
-    return Resources(make_corpus(), cache_root=tmp_path / "cache").for_variant(DOCUMENT_CHUNKING, seed=0)
+    resources = Resources(make_corpus(), cache_root=tmp_path / "cache", make_judge=make_judge)
+    return resources.for_variant(DOCUMENT_CHUNKING, seed=0)
 
 
 @pytest.fixture

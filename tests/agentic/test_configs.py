@@ -8,7 +8,7 @@ import pytest
 from evalkit.evalsets import load_eval_set
 from evalkit.graph import config_from_dict, load_graph_config
 from evalkit.run.runner import RunOptions, run_eval
-from evalkit.run.store import read_results
+from evalkit.runstore import read_results
 
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = ("agentic_reflect", "modular_rag", "router")

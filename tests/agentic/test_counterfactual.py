@@ -68,7 +68,7 @@ def test_rescue_counts_equal_the_max_attempts_1_counterfactual(subset, tmp_path:
                config_from_dict(one_attempt(data), source=str(REPO / "graph_configs" / name))]
     out = tmp_path / "run.json"
     run_eval(subset, configs, RunOptions(output=out, mlflow=False, progress=False), echo=lambda _: None)
-    from evalkit.run.store import read_results
+    from evalkit.runstore import read_results
 
     full = {r.query_id: r for r in read_results(out.with_suffix("") / configs[0].name / "per_query.jsonl")}
     once = {r.query_id: r for r in read_results(out.with_suffix("") / configs[1].name / "per_query.jsonl")}

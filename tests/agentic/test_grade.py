@@ -116,7 +116,7 @@ def test_question_atoms_skip_a_capitalised_first_word():
     assert [a.text for a in question_atoms("Are Medici and Senet both board games?")] == ["Medici", "Senet"]
     assert missing_atoms("Is the ZX-100 made in Oslo?", ["The ZX-100 gateway", "Borealis is in Oslo."]) == []
     assert missing_atoms("Is the ZX-900 made in Oslo?", ["The ZX-100 gateway"]) == ["ZX-900", "Oslo"]
-    from evalkit.judges.lexicon import content_terms
+    from evalkit.text.lexicon import content_terms
 
     terms = content_terms("How much parental leave?")  # stemmed content words, as the node passes them
     assert coverage(terms, "10 days of parental leave") == 1.0

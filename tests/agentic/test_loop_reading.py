@@ -6,12 +6,12 @@ rescued 1 (its gold was new: 1 of the 2 misses), harmed 1, futile 3, undetermine
 """
 from __future__ import annotations
 
-from .test_metrics import futile, harmed, lost_gold, rescued, straight, unanswerable_refused
-
 from evalkit.analysis.loop_reading import loop_reading, loop_readings
 from evalkit.analysis.report import comparison_table
 from evalkit.metrics.agentic import aggregate_loops
 from evalkit.records import EvalSetRef, RunSummary, VariantSummary
+
+from .test_metrics import futile, harmed, lost_gold, rescued, straight, unanswerable_refused
 
 
 def test_counts_behind_the_sentence_by_hand():

@@ -14,7 +14,7 @@ from evalkit.evalsets import load_eval_set
 from evalkit.graph import build_graph, config_from_dict, initial_state
 from evalkit.judges import JUDGES, register_judge
 from evalkit.run.runner import RunOptions, run_eval
-from evalkit.run.store import read_results
+from evalkit.runstore import read_results
 
 REFLECT = {
     "name": "reflect", "max_steps": 30,

@@ -18,7 +18,7 @@ from evalkit.analysis.loop_reading import loop_reading
 from evalkit.evalsets import load_eval_set
 from evalkit.graph import config_from_dict
 from evalkit.run.runner import RunOptions, run_eval
-from evalkit.run.store import read_results
+from evalkit.runstore import read_results
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -45,7 +45,8 @@ def test_rescued_are_exactly_the_queries_the_second_attempt_turned_into_hits(run
     full, once, m = runs["full"], runs["once"], runs["metrics"]
     assert set(full) == set(once) and len(full) == 12
     answerable = [q for q, r in full.items() if r.gold_doc_ids]
-    hit = lambda r: r.metrics["hit@5"]
+    def hit(r):
+        return r.metrics["hit@5"]
     rescued = {q for q in answerable if hit(full[q]) == 1.0 and hit(once[q]) == 0.0}
     harmed = {q for q in answerable if hit(full[q]) == 0.0 and hit(once[q]) == 1.0}
     looped = {q for q, r in full.items() if r.metrics.get("looped")}

@@ -191,8 +191,8 @@ def write_run(folder: Path, name: str, variants: dict[str, list[QueryResult]], *
     n = max(len(v) for v in variants.values())
     summary = RunSummary(eval_set=EvalSetRef(name=es_name, version=version, sha256=sha, n_queries=n, path=path,
                                              corpus_sha256=corpus_sha), variants={}, mlflow=mlflow or {})
-    if log_mlflow:  # as evalkit run records it (evalkit.run.machine), so a run read back from MLflow has it too
-        from evalkit.run.machine import environment
+    if log_mlflow:  # as evalkit run records it (evalkit.machine), so a run read back from MLflow has it too
+        from evalkit.machine import environment
 
         summary.environment = environment()
     for vname, results in variants.items():

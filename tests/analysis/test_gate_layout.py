@@ -37,7 +37,8 @@ def _gate_json(tmp_path: Path) -> dict:
 
 def _result(data: dict) -> GateResult:
     """The GateResult back from the --json file (its fields; ``passed`` is derived)."""
-    fields = lambda cls, d: {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
+    def fields(cls, d):
+        return {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
     return GateResult(**{**fields(GateResult, data), "checks": [GateCheck(**fields(GateCheck, c)) for c in data["checks"]]})
 
 

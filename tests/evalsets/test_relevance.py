@@ -13,7 +13,7 @@ from evalkit.evalsets.evalset import parse_record
 from evalkit.graph import config_from_dict
 from evalkit.metrics import Scoring
 from evalkit.run.runner import RunOptions, run_eval
-from evalkit.run.store import read_results
+from evalkit.runstore import read_results
 
 BASE = {"id": "q1", "question": "what?", "relevant_doc_ids": ["d1", "d2"], "type": "single", "lang": "en"}
 

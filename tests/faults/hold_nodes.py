@@ -12,7 +12,7 @@ from pathlib import Path
 from evalkit.graph import Node, NodeParams, register_node
 from evalkit.graph.schema import declare_field
 
-declare_field("held", "bool", "the test's hold node ran")
+declare_field("held", bool, "the test's hold node ran")
 MAX_WAIT_S = 60.0
 
 

@@ -14,8 +14,8 @@ from fakes import BagOfWords
 from evalkit.cli import cli
 from evalkit.index.bm25 import build_or_load_bm25
 from evalkit.index.dense import build_or_load_dense
-from evalkit.index.tokenize import Tokenizer
 from evalkit.models.cache import EmbeddingCache
+from evalkit.text.tokenize import Tokenizer
 
 TEXTS, IDS = ["apple banana", "banana cherry", "grape fig"], ["a", "b", "c"]
 KEY = {"corpus_sha256": "cmd-test", "chunking": {"method": "document"}}
@@ -81,7 +81,7 @@ def test_verify_reports_bad_entries_and_fix_removes_them(tmp_path):
     ids_json.write_text('["c", "b", "a"]')
     bad = _cache("verify", "--cache", str(root))
     assert bad.exit_code == 1
-    assert f"bad  dense" in bad.output and f"{ids_json} differs from the checksum" in bad.output
+    assert "bad  dense" in bad.output and f"{ids_json} differs from the checksum" in bad.output
     assert "1 bad; delete them with evalkit cache verify --fix" in bad.output
     fixed = _cache("verify", "--fix", "--cache", str(root))
     assert fixed.exit_code == 0 and "-> deleted" in fixed.output and not ids_json.parent.exists()

@@ -11,7 +11,7 @@ import multiprocessing
 
 import cache_race
 
-from evalkit.index.store import check_entry
+from evalkit.cachestore import check_entry
 
 PROCESSES = 4
 

@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 from fakes import BagOfWords
 
+from evalkit.cachestore import check_entry
 from evalkit.index.bm25 import build_or_load_bm25
 from evalkit.index.dense import build_or_load_dense
-from evalkit.index.store import check_entry
-from evalkit.index.tokenize import Tokenizer
 from evalkit.llm.base import ChatRequest, ChatResponse, Message
 from evalkit.llm.cache import LLMCache
 from evalkit.models.cache import EmbeddingCache
+from evalkit.text.tokenize import Tokenizer
 
 IDS = ["d1", "d2", "d3", "d4", "d5"]
 TEXTS = ["apple banana apple", "banana cherry", "cherry date elderberry fig", "grape", "fig apple grape"]
@@ -232,7 +232,7 @@ def test_the_users_case_end_to_end(tmp_path, monkeypatch):
 
 def test_an_entry_that_verifies_but_cannot_be_loaded_is_rebuilt_once(tmp_path, capsys):
     """Checksums agree (meta.json rewritten to match) but the loader fails: reported as unloadable, rebuilt."""
-    from evalkit.index import store
+    from evalkit import cachestore as store
 
     root = tmp_path / "cache"
     _dense(root)

@@ -8,9 +8,9 @@ from evalkit.graph.schema import declare_field
 from evalkit.records import Hit
 
 # toy fields, declared the way a plugin declares its own
-declare_field("n", "int", "test counter")
-declare_field("hits", "list[Hit]", "test ranking")
-declare_field("secret_field", "int", "a field the Undeclared node writes without declaring it")
+declare_field("n", int, "test counter")
+declare_field("hits", list[Hit], "test ranking")
+declare_field("secret_field", int, "a field the Undeclared node writes without declaring it")
 
 
 class CountParams(NodeParams):

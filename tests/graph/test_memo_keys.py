@@ -9,7 +9,8 @@ import pickle
 import numpy as np
 import pytest
 
-from evalkit.graph.memo import FrozenList, SharedRanking, WorkMemo, detached, inputs_digest, part_identity
+from evalkit.frozen import FrozenList
+from evalkit.graph.memo import SharedRanking, WorkMemo, detached, inputs_digest, part_identity
 from evalkit.graph.node import Node
 from evalkit.graph.state import compact
 from evalkit.records import Hit

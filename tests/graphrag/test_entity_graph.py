@@ -126,7 +126,8 @@ def test_communities_are_seeded_deterministic_and_cached(view, tmp_path):
     assert cached["meta"]["algorithm"] == "louvain" and cached["meta"]["seed"] == 7
     g.folder = None  # no cache: compute again from scratch
     second = detect_communities(g, spec, seed=7)
-    partition = lambda cs: sorted(sorted(c.centrality) for c in cs.items)
+    def partition(cs):
+        return sorted(sorted(c.centrality) for c in cs.items)
     assert partition(first) == partition(second)
     members = {n for c in first.items for n in c.centrality}
     assert members == set(g.graph.nodes)

@@ -8,8 +8,8 @@ import pytest
 from pydantic import ValidationError
 
 from evalkit.graph import build_graph, config_from_dict, initial_state
-from evalkit.nodes.fusion import rrf
 from evalkit.nodes.dedupe import Dedupe, dedupe_by_document
+from evalkit.nodes.fusion import rrf
 from evalkit.nodes.scheduler import DEFAULT_RULES, AgentScheduler, Rule, SchedulerParams, classify
 from evalkit.records import Hit
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from docfiles import DOCX_TABLE, PDF_PAGE1, PDF_PAGE2, make_folder
+from docfiles import PDF_PAGE1, PDF_PAGE2, make_folder
 
 from evalkit.cli import cli
 from evalkit.errors import EvalkitError
@@ -25,6 +25,7 @@ from evalkit.importers.doc_readers import DocReadError
 from evalkit.importers.docs import doc_id, import_docs, read_document
 from evalkit.index.chunking import chunk_corpus, with_defaults
 from evalkit.index.corpus import load_corpus
+
 
 @pytest.fixture()
 def imported(tmp_path):

@@ -10,7 +10,7 @@ import math
 import pytest
 
 from evalkit.index.bm25 import build_or_load_bm25
-from evalkit.index.tokenize import Tokenizer
+from evalkit.text.tokenize import Tokenizer
 
 # Whitespace tokens make the hand computation easy. N=4, total length 10 -> avgdl 2.5.
 IDS = ["d1", "d2", "d3", "d4"]
@@ -147,10 +147,11 @@ def test_cache_reuses_tokens_and_matrix_from_disk(tmp_path):
 
 def test_cache_key_covers_tokenizer_and_corpus(tmp_path):
     build_or_load_bm25(TEXTS, IDS, Tokenizer("whitespace"), KEY, tmp_path)
-    # another corpus hash with the same tokenizer: tokenised afresh, in a new folder
+    # another corpus hash with the same tokenizer: a new folder, whose tokens come from the first
+    # entry (the same texts: evalkit.index.incremental), so nothing is tokenised again
     tok = CountingTokenizer()
-    build_or_load_bm25(TEXTS, IDS, tok, {**KEY, "corpus_sha256": "other"}, tmp_path)
-    assert tok.calls == len(TEXTS)
+    other = build_or_load_bm25(TEXTS, IDS, tok, {**KEY, "corpus_sha256": "other"}, tmp_path)
+    assert tok.calls == 0 and other.meta["incremental"]["reused"] == len(TEXTS)
     # another tokenizer identity: a third folder
     build_or_load_bm25(TEXTS, IDS, Tokenizer("en"), KEY, tmp_path)
     assert len(_folders(tmp_path, "bm25")) == 3 and len(_folders(tmp_path, "bm25tok")) == 3

@@ -14,7 +14,7 @@ import pytest
 
 from evalkit.index import bm25
 from evalkit.index.bm25 import build_or_load_bm25
-from evalkit.index.tokenize import Tokenizer
+from evalkit.text.tokenize import Tokenizer
 
 rank_bm25 = pytest.importorskip("rank_bm25", reason="rank-bm25 is the reference implementation (pip install -e .[dev])")
 

@@ -6,7 +6,6 @@ Models load once per session (``e5_model`` / ``minilm_model`` in ``tests/conftes
 from __future__ import annotations
 
 import json
-
 from pathlib import Path
 
 import numpy as np

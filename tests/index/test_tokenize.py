@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalkit.index.tokenize import STOPWORDS, Tokenizer
+from evalkit.text.tokenize import STOPWORDS, Tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -175,7 +175,7 @@ def test_stemming_is_thread_safe():
 
     import snowballstemmer
 
-    from evalkit.index.tokenize import _stemmer
+    from evalkit.text.tokenize import _stemmer
 
     words = [f"{w}{i}ing" for i in range(10000) for w in ("connect", "allowance", "reimbursements")]
     reference = snowballstemmer.stemmer("porter")

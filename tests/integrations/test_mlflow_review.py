@@ -82,7 +82,7 @@ def test_human_feedback_on_traces_gives_the_corrected_estimates_of_the_same_labe
     from mlflow.entities import AssessmentSource
     from mlflow.tracking import MlflowClient
 
-    from evalkit.track.review import REQUESTED, REVIEW_TAG
+    from evalkit.analysis.review import REQUESTED, REVIEW_TAG
 
     monkeypatch.setenv("MLFLOW_DISABLE_TELEMETRY", "true")
     _invoke("export", str(demo_slice_answers), "--format", "ragas", "-o", str(tmp_path / "ragas"))
@@ -139,8 +139,8 @@ def test_human_feedback_on_traces_gives_the_corrected_estimates_of_the_same_labe
 
 
 def test_labels_from_an_unknown_experiment_or_a_missing_file_say_what_to_do(mlflow_server: str, tmp_path: Path):
+    from evalkit.analysis.review import read_review_labels
     from evalkit.errors import EvalkitError
-    from evalkit.track.review import read_review_labels
 
     with pytest.raises(EvalkitError, match=r"--labels mlflow:nowhere: no such experiment in http://127\.0\.0\.1"):
         read_review_labels("nowhere", mlflow_server)

@@ -26,8 +26,7 @@ from evalkit.cli import cli
 from evalkit.errors import EvalkitError
 from evalkit.evalsets import load_eval_set
 from evalkit.importers import ImportFormatError
-from evalkit.interop.importers import (EVAL_FIELDS, context_id, import_dataset, import_ragas, parse_mapping,
-                                       read_rows)
+from evalkit.interop.importers import EVAL_FIELDS, context_id, import_dataset, import_ragas, parse_mapping, read_rows
 
 PASSAGES = {"pid": ["p1", "p2", "p3", "p4"], "passage": ["Aspirin lowers fever.", "Statins lower cholesterol.",
                                                            "Diet lowers cholesterol.", "Vitamin D and bones."],

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.judges.abstention import AbstentionPatternError, detect_abstention
+from evalkit.text.abstention import AbstentionPatternError, detect_abstention
 
 DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
 

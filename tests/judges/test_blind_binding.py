@@ -5,9 +5,10 @@ ranges, quoted spans, demonyms, parenthetical asides and an event's date in anot
 Each correct wording must pass; a near miss (another year, day, value or name) must not."""
 from __future__ import annotations
 
-from evalkit.judges.dates import find_dates
-from evalkit.judges.values import extract_atoms, name_forms
 from judging import verdicts_with_reasons as verdicts
+
+from evalkit.text.dates import find_dates
+from evalkit.text.values import extract_atoms, name_forms
 
 
 def supported(judge, question, answer, evidence):

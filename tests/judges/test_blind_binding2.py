@@ -8,8 +8,9 @@ Each correct wording must pass (a computed one, since judge v10, as ``unverified
 derivation named); a near miss (another day, name, value or subject) must not."""
 from __future__ import annotations
 
-from evalkit.judges.values import extract_atoms
 from judging import verdicts_with_reasons as verdicts
+
+from evalkit.text.values import extract_atoms
 
 
 def supported(judge, question, answer, evidence):

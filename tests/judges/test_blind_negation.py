@@ -5,9 +5,10 @@ correct wording must pass; the near-miss wrong one next to it must still be flag
 v10 cannot tell, be ``unverified``, with a comment saying why; never ``supported``)."""
 from __future__ import annotations
 
-from evalkit.judges.lexicon import negation_cues
 from judging import verdicts_by_id as verdicts
 from judging import verdicts_with_reasons
+
+from evalkit.text.lexicon import negation_cues
 
 
 def judged(judge, question, answer, evidence):

@@ -7,9 +7,10 @@ the near-miss wrong one next to it must still be flagged (or, where judge v10 ca
 ``unverified``, with a comment saying why; never ``supported``)."""
 from __future__ import annotations
 
-from evalkit.judges.lexicon import content_terms, negation_cues
 from judging import verdicts_by_id as verdicts
 from judging import verdicts_with_reasons
+
+from evalkit.text.lexicon import content_terms, negation_cues
 
 
 def judged(judge, question, answer, evidence):

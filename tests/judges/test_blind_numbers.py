@@ -11,7 +11,6 @@ reason; the near miss must be ``unsupported``, or ``unverified`` where a derivat
 from __future__ import annotations
 
 import pytest
-
 from judging import judged, read, verdicts
 
 

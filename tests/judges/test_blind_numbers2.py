@@ -11,7 +11,6 @@ never ``supported``.
 from __future__ import annotations
 
 import pytest
-
 from judging import judged, read, verdicts
 
 

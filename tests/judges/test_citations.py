@@ -6,10 +6,10 @@ import pytest
 
 from evalkit.judges.base import ClaimVerdict, JudgeResult
 from evalkit.judges.citation_support import judge_citations
-from evalkit.judges.citations import find_markers, resolve, strip_markers
-from evalkit.judges.claims import cited_claims, split_claims
 from evalkit.judges.offline import OfflineJudge
 from evalkit.metrics.answer import aggregate_answers, citation_support, score_answer
+from evalkit.text.citations import find_markers, resolve, strip_markers
+from evalkit.text.claims import cited_claims, split_claims
 
 
 @pytest.mark.parametrize("text, refs", [

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalkit.judges.claims import split_claims, split_clauses, strip_citations
+from evalkit.text.claims import split_claims, split_clauses, strip_citations
 
 
 @pytest.mark.parametrize("answer, claims", [

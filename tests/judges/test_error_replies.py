@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.judges.abstention import detect_abstention
-from evalkit.judges.error_replies import detect_error_reply
+from evalkit.text.abstention import detect_abstention
+from evalkit.text.error_replies import detect_error_reply
 
 CASES = Path(__file__).resolve().parent / "data" / "error_replies.jsonl"
 REPO = Path(__file__).resolve().parents[2]

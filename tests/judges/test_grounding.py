@@ -11,7 +11,7 @@ import pytest
 
 from evalkit.judges.grounding import analyse, segments
 from evalkit.judges.offline import OfflineJudge
-from evalkit.judges.values import extract_atoms
+from evalkit.text.values import extract_atoms
 
 CORPUS = Path(__file__).resolve().parents[2] / "eval_sets" / "corpora" / "demo_kb.jsonl"
 DOCS = {d["id"]: d["text"] for d in map(json.loads, CORPUS.read_text(encoding="utf-8").splitlines())}
@@ -180,7 +180,7 @@ def test_english_and_chinese_cues(judge, answer, doc, verdict):
 
 
 def test_never_and_no_longer_are_cues():
-    from evalkit.judges.lexicon import negation_cues
+    from evalkit.text.lexicon import negation_cues
 
     assert negation_cues("It is no longer supported.") == ["no longer"]
     assert negation_cues("We never refund.") == ["never"]
@@ -287,13 +287,13 @@ def test_every_verdict_names_the_passage_that_decided_it(judge):
     ("12–48V DC", [("number", 12.0, None), ("number", 48.0, None)]),
 ])
 def test_signs_ranges_and_unit_words(text, expected):
-    from evalkit.judges.quantities import find_quantities
+    from evalkit.text.quantities import find_quantities
 
     assert [(q.kind, q.value, q.unit) for q in find_quantities(text)] == expected
 
 
 def test_a_month_range_is_two_months():
-    from evalkit.judges.dates import find_dates
+    from evalkit.text.dates import find_dates
 
     assert [str(v) for d in find_dates("体检一般在 4 到 6 月") for v in d.values] == ["????-04", "????-06"]
 
@@ -337,7 +337,7 @@ def test_half_a_million_is_a_derived_difference(judge):
     ("事后 1 个工作日内补充说明", [("duration", 86400.0, "wd")]),
 ])
 def test_rates_working_days_and_half_minutes(text, expected):
-    from evalkit.judges.quantities import find_quantities
+    from evalkit.text.quantities import find_quantities
 
     assert [(q.kind, q.value, q.unit) for q in find_quantities(text)] == expected
 

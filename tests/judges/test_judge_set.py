@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from judging import outcome
 
 from evalkit.judges.offline import OfflineJudge
 from evalkit.judges.scoring import (
@@ -22,7 +23,6 @@ from evalkit.judges.scoring import (
     predict,
     report_rows,
 )
-from judging import outcome
 
 CASES = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "judge_cases.jsonl"
 TARGETS = [  # (row, metric, bound, kind)

@@ -11,12 +11,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
-from evalkit.judges.scoring import JudgeCase, load_cases, predict, report_rows
-from evalkit.judges.quantities import find_quantities
-from evalkit.judges.values import extract_atoms
 from judging import judged, outcome, verdicts
 
+from evalkit.judges.scoring import JudgeCase, load_cases, predict, report_rows
+from evalkit.text.quantities import find_quantities
+from evalkit.text.values import extract_atoms
 
 # --- negation ------------------------------------------------------------------------------------
 DRUG = "截至2024年6月，该药物尚未获得国家药监局批准上市，目前处于三期临床试验阶段。"

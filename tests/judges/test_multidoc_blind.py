@@ -24,12 +24,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from judging import outcome
 
 from evalkit.analysis.report import judge_notes
 from evalkit.judges.offline import HELD_OUT, VERSION, OfflineJudge
 from evalkit.judges.scoring import load_cases, predict
 from evalkit.records import EvalSetRef, RunSummary, VariantSummary
-from judging import outcome
 
 DATA = Path(__file__).resolve().parent / "data" / "judge_multidoc_blind.jsonl"
 HELD = DATA.with_name("judge_multidoc_held_out.jsonl")

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from evalkit.errors import EvalkitError
 from evalkit.judges import JUDGES, make_judge
 from evalkit.judges.base import JudgeSetupError
-from evalkit.errors import EvalkitError
 from evalkit.judges.nli import NLIJudge, options_from_path, parse_options
 from evalkit.judges.nli_rules import Scores, Thresholds, Window, decide, evidence_windows, read_labels
 from evalkit.models.nli import model_fingerprint

@@ -20,7 +20,7 @@ from evalkit.judges import JudgeResult, make_judge
 from evalkit.llm import LLMSpec, usage_scope
 
 ragas_judge = pytest.importorskip("evalkit.judges.ragas_judge")
-from ragas.metrics.collections.faithfulness.util import (
+from ragas.metrics.collections.faithfulness.util import (  # noqa: E402 - only once ragas is known to import
     NLIStatementOutput,
     StatementFaithfulnessAnswer,
     StatementGeneratorOutput,

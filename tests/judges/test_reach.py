@@ -11,7 +11,7 @@ import pytest
 
 from evalkit.judges.grounding import analyse
 from evalkit.judges.reach import MAX_COUNT, reach
-from evalkit.judges.values import extract_atoms
+from evalkit.text.values import extract_atoms
 
 
 def how(claim: str, target: str, *evidence: str, question: str = "") -> str | None:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from evalkit.judges.dates import DateValue, date_supported, find_dates
-from evalkit.judges.quantities import (
+from evalkit.text.dates import DateValue, date_supported, find_dates
+from evalkit.text.quantities import (
     find_quantities,
     find_times,
     parse_cn_number,
     quantities_match,
 )
-from evalkit.judges.values import AtomPool, extract_atoms, fold
+from evalkit.text.values import AtomPool, extract_atoms, fold
 
 
 def values(text: str) -> list[tuple[str, float, str | None]]:

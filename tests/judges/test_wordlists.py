@@ -1,4 +1,4 @@
-"""The judge's word-list files (evalkit/judges/data/*.txt) and their loader (evalkit.judges.wordlists)."""
+"""The word-list files (evalkit/text/data/*.txt) and their loader (evalkit.text.wordlists)."""
 from __future__ import annotations
 
 import re
@@ -7,19 +7,20 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.judges import wordlists
-from evalkit.judges.wordlists import DATA, WordListError, alternation, read_list, templates
+from evalkit.text import wordlists
+from evalkit.text.wordlists import DATA, WordListError, alternation, read_list, templates
 
 FILES = sorted(DATA.glob("*.txt"))
-JUDGES = Path(wordlists.__file__).parent
-ROOT = JUDGES.parent.parent
+TEXT = Path(wordlists.__file__).parent
+ROOT = TEXT.parent.parent
+READERS = (TEXT, ROOT / "evalkit" / "judges")  # the modules that read the lists
 
 
 def _kind(name: str) -> str:
     """How the judge's code reads ``data/NAME.txt`` (from the call that names it)."""
-    code = "\n".join(p.read_text(encoding="utf-8") for p in JUDGES.glob("*.py"))
+    code = "\n".join(p.read_text(encoding="utf-8") for folder in READERS for p in folder.glob("*.py"))
     calls = re.findall(rf'\b(words|phrases|alternation|table|templates)\("{name}"(, regex=True)?', code)
-    assert calls, f"data/{name}.txt is read by no module of evalkit/judges"
+    assert calls, f"data/{name}.txt is read by no module of evalkit/text or evalkit/judges"
     fn, regex = calls[0]
     return {"words": "words", "phrases": "phrases", "table": "table"}.get(fn, "regex" if regex else "phrases")
 
@@ -92,7 +93,7 @@ def test_alternation_escapes_literal_entries_and_keeps_fragments(monkeypatch, tm
 
 
 def test_the_table_reads_pattern_and_code_in_file_order():
-    from evalkit.judges.units import DURATION_UNITS, SCALE_SUFFIX
+    from evalkit.text.units import DURATION_UNITS, SCALE_SUFFIX
 
     assert DURATION_UNITS[0] == (r"milliseconds?|msecs?|ms|毫秒", "ms")
     assert ("亿", 1e8) in SCALE_SUFFIX and SCALE_SUFFIX.index(("万亿", 1e12)) < SCALE_SUFFIX.index(("亿", 1e8))
@@ -100,7 +101,7 @@ def test_the_table_reads_pattern_and_code_in_file_order():
 
 def test_the_files_are_package_data():
     conf = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    assert "data/*" in conf["tool"]["setuptools"]["package-data"]["evalkit.judges"]
+    assert "data/*" in conf["tool"]["setuptools"]["package-data"]["evalkit.text"]
 
 
 def test_templates_fill_parts_and_name_the_line_of_an_unknown_one(monkeypatch, tmp_path):
@@ -116,7 +117,7 @@ def test_templates_fill_parts_and_name_the_line_of_an_unknown_one(monkeypatch, t
 
 
 def test_the_refusal_wordings_are_the_filled_templates():
-    from evalkit.judges import refusal_rules as r
+    from evalkit.text import refusal_rules as r
 
     assert len(r._EN) == len(templates("refusals_en", r._PARTS)) > 30
     assert all("${" not in p for p in r._EN + r._ZH)

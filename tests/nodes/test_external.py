@@ -113,7 +113,7 @@ def test_service_answers_are_judged_like_scored_answers(tmp_path: Path, service)
 
 
 def test_service_down_fails_the_query_visibly(tmp_path: Path):
-    from evalkit.index.store import default_cache_root  # noqa: F401  (the node's cache lives there)
+    from evalkit.cachestore import default_cache_root  # noqa: F401  (the node's cache lives there)
 
     port = _closed_port()
     cfg = http_config("down", f"http://127.0.0.1:{port}/search", cache="off", max_retries=1, backoff_s=0.01)

@@ -13,7 +13,7 @@ from evalkit.evalsets import freeze, load_eval_set
 from evalkit.graph import config_from_dict
 from evalkit.nodes.generate import render_evidence
 from evalkit.run.runner import RunOptions, run_eval
-from evalkit.run.store import read_results
+from evalkit.runstore import read_results
 
 DOCS = [("fin-001", "差旅住宿", "一线城市每晚住宿不超过 750 元。二线城市每晚不超过 550 元。"),
         ("fin-002", "报销时限", "差旅费须在出差结束后 30 天内提交报销。"),

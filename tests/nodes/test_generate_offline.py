@@ -8,14 +8,13 @@ import re
 from pathlib import Path
 
 import pytest
+from graphrag.conftest import DOCS as GRAPH_DOCS  # the tiny supply-chain corpus (ZX-100 -> KS-9 -> Borealis)
 
 from evalkit.graph import build_graph, config_from_dict, initial_state
 from evalkit.index.corpus import Corpus
 from evalkit.index.resources import Resources
-from evalkit.judges.citations import strip_markers
 from evalkit.records import Document
-
-from graphrag.conftest import DOCS as GRAPH_DOCS  # the tiny supply-chain corpus (ZX-100 -> KS-9 -> Borealis)
+from evalkit.text.citations import strip_markers
 
 pytestmark = pytest.mark.integration  # the extractive backend loads the real e5 model
 

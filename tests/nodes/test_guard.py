@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from evalkit.errors import ConfigError
+from evalkit.errors import ConfigError, EvalkitError
 from evalkit.graph import config_from_dict
-from evalkit.errors import EvalkitError
 from evalkit.graph.schema import OUTCOME_NO_EVIDENCE as NO_EVIDENCE
 from evalkit.nodes.guard import Guard, GuardParams, calibration_scores
 from evalkit.records import Hit

@@ -73,7 +73,7 @@ def test_dedupe_on_retrieve_and_graph_local(tmp_path):
                                                                          "overlap": 0, "prepend_title": False})
     for node, params, question in (("retrieve", {"bm25": {"tokenizer": "en"}}, "parental leave HR portal employees"),
                                    ("graph_local", {"link": {"embedding": False}}, "LanLink VPN error E-4012")):
-        def run(extra):
+        def run(extra, node=node, params=params, question=question):
             cfg = config_from_dict({"name": "d", "chunking": {"method": "fixed", "size": 40, "overlap": 0,
                                                                "prepend_title": False},
                                     "nodes": {"r": {"type": node, "params": {**params, **extra}}},

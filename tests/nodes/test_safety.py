@@ -15,7 +15,7 @@ from evalkit.metrics.safety import aggregate_safety, blocked_stages
 from evalkit.nodes.safety import BUNDLED_RULES, InputFilter, Moderate, SafetyParams, load_rules
 from evalkit.records import QueryResult
 from evalkit.run.runner import RunOptions, run_eval
-from evalkit.run.store import read_results
+from evalkit.runstore import read_results
 
 REPO = Path(__file__).resolve().parents[2]
 ATTACKS = [json.loads(x) for x in (REPO / "eval_sets" / "safety_attacks.jsonl").read_text(encoding="utf-8").splitlines()]

@@ -11,7 +11,7 @@ from pathlib import Path
 from evalkit.graph import Node, NodeParams, register_node
 from evalkit.graph.schema import declare_field
 
-declare_field("slow_done", "bool", "the test's slow node ran")
+declare_field("slow_done", bool, "the test's slow node ran")
 
 
 class SlowParams(NodeParams):

@@ -17,7 +17,7 @@ from evalkit.graph import Node, NodeParams, config_from_dict, register_node
 from evalkit.graph.schema import RETRIEVED
 from evalkit.run.health import is_degraded
 from evalkit.run.runner import RunOptions, run_eval
-from evalkit.run.store import read_results
+from evalkit.runstore import read_results
 
 DOCS = [("hr-1", "育儿假", "子女出生后，员工可享受10天育儿假。"),
         ("it-1", "Laptop repair", "If your laptop is broken, open a ticket in the IT portal. Repairs take 3 days."),

@@ -17,7 +17,7 @@ from evalkit.cli import cli
 from evalkit.evalsets import freeze, load_eval_set
 from evalkit.graph import config_from_dict
 from evalkit.run.runner import RunOptions, run_eval
-from evalkit.run.store import read_results
+from evalkit.runstore import read_results
 
 HERE = Path(__file__).resolve().parent
 DOCS = [

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from evalkit.cli import cli
 from evalkit.graph import config_from_dict
-from evalkit.run.machine import KERNEL_FLAGS, environment, environment_notes
+from evalkit.machine import KERNEL_FLAGS, environment, environment_notes
 from evalkit.run.runner import RunOptions, run_eval
 
 from .test_degraded import evalset  # noqa: F401 - the fixture
@@ -61,7 +61,7 @@ def test_a_run_records_its_environment_and_the_gate_notes_another_machine(evalse
 
 
 def test_mlflow_tags_give_the_environment_back():
-    from evalkit.run.machine import environment_from_tags, environment_tags
+    from evalkit.machine import environment_from_tags, environment_tags
 
     env = environment()
     tags = environment_tags(env)

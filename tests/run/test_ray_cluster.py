@@ -9,7 +9,6 @@ every per-query record must equal a local run's (wall-clock fields aside).
 """
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import pytest
 from evalkit.evalsets import load_eval_set
 from evalkit.graph import config_from_dict
 from evalkit.run.runner import RunOptions, run_eval
-from evalkit.run.store import read_results
+from evalkit.runstore import read_results
 
 from .test_execution import make_set
 

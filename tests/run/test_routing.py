@@ -15,7 +15,7 @@ from evalkit.graph import config_from_dict
 from evalkit.metrics.routing import chosen_route, query_route_metrics, route_confusion
 from evalkit.records import QueryResult
 from evalkit.run.runner import RunOptions, run_eval
-from evalkit.run.store import read_results
+from evalkit.runstore import read_results
 
 DOCS = [("it-002", "Error codes", "Error E-4012 means the battery controller failed."),
         ("sup-001", "Suppliers", "The KS-9 chip is supplied by Borealis Semiconductor."),

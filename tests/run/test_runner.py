@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from evalkit.graph.schema import declare_field
 from evalkit.cli import cli
 from evalkit.evalsets import freeze, load_eval_set
 from evalkit.graph import Node, NodeParams, config_from_dict, register_node
+from evalkit.graph.schema import declare_field
 from evalkit.metrics import hit, ndcg, recall
 from evalkit.run.runner import RunOptions, run_eval
-from evalkit.run.store import read_results
+from evalkit.runstore import read_results
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -119,7 +119,7 @@ class FlakyParams(NodeParams):
 CALLS: list[str] = []
 
 
-declare_field("flaky_seen", "bool", "the test's flaky node ran")
+declare_field("flaky_seen", bool, "the test's flaky node ran")
 
 
 @register_node
@@ -184,7 +184,7 @@ def test_resume_reruns_only_unfinished_and_failed_queries(evalset: Path, tmp_pat
     assert summary.variants["flaky"].n_failed == 1  # q2 still fails
     CALLS.clear()
     _run(evalset, [cfg], out)  # without --resume everything runs again
-    assert CALLS == [q[0] for q in QUESTIONS]
+    assert [q[0] for q in QUESTIONS] == CALLS
 
 
 def test_duplicate_variant_names_are_refused(evalset: Path, tmp_path: Path):
@@ -238,13 +238,13 @@ def test_shared_prefix_runs_once_and_changes_no_number(evalset: Path, tmp_path: 
     b["edges"] = {"start": "flaky", "flaky": "retrieve", "retrieve": "rerank", "rerank": "end"}
     CALLS.clear()
     shared = _run(evalset, [a, b], tmp_path / "s.json")
-    assert CALLS == [q[0] for q in QUESTIONS]  # the second variant reused the first one's flaky runs
+    assert [q[0] for q in QUESTIONS] == CALLS  # the second variant reused the first one's flaky runs
     rows = read_results(tmp_path / "s" / "flaky_b" / "per_query.jsonl")
     assert all(r.trace[0]["reused"] and r.trace[1]["reused"] and not r.trace[2]["reused"] for r in rows)
     assert shared.variants["flaky_b"].timing["node_executions_reused"] == 2 * len(QUESTIONS)
     CALLS.clear()
     alone = _run(evalset, [a, b], tmp_path / "n.json", share_work=False)
-    assert CALLS == [q[0] for q in QUESTIONS] * 2
+    assert [q[0] for q in QUESTIONS] * 2 == CALLS
     for name in ("flaky", "flaky_b"):
         assert shared.variants[name].metrics == alone.variants[name].metrics
         x = read_results(tmp_path / "s" / name / "per_query.jsonl")

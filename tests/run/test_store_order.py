@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from evalkit import redact
-from evalkit.run import store as store_module
-from evalkit.run.store import VariantStore, read_results
+from evalkit import runstore as store_module
 from evalkit.records import QueryResult
+from evalkit.runstore import VariantStore, read_results
 
 
 def result(qid: str, score: float) -> QueryResult:

@@ -15,11 +15,11 @@ from fakes import BagOfWords
 
 from evalkit.evalsets import freeze, load_eval_set
 from evalkit.graph import config_from_dict
-from evalkit.index.filters import DocumentFilter, FilterError
 from evalkit.models.embedders import EMBEDDERS
+from evalkit.nodes.filters import DocumentFilter, FilterError
 from evalkit.records import Document
 from evalkit.run.runner import RunOptions, run_eval
-from evalkit.run.store import read_results
+from evalkit.runstore import read_results
 
 EMBEDDERS.setdefault("tenancy-bow", lambda spec: BagOfWords("tenancy-bow/v1"))
 

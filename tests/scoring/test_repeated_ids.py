@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from evalkit.index.corpus import load_corpus
+from evalkit.runfile import first_ranks, parse_ranked
 from evalkit.scoring import score_answers, score_run
 from evalkit.scoring.locate import CorpusLocator
-from evalkit.scoring.runfile import first_ranks, parse_ranked
 
 B1 = "Hotels\nHotel allowance is 600 per night"  # doc-b cut in two chunks, each with its title line
 B2 = "Hotels\nin tier one cities."

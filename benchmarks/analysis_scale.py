@@ -1,0 +1,92 @@
+#!/usr/bin/env python
+"""``compare``, ``gate`` and ``report`` on a 10,000-query x 8-variant run (issue 34: <= 60 s together).
+
+    python benchmarks/analysis_scale.py                       # 10k queries, 8 variants
+    python benchmarks/analysis_scale.py --queries 2000 --variants 4
+
+The results are made cheaply and for real: ``score_run_scale.make_files`` writes a seeded
+eval set and TREC runs (one per variant, each drawn from its own seed, the eval set the same), and ``evalkit score --run``
+scores each into one results folder, as a user's own systems' runs would be. Then each
+command runs once in this process, timed (wall and CPU), with its default resamples
+(10,000); the report writes HTML and Markdown, MLflow off.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from score_run_scale import make_files
+
+TARGET_S = 60.0
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--queries", type=int, default=10_000)
+    p.add_argument("--variants", type=int, default=8)
+    p.add_argument("--depth", type=int, default=100)
+    p.add_argument("--docs", type=int, default=50_000)
+    p.add_argument("--work-dir", type=Path, default=Path("/tmp/evalkit-analysis-scale"))
+    return p.parse_args(argv)
+
+
+def timed(args: list[str]) -> tuple[float, float, int]:
+    """``evalkit ARGS`` in this process: (wall s, CPU s, exit code)."""
+    from evalkit.cli import cli
+
+    w, c = time.perf_counter(), time.process_time()
+    try:
+        code = cli.main(args, standalone_mode=False) or 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    return time.perf_counter() - w, time.process_time() - c, int(code)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+    # every run drawn from its own seed, the eval set from seed 34 alone: the same set under every run
+    base = make_files(args.work_dir / "set", args.queries, args.depth, args.docs, 34, run_seed=100)
+    out = args.work_dir / "results" / "scale.json"
+    names = [f"v{i}" for i in range(args.variants)]
+    t = time.perf_counter()
+    variants = {}
+    for i, name in enumerate(names):
+        run = make_files(args.work_dir / "set", args.queries, args.depth, args.docs, 34, run_seed=100 + i)["run"]
+        code = timed(["score", "--run", str(run), "--eval-set", f"{base['set']}@v1", "--name", name,
+                      "--output", str(out), "--no-mlflow"])[2]
+        if code:
+            raise SystemExit(f"evalkit score failed for {name} (exit {code})")
+        variants.update(json.loads(out.read_text(encoding="utf-8"))["variants"])
+    # each `evalkit score` writes a summary of its own variant; the 8 records folders sit side by side under
+    # results/scale/, so the summary of all 8 is the last one with every variant (as `evalkit run` writes it)
+    summary = json.loads(out.read_text(encoding="utf-8"))
+    out.write_text(json.dumps({**summary, "variants": variants}, indent=2), encoding="utf-8")
+    print(f"{args.variants} variants x {args.queries:,} queries scored into {out} in {time.perf_counter() - t:.0f} s "
+          "(not counted)", file=sys.stderr)
+    work = args.work_dir
+    rows = {
+        "compare": timed(["compare", str(out), "--json", str(work / "compare.json")]),
+        "gate": timed(["gate", "--baseline", str(out), "--candidate", str(out), "--baseline-variant", names[0],
+                       "--candidate-variant", names[1], "--metric", "hit@5", "--max-drop", "0.02", "--metric",
+                       "ndcg@10", "--max-drop", "0.02"]),
+        "report": timed(["report", str(out), "--html", str(work / "report.html"), "--markdown",
+                         str(work / "report.md"), "--no-mlflow"]),
+    }
+    print(f"\n{args.queries:,} queries x {args.variants} variants; load average "
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    print(f"{'command':<10} {'wall s':>7} {'CPU s':>7} exit")
+    for name, (w, c, code) in rows.items():
+        print(f"{name:<10} {w:>7.1f} {c:>7.1f} {code:>4}")
+    total = sum(w for w, _, _ in rows.values())
+    print(f"together {total:.1f} s wall (target <= {TARGET_S:.0f}: {'met' if total <= TARGET_S else 'MISSED'})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.exit(main())

@@ -1,0 +1,299 @@
+#!/usr/bin/env python
+"""A deploy gate at production scale (issue 34): 8 variants over a bilingual corpus, MLflow on, then
+compare, gate and report; per-stage wall and CPU, peak RSS, MLflow's share, and the same run on Ray.
+
+    python benchmarks/deploy_gate_scale.py                                   # 100k passages x 10k queries
+    nice -n 10 python benchmarks/deploy_gate_scale.py --passages 10000 --queries 1000
+    python benchmarks/deploy_gate_scale.py --passages 300 --queries 30 --variants bm25,rag_bm25_extractive --no-ray
+
+What it does:
+
+1. Generates (seeded, ``deploy_gate_data.bilingual_corpus``) ``--passages`` passages, 70%
+   English and 30% Chinese, with words drawn from one Zipf-Mandelbrot law over a large
+   vocabulary so that the vocabulary grows as Heaps' law says (the fitted beta is printed),
+   and ``--queries`` 6-word queries with their gold document, as a frozen eval set.
+2. Warm-up, outside the timed run: MiniLM encodes every passage and query into the
+   embedding cache ``WORK_DIR/cache`` (skipped when warm; the output says how many texts were
+   encoded then, and how many the timed run still had to encode: the agentic variant's
+   rewritten queries).
+3. Timed: ``run_eval`` of the 8 variants (``deploy_gate_data.variants``) with MLflow on (a
+   sqlite store in WORK_DIR, the default trace policy), the offline judge for the two
+   generating variants; the per-query loop runs on one thread.
+4. Timed: ``evalkit compare``, ``gate`` (hybrid_rrf against bm25 on hit@5 and ndcg@10) and
+   ``report`` on the run, in this process.
+5. The same 8 variants on a local 2-worker Ray cluster (``--executor ray``; MLflow off, so
+   the figure is the query work), and a check that every per-query record is identical to
+   the local run's once clock readings, the memo's ``reused`` flag and LLM cache hits are
+   set aside (``deploy_gate_data.comparable`` says why).
+
+Per-stage figures come from timers wrapped around evalkit's own functions in this process
+(nested rows are inside the row above them); CPU is this process's (``process_time``) plus,
+for MLflow, its background logging process (``RUSAGE_CHILDREN``).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import time
+from collections import defaultdict
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from deploy_gate_data import (
+    bilingual_corpus,
+    heaps_fit,
+    record_differences,
+    variants,
+    write_set,
+)
+from scale_common import _fix_threads, _quiet_env, table
+
+METRICS = ("recall@20", "hit@5", "mrr@10", "ndcg@10", "recall@100")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--passages", type=int, default=100_000)
+    p.add_argument("--queries", type=int, default=10_000)
+    p.add_argument("--variants", default=None, help="Comma-separated subset of the 8 variants (default: all).")
+    p.add_argument("--threads", type=int, default=1, help="torch / faiss threads (default: 1).")
+    p.add_argument("--no-ray", action="store_true", help="Skip the Ray run and the record check.")
+    p.add_argument("--no-mlflow", action="store_true", help="MLflow off in the timed local run.")
+    p.add_argument("--seed", type=int, default=34)
+    p.add_argument("--work-dir", type=Path, default=Path("/tmp/evalkit-deploy-gate"))
+    p.add_argument("--markdown", action="store_true")
+    return p.parse_args(argv)
+
+
+class Stages:
+    """Wall and CPU seconds spent inside wrapped functions (this process only), by stage label."""
+
+    def __init__(self) -> None:
+        self.wall: dict[str, float] = defaultdict(float)
+        self.cpu: dict[str, float] = defaultdict(float)
+        self.calls: dict[str, int] = defaultdict(int)
+        self._saved: list[tuple[Any, str, Any]] = []
+        self._active: set[str] = set()
+        self.encoded: dict[tuple[str, str], int] = defaultdict(int)
+
+    def wrap(self, owner: Any, name: str, label: str) -> None:
+        orig = getattr(owner, name)
+        self._saved.append((owner, name, orig))
+        self.wall[label] += 0.0  # rows print in wrapping order
+        stages = self
+
+        def timed(*a: Any, **k: Any) -> Any:
+            if label in stages._active:  # re-entrant (a wrapped function calling itself): count the outer call
+                return orig(*a, **k)
+            stages._active.add(label)
+            w, c = time.perf_counter(), time.process_time()
+            try:
+                return orig(*a, **k)
+            finally:
+                stages.wall[label] += time.perf_counter() - w
+                stages.cpu[label] += time.process_time() - c
+                stages.calls[label] += 1
+                stages._active.discard(label)
+
+        setattr(owner, name, timed)
+
+    def restore(self) -> None:
+        for owner, name, orig in reversed(self._saved):
+            setattr(owner, name, orig)
+        self._saved.clear()
+
+
+@contextmanager
+def stage_timers():
+    """The stages of a run: index, encode, retrieve, generate, judge, write, MLflow (module docstring)."""
+    from evalkit.index import bm25, dense
+    from evalkit.judges.offline import OfflineJudge
+    from evalkit.models.embedders import CachedEmbedder
+    from evalkit.nodes.generate import Generate
+    from evalkit.nodes.retrieve import Retrieve
+    from evalkit.run import query, runner, store
+
+    s = Stages()
+    s.wrap(runner, "build_graph", "index: build / load (graph build)")
+    s.wrap(query, "run_query", "query loop (run_query)")
+    s.wrap(Retrieve, "run", "  retrieve (node)")
+    s.wrap(CachedEmbedder, "encode_queries", "    encode queries (cache read or model)")
+    s.wrap(CachedEmbedder, "encode_passages", "  encode passages (cache read or model)")
+    s.wrap(dense.DenseIndex, "search", "    faiss search")
+    s.wrap(bm25.BM25Index, "search_many", "    BM25 search")
+    s.wrap(Generate, "run", "  generate (extractive)")
+    s.wrap(OfflineJudge, "judge", "  judge (offline)")
+    s.wrap(store.VariantStore, "append", "write: per_query.jsonl appends")
+    s.wrap(store.VariantStore, "finish", "write: records finish")
+    s.wrap(runner, "write_json_atomic", "write: summary JSON")
+    s.wrap(runner, "variant_summary", "summaries (variant_summary)")
+    s.wrap(runner, "submit_variant", "MLflow: submit a variant (main process)")
+    s.wrap(runner, "close_tracking", "MLflow: wait for the logger (main process)")
+    s.encoded = defaultdict(int)  # (model, role) -> texts the model really encoded during the block (cache misses)
+    get = CachedEmbedder._get
+
+    def counted(self: Any, texts: list[str], role: str, *a: Any, **k: Any) -> Any:
+        before = self.encoded
+        try:
+            return get(self, texts, role, *a, **k)
+        finally:
+            s.encoded[(self.identity.split("@")[0], role)] += self.encoded - before
+
+    CachedEmbedder._get = counted
+    try:
+        yield s
+    finally:
+        CachedEmbedder._get = get
+        s.restore()
+
+
+def rss_mb() -> tuple[float, float]:
+    """Peak RSS in MB of this process and of its largest waited-for child."""
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0)
+
+
+def children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def warm_up(eval_set: Any, cache: Path) -> tuple[int, float]:
+    """Encode every passage and query into the embedding cache; (texts encoded, seconds). 0 texts: it was warm."""
+    from evalkit.models.cache import EmbeddingCache
+    from evalkit.models.embedders import CachedEmbedder, ModelSpec
+
+    emb = CachedEmbedder.lazy(ModelSpec(name="minilm"), EmbeddingCache(cache / "embeddings.sqlite"))
+    t = time.perf_counter()
+    emb.encode_passages([d.text for d in eval_set.corpus.documents])
+    emb.encode_queries([r.question for r in eval_set.records])
+    return emb.encoded, time.perf_counter() - t
+
+
+def analysis(output: Path, work: Path, names: list[str]) -> dict[str, tuple[float, float, int]]:
+    """``evalkit compare``, ``gate`` and ``report`` on the run, in this process: {command: (wall, cpu, exit code)}."""
+    from evalkit.cli import cli
+
+    base = "bm25" if "bm25" in names else names[0]
+    cand = "hybrid_rrf" if "hybrid_rrf" in names else names[-1]
+    commands = {
+        "compare": ["compare", str(output), "--json", str(work / "compare.json")],
+        "gate": ["gate", "--baseline", str(output), "--candidate", str(output), "--baseline-variant", base,
+                 "--candidate-variant", cand, "--metric", "hit@5", "--max-drop", "0.02", "--metric", "ndcg@10",
+                 "--max-drop", "0.02", "--json", str(work / "gate.json")],
+        "report": ["report", str(output), "--html", str(work / "report.html"), "--markdown", str(work / "report.md"),
+                   "--no-mlflow"],
+    }
+    out = {}
+    for name, args in commands.items():
+        w, c = time.perf_counter(), time.process_time()
+        try:
+            code = cli.main(args, standalone_mode=False) or 0
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        out[name] = (time.perf_counter() - w, time.process_time() - c, int(code))
+    return out
+
+
+def run(eval_set: Any, configs: list[Any], output: Path, cache: Path, executor: str, mlflow: bool,
+        work: Path) -> tuple[Any, float, float, float]:
+    """``run_eval`` of the variants; (summary, wall, this process's CPU, children's CPU)."""
+    from evalkit.run.runner import RunOptions, run_eval
+
+    opts = RunOptions(output=output, progress=False, mlflow=mlflow, cache_root=cache, metrics=METRICS,
+                      tracking_uri=f"sqlite:///{work / 'mlflow.db'}" if mlflow else None,
+                      executor=executor, workers=2 if executor == "ray" else 1, overwrite=True)
+    w, c, ch = time.perf_counter(), time.process_time(), children_cpu()
+    summary = run_eval(eval_set, configs, opts, echo=lambda m: None)
+    return summary, time.perf_counter() - w, time.process_time() - c, children_cpu() - ch
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    _quiet_env(args.threads)
+    os.environ.setdefault("EVALKIT_THREADS", str(args.threads))
+    _fix_threads(args.threads)
+    from evalkit.evalsets import load_eval_set
+    from evalkit.graph import config_from_dict
+
+    work = args.work_dir / f"{args.passages}x{args.queries}-{args.seed}"
+    work.mkdir(parents=True, exist_ok=True)
+    t = time.perf_counter()
+    data = bilingual_corpus(args.passages, args.queries, args.seed)
+    k, beta = heaps_fit([x for x, lang in zip(data["texts"], data["langs"]) if lang == "en"])
+    set_path = write_set(work / "set", data)
+    del data
+    gen_s = time.perf_counter() - t
+    eval_set = load_eval_set(f"{set_path}@v1")
+    cache = args.work_dir / "cache"  # embeddings by text: a rerun of a size is warm
+    encoded, warm_s = warm_up(eval_set, cache)
+    names = args.variants.split(",") if args.variants else None
+    configs = [config_from_dict(v) for v in variants(names)]
+    names = [c.name for c in configs]
+    load = os.getloadavg()
+    with stage_timers() as st:
+        local_out = work / "local" / "gate.json"
+        summary, wall, cpu, mlflow_child_cpu = run(eval_set, configs, local_out, cache, "local", not args.no_mlflow,
+                                                   work)
+    peak_self, peak_child = rss_mb()
+
+    ana = analysis(local_out, work, names)
+    print(f"Deploy gate: {args.queries:,} queries x {len(configs)} variants x {args.passages:,} passages "
+          f"(English {1 - 0.3:.0%} / Chinese 30%, Heaps fit on English V = {k:.1f} n^{beta:.2f}); "
+          f"MLflow {'off' if args.no_mlflow else 'on (sqlite, default trace policy)'}; {args.threads} thread(s); "
+          f"load average at the start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, at the end "
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    print(f"setup (not timed): corpus and eval set {gen_s:.0f} s; embedding warm-up encoded {encoded:,} texts in "
+          f"{warm_s:.0f} s ({'cache was warm' if encoded == 0 else 'cold: now warm'}; MiniLM, every passage and "
+          "query; the extractive generator's e5 vectors are cached by the first run)")
+    misses = {k2: v for k2, v in st.encoded.items() if v}
+    print("embeddings in the timed run: " + ("all read from the cache (warm)" if not misses else
+          "encoded by the model (cache misses, so not warm): " + ", ".join(f"{m} {r}s {v:,}" for (m, r), v in
+                                                                          sorted(misses.items()))) + "\n")
+    rows = [["run_eval, 8 variants" if len(configs) == 8 else f"run_eval, {len(configs)} variants",
+             f"{wall:.1f}", f"{cpu:.1f}", "100%", ""]]
+    for label in st.wall:
+        rows.append([label, f"{st.wall[label]:.1f}", f"{st.cpu[label]:.1f}", f"{100 * st.wall[label] / wall:.0f}%",
+                     str(st.calls[label])])
+    mlflow_wall = sum(v for k2, v in st.wall.items() if k2.startswith("MLflow"))
+    rows.append(["MLflow: background logger process (CPU)", "", f"{mlflow_child_cpu:.1f}", "", ""])
+    for name, (w, c, code) in ana.items():
+        rows.append([f"analysis: evalkit {name} (exit {code})", f"{w:.1f}", f"{c:.1f}", "", ""])
+    print(table(["stage", "wall s", "CPU s", "share of run wall", "calls"], rows, args.markdown))
+    ana_wall = sum(w for w, _, _ in ana.values())
+    per_q = 1000 * wall / (args.queries * len(configs))
+    print(f"\npeak RSS: this process {peak_self:.0f} MB, largest child {peak_child:.0f} MB; MLflow in the main "
+          f"process {mlflow_wall:.1f} s of {wall:.1f} s wall ({100 * mlflow_wall / wall:.1f}%) plus "
+          f"{mlflow_child_cpu:.1f} s CPU in its logger; compare + gate + report {ana_wall:.1f} s; "
+          f"{per_q:.2f} ms per query-variant")
+    print("metrics: " + "; ".join(f"{n} " + ", ".join(f"{m} {summary.variants[n].metrics.get(m, float('nan')):.4f}"
+                                                     for m in ("hit@5", "ndcg@10")) for n in names))
+    for n in names:
+        extra = {m: summary.variants[n].metrics.get(m) for m in ("faithfulness", "hallucination_rate",
+                                                                 "abstention_rate") if summary.variants[n].metrics.get(m) is not None}
+        if extra:
+            print(f"  {n}: " + ", ".join(f"{m} {v:.4f}" for m, v in extra.items()))
+    if args.no_ray:
+        return 0
+    ray_out = work / "ray" / "gate.json"
+    _, rwall, rcpu, _ = run(eval_set, configs, ray_out, cache, "ray", False, work)
+    same_all = True
+    print(f"\nRay (2 local workers, MLflow off): {rwall:.1f} s wall, {rcpu:.1f} s CPU in this process (the workers' "
+          "is not counted: Ray's processes are not this one's children)")
+    for n in names:
+        count, differ = record_differences(local_out.with_suffix("") / n / "per_query.jsonl",
+                                           ray_out.with_suffix("") / n / "per_query.jsonl")
+        same_all &= not differ
+        print(f"  {n}: {count - len(differ)} / {count} per-query records identical to the local run's"
+              + (f" (differ: {', '.join(differ[:5])})" if differ else ""))
+    print(f"every per-query record identical (clock readings, the memo's 'reused' flag and LLM cache hits aside): "
+          f"{'yes' if same_all else 'NO'}")
+    return 0 if same_all else 1
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.exit(main())

@@ -1,0 +1,267 @@
+"""The default refusal wordings of :mod:`evalkit.text.abstention`, English and Chinese, by structure.
+
+What it is for: telling a refusal from an answer, including a negative answer. The rules
+follow the structure of a refusal rather than a list of phrases:
+
+- **Who lacks it.** A refusal says that the *speaker* ("I can't find", 我无法回答), the
+  *sources* ("the context does not mention", 资料中未提及) or the *information itself* ("no
+  relevant information", 暂无相关信息) lacks the answer; a bare fragment ("N/A", "Unknown",
+  未知, 不确定) is one too. A negation whose subject is a thing in the world is an answer
+  ("The device does not contain a Wi-Fi module", 本次审计没有发现任何违规行为, 警方没有找到...),
+  and so is a fact reported *from* a source ("资料显示，公司没有分红", "the manual says ...").
+- **What is lacking.** Lacking information must be information *about* something (相关信息,
+  X的信息, "information about X", "no information.") and not a kind of data or thing
+  ("personal data", 个人信息, "information desk", 没有相关的法律规定限制...): the information
+  word must be the head of its phrase. Weak source words that are also things (file, report,
+  records, 文件, 报告) refuse only with a verb of saying (mention, specify, 提及, 说明) or a
+  lack of such information; strong ones (context, knowledge base, 资料, 上下文) with any lack.
+- **Subject of a Chinese inability verb.** 无法确定 / 没有找到 / 找不到 refuse when nothing but
+  the speaker, a source, a polite or time word stands before them in the clause (根据现有资料，
+  无法确定 / 我在文档中没有看到); not after a worldly subject (仅凭血液检测无法确定病因) or a
+  condition (如果找不到序列号), nor as a relative clause (不知道密码的用户, 没有找到供应商的情况下).
+- **Partial answers.** A clause that states something about the world, before or after the
+  refusal, makes the answer a partial answer (an answer: its claims get judged). Clauses
+  about the sources, the question or the speaker, polite fillers and suggestions ("please
+  contact support", 建议联系客服) are not content. A bare short answer heading the reply
+  ("Paris. The documents don't give the date.", 是的。不过资料中没有说明...) is content; a filler
+  in its place ("Sure.", 好的。) is not.
+
+Texts are matched after a length-preserving normalisation (:func:`normalise`): full-width
+ASCII to ASCII, curly apostrophes to ``'``, the traditional characters of these words to
+simplified ones, and quoted text masked (a quoted "No results found" is a message being described, not a refusal).
+"""
+from __future__ import annotations
+
+import re
+
+from evalkit.text.wordlists import alternation, phrases, templates
+
+__all__ = ["CONTENT_MIN_CJK", "CONTENT_MIN_WORDS", "content_clauses", "normalise", "refusal_spans"]
+
+# --------------------------------------------------------------------------- normalisation
+_FOLD = {ord(p[0]): p[1] for p in phrases("zh_traditional")}  # 資料 -> 资料: data/zh_traditional.txt
+_FOLD.update({c: chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)})
+_FOLD[0x3000] = " "
+# curly apostrophes and single quotes (what chat models write: "don’t", ‘quoted’) -> ASCII; the English
+# rules spell "don't", so a refusal written with U+2019 read as an answer (held-out recall 0.95 -> 0.65)
+_FOLD.update({0x2018: "'", 0x2019: "'", 0x02BC: "'"})
+_FOLD.update({ord(c): " " for c in "*_`#>~"})  # markdown emphasis and headings are layout, not words
+_QUOTED = re.compile(r"(?<![\w'])'([^'\n]{1,80})'(?![\w'])|\"([^\"\n]{1,80})\"|“([^”\n]{1,80})”|‘([^’\n]{1,80})’|"
+                     r"「([^」\n]{1,80})」|『([^』\n]{1,80})』")
+
+
+def normalise(text: str) -> str:
+    """Full-width -> ASCII, curly apostrophes -> ASCII ones, traditional -> simplified (these words), quoted
+    text -> ``Q``s; same length."""
+    out = text.translate(_FOLD)
+    return _QUOTED.sub(lambda m: m.group(0)[0] + "Q" * (len(m.group(0)) - 2) + m.group(0)[-1], out)
+
+
+# --------------------------------------------------------------------------- vocabulary
+_STRONG_EN = (r"(?:(?:knowledge\s*base|kb|context|documentation|docs|documents?|passages?|excerpts?|sources?|snippets?|"
+              r"search\s+results?|(?:retrieved|provided|given|available|above|supplied|attached)\s+(?:\w+\s+)?"
+              r"(?:information|data|content|materials?|texts?|files?|records|evidence|articles?|chunks?)))\b")
+_WEAK_EN = (r"(?:texts?|files?|records|reports?|materials?|references?|evidence|articles?|manuals?|handbook|"
+            r"(?:price\s+)?lists?|tables?|catalog(?:ue)?s?)\b")
+_SOURCE_EN = rf"(?:{_STRONG_EN}|{_WEAK_EN})"
+# how a reply qualifies its sources: "not available in the *given* context", "missing from the *supplied* documents"
+_SOURCE_ADJ_EN = (r"(?:(?:given|provided|supplied|attached|retrieved|above|available|shared|uploaded|following|"
+                  r"cited|quoted|reference|relevant|same)\s+)?")
+_INFO_EN = (r"(?:information|info|details?|data|answers?|mention|reference|figures?|guidance|specifics|context|"
+            r"documentation|record|evidence|content)")
+_SAY_EN = (r"(?:mention\w*|say|says|said|state[sd]?|specif\w+|cover\w*|address\w*|discuss\w*|describ\w+|tell|"
+           r"explain\w*|indicate\w*|answer\w*|clarif\w+|talk\w*\s+about|touch\w*\s+(?:on|upon)|go\s+into|"
+           r"refer\w*\s+to|detail\w*|reference\w*)")
+_HOLD_EN = r"(?:contain\w*|include\w*|provide\w*|give[sn]?|list\w*|show\w*|offer\w*|have|has|had|hold\w*)"
+_NEG_EN = (r"(?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't|is\s+not|isn't|are\s+not|aren't|never|"
+           r"(?:seems?|appears?)\s+not\s+to|(?:don't|doesn't)\s+(?:seem|appear)\s+to|fail(?:s|ed)?\s+to)")
+# the lacking information is the head of its phrase: nothing but a preposition, a verb of lack or the end follows
+_INFO_HEAD_EN = (r"(?=\s*(?:$|[.,;:!?)\]—–-]|\sof\s+(?:that|this|it|these|those)\b|\s(?:about|on|regarding|concerning|for|in|within|from|to|that|"
+                 r"available|here|at\s+hand|provided|given|found|needed|required|so|and|but|yet|i|we|whatsoever)\b))")
+
+_STRONG_ZH = (r"(?:知识库|资料库|参考资料|参考信息|参考内容|参考文档|检索结果|搜索结果|上下文|文中|原文|文本|段落|资料|文档|"
+              r"(?:所给|所提供|提供|给定|给出|现有|已知|已有|检索到|上述|以上)的?(?:信息|内容|资料|文档|文件|材料|上下文|段落|文本|"
+              r"资讯|来源|证据))")
+_WEAK_ZH = r"(?:文件|材料|记录|报告|证据|手册|列表|清单|价格表|目录|表格)"
+_SOURCE_ZH = rf"(?:{_STRONG_ZH}|{_WEAK_ZH})"
+_INFO_ZH = r"(?:信息|资讯|资料|内容|数据|记录|记载|说明|答案|证据|条目|依据|细节|结果)"
+_INFO_Q_ZH = (r"(?:相关的?|有关的?|任何|具体的?|足够的?|更多的?|确切的?|明确的?|准确的?|可靠的?|这方面的?|此方面的?|"
+              r"该问题的?|这个问题的?|对应的?|这个|这一|此|该|[^，。,.；;！!？?\s]{1,15}的){0,2}")
+_INFO_HEAD_ZH = r"(?![\u4e00-\u9fff](?<![可能来供以]))"
+_SAY_ZH = r"(?:提及|提到|提|涉及|说明|说|记载|记录|写|讲|交代|介绍|描述|给出|列出|覆盖|涵盖|收录|出现|解释|指出|明确|谈到|回答)"
+_LACK_ZH = r"(?:没有|并没有|并无|没|未|并未|尚未|不|无|暂无|暂未|查无|尚无)"
+_ADV_ZH = r"(?:中|里|内|里面|上)?(?:也|均|都|并|只|好像|似乎|暂时|暂|目前|还|亦)*"
+# what may stand before a Chinese inability verb in its clause: speaker, source, polite and time words
+_SUBJECT_ZH = re.compile(
+    r"^(?:\s|[,，:：]|抱歉|很抱歉|对不起|不好意思|很遗憾|遗憾的是|sorry|我(?!们)|本助手|助手|作为ai助手|作为人工智能|目前|暂时|暂|现在|"
+    r"还|也|都|仍|实在|确实|真的|恐怕|可惜|但是?|不过|可是|然而|这个问题|该问题|此问题|这个|这一点|对此|关于此|"
+    r"(?:根据|依据|基于|从|在|按照|通过|就|凭)?[\u4e00-\u9fff]{0,4}?" + _SOURCE_ZH + r"(?:中|里|内|里面|上|来看|看来)?|根据|依据|基于|从|在|"
+    r"所|掌握|查阅|了|的|已有|现有|给定|提供)*$", re.IGNORECASE)
+_INABLE_ZH = re.compile(
+    r"(?:无法|没法|无从|没办法|不能|未能|没能|没有|并未|未|没|不)(?:在|从|根据|通过)?[^。，,.；;]{0,14}?"
+    r"(?:找到|检索到|查到|搜索到|搜寻到|查询到|发现|看到|确定|判断|得知|获知|知道|确认|得出|(?P<give>提供|给出|获取|访问))|"
+    r"找不[到着]|查不[到着]|搜不[到着]|检索不到|看不到|不知道|不清楚|不太清楚|不确定|不太确定")
+_ANSWER_ZH = re.compile(r"(?:无法|没法|无从|不能|没办法|难以|未能|没能)[^。，,.；;]{0,6}?(?:回答|作答|解答|答复|回复)|"
+                        r"答不上|回答不了|答不了|说不了|无可奉告")
+
+# the refusal wordings, one a line, naming the parts above as ${PART}: data/refusals_en.txt, refusals_zh.txt
+_PARTS = dict(ADV_ZH=_ADV_ZH, HOLD_EN=_HOLD_EN, INFO_EN=_INFO_EN, INFO_HEAD_EN=_INFO_HEAD_EN, INFO_HEAD_ZH=_INFO_HEAD_ZH,
+              INFO_Q_ZH=_INFO_Q_ZH, INFO_ZH=_INFO_ZH, LACK_ZH=_LACK_ZH, NEG_EN=_NEG_EN, SAY_EN=_SAY_EN, SAY_ZH=_SAY_ZH,
+              SOURCE_ADJ_EN=_SOURCE_ADJ_EN, SOURCE_EN=_SOURCE_EN, SOURCE_ZH=_SOURCE_ZH, STRONG_EN=_STRONG_EN,
+              STRONG_ZH=_STRONG_ZH, WEAK_EN=_WEAK_EN)
+_EN = list(templates("refusals_en", _PARTS))
+_ZH = list(templates("refusals_zh", _PARTS))
+_FRAGMENT = re.compile(r"^\W*(?:answer\s*:\s*|答案\s*[:：]\s*|a\s*:\s*)?(?:" + alternation("refusal_fragments", regex=True)
+                       + r")\W*$", re.IGNORECASE)  # "N/A", "Unknown", 未知...: data/refusal_fragments.txt
+_REFUSAL = re.compile("|".join(f"(?:{p})" for p in _EN + _ZH), re.IGNORECASE | re.MULTILINE)
+
+# --------------------------------------------------------------------------- compositional rule
+_LACK = re.compile(
+    r"\b(?:not|no|nothing|none|neither|never|cannot|can't|couldn't|don't|doesn't|didn't|isn't|aren't|wasn't|won't|"
+    r"without|lacks?|lacking|insufficient|unable|unavailable)\b|n't\b|"
+    r"没有?|未|无(?!论)|不(?!同|仅|但|少|断|久)|缺乏|缺少|不足|找不[到着]|查不[到着]|看不[到着]|搜不[到着]|答不上|回答不了|说不了|"
+    r"不可用", re.IGNORECASE)
+_SPEAKER = re.compile(r"\b(?:i|i'm|i've|i'd|me|my)\b|我(?!们)", re.IGNORECASE)
+_SOURCE = re.compile(_SOURCE_EN + r"|" + _SOURCE_ZH + r"|\bsearch(?:es)?\b|摘录|来源|手头|搜索|检索", re.IGNORECASE)
+# a source that reports a fact is not a source that lacks one: "资料显示，...", "the manual says that ..."
+_ATTRIBUTION = re.compile(
+    r"(?:" + _SOURCE_EN + r")\s+(?:\w+\s+)?(?:says?|states?|shows?|notes?|indicates?|confirms?|reports?|explains?)"
+    r"(?:\s+that)?\b|\b(?:according\s+to|per)\s+(?:the\s+)?(?:\w+\s+)?" + _SOURCE_EN + r"|"
+    r"(?:" + _SOURCE_ZH + r")(?:中|里)?(?:明确)?(?:显示|表明|指出|写明|写道|规定|明确说明|称|提到)[，,:：]", re.IGNORECASE)
+_SPEAKER_VERB = re.compile(r"\b(?:find\w*|found|locat\w*|see|seeing|answer\w*|respond|say|tell|determine|know|"
+                           r"confirm|access|given|shown|provided|sent)\b|找|查|答|回复|知道|确定|清楚|说|作答|看到|访问", re.IGNORECASE)
+_SOURCE_VERB = re.compile(r"\b(?:documented|mention\w*|cover\w*|specif\w*|state[sd]?|address\w*|discuss\w*|talk\w*|"
+                          r"describ\w*|contain\w*|include[sd]?|say|says|tell|answer\w*)\b|"
+                          r"记载|提及|提到|涉及|给出|说明|写|讲|交代|覆盖|涵盖|收录", re.IGNORECASE)
+_INFO = re.compile(r"\b(?:information|info|details?|answers?|anything|nothing|mentions?|results?|evidence|"
+                   r"entry|entries)\b|(?:相关|有关|任何|具体|这方面|的|该|此|这个)(?:信息|答案|内容|数据|记录|结果|证据|说法|条目)|"
+                   r"答案|这个信息|这一点", re.IGNORECASE)
+_STRONG = re.compile(r"\b(?:answer|respond|reply)\b|回答|作答|回复|答复|解答|得知|获知", re.IGNORECASE)
+NEAR, FAR = 35, 45  # characters: a lack word and what it negates; and the source or speaker around them
+
+
+def _near(pattern: re.Pattern[str], text: str, at: int, span: int, before: int | None = None) -> bool:
+    """A match of ``pattern`` within ``span`` characters after ``at`` (or ``before`` characters before it)."""
+    back = span if before is None else before
+    return any(at - back <= m.end() and m.start() <= at + span for m in pattern.finditer(text))
+
+
+def _compositional(clause: str) -> re.Match[str] | None:
+    """The first lack word of one clause that, with what it negates and who lacks it, makes a refusal."""
+    c = _ATTRIBUTION.sub(lambda m: "_" * len(m.group(0)), clause)
+    for m in _LACK.finditer(c):
+        at = m.start()
+        by_speaker = _near(_SPEAKER, c, at, FAR) and (_near(_SPEAKER_VERB, c, at, NEAR, 6) or _near(_INFO, c, at, NEAR, 10))
+        by_source = _near(_SOURCE, c, at, FAR) and (_near(_SOURCE_VERB, c, at, NEAR, 6) or _near(_INFO, c, at, NEAR, 10))
+        if by_speaker or by_source or _near(_STRONG, c, at, 8, 0):
+            return m
+    return None
+
+
+# --------------------------------------------------------------------------- spans and clauses
+_SENTENCE = re.compile(r"(?:[^.!?。！？;；\n]|(?<=\d)\.(?=\d))+")
+_CLAUSE = re.compile(r"(?:[^.!?。！？;；\n,，:：、()（）【】\[\]—]|(?<=\d)[.,](?=\d))+")
+_RELATIVE_ZH = re.compile(r"^[^，,。.；;！!？?]{0,12}?的[\u4e00-\u9fff]{0,4}?(?:情况下|时候|(?:可以|可|能够|能|需要|需|应该|应|"
+                          r"须|会|将|请|都|也)[\u4e00-\u9fff]{2}|(?:人|者|用户|员工|客户|人员|旅客|乘客|学生|会员)(?=[，,]))")
+_INFO_OBJECT_ZH = re.compile(_INFO_Q_ZH + _INFO_ZH + _INFO_HEAD_ZH)
+_SUBJECT_EXTRA_ZH = re.compile(r"恕|另外|此外|所以|因此|因而|故")
+
+
+def _clauses(text: str, pattern: re.Pattern[str] = _CLAUSE) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in pattern.finditer(text) if m.group(0).strip()]
+
+
+def _clause_of(spans: list[tuple[int, int]], at: int) -> tuple[int, int]:
+    return next(((s, e) for s, e in spans if s <= at < e), (at, at))
+
+
+def _inability_zh(text: str) -> list[tuple[int, int]]:
+    """Chinese inability verbs (无法确定, 没有找到, 找不到...) whose clause has no worldly subject before them."""
+    out = []
+    clauses = _clauses(text)
+    for m in _INABLE_ZH.finditer(text):
+        start, _ = _clause_of(clauses, m.start())
+        before = _SUBJECT_EXTRA_ZH.sub("", text[start:m.start()]).lower()
+        # 提供 / 给出 / 获取 / 访问 lack only for the speaker (我无法提供) or of information (无法获取相关信息):
+        # "也未提供住宿补贴" says what a policy does not provide
+        gives = m.group("give") is None or "我" in before or _INFO_OBJECT_ZH.match(text[m.end():])
+        if gives and _SUBJECT_ZH.match(before) and not _RELATIVE_ZH.match(text[m.end():]):
+            out.append((m.start(), m.end()))
+    return out
+
+
+def refusal_spans(text: str) -> list[tuple[int, int]]:
+    """Where a normalised ``text`` (:func:`normalise`) says that the speaker or the sources lack the answer."""
+    spans = [(m.start(), m.end()) for m in _REFUSAL.finditer(text)]
+    spans += [(m.start(), m.end()) for m in _ANSWER_ZH.finditer(text)]
+    spans += _inability_zh(text)
+    head = _clauses(text)[:1]  # a fragment ("N/A", 未知) refuses as the whole answer or its head, not as a label inside it
+    if _FRAGMENT.match(text):
+        spans.append((0, len(text)))
+    elif head and _FRAGMENT.match(text[head[0][0]:head[0][1]]):
+        spans.append(head[0])
+    for s, e in _clauses(text, _SENTENCE):
+        m = _compositional(text[s:e])
+        if m is not None:
+            spans.append((s + m.start(), s + m.end()))
+    return sorted(set(spans))
+
+
+# --------------------------------------------------------------------------- content clauses (partial answers)
+CONTENT_MIN_WORDS, CONTENT_MIN_CJK = 3, 4  # a shorter clause ("Sorry", 很抱歉, "Hmm") is a filler
+_META = re.compile(
+    _STRONG_EN + r"|" + _STRONG_ZH + r"|\b(?:question|asking|asked|as\s+an\s+ai|language\s+model)\b|问题|您问|你问|提问|"
+    r"ai助手|人工智能|^\s*(?:regarding|about|as\s+for|as\s+to|concerning|with\s+regard\s+to|on\s+the\s+topic|"
+    r"based\s+on|according\s+to|given|from|per|in\s+light\s+of)\b|^\s*(?:关于|对于|至于|就此|对此|根据|依据|基于|按照|从)|"
+    r"\b(?:only|just|merely)\s+(?:\w+\s+)?(?:says?|covers?|mentions?|discuss\w*|lists?|includes?|gives?|describes?|"
+    r"talks?\s+about|deals?\s+with|contains?)\b|只(?:是|有)?(?:说|说明|提到|提及|写|覆盖|涉及|列出|包括|包含|讲|给出|谈到)|"
+    r"\b(?:sorry|unfortunately|regrettably|apologies|afraid)\b|抱歉|对不起|不好意思|遗憾|"
+    r"\b(?:please|contact|reach\s+out|check\s+with|consult|support\s+team|help\s*desk|customer\s+(?:service|support)|"
+    r"you\s+(?:may|might|can|could|should|need\s+to|want\s+to|would\s+need\s+to)|try|recommend|suggest|rephrase|"
+    r"more\s+context|help\s+you)\b|建议|^\s*请|请您|您可以|你可以|联系|咨询|拨打|致电|稍后再试|更多(?:背景|信息|上下文)|客服|管理员",
+    re.IGNORECASE)
+# a clause about the speaker is not content, unless it states a belief ("I believe the fee is $20")
+_SPEAKER_META = re.compile(r"\b(?:i|me|my)\b(?![^.;,]{0,12}\b(?:believe|think|recall|understand|expect)\b)|我(?!们)",
+                           re.IGNORECASE)
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def _is_content(clause: str) -> bool:
+    """A clause that states something (not about the sources, the question or the speaker; not a filler)."""
+    cjk, words = len(_CJK.findall(clause)), len(_WORD.findall(clause))
+    big = words >= CONTENT_MIN_WORDS or cjk >= CONTENT_MIN_CJK or (cjk >= 2 and words >= 1)
+    if not big or _META.search(clause) or _SPEAKER_META.search(clause):
+        return False
+    if _SOURCE.search(clause) and _LACK.search(clause):  # what a source lacks ("城市列表不含澳门") is about the source
+        return False
+    return not any(_near(_INFO, clause, m.start(), NEAR, 10) or _near(_SOURCE_VERB, clause, m.start(), 12, 0)
+                   for m in _LACK.finditer(clause))
+
+
+# A bare short answer heading the reply, then the refusal ("Paris. The documents don't give the date.",
+# "Yes — but ...", "2019。资料没有提到月份。"): chat models answer first and add the caveat. It ends at a
+# sentence mark, a dash or a colon, or at a comma before "but" (not "No, I can't find it"). A filler in
+# that place (_FILLER, or what _META and _SPEAKER_META call one: "Sure.", "Hmm.", 好的。, 您好！) is not one.
+_HEAD_END = re.compile(r"\s*(?:[.!。！;；:：\n—]|--|[,，]\s*(?:but|however|though|although|yet)\b|"
+                       r"[,，]\s*(?:但|不过|然而|只是))", re.IGNORECASE)
+_FILLER = re.compile(r"^\W*(?:" + alternation("fillers", regex=True) + r")\W*$", re.IGNORECASE)  # data/fillers.txt
+
+
+def _answer_head(text: str, refusals: list[tuple[int, int]]) -> list[str]:
+    """The bare short answer before the first refusal span, after any fillers (``[]`` when there is none)."""
+    first = min(s for s, _ in refusals)
+    for s, e in _clauses(text):
+        clause = text[s:e]
+        if e > first or not _HEAD_END.match(text, e):
+            return []
+        if not (_FILLER.match(clause) or _META.search(clause) or _SPEAKER_META.search(clause)):
+            return [clause] if _CJK.search(clause) or _WORD.search(clause) else []
+    return []
+
+
+def content_clauses(text: str, refusals: list[tuple[int, int]]) -> list[str]:
+    """The clauses of a normalised ``text`` outside every refusal span that state something (a partial answer)."""
+    found = [text[s:e] for s, e in _clauses(text)
+             if not any(rs < e and s < re_ for rs, re_ in refusals) and _is_content(text[s:e])]
+    return found or (_answer_head(text, refusals) if refusals else [])
