@@ -145,3 +145,10 @@ def test_neutral_values_are_the_same_chunking_and_bad_values_are_named():
     assert problems["child"] == "unknown child_method 'semantc' (valid: fixed, semantic); did you mean 'semantic'?"
     assert problems["stray"].startswith("threshold: only used with child_method: semantic")
     assert "0 <= child_min_size < child_size" in problems["min"]
+
+
+def test_semantic_method_with_tables_cuts_prose_by_topic_and_keeps_the_table_apart():
+    text = "".join(LEAVE) + "\n\n" + f"{HEADER}\n{ROWS[0]}\n{ROWS[1]}" + "\n\n" + "".join(VPN)
+    cfg = with_defaults({"method": "semantic", "threshold": 0.5, "min_size": 0, "max_size": 300, "table": True})
+    units = chunk_corpus(Corpus(Document(id="d", title="", text=text)), cfg, embedder=TopicEmbedder).units
+    assert [u.text for u in units] == ["".join(LEAVE), f"{HEADER}\n{ROWS[0]}\n{ROWS[1]}", "".join(VPN)]
