@@ -27,7 +27,7 @@ Every node and parameter is documented in ``docs/nodes.md``.
 from evalkit.nodes import (  # noqa: F401  # noqa: F401  # noqa: F401  # noqa: F401
     compress,
     evidence,
-    external,  # noqa: F401
+    external,
     generate,
     grade,
     graph_retrieve,

@@ -228,6 +228,18 @@ def salient_terms(texts: Sequence[str], question: str, limit: int) -> list[str]:
     return sorted(counts, key=lambda t: (-counts[t], first[t]))[:limit]
 
 
+def reflection_text(graded: Sequence[Mapping[str, Any]], max_chars: int = 800) -> str:
+    """The free-text reflection: the reasons an LLM gave for its verdicts, one line per judged candidate,
+    ``[doc-id] relevant: <reason>`` / ``[doc-id] not relevant: <reason>``, at most ``max_chars``.
+
+    Only verdicts the LLM gave (``by == "llm"``) count: a candidate the offline rule judged (no LLM,
+    or the call failed) has a rule's numbers, not a reason in words. Empty when there is none.
+    """
+    lines = [f"[{g['doc_id']}] {'relevant' if g['relevant'] else 'not relevant'}: {' '.join(str(g['reason']).split())}"
+             for g in graded if g.get("by") == "llm" and str(g.get("reason") or "").strip()]
+    return "\n".join(lines)[:max_chars]
+
+
 @register_node
 class Grade(Node[GradeParams]):
     type = "grade"
@@ -317,7 +329,7 @@ class Grade(Node[GradeParams]):
             "evidence": kept, "graded": graded, "relevant_ratio": round(ratio, 4), "grade_decision": decision,
             "grade_reason": reason, "grade_method": self._method(failures),
             "reflection": None if not problems else self._reflection(question, attempt, reason, ratio, missing,
-                                                                     order, relevant, texts)}
+                                                                     order, relevant, texts, graded)}
         if error is not None:
             by_rule = sum(1 for g in graded if g["by"].startswith("rule (llm"))
             out["llm_fallback"] = {**fallback_record(self.name, attempt, error), "failed_calls": failures,
@@ -355,8 +367,10 @@ class Grade(Node[GradeParams]):
         return "llm" if failures == 0 else "llm+offline-rule"
 
     def _reflection(self, question: str, attempt: int, reason: str, ratio: float, missing: list[str],
-                    order: list[int], relevant: list[int], texts: list[str]) -> dict[str, Any]:
-        """Structured feedback for the next rewrite (see the module docstring)."""
+                    order: list[int], relevant: list[int], texts: list[str],
+                    graded: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+        """Structured feedback for the next rewrite (see the module docstring); with verdicts an LLM gave,
+        also ``text``: the LLM's own reasons (:func:`reflection_text`)."""
         n = self.params.feedback_terms
         best = (relevant or order)[:2]
         add = salient_terms([texts[i] for i in best], question, n + len(missing))
@@ -364,8 +378,12 @@ class Grade(Node[GradeParams]):
         rejected = [texts[i] for i in order if i not in relevant]
         kept_folded = fold(" ".join(texts[i] for i in best))
         exclude = [t for t in salient_terms(rejected, question, 3 * n) if fold(t) not in kept_folded][:n]
-        return {"source": self.name, "attempt": attempt, "reason": reason, "relevant_ratio": round(ratio, 4),
-                "missing_terms": missing, "add_terms": add, "exclude_terms": exclude}
+        out = {"source": self.name, "attempt": attempt, "reason": reason, "relevant_ratio": round(ratio, 4),
+               "missing_terms": missing, "add_terms": add, "exclude_terms": exclude}
+        text = reflection_text(graded)
+        if text:  # only an LLM writes reasons in words: an offline grade's reflection is unchanged
+            out["text"] = text
+        return out
 
     def _ask(self, question: str, doc_id: str, text: str) -> tuple[bool, str]:
         """The LLM's verdict on one candidate; ``LLMError`` for a reply without a yes/no."""

@@ -63,7 +63,12 @@ from evalkit.graph.schema import (
 )
 from evalkit.index.communities import CommunitySpec
 from evalkit.index.entity_graph import GraphSpec
-from evalkit.index.filters import DocumentFilter, parse_filters, record_values, state_fields
+from evalkit.index.filters import (
+    DocumentFilter,
+    parse_filters,
+    record_values,
+    state_fields,
+)
 from evalkit.index.graph_search import LocalGraphSearch, cosine_top
 from evalkit.models.embedders import ModelSpec
 from evalkit.nodes.dedupe import Dedupe, dedupe

@@ -106,7 +106,7 @@ def render_page(text: str) -> str:
 
     seen: set[type] = set()
     return re.sub(_BLOCK, lambda m: m.group(1) + node_reference(m.group("type"), seen) + m.group(4), text,
-                  flags=re.S)
+                  flags=re.DOTALL)
 
 
 if __name__ == "__main__":  # python -m evalkit.nodes.reference docs/nodes.md  (rewrites the generated blocks)

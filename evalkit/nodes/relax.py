@@ -23,8 +23,8 @@ YAML::
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator

@@ -74,11 +74,16 @@ from evalkit.graph.schema import (
     Contract,
     Role,
 )
+from evalkit.index.filters import (
+    DocumentFilter,
+    parse_filters,
+    record_values,
+    state_fields,
+)
 from evalkit.llm.base import LLMSpec
 from evalkit.nodes.dedupe import Dedupe, dedupe, dedupe_by_document  # noqa: F401  (dedupe_by_document: older import path)
-from evalkit.nodes.fusion import rrf
-from evalkit.index.filters import DocumentFilter, parse_filters, record_values, state_fields
 from evalkit.nodes.filtering import Filtered
+from evalkit.nodes.fusion import rrf
 from evalkit.nodes.graph_retrieve import (
     GlobalSearchParams,
     GraphGlobal,
