@@ -21,6 +21,7 @@
 | ``compress`` | ``compress.py`` | question, evidence (graph_evidence) -> evidence, evidence_text, compression (graph_evidence) |
 | ``input_filter`` | ``safety.py`` | question -> safety_blocked, safety (llm_fallback) |
 | ``moderate`` | ``safety.py`` | answer -> safety_blocked, safety (llm_fallback) |
+| ``answer_each`` | ``plan.py`` | question, a ranking (sub_queries) -> the generate fields, plan (llm_fallback) |
 
 Every node and parameter is documented in ``docs/nodes.md``.
 """
@@ -32,6 +33,7 @@ from evalkit.nodes import (  # noqa: F401  # noqa: F401  # noqa: F401  # noqa: F
     grade,
     graph_retrieve,
     guard,
+    plan,
     rerank,
     retrieve,
     rewrite,
