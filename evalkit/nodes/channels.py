@@ -13,6 +13,9 @@ from pydantic import Field, field_validator, model_validator
 from evalkit.graph.node import NodeParams
 from evalkit.models.embedders import ModelSpec
 
+CHANNELS = ("dense", "bm25", "title")
+"""The ``retrieve`` node's channels, in the order they are searched and fused (title: evalkit.nodes.title_channel)."""
+
 INDEX_PARAMS = {"flat": (), "ivf": ("nlist", "nprobe"), "hnsw": ("hnsw_m", "ef_construction", "ef_search")}
 
 

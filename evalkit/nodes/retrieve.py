@@ -39,6 +39,9 @@ query's record values, is part of each channel search's shared-part key, and the
 fields it reads (``tenant``, ``lang``, ``attributes``) are part of the node's reads.
 A filtered node is not batched by ``prepare`` (each query has its own id set).
 
+``title: {tokenizer, top_k, weight}`` adds a third channel: the query matched against document
+titles only (``evalkit.nodes.title_channel``), fused like the others.
+
 ``relax: {min_hits, top_k, filters}`` searches a second time with looser settings when the
 fused ranking has fewer than ``min_hits`` passages, and writes ``retrieval_relaxed`` (whether
 it fired and what it changed; ``evalkit.nodes.relax``).
@@ -69,12 +72,19 @@ from evalkit.index.filters import (
     state_fields,
 )
 from evalkit.models.embedders import ModelSpec
-from evalkit.nodes.channels import INDEX_PARAMS, BM25Channel, DenseChannel, Fusion
+from evalkit.nodes.channels import (
+    CHANNELS,
+    INDEX_PARAMS,
+    BM25Channel,
+    DenseChannel,
+    Fusion,
+)
 from evalkit.nodes.dedupe import Dedupe, dedupe
 from evalkit.nodes.filtering import Filtered
 from evalkit.nodes.fusion import rrf, weighted
 from evalkit.nodes.relax import Relax, looser_filter, relax, relaxed_settings
 from evalkit.nodes.search_batch import SearchBatch, Searched, searched, timed
+from evalkit.nodes.title_channel import TitleChannel, TitleSearch
 from evalkit.records import Hit
 
 __all__ = ["INDEX_PARAMS", "BM25Channel", "DenseChannel", "Fusion", "Retrieve", "RetrieveParams"]
@@ -82,6 +92,8 @@ __all__ = ["INDEX_PARAMS", "BM25Channel", "DenseChannel", "Fusion", "Retrieve", 
 class RetrieveParams(Filtered):
     dense: DenseChannel | None = Field(default=None, description="the dense channel (omit: no dense search)")
     bm25: BM25Channel | None = Field(default=None, description="the BM25 channel (omit: no lexical search)")
+    title: TitleChannel | None = Field(default=None, description="the title channel: BM25 over document titles, "
+                                       "a match enters as the document's first passage (evalkit.nodes.title_channel)")
     fusion: Fusion = Field(default=Fusion(), description="how several rankings (channels x queries) are fused")
     top_k: int = Field(default=100, ge=1, description="length of the fused ranking written to retrieved")
     dedupe: Dedupe | None = Field(default=None, description="keep one passage per document of the fused "
@@ -93,8 +105,8 @@ class RetrieveParams(Filtered):
 
     @model_validator(mode="after")
     def _one_channel(self) -> RetrieveParams:
-        if self.dense is None and self.bm25 is None:
-            raise ValueError("configure at least one channel: 'dense' and/or 'bm25'")
+        if self.dense is None and self.bm25 is None and self.title is None:
+            raise ValueError("configure at least one channel: 'dense', 'bm25' and/or 'title'")
         return self
 
 
@@ -122,6 +134,7 @@ class Retrieve(Node[RetrieveParams]):
         if params.filters is not None:
             self._filter = DocumentFilter(params.filters, resources.corpus.documents, f"node '{name}': filters")
         self._dense = self._bm25 = None
+        self._title = TitleSearch(resources, params.title) if params.title is not None else None
         if params.dense is not None:
             spec = ModelSpec.of(params.dense.embedder)
             self._dense = resources.dense_index(spec, params.dense.index, **params.dense.index_settings())
@@ -145,7 +158,7 @@ class Retrieve(Node[RetrieveParams]):
         no other variant has searched yet. So sharing counts, and every number, are what
         they are without prepare; a variant whose searches are all reused searches nothing.
         """
-        searches = {"dense": self._dense_search, "bm25": self._bm25_search}
+        searches = self._searches()
         unique = list(dict.fromkeys(questions))
         self._prepared = {}
         if self._filter is not None:
@@ -163,7 +176,7 @@ class Retrieve(Node[RetrieveParams]):
         parts: list[tuple[dict[str, Any], tuple[str, ...]]] = []
         filtered = {"filters": params.filters} if params.filters is not None else {}
         deps = (QUERIES, QUESTION, *(state_fields(parse_filters(params.filters)) if filtered else ()))
-        for channel in ("dense", "bm25"):
+        for channel in CHANNELS:
             c = getattr(params, channel)
             if c is not None:
                 parts.append(({"search": channel, **c.model_dump(mode="json", exclude={"weight"}), **filtered},
@@ -199,8 +212,7 @@ class Retrieve(Node[RetrieveParams]):
         """The fused (and deduplicated) top ``top_k``, each channel's ranking, and the milliseconds the
         channel searches took when they were computed (a search another variant ran counts its own time,
         so the figure does not depend on which variant ran first). ``allowed``: a resolved filter."""
-        searches: dict[str, Callable[..., list[list[Hit]]]] = {
-            "dense": self._dense_search, "bm25": self._bm25_search}
+        searches = self._searches()
         inputs: Any = tuple(queries) if allowed is None else (tuple(queries), allowed[0])
         channels: dict[str, list[list[Hit]]] = {}
         found: dict[str, Searched] = {}
@@ -232,6 +244,13 @@ class Retrieve(Node[RetrieveParams]):
                                  columns=found[ch].columns if len(lists) == 2 else None))
                         for ch, lists in channels.items()}
         return dedupe(fused, p.dedupe)[:p.top_k], channel_hits, search_ms
+
+    def _searches(self) -> dict[str, Callable[..., list[list[Hit]]]]:
+        """Each channel's search by name (a configured channel only is ever asked for)."""
+        out: dict[str, Callable[..., list[list[Hit]]]] = {"dense": self._dense_search, "bm25": self._bm25_search}
+        if self._title is not None:
+            out["title"] = self._title.search
+        return out
 
     def _dense_search(self, queries: list[str], allowed: tuple[str, frozenset[str]] | None = None) -> list[list[Hit]]:
         dense = self.params.dense
