@@ -35,6 +35,12 @@ def _recall(record: dict, k: int) -> float:
     return len(gold & set(top)) / len(gold)
 
 
+def _mrr(record: dict, k: int) -> float:
+    """1 / rank of the first gold document among the first k distinct documents (0 when none)."""
+    top = list(dict.fromkeys(h["doc_id"] for h in record["retrieved"]))[:k]
+    return next((1 / (i + 1) for i, d in enumerate(top) if d in record["gold_doc_ids"]), 0.0)
+
+
 @pytest.mark.integration
 def test_the_title_channel_fires_on_the_demo_and_is_traced(records):
     titled = records["bm25_title"]
@@ -46,6 +52,10 @@ def test_the_title_channel_fires_on_the_demo_and_is_traced(records):
     recall = {name: sum(_recall(rs[i], 20) for i in answerable) / len(answerable) for name, rs in records.items()}
     for name, rs in records.items():  # the runner's recall@20 is the one recomputed here
         assert recall[name] == pytest.approx(sum(rs[i]["metrics"]["recall@20"] for i in answerable) / len(answerable))
+    mrr = {name: sum(_mrr(rs[i], 10) for i in answerable) / len(answerable) for name, rs in records.items()}
+    for name, rs in records.items():
+        assert mrr[name] == pytest.approx(sum(rs[i]["metrics"]["mrr@10"] for i in answerable) / len(answerable))
+    print(f"mrr@10 bm25 {mrr['bm25']:.4f} -> bm25_title {mrr['bm25_title']:.4f}")
     print(f"\ntitle channel: hits on {fired} of {len(titled)} questions; its first document is gold on {gold_first}; "
           f"recall@20 bm25 {recall['bm25']:.4f} -> bm25_title {recall['bm25_title']:.4f}")
     assert fired >= len(titled) // 2 and gold_first >= 20
