@@ -133,6 +133,23 @@ def _bool(value: Any, file: str, line: int, where: str) -> bool | None:
     raise LabelError(file, where, f"expected true, false or null, got {json.dumps(value)}", line=line)
 
 
+HEADER_KEY = "header"
+"""A label file may start with ``{"header": {...}}``: who labelled, how, and when (free-form fields;
+``labelled_by`` says whether a person read the answers or a judge made the labels). Readers skip it."""
+
+
+def read_header(path: str | Path) -> dict[str, Any]:
+    """The ``{"header": {...}}`` first line of a label file (who labelled and how); ``{}`` when there is none."""
+    with Path(path).open(encoding="utf-8") as f:
+        first = next((line for line in f if line.strip()), "")
+    try:
+        d = json.loads(first) if first else {}
+    except json.JSONDecodeError:
+        return {}
+    return dict(d[HEADER_KEY]) if isinstance(d, dict) and set(d) == {HEADER_KEY} and isinstance(d[HEADER_KEY], dict) \
+        else {}
+
+
 def read_labels(path: str | Path) -> list[Label]:
     """Read a label file; a bad line raises :class:`LabelError` naming the file, line and field."""
     file = str(path)
@@ -148,6 +165,8 @@ def read_labels(path: str | Path) -> list[Label]:
             d = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise LabelError(file, "", f"not JSON ({exc.msg})", line=i) from exc
+        if isinstance(d, dict) and set(d) == {HEADER_KEY}:
+            continue  # the file's header: who labelled and how (LABEL_HEADER), not a label
         for key in ("query_id", "variant", "answer_sha", "claims", "sample"):
             if key not in d:
                 raise LabelError(file, key, "missing (write label files with `evalkit label`)", line=i)
@@ -355,25 +374,6 @@ def _locator(corpus_path: str | None) -> Any:
 def load_label_files(paths: Sequence[str | Path]) -> list[Label]:
     """Every label of every file, in order."""
     return [lab for p in paths for lab in read_labels(p)]
-
-
-def format_corrected(items: Sequence[Corrected]) -> str:
-    """The corrected figures as plain text: per variant and metric, the judge's figure beside the estimate."""
-    lines = ["judge-corrected estimates (prediction-powered inference, PPI++; evalkit.analysis.ppi):"]
-    for c in items:
-        a = c.agreement
-        agree = (f"judge vs labels on {a.n}: precision {_f(a.precision)}, recall {_f(a.recall)}, "
-                 f"balanced accuracy {_f(a.balanced_accuracy)}") if a else "no hallucination label to compare"
-        lines.append(f"  {c.variant}: {c.n_labels} labels; {agree}")
-        for metric, e in c.estimates.items():
-            lines.append(f"    {metric:20s} judge {c.raw.get(metric, float('nan')):.4f}  corrected {e.estimate:.4f}  "
-                         f"{e.confidence:.0%} CI [{e.ci_low:.4f}, {e.ci_high:.4f}]  (n={e.n_labelled} of N={e.n_total})")
-        lines += [f"    note: {n}" for n in c.notes]
-    return "\n".join(lines)
-
-
-def _f(v: float | None) -> str:
-    return "-" if v is None else f"{v:.3f}"
 
 
 def corrected_for_runs(refs: Sequence[tuple[str, Any, str]], label_files: Sequence[str | Path], *,

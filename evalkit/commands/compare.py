@@ -96,7 +96,10 @@ def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, 
     except TooFewVariantsError as exc:
         raise click.UsageError(str(exc)) from exc
     note = reference_note(variants, reference, refs)
-    if note and not sys.stdout.isatty():  # the table's head says it too: in a terminal once is enough
+    if note and not sys.stdout.isatty() and sys.stderr.isatty():
+        # stdout piped to a file while a person watches the terminal: tell them too. The table's head
+        # says it always; in a terminal, or a notebook (neither stream a TTY, streams shown out of
+        # order), once is enough and it comes first.
         click.echo(note, err=True)
     corrected = {}
     if labels:
@@ -109,7 +112,7 @@ def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, 
     lay = layout(wide, columns)
     click.echo(render_checked(lambda lay: format_comparison(result, lay), lay))
     if labels:
-        from evalkit.analysis.labels import format_corrected
+        from evalkit.analysis.label_text import format_corrected
 
         click.echo("\n" + (format_corrected(list(corrected.values())) if corrected else
                            "--labels: no label line names a compared variant"))

@@ -150,7 +150,8 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
         click.echo(mlflow_hint(summary, layout or Layout()))
     corrected = [v.corrected for v in summary.variants.values() if v.corrected]
     if corrected:
-        from evalkit.analysis.labels import format_corrected, from_dict
+        from evalkit.analysis.label_text import format_corrected
+        from evalkit.analysis.labels import from_dict
 
         click.echo("\n" + format_corrected([from_dict(c) for c in corrected]))
     failed = sum(v.n_failed for v in summary.variants.values())

@@ -39,6 +39,9 @@ from evalkit.commands.options import (
               help="Read answers FIELD from COLUMN (repeatable): id, question, answer, contexts, retrieved, "
                    "reference_answer, reference_contexts, relevant_doc_ids, type, lang, abstained, error, latency_ms.")
 @click.option("--split", default=None, help="Split of an --answers datasets folder holding several.")
+@click.option("--unanswered", type=click.Choice(["failed", "skip"]), default="failed", show_default=True,
+              help="Eval-set queries --answers has no line for: recorded as failed queries (a miss; gate refuses "
+                   "failures), or skipped, to score a partial file on the queries it answers (the note says how many).")
 @click.option("--name", required=True, help="Variant name of the scored outputs (as compare, gate and report show it): letters, digits, "
                    "'_', '.' and '-', as a graph config's name.")
 @click.option("--output", required=True, type=click.Path(dir_okay=False, path_type=Path), callback=output_file,
@@ -78,7 +81,7 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
           evidence_k: int, cite_by: str,
           lang: str, tracking_uri: str | None, experiment: str, no_mlflow: bool, no_traces: bool, wide: bool,
           columns: str | None, labels: tuple[str, ...] = (), relevance_level: int | None = None,
-          ties: str | None = None, judge_model: str | None = None) -> int:
+          ties: str | None = None, judge_model: str | None = None, unanswered: str = "failed") -> int:
     """Score outputs your own pipeline produced, with evalkit's metrics, judges and files.
 
     \b
@@ -114,7 +117,7 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
         if eval_set is None:
             raise click.UsageError("--run needs --eval-set: the gold documents live there")
         extra = [o for o, v in (("--map", maps), ("--split", split), ("--judge-llm", judge_llm),
-                                ("--judge-model", judge_model)) if v]
+                                ("--judge-model", judge_model), ("--unanswered", unanswered != "failed")) if v]
         if extra:
             raise click.UsageError(f"{', '.join(extra)} apply to --answers, not --run")
         scored = score_run(run_file, eval_set, name, run_format=run_format, retrieval_run=retrieval_run,
@@ -133,7 +136,7 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
         scored = score_answers(answers_file, name, eval_set=eval_set, judge=judge, judge_options=judge_options,
                                metrics=metrics or None, mapping=parse_mapping(maps, ANSWER_FIELDS),
                                answers_format=answers_format, split=split, evidence_k=evidence_k, cite_by=cite_by,
-                               lang=lang, scoring=scoring)
+                               lang=lang, scoring=scoring, unanswered=unanswered)
     for notice in scored.notices:
         click.echo(f"note: {notice}", err=True)
     for warning in scored.warnings:
@@ -159,7 +162,8 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
     if summary.mlflow:
         click.echo(mlflow_hint(summary, lay))
     if summary.variants[name].corrected:
-        from evalkit.analysis.labels import format_corrected, from_dict
+        from evalkit.analysis.label_text import format_corrected
+        from evalkit.analysis.labels import from_dict
 
         click.echo("\n" + format_corrected([from_dict(summary.variants[name].corrected)]))
     failed = summary.variants[name].n_failed

@@ -12,7 +12,8 @@ Checks that keep a score honest: a query id the eval set lacks is an error listi
 (never dropped), a query id given twice is an error, a question that differs from the
 eval set's is an error; eval-set queries the file lacks are scored as an empty ranking
 (``--run``, trec_eval ``-c``) or recorded as failed queries (``--answers``: no answer is
-a miss, and ``gate`` refuses failures by default), and both are announced.
+a miss, and ``gate`` refuses failures by default; ``--unanswered skip`` scores a partial
+file on the queries it answers instead), and both are announced.
 """
 from __future__ import annotations
 
@@ -181,17 +182,22 @@ def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str
                   metrics: Sequence[str] | None = None, mapping: dict[str, str] | None = None,
                   answers_format: str = "auto", split: str | None = None, evidence_k: int = 5,
                   cite_by: str = "id", lang: str = "auto", cache_root: Path | None = None,
-                  scoring: Scoring | None = None) -> Scored:
+                  scoring: Scoring | None = None, unanswered: str = "failed") -> Scored:
     """Judge and score a file of answers (see :mod:`evalkit.scoring.answers`); ``eval_set`` optional.
 
     ``judge`` is a registered judge's name (built with ``judge_options``), or a judge
     ``make_judge`` already built (the integrations score row by row with one judge).
+    ``unanswered``: eval-set queries the file has no line for are recorded as ``failed``
+    queries (a miss that ``gate`` refuses), or ``skip``-ped (a partial file scored on the
+    queries it answers; the notice says how many of the eval set's).
     """
     from evalkit.judges import make_judge
     from evalkit.metrics import DEFAULT_METRICS, parse_metric
 
     if cite_by not in CITE_BY:
         raise EvalkitError(f"unknown citation style '{cite_by}'; choose one of {', '.join(CITE_BY)}")
+    if unanswered not in UNANSWERED:
+        raise EvalkitError(f"unknown unanswered policy '{unanswered}'; choose one of {', '.join(UNANSWERED)}")
     metrics = tuple(metrics or DEFAULT_METRICS)
     for m in metrics:
         parse_metric(m)
@@ -220,12 +226,13 @@ def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str
         if record.id in by_id:
             results.append(_score_row(name, *by_id[record.id], file, corpus, ranked, metrics, the_judge,
                                       evidence_k, cite_by, es is not None, rules, scoring, locate))
-        else:
+        elif unanswered == "failed":
             results.append(_missing(name, record, file.label, metrics if ranked else ()))
     notices, warnings = [], _empty_answers(file, by_id, results)
     if missing:  # only with an eval set: order is its records
         notices.append(f"{len(missing)} of {len(order)} eval-set queries have no answer in {file.label}: "
-                       f"recorded as failed queries: {_listing(missing)}")
+                       + ("recorded as failed queries: " if unanswered == "failed" else
+                          f"left out (--unanswered skip; {len(results)} scored): ") + _listing(missing))
     if ranked is None:
         notices.append(f"{file.label} gives no ranking ('retrieved', or contexts that are documents of the eval "
                        "set): retrieval metrics are not computed")
@@ -236,6 +243,7 @@ def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str
                   scoring=scoring or Scoring())
 
 
+UNANSWERED = ("failed", "skip")  # what score_answers does with eval-set queries the file does not answer
 EMPTY_ANSWER = UNUSABLE_ANSWERS["empty"]  # the cause a run gives an LLM's empty reply (evalkit.run.health)
 
 

@@ -127,6 +127,18 @@ def test_cli_on_a_real_run(tiny, tmp_path: Path):
     assert sweep["reproduced_top20"] == sweep["queries"] == 12      # re-fusing the trace reproduces the run
 
 
+def test_in_a_notebook_the_reference_note_comes_once_and_before_the_table(synthetic: Path):
+    # a notebook: neither stream is a TTY and stderr may be shown after stdout; the note must not be
+    # printed there, only at the head of the comparison, above its table
+    res = CliRunner().invoke(cli, ["compare", str(synthetic), "--resamples", "200"])
+    assert res.exit_code == 0, res.output
+    assert "the run's first variant" not in res.stderr
+    lines = res.stdout.splitlines()
+    note = next(i for i, line in enumerate(lines) if "the run's first variant" in line)
+    table = next(i for i, line in enumerate(lines) if line.split()[:1] == ["metric"])
+    assert note < table and sum("the run's first variant" in line for line in lines) == 1
+
+
 def test_cli_errors_name_the_fix(tiny):
     res = CliRunner().invoke(cli, ["compare", str(tiny["run"]), "--variants", "bm25,bm26"])
     assert res.exit_code != 0 and "did you mean 'bm25'" in str(res.exception)
