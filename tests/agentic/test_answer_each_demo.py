@@ -78,6 +78,11 @@ def test_split_comparisons_are_answered_part_by_part(records):
     assert fired >= 3, "fewer than 3 demo comparisons were split and answered"
 
 
+def _cited(gold: set[str], record: dict) -> int:
+    """How many of ``gold`` the record's answer cites."""
+    return len(gold & set((record.get("generation") or {}).get("used_documents") or []))
+
+
 @pytest.mark.integration
 def test_split_comparisons_cite_what_each_part_found(records):
     """Per split comparison, the gold documents the answer cites, with answer_each and with generate: the
@@ -87,8 +92,7 @@ def test_split_comparisons_cite_what_each_part_found(records):
         if len(_state(rec, "sub_queries")) < 2:
             continue
         gold = set(rec["gold_doc_ids"])
-        cited = lambda r: len(gold & set((r.get("generation") or {}).get("used_documents") or []))
-        rows.append((qid, len(gold), cited(rec), cited(records["modular_rag"][qid])))
+        rows.append((qid, len(gold), _cited(gold, rec), _cited(gold, records["modular_rag"][qid])))
     print("\nqid gold cited(answer_each) cited(generate)")
     for row in rows:
         print(*row)
