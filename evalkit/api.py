@@ -69,8 +69,6 @@ def _configs(graph_configs: ConfigLike | Sequence[ConfigLike]) -> tuple[list[Any
             out += load_variants(item)
             continue
         else:
-            from evalkit.errors import EvalkitError
-
             raise EvalkitError(f"graph_configs: got a {type(item).__name__}; give a config file path, a config "
                                "dict or a GraphConfig (or a list of them)")
         out += loaded

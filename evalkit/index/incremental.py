@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import xxhash
 
 from evalkit.cachestore import check_entry
 
@@ -41,8 +42,6 @@ def family_of(key_meta: dict[str, Any]) -> str:
 
 def text_digests(texts: Sequence[str]) -> np.ndarray:
     """An ``(n, 16)`` uint8 array: the xxh3-128 digest of each text's UTF-8 bytes."""
-    import xxhash
-
     raw = b"".join(xxhash.xxh3_128_digest(t.encode("utf-8")) for t in texts)
     return np.frombuffer(raw, dtype=np.uint8).reshape(len(texts), DIGEST_BYTES).copy()
 

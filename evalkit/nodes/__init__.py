@@ -22,10 +22,11 @@
 | ``sql`` | ``sql.py`` | question -> route, route_reason, route_source, sql, retrieved, evidence, evidence_text, evidence_texts (llm_fallback) |
 | ``input_filter`` | ``safety.py`` | question -> safety_blocked, safety (llm_fallback) |
 | ``moderate`` | ``safety.py`` | answer -> safety_blocked, safety (llm_fallback) |
+| ``answer_each`` | ``plan.py`` | question, a ranking (sub_queries) -> the generate fields, plan (llm_fallback) |
 
 Every node and parameter is documented in ``docs/nodes.md``.
 """
-from evalkit.nodes import (  # noqa: F401  # noqa: F401  # noqa: F401  # noqa: F401
+from evalkit.nodes import (  # noqa: F401
     compress,
     evidence,
     external,
@@ -33,6 +34,7 @@ from evalkit.nodes import (  # noqa: F401  # noqa: F401  # noqa: F401  # noqa: F
     grade,
     graph_retrieve,
     guard,
+    plan,
     rerank,
     retrieve,
     rewrite,

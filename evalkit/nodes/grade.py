@@ -54,7 +54,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -80,11 +79,11 @@ from evalkit.graph.schema import (
 )
 from evalkit.llm.base import LLMError, LLMSpec
 from evalkit.models.embedders import ModelSpec
+from evalkit.nodes.question_atoms import ATOM_KINDS, AtomKind, question_atoms
 from evalkit.nodes.rewrite import fallback_record, fold
 from evalkit.records import Hit
 from evalkit.text.lexicon import content_terms, term_found
 from evalkit.text.values import AtomPool, extract_atoms
-from evalkit.text.values import fold as fold_value
 
 GRADE_PROMPT = (
     "You judge whether a passage is relevant to a question: relevant means the passage states the "
@@ -92,12 +91,6 @@ GRADE_PROMPT = (
     '{"relevant": "yes" or "no", "reason": "<one short sentence>"}'
 )
 _YES, _NO = frozenset({"yes", "y", "true", "relevant", "1"}), frozenset({"no", "n", "false", "irrelevant", "0"})
-AtomKind = Literal["code", "entity", "date", "number", "duration", "time"]
-ATOM_KINDS: tuple[AtomKind, ...] = ("code", "entity", "date")
-_LEADING = ("are is was were am do does did can could should would will shall may might must has have had between "
-            "besides beside among compare name list tell give describe explain which who whom whose what when where "
-            "why how the a an both in on at of for from with by after before since during if")
-_LEADING_WORDS = frozenset(_LEADING.split())  # a sentence's first word that is never part of a name
 
 
 class OfflineRule(NodeParams):
@@ -175,26 +168,6 @@ def coverage(question_terms: Sequence[str], text: str) -> float:
     return sum(term_found(t, terms, text) for t in question_terms) / len(question_terms)
 
 
-def question_atoms(question: str, kinds: Sequence[str] = ATOM_KINDS) -> list[Any]:
-    """The question's atoms of ``kinds``; a sentence's capitalised first word is not part of a name.
-
-    "Someone asked..." has no name; "Are Medici and Senet..." names "Medici", not "Are Medici".
-    """
-    out = []
-    for a in extract_atoms(question):
-        if a.kind not in kinds:
-            continue
-        initial = a.start == 0 or question[:a.start].rstrip().endswith((".", "?", "!", ":"))
-        if a.kind == "entity" and initial:
-            first, _, rest = a.text.strip().partition(" ")
-            if first.lower() in _LEADING_WORDS and rest:
-                a = replace(a, text=rest, key=fold_value(rest), start=a.start + len(a.text) - len(rest))
-            elif not rest:
-                continue
-        out.append(a)
-    return out
-
-
 def states(atom: Any, text: str) -> bool:
     """Whether ``text`` states ``atom`` as a value (``evalkit.text.values.AtomPool``)."""
     return AtomPool(list(extract_atoms(text, entities=False)), text).supports(atom)
@@ -219,6 +192,18 @@ def salient_terms(texts: Sequence[str], question: str, limit: int) -> list[str]:
             counts[term] += 1
             first.setdefault(term, len(first))
     return sorted(counts, key=lambda t: (-counts[t], first[t]))[:limit]
+
+
+def reflection_text(graded: Sequence[Mapping[str, Any]], max_chars: int = 800) -> str:
+    """The free-text reflection: the reasons an LLM gave for its verdicts, one line per judged candidate,
+    ``[doc-id] relevant: <reason>`` / ``[doc-id] not relevant: <reason>``, at most ``max_chars``.
+
+    Only verdicts the LLM gave (``by == "llm"``) count: a candidate the offline rule judged (no LLM,
+    or the call failed) has a rule's numbers, not a reason in words. Empty when there is none.
+    """
+    lines = [f"[{g['doc_id']}] {'relevant' if g['relevant'] else 'not relevant'}: {' '.join(str(g['reason']).split())}"
+             for g in graded if g.get("by") == "llm" and str(g.get("reason") or "").strip()]
+    return "\n".join(lines)[:max_chars]
 
 
 @register_node
@@ -308,7 +293,7 @@ class Grade(Node[GradeParams]):
             "evidence": kept, "graded": graded, "relevant_ratio": round(ratio, 4), "grade_decision": decision,
             "grade_reason": reason, "grade_method": self._method(failures),
             "reflection": None if not problems else self._reflection(question, attempt, reason, ratio, missing,
-                                                                     order, relevant, texts)}
+                                                                     order, relevant, texts, graded)}
         if error is not None:
             by_rule = sum(1 for g in graded if g["by"].startswith("rule (llm"))
             out["llm_fallback"] = {**fallback_record(self.name, attempt, error), "failed_calls": failures,
@@ -346,8 +331,10 @@ class Grade(Node[GradeParams]):
         return "llm" if failures == 0 else "llm+offline-rule"
 
     def _reflection(self, question: str, attempt: int, reason: str, ratio: float, missing: list[str],
-                    order: list[int], relevant: list[int], texts: list[str]) -> dict[str, Any]:
-        """Structured feedback for the next rewrite (see the module docstring)."""
+                    order: list[int], relevant: list[int], texts: list[str],
+                    graded: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+        """Structured feedback for the next rewrite (see the module docstring); with verdicts an LLM gave,
+        also ``text``: the LLM's own reasons (:func:`reflection_text`)."""
         n = self.params.feedback_terms
         best = (relevant or order)[:2]
         add = salient_terms([texts[i] for i in best], question, n + len(missing))
@@ -355,8 +342,12 @@ class Grade(Node[GradeParams]):
         rejected = [texts[i] for i in order if i not in relevant]
         kept_folded = fold(" ".join(texts[i] for i in best))
         exclude = [t for t in salient_terms(rejected, question, 3 * n) if fold(t) not in kept_folded][:n]
-        return {"source": self.name, "attempt": attempt, "reason": reason, "relevant_ratio": round(ratio, 4),
-                "missing_terms": missing, "add_terms": add, "exclude_terms": exclude}
+        out = {"source": self.name, "attempt": attempt, "reason": reason, "relevant_ratio": round(ratio, 4),
+               "missing_terms": missing, "add_terms": add, "exclude_terms": exclude}
+        text = reflection_text(graded)
+        if text:  # only an LLM writes reasons in words: an offline grade's reflection is unchanged
+            out["text"] = text
+        return out
 
     def _ask(self, question: str, doc_id: str, text: str) -> tuple[bool, str]:
         """The LLM's verdict on one candidate; ``LLMError`` for a reply without a yes/no."""

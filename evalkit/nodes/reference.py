@@ -105,7 +105,7 @@ def render_page(text: str) -> str:
     (a nested settings table appears once, at its first use on the page)."""
     seen: set[type] = set()
     return re.sub(_BLOCK, lambda m: m.group(1) + node_reference(m.group("type"), seen) + m.group(4), text,
-                  flags=re.S)
+                  flags=re.DOTALL)
 
 
 if __name__ == "__main__":  # python -m evalkit.nodes.reference docs/nodes.md  (rewrites the generated blocks)

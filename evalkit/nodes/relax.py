@@ -87,7 +87,7 @@ def relaxed_settings(params: Any, rule: Relax) -> dict[str, Any]:
     out["filters"] = params.filters
     if rule.top_k is not None:
         out["top_k"] = max(params.top_k, rule.top_k)
-        for channel in ("dense", "bm25"):
+        for channel in ("dense", "bm25", "title"):
             c = getattr(params, channel)
             if c is not None:
                 out[channel]["top_k"] = max(c.top_k, rule.top_k)

@@ -39,23 +39,23 @@ query's record values, is part of each channel search's shared-part key, and the
 fields it reads (``tenant``, ``lang``, ``attributes``) are part of the node's reads.
 A filtered node is not batched by ``prepare`` (each query has its own id set).
 
+``title: {tokenizer, top_k, weight}`` adds a third channel: the query matched against document
+titles only (``evalkit.nodes.title_channel``), fused like the others.
+
 ``relax: {min_hits, top_k, filters}`` searches a second time with looser settings when the
 fused ranking has fewer than ``min_hits`` passages, and writes ``retrieval_relaxed`` (whether
 it fired and what it changed; ``evalkit.nodes.relax``).
 """
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
-from functools import cached_property, partial
-from typing import Any, Literal
+from functools import partial
+from typing import Any
 
 import numpy as np
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
-from evalkit.graph.memo import SharedRanking
-from evalkit.graph.node import Node, NodeParams, register_node
+from evalkit.graph.node import Node, register_node
 from evalkit.graph.schema import (
     CHANNEL_HITS,
     QUERIES,
@@ -65,7 +65,14 @@ from evalkit.graph.schema import (
     Contract,
     Role,
 )
-from evalkit.models.embedders import EMBEDDERS, ModelSpec, check_model_name
+from evalkit.models.embedders import ModelSpec
+from evalkit.nodes.channels import (
+    CHANNELS,
+    INDEX_PARAMS,
+    BM25Channel,
+    DenseChannel,
+    Fusion,
+)
 from evalkit.nodes.dedupe import Dedupe, dedupe
 from evalkit.nodes.filtering import Filtered
 from evalkit.nodes.filters import (
@@ -74,86 +81,19 @@ from evalkit.nodes.filters import (
     record_values,
     state_fields,
 )
-from evalkit.nodes.fusion import Columns, rrf, weighted
+from evalkit.nodes.fusion import rrf, weighted
 from evalkit.nodes.relax import Relax, looser_filter, relax, relaxed_settings
+from evalkit.nodes.search_batch import SearchBatch, Searched, searched, timed
+from evalkit.nodes.title_channel import TitleChannel, TitleSearch
 from evalkit.records import Hit
 
-INDEX_PARAMS = {"flat": (), "ivf": ("nlist", "nprobe"), "hnsw": ("hnsw_m", "ef_construction", "ef_search")}
-
-
-class DenseChannel(NodeParams):
-    """Dense channel: a bi-encoder and a faiss index: ``flat`` (exact), ``ivf`` or ``hnsw``
-    (approximate; for big corpora, see docs/scaling.md), each with its own parameters."""
-
-    embedder: str | ModelSpec = Field(default="e5", description="the bi-encoder: e5, minilm, or "
-                                      "{name: sentence-transformers, path: ...}")
-    query_embedder: str | ModelSpec | None = Field(
-        default=None, description="query-side model; must equal the index's (checked) - leave unset")
-    top_k: int = Field(default=100, ge=1, description="passages this channel retrieves per query")
-    weight: float = Field(default=1.0, ge=0, description="this channel's weight in the fusion")
-    index: Literal["flat", "ivf", "hnsw"] = Field(default="flat", description="flat: exact inner product; ivf: "
-                                                  "faiss IVF; hnsw: faiss HNSW (see docs/scaling.md)")
-    nlist: int = Field(default=64, ge=1, description="ivf: number of clusters")
-    nprobe: int = Field(default=8, ge=1, description="ivf: clusters searched per query")
-    hnsw_m: int = Field(default=32, ge=4, le=128, description="hnsw: links per node")
-    ef_construction: int = Field(default=100, ge=8, description="hnsw: candidate list while building")
-    ef_search: int = Field(default=128, ge=1, description="hnsw: candidate list while searching")
-
-    @field_validator("embedder", "query_embedder", mode="before")
-    @classmethod
-    def _known_embedder(cls, value: Any) -> Any:
-        return value if value is None else check_model_name(value, EMBEDDERS, "embedder")
-
-    @model_validator(mode="after")
-    def _params_of_the_kind(self) -> DenseChannel:
-        for kind, names in INDEX_PARAMS.items():
-            stray = [n for n in names if n in self.model_fields_set and kind != self.index]
-            if stray:
-                raise ValueError(f"{', '.join(stray)} applies to index: {kind}, not to index: {self.index}")
-        if self.index == "ivf" and self.nprobe > self.nlist:
-            raise ValueError(f"nprobe ({self.nprobe}) cannot exceed nlist ({self.nlist})")
-        if self.index == "hnsw" and self.ef_search < self.top_k:
-            raise ValueError(f"ef_search ({self.ef_search}) must be at least top_k ({self.top_k}): HNSW returns "
-                             "at most ef_search candidates")
-        return self
-
-    def index_settings(self) -> dict[str, Any]:
-        """The keyword arguments of ``resources.dense_index`` for this channel's index kind."""
-        return {n: getattr(self, n) for n in INDEX_PARAMS[self.index]}
-
-
-class BM25Channel(NodeParams):
-    """Lexical channel: BM25 (Lucene IDF and k1/b defaults) with language-aware tokenisation."""
-
-    tokenizer: Literal["auto", "en", "zh", "whitespace"] = Field(
-        default="auto", description="auto: jieba for Chinese runs, Porter-stemmed words for English")
-    k1: float = Field(default=0.9, ge=0, description="BM25 term-frequency saturation")
-    b: float = Field(default=0.4, ge=0, le=1, description="BM25 length normalisation")
-    idf: Literal["lucene", "okapi"] = Field(default="lucene", description="IDF formula")
-    stem: bool = Field(default=True, description="Porter-stem English words")
-    stopwords: bool = Field(default=True, description="drop stop words")
-    accents: Literal["keep", "strip"] = Field(default="keep", description="strip: Besançon and Besancon are one "
-                                              "term (matching only)")
-    letters: Literal["unicode", "ascii"] = Field(default="unicode", description="ascii: the tokenizer before "
-                                                 "Unicode letters (reproduces old numbers)")
-    top_k: int = Field(default=100, ge=1, description="passages this channel retrieves per query")
-    weight: float = Field(default=1.0, ge=0, description="this channel's weight in the fusion")
-
-
-class Fusion(NodeParams):
-    """How several rankings become one: ``rrf`` (k) or ``weighted`` (norm, missing)."""
-
-    method: Literal["rrf", "weighted"] = Field(default="rrf", description="rrf: reciprocal rank fusion; "
-                                               "weighted: weighted sum of normalised scores")
-    k: int = Field(default=60, ge=0, description="rrf: the constant k in w / (k + rank)")
-    norm: Literal["minmax", "zscore"] = Field(default="minmax", description="weighted: score normalisation")
-    missing: Literal["min", "zero"] = Field(default="min", description="weighted: normalised score of a "
-                                            "passage a channel did not return")
-
+__all__ = ["INDEX_PARAMS", "BM25Channel", "DenseChannel", "Fusion", "Retrieve", "RetrieveParams"]
 
 class RetrieveParams(Filtered):
     dense: DenseChannel | None = Field(default=None, description="the dense channel (omit: no dense search)")
     bm25: BM25Channel | None = Field(default=None, description="the BM25 channel (omit: no lexical search)")
+    title: TitleChannel | None = Field(default=None, description="the title channel: BM25 over document titles, "
+                                       "a match enters as the document's first passage (evalkit.nodes.title_channel)")
     fusion: Fusion = Field(default=Fusion(), description="how several rankings (channels x queries) are fused")
     top_k: int = Field(default=100, ge=1, description="length of the fused ranking written to retrieved")
     dedupe: Dedupe | None = Field(default=None, description="keep one passage per document of the fused "
@@ -165,8 +105,8 @@ class RetrieveParams(Filtered):
 
     @model_validator(mode="after")
     def _one_channel(self) -> RetrieveParams:
-        if self.dense is None and self.bm25 is None:
-            raise ValueError("configure at least one channel: 'dense' and/or 'bm25'")
+        if self.dense is None and self.bm25 is None and self.title is None:
+            raise ValueError("configure at least one channel: 'dense', 'bm25' and/or 'title'")
         return self
 
 
@@ -194,6 +134,7 @@ class Retrieve(Node[RetrieveParams]):
         if params.filters is not None:
             self._filter = DocumentFilter(params.filters, resources.corpus.documents, f"node '{name}': filters")
         self._dense = self._bm25 = None
+        self._title = TitleSearch(resources, params.title) if params.title is not None else None
         if params.dense is not None:
             spec = ModelSpec.of(params.dense.embedder)
             self._dense = resources.dense_index(spec, params.dense.index, **params.dense.index_settings())
@@ -203,7 +144,7 @@ class Retrieve(Node[RetrieveParams]):
             c = params.bm25
             self._bm25 = resources.bm25_index(c.tokenizer, c.k1, c.b, c.idf, c.stem, c.stopwords,
                                               accents=c.accents, letters=c.letters)
-        self._prepared: dict[str, _Batch] = {}  # channel -> the prepared questions' batch (see prepare)
+        self._prepared: dict[str, SearchBatch] = {}  # channel -> the prepared questions' batch (see prepare)
         self._looser: Retrieve | None = None  # the relax rule's second search (its filter checked here, at load)
         if params.relax is not None:
             looser = RetrieveParams(**relaxed_settings(params, params.relax))
@@ -217,14 +158,14 @@ class Retrieve(Node[RetrieveParams]):
         no other variant has searched yet. So sharing counts, and every number, are what
         they are without prepare; a variant whose searches are all reused searches nothing.
         """
-        searches = {"dense": self._dense_search, "bm25": self._bm25_search}
+        searches = self._searches()
         unique = list(dict.fromkeys(questions))
         self._prepared = {}
         if self._filter is not None:
             return  # each query searches its own allowed id set
         for part, _ in self.parts():
             skip: Callable[[str], bool] = partial(self._searched_elsewhere, part)
-            self._prepared[part["search"]] = _Batch(unique, searches[part["search"]], skip)
+            self._prepared[part["search"]] = SearchBatch(unique, searches[part["search"]], skip)
 
     def _searched_elsewhere(self, part: dict[str, Any], question: str) -> bool:
         return self.has_shared(part, (question,))
@@ -235,7 +176,7 @@ class Retrieve(Node[RetrieveParams]):
         parts: list[tuple[dict[str, Any], tuple[str, ...]]] = []
         filtered = {"filters": params.filters} if params.filters is not None else {}
         deps = (QUERIES, QUESTION, *(state_fields(parse_filters(params.filters)) if filtered else ()))
-        for channel in ("dense", "bm25"):
+        for channel in CHANNELS:
             c = getattr(params, channel)
             if c is not None:
                 parts.append(({"search": channel, **c.model_dump(mode="json", exclude={"weight"}), **filtered},
@@ -271,11 +212,10 @@ class Retrieve(Node[RetrieveParams]):
         """The fused (and deduplicated) top ``top_k``, each channel's ranking, and the milliseconds the
         channel searches took when they were computed (a search another variant ran counts its own time,
         so the figure does not depend on which variant ran first). ``allowed``: a resolved filter."""
-        searches: dict[str, Callable[..., list[list[Hit]]]] = {
-            "dense": self._dense_search, "bm25": self._bm25_search}
+        searches = self._searches()
         inputs: Any = tuple(queries) if allowed is None else (tuple(queries), allowed[0])
         channels: dict[str, list[list[Hit]]] = {}
-        found: dict[str, _Searched] = {}
+        found: dict[str, Searched] = {}
         search_ms = 0.0
         for part, _ in self.parts():
             channel = part["search"]
@@ -283,8 +223,8 @@ class Retrieve(Node[RetrieveParams]):
             if batch is not None and allowed is None and len(queries) == 1 and queries[0] in batch:
                 compute = partial(batch.timed_hits, queries[0])
             else:
-                compute = partial(_timed, partial(searches[channel], allowed=allowed), queries)
-            found[channel] = self.shared(part, inputs, partial(_searched, compute))
+                compute = partial(timed, partial(searches[channel], allowed=allowed), queries)
+            found[channel] = self.shared(part, inputs, partial(searched, compute))
             channels[channel] = found[channel].lists
             search_ms += found[channel].ms
         p = self.params
@@ -304,6 +244,13 @@ class Retrieve(Node[RetrieveParams]):
                                  columns=found[ch].columns if len(lists) == 2 else None))
                         for ch, lists in channels.items()}
         return dedupe(fused, p.dedupe)[:p.top_k], channel_hits, search_ms
+
+    def _searches(self) -> dict[str, Callable[..., list[list[Hit]]]]:
+        """Each channel's search by name (a configured channel only is ever asked for)."""
+        out: dict[str, Callable[..., list[list[Hit]]]] = {"dense": self._dense_search, "bm25": self._bm25_search}
+        if self._title is not None:
+            out["title"] = self._title.search
+        return out
 
     def _dense_search(self, queries: list[str], allowed: tuple[str, frozenset[str]] | None = None) -> list[list[Hit]]:
         dense = self.params.dense
@@ -357,63 +304,3 @@ class Retrieve(Node[RetrieveParams]):
             if len(hits) == k:
                 break
         return hits
-
-
-class _Batch:
-    """One channel's search for a run's questions, done in one call the first time one is needed.
-
-    ``skip(q)`` says a question's result is already shared by another variant: it is left out
-    of the batch (and searched alone if asked for after all).
-    """
-
-    def __init__(self, questions: list[str], search: Callable[[list[str]], list[list[Hit]]],
-                 skip: Callable[[str], bool]):
-        self.questions, self.search, self.skip = questions, search, skip
-        self.found: dict[str, list[Hit]] = {}
-        self.ms: dict[str, float] = {}  # each question's share of the batch's wall time
-        self.done = False
-        self.lock = threading.Lock()
-
-    def __contains__(self, question: str) -> bool:
-        return question in self.questions
-
-    def timed_hits(self, question: str) -> tuple[list[list[Hit]], float]:
-        """``([hits of question], milliseconds)``: the shape :func:`_timed` gives a query's search."""
-        with self.lock:
-            if not self.done:
-                todo = [q for q in self.questions if not self.skip(q)]
-                found, ms = _timed(self.search, todo)
-                self.found.update(zip(todo, found))
-                self.ms.update((q, ms / len(todo)) for q in todo)
-                self.done = True
-            if question not in self.found:
-                found, self.ms[question] = _timed(self.search, [question])
-                self.found[question] = found[0]
-            return [self.found[question]], self.ms[question]
-
-
-class _Searched:
-    """A channel search as a shared part keeps it: its rankings and milliseconds, and the rankings as
-    fusion's :class:`Columns`, built on first use (a variant that fuses two rankings), then read by
-    every variant that fuses the same search."""
-
-    def __init__(self, lists: list[list[Hit]], ms: float):
-        # frozen: every variant's state and trace hold these very lists (evalkit.graph.memo.SharedRanking)
-        self.lists: list[list[Hit]] = [SharedRanking(r) for r in lists]
-        self.ms = ms
-
-    @cached_property
-    def columns(self) -> list[Columns]:
-        return [Columns.of(r) for r in self.lists]
-
-
-def _searched(compute: Callable[[], tuple[list[list[Hit]], float]]) -> _Searched:
-    return _Searched(*compute())
-
-
-def _timed(search: Callable[[list[str]], list[list[Hit]]], queries: list[str]) -> tuple[list[list[Hit]], float]:
-    """A channel search's rankings and its wall time in milliseconds."""
-    t0 = time.perf_counter()
-    found = search(queries)
-    return found, (time.perf_counter() - t0) * 1000.0
-

@@ -52,6 +52,13 @@ terms not used before, plus the dictionary's expansions (pseudo-relevance feedba
 earlier attempt: when no new query can be made, ``rewrite_futile`` is true (route it to
 the fallback: retrieval would return the same documents again).
 
+An LLM ``grade``'s reflection also carries ``text`` (the LLM's reasons in words): the LLM rewrite is
+shown it, and offline the names and codes it gives for relevant candidates join the retry query
+(``evalkit.nodes.reflection.text_terms``; ``rewrite_reason`` lists them). A ``self_check`` reflection
+with ``strategy: conservative`` makes the retry conservative instead: the question and a query of only
+its codes, names, dates and content words, no expansion, no sub-query, no LLM (``rewrite_source:
+conservative``; ``evalkit.nodes.reflection.conservative_query``).
+
 ``similarity_guard`` (optional): a rewrite whose e5 cosine with the question is above
 ``max_cosine`` is too similar to help and is dropped (the original is kept).
 
@@ -103,6 +110,12 @@ from evalkit.nodes.conversation import (
     fold,
     is_follow_up,
     standalone_offline,
+)
+from evalkit.nodes.reflection import (
+    CONSERVATIVE,
+    conservative_query,
+    feedback_query,
+    text_terms,
 )
 from evalkit.text.values import extract_atoms
 
@@ -199,25 +212,6 @@ def split_comparison(question: str, max_subqueries: int) -> list[str]:
     return list(dict.fromkeys(subs))
 
 
-def feedback_query(question: str, feedback: Mapping[str, Any], used: str, n_terms: int) -> tuple[str, list[str]]:
-    """The offline retry query: question + missing terms + up to ``n_terms`` feedback terms not used before.
-
-    ``used`` is the folded text of every earlier query: a term found in it is not new.
-    Missing terms already in the question are repeated (BM25 counts a query term twice).
-    Returns the query and the new feedback terms it added.
-    """
-    q = fold(question)
-    terms: list[str] = []
-    for t in feedback.get("missing_terms") or []:
-        if isinstance(t, str) and t.strip() and t not in terms:
-            terms.append(t)
-    fresh = [t for t in feedback.get("add_terms") or []
-             if isinstance(t, str) and t.strip() and fold(t) not in q and fold(t) not in used and t not in terms]
-    terms += fresh[:n_terms]
-    extra = [t for t in terms if fold(t) not in q] + [t for t in terms if fold(t) in q]
-    return (f"{question} {' '.join(extra)}".strip() if extra else question), fresh[:n_terms]
-
-
 def fallback_record(node: str, attempt: int, exc: Exception) -> dict[str, Any]:
     """What ``llm_fallback`` records when an LLM call failed and a node took its offline path."""
     kind = exc.kind if isinstance(exc, LLMError) else type(exc).__name__
@@ -259,8 +253,14 @@ class QueryRewrite(Node[RewriteParams]):
         if p.history.mode != "off":
             question, source, context = self._standalone(asked, state.get(HISTORY) or [], attempt, out)
             sources += [source] if source else []
-        subs = split_comparison(question, p.max_subqueries) if p.split else []
-        if attempt == 1 or not isinstance(feedback, Mapping):  # an llm-made standalone question is not rewritten again
+        conservative = isinstance(feedback, Mapping) and feedback.get("strategy") == CONSERVATIVE
+        subs = split_comparison(question, p.max_subqueries) if p.split and not conservative else []
+        rewrite: str | None
+        llm_subs: list[str]
+        if conservative:  # a failed self-check asked for only the question's most certain terms
+            rewrite, terms = conservative_query(question)
+            llm_subs, source, reason = [], CONSERVATIVE, f"conservative retry: only the question's terms {terms}"
+        elif attempt == 1 or not isinstance(feedback, Mapping):  # an llm-made standalone question is not rewritten again
             rewrite, llm_subs, source, reason = self._first(question, attempt, out, "history-llm" not in sources)
         else:
             rewrite, llm_subs, source, reason = self._retry(question, feedback, history, attempt, out)
@@ -347,7 +347,8 @@ class QueryRewrite(Node[RewriteParams]):
             try:
                 rewrite, subs = self._ask(question, feedback, earlier)
                 if fold(rewrite) not in earlier:
-                    return rewrite, subs, "llm+feedback", f"llm rewrite from feedback ({why})"
+                    told = " and the judge's notes" if isinstance(feedback.get("text"), str) and feedback["text"] else ""
+                    return rewrite, subs, "llm+feedback", f"llm rewrite from feedback{told} ({why})"
                 note = "llm repeated an earlier query; "
             except Exception as exc:  # noqa: BLE001 - any LLM failure takes the offline path
                 out["llm_fallback"] = fallback_record(self.name, attempt, exc)
@@ -356,6 +357,11 @@ class QueryRewrite(Node[RewriteParams]):
         _, expansions = dictionary_expansions(rewrite, self.params.dictionary)  # keep the first attempt's terms
         rewrite = f"{rewrite} {' '.join(expansions)}" if expansions else rewrite
         reason = f"feedback terms {fresh}" if fresh else "no new feedback terms"
+        text = feedback.get("text")
+        if isinstance(text, str) and text.strip():  # an LLM grade's reasons in words
+            named = text_terms(text, " ".join([rewrite, *earlier]), self.params.feedback_terms)
+            rewrite = f"{rewrite} {' '.join(named)}" if named else rewrite
+            reason += f"; reflection text: terms {named}" if named else "; reflection text: no new names"
         return rewrite, [], "feedback", f"{note}{reason} ({why})"
 
     def _ask(self, question: str, feedback: Mapping[str, Any] | None, earlier: list[str]) -> tuple[str, list[str]]:
@@ -367,6 +373,8 @@ class QueryRewrite(Node[RewriteParams]):
                       f"Terms to add: {', '.join(map(str, feedback.get('add_terms') or [])) or '-'}",
                       f"Missing from the evidence: {', '.join(map(str, feedback.get('missing_terms') or [])) or '-'}",
                       f"Senses to avoid: {', '.join(map(str, feedback.get('exclude_terms') or [])) or '-'}",
+                      *([f"The relevance judge's notes:\n{feedback['text']}"]
+                        if isinstance(feedback.get("text"), str) and feedback["text"].strip() else []),
                       "Queries already tried (write a DIFFERENT one): " + " | ".join(earlier)]
         lines.append(f"At most {self.params.max_subqueries} sub_queries.")
         if self.client is None:

@@ -14,6 +14,11 @@ condition was not met, or the answer abstained and ``check_abstentions`` is off)
 to keep the answer). On a failure ``reflection`` says which claims were unsupported and
 which question terms the evidence lacks, in the shape the ``grade`` node uses.
 
+With ``retry_rewrite: conservative`` (the module-graph design's retry) the reflection also says
+``strategy: conservative``: ``query_rewrite`` then searches only the question's most certain terms
+(its codes, names, dates and content words; no dictionary, sub-query, LLM or feedback term:
+``evalkit.nodes.reflection.conservative_query``), and ``rewrite_source`` reads ``conservative``.
+
 A judge that raises or reports an error never crashes the query: ``on_judge_error``
 decides (``pass`` by default: an unjudged answer is let through) and ``llm_fallback``
 records it. With the ``extractive`` generator the answer is copied from the evidence,
@@ -47,6 +52,7 @@ from evalkit.graph.schema import (
     SELF_CHECK_REASON,
     Role,
 )
+from evalkit.nodes.reflection import CONSERVATIVE
 from evalkit.text.lexicon import content_terms
 
 
@@ -60,6 +66,9 @@ class SelfCheckParams(NodeParams):
         default="unsupported", description="unsupported: fail on any unsupported claim; "
                                            "unsupported_or_unchecked: also fail when no claim is supported")
     check_abstentions: bool = Field(default=False, description="also judge answers that abstained")
+    retry_rewrite: Literal["feedback", "conservative"] = Field(
+        default="feedback", description="what the retry's rewrite does: feedback (the reflection's terms, "
+        "like a grade's) or conservative (only the question's most certain terms: evalkit.nodes.reflection)")
     on_judge_error: Literal["pass", "fail"] = Field(default="pass", description="what a judge failure "
                                                     "decides (it is recorded in llm_fallback)")
 
@@ -134,5 +143,8 @@ class SelfCheck(Node[SelfCheckParams]):
         missing += [t for t in content_terms(question)
                     if t in folded and t not in missing and coverage([t], " ".join(texts)) == 0]
         bad = [c["claim"] for c in claims if c["verdict"] == "unsupported"]
-        return {"source": self.name, "attempt": attempt, "reason": f"self-check failed: {reason}",
-                "missing_terms": missing[:6], "add_terms": [], "exclude_terms": [], "unsupported_claims": bad[:3]}
+        out = {"source": self.name, "attempt": attempt, "reason": f"self-check failed: {reason}",
+               "missing_terms": missing[:6], "add_terms": [], "exclude_terms": [], "unsupported_claims": bad[:3]}
+        if self.params.retry_rewrite == CONSERVATIVE:
+            out["strategy"] = CONSERVATIVE  # query_rewrite retries with only the question's most certain terms
+        return out

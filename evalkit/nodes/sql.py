@@ -70,6 +70,7 @@ from evalkit.graph.schema import (
     declare_field,
 )
 from evalkit.llm.base import LLMError, LLMSpec
+from evalkit.nodes.rewrite import fallback_record
 from evalkit.nodes.sql_slots import (
     SlotIndex,
     TableSpec,
@@ -301,8 +302,6 @@ class Sql(Node[SqlParams]):
 
     def _text2sql(self, question: str, trace: dict[str, Any], attempt: int, out: dict[str, Any]) -> dict[str, Any] | None:
         """The answered writes when the llm's query returned rows; else None (``trace``/``out`` say why)."""
-        from evalkit.nodes.rewrite import fallback_record
-
         client = self.client
         if client is None:
             return None

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalkit.errors import LocatedError
+from evalkit.errors import LocatedError, did_you_mean
 
 DENIED_FUNCTIONS = frozenset({"random", "randomblob", "load_extension", "zeroblob"})
 ALLOWED_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION})
@@ -168,8 +168,6 @@ def load_table(name: str, path: Path, key: str) -> Table:
         if header.index(col) != j:
             raise TableError(str(path), col, "this column name appears twice in the header row", line=1)
     if key not in header:
-        from evalkit.errors import did_you_mean
-
         raise TableError(str(path), key, f"the key column is not in the header{did_you_mean(key, header)}", line=1)
     k = header.index(key)
     seen: dict[str, int] = {}
