@@ -212,27 +212,15 @@ def check_writes(owner: str, fields: Sequence[str]) -> None:
             raise ValueError(f"{owner} writes '{f}', which only the engine writes")
 
 
-PLUGINS_ENV = "EVALKIT_PLUGINS"
-
-
 def node_types() -> dict[str, type[Node[Any]]]:
     """All registered node types: the built-in families, then the user's plugin modules.
 
     ``EVALKIT_PLUGINS=my_pkg.nodes,other.nodes`` names modules to import, each of which
-    registers its own node types with ``@register_node``. Plugins are named by the user in
-    the environment, never by a graph config (a config never causes code to run).
+    registers its own node types with ``@register_node`` (:mod:`evalkit.plugins`). Plugins are
+    named by the user in the environment, never by a graph config (a config never causes code to run).
     """
-    import importlib
-    import os
-
     import evalkit.nodes  # noqa: F401  (registers the built-ins)
+    from evalkit.plugins import load_plugins
 
-    for module in filter(None, (m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(","))):
-        try:
-            importlib.import_module(module)
-        except ImportError as exc:
-            from evalkit.errors import EvalkitError
-
-            raise EvalkitError(f"{PLUGINS_ENV} names '{module}', which cannot be imported ({exc}); "
-                               "fix the module name or PYTHONPATH") from exc
+    load_plugins()
     return NODE_TYPES
