@@ -166,8 +166,12 @@ def judge_model_options(judge: str, judge_model: str | None) -> dict[str, Any]:
     """``--judge-model PATH`` as judge options (``{model: FOLDER, ...}``); only judges using a model folder take it."""
     if not judge_model:
         return {}
-    if "nli" not in judge.split("+"):
-        raise click.BadParameter(f"--judge-model applies to --judge nli, not '{judge}'", param_hint="--judge-model")
+    from evalkit.judges.base import JUDGE_INFO, judges, takes_model_folder
+
+    if not takes_model_folder(judge):
+        judges()
+        folders = " or ".join(n for n, j in JUDGE_INFO.items() if j.model_folder)
+        raise click.BadParameter(f"--judge-model applies to --judge {folders}, not '{judge}'", param_hint="--judge-model")
     from evalkit.judges.nli import options_from_path
 
     return options_from_path(judge_model)

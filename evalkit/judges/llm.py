@@ -326,9 +326,10 @@ def _spec(llm: LLMSpec | Mapping[str, Any] | None, judge: str) -> LLMSpec:
                          "{backend: openai, base_url: ..., model: ...} or {backend: local}), or "
                          f"judge_options: {{llm: {{...}}}} in a self_check node")
     spec = llm if isinstance(llm, LLMSpec) else LLMSpec(**dict(llm))
-    if spec.backend == "extractive":
-        raise JudgeSetupError(f"judge '{judge}' needs a model backend ('openai' or 'local'): the 'extractive' backend "
-                         "only quotes evidence and cannot answer in JSON")
+    from evalkit.llm.registry import require_model
+
+    if problem := require_model(spec.backend, f"judge '{judge}'"):
+        raise JudgeSetupError(problem)
     return spec
 
 

@@ -96,9 +96,10 @@ class LLMSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
 
-    backend: Literal["openai", "local", "extractive"] = Field(
-        default="local", description="openai: any OpenAI-compatible server; local: a GGUF in-process "
-                                     "(SmolLM2 by default); extractive: quotes evidence, no model")
+    backend: str = Field(
+        default="local", description="a registered backend (evalkit.llm.registry): openai: any OpenAI-compatible "
+                                     "server; local: a GGUF in-process (SmolLM2 by default); extractive: quotes "
+                                     "evidence, no model")
     model: str = Field(default="", description="openai: the model name the server serves")
     base_url: str | None = Field(default=None, description="openai: the server, e.g. http://127.0.0.1:8000/v1")
     api_key_env: str | None = Field(default=None, description="name of the environment variable holding the key")
@@ -125,6 +126,19 @@ class LLMSpec(BaseModel):
                 "LLM option backoff_s is deprecated and ignored: the openai backend uses the OpenAI SDK's "
                 "backoff (0.5 s doubling per retry, at most 8 s, or the server's Retry-After); remove it")
         return self
+
+    @field_validator("backend")
+    @classmethod
+    def _registered_backend(cls, value: str) -> str:
+        from evalkit.llm.registry import backends, choices
+
+        if value not in backends():
+            from evalkit.errors import did_you_mean
+
+            close = did_you_mean(value, backends())
+            raise ValueError(f"unknown LLM backend '{value}': one of {choices()}"
+                             f"{close if 'did you mean' in close else ''}")
+        return value
 
     @field_validator("api_key_env")
     @classmethod
