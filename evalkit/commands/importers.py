@@ -1,7 +1,8 @@
 """``evalkit import``: turn external retrieval data into a corpus plus a frozen eval set.
 
 Thin wrappers over ``evalkit.importers``; an import error becomes one clear line and
-exit code 1.
+exit code 1. The verbs are the importers registered with a command
+(:mod:`evalkit.importers.registry`, plugins included).
 """
 from __future__ import annotations
 
@@ -12,7 +13,22 @@ import click
 from evalkit.commands import user_errors
 
 
-@click.group("import", context_settings={"help_option_names": ["-h", "--help"]})
+class ImporterGroup(click.Group):
+    """The ``import`` group: one verb per importer registered with a command (:mod:`evalkit.importers.registry`)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from evalkit.importers.registry import importers
+
+        return sorted(name for name, info in importers().items() if info.command)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        from evalkit.importers.registry import importers
+
+        info = importers().get(cmd_name)
+        return None if info is None else info.load_command()
+
+
+@click.group("import", cls=ImporterGroup, context_settings={"help_option_names": ["-h", "--help"]})
 def import_() -> None:
     """Turn external data into an evalkit corpus and a frozen eval set.
 
@@ -30,7 +46,7 @@ def import_() -> None:
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
-@import_.command("beir")
+@click.command("beir")
 @click.argument("source", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--split", default="test", show_default=True,
               help="Which qrels/<split>.tsv of a BEIR folder to import.")
@@ -99,7 +115,7 @@ def beir(source: Path | None, split: str, corpus: Path | None, queries: Path | N
 _SOURCE = click.Path(exists=True, path_type=Path)
 
 
-@import_.command("dataset")
+@click.command("dataset")
 @click.argument("source", type=_SOURCE)
 @click.option("--corpus", required=True, type=_SOURCE,
               help="Documents: a datasets folder, .parquet or JSONL with id and text columns (title optional).")
@@ -138,7 +154,7 @@ def dataset(source: Path, corpus: Path, name: str, maps: tuple[str, ...], corpus
       evalkit import dataset data/qa_hf --split test --corpus data/passages.parquet --name qa \\
         --map question=query --map relevant_doc_ids=positive_ids --corpus-map id=pid --corpus-map text=passage
     """
-    from evalkit.interop.importers import (
+    from evalkit.importers.dataset import (
         CORPUS_FIELDS,
         EVAL_FIELDS,
         import_dataset,
@@ -154,7 +170,7 @@ def dataset(source: Path, corpus: Path, name: str, maps: tuple[str, ...], corpus
     click.echo(f"Pin it in a run with: --eval-set {result.eval_set_path}@v{result.version['version']}")
 
 
-@import_.command("ragas")
+@click.command("ragas")
 @click.argument("source", type=_SOURCE)
 @click.option("--name", required=True, help="Eval set name: writes OUT_DIR/NAME.jsonl and OUT_DIR/corpora/NAME.jsonl.")
 @click.option("--map", "maps", multiple=True, metavar="FIELD=COLUMN",
@@ -189,7 +205,7 @@ def ragas(source: Path, name: str, maps: tuple[str, ...], split: str | None, no_
     Example:
       evalkit import ragas testset.jsonl --name ragas_testset
     """
-    from evalkit.interop.importers import RAGAS_FIELDS, import_ragas, parse_mapping
+    from evalkit.importers.dataset import RAGAS_FIELDS, import_ragas, parse_mapping
 
     result = import_ragas(source, name, out_dir, mapping=parse_mapping(maps, RAGAS_FIELDS), split=split, lang=lang,
                           keep_unanswerable=keep_unanswerable, include_retrieved=not no_retrieved, force=force,

@@ -100,7 +100,7 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
 
     _env_quiet()
     from evalkit.commands.run import _absolute_spec, apply_labels, judge_model_options, mlflow_hint, summary_tables
-    from evalkit.interop.importers import parse_mapping
+    from evalkit.importers.rows import parse_mapping
     from evalkit.metrics import Scoring
     from evalkit.run.runner import RunOptions
     from evalkit.scoring import ANSWER_FIELDS, score_answers, score_run, write_scored

@@ -48,9 +48,10 @@ from evalkit.evalsets.lang import record_lang
 from evalkit.fileio import ensure_folder, write_atomic
 from evalkit.importers.beir import NAME_RE, output_paths
 from evalkit.importers.formats import ImportFormatError
+from evalkit.importers.registry import register_importer
 from evalkit.importers.skipped import Skipped, SkipReport
 from evalkit.locking import evalset_lock
-from evalkit.interop.rows import (
+from evalkit.importers.rows import (
     ColumnMap,
     _get,
     _grades,
@@ -127,6 +128,8 @@ class InteropImportResult:
 # ---------------------------------------------------------------------------------------- importing
 
 
+@register_importer("dataset", summary="Hugging Face datasets saved to disk, parquet or JSONL, with a column mapping",
+                   command="evalkit.commands.importers:dataset")
 def import_dataset(source: str | Path, name: str, out_dir: str | Path, *, corpus: str | Path,
                    mapping: ColumnMap | None = None, corpus_mapping: ColumnMap | None = None,
                    split: str | None = None, corpus_split: str | None = None, lang: str = "auto",
@@ -207,6 +210,8 @@ def context_id(text: str) -> str:
     return "ctx-" + hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()[:16]
 
 
+@register_importer("ragas", summary="ragas samples: the contexts become the corpus, reference contexts the gold",
+                   command="evalkit.commands.importers:ragas")
 def import_ragas(source: str | Path, name: str, out_dir: str | Path, *, mapping: ColumnMap | None = None,
                  split: str | None = None, lang: str = "auto", keep_unanswerable: bool = False,
                  include_retrieved: bool = True, force: bool = False,

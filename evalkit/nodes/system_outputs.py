@@ -115,7 +115,7 @@ def to_state(outputs: Mapping[str, Any], writes: Sequence[str], ids: PassageIds,
 def _answer(outputs: Mapping[str, Any], produced: Mapping[str, Any], ids: PassageIds, generator: str, where: str,
             evidence_k: int, upstream: Mapping[str, Any]) -> dict[str, Any]:
     """The generator fields of an answer, its contexts and its citations."""
-    from evalkit.interop.importers import context_id
+    from evalkit.importers.dataset import context_id
     from evalkit.nodes.generate import parse_citations
     from evalkit.scoring.answers import detect_abstention
 

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import EvalkitError, LocatedError
 from evalkit.evalsets.evalset import MAX_QUESTION_CHARS
-from evalkit.interop.importers import ColumnMap, context_id, read_rows, resolve_columns
+from evalkit.importers.dataset import ColumnMap, context_id, read_rows, resolve_columns
 from evalkit.scoring.runfile import first_ranks, parse_ranked
 
 if TYPE_CHECKING:
