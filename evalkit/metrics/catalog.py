@@ -149,7 +149,8 @@ def named_metric(name: str) -> NamedMetric | None:
 def all_metrics(plugins: bool = True) -> Iterator[NamedMetric]:
     """Every registered metric, in registration order (``plugins=False``: the built-ins only)."""
     _builtins(plugins)
-    yield from list(NAMED.values())
+    rank = {module: i for i, module in enumerate(BUILTIN_MODULES)}  # not import order: that depends on the caller
+    yield from sorted(NAMED.values(), key=lambda m: rank.get(m.source, len(rank)))
 
 
 def headline(per_query: bool = False) -> tuple[str, ...]:
