@@ -20,96 +20,57 @@ order after the listed ones.
 """
 from __future__ import annotations
 
-import re
-
-from evalkit.analysis.direction import is_descriptive
 from evalkit.analysis.pairing import ABSTAIN_RATES, is_retrieval_metric
+from evalkit.metrics.catalog import CONCERNS, columns, named_metric
+from evalkit.metrics.registry import DEFAULT_METRICS
 
-CONCERNS = ("retrieval", "answers", "agentic", "routes", "safety", "cost", "other")
-
-ORDER: dict[str, tuple[tuple[str, str], ...]] = {
-    "retrieval": (("recall@20", "recall@20"), ("hit@5", "hit@5"), ("mrr@10", "mrr@10"), ("ndcg@10", "ndcg@10"),
-                  ("abstain_rate_answerable", "guard(ans)"), ("abstain_rate_unanswerable", "guard(unans)")),
-    "answers": (("faithfulness", "faithful"), ("hallucination_rate", "halluc"), ("hallucinated", "halluc"),
-                ("unverified_rate", "unverif"), ("unverified", "unverif"), ("n_no_checkable_claims", "no-claims"),
-                ("answer_f1", "F1"),
-                ("answer_correctness", "correct"), ("citation_recall", "cite.rec"), ("citation_precision", "cite.prec"),
-                ("cited_gold_precision", "cite.gold"),
-                ("abstention_rate", "declined(ans)"), ("correct_abstention_rate", "declined(unans)"),
-                ("unanswerable_hallucination_rate", "answered(unans)"), ("claim_hallucination_rate", "halluc(claims)"),
-                ("answer_em", "EM"), ("invalid_citation_rate", "cite.invalid"), ("n_answered", "answered"),
-                ("n_abstained", "declined"), ("n_judge_failed", "judge-failed"),
-                ("n_correctness_failed", "grade-failed")),
-    "agentic": (("loop_rate", "looped"), ("attempts_mean", "attempts"), ("rescued", "rescued"),
-                ("harmed", "harmed"), ("futile", "futile"), ("gate_refusals", "gate-refused"),
-                ("gate_fail_rate_first", "gate-fail(1st)"),
-                ("first_attempt_hit@5", "hit@5(1st)"), ("rescue_rate", "rescue%"), ("harm_rate", "harm%"),
-                ("futile_rate", "futile%"), ("rescued_new_docs", "rescued(new)"), ("loop_ms_mean", "loop ms/q"),
-                ("llm_fallbacks", "llm-fallback"), ("futile_rewrites", "same-rewrite"),
-                ("first_attempt_recall@20", "recall@20(1st)")),
-    "safety": (("block_rate", "blocked"), ("input_block_rate", "blocked(in)"), ("output_block_rate", "blocked(out)"),
-               ("n_blocked", "n blocked")),
-    "cost": (("failed", "failed"), ("degraded_share", "degraded"), ("s/query", "s/query"), ("p95 s", "p95 s"), ("llm_calls", "LLM calls"),
-             ("tokens_in", "tokens in"), ("tokens_out", "tokens out"), ("cache_hits", "LLM cache hits"),
-             ("reused", "reused steps"), ("n_claims_escalated", "claims to model"),
-             ("n_claims_judged", "claims judged")),
-}
-_HEADER = {name: header for cols in ORDER.values() for name, header in cols}
-_RANK = {name: i for cols in ORDER.values() for i, (name, _) in enumerate(cols)}
-
-_ANSWER_MARKERS = ("faithful", "hallucinat", "unverified", "answer", "citation", "abstention", "claim", "judge",
-                   "correctness", "refus", "answered", "abstained")
-_AGENTIC_MARKERS = ("loop", "rescue", "harm", "futile", "attempt", "route_share", "gate_fail", "gate_refus",
-                    "llm_fallback")
+__all__ = ["CONCERNS", "SENTENCE_ONLY", "chart_family", "concern", "header", "is_count", "ordered"]
 
 
 def _is_retrieval(name: str) -> bool:
-    return name in ABSTAIN_RATES or is_retrieval_metric(name)
+    return is_retrieval_metric(name)
 
 
 def concern(name: str) -> str:
-    """One of :data:`CONCERNS` for a metric name (see the module docstring)."""
-    if any(name == n for n, _ in ORDER["cost"]) or "latency" in name or name.startswith("degraded"):
-        return "cost"
-    if name.startswith("route_share."):
-        return "routes"
-    if any(name == n for n, _ in ORDER["safety"]):
-        return "safety"
-    if any(m in name for m in _AGENTIC_MARKERS):
-        return "agentic"
-    if _is_retrieval(name):
-        return "retrieval"
-    if any(m in name for m in _ANSWER_MARKERS):
-        return "answers"
-    return "other"
+    """One of :data:`CONCERNS` for a metric name: the registered metric's, ``retrieval`` for a ranking
+    metric, ``other`` for a name in neither registry."""
+    m = named_metric(name)
+    if m is not None:
+        return m.concern
+    return "retrieval" if _is_retrieval(name) else "other"
 
-
-COUNTS = frozenset({"rescued", "rescued_new_docs", "harmed", "futile", "llm_fallbacks", "futile_rewrites", "loop_ms",
-                    "loop_llm_calls", "loop_tokens", "loop_undetermined", "gate_refusals", "gate_refusals_unanswerable",
-                    "degraded", "truncated_answers", "content_filtered"})
 
 SENTENCE_ONLY = frozenset({"n_first_attempt_queries", "n_first_attempt_hits"})
 """Counts printed in the agentic table's sentences (:mod:`evalkit.analysis.loop_reading`), not as columns."""
 
 
 def is_count(name: str) -> bool:
-    """A count (printed as an integer, never "best"): ``n_*``, ``attemptN_queries``, the loop counts and totals."""
-    return name in COUNTS or name.startswith(("n_", "degraded.")) or name.endswith("_queries") or (
-        is_descriptive(name) and not name.endswith(("_mean", "_rate")))
+    """A count (printed as an integer, never "best"): a registered metric whose unit is ``count``."""
+    m = named_metric(name)
+    return m is not None and m.is_count
+
+
+def _rank(name: str) -> int | None:
+    """Position of ``name`` among its table's columns (the default ranking metrics first), None if unranked."""
+    if name in DEFAULT_METRICS:
+        return DEFAULT_METRICS.index(name)
+    m = named_metric(name)
+    if m is None or not m.column or m.pattern is not None:
+        return None
+    return len(DEFAULT_METRICS) + [c.name for c in columns(m.concern)].index(m.name)
 
 
 def header(name: str) -> str:
     """The short column header of a metric (its own name when it has none; a route's label for route shares)."""
-    if name.startswith("route_share."):
-        return name.removeprefix("route_share.")
-    attempt = re.fullmatch(r"attempt(\d+)_(.+)", name)
-    return f"{attempt.group(2)}({attempt.group(1)})" if attempt else _HEADER.get(name, name)
+    m = named_metric(name)
+    return name if m is None else m.header_of(name)
 
 
 def ordered(names: list[str]) -> list[str]:
-    """``names`` most important first: the :data:`ORDER` ones in that order, then the rest as given."""
+    """``names`` most important first: the table columns in registry order, then the rest as given."""
     first_seen = {n: i for i, n in enumerate(names)}
-    return sorted(names, key=lambda n: (n not in _RANK, _RANK.get(n, 0), first_seen[n]))
+    ranks = {n: _rank(n) for n in names}
+    return sorted(names, key=lambda n: (ranks[n] is None, ranks[n] or 0, first_seen[n]))
 
 
 def chart_family(name: str) -> str | None:

@@ -1,42 +1,33 @@
-"""Which way is better, per metric name: the one definition every analysis command uses.
+"""Which way is better, per metric name: read from the metric registries, never guessed from the name.
 
-Higher is better for every metric except
+* A ranking metric (``recall@20``, ``final:hit@5``: :mod:`evalkit.metrics.registry`) is
+  higher-is-better.
+* Every other metric evalkit computes is registered once in :mod:`evalkit.metrics.catalog`
+  with its direction: ``higher``, ``lower``, or ``none`` for counts and shares that describe
+  an answer rather than grade it (``answered``, ``claims``, ``n_*``, the safety block rates:
+  good on attacks, bad on ordinary questions). Analysis commands leave the descriptive ones
+  (:func:`is_descriptive`) out unless asked for by name, and treat a ``none`` metric asked for
+  by name as higher-is-better.
+* A name in neither registry (a plugin's metric that did not register, an old run's) is
+  higher-is-better and not descriptive.
 
-* names containing one of :data:`LOWER_IS_BETTER_MARKERS`: ``hallucinat`` (the variant's
-  ``hallucination_rate`` and the per-query ``hallucinated``), ``unverified`` (``unverified_rate``,
-  the per-query ``unverified``, ``claims_unverified``), ``abstain_rate_answerable``,
-  ``invalid``, ``latency``, ``degraded`` (queries whose LLM failed), ``truncated`` (answers cut
-  at ``max_tokens``), ``unsupported`` (``claims_unsupported``), ``judge_failed``, ``correctness_failed``,
-  and the reflection-loop costs and harms (``harmed``, ``futile``, ``loop_ms``,
-  ``loop_llm_calls``, ``loop_tokens``, ``llm_fallbacks``, ``gate_failed_first``) and
-  ``tenant_leak`` (``tenant_leak_rate``, evalkit.metrics.tenancy);
-* the names in :data:`LOWER_IS_BETTER_NAMES`: ``abstention_rate`` (in
-  ``evalkit.metrics.answer`` that is the share of *answerable* questions abstained on).
-
-``abstain_rate_unanswerable`` and ``correct_abstention_rate`` (correct abstentions) are
-higher-is-better. Per-query counts that describe an answer rather than grade it
-(:func:`is_descriptive`: ``answered``, ``abstained``, ``claims``, ``citations``, ``n_*``...)
-have no direction; analysis commands leave them out unless asked for by name. The safety
-block rates (``block_rate``...) have none either: good on attacks, bad on ordinary questions.
+``compare``, ``gate``, ``report`` and the console tables ask this module; nothing else
+decides a direction.
 """
 from __future__ import annotations
 
-LOWER_IS_BETTER_MARKERS: tuple[str, ...] = ("hallucinat", "unverified", "abstain_rate_answerable", "invalid", "latency",
-                                            "degraded", "truncated", "unsupported", "judge_failed", "correctness_failed", "harm", "futile", "loop_ms",
-                                            "loop_llm", "loop_tokens", "llm_fallback", "gate_fail",
-                                            "tenant_leak")
-LOWER_IS_BETTER_NAMES: frozenset[str] = frozenset({"abstention_rate"})
-DESCRIPTIVE_NAMES: frozenset[str] = frozenset({"answered", "abstained", "degraded", "claims", "claims_supported",
-                                               "claims_not_checkable", "claims_escalated", "citations", "attempts", "attempts_mean",
-                                               "looped", "loop_rate", "citation_claims", "citation_claims_supported",
-                                               "citations_checked", "citations_precise",
-                                               # on an attack set higher is better, on ordinary questions lower
-                                               "block_rate", "input_block_rate", "output_block_rate"})
+from evalkit.metrics.catalog import NamedMetric, all_metrics, named_metric
+
+
+def direction(metric: str) -> str:
+    """``higher``, ``lower`` or ``none`` (see the module docstring)."""
+    m = named_metric(metric)
+    return "higher" if m is None else m.direction
 
 
 def higher_is_better(metric: str) -> bool:
-    """False for the lower-is-better names above, True for everything else."""
-    return metric not in LOWER_IS_BETTER_NAMES and not any(m in metric for m in LOWER_IS_BETTER_MARKERS)
+    """False for a metric registered as lower-is-better, True for everything else."""
+    return direction(metric) != "lower"
 
 
 def sign(metric: str) -> int:
@@ -46,7 +37,8 @@ def sign(metric: str) -> int:
 
 def is_descriptive(metric: str) -> bool:
     """A count or flag that describes an answer (``answered``, ``claims``, ``n_answered``), not a grade."""
-    return metric in DESCRIPTIVE_NAMES or metric.startswith("n_")
+    m = named_metric(metric)
+    return m is not None and m.is_descriptive
 
 
 class LowerIsBetter:
@@ -56,18 +48,10 @@ class LowerIsBetter:
         return isinstance(metric, str) and not higher_is_better(metric)
 
 
-PER_QUERY_NAMES: dict[str, str] = {
-    "hallucination_rate": "hallucinated",
-    "unverified_rate": "unverified",
-    "claim_hallucination_rate": "claims_unsupported",
-    "abstention_rate": "abstained",
-    "correct_abstention_rate": "abstained",
-    "unanswerable_hallucination_rate": "answered",
-    "invalid_citation_rate": "citations_invalid",
-    "tenant_leak_rate": "tenant_leak",
-    "route_accuracy": "route_correct",
-}
-"""Variant-level answer metrics and the per-query metric they are aggregated from."""
+def per_query_name(metric: str) -> str | None:
+    """The per-query metric a registered variant-level rate aggregates (``hallucination_rate`` -> ``hallucinated``)."""
+    m: NamedMetric | None = named_metric(metric)
+    return None if m is None else m.per_query
 
 
 def per_query_hint(metric: str) -> str:
@@ -76,8 +60,15 @@ def per_query_hint(metric: str) -> str:
     ``compare`` and ``gate`` pair per-query values; a variant-level rate such as
     ``hallucination_rate`` exists only in the summary.
     """
-    if metric not in PER_QUERY_NAMES:
+    name = per_query_name(metric)
+    if name is None:
         return ""
+    source = named_metric(metric)
+    where = source.source.replace(".", "/") + ".py" if source is not None and source.source else "the metric's module"
     return (f"; '{metric}' is a variant-level rate, and paired tests need a per-query metric: use "
-            f"'{PER_QUERY_NAMES[metric]}' (see evalkit/metrics/answer.py for how the rate aggregates it)")
+            f"'{name}' (see {where} for how the rate aggregates it)")
 
+
+def lower_is_better_names() -> list[str]:
+    """Every registered lower-is-better metric (for help texts and docs)."""
+    return [m.name for m in all_metrics() if m.direction == "lower"]

@@ -7,7 +7,7 @@ columns; empty columns are hidden and the tables are fitted to the output width 
 :mod:`evalkit.analysis.tables` (``--wide`` / ``--columns`` on ``run`` and ``demo``).
 
 The best value of each quality column is marked with ``*`` (highest, except for the
-lower-is-better metrics of :mod:`evalkit.analysis.direction`). Plain text for terminals
+metrics registered as lower-is-better, :mod:`evalkit.analysis.direction`). Plain text for terminals
 and Markdown for ``reports/``; both come from the same rows.
 """
 from __future__ import annotations
@@ -18,9 +18,10 @@ from evalkit.analysis.guard_check import summary_warnings
 from evalkit.analysis.loop_reading import loop_readings
 from evalkit.analysis.tables import Column, Layout, TableData, markdown, render, wrap
 from evalkit.judges.offline import HELD_OUT
+from evalkit.metrics.catalog import columns
 from evalkit.records import RunSummary, VariantSummary
 
-LOWER_IS_BETTER = LowerIsBetter()  # the one rule of evalkit.analysis.direction (hallucination, latency, ...)
+LOWER_IS_BETTER = LowerIsBetter()  # each metric's registered direction (evalkit.analysis.direction)
 TITLES = {"retrieval": "retrieval", "answers": "answers (generating variants; judged claims)",
           "agentic": "agentic (reflection loops)", "routes": "routes (share of queries per route)",
           "safety": "safety (share of queries an input_filter / moderate node blocked)", "cost": "cost",
@@ -79,23 +80,33 @@ def _metric_table(summary: RunSummary, concern: str, names: list[str]) -> TableD
     return TableData(TITLES[concern], cols, rows, notes=notes)
 
 
-def _cost_row(name: str, v: VariantSummary) -> list[str]:
+def _cost_cells(v: VariantSummary) -> dict[str, str]:
+    """The cost table's cells of one variant, by registered column name (evalkit.metrics.cost)."""
     mean, p95 = v.timing.get("latency_ms_mean"), v.timing.get("latency_ms_p95")
     usage = {k: sum(u.get(k, 0) for u in v.usage.values()) for k in ("calls", "tokens_in", "tokens_out", "cache_hits")}
     executions = v.timing.get("node_executions")
     reused = v.timing.get("node_executions_reused")
     degraded = v.metrics.get("degraded")
-    return [name, str(v.n_failed), "-" if degraded is None else
-            f"{degraded:g} ({v.metrics.get('degraded_share', 0):.0%})" if degraded else "0",
-            "-" if mean is None else f"{mean / 1000:.3f}",
-            "-" if p95 is None else f"{p95 / 1000:.3f}",
-            *["-" if not v.usage else f"{usage[k]:g}" for k in ("calls", "tokens_in", "tokens_out", "cache_hits")],
-            f"{reused:g}/{executions:g}" if executions and reused else "-",
-            *[f"{v.metrics[k]:g}" if k in v.metrics else "-" for k in ("n_claims_escalated", "n_claims_judged")]]
+    cells = {k: f"{x:g}" for k, x in v.metrics.items()}  # any other registered cost column: the metric itself
+    cells.update({
+        "failed": str(v.n_failed),
+        "degraded_share": "-" if degraded is None else
+        f"{degraded:g} ({v.metrics.get('degraded_share', 0):.0%})" if degraded else "0",
+        "s/query": "-" if mean is None else f"{mean / 1000:.3f}",
+        "p95 s": "-" if p95 is None else f"{p95 / 1000:.3f}",
+        **{key: "-" if not v.usage else f"{usage[k]:g}" for key, k in (
+            ("llm_calls", "calls"), ("tokens_in", "tokens_in"), ("tokens_out", "tokens_out"), ("cache_hits", "cache_hits"))},
+        "reused": f"{reused:g}/{executions:g}" if executions and reused else "-"})
+    return cells
+
+
+def _cost_row(name: str, v: VariantSummary) -> list[str]:
+    cells = _cost_cells(v)
+    return [name, *[cells.get(m.name, "-") for m in columns("cost")]]
 
 
 def _cost_table(summary: RunSummary) -> TableData:
-    cols = [Column("variant", numeric=False), *[Column(k, h) for k, h in concerns.ORDER["cost"]]]
+    cols = [Column("variant", numeric=False), *[Column(m.name, m.header) for m in columns("cost")]]
     rows = [_cost_row(name, v) for name, v in summary.variants.items()]
     causes = {name: ", ".join(f"{k.removeprefix('degraded.')} {n:g}" for k, n in v.metrics.items()
                               if k.startswith("degraded.") and n) for name, v in summary.variants.items()}

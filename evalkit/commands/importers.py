@@ -2,7 +2,8 @@
 or a folder of documents (PDF, Word, HTML, Markdown) into a corpus.
 
 Thin wrappers over ``evalkit.importers``; an import error becomes one clear line and
-exit code 1.
+exit code 1. The verbs are the importers registered with a command
+(:mod:`evalkit.importers.registry`, plugins included).
 """
 from __future__ import annotations
 
@@ -12,8 +13,7 @@ import click
 
 from evalkit.commands import user_errors
 from evalkit.importers import BeirFiles, import_beir
-from evalkit.importers.docs import import_docs
-from evalkit.interop.importers import (
+from evalkit.importers.dataset import (
     CORPUS_FIELDS,
     EVAL_FIELDS,
     RAGAS_FIELDS,
@@ -21,9 +21,22 @@ from evalkit.interop.importers import (
     import_ragas,
     parse_mapping,
 )
+from evalkit.importers.docs import import_docs
+from evalkit.importers.registry import importers
 
 
-@click.group("import", context_settings={"help_option_names": ["-h", "--help"]})
+class ImporterGroup(click.Group):
+    """The ``import`` group: one verb per importer registered with a command (:mod:`evalkit.importers.registry`)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(name for name, info in importers().items() if info.command)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        info = importers().get(cmd_name)
+        return None if info is None else info.load_command()
+
+
+@click.group("import", cls=ImporterGroup, context_settings={"help_option_names": ["-h", "--help"]})
 def import_() -> None:
     """Turn external data into an evalkit corpus and a frozen eval set, or documents into a corpus.
 
@@ -44,7 +57,7 @@ def import_() -> None:
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
-@import_.command("beir")
+@click.command("beir")
 @click.argument("source", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--split", default="test", show_default=True,
               help="Which qrels/<split>.tsv of a BEIR folder to import.")
@@ -111,7 +124,7 @@ def beir(source: Path | None, split: str, corpus: Path | None, queries: Path | N
 _SOURCE = click.Path(exists=True, path_type=Path)
 
 
-@import_.command("dataset")
+@click.command("dataset")
 @click.argument("source", type=_SOURCE)
 @click.option("--corpus", required=True, type=_SOURCE,
               help="Documents: a datasets folder, .parquet or JSONL with id and text columns (title optional).")
@@ -159,7 +172,7 @@ def dataset(source: Path, corpus: Path, name: str, maps: tuple[str, ...], corpus
     click.echo(f"Pin it in a run with: --eval-set {result.eval_set_path}@v{result.version['version']}")
 
 
-@import_.command("ragas")
+@click.command("ragas")
 @click.argument("source", type=_SOURCE)
 @click.option("--name", required=True, help="Eval set name: writes OUT_DIR/NAME.jsonl and OUT_DIR/corpora/NAME.jsonl.")
 @click.option("--map", "maps", multiple=True, metavar="FIELD=COLUMN",
@@ -202,7 +215,7 @@ def ragas(source: Path, name: str, maps: tuple[str, ...], split: str | None, no_
     click.echo(f"Pin it in a run with: --eval-set {result.eval_set_path}@v{result.version['version']}")
 
 
-@import_.command("docs")
+@click.command("docs")
 @click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--name", required=True, help="Corpus name: writes OUT_DIR/corpora/NAME.jsonl.")
 @click.option("--out-dir", default=Path("eval_sets"), show_default=True,

@@ -25,6 +25,7 @@ from evalkit.commands.options import (
 from evalkit.commands.options import layout as table_layout
 from evalkit.evalsets import load_eval_set
 from evalkit.graph.sweep import load_variants
+from evalkit.judges.base import JUDGE_INFO, judges, takes_model_folder
 from evalkit.judges.nli import options_from_path
 from evalkit.locking import output_lock
 from evalkit.metrics import DEFAULT_METRICS, Scoring
@@ -169,8 +170,10 @@ def judge_model_options(judge: str, judge_model: str | None) -> dict[str, Any]:
     """``--judge-model PATH`` as judge options (``{model: FOLDER, ...}``); only judges using a model folder take it."""
     if not judge_model:
         return {}
-    if "nli" not in judge.split("+"):
-        raise click.BadParameter(f"--judge-model applies to --judge nli, not '{judge}'", param_hint="--judge-model")
+    if not takes_model_folder(judge):
+        judges()
+        folders = " or ".join(n for n, j in JUDGE_INFO.items() if j.model_folder)
+        raise click.BadParameter(f"--judge-model applies to --judge {folders}, not '{judge}'", param_hint="--judge-model")
 
     return options_from_path(judge_model)
 

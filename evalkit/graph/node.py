@@ -25,13 +25,11 @@ from __future__ import annotations
 
 import builtins
 import importlib
-import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from evalkit.errors import EvalkitError
 from evalkit.graph.memo import WorkMemo, part_identity
 from evalkit.graph.schema import (
     ENGINE_FIELDS,
@@ -42,6 +40,7 @@ from evalkit.graph.schema import (
     check_fields,
 )
 from evalkit.llm.client import LLMClient
+from evalkit.plugins import load_plugins
 
 T = TypeVar("T")
 
@@ -220,14 +219,9 @@ def node_types() -> dict[str, type[Node[Any]]]:
     """All registered node types: the built-in families, then the user's plugin modules.
 
     ``EVALKIT_PLUGINS=my_pkg.nodes,other.nodes`` names modules to import, each of which
-    registers its own node types with ``@register_node``. Plugins are named by the user in
-    the environment, never by a graph config (a config never causes code to run).
+    registers its own node types with ``@register_node`` (:mod:`evalkit.plugins`). Plugins are
+    named by the user in the environment, never by a graph config (a config never causes code to run).
     """
     importlib.import_module(BUILTIN_NODES)  # registers the built-ins
-    for module in filter(None, (m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(","))):
-        try:
-            importlib.import_module(module)
-        except ImportError as exc:
-            raise EvalkitError(f"{PLUGINS_ENV} names '{module}', which cannot be imported ({exc}); "
-                               "fix the module name or PYTHONPATH") from exc
+    load_plugins()
     return NODE_TYPES

@@ -55,6 +55,7 @@ from evalkit.importers.formats import (
     read_qrels,
     read_queries,
 )
+from evalkit.importers.registry import register_importer
 from evalkit.importers.skipped import Skipped, SkipReport
 from evalkit.locking import evalset_lock
 
@@ -166,6 +167,8 @@ def output_paths(out_dir: str | Path, name: str) -> tuple[Path, Path, Path]:
     return out / "corpora" / f"{name}.jsonl", out / f"{name}.jsonl", out / f"{name}.manifest.json"
 
 
+@register_importer("beir", summary="BEIR folders and Anserini/pyserini files (corpus, queries, qrels)",
+                   command="evalkit.commands.importers:beir")
 def import_beir(files: BeirFiles, name: str, out_dir: str | Path = EVAL_SETS_DIR, *, lang: str = "auto",
                 force: bool = False, keep_unanswerable: bool = False,
                 description: str | None = None, skip_invalid: bool = False) -> ImportResult:

@@ -42,6 +42,7 @@ from evalkit.extras import check
 from evalkit.fileio import ensure_folder, write_atomic
 from evalkit.importers.beir import NAME_RE, output_paths
 from evalkit.importers.doc_readers import FEATURE, READERS, DocReadError, ParsedDoc
+from evalkit.importers.registry import register_importer
 from evalkit.importers.skipped import Skipped, SkipReport
 from evalkit.index.tables import table_spans
 
@@ -131,6 +132,8 @@ def _encodable(text: str) -> str:
     return text.encode("utf-8", "replace").decode("utf-8")
 
 
+@register_importer("docs", summary="a folder of PDF, Word, HTML, Markdown and text files: a corpus only",
+                   command="evalkit.commands.importers:docs")
 def import_docs(folder: str | Path, name: str, out_dir: str | Path = "eval_sets", *,
                 force: bool = False) -> DocsImportResult:
     """Read every document file under ``folder`` and write the corpus ``OUT/corpora/NAME.jsonl``.

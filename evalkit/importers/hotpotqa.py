@@ -13,10 +13,13 @@ import shutil
 from pathlib import Path
 
 from evalkit.evalsets import freeze
+from evalkit.importers.registry import register_importer
 
 FILES = ("hotpotqa_train.json", "hotpotqa_train_corpus.json")
 
 
+@register_importer("hotpotqa", summary="HotpotQA in the HippoRAG layout (questions JSON + pooled corpus JSON); "
+                   "library only, used by benchmarks/")
 def import_hotpotqa(data_dir: str | Path, out_dir: str | Path, name: str = "hotpotqa_100") -> Path:
     """Write ``out_dir/corpora/NAME.jsonl`` and ``out_dir/NAME.jsonl`` (frozen v1); returns the eval set path.
 

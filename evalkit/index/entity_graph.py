@@ -76,9 +76,9 @@ from evalkit.index.entities import (
 from evalkit.index.llm_entities import (
     DEFAULT_ENTITY_TYPES,
     DEFAULT_RELATION_TYPES,
-    EXTRACTIVE,
     NEEDS_LLM,
     llm_key,
+    needs_model,
 )
 from evalkit.llm.base import LLMSpec
 
@@ -135,8 +135,8 @@ class GraphSpec(BaseModel):
         if info.data.get("mode") == "llm":
             if llm is None:
                 raise ValueError(NEEDS_LLM)
-            if llm.backend == "extractive":
-                raise ValueError(EXTRACTIVE)
+            if problem := needs_model(llm):
+                raise ValueError(problem)
         return llm
 
     @model_validator(mode="after")

@@ -62,6 +62,7 @@ from evalkit.index.entities import (
     split_sentences,
 )
 from evalkit.llm.base import LLMError, LLMSpec
+from evalkit.llm.registry import backend_info, require_model
 from evalkit.llm.usage import Usage, usage_scope
 
 logger = logging.getLogger(__name__)
@@ -182,7 +183,7 @@ class LLMExtractor:
 
     def extract_all(self, texts: Sequence[str]) -> list[tuple[list[Mention], list[Relation]]]:
         """Mentions and relations of every passage, in order; ``stats`` sums the counters and LLM usage."""
-        workers = 1 if self.spec.backend == "local" else max(1, min(self.spec.concurrency, len(texts)))
+        workers = max(1, min(self.spec.concurrency, len(texts))) if backend_info(self.spec.backend).concurrent else 1
         if workers == 1:
             results = [self._one(t) for t in texts]
         else:
@@ -330,8 +331,8 @@ def make_llm_extractor(params: Mapping[str, Any], aliases: AliasTable, cache_roo
     if llm is None:
         raise ValueError(NEEDS_LLM)
     spec = llm if isinstance(llm, LLMSpec) else LLMSpec(**dict(llm))
-    if spec.backend == "extractive":
-        raise ValueError(EXTRACTIVE)
+    if problem := needs_model(spec):
+        raise ValueError(problem)
     keep = ("entity_types", "relation_types", "min_confidence", "full_confidence", "grey_weight", "max_chars",
             "strip_legal_suffixes", "min_chars", "noun_compounds")
     return LLMExtractor(spec, aliases, cache_root=cache_root, **{k: params[k] for k in keep if k in params})
@@ -339,5 +340,8 @@ def make_llm_extractor(params: Mapping[str, Any], aliases: AliasTable, cache_roo
 
 NEEDS_LLM = ("extraction mode 'llm' needs an LLM: set 'llm' in the graph spec (graph: {mode: llm, llm: {backend: "
              "openai, base_url: ..., model: ...}} or llm: {backend: local}), or use mode: fast")
-EXTRACTIVE = ("extraction mode 'llm' needs a model backend ('openai' or 'local') in 'llm': the 'extractive' "
-              "backend only quotes passages and cannot answer in JSON")
+
+
+def needs_model(spec: LLMSpec) -> str:
+    """Why ``spec`` cannot extract entities (its backend is not a language model), or ``""``."""
+    return require_model(spec.backend, "extraction mode 'llm' (its 'llm')")

@@ -8,6 +8,7 @@ from typing import Any
 
 from evalkit.extras import check, require
 from evalkit.judges.base import (
+    JUDGE_INFO,
     JUDGES,
     VERDICTS,
     ClaimVerdict,
@@ -15,12 +16,16 @@ from evalkit.judges.base import (
     JudgeResult,
     UnknownJudgeError,
     Verdict,
+    calls_model,
+    judges,
     make_judge,
     register_judge,
+    takes_model_folder,
 )
 from evalkit.text.claims import split_claims
 
 
+@register_judge("llm", calls_model=True)
 def _llm_judge(cache_root: Any = None, **options: Any) -> Judge:
     """``llm``: claims + verdicts from the configured LLM (imported only when built)."""
     from evalkit.judges.llm import make_llm_judge
@@ -28,6 +33,7 @@ def _llm_judge(cache_root: Any = None, **options: Any) -> Judge:
     return make_llm_judge(cache_root=cache_root, **options)
 
 
+@register_judge("nli", model_folder=True)
 def _nli_judge(cache_root: Any = None, **options: Any) -> Judge:
     """``nli``: an NLI / fact-checking model from a local folder (transformers imported only when it runs)."""
     from evalkit.judges.nli import make_nli_judge
@@ -35,6 +41,7 @@ def _nli_judge(cache_root: Any = None, **options: Any) -> Judge:
     return make_nli_judge(cache_root=cache_root, **options)
 
 
+@register_judge("ragas", calls_model=True)
 def _ragas_judge(cache_root: Any = None, **options: Any) -> Judge:
     """``ragas``: ragas 0.4 Faithfulness on the configured LLM (ragas is imported only when built)."""
     from evalkit.judges.llm import _spec
@@ -46,9 +53,5 @@ def _ragas_judge(cache_root: Any = None, **options: Any) -> Judge:
     return module.make_ragas_judge(cache_root=cache_root, **options)
 
 
-register_judge("llm", _llm_judge)
-register_judge("nli", _nli_judge)
-register_judge("ragas", _ragas_judge)
-
-__all__ = ["JUDGES", "VERDICTS", "ClaimVerdict", "Judge", "JudgeResult", "UnknownJudgeError", "Verdict",
-           "make_judge", "register_judge", "split_claims"]
+__all__ = ["JUDGES", "JUDGE_INFO", "VERDICTS", "ClaimVerdict", "Judge", "JudgeResult", "UnknownJudgeError", "Verdict",
+           "calls_model", "judges", "make_judge", "register_judge", "split_claims", "takes_model_folder"]

@@ -15,9 +15,11 @@ from, splits the answer into claims and gives each claim one of four verdicts:
 malformed reply) says so in :attr:`JudgeResult.error`: a failure never turns silently
 into a verdict.
 
-Backends register a factory in :data:`JUDGES` under the name users write
-(``offline``; ``llm`` and ``ragas`` come from other modules) and are built with
-:func:`make_judge`.
+Backends register a factory in :data:`JUDGES` under the name users write, with
+``@register_judge(name, calls_model=..., model_folder=...)`` (``offline`` here; ``llm``, ``nli``
+and ``ragas`` in :mod:`evalkit.judges`; plugins through ``EVALKIT_PLUGINS``), and are built
+with :func:`make_judge`. Other packages ask :func:`calls_model` / :func:`takes_model_folder`,
+never a judge's name.
 """
 from __future__ import annotations
 
@@ -26,17 +28,24 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol, get_args
 
 from evalkit.errors import EvalkitError, did_you_mean
+from evalkit.plugins import load_plugins
 
 __all__ = [
     "JUDGES",
+    "JUDGE_INFO",
+    "JudgeInfo",
     "VERDICTS",
     "ClaimVerdict",
     "Judge",
     "JudgeResult",
     "UnknownJudgeError",
     "Verdict",
+    "calls_model",
+    "judge_parts",
+    "judges",
     "make_judge",
     "register_judge",
+    "takes_model_folder",
 ]
 
 Verdict = Literal["supported", "unsupported", "unverified", "not_checkable"]
@@ -128,6 +137,66 @@ class JudgeSetupError(EvalkitError, ValueError):
 JudgeFactory = Callable[..., Judge]
 
 
+@dataclass(frozen=True)
+class JudgeInfo:
+    """What a registered judge needs: a model it calls (``llm``, ``ragas``: --judge-llm) or a local model
+    folder (``nli``: --judge-model). Asked by ``run --dry-run`` and the CLI instead of judge names."""
+
+    name: str
+    factory: JudgeFactory
+    calls_model: bool = False
+    model_folder: bool = False
+
+
+JUDGES: dict[str, JudgeFactory] = {}
+"""Judge backends by the name users write; each value builds a judge from keyword options."""
+JUDGE_INFO: dict[str, JudgeInfo] = {}
+"""The same judges with what each needs (:class:`JudgeInfo`)."""
+
+
+def register_judge(name: str, factory: JudgeFactory | None = None, *, calls_model: bool = False,
+                   model_folder: bool = False) -> Any:
+    """Register a judge backend under ``name`` (once): ``register_judge("x", factory)``, or as a decorator
+    ``@register_judge("x", calls_model=True)`` on the factory. Returns the factory (the decorator)."""
+    def add(f: JudgeFactory) -> JudgeFactory:
+        if name in JUDGES and JUDGES[name] is not f:
+            raise ValueError(f"judge '{name}' is already registered")
+        JUDGES[name] = f
+        JUDGE_INFO[name] = JudgeInfo(name, f, calls_model=calls_model, model_folder=model_folder)
+        return f
+    return add if factory is None else add(factory)
+
+
+def judges() -> dict[str, JudgeFactory]:
+    """Every registered judge: the built-ins, then the user's plugins (``EVALKIT_PLUGINS``)."""
+    import evalkit.judges  # noqa: F401  (registers llm, nli, ragas)
+
+    load_plugins()
+    return JUDGES
+
+
+def judge_parts(name: str) -> list[JudgeInfo]:
+    """The registered judges ``name`` is made of (one, or the two of a cascade ``A+B``); unknown parts refused."""
+    known = judges()
+    parts = [name] if name in known or "+" not in name else name.split("+", 1)
+    for part in parts:
+        if part not in known:
+            where = f" in cascade '{name}'" if len(parts) > 1 else ""
+            raise UnknownJudgeError(f"unknown judge '{part}'{where}{did_you_mean(part, known)}")
+    return [JUDGE_INFO[p] for p in parts]
+
+
+def calls_model(name: str) -> bool:
+    """Whether judge ``name`` (or a part of its cascade) calls an LLM per answer (needs --judge-llm)."""
+    return any(p.calls_model for p in judge_parts(name))
+
+
+def takes_model_folder(name: str) -> bool:
+    """Whether judge ``name`` (or a part of its cascade) reads a local model folder (--judge-model)."""
+    return any(p.model_folder for p in judge_parts(name))
+
+
+@register_judge("offline")
 def _offline(cache_root: Any = None, **options: Any) -> Judge:
     """The offline judge needs no model cache (``cache_root`` is accepted for a uniform call)."""
     from evalkit.judges.offline import OfflineJudge
@@ -135,30 +204,13 @@ def _offline(cache_root: Any = None, **options: Any) -> Judge:
     return OfflineJudge(**options)
 
 
-JUDGES: dict[str, JudgeFactory] = {"offline": _offline}
-"""Judge backends by the name users write; each value builds a judge from keyword options."""
-
-
-def register_judge(name: str, factory: JudgeFactory) -> None:
-    """Add a backend (``llm``, ``ragas``...) to :data:`JUDGES`; a name can be registered once."""
-    if name in JUDGES and JUDGES[name] is not factory:
-        raise ValueError(f"judge '{name}' is already registered")
-    JUDGES[name] = factory
-
-
 def make_judge(name: str, **options: Any) -> Judge:
     """Build the judge registered as ``name`` with ``options`` (e.g. ``make_judge("offline")``).
 
     ``A+B`` (``offline+llm``, ``offline+nli``) is a cascade of two registered judges: B decides
     again the claims A leaves ``unverified`` (:mod:`evalkit.judges.cascade`)."""
-    if name not in JUDGES and "+" in name:
-        first, _, second = name.partition("+")
-        for part in (first, second):
-            if part not in JUDGES:
-                raise UnknownJudgeError(f"unknown judge '{part}' in cascade '{name}'{did_you_mean(part, JUDGES)}")
+    if len(judge_parts(name)) > 1:
         from evalkit.judges.cascade import make_cascade
 
         return make_cascade(name, **options)
-    if name not in JUDGES:
-        raise UnknownJudgeError(f"unknown judge '{name}'{did_you_mean(name, JUDGES)}")
     return JUDGES[name](**options)

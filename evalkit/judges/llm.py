@@ -41,6 +41,7 @@ from typing import Any
 from evalkit.judges.base import ClaimVerdict, JudgeResult, JudgeSetupError, Verdict
 from evalkit.llm.base import LLMError, LLMSpec, Message
 from evalkit.llm.client import LLMClient
+from evalkit.llm.registry import require_model
 from evalkit.llm.usage import Usage, record
 from evalkit.text.claims import split_claims, strip_citations
 
@@ -322,9 +323,9 @@ def _spec(llm: LLMSpec | Mapping[str, Any] | None, judge: str) -> LLMSpec:
                          "{backend: openai, base_url: ..., model: ...} or {backend: local}), or "
                          f"judge_options: {{llm: {{...}}}} in a self_check node")
     spec = llm if isinstance(llm, LLMSpec) else LLMSpec(**dict(llm))
-    if spec.backend == "extractive":
-        raise JudgeSetupError(f"judge '{judge}' needs a model backend ('openai' or 'local'): the 'extractive' backend "
-                         "only quotes evidence and cannot answer in JSON")
+
+    if problem := require_model(spec.backend, f"judge '{judge}'"):
+        raise JudgeSetupError(problem)
     return spec
 
 

@@ -12,9 +12,10 @@ from evalkit.llm.base import (
     LLMSpec,
     Message,
 )
-from evalkit.llm.client import BACKENDS, LLMClient, make_backend
+from evalkit.llm.client import LLMClient, make_backend
 from evalkit.llm.extractive import INSUFFICIENT_EVIDENCE
 from evalkit.llm.jsonparse import parse_json
+from evalkit.llm.registry import BACKENDS
 from evalkit.llm.usage import Usage, usage_scope
 
 __all__ = [

@@ -20,7 +20,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from evalkit.errors import ConfigError, EvalkitError
+from evalkit.errors import ConfigError, EvalkitError, did_you_mean
+from evalkit.llm.registry import backends, choices
 from evalkit.redact import looks_like_key, redact
 from evalkit.yamlio import read_yaml
 
@@ -97,9 +98,10 @@ class LLMSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
 
-    backend: Literal["openai", "local", "extractive"] = Field(
-        default="local", description="openai: any OpenAI-compatible server; local: a GGUF in-process "
-                                     "(SmolLM2 by default); extractive: quotes evidence, no model")
+    backend: str = Field(
+        default="local", description="a registered backend (evalkit.llm.registry): openai: any OpenAI-compatible "
+                                     "server; local: a GGUF in-process (SmolLM2 by default); extractive: quotes "
+                                     "evidence, no model")
     model: str = Field(default="", description="openai: the model name the server serves")
     base_url: str | None = Field(default=None, description="openai: the server, e.g. http://127.0.0.1:8000/v1")
     api_key_env: str | None = Field(default=None, description="name of the environment variable holding the key")
@@ -126,6 +128,15 @@ class LLMSpec(BaseModel):
                 "LLM option backoff_s is deprecated and ignored: the openai backend uses the OpenAI SDK's "
                 "backoff (0.5 s doubling per retry, at most 8 s, or the server's Retry-After); remove it")
         return self
+
+    @field_validator("backend")
+    @classmethod
+    def _registered_backend(cls, value: str) -> str:
+        if value not in backends():
+            close = did_you_mean(value, backends())
+            raise ValueError(f"unknown LLM backend '{value}': one of {choices()}"
+                             f"{close if 'did you mean' in close else ''}")
+        return value
 
     @field_validator("api_key_env")
     @classmethod

@@ -12,13 +12,13 @@ cache hit, tokens, latency, retries, finish reason, failures (also when it fails
 it came from the cache, so a query's token count does not depend on what ran before
 it (``cache_hits`` says which calls were free; latency is the time really spent).
 
-Backends are named in ``BACKENDS`` (the ``backend:`` of an ``LLMSpec``); one backend
+Backends are registered in :mod:`evalkit.llm.registry` (``BACKENDS``, the ``backend:`` of an ``LLMSpec``); one backend
 per client, so its concurrency limit is shared by every thread using the client.
 """
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ from evalkit.llm.base import (
 )
 from evalkit.llm.cache import LLMCache, cache_path
 from evalkit.llm.jsonparse import parse_json
+from evalkit.llm.registry import backend_info
 from evalkit.llm.usage import Usage, finished, record
 from evalkit.text.error_replies import detect_error_reply
 
@@ -40,31 +41,6 @@ MessagesLike = str | Sequence[Message | Mapping[str, str] | tuple[str, str]]
 
 JSON_FIX = "Your previous reply was not valid JSON. Reply again with only the JSON {what}, nothing else."
 ROLES = ("system", "user", "assistant")
-
-
-def _openai(spec: LLMSpec, cache_root: Path | None) -> Backend:
-    from evalkit.llm.openai_compat import OpenAIBackend
-
-    return OpenAIBackend(spec)
-
-
-def _local(spec: LLMSpec, cache_root: Path | None) -> Backend:
-    from evalkit.llm.local import LocalBackend
-
-    return LocalBackend(spec)
-
-
-def _extractive(spec: LLMSpec, cache_root: Path | None) -> Backend:
-    from evalkit.llm.extractive import ExtractiveBackend
-
-    return ExtractiveBackend(spec, cache_root)
-
-
-BACKENDS: dict[str, Callable[[LLMSpec, Path | None], Backend]] = {
-    "openai": _openai,
-    "local": _local,
-    "extractive": _extractive,
-}
 
 
 def _error_reply(text: str) -> bool:
@@ -79,11 +55,7 @@ def _error_reply(text: str) -> bool:
 
 def make_backend(spec: LLMSpec, cache_root: Path | None = None) -> Backend:
     """The backend an ``LLMSpec`` names (``cache_root`` is where the extractive backend caches vectors)."""
-    if spec.backend not in BACKENDS:
-        from evalkit.errors import UnknownNameError, did_you_mean
-
-        raise UnknownNameError(f"unknown LLM backend '{spec.backend}'{did_you_mean(spec.backend, BACKENDS)}")
-    return BACKENDS[spec.backend](spec, cache_root)
+    return backend_info(spec.backend).factory(spec, cache_root)
 
 
 def to_messages(messages: MessagesLike, system: str | None = None) -> tuple[Message, ...]:

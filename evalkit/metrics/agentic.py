@@ -100,6 +100,7 @@ from evalkit.graph.schema import (
     Role,
     gate_fields,
 )
+from evalkit.metrics.catalog import NamedMetric, register_metrics
 from evalkit.metrics.retrieval import hit, recall
 from evalkit.records import QueryResult
 
@@ -281,3 +282,76 @@ def aggregate_loops(results: Sequence[QueryResult]) -> dict[str, float]:
         if n > 1:
             out[f"{prefix}_queries"] = float(sum(1 for m in loops if f"{prefix}_hit@{HIT_K}" in m))
     return {k: v for k, v in out.items() if v is not None}
+
+
+# The loop and router metrics' printed names, directions and definitions (evalkit.metrics.catalog);
+# the order is the agentic table's column order, most important first.
+_M = NamedMetric
+register_metrics(
+    "agentic",
+    _M("loop_rate", "none", "share", "share of queries that took a second attempt", header="looped"),
+    _M("attempts_mean", "none", "mean", "attempts per query, mean", header="attempts"),
+    _M("rescued", "higher", "count", "looped queries whose final outcome is good and whose counterfactual "
+       "(stop after attempt 1) is not", header="rescued"),
+    _M("harmed", "lower", "count", "looped queries whose final outcome is not good and whose counterfactual is",
+       header="harmed"),
+    _M("futile", "lower", "count", "looped queries whose final outcome equals the counterfactual one",
+       header="futile"),
+    _M("gate_refusals", "none", "count", "queries that ended in the fallback after the gate failed on the last "
+       "attempt", header="gate-refused"),
+    _M("gate_fail_rate_first", "lower", "share", "share of queries whose first attempt failed its gate",
+       header="gate-fail(1st)", per_query="gate_failed_first"),
+    _M("first_attempt_hit@5", "higher", "share", "hit@5 of the first attempt's final ranking; mean over answerable "
+       "queries", header="hit@5(1st)"),
+    _M("rescue_rate", "higher", "share", "rescued / looped queries with a defined outcome", header="rescue%",
+       per_query="rescued"),
+    _M("harm_rate", "lower", "share", "harmed / looped queries with a defined outcome", header="harm%",
+       per_query="harmed"),
+    _M("futile_rate", "lower", "share", "futile / looped queries with a defined outcome", header="futile%",
+       per_query="futile"),
+    _M("rescued_new_docs", "higher", "count", "rescues whose first attempt had hit@5 = 0 (the loop found new gold "
+       "documents)", header="rescued(new)"),
+    _M("loop_ms_mean", "lower", "ms", "duration of attempts >= 2 per query, mean", header="loop ms/q"),
+    _M("llm_fallbacks", "lower", "count", "node executions where an LLM failed and the offline path was taken",
+       header="llm-fallback"),
+    _M("futile_rewrites", "lower", "count", "rewrites identical to an earlier attempt's", header="same-rewrite"),
+    _M("first_attempt_recall@20", "higher", "share", "recall@20 of the first attempt's retrieval ranking; mean over "
+       "answerable queries", header="recall@20(1st)"),
+    # not columns: per-query flags, totals, and the per-attempt family
+    _M("attempts", "none", "count", "attempts the query took (per query)", column=False),
+    _M("looped", "none", "flag", "1 when the query reached attempt 2 (per query)", column=False),
+    _M("gate_failed_first", "lower", "flag", "1 when the first attempt failed its gate (per query)", column=False),
+    _M("final_good", "higher", "flag", "1 when the final outcome is good: hit@5 and a supported answer, or a "
+       "correct abstention (per query)", column=False),
+    _M("counterfactual_good", "none", "flag", "1 when the outcome would have been good had the loop stopped after "
+       "attempt 1 (per query)", column=False, descriptive=False),
+    _M("loop_undetermined", "none", "count", "looped queries with an undefined final or counterfactual outcome",
+       column=False),
+    _M("gate_refused", "none", "flag", "1 when the query ended in the fallback after its gate failed on the last "
+       "attempt (per query)", column=False, descriptive=False),
+    _M("gate_refusals_unanswerable", "none", "count", "gate refusals of unanswerable questions (correct refusals)",
+       column=False),
+    _M("loop_ms", "lower", "ms", "duration of the trace events of attempts >= 2 (the loop's extra time)",
+       column=False, total=True),
+    _M("loop_llm_calls", "lower", "calls", "LLM calls of attempts >= 2", column=False, total=True),
+    _M("loop_tokens", "lower", "tokens", "LLM tokens of attempts >= 2", column=False, total=True),
+    _M("loop_ms_per_rescue", "lower", "ms", "total loop time / rescues (absent without rescues)", column=False),
+    _M("loop_llm_calls_per_rescue", "lower", "calls", "total loop LLM calls / rescues (absent without rescues)",
+       column=False),
+    _M("n_first_attempt_queries", "none", "count", "answerable queries of a looping variant (behind "
+       "first_attempt_hit@5)", column=False),
+    _M("n_first_attempt_hits", "none", "count", "of them, queries whose first attempt had hit@5 = 1", column=False),
+    _M("attempt<N>_hit@5", "higher", "share", "hit@5 of attempt N's final ranking (N >= 2); mean over the answerable "
+       "queries that reached it", header="hit@5({0})", pattern=r"attempt(\d+)_hit@5", column=False),
+    _M("attempt<N>_recall@20", "higher", "share", "recall@20 of attempt N's retrieval ranking (N >= 2)",
+       header="recall@20({0})", pattern=r"attempt(\d+)_recall@20", column=False),
+    _M("attempt<N>_queries", "none", "count", "answerable queries that reached attempt N",
+       header="queries({0})", pattern=r"attempt(\d+)_queries", column=False),
+    source=__name__,
+)
+register_metrics(
+    "routes",
+    _M("route_share.<label>", "none", "share", "share of a router graph's queries that took the route <label>",
+       header="{0}", pattern=r"route_share\.(.+)", descriptive=False),
+    source=__name__,
+)

@@ -1,6 +1,7 @@
 """Answer metrics: faithfulness, hallucination, correctness, citations, abstention.
 
-Defined once, here; docs/metrics.md (generated from the metric registry) lists them.
+Defined once, here, and registered (name, direction, unit, one-line definition) at the end of this module
+in :mod:`evalkit.metrics.catalog`; docs/metrics.md's table is generated from that registry.
 
 Per query (``score_answer``), for variants that generate an answer:
 
@@ -81,6 +82,8 @@ import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from evalkit.metrics.catalog import NamedMetric, register_metrics
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _TOKEN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[a-z0-9]+(?:\.[0-9]+)?")
@@ -215,3 +218,73 @@ def aggregate_answers(rows: Sequence[tuple[bool, Mapping[str, float | None]]]) -
         if any("correctness_failed" in m for _, m in gen) else None,
     }
     return {k: v for k, v in out.items() if v is not None}
+
+
+# The answer metrics' printed names, directions and one-line definitions (evalkit.metrics.catalog);
+# the order is the answers table's column order, most important first.
+_M = NamedMetric
+register_metrics(
+    "answers",
+    _M("faithfulness", "higher", "score", "supported / (supported + unsupported + unverified) claims of an answer; "
+       "per variant the mean over answered queries where it is defined", header="faithful", headline=1),
+    _M("hallucination_rate", "lower", "share", "share of answered answerable questions (with a judged claim) whose "
+       "answer has at least one unsupported claim", header="halluc", per_query="hallucinated", headline=2),
+    _M("hallucinated", "lower", "flag", "1 when an answered answerable question's answer has an unsupported claim "
+       "(per query; None without a judged claim)", header="halluc"),
+    _M("unverified_rate", "lower", "share", "share of the same answers with an unverified claim and no unsupported "
+       "one (the judge could not decide)", header="unverif", per_query="unverified", headline=3),
+    _M("unverified", "lower", "flag", "1 when such an answer has an unverified claim and no unsupported one "
+       "(per query)", header="unverif"),
+    _M("n_no_checkable_claims", "none", "count", "answered queries the judge ran on with no claim it could judge "
+       "(left out of every judged rate)", header="no-claims"),
+    _M("answer_f1", "higher", "score", "SQuAD token F1 with reference_answer (words for Latin script, characters "
+       "for CJK); mean over answerable questions with a reference", header="F1", headline=5),
+    _M("answer_correctness", "higher", "score", "1 when a judge that grades correctness (llm) says the answer "
+       "states the reference's key facts; mean where it gave a verdict", header="correct", headline=4),
+    _M("citation_recall", "higher", "score", "ALCE: checkable claims supported by their own citations / "
+       "checkable claims; mean over answers", header="cite.rec"),
+    _M("citation_precision", "higher", "score", "ALCE: precise citations (support their claim, not irrelevant) / "
+       "citations of checkable claims; mean over answers", header="cite.prec"),
+    _M("cited_gold_precision", "higher", "score", "cited documents that are gold / valid cited documents "
+       "(was citation_precision)", header="cite.gold"),
+    _M("abstention_rate", "lower", "share", "abstained / answerable questions (false refusals)",
+       header="declined(ans)", per_query="abstained"),
+    _M("correct_abstention_rate", "higher", "share", "abstained / unanswerable questions",
+       header="declined(unans)", per_query="abstained"),
+    _M("unanswerable_hallucination_rate", "lower", "share", "answered / unanswerable questions (answering one at "
+       "all is a hallucination)", header="answered(unans)", per_query="answered"),
+    _M("claim_hallucination_rate", "lower", "share", "unsupported / judged claims, pooled over the variant",
+       header="halluc(claims)", per_query="claims_unsupported"),
+    _M("answer_em", "higher", "score", "normalised exact match with reference_answer; mean over answerable "
+       "questions with a reference", header="EM"),
+    _M("invalid_citation_rate", "lower", "share", "citations to ids that were not in the evidence / all "
+       "citations, pooled", header="cite.invalid", per_query="citations_invalid"),
+    _M("n_answered", "none", "count", "queries the pipeline answered", header="answered"),
+    _M("n_abstained", "none", "count", "queries the pipeline declined (fallback or an insufficient-evidence answer)",
+       header="declined"),
+    _M("n_judge_failed", "lower", "count", "answers the judge failed on (LLM down, malformed reply)",
+       header="judge-failed", descriptive=True),
+    _M("n_correctness_failed", "lower", "count", "answers whose correctness grading failed",
+       header="grade-failed", descriptive=True),
+    # per query only: the counts and flags the rates above aggregate
+    _M("answered", "none", "flag", "1 when the pipeline gave an answer (per query)", column=False),
+    _M("abstained", "none", "flag", "1 when the pipeline declined (per query)", column=False),
+    _M("claims", "none", "count", "claims the judge split the answer into (per query)", column=False),
+    _M("claims_supported", "none", "count", "claims the evidence states (per query)", column=False),
+    _M("claims_unsupported", "lower", "count", "claims the evidence speaks against (per query)", column=False),
+    _M("claims_unverified", "lower", "count", "claims the judge could not decide (per query)", column=False),
+    _M("claims_not_checkable", "none", "count", "claims with nothing to check, e.g. 'Yes.' (per query)",
+       column=False),
+    _M("claims_escalated", "none", "count", "claims a cascade judge sent to its model (per query)", column=False),
+    _M("judge_failed", "lower", "flag", "1 when the judge failed on the answer (per query)", column=False),
+    _M("correctness_failed", "lower", "flag", "1 when the correctness grading failed (per query)", column=False),
+    _M("citations", "none", "count", "citations in the answer, valid or not (per query)", column=False),
+    _M("citations_invalid", "lower", "count", "citations to ids not in the evidence (per query)", column=False,
+       descriptive=False),
+    _M("citation_claims", "none", "count", "checkable claims the citation check ran on (per query)", column=False),
+    _M("citation_claims_supported", "none", "count", "of them, claims supported by their own citations (per query)",
+       column=False),
+    _M("citations_checked", "none", "count", "citations of checkable claims (per query)", column=False),
+    _M("citations_precise", "none", "count", "of them, precise citations (per query)", column=False),
+    source=__name__,
+)

@@ -7,6 +7,10 @@ convention and equivalences taken from the docstring of the function that comput
 (:mod:`evalkit.metrics.retrieval`, where each metric is defined once). A test
 (``tests/docs/test_reference_pages.py``) fails when the page is stale.
 
+The ``<!-- generated: named-metrics -->`` block lists every metric of the named-metric registry
+(:mod:`evalkit.metrics.catalog`: answer, agentic, cost, tenancy, routing, safety, guard) with
+its direction, unit, console header and one-line definition.
+
 Regenerate with ``python -m evalkit.metrics.reference docs/metrics.md``.
 """
 from __future__ import annotations
@@ -15,6 +19,7 @@ import inspect
 import re
 
 from evalkit.docgen import replace_block, rewrite_pages
+from evalkit.metrics.catalog import CONCERNS, all_metrics
 from evalkit.metrics.registry import DEFAULT_METRICS, GRAMMAR, REGISTRY
 
 
@@ -46,9 +51,34 @@ def metrics_markdown() -> str:
     return "\n".join(rows) + "\n"
 
 
+TABLE_TITLES = {"retrieval": "guard (retrieval table)", "answers": "answers", "agentic": "agentic (loops)",
+                "routes": "routes", "safety": "safety", "cost": "cost and health", "other": "tenancy and routing"}
+
+
+def named_metrics_markdown() -> str:
+    """The generated block of every registered named metric (:mod:`evalkit.metrics.catalog`), one table
+    per concern: printed name, direction, unit, console header, one-line definition, defining module."""
+    metrics = list(all_metrics(plugins=False))
+    out: list[str] = []
+    for concern in CONCERNS:
+        rows = [m for m in metrics if m.concern == concern]
+        if not rows:
+            continue
+        out += [f"**{TABLE_TITLES[concern]}**", "",
+                "| name | better | unit | column | definition | defined in |", "|---|---|---|---|---|---|"]
+        for m in rows:
+            better = {"higher": "higher", "lower": "lower", "none": "none (describes)"}[m.direction]
+            pq = f" Per query: `{m.per_query}`." if m.per_query else ""
+            out.append(f"| `{m.name}` | {better} | {m.unit} | {_cell(m.header) if m.header else ''} | "
+                       f"{_cell(m.definition)}.{pq} | `{m.source}` |")
+        out.append("")
+    return "\n".join(out)
+
+
 def render_page(text: str) -> str:
-    """``text`` with its ``<!-- generated: metrics -->`` block rewritten (metrics_markdown)."""
-    return replace_block(text, "metrics", metrics_markdown())
+    """``text`` with its ``<!-- generated: metrics -->`` and ``<!-- generated: named-metrics -->`` blocks rewritten."""
+    text = replace_block(text, "metrics", metrics_markdown())
+    return replace_block(text, "named-metrics", named_metrics_markdown())
 
 
 if __name__ == "__main__":  # python -m evalkit.metrics.reference docs/metrics.md  (rewrites the block)

@@ -24,6 +24,7 @@ from typing import Any
 
 from evalkit.graph.events import events_of, wrote
 from evalkit.graph.schema import ROUTE, Role
+from evalkit.metrics.catalog import NamedMetric, register_metrics
 from evalkit.records import QueryResult
 
 NONE = "(none)"
@@ -75,3 +76,14 @@ def confusion_rows(confusion: Mapping[str, Mapping[str, int]]) -> tuple[list[str
         n = sum(row.values())
         rows.append([gold, *(str(row.get(c, 0)) for c in chosen), str(n), f"{row.get(gold, 0) / n:.3f}"])
     return header, rows
+
+
+register_metrics(
+    "other",
+    NamedMetric("route_accuracy", "higher", "share", "queries whose router chose the gold route / queries with a "
+                "gold route", per_query="route_correct"),
+    NamedMetric("route_correct", "higher", "flag", "1 when the router chose the record's gold_route (per query)",
+                column=False),
+    NamedMetric("n_gold_route", "none", "count", "queries whose record names a gold_route"),
+    source=__name__,
+)

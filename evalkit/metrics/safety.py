@@ -22,6 +22,7 @@ from typing import Any
 
 from evalkit.graph.events import events_of, wrote
 from evalkit.graph.schema import SAFETY_BLOCKED, SAFETY_FINDING, Role
+from evalkit.metrics.catalog import NamedMetric, register_metrics
 from evalkit.records import QueryResult
 
 STAGES = ("input", "output")
@@ -49,3 +50,16 @@ def aggregate_safety(results: Sequence[QueryResult]) -> dict[str, float]:
             "input_block_rate": sum("input" in s for s in stages) / n,
             "output_block_rate": sum("output" in s for s in stages) / n,
             "n_blocked": float(sum(bool(s) for s in stages))}
+
+
+register_metrics(
+    "safety",
+    NamedMetric("block_rate", "none", "share", "queries a safety node blocked / queries (on attacks: stopped; on "
+                "ordinary questions: false blocks)", header="blocked"),
+    NamedMetric("input_block_rate", "none", "share", "queries blocked at the input stage / queries",
+                header="blocked(in)"),
+    NamedMetric("output_block_rate", "none", "share", "queries blocked at the output stage / queries",
+                header="blocked(out)"),
+    NamedMetric("n_blocked", "none", "count", "queries a safety node blocked", header="n blocked"),
+    source=__name__,
+)

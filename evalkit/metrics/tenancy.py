@@ -30,6 +30,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from evalkit.metrics.catalog import NamedMetric, register_metrics
 from evalkit.records import QueryResult
 
 
@@ -70,3 +71,14 @@ def aggregate_tenancy(results: Sequence[QueryResult]) -> dict[str, float]:
     if not flags:
         return {}
     return {"tenant_leak_rate": math.fsum(flags) / len(flags), "n_tenant_queries": float(len(flags))}
+
+
+register_metrics(
+    "other",
+    NamedMetric("tenant_leak_rate", "lower", "share", "queries with a tenant that returned another tenant's "
+                "document (final ranking or answer evidence) / queries with a tenant", per_query="tenant_leak"),
+    NamedMetric("tenant_leak", "lower", "flag", "1 when the query returned another tenant's document (per query)",
+                column=False),
+    NamedMetric("n_tenant_queries", "none", "count", "queries whose record names a tenant"),
+    source=__name__,
+)

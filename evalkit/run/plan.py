@@ -26,11 +26,12 @@ from evalkit.graph.memo import ABSENT, inputs_digest, node_identity, part_identi
 from evalkit.graph.schema import INITIAL_FIELDS, Role
 from evalkit.index.chunking import chunk_corpus
 from evalkit.index.corpus import load_corpus
+from evalkit.judges.base import calls_model
 from evalkit.llm.base import LLMSpec
+from evalkit.llm.registry import is_model
 from evalkit.models.cache import EmbeddingCache, text_key
 from evalkit.models.embedders import ModelSpec, embedder_identity
 
-MODEL_BACKENDS = ("local", "openai")
 # above this many passages an exact (flat) dense index costs ~50 ms/query on one core (reports/scale.md)
 FLAT_SUGGEST_ABOVE = 100_000
 
@@ -108,7 +109,7 @@ def llm_specs(params: Any) -> Iterator[Any]:
 def _llm_per_query(params: Any) -> tuple[int, int]:
     calls = tokens = 0
     for spec in llm_specs(params):
-        if spec.backend in MODEL_BACKENDS:
+        if is_model(spec.backend):
             calls += 1
             chars = getattr(params, "evidence_k", 5) * getattr(params, "max_chars_per_passage", 600)
             tokens += chars // 2 + 200 + int(spec.max_tokens)
@@ -119,6 +120,7 @@ def make_plan(eval_set: Any, configs: Sequence[GraphConfig], judge: str, cache_r
               share_work: bool = True) -> Plan:
     """Estimate the work of running ``configs`` on ``eval_set`` (no model loads)."""
     types = node_types()
+    judge_calls_model = calls_model(judge)  # the judge's registered capability, not its name
     n = len(eval_set.records)
     variants: list[VariantPlan] = []
     nodes_seen: set[Any] = set()
@@ -153,7 +155,7 @@ def make_plan(eval_set: Any, configs: Sequence[GraphConfig], judge: str, cache_r
         variants.append(VariantPlan(config.name, path, loops, calls, tokens))
         # a cascade (offline+llm) calls the model twice per escalated claim: unknown before the run, shown as
         # a model judge's count (its cost table then says how many claims it actually sent)
-        if set(judge.split("+")) & {"llm", "ragas"} and generator:
+        if judge_calls_model and generator:
             judge_calls += 2 * n
     return Plan(queries=n, variants=variants, node_executions=total * n,
                 node_executions_shared=len(nodes_seen) * n, judge_calls=judge_calls, searches=searches * n,

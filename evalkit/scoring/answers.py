@@ -37,8 +37,8 @@ from evalkit.errors import EvalkitError, LocatedError
 from evalkit.evalsets import TYPES
 from evalkit.evalsets.evalset import MAX_QUESTION_CHARS
 from evalkit.evalsets.lang import record_lang
+from evalkit.importers.dataset import ColumnMap, read_rows, resolve_columns
 from evalkit.index.corpus import context_id
-from evalkit.interop.importers import ColumnMap, read_rows, resolve_columns
 from evalkit.records import EvalRecord
 from evalkit.run.query import Evidence
 from evalkit.runfile import first_ranks, parse_ranked

@@ -24,6 +24,7 @@ from typing import Any
 
 from evalkit.errors import EvalkitError
 from evalkit.metrics import MetricNameError, parse_metric
+from evalkit.metrics.catalog import headline
 from evalkit.records import QueryResult, RunSummary, VariantSummary
 from evalkit.redact import redact
 from evalkit.track.names import mlflow_metric_name, param_value, safe_key, tag_value
@@ -32,9 +33,9 @@ from evalkit.track.secrets import mask_secrets
 logger = logging.getLogger(__name__)
 
 SUMMARY_COUNTS = ("n_failed", "n_queries", "n_excluded", "seconds")
-ANSWER_HEADLINE = ("faithfulness", "hallucination_rate", "unverified_rate", "answer_correctness", "answer_f1")
-"""Variant-level answer metrics a parent run shows beside the retrieval metrics."""
-QUERY_ANSWER_HEADLINE = ("faithfulness", "hallucinated", "unverified", "answer_correctness", "answer_f1")
+ANSWER_HEADLINE = headline()
+"""Variant-level answer metrics a parent run shows beside the retrieval metrics (``headline`` in the registry)."""
+QUERY_ANSWER_HEADLINE = headline(per_query=True)
 """Per-query answer metrics logged as trace assessments beside the retrieval metrics."""
 
 # MLflow's system tags (https://mlflow.org/docs/latest/ml/tracking/tracking-api#system-tags)

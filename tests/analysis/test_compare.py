@@ -27,15 +27,15 @@ def _variants() -> dict[str, list]:
     hit@5: A misses q00-q11, B hits everything  -> B wins 12, ties 18 (exact p = 2/4096)
     ndcg@10: identical                          -> every query a tie, p = 1
     faithfulness (judged, every query incl. unanswerable): A 0.5, B 0.5 (+0.1 on q30-q33)
-    hallucination (lower is better): A 0.2 everywhere, B 0.1 on the first 20 queries
+    hallucinated (lower is better): A 0.2 everywhere, B 0.1 on the first 20 queries
     """
     a, b = [], []
     for i in range(34):
         qid, gold = f"q{i:02d}", ([f"d{i}"] if i < 30 else [])
         ra = {"hit@5": float(i >= 12), "ndcg@10": 0.5} if gold else {}
         rb = {"hit@5": 1.0, "ndcg@10": 0.5} if gold else {}
-        ra.update(faithfulness=0.5, hallucination=0.2)
-        rb.update(faithfulness=0.6 if i >= 30 else 0.5, hallucination=0.1 if i < 20 else 0.2)
+        ra.update(faithfulness=0.5, hallucinated=0.2)
+        rb.update(faithfulness=0.6 if i >= 30 else 0.5, hallucinated=0.1 if i < 20 else 0.2)
         a.append(qr(qid, gold, ra))
         b.append(qr(qid, gold, rb))
     return {"A": a, "B": b}
@@ -50,7 +50,7 @@ def test_paired_comparison_numbers(synthetic: Path):
     run = load_run(synthetic)
     c = compare_variants(resolve_variants([run], "A,B"), n_resamples=10_000, seed=0)
     t = {x.metric: x for x in c.tests}
-    assert list(t) == ["hit@5", "ndcg@10", "faithfulness", "hallucination"]
+    assert list(t) == ["hit@5", "ndcg@10", "faithfulness", "hallucinated"]
     hit = t["hit@5"]
     assert hit.n == 30 and (hit.wins, hit.ties, hit.losses) == (12, 18, 0)
     assert hit.diff == pytest.approx(12 / 30) and hit.p == pytest.approx(2 / 4096)
@@ -58,13 +58,13 @@ def test_paired_comparison_numbers(synthetic: Path):
     assert hit.verdict(0.05) == "better"
     assert t["ndcg@10"].p == 1.0 and t["ndcg@10"].verdict(0.05) == "n.s." and t["ndcg@10"].ci_low == 0.0
     assert t["faithfulness"].n == 34                          # judged metric: unanswerable queries count
-    h = t["hallucination"]
+    h = t["hallucinated"]
     assert not h.higher_is_better and h.diff < 0 and (h.wins, h.losses) == (20, 0) and h.verdict(0.05) == "better"
-    # Holm over the four tests: hallucination (20 flips, p = 1/10001) x 4, then hit@5 x 3
+    # Holm over the four tests: hallucinated (20 flips, p = 1/10001) x 4, then hit@5 x 3
     assert h.p == pytest.approx(1 / 10_001) and h.p_adjusted == pytest.approx(4 * h.p)
     assert hit.p_adjusted == pytest.approx(3 * hit.p)
     text = format_comparison(c)
-    assert "hallucination (lower=better)" in text and "12/18/0" in text and "real differences: hit@5 better" in text
+    assert "hallucinated (lower=better)" in text and "12/18/0" in text and "real differences: hit@5 better" in text
 
 
 def test_bh_correction_and_metric_selection(synthetic: Path):
@@ -147,12 +147,12 @@ def test_cli_errors_name_the_fix(tiny):
 
 
 def test_query_ids_behind_wins_ties_losses(synthetic: Path, tmp_path: Path):
-    # hand count (see _variants): hit@5 B wins q00-q11, ties q12-q29; hallucination (lower=better) B wins q00-q19
+    # hand count (see _variants): hit@5 B wins q00-q11, ties q12-q29; hallucinated (lower=better) B wins q00-q19
     c = compare_variants(resolve_variants([load_run(synthetic)], "A,B"), n_resamples=500)
     t = {x.metric: x for x in c.tests}
     assert t["hit@5"].win_ids == [f"q{i:02d}" for i in range(12)] and t["hit@5"].loss_ids == []
     assert t["hit@5"].tie_ids == [f"q{i:02d}" for i in range(12, 30)]
-    assert t["hallucination"].win_ids == [f"q{i:02d}" for i in range(20)]
+    assert t["hallucinated"].win_ids == [f"q{i:02d}" for i in range(20)]
     assert t["faithfulness"].win_ids == ["q30", "q31", "q32", "q33"]
     for x in c.tests:                                           # the ids add up to the counts
         assert (len(x.win_ids), len(x.tie_ids), len(x.loss_ids)) == (x.wins, x.ties, x.losses)

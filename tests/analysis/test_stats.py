@@ -15,7 +15,7 @@ from evalkit.analysis.direction import LowerIsBetter, higher_is_better, sign
 
 @pytest.mark.parametrize("name,higher", [
     ("hit@5", True), ("ndcg@10", True), ("faithfulness", True), ("abstain_rate_unanswerable", True),
-    ("hallucination_rate", False), ("abstain_rate_answerable", False), ("invalid_citations", False),
+    ("hallucination_rate", False), ("abstain_rate_answerable", False), ("invalid_citation_rate", False), ("citations_invalid", False),
     ("latency_ms_p95", False),
 ])
 def test_direction_rule(name, higher):

@@ -70,3 +70,15 @@ def test_render_page_refuses_a_page_without_the_markers():
         commands_ref.render_page("# Commands\n")
     with pytest.raises(ValueError, match="generated: metrics"):
         metrics_ref.render_page("# Metrics\n")
+
+
+def test_metrics_page_lists_every_named_metric_with_its_direction():
+    """Every metric of the named-metric registry has a row in docs/metrics.md saying which way is better."""
+    from evalkit.metrics.catalog import all_metrics
+
+    page = (DOCS / "metrics.md").read_text(encoding="utf-8")
+    block = page.split("<!-- generated: named-metrics -->", 1)[1].split("<!-- end generated -->", 1)[0]
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `([^`]+)` \| ([a-z ()]+) \|", block, flags=re.MULTILINE)}
+    expected = {m.name: {"none": "none (describes)"}.get(m.direction, m.direction) for m in all_metrics(plugins=False)}
+    assert rows == expected
+    assert rows["hallucination_rate"] == "lower" and rows["faithfulness"] == "higher"

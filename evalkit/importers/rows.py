@@ -3,7 +3,7 @@
 Sources: a Hugging Face ``datasets`` folder (``save_to_disk``), a ``.parquet`` file, or
 JSONL / a JSON array (optionally gzipped). Every row comes with its 1-based line (JSONL)
 or row number (parquet, datasets), which errors and ``--skip-invalid`` reports quote.
-Used by :mod:`evalkit.interop.importers`.
+Used by :mod:`evalkit.importers.dataset` and :mod:`evalkit.scoring.answers`.
 """
 from __future__ import annotations
 
