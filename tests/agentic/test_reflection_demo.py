@@ -11,6 +11,7 @@ import pytest
 from evalkit.graph import build_graph, config_from_dict, initial_state
 from evalkit.index.corpus import load_corpus
 from evalkit.index.resources import Resources
+from evalkit.judges import make_judge
 
 REPO = Path(__file__).resolve().parents[2]
 CHUNKING = {"method": "fixed", "size": 400, "overlap": 80}
@@ -20,7 +21,7 @@ CARD = "What is the monthly corporate card limit for managers?"  # demo q003, go
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     corpus = load_corpus(REPO / "eval_sets" / "corpora" / "demo_kb.jsonl")
-    return Resources(corpus, cache_root=tmp_path_factory.mktemp("demo_cache")).for_variant(CHUNKING)
+    return Resources(corpus, cache_root=tmp_path_factory.mktemp("demo_cache"), make_judge=make_judge).for_variant(CHUNKING)
 
 
 def _run(view, config: dict, question: str):
