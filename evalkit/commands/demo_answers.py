@@ -18,7 +18,7 @@ import click
 from evalkit.analysis.label_text import corrected_line
 from evalkit.analysis.labels import from_dict, load_label_files, read_header
 from evalkit.analysis.report import TITLES, summary_tables
-from evalkit.analysis.tables import Layout, render
+from evalkit.analysis.tables import Layout, render, wrap
 from evalkit.commands.run import apply_labels
 from evalkit.errors import EvalkitError
 from evalkit.run.runner import RunOptions
@@ -59,14 +59,14 @@ def score_bundled(bundled: Sequence[BundledAnswers], eval_sets: Path, eval_set: 
         except EvalkitError as exc:
             raise click.ClickException(str(exc)) from exc
         variant = summary.variants[item.name]
-        click.echo(f"\nreal-model answers: {item.about}; scored as `evalkit score --answers` scores them "
-                   f"({variant.n_queries} of {summary.eval_set.n_queries} questions):")
+        click.echo("\n" + wrap(f"real-model answers: {item.about}; scored as `evalkit score --answers` scores them "
+                                f"({variant.n_queries} of {summary.eval_set.n_queries} questions):", layout.width))
         tables = [t for t in summary_tables(summary) if t.title == TITLES["answers"]]
         click.echo(render(tables, layout))
         line = corrected_line(from_dict(variant.corrected)) if variant.corrected else None
         click.echo(line or f"no judge-corrected estimate for {item.name}: see the labels' notes in {out}")
         how = read_header(eval_sets / item.labels).get("labelled_by") or "the file does not say who labelled"
-        click.echo(f"labels: {eval_sets / item.labels} ({how}; `evalkit label` draws such a sample for your own "
-                   f"runs)\nsummary: {out}")
+        click.echo(wrap(f"labels: {eval_sets / item.labels} ({how}; `evalkit label` draws such a sample for your "
+                        "own runs)", layout.width) + f"\nsummary: {out}")
     return 0
 

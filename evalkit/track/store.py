@@ -244,6 +244,6 @@ def ui_hint(uri: str, experiment_id: str, parent_run_id: str) -> dict[str, str]:
         base, command = f"http://127.0.0.1:{UI_PORT}", f"mlflow ui --backend-store-uri {shlex.quote(uri)}"
     url = f"{base}/#/experiments/{experiment_id}/runs/{parent_run_id}"
     then = f"{command}, then open {url}" if command else f"open {url}"
-    hint = (f"MLflow: {then} (variants: the child runs below it; per query: the experiment's Traces tab, "
-            "filter e.g. feedback.hit_at_5 < 1)")
+    hint = (f"MLflow: {then} (variants: the child runs below it; traced queries, misses first: the experiment's "
+            "Traces page, or mlflow.search_traces(filter_string=\"feedback.hit_at_5 < 1\"))")
     return {"ui_command": command or url, "ui_url": url, "hint": hint}
