@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from evalkit.runstore import CLOCK_KEYS, EXECUTION_KEYS, comparable  # noqa: F401  (the record comparison)
+
 ZIPF_S, ZIPF_Q = 1.2, 2.7  # Zipf-Mandelbrot p(r) ~ 1 / (r + q)^s: the top word ~5% of tokens, as "the" in English
 VOCAB_EN = 400_000  # word ranks: the real words first, then compounds (rare words a large corpus keeps meeting)
 VOCAB_ZH = 200_000
@@ -214,28 +216,6 @@ def _agentic() -> dict[str, Any]:
             "routes": {"rewrite": {"field": "rewrite_futile", "cases": {"true": "fallback"}},
                        "grade": {"field": "grade_decision",
                                  "cases": {"generate": "generate", "rewrite": "rewrite", "fallback": "fallback"}}}}
-
-
-CLOCK_KEYS = frozenset({"started_at", "ended_at", "seconds"})  # and every key ending in _ms (duration, latency,
-# the agentic loop's loop_ms metric): clock readings
-# how a record came about, not what it holds: ``reused`` says another variant's identical node execution was
-# reused (graph.memo), which a local run does across variants and a Ray worker, holding one batch, may not;
-# ``cache_hits`` counts LLM replies read from the cache, which the first of two runs wrote for the second
-EXECUTION_KEYS = frozenset({"reused", "cache_hits"})
-
-
-def _kept(key: str) -> bool:
-    return key not in CLOCK_KEYS and key not in EXECUTION_KEYS and not key.endswith("_ms")
-
-
-def comparable(value: Any) -> Any:
-    """A per-query record without clock readings and execution provenance (:data:`CLOCK_KEYS`, keys ending
-    in ``_ms``, :data:`EXECUTION_KEYS`, at any depth)."""
-    if isinstance(value, dict):
-        return {k: comparable(v) for k, v in value.items() if _kept(k)}
-    if isinstance(value, list):
-        return [comparable(v) for v in value]
-    return value
 
 
 def record_differences(a: Path, b: Path) -> tuple[int, list[str]]:

@@ -25,7 +25,6 @@ the on run, and whether the records are identical.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -34,25 +33,6 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-# tests/graph/test_sharing.py's wall-clock fields, plus the reflection loop's time (metrics.loop_ms: the sum of its
-# steps' durations), which differs between two runs with the check off just as much
-_WALL_CLOCK = {"started_at", "duration_ms", "elapsed_ms", "reused", "latency_ms", "cache_hits", "latency_ms_mean",
-               "loop_ms"}
-
-
-def comparable(value: Any) -> Any:
-    """A per-query record without its wall-clock fields (as in tests/graph/test_sharing.py)."""
-    if isinstance(value, dict):
-        return {k: comparable(v) for k, v in value.items() if k not in _WALL_CLOCK}
-    if isinstance(value, list):
-        return [comparable(v) for v in value]
-    return value
-
-
-def records(out: Path, variant: str) -> list[str]:
-    """One variant's per-query records of the run written to ``out``, comparable across runs."""
-    lines = (out.with_suffix("") / variant / "per_query.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.dumps(comparable(json.loads(line)), sort_keys=True, ensure_ascii=False) for line in lines]
 
 
 class CheckTimer:
@@ -105,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from evalkit.evalsets import load_eval_set
     from evalkit.graph import load_variants
+    from evalkit.runstore import comparable_records as records  # the sharing tests' comparison
 
     eval_set = load_eval_set(str(REPO / "eval_sets" / "demo_kb.jsonl"))
     paths = sorted((REPO / "graph_configs").glob("*.yaml"))

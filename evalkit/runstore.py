@@ -265,3 +265,29 @@ def result_from_row(path: Path, lineno: int, row: dict[str, Any], summary: Path 
 def read_results(path: Path) -> list[QueryResult]:
     """Load a per_query.jsonl file; a torn or invalid line raises :class:`RecordsFileError` naming it."""
     return [result_from_row(path, n, row) for n, row in read_rows(path)]
+
+
+CLOCK_KEYS = frozenset({"started_at", "ended_at", "seconds", "latency_ms_mean"})
+"""Clock readings in a per-query record, with every key ending in ``_ms`` (durations, latencies, ``loop_ms``)."""
+EXECUTION_KEYS = frozenset({"reused", "cache_hits"})
+"""How a record came about, not what it holds: ``reused`` says another variant's identical node execution was
+reused (graph.memo), which one executor does and another, holding one batch, may not; ``cache_hits`` counts
+LLM replies read from the cache, which the first of two runs wrote for the second."""
+
+
+def comparable(value: Any) -> Any:
+    """A per-query record (or any part of one) without :data:`CLOCK_KEYS`, ``*_ms`` keys and
+    :data:`EXECUTION_KEYS`, at any depth: what two runs that must give the same numbers are compared on
+    (work sharing on and off, executors, the state-type checks, refactors)."""
+    if isinstance(value, dict):
+        return {k: comparable(v) for k, v in value.items()
+                if k not in CLOCK_KEYS and k not in EXECUTION_KEYS and not k.endswith("_ms")}
+    if isinstance(value, list):
+        return [comparable(v) for v in value]
+    return value
+
+
+def comparable_records(output: Path, variant: str) -> list[str]:
+    """One variant's per-query records of the run written to ``output``, as sorted JSON of :func:`comparable`."""
+    lines = (results_folder(output) / variant / "per_query.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.dumps(comparable(json.loads(line)), sort_keys=True, ensure_ascii=False) for line in lines]

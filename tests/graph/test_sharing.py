@@ -20,26 +20,12 @@ import yaml
 from evalkit.evalsets import freeze, load_eval_set
 from evalkit.graph import config_from_dict
 from evalkit.run.runner import RunOptions, run_eval
+from evalkit.runstore import comparable_records as records
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "eval_sets" / "demo_kb.jsonl"
 CORPUS = REPO / "eval_sets" / "corpora" / "demo_kb.jsonl"
 N_QUERIES = 24
-_WALL_CLOCK = {"started_at", "duration_ms", "elapsed_ms", "reused", "latency_ms", "cache_hits", "latency_ms_mean"}
-
-
-def comparable(value: Any) -> Any:
-    """A per-query record without its wall-clock fields (see the module docstring)."""
-    if isinstance(value, dict):
-        return {k: comparable(v) for k, v in value.items() if k not in _WALL_CLOCK}
-    if isinstance(value, list):
-        return [comparable(v) for v in value]
-    return value
-
-
-def records(out: Path, name: str) -> list[str]:
-    lines = (out.with_suffix("") / name / "per_query.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.dumps(comparable(json.loads(line)), sort_keys=True, ensure_ascii=False) for line in lines]
 
 
 @pytest.fixture(scope="module")
