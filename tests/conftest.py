@@ -86,29 +86,16 @@ DEMO_SLICE_EXTRA_DOCS = 12
 def _demo_slice(folder: Path) -> Path:
     """12 questions of the bundled demo (first of each type, both languages) over their gold documents plus 12
     others, frozen as an eval set of its own."""
-    import json
+    from demo_slices import demo_rows, freeze_slice
 
-    from evalkit.evalsets import freeze
-
-    repo = Path(__file__).resolve().parents[1]
-    def read(p):
-        return [json.loads(x) for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
-    rows, docs = read(repo / "eval_sets" / "demo_kb.jsonl"), read(repo / "eval_sets" / "corpora" / "demo_kb.jsonl")
+    rows, docs = demo_rows()
     picked, left = [], dict(DEMO_SLICE_PER_TYPE)
     for r in rows:
         if left.get(r["type"], 0) > 0:
             picked.append(r)
             left[r["type"]] -= 1
     assert {r["lang"] for r in picked} == {"en", "zh"}
-    gold = {d for r in picked for d in r["relevant_doc_ids"]}
-    keep = [d for d in docs if d["id"] in gold] + [d for d in docs if d["id"] not in gold][:DEMO_SLICE_EXTRA_DOCS]
-    (folder / "corpora").mkdir(parents=True)
-    corpus = folder / "corpora" / "slice.jsonl"
-    corpus.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in keep), encoding="utf-8")
-    path = folder / "slice.jsonl"
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in picked), encoding="utf-8")
-    freeze(path, corpus=str(corpus))
-    return path
+    return freeze_slice(folder, "slice", picked, docs, DEMO_SLICE_EXTRA_DOCS)
 
 
 @pytest.fixture(scope="session")

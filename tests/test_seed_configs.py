@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from demo_slices import demo_rows, freeze_slice
 
 from evalkit.graph import load_graph_config
 
@@ -30,24 +31,11 @@ def test_the_demo_does_not_run_the_seeds():
 
 def _slice(folder: Path) -> Path:
     """Six demo questions (one of each type) over their gold documents and 10 others, frozen as an eval set."""
-    from evalkit.evalsets import freeze
-
-    def read(p: Path) -> list[dict]:
-        return [json.loads(x) for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
-
-    rows, docs = read(REPO / "eval_sets" / "demo_kb.jsonl"), read(REPO / "eval_sets" / "corpora" / "demo_kb.jsonl")
+    rows, docs = demo_rows()
     picked: dict[str, dict] = {}
     for r in rows:
         picked.setdefault(r["type"], r)
-    gold = {d for r in picked.values() for d in r["relevant_doc_ids"]}
-    keep = [d for d in docs if d["id"] in gold] + [d for d in docs if d["id"] not in gold][:10]
-    (folder / "corpora").mkdir(parents=True)
-    (folder / "corpora" / "seed.jsonl").write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in keep),
-                                                   encoding="utf-8")
-    path = folder / "seed.jsonl"
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in picked.values()), encoding="utf-8")
-    freeze(path, corpus=str(folder / "corpora" / "seed.jsonl"))
-    return path
+    return freeze_slice(folder, "seed", list(picked.values()), docs, 10)
 
 
 # per seed: state fields that must be written for at least one query (the mechanisms its comment names)

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from demo_slices import demo_rows, freeze_slice
 
 from evalkit.graph import load_graph_config
 
@@ -18,23 +19,9 @@ RECORD_FIELDS = ("generation", "metrics", "outcome", "retrieved", "reranked")  #
 def _slice(folder: Path) -> Path:
     """The demo's comparison questions and its first 4 single-document ones, over their gold documents and
     12 others, frozen as an eval set."""
-    from evalkit.evalsets import freeze
-
-    def read(p: Path) -> list[dict]:
-        return [json.loads(x) for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
-
-    rows = read(REPO / "eval_sets" / "demo_kb.jsonl")
-    docs = read(REPO / "eval_sets" / "corpora" / "demo_kb.jsonl")
+    rows, docs = demo_rows()
     picked = [r for r in rows if r["type"] == "comparison"] + [r for r in rows if r["type"] == "single"][:4]
-    gold = {d for r in picked for d in r["relevant_doc_ids"]}
-    keep = [d for d in docs if d["id"] in gold] + [d for d in docs if d["id"] not in gold][:12]
-    (folder / "corpora").mkdir(parents=True)
-    corpus = folder / "corpora" / "cmp.jsonl"
-    corpus.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in keep), encoding="utf-8")
-    path = folder / "cmp.jsonl"
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in picked), encoding="utf-8")
-    freeze(path, corpus=str(corpus))
-    return path
+    return freeze_slice(folder, "cmp", picked, docs, 12)
 
 
 @pytest.fixture(scope="module")
