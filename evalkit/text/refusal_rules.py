@@ -248,20 +248,97 @@ _HEAD_END = re.compile(r"\s*(?:[.!。！;；:：\n—]|--|[,，]\s*(?:but|howeve
 _FILLER = re.compile(r"^\W*(?:" + alternation("fillers", regex=True) + r")\W*$", re.IGNORECASE)  # data/fillers.txt
 
 
-def _answer_head(text: str, refusals: list[tuple[int, int]]) -> list[str]:
-    """The bare short answer before the first refusal span, after any fillers (``[]`` when there is none)."""
+HEAD_MAX_WORDS, HEAD_MAX_CJK = 8, 16  # a bare short answer ("Paris.", "March 14, 2022.", 是的。); longer is a sentence
+_HEADING = re.compile(r"(?:^|\n)[ \t]{2,}\S[^\n]*$")  # a markdown heading ("## Response": '#' normalised to spaces)
+
+
+def _answer_head(text: str, refusals: list[tuple[int, int]], background: list[tuple[int, int]] = ()) -> list[str]:
+    """The bare short answer before the first refusal span, after any fillers and background (``[]`` when
+    there is none)."""
     first = min(s for s, _ in refusals)
     for s, e in _clauses(text):
         clause = text[s:e]
         if e > first or not _HEAD_END.match(text, e):
             return []
+        if any(bs < e and s < be for bs, be in background) or _SEARCHED.search(clause) \
+                or (_HEADING.search(text[:e]) and "\n" in text[e:e + 2]):
+            continue
         if not (_FILLER.match(clause) or _META.search(clause) or _SPEAKER_META.search(clause)):
-            return [clause] if _CJK.search(clause) or _WORD.search(clause) else []
+            short = len(_WORD.findall(clause)) <= HEAD_MAX_WORDS and len(_CJK.findall(clause)) <= HEAD_MAX_CJK
+            return [clause] if short and (_CJK.search(clause) or _WORD.search(clause)) else []
     return []
 
 
+# --------------------------------------------------------------------------- background around a refusal
+# What a refusal says besides declining is background, not a partial answer: general knowledge it
+# offers without vouching for it ("Typically, banks charge $15-35 ... but the documents don't say"),
+# what the sources cover instead ("The FAQ only explains how to apply", 文档介绍了开通方式，但没说...),
+# what was searched (a list of document names), where to look, and courtesy ("Have a great day!").
+# Each is read by its structure: a sentence that opens with a hedge of generality, a sentence whose
+# subject is a source (a source word or a cited id before its verb, not reporting a fact: "资料显示，"),
+# list items after a search verb, a clause naming another place to ask. And a reply that concludes it
+# cannot answer ("so I can't answer this", 因此无法作答) refuses, whatever background it gave, unless a
+# clause outside the background states a value (a number or a date: "The fee is $20; I can't answer
+# the rest" is a partial answer).
+_GENERAL = re.compile(
+    r"^\W*(?:typically|generally(?:\s+speaking)?|usually|normally|in\s+general|as\s+a\s+(?:general\s+)?rule|"
+    r"in\s+most\s+cases|(?:many|most|some)\s+\w+)\b|^\W*(?:一般来说|一般而言|一般情况下|通常情况下|通常来说|通常|"
+    r"很多|许多|大多数|多数|大部分)", re.IGNORECASE)
+_CITED = r"[\[【(（](?:doc|文档|资料|来源|source|passage|段落)?[\s\-_#]*\w{0,12}[\]】)）]"
+_DOC_KIND = (r"(?:faq|guide|leaflets?|brochures?|policy\s+wording|pages?|sheets?|summar(?:y|ies)|指南|说明书|条款|"
+             r"章程|简章|问答|流程图|摘要|手册|《[^》]{1,20}》)")
+_SOURCE_HEAD = re.compile(r"^\W*(?:(?:the|these|those|this|both|all|each|every|my|our|your|its|\w+'s)\s+)?(?:\w+\s+){0,3}?"
+                          r"(?:" + _SOURCE_EN + r"|" + _DOC_KIND + r")|^\W*" + _CITED + r"|^\W*(?:[\u4e00-\u9fff]{0,6}?)(?:"
+                          + _SOURCE_ZH + r"|" + _DOC_KIND + r"|里面|其中)", re.IGNORECASE)
+_SEARCHED = re.compile(r"\b(?:checked|searched|looked\s+(?:at|through)|reviewed|consulted|went\s+through)\b|"
+                       r"检索了|查阅了|查看了|搜索了|查了|看了|核对了|经过?(?:查询|核对|核实|查阅|检索)", re.IGNORECASE)
+_LIST_ITEM = re.compile(r"^\s*(?:[-•*·]|\d{1,2}[.)、])\s*")
+_REFERRAL = re.compile(
+    r"\b(?:website|office|department|hotline|desk|staff|team|pharmacist|doctor|physician|agent|provider|"
+    r"manufacturer|elsewhere)\b[^.;]{0,40}\b(?:should|would|could|can|may|might|will)\b|\b(?:best\s+place|"
+    r"authoritative|(?:documented|available|found|listed|covered)\s+elsewhere|check\s+(?:the|with|your)|see\s+the|visit\b|call\b|look\s+(?:at|up))|"
+    r"以[^，。]{0,12}为准|官网|热线|窗口|人工|药师|医生|咨询|查看|致电|转接", re.IGNORECASE)
+_COURTESY = re.compile("|".join(r"^\W*" + p for p in phrases("courtesy_openers")), re.IGNORECASE)
+_CONCLUSIVE = re.compile(
+    r"\b(?:i|we)(?:'m|\s+am|'re|\s+are)?\s+(?:can't|cannot|can\s+not|unable\s+to|not\s+able\s+to|couldn't|could\s+not|"
+    r"won't\s+be\s+able\s+to|not\s+in\s+a\s+position\s+to)\s+(?:\w+\s+){0,2}?(?:answer|respond|say|tell|confirm|"
+    r"determine|provide|give)\b(?!\s+(?:a\s+)?(?:complete|full|fuller|definitive\s+answer\s+to\s+all|all\b))|"
+    r"(?:无法|没法|没办法|不能|难以)(?:根据|基于|从)?[^，。,.；;]{0,10}?(?:回答|作答|解答|答复|告诉|确认|给出(?:准确|确切)?(?:的)?答案|"
+    r"提供(?:准确|确切)?(?:的)?答案)|回答不了|答不了", re.IGNORECASE)
+_CONTRAST = re.compile(r"[,，;；:：]\s*(?:but|however|though|yet|while|instead)\b|[,，;；:：]\s*(?:但|不过|然而|可是|只是|可以确认)",
+                       re.IGNORECASE)
+_PLEASE = re.compile(r"\bplease\b|^\W*请|请(?:您|你)?(?:咨询|联系|拨打|致电|访问|查看|以|向|到|前往|转)|建议您", re.IGNORECASE)  # a request to the reader: where to turn next
+_REPORTED = re.compile(r"^\W*(?:根据|依据|按照|据|按|according\s+to|per|as\s+per)", re.IGNORECASE)  # a fact reported from a source
+_LACKED = re.compile(_SOURCE_VERB.pattern + "|" + _SAY_EN + "|" + _HOLD_EN + "|" + _SAY_ZH, re.IGNORECASE)
+_VALUE = re.compile(r"\d|[一二三四五六七八九十两百千万亿]+(?:元|天|日|年|月|个|次|倍|小时|分钟|%)")
+
+
+def _background(text: str) -> list[tuple[int, int]]:
+    """The sentences and lines of a reply with a refusal that are background (see above)."""
+    out = []
+    searched = False
+    for s, e in _clauses(text, _SENTENCE):
+        sentence = text[s:e]
+        if _GENERAL.match(sentence) or (_LIST_ITEM.match(sentence) and searched) or _COURTESY.match(sentence) \
+                or _PLEASE.search(sentence) or (
+                _SOURCE_HEAD.match(sentence) and not _ATTRIBUTION.search(sentence) and not _REPORTED.match(sentence)):
+            # up to a contrast: "The documents don't give the date, but the policy took effect on 1 January"
+            turn = _CONTRAST.search(sentence)
+            rest = sentence[turn.end():] if turn else ""
+            lacks = any(_near(_LACKED, rest, m.start(), 16, 0) or _near(_INFO, rest, m.start(), NEAR, 10)
+                        for m in _LACK.finditer(rest))  # "..., but they don't list which programs": still lacking
+            out.append((s, s + turn.start() if turn and not lacks else e))
+        searched = searched or bool(_SEARCHED.search(sentence))
+    return out
+
+
 def content_clauses(text: str, refusals: list[tuple[int, int]]) -> list[str]:
-    """The clauses of a normalised ``text`` outside every refusal span that state something (a partial answer)."""
+    """The clauses of a normalised ``text`` outside every refusal span and its background that state
+    something (a partial answer)."""
+    background = _background(text) if refusals else []
     found = [text[s:e] for s, e in _clauses(text)
-             if not any(rs < e and s < re_ for rs, re_ in refusals) and _is_content(text[s:e])]
-    return found or (_answer_head(text, refusals) if refusals else [])
+             if not any(rs < e and s < re_ for rs, re_ in refusals + background) and _is_content(text[s:e])
+             and not _REFERRAL.search(text[s:e]) and not _SEARCHED.search(text[s:e])]
+    if found and refusals and _CONCLUSIVE.search(text) and not any(_VALUE.search(c) for c in found):
+        return []  # "... so I can't answer this": what else it says is background
+    return found or (_answer_head(text, refusals, background) if refusals else [])

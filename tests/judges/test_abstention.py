@@ -88,7 +88,10 @@ def test_the_third_held_out_split_is_measured_as_reported():
     gold = [r["label"] == "abstained" for r in rows]
     tp = sum(p and g for p, g in zip(pred, gold))
     fp = sum(p and not g for p, g in zip(pred, gold))
-    assert (tp, fp, sum(gold) - tp) == (48, 2, 12)
+    # measured once at 48 / 2 / 12 (recall 0.800); since then the background rules (a refusal's general
+    # knowledge, source descriptions, search lists, referrals) were written with this split in view:
+    # it is development data now, pinned so that a change that loses it shows
+    assert (tp, fp, sum(gold) - tp) == (59, 2, 1)
 
 
 def test_the_fourth_held_out_split_is_measured_as_reported():
@@ -98,7 +101,9 @@ def test_the_fourth_held_out_split_is_measured_as_reported():
     recall 0.567 (en 0.944 / 0.567, zh 1.000 / 0.567). The misses are refusals that say what the
     sources do cover ("the passages mention 14 programs, but not ..."), open with general knowledge
     ("Typically, banks charge $15-$35 ..."), restate the question, list what was searched or end with
-    pleasantries: read as partial answers. Not tuned on: a rule change needs a fifth blind split."""
+    pleasantries: read as partial answers. The background rules of :mod:`evalkit.text.refusal_rules`
+    were then written with these misses in view (precision 0.983, recall 0.983 after): development
+    data now; the held-out figure is the fifth split's (below)."""
     rows = [json.loads(x) for x in (DATA / "abstention_test4.jsonl").read_text(encoding="utf-8").splitlines() if x]
     assert len(rows) == 120 and sum(r["label"] == "abstained" for r in rows) == 60
     counts = {}
@@ -108,7 +113,7 @@ def test_the_fourth_held_out_split_is_measured_as_reported():
         gold = [r["label"] == "abstained" for r in mine]
         tp = sum(p and g for p, g in zip(pred, gold))
         counts[lang] = (tp, sum(p and not g for p, g in zip(pred, gold)), sum(gold) - tp)
-    assert counts == {"en": (17, 1, 13), "zh": (17, 0, 13)}
+    assert counts == {"en": (29, 1, 1), "zh": (30, 0, 0)}
 
 
 # --- refusals in users' own wordings (tests/judges/data/abstention_cases.jsonl) -----------------------------
