@@ -33,6 +33,7 @@ simplified ones, and quoted text masked (a quoted "No results found" is a messag
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from evalkit.text.wordlists import alternation, phrases, templates
 
@@ -252,7 +253,7 @@ HEAD_MAX_WORDS, HEAD_MAX_CJK = 8, 16  # a bare short answer ("Paris.", "March 14
 _HEADING = re.compile(r"(?:^|\n)[ \t]{2,}\S[^\n]*$")  # a markdown heading ("## Response": '#' normalised to spaces)
 
 
-def _answer_head(text: str, refusals: list[tuple[int, int]], background: list[tuple[int, int]] = ()) -> list[str]:
+def _answer_head(text: str, refusals: list[tuple[int, int]], background: Sequence[tuple[int, int]] = ()) -> list[str]:
     """The bare short answer before the first refusal span, after any fillers and background (``[]`` when
     there is none)."""
     first = min(s for s, _ in refusals)
