@@ -135,6 +135,25 @@ def test_the_fifth_held_out_split_is_measured_as_reported():
     assert counts == {"en": (29, 0, 1), "zh": (30, 0, 0)}
 
 
+def test_the_sixth_held_out_split_is_measured_as_reported():
+    """120 more (60 refusals in 60 wordings, en/zh 30/30), written blind on 2026-12-04 after the rules
+    of split 5's misses were final, and measured once: precision 0.976, recall 0.683 (en 1.000 / 0.667,
+    zh 0.955 / 0.700; the rules of this morning: 1.000 / 0.317). Below the 0.95 target: its misses are
+    refusals in a JSON or "Answer: N/A" template, a disclaimer heading ("Note: the following is not
+    from your documents") before general knowledge, a reasoning preamble, formal letters and chat-bot
+    sign-offs, clarifying questions worded as "are you asking about X or Y". Not tuned on."""
+    rows = [json.loads(x) for x in (DATA / "abstention_test6.jsonl").read_text(encoding="utf-8").splitlines() if x]
+    assert len(rows) == 120 and sum(r["label"] == "abstained" for r in rows) == 60
+    counts = {}
+    for lang in ("en", "zh"):
+        mine = [r for r in rows if r["lang"] == lang]
+        pred = [detect_abstention(r["answer"]).abstained for r in mine]
+        gold = [r["label"] == "abstained" for r in mine]
+        tp = sum(p and g for p, g in zip(pred, gold))
+        counts[lang] = (tp, sum(p and not g for p, g in zip(pred, gold)), sum(gold) - tp)
+    assert counts == {"en": (20, 0, 10), "zh": (21, 1, 9)}
+
+
 # --- refusals in users' own wordings (tests/judges/data/abstention_cases.jsonl) -----------------------------
 CASES = Path(__file__).resolve().parent / "data" / "abstention_cases.jsonl"
 FLOOR_PRECISION, FLOOR_RECALL = 0.95, 0.93  # per language, on the held-out split (the old rules: en 0.78/0.84, zh 0.71/0.80)
