@@ -83,7 +83,7 @@ _INFO_HEAD_EN = (r"(?=\s*(?:$|[.,;:!?)\]—–-]|\sof\s+(?:that|this|it|these|th
 _STRONG_ZH = (r"(?:知识库|资料库|参考资料|参考信息|参考内容|参考文档|检索结果|搜索结果|上下文|文中|原文|文本|段落|资料|文档|"
               r"(?:所给|所提供|提供|给定|给出|现有|已知|已有|检索到|上述|以上)的?(?:信息|内容|资料|文档|文件|材料|上下文|段落|文本|"
               r"资讯|来源|证据))")
-_WEAK_ZH = r"(?:文件|材料|记录|报告|证据|手册|列表|清单|价格表|目录|表格)"
+_WEAK_ZH = r"(?:文件|材料|记录|报告|证据|手册|列表|清单|价格表|目录|表格|条款|章程|指南|说明书)"
 _SOURCE_ZH = rf"(?:{_STRONG_ZH}|{_WEAK_ZH})"
 _INFO_ZH = r"(?:信息|资讯|资料|内容|数据|记录|记载|说明|答案|证据|条目|依据|细节|结果)"
 _INFO_Q_ZH = (r"(?:相关的?|有关的?|任何|具体的?|足够的?|更多的?|确切的?|明确的?|准确的?|可靠的?|这方面的?|此方面的?|"
@@ -94,7 +94,7 @@ _LACK_ZH = r"(?:没有|并没有|并无|没|未|并未|尚未|不|无|暂无|暂
 _ADV_ZH = r"(?:中|里|内|里面|上)?(?:也|均|都|并|只|好像|似乎|暂时|暂|目前|还|亦)*"
 # what may stand before a Chinese inability verb in its clause: speaker, source, polite and time words
 _SUBJECT_ZH = re.compile(
-    r"^(?:\s|[,，:：]|抱歉|很抱歉|对不起|不好意思|很遗憾|遗憾的是|sorry|我(?!们)|本助手|小?助手|客服|机器人|作为ai助手|作为人工智能|目前|暂时|暂|现在|"
+    r"^(?:\s|[,，:：]|抱歉|很抱歉|对不起|不好意思|很遗憾|遗憾的是|sorry|我(?!们)|本助手|小?助手|客服|机器人|这边|那边|作为ai助手|作为人工智能|目前|暂时|暂|现在|"
     r"还|也|都|仍|实在|确实|真的|恐怕|可惜|但是?|不过|可是|然而|这个问题|该问题|此问题|这个|这一点|对此|关于此|"
     r"(?:根据|依据|基于|从|在|按照|通过|就|凭)?[\u4e00-\u9fff]{0,4}?" + _SOURCE_ZH + r"(?:中|里|内|里面|上|来看|看来)?|根据|依据|基于|从|在|"
     r"所|掌握|查阅|了|的|已有|现有|给定|提供)*$", re.IGNORECASE)
@@ -197,7 +197,9 @@ _CLARIFY = re.compile(
     r"[^.!?。！？\n]*\b(?:clarify|specify|confirm|let\s+me\s+know|tell\s+me)\b[^.!?。！？\n]*\b(?:which|what|whether|if)\b[^.!?。！？\n]*\?|"
     r"[^.!?。！？\n]*\b(?:which|what)\s+(?:\w+\s+){0,3}?(?:do|did|are|were|is)\s+you\s+(?:mean|referring|asking|on)\b[^.!?。！？\n]*\?|"
     r"[^。！？!?\n]*(?:您|你)(?:指的|说的|问的|想问的|想了解的)?是[^。！？!?\n]{0,30}?(?:还是|哪)[^。！？!?\n]*[？?]|"
-    r"[^。！？!?\n]*(?:请|麻烦)(?:您|你)?(?:先)?(?:确认|告诉我|说明)[^。！？!?\n]*(?:哪|是否|具体)[^。！？!?\n]*[。！？!?]?",
+    r"[^。！？!?\n]*(?:请|麻烦)(?:您|你)?(?:先)?(?:确认|告诉我|说明)[^。！？!?\n]*(?:哪|是否|具体)[^。！？!?\n]*[。！？!?]?|"
+    r"[^.!?。！？\n]*\b(?:are\s+you\s+asking|do\s+you\s+mean|did\s+you\s+mean)\b[^.!?。！？\n]*\?|"
+    r"[^。！？!?\n]*(?:具体)?是指哪[^。！？!?\n]*[？?]",
     re.IGNORECASE)
 
 
@@ -222,9 +224,10 @@ def refusal_spans(text: str) -> list[tuple[int, int]]:
 # --------------------------------------------------------------------------- content clauses (partial answers)
 CONTENT_MIN_WORDS, CONTENT_MIN_CJK = 3, 4  # a shorter clause ("Sorry", 很抱歉, "Hmm") is a filler
 _META = re.compile(
-    _STRONG_EN + r"|" + _STRONG_ZH + r"|\b(?:question|asking|asked|as\s+an\s+ai|language\s+model)\b|问题|您问|你问|提问|"
+    _STRONG_EN + r"|" + _STRONG_ZH + r"|\bthe\s+user\s+(?:wants|is\s+asking|asks|asked|would\s+like)\b|"
+    r"用户(?:想|想要|在问|问的是|询问|需要知道)|\b(?:question|asking|asked|as\s+an\s+ai|language\s+model)\b|问题|您问|你问|提问|"
     r"ai助手|人工智能|^\s*(?:regarding|about|as\s+for|as\s+to|concerning|with\s+regard\s+to|on\s+the\s+topic|"
-    r"based\s+on|according\s+to|given|from|per|in\s+light\s+of)\b|^\s*(?:关于|对于|至于|就此|对此|根据|依据|基于|按照|从)|"
+    r"based\s+on|according\s+to|given|from|per|in\s+light\s+of)\b|^\s*(?:(?:您好|你好|亲)\S{0,4}\s*)?(?:关于|对于|至于|就此|对此|根据|依据|基于|按照|从)|"
     r"\b(?:only|just|merely)\s+(?:\w+\s+)?(?:says?|covers?|mentions?|discuss\w*|lists?|includes?|gives?|describes?|"
     r"talks?\s+about|deals?\s+with|contains?)\b|只(?:是|有)?(?:说|说明|提到|提及|写|覆盖|涉及|列出|包括|包含|讲|给出|谈到)|"
     r"\b(?:sorry|unfortunately|regrettably|apologies|afraid)\b|抱歉|对不起|不好意思|遗憾|"
@@ -273,6 +276,7 @@ def _answer_head(text: str, refusals: list[tuple[int, int]], background: Sequenc
         if e > first or not _HEAD_END.match(text, e):
             return []
         if any(bs < e and s < be for bs, be in background) or _SEARCHED.search(clause) or _FRAGMENT.match(clause) \
+                or _label(text, s, e) or _template(clause) \
                 or (_HEADING.search(text[:e]) and "\n" in text[e:e + 2]):
             continue
         if not (_FILLER.match(clause) or _META.search(clause) or _SPEAKER_META.search(clause)):
@@ -297,15 +301,21 @@ _GENERAL = re.compile(
     r"in\s+most\s+cases|(?:in\s+)?(?:many|most|some)\s+\w+)\b|^\W*(?:一般来说|一般而言|一般情况下|通常情况下|通常来说|通常|"
     r"很多|许多|大多数|多数|大部分)", re.IGNORECASE)
 _CITED = r"[\[【(（](?:doc|文档|资料|来源|source|passage|段落)?[\s\-_#]*\w{0,12}[\]】)）]"
-_DOC_KIND = (r"(?:faq|guide|leaflets?|brochures?|policy\s+wording|pages?|sheets?|summar(?:y|ies)|指南|说明书|条款|"
+_DOC_KIND = (r"(?:faq|guide|leaflets?|brochures?|policy\s+wording|pages?|sheets?|summar(?:y|ies)|sections?|chapters?|指南|说明书|条款|章节|"
              r"章程|简章|问答|流程图|摘要|手册|《[^》]{1,20}》)")
 _SOURCE_HEAD = re.compile(r"^\W*(?:(?:the|these|those|this|both|all|each|every|my|our|your|its|\w+'s)\s+)?(?:\w+\s+){0,3}?"
                           r"(?:" + _SOURCE_EN + r"|" + _DOC_KIND + r")|^\W*" + _CITED + r"|^\W*(?:[\u4e00-\u9fff]{0,6}?)(?:"
                           + _SOURCE_ZH + r"|" + _DOC_KIND + r"|里面|其中)", re.IGNORECASE)
 _SEARCHED = re.compile(r"\b(?:checked|searched|looked\s+(?:at|through)|reviewed|consulted|went\s+through|found\s+instead)\b|"
                        r"\bwhat\s+(?:they|it|the\s+\w+|these|those)\s+(?:do(?:es)?\s+)?(?:cover|contain|include|say|mention)\b|"
-                       r"主要涉及|涉及的是|提到的是|包含的是|只涉及|另外找到|找到的是|"
+                       r"\b(?:include|cover|contain)s?\s+the\s+following\b|"
+                       r"主要涉及|涉及的是|提到的是|包含的是|只涉及|另外找到|找到的是|主要包括|检索范围|搜索范围|查阅范围|"
                        r"检索了|查阅了|查看了|搜索了|查了|看了|核对了|经过?(?:查询|核对|核实|查阅|检索)", re.IGNORECASE)
+# "Note: the following is not from your documents": what follows is general knowledge
+_DISCLAIMER = re.compile(r"\bnot\s+(?:from|based\s+on|in|drawn\s+from)\s+(?:your|the|these)\s+(?:provided\s+|uploaded\s+|shared\s+)?"
+                         r"(?:documents?|files?|sources?|context|materials?)|并非来自|不是来自|非来自|并非出自|不是出自", re.IGNORECASE)
+_SIGN_OFF = re.compile(r"^\W*(?:此致|敬礼|(?:best\s+|kind\s+|warm\s+)?regards|sincerely|yours\s+(?:truly|faithfully|sincerely))\b",
+                       re.IGNORECASE)
 _THEY_COVER = re.compile(r"^\W*(?:they|these|those|both|all\s+of\s+them)\s+(?:only\s+|just\s+|mainly\s+|mostly\s+)?"
                          r"(?:cover|describe|discuss|explain|mention|include|contain|deal\s+with|talk\s+about|focus\s+on|list|"
                          r"are\s+about)\b", re.IGNORECASE)
@@ -314,7 +324,7 @@ _REFERRAL = re.compile(
     r"\b(?:website|office|department|hotline|desk|staff|team|pharmacist|doctor|physician|agent|provider|"
     r"manufacturer|elsewhere)\b[^.;]{0,40}\b(?:should|would|could|can|may|might|will)\b|\b(?:best\s+place|"
     r"authoritative|(?:should|would|could|can|may|might|will)\s+be\s+able\s+to\s+(?:tell|help|give|confirm|advise|answer)|"
-    r"would\s+know|(?:documented|available|found|listed|covered)\s+elsewhere|check\s+(?:the|with|your)|see\s+the|visit\b|call\b|look\s+(?:at|up))|"
+    r"would\s+know|worth\s+(?:pinging|contacting|asking|checking|calling|emailing|reaching)|(?:documented|available|found|listed|covered)\s+elsewhere|check\s+(?:the|with|your)|see\s+the|visit\b|call\b|look\s+(?:at|up))|"
     r"以[^，。]{0,12}为准|官网|热线|窗口|人工|药师|医生|咨询|查看|致电|转接|联系", re.IGNORECASE)
 _COURTESY = re.compile("|".join(r"^\W*" + p for p in phrases("courtesy_openers")), re.IGNORECASE)
 _CONCLUSIVE = re.compile(
@@ -337,7 +347,7 @@ _LACKED = re.compile(_SOURCE_VERB.pattern + "|" + _SAY_EN + "|" + _HOLD_EN + "|"
 def _background(text: str) -> list[tuple[int, int]]:
     """The sentences and lines of a reply with a refusal that are background (see above)."""
     out = []
-    searched = prev_source = False
+    searched = prev_source = disclaimed = signed = False
     for s, e in _clauses(text, _SENTENCE):
         sentence = text[s:e]
         if _GENERAL.match(sentence) or (_LIST_ITEM.match(sentence) and searched) or _COURTESY.match(sentence) \
@@ -351,9 +361,30 @@ def _background(text: str) -> list[tuple[int, int]]:
             out.append((s, s + turn.start() if turn and not lacks else e))
         elif _THEY_COVER.match(sentence) and prev_source:  # "They cover the rent schedule ..." after "the documents"
             out.append((s, e))
+        elif disclaimed or signed or (_SEARCHED.search(sentence) and not re.search(r"\d", sentence)):
+            out.append((s, e))  # after "not from your documents", after "Regards", what was looked through
+        disclaimed = disclaimed or bool(_DISCLAIMER.search(sentence))
+        signed = signed or bool(_SIGN_OFF.match(sentence))
         searched = searched or bool(_SEARCHED.search(sentence))
         prev_source = bool(_SOURCE.search(sentence))
     return out
+
+
+_KEY_LINE = re.compile(r"^\W*[\w\u3400-\u9fff ]{1,20}?\s*[:：]", re.MULTILINE)
+
+
+def _label(text: str, s: int, e: int) -> bool:
+    """A key before a colon in a reply laid out as ``key: value`` lines ("Source: none", "结论：..."): a field
+    name of a template, not a statement ("可以：..." heading a one-line reply is an answer)."""
+    clause = text[s:e]
+    short = len(_WORD.findall(clause)) <= 2 and len(_CJK.findall(clause)) <= 4
+    keyed = bool(re.match(r"\s*[:：]", text[e:e + 2])) or bool(re.search(r"[:：]\s*$", text[max(0, s - 3):s]))
+    return short and keyed and len(_KEY_LINE.findall(text)) >= 2  # a key, or the short value after one
+
+
+def _template(clause: str) -> bool:
+    """A clause of a JSON-like template: quoted keys and values (masked by :func:`normalise`) and punctuation."""
+    return not re.search(r"[A-Za-z\u3400-\u9fff0-9]", re.sub(r"Q{2,}|\b(?:null|true|false|none)\b", "", clause))
 
 
 def content_clauses(text: str, refusals: list[tuple[int, int]]) -> list[str]:
@@ -363,7 +394,10 @@ def content_clauses(text: str, refusals: list[tuple[int, int]]) -> list[str]:
     found = [text[s:e] for s, e in _clauses(text)
              if not any(rs < e and s < re_ for rs, re_ in refusals + background) and _is_content(text[s:e])
              and not (_REFERRAL.search(text[s:e]) or _SEARCHED.search(text[s:e]) or _COURTESY.match(text[s:e])
-                      or _FRAGMENT.match(text[s:e]))]
+                      or _FRAGMENT.match(text[s:e]) or _FILLER.match(text[s:e]) or _label(text, s, e)
+                      or _template(text[s:e]))]
     if found and refusals and _CONCLUSIVE.search(text):
         return []  # "... so I can't answer your question": what else it says is background
+    if found and _CLARIFY.search(text) and not any(re.search(r"\d", c) for c in found):
+        return []  # a question back to the user, with what it needs to know: no answer yet
     return found or (_answer_head(text, refusals, background) if refusals else [])

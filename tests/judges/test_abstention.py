@@ -113,7 +113,7 @@ def test_the_fourth_held_out_split_is_measured_as_reported():
         gold = [r["label"] == "abstained" for r in mine]
         tp = sum(p and g for p, g in zip(pred, gold))
         counts[lang] = (tp, sum(p and not g for p, g in zip(pred, gold)), sum(gold) - tp)
-    assert counts == {"en": (29, 1, 1), "zh": (29, 0, 1)}
+    assert counts == {"en": (29, 1, 1), "zh": (30, 0, 0)}
 
 
 def test_the_fifth_held_out_split_is_measured_as_reported():
@@ -141,7 +141,8 @@ def test_the_sixth_held_out_split_is_measured_as_reported():
     zh 0.955 / 0.700; the rules of this morning: 1.000 / 0.317). Below the 0.95 target: its misses are
     refusals in a JSON or "Answer: N/A" template, a disclaimer heading ("Note: the following is not
     from your documents") before general knowledge, a reasoning preamble, formal letters and chat-bot
-    sign-offs, clarifying questions worded as "are you asking about X or Y". Not tuned on."""
+    sign-offs, clarifying questions worded as "are you asking about X or Y". The rules for those were
+    then written with them in view (58 of 60 after): development data now; split 7 is the held-out one."""
     rows = [json.loads(x) for x in (DATA / "abstention_test6.jsonl").read_text(encoding="utf-8").splitlines() if x]
     assert len(rows) == 120 and sum(r["label"] == "abstained" for r in rows) == 60
     counts = {}
@@ -151,7 +152,7 @@ def test_the_sixth_held_out_split_is_measured_as_reported():
         gold = [r["label"] == "abstained" for r in mine]
         tp = sum(p and g for p, g in zip(pred, gold))
         counts[lang] = (tp, sum(p and not g for p, g in zip(pred, gold)), sum(gold) - tp)
-    assert counts == {"en": (20, 0, 10), "zh": (21, 1, 9)}
+    assert counts == {"en": (30, 0, 0), "zh": (28, 1, 2)}
 
 
 # --- refusals in users' own wordings (tests/judges/data/abstention_cases.jsonl) -----------------------------
