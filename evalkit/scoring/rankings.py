@@ -24,6 +24,7 @@ from evalkit.evalsets import EvalSet
 from evalkit.metrics import DEFAULT_METRICS, Scoring, parse_metric
 from evalkit.records import EvalRecord, QueryResult
 from evalkit.run.query import score_outputs
+from evalkit.run.runner import long_lived_frozen
 from evalkit.runfile import Ranking, read_run
 from evalkit.scoring.answers import content_sha256
 from evalkit.scoring.scored import (
@@ -45,10 +46,13 @@ def score_run(run: str | Path, eval_set: str | Path | EvalSet, name: str, *, run
     metrics = tuple(metrics or DEFAULT_METRICS)
     for m in metrics:
         parse_metric(m)
-    es, ref = eval_set_with_corpus(eval_set)
-    final = read_run(run, run_format)
-    read_at = time.time()  # every record's trace says when evalkit read the run
-    first = read_run(retrieval_run, run_format) if retrieval_run else None
+    with long_lived_frozen() as keep:  # each collection while reading walks neither the corpus nor the rankings
+        es, ref = eval_set_with_corpus(eval_set)
+        keep()
+        final = read_run(run, run_format)
+        read_at = time.time()  # every record's trace says when evalkit read the run
+        keep()
+        first = read_run(retrieval_run, run_format) if retrieval_run else None
     notices = []
     for path, rankings in ((run, final), (retrieval_run, first)):
         if rankings is not None:
