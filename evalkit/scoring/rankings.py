@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from copy import copy
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +107,9 @@ class RunRecords(LazyRecords):
         """The record without its rankings: the summary of a retrieval-only variant reads its metrics, trace,
         gold, type and usage (rankings are read only for the loop metrics of agentic nodes, which a run file
         has none of: its one trace event is a retriever's)."""
-        return replace(result, retrieved=[], reranked=[])
+        view = copy(result)  # dataclasses.replace re-ran __init__ and fields(): ~0.1 s over 10,000 records
+        view.retrieved, view.reranked = [], []
+        return view
 
 
 def entries(ranking: Ranking | None) -> tuple[list[str], list[dict[str, Any]]]:
