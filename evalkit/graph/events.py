@@ -18,7 +18,6 @@ from evalkit.graph.schema import (
     Role,
 )
 
-
 _ROLES = {r.value: r for r in Role}
 
 

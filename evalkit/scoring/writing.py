@@ -61,9 +61,11 @@ def _write_locked(scored: Scored, options: RunOptions, echo: Callable[[str], Non
         from evalkit.track import VariantLog
 
         params = {f"source.{k}": str(v) for k, v in scored.source.items()}
+        # MLflow's logging reads the records several times (traces, tables, plots): built once more, and held
+        # while it logs (only then: the files above were written one record at a time)
         log = VariantLog(name=scored.name, params=params, config_yaml=yaml.safe_dump({"scored": scored.source},
                                                                                      allow_unicode=True),
-                         summary=variant, results=scored.results, per_query_path=store.path)
+                         summary=variant, results=list(scored.results), per_query_path=store.path)
         log_variants(summary, [log], options, echo)
         write_json_atomic(options.output, summary.to_dict())
     return summary
