@@ -33,6 +33,7 @@ simplified ones, and quoted text masked (a quoted "No results found" is a messag
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from evalkit.text.wordlists import alternation, phrases, templates
 
@@ -93,7 +94,7 @@ _LACK_ZH = r"(?:没有|并没有|并无|没|未|并未|尚未|不|无|暂无|暂
 _ADV_ZH = r"(?:中|里|内|里面|上)?(?:也|均|都|并|只|好像|似乎|暂时|暂|目前|还|亦)*"
 # what may stand before a Chinese inability verb in its clause: speaker, source, polite and time words
 _SUBJECT_ZH = re.compile(
-    r"^(?:\s|[,，:：]|抱歉|很抱歉|对不起|不好意思|很遗憾|遗憾的是|sorry|我(?!们)|本助手|助手|作为ai助手|作为人工智能|目前|暂时|暂|现在|"
+    r"^(?:\s|[,，:：]|抱歉|很抱歉|对不起|不好意思|很遗憾|遗憾的是|sorry|我(?!们)|本助手|小?助手|客服|机器人|作为ai助手|作为人工智能|目前|暂时|暂|现在|"
     r"还|也|都|仍|实在|确实|真的|恐怕|可惜|但是?|不过|可是|然而|这个问题|该问题|此问题|这个|这一点|对此|关于此|"
     r"(?:根据|依据|基于|从|在|按照|通过|就|凭)?[\u4e00-\u9fff]{0,4}?" + _SOURCE_ZH + r"(?:中|里|内|里面|上|来看|看来)?|根据|依据|基于|从|在|"
     r"所|掌握|查阅|了|的|已有|现有|给定|提供)*$", re.IGNORECASE)
@@ -190,11 +191,22 @@ def _inability_zh(text: str) -> list[tuple[int, int]]:
     return out
 
 
+# a question back to the user about what they mean, instead of an answer ("Could you clarify which plan you're
+# on?", 您指的是门诊预约还是体检预约？): the reply does not answer (yet)
+_CLARIFY = re.compile(
+    r"[^.!?。！？\n]*\b(?:clarify|specify|confirm|let\s+me\s+know|tell\s+me)\b[^.!?。！？\n]*\b(?:which|what|whether|if)\b[^.!?。！？\n]*\?|"
+    r"[^.!?。！？\n]*\b(?:which|what)\s+(?:\w+\s+){0,3}?(?:do|did|are|were|is)\s+you\s+(?:mean|referring|asking|on)\b[^.!?。！？\n]*\?|"
+    r"[^。！？!?\n]*(?:您|你)(?:指的|说的|问的|想问的|想了解的)?是[^。！？!?\n]{0,30}?(?:还是|哪)[^。！？!?\n]*[？?]|"
+    r"[^。！？!?\n]*(?:请|麻烦)(?:您|你)?(?:先)?(?:确认|告诉我|说明)[^。！？!?\n]*(?:哪|是否|具体)[^。！？!?\n]*[。！？!?]?",
+    re.IGNORECASE)
+
+
 def refusal_spans(text: str) -> list[tuple[int, int]]:
     """Where a normalised ``text`` (:func:`normalise`) says that the speaker or the sources lack the answer."""
     spans = [(m.start(), m.end()) for m in _REFUSAL.finditer(text)]
     spans += [(m.start(), m.end()) for m in _ANSWER_ZH.finditer(text)]
     spans += _inability_zh(text)
+    spans += [(m.start(), m.end()) for m in _CLARIFY.finditer(text)]
     head = _clauses(text)[:1]  # a fragment ("N/A", 未知) refuses as the whole answer or its head, not as a label inside it
     if _FRAGMENT.match(text):
         spans.append((0, len(text)))
@@ -248,20 +260,110 @@ _HEAD_END = re.compile(r"\s*(?:[.!。！;；:：\n—]|--|[,，]\s*(?:but|howeve
 _FILLER = re.compile(r"^\W*(?:" + alternation("fillers", regex=True) + r")\W*$", re.IGNORECASE)  # data/fillers.txt
 
 
-def _answer_head(text: str, refusals: list[tuple[int, int]]) -> list[str]:
-    """The bare short answer before the first refusal span, after any fillers (``[]`` when there is none)."""
+HEAD_MAX_WORDS, HEAD_MAX_CJK = 8, 16  # a bare short answer ("Paris.", "March 14, 2022.", 是的。); longer is a sentence
+_HEADING = re.compile(r"(?:^|\n)[ \t]{2,}\S[^\n]*$")  # a markdown heading ("## Response": '#' normalised to spaces)
+
+
+def _answer_head(text: str, refusals: list[tuple[int, int]], background: Sequence[tuple[int, int]] = ()) -> list[str]:
+    """The bare short answer before the first refusal span, after any fillers and background (``[]`` when
+    there is none)."""
     first = min(s for s, _ in refusals)
     for s, e in _clauses(text):
         clause = text[s:e]
         if e > first or not _HEAD_END.match(text, e):
             return []
+        if any(bs < e and s < be for bs, be in background) or _SEARCHED.search(clause) or _FRAGMENT.match(clause) \
+                or (_HEADING.search(text[:e]) and "\n" in text[e:e + 2]):
+            continue
         if not (_FILLER.match(clause) or _META.search(clause) or _SPEAKER_META.search(clause)):
-            return [clause] if _CJK.search(clause) or _WORD.search(clause) else []
+            short = len(_WORD.findall(clause)) <= HEAD_MAX_WORDS and len(_CJK.findall(clause)) <= HEAD_MAX_CJK
+            return [clause] if short and (_CJK.search(clause) or _WORD.search(clause)) else []
     return []
 
 
+# --------------------------------------------------------------------------- background around a refusal
+# What a refusal says besides declining is background, not a partial answer: general knowledge it
+# offers without vouching for it ("Typically, banks charge $15-35 ... but the documents don't say"),
+# what the sources cover instead ("The FAQ only explains how to apply", 文档介绍了开通方式，但没说...),
+# what was searched (a list of document names), where to look, and courtesy ("Have a great day!").
+# Each is read by its structure: a sentence that opens with a hedge of generality, a sentence whose
+# subject is a source (a source word or a cited id before its verb, not reporting a fact: "资料显示，"),
+# list items after a search verb or a heading of what was found instead, a sentence naming another
+# place to ask, a question back to the reader. And a reply that concludes it cannot answer the question
+# as a whole ("so I can't answer this", 因此无法回答您的问题) refuses, whatever else it says ("I can't
+# say whether it is refundable" declines a part: the rest may be a partial answer).
+_GENERAL = re.compile(
+    r"^\W*(?:typically|generally(?:\s+speaking)?|usually|normally|in\s+general|as\s+a\s+(?:general\s+)?rule|"
+    r"in\s+most\s+cases|(?:in\s+)?(?:many|most|some)\s+\w+)\b|^\W*(?:一般来说|一般而言|一般情况下|通常情况下|通常来说|通常|"
+    r"很多|许多|大多数|多数|大部分)", re.IGNORECASE)
+_CITED = r"[\[【(（](?:doc|文档|资料|来源|source|passage|段落)?[\s\-_#]*\w{0,12}[\]】)）]"
+_DOC_KIND = (r"(?:faq|guide|leaflets?|brochures?|policy\s+wording|pages?|sheets?|summar(?:y|ies)|指南|说明书|条款|"
+             r"章程|简章|问答|流程图|摘要|手册|《[^》]{1,20}》)")
+_SOURCE_HEAD = re.compile(r"^\W*(?:(?:the|these|those|this|both|all|each|every|my|our|your|its|\w+'s)\s+)?(?:\w+\s+){0,3}?"
+                          r"(?:" + _SOURCE_EN + r"|" + _DOC_KIND + r")|^\W*" + _CITED + r"|^\W*(?:[\u4e00-\u9fff]{0,6}?)(?:"
+                          + _SOURCE_ZH + r"|" + _DOC_KIND + r"|里面|其中)", re.IGNORECASE)
+_SEARCHED = re.compile(r"\b(?:checked|searched|looked\s+(?:at|through)|reviewed|consulted|went\s+through|found\s+instead)\b|"
+                       r"\bwhat\s+(?:they|it|the\s+\w+|these|those)\s+(?:do(?:es)?\s+)?(?:cover|contain|include|say|mention)\b|"
+                       r"主要涉及|涉及的是|提到的是|包含的是|只涉及|另外找到|找到的是|"
+                       r"检索了|查阅了|查看了|搜索了|查了|看了|核对了|经过?(?:查询|核对|核实|查阅|检索)", re.IGNORECASE)
+_THEY_COVER = re.compile(r"^\W*(?:they|these|those|both|all\s+of\s+them)\s+(?:only\s+|just\s+|mainly\s+|mostly\s+)?"
+                         r"(?:cover|describe|discuss|explain|mention|include|contain|deal\s+with|talk\s+about|focus\s+on|list|"
+                         r"are\s+about)\b", re.IGNORECASE)
+_LIST_ITEM = re.compile(r"^\s*(?:[-•*·]|\d{1,2}[.)、])\s*|^\s{2,}\S")  # "* item" reads "  item" once normalised
+_REFERRAL = re.compile(
+    r"\b(?:website|office|department|hotline|desk|staff|team|pharmacist|doctor|physician|agent|provider|"
+    r"manufacturer|elsewhere)\b[^.;]{0,40}\b(?:should|would|could|can|may|might|will)\b|\b(?:best\s+place|"
+    r"authoritative|(?:should|would|could|can|may|might|will)\s+be\s+able\s+to\s+(?:tell|help|give|confirm|advise|answer)|"
+    r"would\s+know|(?:documented|available|found|listed|covered)\s+elsewhere|check\s+(?:the|with|your)|see\s+the|visit\b|call\b|look\s+(?:at|up))|"
+    r"以[^，。]{0,12}为准|官网|热线|窗口|人工|药师|医生|咨询|查看|致电|转接|联系", re.IGNORECASE)
+_COURTESY = re.compile("|".join(r"^\W*" + p for p in phrases("courtesy_openers")), re.IGNORECASE)
+_CONCLUSIVE = re.compile(
+    r"\b(?:i|we)(?:'m|\s+am|'re|\s+are)?\s+(?:can't|cannot|can\s+not|unable\s+to|not\s+able\s+to|couldn't|could\s+not|"
+    r"won't\s+be\s+able\s+to|not\s+in\s+a\s+position\s+to)\s+(?:\w+\s+){0,2}?(?:answer|respond|reply|help)"
+    r"(?:\s+(?:this|that|it|your\s+question|the\s+question|this\s+(?:one|question)|you))?"
+    r"(?=\s*(?:$|[.!;,—–-]|\s(?:from|based|with|using|here|confidently|accurately|reliably|for\s+(?:you|now)|at\s+this|right\s+now|"
+    r"without)\b))|"
+    r"(?:无法|没法|没办法|不能|难以)(?:根据|基于|从|按照|凭|依据)?[^，。,.；;！!]{0,12}?(?:回答|作答|解答|答复)(?:您|你)?(?:的|这个|该|此)?"
+    r"(?:问题)?(?=\s*(?:$|[，。,.；;！!～~]|哦|呢|了))|回答不了|答不了", re.IGNORECASE | re.MULTILINE)
+_CONTRAST = re.compile(r"[,，;；:：]\s*(?:but|however|though|yet|while|instead)\b|[,，;；:：]\s*(?:但|不过|然而|可是|只是|可以确认)",
+                       re.IGNORECASE)
+_PLEASE = re.compile(r"\bplease\b|^\W*请|请(?:您|你)?(?:咨询|联系|拨打|致电|访问|查看|以|向|到|前往|转)|建议您|麻烦您", re.IGNORECASE)
+# a sentence that asks (ends with a question mark, or 吗 / 呢): a question back to the reader is no statement
+_QUESTION = re.compile(r"[^.!?。！？;；\n]*(?:[?？]|[吗呢][。！!～~]?(?=\s*$|\s*\n))")
+_REPORTED = re.compile(r"^\W*(?:根据|依据|按照|据|按|according\s+to|per|as\s+per)", re.IGNORECASE)  # a fact reported from a source
+_LACKED = re.compile(_SOURCE_VERB.pattern + "|" + _SAY_EN + "|" + _HOLD_EN + "|" + _SAY_ZH, re.IGNORECASE)
+
+
+def _background(text: str) -> list[tuple[int, int]]:
+    """The sentences and lines of a reply with a refusal that are background (see above)."""
+    out = []
+    searched = prev_source = False
+    for s, e in _clauses(text, _SENTENCE):
+        sentence = text[s:e]
+        if _GENERAL.match(sentence) or (_LIST_ITEM.match(sentence) and searched) or _COURTESY.match(sentence) \
+                or _PLEASE.search(sentence) or _REFERRAL.search(sentence) or _QUESTION.search(text, s, min(len(text), e + 2)) or (
+                _SOURCE_HEAD.match(sentence) and not _ATTRIBUTION.search(sentence) and not _REPORTED.match(sentence)):
+            # up to a contrast: "The documents don't give the date, but the policy took effect on 1 January"
+            turn = None if _GENERAL.match(sentence) else _CONTRAST.search(sentence)  # a disclaimer follows knowledge
+            rest = sentence[turn.end():] if turn else ""
+            lacks = any(_near(_LACKED, rest, m.start(), 16, 0) or _near(_INFO, rest, m.start(), NEAR, 10)
+                        for m in _LACK.finditer(rest))  # "..., but they don't list which programs": still lacking
+            out.append((s, s + turn.start() if turn and not lacks else e))
+        elif _THEY_COVER.match(sentence) and prev_source:  # "They cover the rent schedule ..." after "the documents"
+            out.append((s, e))
+        searched = searched or bool(_SEARCHED.search(sentence))
+        prev_source = bool(_SOURCE.search(sentence))
+    return out
+
+
 def content_clauses(text: str, refusals: list[tuple[int, int]]) -> list[str]:
-    """The clauses of a normalised ``text`` outside every refusal span that state something (a partial answer)."""
+    """The clauses of a normalised ``text`` outside every refusal span and its background that state
+    something (a partial answer)."""
+    background = _background(text) if refusals else []
     found = [text[s:e] for s, e in _clauses(text)
-             if not any(rs < e and s < re_ for rs, re_ in refusals) and _is_content(text[s:e])]
-    return found or (_answer_head(text, refusals) if refusals else [])
+             if not any(rs < e and s < re_ for rs, re_ in refusals + background) and _is_content(text[s:e])
+             and not (_REFERRAL.search(text[s:e]) or _SEARCHED.search(text[s:e]) or _COURTESY.match(text[s:e])
+                      or _FRAGMENT.match(text[s:e]))]
+    if found and refusals and _CONCLUSIVE.search(text):
+        return []  # "... so I can't answer your question": what else it says is background
+    return found or (_answer_head(text, refusals, background) if refusals else [])
