@@ -316,7 +316,7 @@ def passage_texts(run: Any, variant: str) -> dict[str, str]:
         return {pid: scored.get(pid, "") for pid in _evidence_ids(run, variant)}
     candidates = [Path(ref.corpus)] if ref.corpus else []
     if ref.path:
-        from evalkit.evalsets.versions import read_manifest
+        from evalkit.evalsets.manifest import read_manifest
 
         try:
             m = read_manifest(Path(ref.path))

@@ -8,14 +8,13 @@
 ``freeze``, ``append`` and the tamper check that keeps frozen versions immutable.
 """
 from evalkit.evalsets.evalset import TYPES, EvalSet, resolve_spec
+from evalkit.evalsets.manifest import Manifest, read_manifest
 from evalkit.evalsets.versions import (
                                        CheckResult,
-                                       Manifest,
                                        append,
                                        check,
                                        freeze,
                                        load_eval_set,
-                                       read_manifest,
                                        stats,
                                        validate,
 )

@@ -31,7 +31,8 @@ from evalkit.evalsets.generate import (
     template_items,
     unsupported_types,
 )
-from evalkit.evalsets.versions import append, manifest_path_for, read_manifest
+from evalkit.evalsets.manifest import manifest_path_for, read_manifest
+from evalkit.evalsets.versions import append
 from evalkit.index.corpus import Corpus, load_corpus
 from evalkit.judges import make_judge
 from evalkit.llm import LLMClient, LLMSpec, usage_scope
