@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sys
 import time
 from pathlib import Path
@@ -69,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.variants} variants x {args.queries:,} queries scored into {out} in {time.perf_counter() - t:.0f} s "
           "(not counted)", file=sys.stderr)
     work = args.work_dir
+    load_before = os.getloadavg()
     rows = {
         "compare": timed(["compare", str(out), "--json", str(work / "compare.json")]),
         "gate": timed(["gate", "--baseline", str(out), "--candidate", str(out), "--baseline-variant", names[0],
@@ -77,8 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         "report": timed(["report", str(out), "--html", str(work / "report.html"), "--markdown",
                          str(work / "report.md"), "--no-mlflow"]),
     }
-    print(f"\n{args.queries:,} queries x {args.variants} variants; load average "
-          + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    print(f"\n{args.queries:,} queries x {args.variants} variants; load average before "
+          + " ".join(f"{x:.2f}" for x in load_before) + ", after " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+          + f"; peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB")
     print(f"{'command':<10} {'wall s':>7} {'CPU s':>7} exit")
     for name, (w, c, code) in rows.items():
         print(f"{name:<10} {w:>7.1f} {c:>7.1f} {code:>4}")
