@@ -50,10 +50,10 @@ def _best(summary: RunSummary, name: str) -> float | None:
 def judge_notes(summary: RunSummary) -> list[str]:
     """What the answers table's figures can be trusted for, when the offline judge made them.
 
-    The rule judge marks correct answers that compute values in more than one step unsupported
-    (a value found nowhere it can reach), so its hallucination figures run high on such
-    answers. The note gives its measured held-out rates (:data:`evalkit.judges.offline.HELD_OUT`)
-    and what to do about it.
+    The rule judge cannot follow values an answer computes in more than one step: it leaves most
+    of them unverified, and still marks some correct ones unsupported, so its hallucination
+    figures run high on such answers. The note gives its measured held-out rates
+    (:data:`evalkit.judges.offline.HELD_OUT`) and what to do about it.
     """
     judges = sorted({v.judge.split(":")[0] for v in summary.variants.values() if v.judge})
     offline = [j for j in judges if j.startswith("offline/")]

@@ -35,10 +35,24 @@ MAX_SHOWN = 5  # ids listed per kind of change; the rest are counted
 
 
 def doc_fingerprint(title: str, text: str, metadata: Mapping[str, object]) -> str:
-    """16 hex digits of the SHA-256 of a document's canonical content."""
-    blob = json.dumps({"title": title, "text": text, "metadata": metadata}, sort_keys=True, ensure_ascii=False,
-                      separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+    """16 hex digits of the SHA-256 of a document's canonical content: the JSON of ``{title, text,
+    metadata}``, keys sorted, no spaces, non-ASCII as is."""
+    return hashlib.sha256(canonical_json(title, text, metadata).encode("utf-8")).hexdigest()[:16]
+
+
+_STRING = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) writes a string with
+
+
+def canonical_json(title: str, text: str, metadata: Mapping[str, object]) -> str:
+    """``json.dumps({"title": title, "text": text, "metadata": metadata}, sort_keys=True, ensure_ascii=False,
+    separators=(",", ":"))``, character for character, with the two strings written directly: a json.dumps
+    per document (a new encoder each) was ~0.3 s of loading a 50,000-document corpus (issue 34)."""
+    if type(title) is not str or type(text) is not str:
+        return json.dumps({"title": title, "text": text, "metadata": metadata}, sort_keys=True, ensure_ascii=False,
+                          separators=(",", ":"))
+    meta = "{}" if type(metadata) is dict and not metadata else json.dumps(
+        metadata, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return f'{{"metadata":{meta},"text":{_STRING(text)},"title":{_STRING(title)}}}'
 
 
 def fingerprints(corpus: Corpus) -> dict[str, str]:

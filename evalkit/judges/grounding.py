@@ -104,7 +104,7 @@ def _clause(text: str) -> Clause:
         after = content_terms(_mask_values(text, atoms)[end:])[:SCOPE_TERMS]
         # an elliptical negation ("..., HR does not.") negates what comes before it
         before = content_terms(_mask_values(text, atoms)[:max(0, end - len(cue))])[-SCOPE_TERMS:]
-        scope = inner + (after or (() if inner else before))
+        scope = inner or after or before  # "non-refundable $8 fee" negates "refundable", not the fee
     phrases = tuple(text[max(0, end - len(cue)):end + 1] for cue, end in spans if CJK.search(cue))
     return Clause(text, frozenset(terms), tuple(c for c, _ in spans), frozenset(scope), phrases)
 

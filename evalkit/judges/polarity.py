@@ -232,6 +232,9 @@ _EXCEPTION = re.compile(r"\b(?:except|other than|apart from|besides|save for)\b|
 _BOUNDED = re.compile(r"\b(?:only|solely|exclusively|minimum|maximum|at least|at most|or more|or older|or less|"
                       r"and above|and over|up to|unless|provided)\b|\d\s*\+|只|仅|唯|最低|最高|最少|最多|至少|以上|"
                       r"以下|以内", re.IGNORECASE)
+_COMPARATIVE = re.compile(r"\s*(?:(?:yet|quite|even|at\s+all)\s+)?(?:超过|超出|高于|低于|多于|少于|达到|达标|够|exceed\w*|above|below|"
+                          r"over|under|more\s+than|less\s+than|fewer\s+than|reach\w*|meet\w*|higher|lower|enough)",
+                          re.IGNORECASE)
 _EXCLUSIVE = re.compile(r"\b(?:only|solely|exclusively)\b|\bnothing(?: but\b|\W*\n)|只|仅|唯", re.IGNORECASE)
 
 
@@ -316,7 +319,9 @@ def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q
                 sent = next((" ".join(y.text for y in x) for x in sentences if any(y is best for y in x)), best.text)
                 # a rule with a boundary ("仅旗舰版支持", "minimum Android 9", "30+ hours") says the negation of
                 # what falls outside it: restating it negated is no flip
-                out.missing_overlap = 0.0 if _BOUNDED.search(sent) else _overlap(best.terms, c)[0]
+                # nor does a negated comparison ("没有超过30万元", "not above the limit"): the answer compared values
+                compares = bool(_COMPARATIVE.match(_negated_from(c), len(c.cues[0])))
+                out.missing_overlap = 0.0 if _BOUNDED.search(sent) or compares else _overlap(best.terms, c)[0]
             continue
         joined = " ".join(c.terms)
         for e in candidates:

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from datetime import date
 from itertools import combinations
 
+from evalkit.judges.calendar import counted_date, weekday_check
 from evalkit.judges.readings import interval
 from evalkit.text.lexicon import CJK
 from evalkit.text.quantities import Quantity, find_quantities, quantities_match
@@ -334,8 +335,24 @@ def _reach_date(target: Atom, date_atoms: Sequence[Atom], numbers: Sequence[floa
     return f"the parts of {target.text.strip()} are stated in the evidence (another format, range or subject)"
 
 
+_UNIT_NAME = re.compile(r"^(?:[kMGT]?Wh?|[mk]?L|TEU|FEU|kVA|MPa|kPa|dB|[kMG]?Hz|ppm|ppb|psi|rpm|mph|kph|Mbps|Gbps)$")
+
+
+def _acronym(name: str, folded: str) -> bool:
+    """Whether an all-capital name of three or more letters is the initials of consecutive evidence words
+    ("NRW": non-revenue water)."""
+    if not re.fullmatch(r"[A-Z]{3,6}s?", name):
+        return False
+    initials = "".join(w[0] for w in re.findall(r"[a-z]+", folded))
+    return name.rstrip("s").lower() in initials
+
+
 def _reach_name(target: Atom, texts: Sequence[str]) -> str | None:
     folded = fold(" ".join(texts))
+    if _UNIT_NAME.match(target.text.strip()):
+        return f"{target.text.strip()} is a unit, not a name"
+    if _acronym(target.text.strip(), folded):
+        return f"{target.text.strip()} is the initials of words in the evidence"
     if CJK.search(target.text):
         name = re.sub(r"[\s·]", "", target.text)
         if len(name) < 2:
@@ -378,13 +395,22 @@ def reach(target: Atom, claim_text: str, atoms: Sequence[Atom], texts: Sequence[
             return f"the numbers of {target.text.strip()} are stated in the evidence"  # "16-17-year-olds"
         else:
             return None  # a product or error code is stated as it is, or it is absent
+    years = sorted({d.year for a in list(atoms) + list(answer) for d in a.dates if d.year})
     if target.kind == "entity":
+        day = weekday_check(target, claim_text, years)  # "Monday 3 June": the weekday of the date beside it
+        if day is not None:
+            return day[1] if day[0] else None
         return _reach_name(target, texts)
     answer = [a for a in answer if a is not target]
     numbers = _stated_numbers(list(atoms) + answer, texts)
     ranges = _ranges(texts)
     if target.kind == "date":
-        return _reach_date(target, [a for a in list(atoms) + answer if a.kind == "date"], numbers, ranges)
+        dated = [a for a in list(atoms) + answer if a.kind == "date"]
+        spans = [(a.quantity.value, a.quantity.unit or "") for a in list(atoms) + answer
+                 if a.quantity is not None and a.quantity.kind == "duration"]
+        return _reach_date(target, dated, numbers, ranges) or next(
+            (how for c in target.dates if (how := counted_date(c, [d for a in dated for d in a.dates], spans, years))),
+            None)
     if target.quantity is None:
         return None
     return _reach_quantity(target, claim_text, atoms, numbers, ranges, _operands(atoms, answer, texts), texts, question)

@@ -5,8 +5,9 @@
     write_scored(scored, RunOptions(output=Path("results/my_bm25.json"), mlflow=False))
 
 ``evalkit/runfile.py`` reads ranked lists, ``answers.py`` answers (evalkit JSONL, ragas
-``EvaluationDataset``, parquet, datasets folders), ``scorer.py`` scores them with the
-runner's own scoring function and writes them with the runner's own writers. Names are
+``EvaluationDataset``, parquet, datasets folders); ``rankings.py`` scores ranked lists and
+``scorer.py`` answers, with the runner's own scoring function, into a ``Scored``
+(``scored.py``), which ``writing.py`` writes with the runner's own writers. Names are
 imported on first use, so ``evalkit.scoring.answers`` alone stays cheap.
 """
 from __future__ import annotations
@@ -18,8 +19,8 @@ _EXPORTS = {"ANSWER_FIELDS": "evalkit.scoring.answers", "ANSWER_FORMATS": "evalk
             "RAGAS_COLUMNS": "evalkit.scoring.answers", "content_sha256": "evalkit.scoring.answers",
             "detect_abstention": "evalkit.scoring.answers", "read_answers": "evalkit.scoring.answers",
             "RUN_FORMATS": "evalkit.runfile", "read_run": "evalkit.runfile",
-            "Scored": "evalkit.scoring.scorer", "score_answers": "evalkit.scoring.scorer",
-            "score_run": "evalkit.scoring.scorer", "write_scored": "evalkit.scoring.scorer"}
+            "Scored": "evalkit.scoring.scored", "score_answers": "evalkit.scoring.scorer",
+            "score_run": "evalkit.scoring.rankings", "write_scored": "evalkit.scoring.writing"}
 
 __all__ = sorted(_EXPORTS)
 

@@ -1,195 +1,49 @@
-"""``evalkit score``: outputs produced elsewhere, scored and written exactly as ``evalkit run`` writes.
+"""``evalkit score --answers``: answers produced elsewhere, judged and scored as ``evalkit run`` scores its own.
 
-:func:`score_run` scores ranked lists (:mod:`evalkit.runfile`) against a frozen eval
-set; :func:`score_answers` scores answers (:mod:`evalkit.scoring.answers`), against an eval
-set or self-contained. Every per-query number comes from
-:func:`evalkit.run.query.score_outputs`, the function ``evalkit run`` scores its graphs'
-outputs with; the files (summary JSON, ``<stem>/<variant>/per_query.jsonl`` and
-``run.json``) and MLflow runs are written by the runner's own code, so ``compare``,
-``gate``, ``report`` and ``export`` read a scored variant like any other.
+:func:`score_answers` scores answers (:mod:`evalkit.scoring.answers`), against an eval set
+or self-contained. Every per-query number comes from :func:`evalkit.run.query.score_outputs`,
+the function ``evalkit run`` scores its graphs' outputs with. Rankings (``--run``) are
+scored by :mod:`evalkit.scoring.rankings`; both are written by :mod:`evalkit.scoring.writing`
+(whose names this module still offers, as before the split).
 
 Checks that keep a score honest: a query id the eval set lacks is an error listing them
 (never dropped), a query id given twice is an error, a question that differs from the
-eval set's is an error; eval-set queries the file lacks are scored as an empty ranking
-(``--run``, trec_eval ``-c``) or recorded as failed queries (``--answers``: no answer is
-a miss, and ``gate`` refuses failures by default; ``--unanswered skip`` scores a partial
-file on the queries it answers instead), and both are announced.
+eval set's is an error; eval-set queries the file lacks are recorded as failed queries
+(no answer is a miss, and ``gate`` refuses failures by default; ``--unanswered skip``
+scores a partial file on the queries it answers instead), and announced.
 """
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from evalkit.errors import EvalkitError, LocatedError
-from evalkit.evalsets import EvalSet, load_eval_set
-from evalkit.graph.config import VARIANT_NAME
-from evalkit.graph.state import compact
-from evalkit.index.corpus import Corpus
+from evalkit.evalsets import EvalSet
 from evalkit.judges import make_judge
 from evalkit.llm.usage import usage_scope
-from evalkit.locking import output_lock
 from evalkit.metrics import DEFAULT_METRICS, Scoring, parse_metric
 from evalkit.nodes.generate import parse_citations
-from evalkit.records import EvalRecord, EvalSetRef, QueryResult, RunSummary, TraceEvent
-from evalkit.run.health import SCORED_EVENT, UNUSABLE_ANSWERS, degradations
+from evalkit.records import EvalRecord, EvalSetRef, QueryResult
+from evalkit.run.health import UNUSABLE_ANSWERS, degradations
 from evalkit.run.query import Answer, abstention_finding, score_outputs
-from evalkit.run.runner import RunOptions, git_commit
-from evalkit.run.summarise import variant_summary
-from evalkit.run.tracking import log_variants
-from evalkit.runfile import Ranking, first_ranks, read_run
-from evalkit.runstore import VariantStore, check_output_path, results_folder, write_json_atomic
+from evalkit.runfile import first_ranks
 from evalkit.scoring.answers import (
     AnswerRow,
     AnswersFile,
     answer_evidence,
-    content_sha256,
     context_ids,
     read_answers,
     self_contained,
 )
 from evalkit.scoring.locate import CorpusLocator
+from evalkit.scoring.rankings import score_run
+from evalkit.scoring.scored import Scored, eval_set_with_corpus, listing, refuse_unknown_ids, scored_trace
+from evalkit.scoring.writing import write_scored
 
-SHOW = 5  # ids listed in an error or notice before "... and N more"
+__all__ = ["CITE_BY", "UNANSWERED", "Scored", "score_answers", "score_run", "write_scored"]
+
 CITE_BY = ("id", "position")
-
-
-@dataclass
-class Scored:
-    """One scored variant before it is written: its records and where they came from."""
-
-    name: str
-    ref: EvalSetRef
-    results: list[QueryResult]
-    metrics: Sequence[str]
-    source: dict[str, Any]
-    judge: str | None = None
-    notices: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)  # what may make the numbers wrong (printed as warnings)
-    scoring: Scoring = field(default_factory=Scoring)  # relevance level and tie order of the retrieval metrics
-
-
-def _eval_set(spec: str | Path | EvalSet) -> tuple[EvalSet, EvalSetRef]:
-    es = spec if isinstance(spec, EvalSet) else load_eval_set(spec)
-    if es.corpus is None:
-        es = load_eval_set(f"{es.path}@v{es.version}")
-    ref = es.ref()
-    ref.corpus, ref.corpus_sha256 = str(es.corpus_path), _corpus(es).sha256
-    return es, ref
-
-
-def _corpus(es: EvalSet) -> Corpus:
-    """The eval set's corpus (loaded by :func:`_eval_set`), which document ids are checked against."""
-    if es.corpus is None:
-        raise EvalkitError(f"eval set {es.name} v{es.version} has no corpus loaded; load it with its corpus "
-                           f"({es.corpus_path}): load_eval_set('{es.path}@v{es.version}')")
-    return es.corpus
-
-
-def _listing(items: Sequence[str]) -> str:
-    shown = ", ".join(items[:SHOW])
-    return shown + (f" ... and {len(items) - SHOW} more" if len(items) > SHOW else "")
-
-
-def _unknown_ids(file: str, found: dict[str, int], es: EvalSet) -> None:
-    known = {r.id for r in es.records}
-    unknown = [(q, n) for q, n in found.items() if q not in known]
-    if unknown:
-        raise LocatedError(file, "id", f"{len(unknown)} query id(s) are not in eval set {es.name} v{es.version}: "
-                           + _listing([f"'{q}' (line {n})" for q, n in unknown])
-                           + "; score against the eval set these outputs were produced for", line=unknown[0][1])
-
-
-def _trace(name: str, wrote: dict[str, Any], latency_ms: float | None, error: dict[str, Any] | None,
-           role: str = "generator") -> list[dict]:
-    """The one trace event of a scored query: the user's system, as a node of its role."""
-    # started_at: when evalkit read the output (the system ran elsewhere, at a time the file does not say);
-    # 0.0 dated every MLflow trace of a scored run 1970-01-01, with no end time
-    event = TraceEvent(step=0, node=name, type=SCORED_EVENT, started_at=time.time(), duration_ms=latency_ms or 0.0,
-                       wrote=compact(wrote), edge=None if error else "end", edge_reason="error" if error else "default",
-                       error=error, role=role)
-    return [event.to_dict()]
-
-
-# ---------------------------------------------------------------------------- rankings
-
-
-def score_run(run: str | Path, eval_set: str | Path | EvalSet, name: str, *, run_format: str | None = None,
-              retrieval_run: str | Path | None = None, metrics: Sequence[str] | None = None,
-              scoring: Scoring | None = None) -> Scored:
-    """Score a run file (the final ranking; ``retrieval_run``: the first-stage one, default the same);
-    ``scoring``: relevance level and tie order, as ``evalkit run --relevance-level / --ties``."""
-    metrics = tuple(metrics or DEFAULT_METRICS)
-    for m in metrics:
-        parse_metric(m)
-    es, ref = _eval_set(eval_set)
-    final = read_run(run, run_format)
-    first = read_run(retrieval_run, run_format) if retrieval_run else final
-    notices = []
-    for path, rankings in ((run, final), (retrieval_run, first if retrieval_run else None)):
-        if rankings is None:
-            continue
-        _unknown_ids(str(path), {q: r.line for q, r in rankings.items()}, es)
-        notices += _doc_id_check(str(path), rankings, es)
-    results = []
-    missing = []
-    one_file = first is final
-    for record in es.records:
-        # popped: each query's (doc, score) pairs are freed once its records hold them (a 1M-line run)
-        ranked = final.pop(record.id, None)
-        stage1 = ranked if one_file else first.pop(record.id, None)
-        if ranked is None:
-            missing.append(record.id)
-        ids, docs = _entries(ranked)
-        if one_file:  # one ranking for both stages: the same entries, ordered and scored once (as a run without reranker)
-            ids1, docs1 = ids, list(docs)
-        else:
-            ids1, docs1 = _entries(stage1)
-        scores, _ = score_outputs(record, docs1, docs, metrics, scoring=scoring)
-        results.append(QueryResult(
-            query_id=record.id, question=record.question, gold_doc_ids=list(record.relevant_doc_ids), retrieved=docs1,
-            reranked=docs, metrics=scores, trace=_trace(name, {"retrieved": ids1, "reranked": ids}, None, None,
-                                                          "retriever"),
-            outcome="completed", type=record.type, lang=record.lang))
-    if missing:
-        notices.append(f"{len(missing)} of {len(es.records)} eval-set queries have no line in {run}: scored as empty "
-                       f"rankings (0), as trec_eval -c does: {_listing(missing)}")
-    source = {"kind": "run", "format": run_format or "auto", "file": str(Path(run).resolve()),
-              "sha256": content_sha256(Path(run))}
-    if retrieval_run:
-        source.update(retrieval_file=str(Path(retrieval_run).resolve()),
-                      retrieval_sha256=content_sha256(Path(retrieval_run)))
-    return Scored(name=name, ref=ref, results=results, metrics=metrics, source=source, notices=notices,
-                  scoring=scoring or Scoring())
-
-
-def _entries(ranking: Ranking | None) -> tuple[list[str], list[dict[str, Any]]]:
-    """A ranking's document ids and its record entries ``{doc_id, score}`` (none for a query the run lacks)."""
-    if ranking is None:
-        return [], []
-    return ranking.ids, [{"doc_id": d, "score": s} for d, s in zip(ranking.ids, ranking.scores)]
-
-
-def _doc_id_check(file: str, rankings: dict[str, Ranking], es: EvalSet) -> list[str]:
-    """Refuse a run none of whose documents is in the corpus (another id scheme); count strays."""
-    corpus = _corpus(es)
-    ids = set().union(*(r.ids for r in rankings.values()))  # one C-level pass over a million ids
-    stray = sorted(d for d in ids if d not in corpus)
-    if ids and len(stray) == len(ids):
-        corpus_ids = [d.id for d in corpus.documents[:3]]
-        raise LocatedError(file, "docid", f"none of the {len(ids)} document ids is in the corpus of {es.name} "
-                           f"({es.corpus_path}): the run uses other ids (e.g. '{stray[0]}'; the corpus has "
-                           f"{', '.join(repr(c) for c in corpus_ids)}...)")
-    if stray:
-        return [f"{len(stray)} document id(s) in {file} are not in the corpus (never relevant): {_listing(stray)}"]
-    return []
-
-
-# ---------------------------------------------------------------------------- answers
 
 
 def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str | Path | EvalSet | None = None,
@@ -215,7 +69,7 @@ def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str
         parse_metric(m)
     file = answers if isinstance(answers, AnswersFile) else read_answers(answers, mapping, answers_format, split)
     if eval_set is not None:
-        es, ref = _eval_set(eval_set)
+        es, ref = eval_set_with_corpus(eval_set)
         pairs, missing = _match(file, es)
         corpus = es.corpus
     else:
@@ -244,7 +98,7 @@ def score_answers(answers: str | Path | AnswersFile, name: str, *, eval_set: str
     if missing:  # only with an eval set: order is its records
         notices.append(f"{len(missing)} of {len(order)} eval-set queries have no answer in {file.label}: "
                        + ("recorded as failed queries: " if unanswered == "failed" else
-                          f"left out (--unanswered skip; {len(results)} scored): ") + _listing(missing))
+                          f"left out (--unanswered skip; {len(results)} scored): ") + listing(missing))
     if ranked is None:
         notices.append(f"{file.label} gives no ranking ('retrieved', or contexts that are documents of the eval "
                        "set): retrieval metrics are not computed")
@@ -267,7 +121,7 @@ def _empty_answers(file: AnswersFile, by_id: dict[str, tuple[EvalRecord, AnswerR
     if not lines:
         return []
     return [f"{file.label}: {len(lines)} answer(s) are empty or whitespace only (line "
-            f"{_listing([str(n) for n in lines])}): recorded as degraded queries (cause {EMPTY_ANSWER}), not as "
+            f"{listing([str(n) for n in lines])}): recorded as degraded queries (cause {EMPTY_ANSWER}), not as "
             "abstentions, as an empty LLM reply in a run; an empty answer usually means the system failed. Give "
             "'error' for a failed query, or 'abstained': true for an empty answer that is the system's refusal"]
 
@@ -297,7 +151,7 @@ def _match(file: AnswersFile, es: EvalSet) -> tuple[list[tuple[EvalRecord, Answe
                                f"{found[row.id]}); keep one answer per query", line=row.line)
         found[row.id] = row.line
         matched.append((row.id, row))
-    _unknown_ids(file.label, found, es)
+    refuse_unknown_ids(file.label, found, es)
     for qid, row in matched:
         record = by_id[qid]
         for f, mine, theirs in (("question", row.question, record.question),
@@ -366,7 +220,7 @@ def _score_row(name: str, record: EvalRecord, row: AnswerRow, file: AnswersFile,
     error = {"node": name, "type": "ExternalError", "message": row.error} if failed else None
     wrote = {"retrieved": ids, "answer": row.answer, "contexts": len(row.contexts or []), "abstained": abstained,
              "abstention": finding}
-    trace = _trace(name, wrote, row.latency_ms, error)
+    trace = scored_trace(name, wrote, row.latency_ms, error)
     # as in a run (evalkit.run.health): a reply that is an error message degrades the query; a failed one is failed
     degraded = [] if failed else degradations(trace, finding)
     with usage_scope() as usage:
@@ -386,52 +240,5 @@ def _missing(name: str, record: EvalRecord, label: str, metrics: Sequence[str]) 
     answer = Answer(text="", abstained=False, failed=True)
     scores, generation = score_outputs(record, [], [], metrics, answer, None)
     return QueryResult(query_id=record.id, question=record.question, gold_doc_ids=list(record.relevant_doc_ids),
-                       retrieved=[], reranked=[], metrics=scores, trace=_trace(name, {}, None, error), error=error,
+                       retrieved=[], reranked=[], metrics=scores, trace=scored_trace(name, {}, None, error), error=error,
                        outcome="failed", type=record.type, lang=record.lang, generation=generation)
-
-
-# ---------------------------------------------------------------------------- writing
-
-
-def write_scored(scored: Scored, options: RunOptions, echo: Callable[[str], None] = print) -> RunSummary:
-    """Write a scored variant exactly as ``evalkit run`` writes one (files, then MLflow unless disabled)."""
-    if not VARIANT_NAME.fullmatch(scored.name) or scored.name in (".", ".."):  # the rule graph config names follow
-        raise EvalkitError(f"variant name {scored.name[:80]!r} is not a safe identifier: use letters, digits, '_', "
-                           "'.' and '-' only (it names the variant's folder under --output), e.g. my_rag-v2")
-
-    check_output_path(options.output)
-    with output_lock(options.output, note=echo):  # one writer per output, as `evalkit run` (evalkit.locking)
-        return _write_locked(scored, options, echo)
-
-
-def _write_locked(scored: Scored, options: RunOptions, echo: Callable[[str], None]) -> RunSummary:
-    """``write_scored`` once the output is locked."""
-    if options.mlflow:
-        from evalkit.track.store import check_store
-
-        check_store(options.tracking_uri, results_folder(options.output).parent)  # half-migrated: the fix, first
-    t0 = time.perf_counter()
-    fingerprint = {"eval_set_sha256": scored.ref.sha256, "eval_set_version": scored.ref.version,
-                   "source": scored.source, "metrics": list(scored.metrics),
-                   "corpus_sha256": scored.ref.corpus_sha256, "judge": scored.judge,
-                   **({"scoring": scored.scoring.to_dict()} if scored.scoring != Scoring() else {})}
-    store = VariantStore(results_folder(options.output) / scored.name, fingerprint)
-    store.start(())
-    store.finish(scored.results)
-    variant = variant_summary(scored.results, scored.metrics, judge=scored.judge, source=scored.source,
-                              seconds=round(time.perf_counter() - t0, 3))
-    if not any(e.get("duration_ms") for r in scored.results for e in r.trace):
-        variant.timing = {}  # the file gave no latencies: report none rather than zeros
-    summary = RunSummary(eval_set=scored.ref, variants={scored.name: variant}, git_commit=git_commit(),
-                         scoring=scored.scoring.to_dict())
-    write_json_atomic(options.output, summary.to_dict())
-    if options.mlflow:
-        from evalkit.track import VariantLog
-
-        params = {f"source.{k}": str(v) for k, v in scored.source.items()}
-        log = VariantLog(name=scored.name, params=params, config_yaml=yaml.safe_dump({"scored": scored.source},
-                                                                                     allow_unicode=True),
-                         summary=variant, results=scored.results, per_query_path=store.path)
-        log_variants(summary, [log], options, echo)
-        write_json_atomic(options.output, summary.to_dict())
-    return summary

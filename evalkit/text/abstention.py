@@ -54,7 +54,8 @@ from functools import lru_cache
 
 from evalkit.errors import EvalkitError
 from evalkit.text.error_replies import detect_error_reply
-from evalkit.text.refusal_rules import content_clauses, normalise, refusal_spans
+from evalkit.text.partial_answers import content_clauses
+from evalkit.text.refusal_rules import normalise, refusal_spans
 
 __all__ = ["Abstention", "AbstentionPatternError", "compile_patterns", "detect_abstention"]
 

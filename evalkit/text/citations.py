@@ -110,14 +110,21 @@ def find_markers(text: str) -> list[Marker]:
     return out
 
 
+# the retrieval score the generate node's prompt shows in each passage header ("[doc-1] (score 0.912)"), which a
+# model echoes beside its citation: prompt framing, not a claim about the world (nodes/generate.py)
+SCORE_ECHO = re.compile(r"\s*[(（]\s*(?:relevance\s+|retrieval\s+)?score\s*[:=：]?\s*\d*\.\d+"
+                        r"(?:\s*[,，]\s*reference\s+only)?\s*[)）]", re.IGNORECASE)
+
+
 def strip_markers(text: str) -> str:
-    """``text`` without its citation markers (and the white space before each)."""
+    """``text`` without its citation markers (and the white space before each), nor the retrieval scores a model
+    echoed from the prompt's passage headers (:data:`SCORE_ECHO`)."""
     out, last = [], 0
     for mk in find_markers(text):
         out.append(text[last:mk.start].rstrip(" \t"))
         last = mk.end
     out.append(text[last:])
-    return "".join(out)
+    return SCORE_ECHO.sub("", "".join(out))
 
 
 @dataclass(frozen=True)

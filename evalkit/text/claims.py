@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from evalkit.text.citations import find_markers, strip_markers
+from evalkit.text.citations import SCORE_ECHO, find_markers, strip_markers
 from evalkit.text.wordlists import words
 
 __all__ = ["cited_claims", "clause_spans", "split_claims", "split_clauses", "split_sentences", "strip_citations"]
@@ -101,7 +101,7 @@ def cited_claims(answer: str) -> list[tuple[str, tuple[str, ...]]]:
     [('上限 750 元。', ('fin-004',)), ('超标自付。', ('2',))]
     """
     out: list[tuple[str, list[str]]] = []
-    for raw_line in re.split(r"[\r\n]+", answer):
+    for raw_line in re.split(r"[\r\n]+", SCORE_ECHO.sub("", answer)):  # a score echoed from the prompt is no claim
         markers = find_markers(raw_line)
         refs_of: list[tuple[str, ...]] = [m.refs for m in markers]
         line, last = [], 0

@@ -19,7 +19,7 @@ follow the structure of a refusal rather than a list of phrases:
   the speaker, a source, a polite or time word stands before them in the clause (根据现有资料，
   无法确定 / 我在文档中没有看到); not after a worldly subject (仅凭血液检测无法确定病因) or a
   condition (如果找不到序列号), nor as a relative clause (不知道密码的用户, 没有找到供应商的情况下).
-- **Partial answers.** A clause that states something about the world, before or after the
+- **Partial answers** (:mod:`evalkit.text.partial_answers`). A clause that states something about the world, before or after the
   refusal, makes the answer a partial answer (an answer: its claims get judged). Clauses
   about the sources, the question or the speaker, polite fillers and suggestions ("please
   contact support", 建议联系客服) are not content. A bare short answer heading the reply
@@ -33,11 +33,10 @@ simplified ones, and quoted text masked (a quoted "No results found" is a messag
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 from evalkit.text.wordlists import alternation, phrases, templates
 
-__all__ = ["CONTENT_MIN_CJK", "CONTENT_MIN_WORDS", "content_clauses", "normalise", "refusal_spans"]
+__all__ = ["normalise", "refusal_spans"]
 
 # --------------------------------------------------------------------------- normalisation
 _FOLD = {ord(p[0]): p[1] for p in phrases("zh_traditional")}  # 資料 -> 资料: data/zh_traditional.txt
@@ -83,7 +82,7 @@ _INFO_HEAD_EN = (r"(?=\s*(?:$|[.,;:!?)\]—–-]|\sof\s+(?:that|this|it|these|th
 _STRONG_ZH = (r"(?:知识库|资料库|参考资料|参考信息|参考内容|参考文档|检索结果|搜索结果|上下文|文中|原文|文本|段落|资料|文档|"
               r"(?:所给|所提供|提供|给定|给出|现有|已知|已有|检索到|上述|以上)的?(?:信息|内容|资料|文档|文件|材料|上下文|段落|文本|"
               r"资讯|来源|证据))")
-_WEAK_ZH = r"(?:文件|材料|记录|报告|证据|手册|列表|清单|价格表|目录|表格)"
+_WEAK_ZH = r"(?:文件|材料|记录|报告|证据|手册|列表|清单|价格表|目录|表格|条款|章程|指南|说明书)"
 _SOURCE_ZH = rf"(?:{_STRONG_ZH}|{_WEAK_ZH})"
 _INFO_ZH = r"(?:信息|资讯|资料|内容|数据|记录|记载|说明|答案|证据|条目|依据|细节|结果)"
 _INFO_Q_ZH = (r"(?:相关的?|有关的?|任何|具体的?|足够的?|更多的?|确切的?|明确的?|准确的?|可靠的?|这方面的?|此方面的?|"
@@ -94,7 +93,7 @@ _LACK_ZH = r"(?:没有|并没有|并无|没|未|并未|尚未|不|无|暂无|暂
 _ADV_ZH = r"(?:中|里|内|里面|上)?(?:也|均|都|并|只|好像|似乎|暂时|暂|目前|还|亦)*"
 # what may stand before a Chinese inability verb in its clause: speaker, source, polite and time words
 _SUBJECT_ZH = re.compile(
-    r"^(?:\s|[,，:：]|抱歉|很抱歉|对不起|不好意思|很遗憾|遗憾的是|sorry|我(?!们)|本助手|助手|作为ai助手|作为人工智能|目前|暂时|暂|现在|"
+    r"^(?:\s|[,，:：]|抱歉|很抱歉|对不起|不好意思|很遗憾|遗憾的是|sorry|我(?!们)|本助手|小?助手|客服|机器人|这边|那边|作为ai助手|作为人工智能|目前|暂时|暂|现在|"
     r"还|也|都|仍|实在|确实|真的|恐怕|可惜|但是?|不过|可是|然而|这个问题|该问题|此问题|这个|这一点|对此|关于此|"
     r"(?:根据|依据|基于|从|在|按照|通过|就|凭)?[\u4e00-\u9fff]{0,4}?" + _SOURCE_ZH + r"(?:中|里|内|里面|上|来看|看来)?|根据|依据|基于|从|在|"
     r"所|掌握|查阅|了|的|已有|现有|给定|提供)*$", re.IGNORECASE)
@@ -191,11 +190,24 @@ def _inability_zh(text: str) -> list[tuple[int, int]]:
     return out
 
 
+# a question back to the user about what they mean, instead of an answer ("Could you clarify which plan you're
+# on?", 您指的是门诊预约还是体检预约？): the reply does not answer (yet)
+_CLARIFY = re.compile(
+    r"[^.!?。！？\n]*\b(?:clarify|specify|confirm|let\s+me\s+know|tell\s+me)\b[^.!?。！？\n]*\b(?:which|what|whether|if)\b[^.!?。！？\n]*\?|"
+    r"[^.!?。！？\n]*\b(?:which|what)\s+(?:\w+\s+){0,3}?(?:do|did|are|were|is)\s+you\s+(?:mean|referring|asking|on)\b[^.!?。！？\n]*\?|"
+    r"[^。！？!?\n]*(?:您|你)(?:指的|说的|问的|想问的|想了解的)?是[^。！？!?\n]{0,30}?(?:还是|哪)[^。！？!?\n]*[？?]|"
+    r"[^。！？!?\n]*(?:请|麻烦)(?:您|你)?(?:先)?(?:确认|告诉我|说明)[^。！？!?\n]*(?:哪|是否|具体)[^。！？!?\n]*[。！？!?]?|"
+    r"[^.!?。！？\n]*\b(?:are\s+you\s+asking|do\s+you\s+mean|did\s+you\s+mean)\b[^.!?。！？\n]*\?|"
+    r"[^。！？!?\n]*(?:具体)?是指哪[^。！？!?\n]*[？?]",
+    re.IGNORECASE)
+
+
 def refusal_spans(text: str) -> list[tuple[int, int]]:
     """Where a normalised ``text`` (:func:`normalise`) says that the speaker or the sources lack the answer."""
     spans = [(m.start(), m.end()) for m in _REFUSAL.finditer(text)]
     spans += [(m.start(), m.end()) for m in _ANSWER_ZH.finditer(text)]
     spans += _inability_zh(text)
+    spans += [(m.start(), m.end()) for m in _CLARIFY.finditer(text)]
     head = _clauses(text)[:1]  # a fragment ("N/A", 未知) refuses as the whole answer or its head, not as a label inside it
     if _FRAGMENT.match(text):
         spans.append((0, len(text)))
@@ -206,140 +218,3 @@ def refusal_spans(text: str) -> list[tuple[int, int]]:
         if m is not None:
             spans.append((s + m.start(), s + m.end()))
     return sorted(set(spans))
-
-
-# --------------------------------------------------------------------------- content clauses (partial answers)
-CONTENT_MIN_WORDS, CONTENT_MIN_CJK = 3, 4  # a shorter clause ("Sorry", 很抱歉, "Hmm") is a filler
-_META = re.compile(
-    _STRONG_EN + r"|" + _STRONG_ZH + r"|\b(?:question|asking|asked|as\s+an\s+ai|language\s+model)\b|问题|您问|你问|提问|"
-    r"ai助手|人工智能|^\s*(?:regarding|about|as\s+for|as\s+to|concerning|with\s+regard\s+to|on\s+the\s+topic|"
-    r"based\s+on|according\s+to|given|from|per|in\s+light\s+of)\b|^\s*(?:关于|对于|至于|就此|对此|根据|依据|基于|按照|从)|"
-    r"\b(?:only|just|merely)\s+(?:\w+\s+)?(?:says?|covers?|mentions?|discuss\w*|lists?|includes?|gives?|describes?|"
-    r"talks?\s+about|deals?\s+with|contains?)\b|只(?:是|有)?(?:说|说明|提到|提及|写|覆盖|涉及|列出|包括|包含|讲|给出|谈到)|"
-    r"\b(?:sorry|unfortunately|regrettably|apologies|afraid)\b|抱歉|对不起|不好意思|遗憾|"
-    r"\b(?:please|contact|reach\s+out|check\s+with|consult|support\s+team|help\s*desk|customer\s+(?:service|support)|"
-    r"you\s+(?:may|might|can|could|should|need\s+to|want\s+to|would\s+need\s+to)|try|recommend|suggest|rephrase|"
-    r"more\s+context|help\s+you)\b|建议|^\s*请|请您|您可以|你可以|联系|咨询|拨打|致电|稍后再试|更多(?:背景|信息|上下文)|客服|管理员",
-    re.IGNORECASE)
-# a clause about the speaker is not content, unless it states a belief ("I believe the fee is $20")
-_SPEAKER_META = re.compile(r"\b(?:i|me|my)\b(?![^.;,]{0,12}\b(?:believe|think|recall|understand|expect)\b)|我(?!们)",
-                           re.IGNORECASE)
-_CJK = re.compile(r"[\u3400-\u9fff]")
-_WORD = re.compile(r"[A-Za-z0-9]+")
-
-
-def _is_content(clause: str) -> bool:
-    """A clause that states something (not about the sources, the question or the speaker; not a filler)."""
-    cjk, words = len(_CJK.findall(clause)), len(_WORD.findall(clause))
-    big = words >= CONTENT_MIN_WORDS or cjk >= CONTENT_MIN_CJK or (cjk >= 2 and words >= 1)
-    if not big or _META.search(clause) or _SPEAKER_META.search(clause):
-        return False
-    if _SOURCE.search(clause) and _LACK.search(clause):  # what a source lacks ("城市列表不含澳门") is about the source
-        return False
-    return not any(_near(_INFO, clause, m.start(), NEAR, 10) or _near(_SOURCE_VERB, clause, m.start(), 12, 0)
-                   for m in _LACK.finditer(clause))
-
-
-# A bare short answer heading the reply, then the refusal ("Paris. The documents don't give the date.",
-# "Yes — but ...", "2019。资料没有提到月份。"): chat models answer first and add the caveat. It ends at a
-# sentence mark, a dash or a colon, or at a comma before "but" (not "No, I can't find it"). A filler in
-# that place (_FILLER, or what _META and _SPEAKER_META call one: "Sure.", "Hmm.", 好的。, 您好！) is not one.
-_HEAD_END = re.compile(r"\s*(?:[.!。！;；:：\n—]|--|[,，]\s*(?:but|however|though|although|yet)\b|"
-                       r"[,，]\s*(?:但|不过|然而|只是))", re.IGNORECASE)
-_FILLER = re.compile(r"^\W*(?:" + alternation("fillers", regex=True) + r")\W*$", re.IGNORECASE)  # data/fillers.txt
-
-
-HEAD_MAX_WORDS, HEAD_MAX_CJK = 8, 16  # a bare short answer ("Paris.", "March 14, 2022.", 是的。); longer is a sentence
-_HEADING = re.compile(r"(?:^|\n)[ \t]{2,}\S[^\n]*$")  # a markdown heading ("## Response": '#' normalised to spaces)
-
-
-def _answer_head(text: str, refusals: list[tuple[int, int]], background: Sequence[tuple[int, int]] = ()) -> list[str]:
-    """The bare short answer before the first refusal span, after any fillers and background (``[]`` when
-    there is none)."""
-    first = min(s for s, _ in refusals)
-    for s, e in _clauses(text):
-        clause = text[s:e]
-        if e > first or not _HEAD_END.match(text, e):
-            return []
-        if any(bs < e and s < be for bs, be in background) or _SEARCHED.search(clause) \
-                or (_HEADING.search(text[:e]) and "\n" in text[e:e + 2]):
-            continue
-        if not (_FILLER.match(clause) or _META.search(clause) or _SPEAKER_META.search(clause)):
-            short = len(_WORD.findall(clause)) <= HEAD_MAX_WORDS and len(_CJK.findall(clause)) <= HEAD_MAX_CJK
-            return [clause] if short and (_CJK.search(clause) or _WORD.search(clause)) else []
-    return []
-
-
-# --------------------------------------------------------------------------- background around a refusal
-# What a refusal says besides declining is background, not a partial answer: general knowledge it
-# offers without vouching for it ("Typically, banks charge $15-35 ... but the documents don't say"),
-# what the sources cover instead ("The FAQ only explains how to apply", 文档介绍了开通方式，但没说...),
-# what was searched (a list of document names), where to look, and courtesy ("Have a great day!").
-# Each is read by its structure: a sentence that opens with a hedge of generality, a sentence whose
-# subject is a source (a source word or a cited id before its verb, not reporting a fact: "资料显示，"),
-# list items after a search verb, a clause naming another place to ask. And a reply that concludes it
-# cannot answer ("so I can't answer this", 因此无法作答) refuses, whatever background it gave, unless a
-# clause outside the background states a value (a number or a date: "The fee is $20; I can't answer
-# the rest" is a partial answer).
-_GENERAL = re.compile(
-    r"^\W*(?:typically|generally(?:\s+speaking)?|usually|normally|in\s+general|as\s+a\s+(?:general\s+)?rule|"
-    r"in\s+most\s+cases|(?:many|most|some)\s+\w+)\b|^\W*(?:一般来说|一般而言|一般情况下|通常情况下|通常来说|通常|"
-    r"很多|许多|大多数|多数|大部分)", re.IGNORECASE)
-_CITED = r"[\[【(（](?:doc|文档|资料|来源|source|passage|段落)?[\s\-_#]*\w{0,12}[\]】)）]"
-_DOC_KIND = (r"(?:faq|guide|leaflets?|brochures?|policy\s+wording|pages?|sheets?|summar(?:y|ies)|指南|说明书|条款|"
-             r"章程|简章|问答|流程图|摘要|手册|《[^》]{1,20}》)")
-_SOURCE_HEAD = re.compile(r"^\W*(?:(?:the|these|those|this|both|all|each|every|my|our|your|its|\w+'s)\s+)?(?:\w+\s+){0,3}?"
-                          r"(?:" + _SOURCE_EN + r"|" + _DOC_KIND + r")|^\W*" + _CITED + r"|^\W*(?:[\u4e00-\u9fff]{0,6}?)(?:"
-                          + _SOURCE_ZH + r"|" + _DOC_KIND + r"|里面|其中)", re.IGNORECASE)
-_SEARCHED = re.compile(r"\b(?:checked|searched|looked\s+(?:at|through)|reviewed|consulted|went\s+through)\b|"
-                       r"检索了|查阅了|查看了|搜索了|查了|看了|核对了|经过?(?:查询|核对|核实|查阅|检索)", re.IGNORECASE)
-_LIST_ITEM = re.compile(r"^\s*(?:[-•*·]|\d{1,2}[.)、])\s*")
-_REFERRAL = re.compile(
-    r"\b(?:website|office|department|hotline|desk|staff|team|pharmacist|doctor|physician|agent|provider|"
-    r"manufacturer|elsewhere)\b[^.;]{0,40}\b(?:should|would|could|can|may|might|will)\b|\b(?:best\s+place|"
-    r"authoritative|(?:documented|available|found|listed|covered)\s+elsewhere|check\s+(?:the|with|your)|see\s+the|visit\b|call\b|look\s+(?:at|up))|"
-    r"以[^，。]{0,12}为准|官网|热线|窗口|人工|药师|医生|咨询|查看|致电|转接", re.IGNORECASE)
-_COURTESY = re.compile("|".join(r"^\W*" + p for p in phrases("courtesy_openers")), re.IGNORECASE)
-_CONCLUSIVE = re.compile(
-    r"\b(?:i|we)(?:'m|\s+am|'re|\s+are)?\s+(?:can't|cannot|can\s+not|unable\s+to|not\s+able\s+to|couldn't|could\s+not|"
-    r"won't\s+be\s+able\s+to|not\s+in\s+a\s+position\s+to)\s+(?:\w+\s+){0,2}?(?:answer|respond|say|tell|confirm|"
-    r"determine|provide|give)\b(?!\s+(?:a\s+)?(?:complete|full|fuller|definitive\s+answer\s+to\s+all|all\b))|"
-    r"(?:无法|没法|没办法|不能|难以)(?:根据|基于|从)?[^，。,.；;]{0,10}?(?:回答|作答|解答|答复|告诉|确认|给出(?:准确|确切)?(?:的)?答案|"
-    r"提供(?:准确|确切)?(?:的)?答案)|回答不了|答不了", re.IGNORECASE)
-_CONTRAST = re.compile(r"[,，;；:：]\s*(?:but|however|though|yet|while|instead)\b|[,，;；:：]\s*(?:但|不过|然而|可是|只是|可以确认)",
-                       re.IGNORECASE)
-_PLEASE = re.compile(r"\bplease\b|^\W*请|请(?:您|你)?(?:咨询|联系|拨打|致电|访问|查看|以|向|到|前往|转)|建议您", re.IGNORECASE)  # a request to the reader: where to turn next
-_REPORTED = re.compile(r"^\W*(?:根据|依据|按照|据|按|according\s+to|per|as\s+per)", re.IGNORECASE)  # a fact reported from a source
-_LACKED = re.compile(_SOURCE_VERB.pattern + "|" + _SAY_EN + "|" + _HOLD_EN + "|" + _SAY_ZH, re.IGNORECASE)
-_VALUE = re.compile(r"\d|[一二三四五六七八九十两百千万亿]+(?:元|天|日|年|月|个|次|倍|小时|分钟|%)")
-
-
-def _background(text: str) -> list[tuple[int, int]]:
-    """The sentences and lines of a reply with a refusal that are background (see above)."""
-    out = []
-    searched = False
-    for s, e in _clauses(text, _SENTENCE):
-        sentence = text[s:e]
-        if _GENERAL.match(sentence) or (_LIST_ITEM.match(sentence) and searched) or _COURTESY.match(sentence) \
-                or _PLEASE.search(sentence) or (
-                _SOURCE_HEAD.match(sentence) and not _ATTRIBUTION.search(sentence) and not _REPORTED.match(sentence)):
-            # up to a contrast: "The documents don't give the date, but the policy took effect on 1 January"
-            turn = _CONTRAST.search(sentence)
-            rest = sentence[turn.end():] if turn else ""
-            lacks = any(_near(_LACKED, rest, m.start(), 16, 0) or _near(_INFO, rest, m.start(), NEAR, 10)
-                        for m in _LACK.finditer(rest))  # "..., but they don't list which programs": still lacking
-            out.append((s, s + turn.start() if turn and not lacks else e))
-        searched = searched or bool(_SEARCHED.search(sentence))
-    return out
-
-
-def content_clauses(text: str, refusals: list[tuple[int, int]]) -> list[str]:
-    """The clauses of a normalised ``text`` outside every refusal span and its background that state
-    something (a partial answer)."""
-    background = _background(text) if refusals else []
-    found = [text[s:e] for s, e in _clauses(text)
-             if not any(rs < e and s < re_ for rs, re_ in refusals + background) and _is_content(text[s:e])
-             and not _REFERRAL.search(text[s:e]) and not _SEARCHED.search(text[s:e])]
-    if found and refusals and _CONCLUSIVE.search(text) and not any(_VALUE.search(c) for c in found):
-        return []  # "... so I can't answer this": what else it says is background
-    return found or (_answer_head(text, refusals, background) if refusals else [])

@@ -105,7 +105,10 @@ def test_total_of_two_evidence_amounts_is_unverified_with_its_derivation(judge):
     ev = ("上门安装费为每次280元。", "旧机回收服务收费120元。")
     ((verdict, reason),) = judged(judge, q, "安装和回收两项合计400元。", *ev)
     assert verdict == "unverified" and "400元 = 280 + 120" in reason, reason
-    assert verdicts(judge, q, "安装和回收两项合计420元。", *ev) == ["unsupported"]
+    # a wrong total in a claim that computes (合计): no evidence clause states another value for it, so v11
+    # leaves it unverified for a model or a person (evalkit.judges.counter); the reason says why
+    ((verdict, reason),) = judged(judge, q, "安装和回收两项合计420元。", *ev)
+    assert verdict == "unverified" and "the claim computes" in reason, reason
 
 
 def test_share_word_of_the_claims_own_amount(judge):

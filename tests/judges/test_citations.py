@@ -175,3 +175,16 @@ def test_full_width_brackets_are_citations_only_when_reference_shaped(text, refs
 def test_a_corpus_tag_stays_in_the_claim_and_cites_nothing():
     assert cited_claims("【已废弃】旧版标准：每晚 500 元。[fin-020]") == [("【已废弃】旧版标准：每晚 500 元。", ("fin-020",))]
     assert strip_markers("【重要提示】请改用新版【1】。") == "【重要提示】请改用新版。"
+
+
+def test_a_retrieval_score_echoed_from_the_prompt_is_no_claim():
+    """The generate prompt heads each passage "[cfg-001] (score 0.904)"; small models echo it beside their
+    citation. The judge read 0.904 as a number missing from the evidence (the demo's labels: 5 false alarms)."""
+    from evalkit.text.citations import strip_markers
+    from evalkit.text.claims import split_claims
+
+    assert strip_markers("The limit is 20 GB [cfg-001] (score 0.904).") == "The limit is 20 GB."
+    assert strip_markers("上限为20GB [cfg-001]（score 0.904）。") == "上限为20GB。"
+    assert split_claims("Retries: 3 [cfg-001] (score 0.904, reference only).") == ["Retries: 3."]
+    # a score the answer states as a fact is kept
+    assert strip_markers("The model's F1 score is 0.904 on the test set.") == "The model's F1 score is 0.904 on the test set."

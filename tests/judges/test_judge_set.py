@@ -138,7 +138,9 @@ def test_paraphrase_test_split_keeps_what_v10_reached():
     """The held-out split of benchmarks/data/judge_paraphrases.jsonl. Its target, balanced accuracy >= 0.80, is
     not met by the final v10 rules: 0.780 (unverified counts as not flagged). Of 118 correct answers v10 marks 5
     unsupported and 7 unverified; of 143 planted errors 86 unsupported, 16 unverified, 41 through (26 of them
-    present-in-evidence swaps: the documented blind spot). Gated at what v10 reached."""
+    present-in-evidence swaps: the documented blind spot). v11 (0.776): one changed number in a claim that
+    computes ("... 合计 ...") and whose evidence states no other value for it is unverified, not unsupported
+    (evalkit.judges.counter). Gated at what v11 reached."""
     path = REPO / "benchmarks" / "data" / "judge_paraphrases.jsonl"
     split = {json.loads(x)["id"]: json.loads(x)["split"] for x in path.read_text(encoding="utf-8").splitlines()}
     cases = [c for c in load_cases(path, corpus=REPO / "eval_sets" / "corpora" / "demo_kb.jsonl")
@@ -150,5 +152,5 @@ def test_paraphrase_test_split_keeps_what_v10_reached():
     tally = Counter((p.case.label, outcome(p.result)) for p in preds)
     assert sum(n for (label, _), n in tally.items() if label == "supported") == 118, tally
     assert tally["supported", "unsupported"] <= 5 and tally["supported", "unverified"] <= 7, tally
-    assert tally["unsupported", "unsupported"] >= 86 and tally["unsupported", "unverified"] <= 16, tally
+    assert tally["unsupported", "unsupported"] >= 85 and tally["unsupported", "unverified"] <= 17, tally
     assert tally["unsupported", "supported"] + tally["unsupported", "not_checkable"] <= 41, tally

@@ -12,8 +12,9 @@ an answer computes from the evidence), and of 48 planted errors 37 unsupported, 
 4 passed.
 
 judge_multidoc_held_out.jsonl: sets A and B, 96 cases each in the same shape, written for v10
-and measured once on its final rules; :data:`HELD_OUT` quotes them and the answers table's
-note quotes HELD_OUT. Each answer's verdict is its worst claim's
+and measured once on its final rules (v11's development data); sets C and D, written for v11 and
+measured once on its final rules: :data:`HELD_OUT` quotes them and the answers table's note quotes
+HELD_OUT. Each answer's verdict is its worst claim's
 (``benchmarks/judge_held_out.py``, ``answer_verdict``).
 """
 from __future__ import annotations
@@ -61,9 +62,10 @@ def test_the_case_file_is_well_formed():
 
 def test_the_held_out_file_is_well_formed():
     rows = _rows(HELD)
-    assert len(rows) == 192 and len({r["id"] for r in rows}) == 192
-    assert {r["split"] for r in rows} == {"held_out"} and {r["set"] for r in rows} == {"A", "B"}
-    for s in ("A", "B"):
+    sets = ("A", "B", "C", "D")
+    assert len(rows) == 96 * len(sets) and len({r["id"] for r in rows}) == len(rows)
+    assert {r["split"] for r in rows} == {"held_out"} and {r["set"] for r in rows} == set(sets)
+    for s in sets:
         part = [r for r in rows if r["set"] == s]
         scenarios = {r["scenario"] for r in part}
         assert len(scenarios) == 24
@@ -72,8 +74,8 @@ def test_the_held_out_file_is_well_formed():
         assert Counter(r["label"] for r in part) == {"supported": 72, "unsupported": 24}
         for sc in scenarios:  # 3 correct wordings and 1 planted error per scenario
             assert Counter(r["label"] for r in part if r["scenario"] == sc) == {"supported": 3, "unsupported": 1}, sc
-    a, b = ({r["scenario"] for r in rows if r["set"] == s} for s in ("A", "B"))
-    assert not a & b
+    by_set = [{r["scenario"] for r in rows if r["set"] == s} for s in sets]
+    assert sum(len(x) for x in by_set) == len(set().union(*by_set))  # no scenario in two sets
     for r in rows:
         assert r["lang"] in ("en", "zh") and 2 <= len(r["evidence"]) <= 3, r["id"]
         assert (r["label"] == "supported") == (r["error_type"] is None), r["id"]
@@ -82,7 +84,7 @@ def test_the_held_out_file_is_well_formed():
 def test_the_held_out_figures_the_report_quotes_are_what_the_judge_does():
     """HELD_OUT recomputed from judge_multidoc_held_out.jsonl, each answer judged whole (worst claim)."""
     verdict, judge = _answer_verdict(), OfflineJudge()
-    tally = Counter((r["label"], verdict(judge, r)) for r in _rows(HELD))
+    tally = Counter((r["label"], verdict(judge, r)) for r in _rows(HELD) if r["set"] in HELD_OUT.sets)
     got = (tally["supported", "unsupported"], tally["supported", "unverified"],
            sum(n for (label, _), n in tally.items() if label == "supported"),
            tally["unsupported", "unsupported"], tally["unsupported", "unverified"],
@@ -108,13 +110,15 @@ def test_the_answers_table_quotes_them_for_the_offline_judge_only(judge):
 
 
 def test_the_dev_split_keeps_what_the_rules_reached():
-    """v9: 16 of 144 correct answers unsupported, 44 of 48 planted errors. v10 (gated at what it reached):
-    1 correct answer unsupported and 65 unverified; 37 planted errors unsupported, 7 unverified, 4 passed."""
+    """v9: 16 of 144 correct answers unsupported, 44 of 48 planted errors. v10: 1 correct answer unsupported
+    and 65 unverified; 37 planted errors unsupported, 7 unverified, 4 passed. v11 (gated at what it
+    reached): 35 unsupported, 9 unverified: two changed values in claims that compute, with no evidence
+    clause stating another value for them, are unverified (evalkit.judges.counter)."""
     ids = {r["id"] for r in _rows() if r["split"] == "dev"}
     preds = predict(OfflineJudge(), [c for c in load_cases(DATA) if c.id in ids])
     tally = Counter((p.case.label, outcome(p.result)) for p in preds)
     assert sum(n for (label, _), n in tally.items() if label == "supported") == 144
     assert sum(n for (label, _), n in tally.items() if label == "unsupported") == 48
     assert tally["supported", "unsupported"] <= 1 and tally["supported", "unverified"] <= 65, tally
-    assert tally["unsupported", "unsupported"] >= 37 and tally["unsupported", "unverified"] <= 7, tally
+    assert tally["unsupported", "unsupported"] >= 35 and tally["unsupported", "unverified"] <= 9, tally
     assert tally["unsupported", "supported"] + tally["unsupported", "not_checkable"] <= 4, tally

@@ -1,0 +1,123 @@
+"""Dates an answer counts itself: a stated date plus or minus a stated duration, and the weekday of a date.
+
+What it is for: :mod:`evalkit.judges.reach` derives values an answer may have computed. Deadlines
+are the commonest computed dates ("She has until 18 May 2025 (45 days after the 3 April
+mailing)", "终止自通知之日起90天后生效"): no passage states the day, but a stated date and a
+stated duration give it. A date so reached is ``unverified`` (the reason names the sum), never
+``supported``: a planted date that happens to fit a sum of stated values must not be vouched for.
+
+- :func:`counted_date`: a full date (day and month; the year its own, or one the evidence or
+  answer states) that is a stated full date plus or minus a stated duration of at least
+  :data:`MIN_DAYS` days, in days, weeks or months (from 30 days on, one day either way: counts
+  that include the first day, "within 30 days").
+  Working days are counted as calendar days plus the weekends they span, when that fits.
+- :func:`weekday_check`: a weekday name in a claim ("Monday 3 June", "3月11日（星期二）") is
+  the weekday of the full date it stands with: right, it is derived; wrong, the claim is
+  wrong (positive evidence); with no full date, it cannot be checked.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from datetime import date, timedelta
+
+from evalkit.text.dates import DateValue, find_dates
+from evalkit.text.values import Atom
+
+__all__ = ["WEEKDAYS", "counted_date", "weekday_check", "weekday_of_name"]
+
+_DAY = 86400.0
+MIN_DAYS = 7  # shorter durations reach too many dates by chance
+_MONTH_DAYS = 30.44
+WEEKDAYS = {**{n: i for i, n in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))},
+            **{n: i for i, n in enumerate(("mon", "tue", "wed", "thu", "fri", "sat", "sun"))},
+            "tues": 1, "thur": 3, "thurs": 3,
+            **{f"{p}{d}": i for p in ("星期", "周", "礼拜") for i, d in enumerate("一二三四五六日")},
+            "星期天": 6, "礼拜天": 6, "周天": 6}
+_WEEKDAY = re.compile(r"\b(?:" + "|".join(sorted((w for w in WEEKDAYS if w.isascii()), key=len, reverse=True))
+                      + r")\b\.?|" + "|".join(sorted((w for w in WEEKDAYS if not w.isascii()), key=len, reverse=True)),
+                      re.IGNORECASE)
+
+
+def weekday_of_name(name: str) -> int | None:
+    """0 (Monday) to 6 (Sunday) for a weekday name ("Monday", "Wed", 星期二, 周日), else None."""
+    return WEEKDAYS.get(name.strip().strip(".").lower())
+
+
+def _full_dates(values: Iterable[DateValue], years: Sequence[int]) -> list[date]:
+    out = []
+    for v in values:
+        if v.month and v.day:
+            for y in ([v.year] if v.year else years):
+                try:
+                    out.append(date(y, v.month, v.day))
+                except ValueError:
+                    continue
+    return sorted(set(out))
+
+
+def _add_months(d: date, months: int) -> date | None:
+    y, m = divmod(d.month - 1 + months, 12)
+    try:
+        return date(d.year + y, m + 1, d.day)
+    except ValueError:
+        return None
+
+
+def _working(d: date, days: int, sign: int) -> date:
+    out, left = d, days
+    while left:
+        out += timedelta(days=sign)
+        if out.weekday() < 5:
+            left -= 1
+    return out
+
+
+def counted_date(target: DateValue, stated: Sequence[DateValue], durations: Sequence[tuple[float, str]],
+                 years: Sequence[int]) -> str | None:
+    """How ``target`` is a stated date plus or minus a stated duration (``(seconds, unit code)``), or None."""
+    goals = _full_dates([target], years)
+    starts = _full_dates(stated, years)
+    if not goals or not starts:
+        return None
+    for start in starts:
+        for seconds, unit in durations:
+            days = seconds / _DAY
+            if days < MIN_DAYS or days >= 365:  # nor a year: "until 30 June 2027" for 2026 + a renewal  # "3 days" from some stated day fits any nearby date by chance
+                continue
+            slack = 1 if days >= 30 else 0
+            for sign in (1, -1):
+                ends = [start + timedelta(days=sign * round(days))]
+                if unit == "mo" or abs(days / _MONTH_DAYS - round(days / _MONTH_DAYS)) < 0.02:
+                    month_end = _add_months(start, sign * round(days / _MONTH_DAYS))
+                    if month_end is not None:
+                        ends.append(month_end)
+                if unit == "wd":
+                    ends.append(_working(start, round(days), sign))
+                for end in ends:
+                    for goal in goals:
+                        if abs((goal - end).days) <= slack:
+                            word = "+" if sign > 0 else "-"
+                            return f"{goal.isoformat()} = {start.isoformat()} {word} {round(days)} days" + (
+                                " (±1)" if slack else "")
+    return None
+
+
+def weekday_check(target: Atom, claim_text: str, years: Sequence[int]) -> tuple[bool, str] | None:
+    """For a weekday name in a claim: ``(True, how)`` when it is the weekday of the full date beside it,
+    ``(False, why)`` when it is not, ``None`` when the name is no weekday or no full date stands with it."""
+    wanted = weekday_of_name(target.text)
+    if wanted is None:
+        return None
+    near = [m for m in find_dates(claim_text) if abs(m.start - target.end) <= 20 or abs(target.start - m.end) <= 20]
+    days = _full_dates((v for m in near for v in m.values), years)
+    if not days:
+        return None
+    if any(d.weekday() == wanted for d in days):
+        return True, f"{target.text.strip()} is the weekday of {days[0].isoformat()}"
+    return False, f"{target.text.strip()} is not the weekday of {', '.join(d.isoformat() for d in days)}"
+
+
+def weekday_names(text: str) -> list[str]:
+    """The weekday names in ``text`` (for tests and reasons)."""
+    return [m.group(0) for m in _WEEKDAY.finditer(text)]

@@ -1,0 +1,164 @@
+"""Counter-statements: the positive evidence an unreached value needs before it is called unsupported.
+
+What it is for: the offline judge looks for every number, duration, time and date of a claim
+in the evidence, and tries the general derivations of :mod:`evalkit.judges.reach` on the ones
+no passage states. A value neither stated nor reached was, up to judge v10, *absent*, and its
+claim ``unsupported``. On multi-document answers written blind to the rules that made most
+correct answers "hallucinated" (65% of them on the held-out sets A and B): their values are
+computed in two or more steps (a total of several fees, a share of a computed amount, a
+deadline counted from a computed date), which no one-step derivation reaches, and a search
+over two steps fits any number by chance. Such a value is not evidence of a hallucination;
+it is a value the rules cannot check.
+
+So an unreached value is ``unsupported`` (:func:`judge_unreached` says why) when
+
+1. **the evidence says otherwise**: a sentence of the evidence that says what the claim's clause
+   says (at least :data:`COUNTER_OVERLAP` of the claim clause's content words, values aside, and
+   two of them, or the one of a one-word clause)
+   states another value of the same kind and unit (a date for a date, a duration for a
+   duration, an amount in the same currency or unit): "the fee is $45" against "the fee
+   is $40"; or
+2. **the claim does not compute**: its sentence has no word or sign of a computation
+   (``data/computation_cues.txt``: total, left, about, 合计, 约, =, x...): a plain
+   statement of a figure the evidence does not give ("The warranty lasts 5 years").
+
+Otherwise (a computing sentence, and no evidence clause states another value for it) the
+value is ``unverified``, and the reason says so: the cascade (``offline+nli``,
+``offline+llm``) or a person decides it.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from evalkit.text.lexicon import content_terms, term_found
+from evalkit.text.values import Atom, extract_atoms, mask_atoms
+from evalkit.text.wordlists import phrases
+
+__all__ = ["COUNTER_OVERLAP", "VALUE_KINDS", "Counter", "computes", "counter_statement", "judge_unreached"]
+
+COUNTER_OVERLAP = 0.5  # share of the claim clause's content words an evidence clause must say to speak of the same thing
+VALUE_KINDS = ("number", "duration", "time", "date")
+ABOUT_SHARE = 0.3  # a claim that says less of the evidence's words is on another topic (computes nothing from it)
+ABOUT_MIN_TERMS = 4  # ... when it has this many content words (a shorter one is not judged off topic)
+_CUES = phrases("computation_cues")
+_CUE = re.compile("|".join(rf"\b(?:{c})\b" if re.search(r"[a-z]", c) else f"(?:{c})" for c in _CUES)
+                  + r"|\d\s+[x*/]\s+\d", re.IGNORECASE)  # "3 x 12", not a date's "2026/1/24"
+# a threshold (a limit, a minimum) or a rate (per month, 每位) is another quantity than an amount of its kind
+_THRESHOLD_BEFORE = re.compile(r"(?:limit|maximum|max\.?|minimum|min\.?|cap|capped\s+at|threshold|up\s+to|at\s+least|at\s+most|"
+                               r"no\s+more\s+than|no\s+less\s+than|not\s+(?:to\s+)?exceed(?:ing)?|exceed(?:ing|s)?|over|under|"
+                               r"above|below|上限|下限|限值|限额|最高|最低|最多|至少|不得超过|不超过|不少于|不低于|超过|低于|高于|满)"
+                               r"\s*(?:of\s+|is\s+|为|是)?(?:[A-Z]{3}\s?|[$¥€£]|人民币)?\s*$", re.IGNORECASE)
+_THRESHOLD_AFTER = re.compile(r"^\s*(?:以内|以下|以上|之内|封顶|or\s+(?:more|less|fewer|under|over)|and\s+(?:above|below|up|under))",
+                              re.IGNORECASE)
+_RATE_AFTER = re.compile(r"^[^,，;；。.]{0,24}?(?:\bper\b|\beach\b|\bevery\b|\ban?\s+(?:hour|day|night|week|month|year|person|"
+                         r"head|unit|item|sample|copy|page|km|mile|kg|ton)\b|/|每)", re.IGNORECASE)
+_RATE_BEFORE = re.compile(r"(?:每|\bper\b|\bevery\b|\beach\b)[^,，;；。.]{0,6}$", re.IGNORECASE)
+
+
+def _role(text: str, atom: Atom) -> str:
+    """What a value states: a ``threshold`` (a limit, a minimum), a ``rate`` (per month, 每位) or an ``amount``."""
+    before, after = text[:atom.start], text[atom.end:]
+    if _THRESHOLD_BEFORE.search(before[-24:]) or _THRESHOLD_AFTER.match(after):
+        return "threshold"
+    if _RATE_AFTER.match(after) or _RATE_BEFORE.search(before[-10:]):
+        return "rate"
+    return "amount"
+
+
+_CLAUSE = re.compile(r"[^,，;；:：。.!?！？\n]+(?:[.,](?=\d)[^,，;；:：。.!?！？\n]*)*")
+_SENTENCE = re.compile(r"[^;；。.!?！？\n]+(?:[.](?=\d)[^;；。.!?！？\n]*)*")
+
+
+@dataclass(frozen=True)
+class Counter:
+    """An evidence clause that states another value for what a claim's value is about."""
+
+    value: str      # the evidence's value, as written
+    clause: str     # the evidence clause that states it
+    overlap: float  # share of the claim clause's content words the evidence clause says
+
+
+def computes(sentence: str) -> bool:
+    """Whether a claim sentence shows a computation (a total, a remainder, a rounding, an arithmetic sign)."""
+    return bool(_CUE.search(sentence))
+
+
+def _clause_at(text: str, start: int) -> str:
+    """The clause of ``text`` around character ``start`` (cut at commas, semicolons, colons and sentence marks)."""
+    for m in _CLAUSE.finditer(text):
+        if m.start() <= start < m.end():
+            return m.group(0)
+    return text
+
+
+def _same_kind(a: Atom, e: Atom) -> bool:
+    """Whether evidence atom ``e`` is a value of the kind and unit of claim atom ``a`` (what could contradict it)."""
+    if a.kind == "date" or e.kind == "date":
+        if a.kind != e.kind or not a.dates or not e.dates:
+            return False
+        x, y = a.dates[0], e.dates[0]
+        return bool(x.day) == bool(y.day) and bool(x.month) == bool(y.month)
+    qa, qe = a.quantity, e.quantity
+    if qa is None or qe is None or qa.kind != qe.kind:
+        return False
+    return qa.kind in ("duration", "time") or qa.unit == qe.unit
+
+
+def _terms(text: str, atoms: Sequence[Atom]) -> tuple[str, ...]:
+    return content_terms(mask_atoms(text, [a for a in atoms if a.kind in VALUE_KINDS]))
+
+
+def counter_statement(atom: Atom, claim_text: str, evidence_texts: Sequence[str]) -> Counter | None:
+    """The evidence clause that best says what ``atom``'s clause says and states another value of its kind, if
+    it says at least :data:`COUNTER_OVERLAP` of the claim clause's content words; else None."""
+    clause = _clause_at(claim_text, atom.start)
+    mine = _terms(clause, extract_atoms(clause, entities=False))
+    if not mine:
+        return None
+    role = _role(claim_text, atom)
+    best: Counter | None = None
+    for text in evidence_texts:
+        for m in _SENTENCE.finditer(text):
+            ev = m.group(0)
+            atoms = extract_atoms(ev, entities=False)
+            # a limit the claim's value is compared with, or a rate of what the claim totals, is no counter-value
+            other = next((e for e in atoms if e.kind in VALUE_KINDS and _same_kind(atom, e)
+                          and _role(ev, e) in (role, "amount") and (role != "amount" or _role(ev, e) == "amount")), None)
+            if other is None:
+                continue
+            theirs = frozenset(_terms(ev, atoms))
+            shared = sum(term_found(t, theirs, ev.lower()) for t in mine)
+            overlap = shared / len(mine)
+            if overlap >= COUNTER_OVERLAP and shared >= min(2, len(mine)) and (best is None or overlap > best.overlap):
+                best = Counter(other.text.strip(), ev.strip(), overlap)
+    return best
+
+
+def _about(claim_text: str, evidence_texts: Sequence[str]) -> bool:
+    """Whether the claim is about the evidence: it says at least :data:`ABOUT_SHARE` of its content words
+    (values and computation words aside); a claim of fewer than :data:`ABOUT_MIN_TERMS` is."""
+    joined = " ".join(evidence_texts)
+    folded = joined.lower()
+    terms = frozenset(_terms(joined, extract_atoms(joined, entities=False)))
+    mine = [t for t in _terms(claim_text, extract_atoms(claim_text, entities=False)) if not _CUE.fullmatch(t)]
+    if len(mine) < ABOUT_MIN_TERMS:  # "$590 in total.", "共128天。": too short to say what it is about
+        return True
+    return sum(term_found(t, terms, folded) for t in mine) / len(mine) >= ABOUT_SHARE
+
+
+def judge_unreached(atom: Atom, claim_text: str, evidence_texts: Sequence[str], computing: bool = False) -> tuple[bool, str]:
+    """Whether an unreached value is positive evidence of an unsupported claim, and the reason to print.
+
+    ``(True, why)``: unsupported (the evidence says otherwise, or the claim states the figure plainly);
+    ``(False, why)``: unverified (a computing claim, and nothing in the evidence says otherwise)."""
+    found = counter_statement(atom, claim_text, evidence_texts)
+    if found is not None:
+        return True, f"the evidence states {found.value} for it ('{found.clause[:80]}')"
+    if not (computing or computes(claim_text)):
+        return True, "stated plainly, and nothing in the evidence gives or derives it"
+    if not _about(claim_text, evidence_texts):  # a sentence on another topic computes nothing from this evidence
+        return True, "the claim shares no word with the evidence, so it computes nothing from it"
+    return False, ("stated nowhere and no one-step derivation reaches it; the claim computes and nothing in the "
+                   "evidence states another value for it")

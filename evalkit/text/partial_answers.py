@@ -1,0 +1,218 @@
+"""Partial answers: which clauses of a reply that refuses state something (an answer), and which are background.
+
+What it is for: :func:`evalkit.text.abstention.detect_abstention` finds a refusal span with
+:mod:`evalkit.text.refusal_rules`; a reply that also states something about the world is a
+*partial* answer (answered, so its claims get judged). What a refusal says besides declining is
+not such a statement: general knowledge it offers without vouching for it, what the sources
+cover instead, what was searched, where to ask, courtesy, a question back to the user, a
+template's keys. :func:`content_clauses` returns the clauses that remain. The vocabulary (what
+a source, a lack, a verb of saying are) is :mod:`evalkit.text.refusal_rules`'.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from evalkit.text.refusal_rules import (
+    _ATTRIBUTION,
+    _CLARIFY,
+    _FRAGMENT,
+    _HOLD_EN,
+    _INFO,
+    _LACK,
+    _SAY_EN,
+    _SAY_ZH,
+    _SENTENCE,
+    _SOURCE,
+    _SOURCE_EN,
+    _SOURCE_VERB,
+    _SOURCE_ZH,
+    _STRONG_EN,
+    _STRONG_ZH,
+    NEAR,
+    _clauses,
+    _near,
+)
+from evalkit.text.wordlists import alternation, phrases
+
+__all__ = ["CONTENT_MIN_CJK", "CONTENT_MIN_WORDS", "content_clauses"]
+
+CONTENT_MIN_WORDS, CONTENT_MIN_CJK = 3, 4  # a shorter clause ("Sorry", 很抱歉, "Hmm") is a filler
+_META = re.compile(
+    _STRONG_EN + r"|" + _STRONG_ZH + r"|\bthe\s+user\s+(?:wants|is\s+asking|asks|asked|would\s+like)\b|"
+    r"用户(?:想|想要|在问|问的是|询问|需要知道)|\b(?:question|asking|asked|as\s+an\s+ai|language\s+model)\b|问题|您问|你问|提问|"
+    r"ai助手|人工智能|^\s*(?:regarding|about|as\s+for|as\s+to|concerning|with\s+regard\s+to|on\s+the\s+topic|"
+    r"based\s+on|according\s+to|given|from|per|in\s+light\s+of)\b|^\s*(?:(?:您好|你好|亲)\S{0,4}\s*)?(?:关于|对于|至于|就此|对此|根据|依据|基于|按照|从)|"
+    r"\b(?:only|just|merely)\s+(?:\w+\s+)?(?:says?|covers?|mentions?|discuss\w*|lists?|includes?|gives?|describes?|"
+    r"talks?\s+about|deals?\s+with|contains?)\b|只(?:是|有)?(?:说|说明|提到|提及|写|覆盖|涉及|列出|包括|包含|讲|给出|谈到)|"
+    r"\b(?:sorry|unfortunately|regrettably|apologies|afraid)\b|抱歉|对不起|不好意思|遗憾|"
+    r"\b(?:please|contact|reach\s+out|check\s+with|consult|support\s+team|help\s*desk|customer\s+(?:service|support)|"
+    r"you\s+(?:may|might|can|could|should|need\s+to|want\s+to|would\s+need\s+to)|try|recommend|suggest|rephrase|"
+    r"more\s+context|help\s+you)\b|建议|^\s*请|请您|您可以|你可以|联系|咨询|拨打|致电|稍后再试|更多(?:背景|信息|上下文)|客服|管理员",
+    re.IGNORECASE)
+# a clause about the speaker is not content, unless it states a belief ("I believe the fee is $20")
+_SPEAKER_META = re.compile(r"\b(?:i|me|my)\b(?![^.;,]{0,12}\b(?:believe|think|recall|understand|expect)\b)|我(?!们)",
+                           re.IGNORECASE)
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def _is_content(clause: str) -> bool:
+    """A clause that states something (not about the sources, the question or the speaker; not a filler)."""
+    cjk, words = len(_CJK.findall(clause)), len(_WORD.findall(clause))
+    big = words >= CONTENT_MIN_WORDS or cjk >= CONTENT_MIN_CJK or (cjk >= 2 and words >= 1)
+    if not big or _META.search(clause) or _SPEAKER_META.search(clause):
+        return False
+    if _SOURCE.search(clause) and _LACK.search(clause):  # what a source lacks ("城市列表不含澳门") is about the source
+        return False
+    return not any(_near(_INFO, clause, m.start(), NEAR, 10) or _near(_SOURCE_VERB, clause, m.start(), 12, 0)
+                   for m in _LACK.finditer(clause))
+
+
+# A bare short answer heading the reply, then the refusal ("Paris. The documents don't give the date.",
+# "Yes — but ...", "2019。资料没有提到月份。"): chat models answer first and add the caveat. It ends at a
+# sentence mark, a dash or a colon, or at a comma before "but" (not "No, I can't find it"). A filler in
+# that place (_FILLER, or what _META and _SPEAKER_META call one: "Sure.", "Hmm.", 好的。, 您好！) is not one.
+_HEAD_END = re.compile(r"\s*(?:[.!。！;；:：\n—]|--|[,，]\s*(?:but|however|though|although|yet)\b|"
+                       r"[,，]\s*(?:但|不过|然而|只是))", re.IGNORECASE)
+_FILLER = re.compile(r"^\W*(?:" + alternation("fillers", regex=True) + r")\W*$", re.IGNORECASE)  # data/fillers.txt
+
+
+HEAD_MAX_WORDS, HEAD_MAX_CJK = 8, 16  # a bare short answer ("Paris.", "March 14, 2022.", 是的。); longer is a sentence
+_HEADING = re.compile(r"(?:^|\n)[ \t]{2,}\S[^\n]*$")  # a markdown heading ("## Response": '#' normalised to spaces)
+
+
+def _answer_head(text: str, refusals: list[tuple[int, int]], background: Sequence[tuple[int, int]] = ()) -> list[str]:
+    """The bare short answer before the first refusal span, after any fillers and background (``[]`` when
+    there is none)."""
+    first = min(s for s, _ in refusals)
+    for s, e in _clauses(text):
+        clause = text[s:e]
+        if e > first or not _HEAD_END.match(text, e):
+            return []
+        if any(bs < e and s < be for bs, be in background) or _SEARCHED.search(clause) or _FRAGMENT.match(clause) \
+                or _label(text, s, e) or _template(clause) \
+                or (_HEADING.search(text[:e]) and "\n" in text[e:e + 2]):
+            continue
+        if not (_FILLER.match(clause) or _META.search(clause) or _SPEAKER_META.search(clause)):
+            short = len(_WORD.findall(clause)) <= HEAD_MAX_WORDS and len(_CJK.findall(clause)) <= HEAD_MAX_CJK
+            return [clause] if short and (_CJK.search(clause) or _WORD.search(clause)) else []
+    return []
+
+
+# --------------------------------------------------------------------------- background around a refusal
+# What a refusal says besides declining is background, not a partial answer: general knowledge it
+# offers without vouching for it ("Typically, banks charge $15-35 ... but the documents don't say"),
+# what the sources cover instead ("The FAQ only explains how to apply", 文档介绍了开通方式，但没说...),
+# what was searched (a list of document names), where to look, and courtesy ("Have a great day!").
+# Each is read by its structure: a sentence that opens with a hedge of generality, a sentence whose
+# subject is a source (a source word or a cited id before its verb, not reporting a fact: "资料显示，"),
+# list items after a search verb or a heading of what was found instead, a sentence naming another
+# place to ask, a question back to the reader. And a reply that concludes it cannot answer the question
+# as a whole ("so I can't answer this", 因此无法回答您的问题) refuses, whatever else it says ("I can't
+# say whether it is refundable" declines a part: the rest may be a partial answer).
+_GENERAL = re.compile(
+    r"^\W*(?:typically|generally(?:\s+speaking)?|usually|normally|in\s+general|as\s+a\s+(?:general\s+)?rule|"
+    r"in\s+most\s+cases|(?:in\s+)?(?:many|most|some)\s+\w+)\b|^\W*(?:一般来说|一般而言|一般情况下|通常情况下|通常来说|通常|"
+    r"很多|许多|大多数|多数|大部分)", re.IGNORECASE)
+_CITED = r"[\[【(（](?:doc|文档|资料|来源|source|passage|段落)?[\s\-_#]*\w{0,12}[\]】)）]"
+_DOC_KIND = (r"(?:faq|guide|leaflets?|brochures?|policy\s+wording|pages?|sheets?|summar(?:y|ies)|sections?|chapters?|指南|说明书|条款|章节|"
+             r"章程|简章|问答|流程图|摘要|手册|《[^》]{1,20}》)")
+_SOURCE_HEAD = re.compile(r"^\W*(?:(?:the|these|those|this|both|all|each|every|my|our|your|its|\w+'s)\s+)?(?:\w+\s+){0,3}?"
+                          r"(?:" + _SOURCE_EN + r"|" + _DOC_KIND + r")|^\W*" + _CITED + r"|^\W*(?:[\u4e00-\u9fff]{0,6}?)(?:"
+                          + _SOURCE_ZH + r"|" + _DOC_KIND + r"|里面|其中)", re.IGNORECASE)
+_SEARCHED = re.compile(r"\b(?:checked|searched|looked\s+(?:at|through)|reviewed|consulted|went\s+through|found\s+instead)\b|"
+                       r"\bwhat\s+(?:they|it|the\s+\w+|these|those)\s+(?:do(?:es)?\s+)?(?:cover|contain|include|say|mention)\b|"
+                       r"\b(?:include|cover|contain)s?\s+the\s+following\b|"
+                       r"主要涉及|涉及的是|提到的是|包含的是|只涉及|另外找到|找到的是|主要包括|检索范围|搜索范围|查阅范围|"
+                       r"检索了|查阅了|查看了|搜索了|查了|看了|核对了|经过?(?:查询|核对|核实|查阅|检索)", re.IGNORECASE)
+# "Note: the following is not from your documents": what follows is general knowledge
+_DISCLAIMER = re.compile(r"\bnot\s+(?:from|based\s+on|in|drawn\s+from)\s+(?:your|the|these)\s+(?:provided\s+|uploaded\s+|shared\s+)?"
+                         r"(?:documents?|files?|sources?|context|materials?)|并非来自|不是来自|非来自|并非出自|不是出自", re.IGNORECASE)
+_SIGN_OFF = re.compile(r"^\W*(?:此致|敬礼|(?:best\s+|kind\s+|warm\s+)?regards|sincerely|yours\s+(?:truly|faithfully|sincerely))\b",
+                       re.IGNORECASE)
+_THEY_COVER = re.compile(r"^\W*(?:they|these|those|both|all\s+of\s+them)\s+(?:only\s+|just\s+|mainly\s+|mostly\s+)?"
+                         r"(?:cover|describe|discuss|explain|mention|include|contain|deal\s+with|talk\s+about|focus\s+on|list|"
+                         r"are\s+about)\b", re.IGNORECASE)
+_LIST_ITEM = re.compile(r"^\s*(?:[-•*·]|\d{1,2}[.)、])\s*|^\s{2,}\S")  # "* item" reads "  item" once normalised
+_REFERRAL = re.compile(
+    r"\b(?:website|office|department|hotline|desk|staff|team|pharmacist|doctor|physician|agent|provider|"
+    r"manufacturer|elsewhere)\b[^.;]{0,40}\b(?:should|would|could|can|may|might|will)\b|\b(?:best\s+place|"
+    r"authoritative|(?:should|would|could|can|may|might|will)\s+be\s+able\s+to\s+(?:tell|help|give|confirm|advise|answer)|"
+    r"would\s+know|worth\s+(?:pinging|contacting|asking|checking|calling|emailing|reaching)|(?:documented|available|found|listed|covered)\s+elsewhere|check\s+(?:the|with|your)|see\s+the|visit\b|call\b|look\s+(?:at|up))|"
+    r"以[^，。]{0,12}为准|官网|热线|窗口|人工|药师|医生|咨询|查看|致电|转接|联系", re.IGNORECASE)
+_COURTESY = re.compile("|".join(r"^\W*" + p for p in phrases("courtesy_openers")), re.IGNORECASE)
+_CONCLUSIVE = re.compile(
+    r"\b(?:i|we)(?:'m|\s+am|'re|\s+are)?\s+(?:can't|cannot|can\s+not|unable\s+to|not\s+able\s+to|couldn't|could\s+not|"
+    r"won't\s+be\s+able\s+to|not\s+in\s+a\s+position\s+to)\s+(?:\w+\s+){0,2}?(?:answer|respond|reply|help)"
+    r"(?:\s+(?:this|that|it|your\s+question|the\s+question|this\s+(?:one|question)|you))?"
+    r"(?=\s*(?:$|[.!;,—–-]|\s(?:from|based|with|using|here|confidently|accurately|reliably|for\s+(?:you|now)|at\s+this|right\s+now|"
+    r"without)\b))|"
+    r"(?:无法|没法|没办法|不能|难以)(?:根据|基于|从|按照|凭|依据)?[^，。,.；;！!]{0,12}?(?:回答|作答|解答|答复)(?:您|你)?(?:的|这个|该|此)?"
+    r"(?:问题)?(?=\s*(?:$|[，。,.；;！!～~]|哦|呢|了))|回答不了|答不了", re.IGNORECASE | re.MULTILINE)
+_CONTRAST = re.compile(r"[,，;；:：]\s*(?:but|however|though|yet|while|instead)\b|[,，;；:：]\s*(?:但|不过|然而|可是|只是|可以确认)",
+                       re.IGNORECASE)
+_PLEASE = re.compile(r"\bplease\b|^\W*请|请(?:您|你)?(?:咨询|联系|拨打|致电|访问|查看|以|向|到|前往|转)|建议您|麻烦您", re.IGNORECASE)
+# a sentence that asks (ends with a question mark, or 吗 / 呢): a question back to the reader is no statement
+_QUESTION = re.compile(r"[^.!?。！？;；\n]*(?:[?？]|[吗呢][。！!～~]?(?=\s*$|\s*\n))")
+_REPORTED = re.compile(r"^\W*(?:根据|依据|按照|据|按|according\s+to|per|as\s+per)", re.IGNORECASE)  # a fact reported from a source
+_LACKED = re.compile(_SOURCE_VERB.pattern + "|" + _SAY_EN + "|" + _HOLD_EN + "|" + _SAY_ZH, re.IGNORECASE)
+
+
+def _background(text: str) -> list[tuple[int, int]]:
+    """The sentences and lines of a reply with a refusal that are background (see above)."""
+    out = []
+    searched = prev_source = disclaimed = signed = False
+    for s, e in _clauses(text, _SENTENCE):
+        sentence = text[s:e]
+        if _GENERAL.match(sentence) or (_LIST_ITEM.match(sentence) and searched) or _COURTESY.match(sentence) \
+                or _PLEASE.search(sentence) or _REFERRAL.search(sentence) or _QUESTION.search(text, s, min(len(text), e + 2)) or (
+                _SOURCE_HEAD.match(sentence) and not _ATTRIBUTION.search(sentence) and not _REPORTED.match(sentence)):
+            # up to a contrast: "The documents don't give the date, but the policy took effect on 1 January"
+            turn = None if _GENERAL.match(sentence) else _CONTRAST.search(sentence)  # a disclaimer follows knowledge
+            rest = sentence[turn.end():] if turn else ""
+            lacks = any(_near(_LACKED, rest, m.start(), 16, 0) or _near(_INFO, rest, m.start(), NEAR, 10)
+                        for m in _LACK.finditer(rest))  # "..., but they don't list which programs": still lacking
+            out.append((s, s + turn.start() if turn and not lacks else e))
+        elif _THEY_COVER.match(sentence) and prev_source:  # "They cover the rent schedule ..." after "the documents"
+            out.append((s, e))
+        elif disclaimed or signed or (_SEARCHED.search(sentence) and not re.search(r"\d", sentence)):
+            out.append((s, e))  # after "not from your documents", after "Regards", what was looked through
+        disclaimed = disclaimed or bool(_DISCLAIMER.search(sentence))
+        signed = signed or bool(_SIGN_OFF.match(sentence))
+        searched = searched or bool(_SEARCHED.search(sentence))
+        prev_source = bool(_SOURCE.search(sentence))
+    return out
+
+
+_KEY_LINE = re.compile(r"^\W*[\w\u3400-\u9fff ]{1,20}?\s*[:：]", re.MULTILINE)
+
+
+def _label(text: str, s: int, e: int) -> bool:
+    """A key before a colon in a reply laid out as ``key: value`` lines ("Source: none", "结论：..."): a field
+    name of a template, not a statement ("可以：..." heading a one-line reply is an answer)."""
+    clause = text[s:e]
+    short = len(_WORD.findall(clause)) <= 2 and len(_CJK.findall(clause)) <= 4
+    keyed = bool(re.match(r"\s*[:：]", text[e:e + 2])) or bool(re.search(r"[:：]\s*$", text[max(0, s - 3):s]))
+    return short and keyed and len(_KEY_LINE.findall(text)) >= 2  # a key, or the short value after one
+
+
+def _template(clause: str) -> bool:
+    """A clause of a JSON-like template: quoted keys and values (masked by :func:`normalise`) and punctuation."""
+    return not re.search(r"[A-Za-z\u3400-\u9fff0-9]", re.sub(r"Q{2,}|\b(?:null|true|false|none)\b", "", clause))
+
+
+def content_clauses(text: str, refusals: list[tuple[int, int]]) -> list[str]:
+    """The clauses of a normalised ``text`` outside every refusal span and its background that state
+    something (a partial answer)."""
+    background = _background(text) if refusals else []
+    found = [text[s:e] for s, e in _clauses(text)
+             if not any(rs < e and s < re_ for rs, re_ in refusals + background) and _is_content(text[s:e])
+             and not (_REFERRAL.search(text[s:e]) or _SEARCHED.search(text[s:e]) or _COURTESY.match(text[s:e])
+                      or _FRAGMENT.match(text[s:e]) or _FILLER.match(text[s:e]) or _label(text, s, e)
+                      or _template(text[s:e]))]
+    if found and refusals and _CONCLUSIVE.search(text):
+        return []  # "... so I can't answer your question": what else it says is background
+    if found and _CLARIFY.search(text) and not any(re.search(r"\d", c) for c in found):
+        return []  # a question back to the user, with what it needs to know: no answer yet
+    return found or (_answer_head(text, refusals, background) if refusals else [])

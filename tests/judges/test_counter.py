@@ -1,0 +1,145 @@
+"""Judge v11's positive evidence for unreached values: counter-statements, computing claims, counted dates,
+weekdays and the answer's own arithmetic (evalkit.judges.counter, .calendar, .arithmetic).
+
+Each mechanism is tested on wordings of its own (not any case set's): the case it decides, and the case
+it must leave alone.
+"""
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+from judging import judged, verdicts
+
+from evalkit.judges.arithmetic import equations, wrong_equations
+from evalkit.judges.calendar import counted_date, weekday_check, weekday_of_name
+from evalkit.judges.counter import computes, counter_statement, judge_unreached
+from evalkit.text.dates import DateValue
+from evalkit.text.values import extract_atoms
+
+
+def _atom(text: str, value: str):
+    return next(a for a in extract_atoms(text, entities=False) if a.text.strip() == value)
+
+
+# --- computes ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("text", ["The two fees total $85.", "That leaves 12 months.", "约3.8万元，合计", "两项合计400元",
+                                  "3 x 12 nights", "It comes to €588."])
+def test_a_claim_that_computes(text):
+    assert computes(text)
+
+
+@pytest.mark.parametrize("text", ["The fee is $45.", "服务将在2026/1/24暂停。", "The warranty lasts 5 years.",
+                                  "Refunds are issued 14 days after the request."])
+def test_a_plain_claim(text):
+    assert not computes(text)
+
+
+# --- counter-statements ---------------------------------------------------------------------------
+def test_the_evidence_states_another_value_for_the_same_thing():
+    claim = "The application fee is $45."
+    found = counter_statement(_atom(claim, "$45"), claim, ["Applicants pay an application fee of $40 at submission."])
+    assert found is not None and found.value == "$40" and found.overlap >= 0.5
+
+
+def test_a_limit_or_a_rate_is_no_counter_value():
+    claim = "Ward 7 had 5.6 patients per nurse by day."
+    assert counter_statement(_atom(claim, "5.6"), claim, ["Each nurse may care for at most 6 patients by day."]) is None
+    claim = "Permits for the trip total $224 in fees."
+    assert counter_statement(_atom(claim, "$224"), claim, ["A reservation fee of $8 per booking applies."]) is None
+
+
+def test_unrelated_clauses_are_no_counter():
+    claim = "The deposit is $900."
+    assert counter_statement(_atom(claim, "$900"), claim, ["Parking costs $40 a month."]) is None
+
+
+def test_an_unreached_value_is_unsupported_only_with_positive_evidence():
+    ev = ["Library prep costs $38 per sample and a sequencing lane is $1,450."]
+    plain = "The kit costs $75."
+    assert judge_unreached(_atom(plain, "$75"), plain, ev) == (
+        True, "stated plainly, and nothing in the evidence gives or derives it")
+    total = "For 40 samples the total comes to about $5,870."
+    wrong, why = judge_unreached(_atom(total, "$5,870"), total, ev)
+    assert not wrong and "the claim computes" in why
+    # an answer that computes elsewhere may state its result plainly
+    assert not judge_unreached(_atom(plain, "$75"), plain, ev, computing=True)[0]
+    # ... unless the claim is about something else than the evidence
+    off = "Municipal water prices rose sharply across the region, averaging $75 per household."
+    assert judge_unreached(_atom(off, "$75"), off, ev, computing=True)[0]
+
+
+def test_judged_counter_statement_and_computation(judge):
+    q = "How much is the application fee?"
+    ev = ("Applicants pay an application fee of $40 at submission.",)
+    ((verdict, reason),) = judged(judge, q, "The application fee is $45.", *ev)
+    assert verdict == "unsupported" and "the evidence states $40" in reason, reason
+    ev2 = ("Library prep costs $38 per sample.", "A sequencing lane is $1,450 and holds up to 16 samples.")
+    ((verdict, reason),) = judged(judge, "What will 40 samples cost?", "The total comes to about $5,870.", *ev2)
+    assert verdict == "unverified" and "the claim computes" in reason, reason
+
+
+# --- counted dates and weekdays --------------------------------------------------------------------
+def test_a_date_counted_from_a_stated_date():
+    nov2 = DateValue(2024, 11, 2)
+    ninety = [(90 * 86400.0, "d")]
+    assert counted_date(DateValue(2025, 1, 31), [nov2], ninety, [2024]) is not None
+    assert counted_date(DateValue(2025, 2, 1), [nov2], ninety, [2024]) is not None  # counting the first day
+    assert counted_date(DateValue(2025, 2, 9), [nov2], ninety, [2024]) is None
+    # a year-less date takes a stated year; months count by the calendar
+    assert counted_date(DateValue(None, 5, 3), [DateValue(2025, 2, 3)], [(3 * 30.44 * 86400, "mo")], [2025])
+
+
+def test_short_durations_and_years_reach_nothing():
+    assert counted_date(DateValue(2024, 7, 12), [DateValue(2024, 7, 8)], [(4 * 86400.0, "d")], [2024]) is None
+    assert counted_date(DateValue(2027, 6, 30), [DateValue(2026, 6, 30)], [(365 * 86400.0, "y")], [2026]) is None
+
+
+def test_working_days_skip_weekends():
+    # Friday 6 June 2025 + 5 working days = Friday 13 June
+    assert counted_date(DateValue(2025, 6, 13), [DateValue(2025, 6, 6)], [(5 * 86400.0, "wd")], [2025]) is None
+    assert counted_date(DateValue(2025, 6, 17), [DateValue(2025, 6, 6)], [(7 * 86400.0, "wd")], [2025]) is not None
+
+
+def test_weekday_of_a_date():
+    assert weekday_of_name("Monday") == 0 and weekday_of_name("周日") == 6 and weekday_of_name("Wed.") == 2
+    assert date(2024, 6, 3).weekday() == 0
+    claim = "From Monday 3 June 2024 the lane is closed."
+    monday = next(a for a in extract_atoms(claim) if a.text.strip() == "Monday")
+    assert weekday_check(monday, claim, [2024])[0] is True
+    wrong = claim.replace("Monday", "Tuesday")
+    tuesday = next(a for a in extract_atoms(wrong) if a.text.strip() == "Tuesday")
+    assert weekday_check(tuesday, wrong, [2024])[0] is False
+
+
+def test_judged_deadline_is_unverified_and_a_wrong_one_is_not_supported(judge):
+    q = "By when must she appeal?"
+    ev = ("The assessment notice was mailed on 3 April 2025.", "An appeal must be filed within 45 days of the mailing date.")
+    ((verdict, reason),) = judged(judge, q, "She must file her appeal by 18 May 2025.", *ev)
+    assert verdict == "unverified" and "2025-05-18 = 2025-04-03 + 45 days" in reason, reason
+    assert verdicts(judge, q, "She must file her appeal by 28 May 2025.", *ev) != ["supported"]
+
+
+# --- the answer's own arithmetic -------------------------------------------------------------------
+def test_equations_are_read_and_checked():
+    got = equations("6 people × 3 nights × $12 = $216; 税额4,600×13%×70%＝418.6元")
+    assert [(round(e.computed, 6), e.written, e.wrong) for e in got] == [(216.0, 216.0, False), (418.6, 418.6, False)]
+    assert [e.text for e in wrong_equations("40 × $38 = $1,530")] == ["40 × $38 = $1,530"]
+    assert not wrong_equations("about 81% (58 / 72 = 0.806)")
+    assert not wrong_equations("Deposit: 30% × €4,500 = €1.35k")  # a scale suffix is read
+    assert equations("Deposit: 30% × €4,500 = €1.35k")[0].computed == pytest.approx(1350)
+
+
+@pytest.mark.parametrize("text", ["3,900 parts × 6 s = 390 minutes", "six weeks × 5 days × 4 lessons = 120 lessons",
+                                  "50＋90,000×2.5%＋60,000×2%＝50＋2,250＋1,200", "2026/1/24 = the day"])
+def test_what_is_not_read_as_a_whole_equation(text):
+    assert not wrong_equations(text)
+
+
+def test_judged_wrong_arithmetic_is_unsupported(judge):
+    q = "What does prep cost for 40 samples?"
+    ev = ("Library prep costs $38 per sample.",)
+    ((verdict, reason),) = judged(judge, q, "Prep is 40 × $38 = $1,530.", *ev)
+    assert verdict == "unsupported" and "its own arithmetic is wrong" in reason, reason
+    ((verdict, _),) = judged(judge, q, "Prep is 40 × $38 = $1,520.", *ev)
+    assert verdict == "unverified"
