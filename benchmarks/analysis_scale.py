@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sys
 import time
 from pathlib import Path
@@ -31,7 +32,25 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--depth", type=int, default=100)
     p.add_argument("--docs", type=int, default=50_000)
     p.add_argument("--work-dir", type=Path, default=Path("/tmp/evalkit-analysis-scale"))
+    p.add_argument("--check-records", action="store_true",
+                   help="After timing, parse every per-query record both ways (evalkit's reader and json.loads "
+                        "line by line) and count those equal by repr (not counted in the times).")
     return p.parse_args(argv)
+
+
+def same_records(folder: Path, names: list[str]) -> tuple[int, int]:
+    """(records equal, records): ``read_rows`` against ``json.loads`` of each line cut at "\\n", by ``repr``."""
+    from evalkit.runstore import read_rows
+
+    same = total = 0
+    for name in names:
+        path = folder / name / "per_query.jsonl"
+        old = [(n, repr(json.loads(line))) for n, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1)
+               if line.strip()]
+        new = [(n, repr(row)) for n, row in read_rows(path)]
+        total += len(old)
+        same += sum(a == b for a, b in zip(old, new)) if len(old) == len(new) else 0
+    return same, total
 
 
 def timed(args: list[str]) -> tuple[float, float, int]:
@@ -69,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.variants} variants x {args.queries:,} queries scored into {out} in {time.perf_counter() - t:.0f} s "
           "(not counted)", file=sys.stderr)
     work = args.work_dir
+    load_before = os.getloadavg()
     rows = {
         "compare": timed(["compare", str(out), "--json", str(work / "compare.json")]),
         "gate": timed(["gate", "--baseline", str(out), "--candidate", str(out), "--baseline-variant", names[0],
@@ -77,13 +97,17 @@ def main(argv: list[str] | None = None) -> int:
         "report": timed(["report", str(out), "--html", str(work / "report.html"), "--markdown",
                          str(work / "report.md"), "--no-mlflow"]),
     }
-    print(f"\n{args.queries:,} queries x {args.variants} variants; load average "
-          + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    print(f"\n{args.queries:,} queries x {args.variants} variants; load average before "
+          + " ".join(f"{x:.2f}" for x in load_before) + ", after " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+          + f"; peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB")
     print(f"{'command':<10} {'wall s':>7} {'CPU s':>7} exit")
     for name, (w, c, code) in rows.items():
         print(f"{name:<10} {w:>7.1f} {c:>7.1f} {code:>4}")
     total = sum(w for w, _, _ in rows.values())
     print(f"together {total:.1f} s wall (target <= {TARGET_S:.0f}: {'met' if total <= TARGET_S else 'MISSED'})")
+    if args.check_records:
+        same, n = same_records(out.with_suffix(""), names)
+        print(f"per-query records read as json.loads reads them: {same:,} of {n:,}")
     return 0
 
 

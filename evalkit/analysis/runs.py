@@ -32,7 +32,7 @@ from evalkit.graph.sweep import load_variants
 from evalkit.machine import environment_from_tags
 from evalkit.metrics import Scoring
 from evalkit.records import EvalSetRef, QueryResult, RunSummary, VariantSummary
-from evalkit.runstore import read_results, read_rows, result_from_row
+from evalkit.runstore import gc_paused, read_results, read_rows, result_from_row
 
 RUN_ID = re.compile(r"[0-9a-f]{32}")
 
@@ -99,6 +99,7 @@ class LoadedRun:
     warnings: list[str] = field(default_factory=list)
     _rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict, repr=False)
     _lines: dict[str, list[int]] = field(default_factory=dict, repr=False)  # the file line of each row
+    _results: dict[str, list[QueryResult]] = field(default_factory=dict, repr=False)
     _config_text: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
@@ -122,19 +123,27 @@ class LoadedRun:
             if path is None or not path.is_file():
                 raise EvalkitError(f"{self.source}: per-query records of variant '{name}' not found"
                                    f"{f' at {path}' if path else ''}; analysis needs per_query.jsonl")
-            numbered = read_rows(path, self.summary_path)  # a torn line: file:line and the fix, no traceback
+            numbered = read_rows(path, self.summary_path, hold=True)  # a torn line: file:line and the fix, no traceback
             self._rows[name] = [row for _, row in numbered]
             self._lines[name] = [n for n, _ in numbered]
         return self._rows[name]
 
     def results(self, name: str) -> list[QueryResult]:
-        """The per-query records of variant ``name`` as ``QueryResult`` objects (legacy names renamed)."""
-        rows = self.rows(name)
-        path, lines = self.per_query_path(name) or Path(name), self._lines.get(name) or range(1, len(rows) + 1)
-        out = [result_from_row(path, n, r, self.summary_path) for n, r in zip(lines, rows, strict=True)]
-        for r in out:
-            r.metrics = legacy_metrics(r.metrics)
-        return out
+        """The per-query records of variant ``name`` as ``QueryResult`` objects (legacy names renamed).
+
+        Built once per variant and shared by every caller (``compare`` alone asked four times per
+        variant: the tests, fusion, tools and routes): read them, do not change them. The list is a
+        new one each call, so sorting or filtering it in place is safe.
+        """
+        if name not in self._results:
+            rows = self.rows(name)
+            path, lines = self.per_query_path(name) or Path(name), self._lines.get(name) or range(1, len(rows) + 1)
+            with gc_paused(hold=True):  # a QueryResult per row, kept to the end like the rows
+                out = [result_from_row(path, n, r, self.summary_path) for n, r in zip(lines, rows, strict=True)]
+            for r in out:
+                r.metrics = legacy_metrics(r.metrics)
+            self._results[name] = out
+        return list(self._results[name])
 
     def config(self, name: str) -> Any:
         """The variant's ``GraphConfig`` as it ran, or ``None`` (with a warning) when unavailable.

@@ -20,7 +20,7 @@ from evalkit.analysis.labels import corrected_for_runs
 from evalkit.analysis.runs import LoadedRun, load_run
 from evalkit.analysis.tables import WIDE, Column, TableData, render, wrap_lines
 from evalkit.analysis.tool_diag import format_tools, has_tools, tool_diagnostics
-from evalkit.commands.options import layout, render_checked, table_options
+from evalkit.commands.options import layout, records_held, render_checked, table_options
 from evalkit.metrics.routing import confusion_rows, route_confusion
 
 
@@ -55,6 +55,7 @@ from evalkit.metrics.routing import confusion_rows, route_confusion
               help="Human labels from `evalkit label` (repeatable): when both variants of a pair have labels, "
                    "hallucinated and faithfulness compare judge-corrected (PPI++) estimates.")
 @table_options
+@records_held
 def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, metrics: tuple[str, ...],
             resamples: int, confidence: float, correction: str, alpha: float, seed: int, sweep_metric: str, folds: int,
             no_fusion: bool, json_path: Path | None, tracking_uri: str | None, wide: bool, columns: str | None,

@@ -8,7 +8,7 @@ import click
 
 from evalkit.analysis.gate import format_gate, run_gate
 from evalkit.analysis.runs import check_finished, load_run
-from evalkit.commands.options import layout, render_checked, table_options
+from evalkit.commands.options import layout, records_held, render_checked, table_options
 from evalkit.errors import EvalkitError
 
 
@@ -51,6 +51,7 @@ from evalkit.errors import EvalkitError
                    "faithfulness are gated on judge-corrected (PPI++) estimates.")
 @table_options
 @click.pass_context
+@records_held
 def gate(ctx: click.Context, baseline_ref: str, candidate_ref: str, metrics: tuple[str, ...],
          max_drops: tuple[float, ...], variant: str | None, baseline_variant: str | None,
          candidate_variant: str | None, max_failed_share: float, max_degraded_share: float,

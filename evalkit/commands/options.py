@@ -3,6 +3,7 @@
 ``--escalate``, and the exit policy when the judge failed on every answer."""
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +12,18 @@ from typing import Any
 import click
 
 from evalkit.analysis.tables import DEFAULT_WIDTH, ColumnsError, Layout, output_width, parse_columns
+from evalkit.runstore import long_lived_frozen
+
+
+def records_held(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Run an analysis verb inside :func:`evalkit.runstore.long_lived_frozen`: the per-query records it
+    reads stay out of the garbage collector's walks until it ends, and are put back then."""
+    @functools.wraps(f)
+    def held(*args: Any, **kwargs: Any) -> Any:
+        with long_lived_frozen():
+            return f(*args, **kwargs)
+
+    return held
 
 
 def table_options(f: Callable[..., Any]) -> Callable[..., Any]:

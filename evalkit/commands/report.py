@@ -7,6 +7,7 @@ import click
 
 from evalkit.analysis.run_report import build_report, default_paths, write_report
 from evalkit.analysis.runs import load_run
+from evalkit.commands.options import records_held
 from evalkit.evalsets.evalset import display_path
 
 
@@ -25,6 +26,7 @@ from evalkit.evalsets.evalset import display_path
 @click.option("--pair", "pairs", multiple=True, metavar="A,B",
               help="Show variant B against A query by query (won / lost / changed, side by side); repeatable. "
                    "Default: the two variants best on the primary metric.")
+@records_held
 def report(run_ref: str, variants: tuple[str, ...], html_path: Path | None, md_path: Path | None, resamples: int,
            seed: int, tracking_uri: str | None, no_mlflow: bool, pairs: tuple[str, ...]) -> int:
     """Write a run's report: self-contained HTML (embedded PNGs) and Markdown.

@@ -9,12 +9,10 @@ unseeded, and results are ordered by the eval set before anything is aggregated.
 """
 from __future__ import annotations
 
-import gc
 import json
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +48,7 @@ from evalkit.run.tracking import (
 from evalkit.runstore import (
     VariantStore,
     check_output_path,
+    long_lived_frozen,
     prepare_output,
     results_folder,
     write_json_atomic,
@@ -263,33 +262,6 @@ def _run_variants(eval_set: EvalSet, configs: Sequence[GraphConfig], options: Ru
         if tracker is not None:
             tracker = submit_variant(tracker, variant_log(config, summary, ordered, store.path), echo)
     return tracker
-
-
-@contextmanager
-def long_lived_frozen(enabled: bool = True) -> Iterator[Callable[[], None]]:
-    """Keep Python's cyclic garbage collector off what lives to the end of a query loop; yields ``keep``.
-
-    The corpus, the indexes' id lists, the loaded models and earlier variants' results are
-    millions of objects that live to the end of the run; every full collection the loop's
-    allocations trigger walked all of them (in a sweep's extra variants, fusion spent three
-    times its own work in collections: reports/scale.md, Sweeps). ``gc.freeze`` moves them to
-    a generation the collector skips; ``gc.unfreeze`` puts them back afterwards, so nothing
-    stays exempt. The loop's own results (a trace is ~1,000 containers) live to the end of the
-    variant too: ``keep()``, called after each finished query, freezes what is alive then (one
-    O(1) splice), so collections do not walk the results kept so far again and again (at 300
-    queries per variant they took 0.6 of 4.6 s of a sweep's CPU, 17 full collections, and grew
-    with the number of queries; now 0.03 s). Objects the loop creates and drops are collected
-    as usual (a cycle still alive when a query ends waits for the unfreeze). A process that has
-    frozen objects itself (``gc.get_freeze_count() > 0``) is left alone.
-    """
-    if not enabled or gc.get_freeze_count() > 0:
-        yield lambda: None
-        return
-    gc.freeze()
-    try:
-        yield gc.freeze
-    finally:
-        gc.unfreeze()
 
 
 def generates(config: GraphConfig) -> bool:

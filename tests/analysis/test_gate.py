@@ -105,6 +105,25 @@ def test_exit_4_tampered_eval_set(tmp_path: Path, es):
     assert res.exit_code == 4 and "fails verification" in res.output and "line 1 changed" in res.output
 
 
+def test_one_eval_set_file_is_read_once_for_both_runs(tmp_path: Path, es, monkeypatch):
+    """A baseline and a candidate of the same set: the file is read and hashed once, both notes still say so."""
+    import evalkit.analysis.gate as gate_module
+
+    calls = []
+
+    def counted(spec, **kw):
+        calls.append(spec)
+        return load_eval_set(spec, **kw)
+
+    monkeypatch.setattr(gate_module, "load_eval_set", counted)
+    base = _run(tmp_path, "base", _results(QUESTIONS), es)
+    cand = _run(tmp_path, "cand", _results(QUESTIONS), es)
+    res = _gate(base, cand, "--metric", "hit@5", "--max-drop", "0.02")
+    assert res.exit_code == 0, res.output
+    assert len(calls) == 1
+    assert res.output.count("re-verified (sha256") == 2
+
+
 def test_exit_4_runs_that_disagree(tmp_path: Path, es):
     base = _run(tmp_path, "base", _results(QUESTIONS), es)
     forged = write_run(tmp_path, "forged", {"v": _results(QUESTIONS)}, sha="0" * 64)
