@@ -19,7 +19,7 @@ from typing import IO, Any
 
 from evalkit.errors import EvalkitError
 
-__all__ = ["OutputError", "ensure_folder", "output_error", "unencodable", "write_atomic"]
+__all__ = ["OutputError", "ensure_folder", "jsonl_lines", "output_error", "unencodable", "write_atomic"]
 
 
 class OutputError(EvalkitError):
@@ -131,3 +131,13 @@ def describe_unencodable(found: tuple[str, int, str]) -> str:
     return (f"holds a lone surrogate {ascii(ch)} at character {index + 1} (a JSON escape such as \"\\ud800\" without "
             "the second half of its pair): not valid Unicode, so it cannot be written or encoded; remove it, or "
             "write the character itself")
+
+
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of a JSON-lines text, cut at ``\n`` only (a ``\r`` before it dropped).
+
+    Not ``str.splitlines``: that also cuts at U+2028, U+2029 and U+0085, which a JSON string holds
+    unescaped whenever an answer or a document does (JSON escapes only control characters): one
+    such document or answer made its file unreadable ("not valid JSON", "cut short").
+    """
+    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]

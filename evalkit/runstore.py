@@ -30,7 +30,7 @@ import orjson
 
 from evalkit import redact
 from evalkit.errors import LocatedError
-from evalkit.fileio import DEFAULT_HINT, OutputError, ensure_folder, output_error, write_atomic
+from evalkit.fileio import DEFAULT_HINT, OutputError, ensure_folder, jsonl_lines, output_error, write_atomic
 from evalkit.records import QueryResult
 
 RESUME_HINT = ("make room (or fix the folder), then `evalkit run --resume OUTPUT` goes on from the queries already "
@@ -229,14 +229,7 @@ def records_fix(summary: Path | str | None = None) -> str:
             f"`evalkit run --resume {summary or 'SUMMARY.json'}` runs those queries again")
 
 
-def record_lines(text: str) -> list[str]:
-    """The lines of a JSON-lines text, cut at ``\n`` only (a ``\r`` before it dropped).
-
-    Not ``str.splitlines``: that also cuts at U+2028, U+2029 and U+0085, which a record holds
-    unescaped whenever an answer or a document does (JSON escapes only control characters), so
-    one such answer made the whole run "cut short" for ``compare``, ``gate`` and ``report``.
-    """
-    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+record_lines = jsonl_lines  # the lines of a per_query.jsonl (evalkit.fileio.jsonl_lines says why not splitlines)
 
 
 _DIGITS = bytes(0x39 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))  # every digit -> "9", the rest " "

@@ -43,6 +43,7 @@ from evalkit.analysis import label_sample
 from evalkit.analysis.label_sample import MIN_PER_STRATUM, STRATA, strata_rule
 from evalkit.analysis.ppi import Agreement, Estimate, Stratum, agreement, stratified_ppi
 from evalkit.errors import EvalkitError, LocatedError
+from evalkit.fileio import jsonl_lines
 from evalkit.index.chunking import chunk_corpus, with_defaults
 from evalkit.index.corpus import load_corpus
 from evalkit.records import QueryResult
@@ -170,7 +171,7 @@ def read_labels(path: str | Path) -> list[Label]:
     except OSError as exc:
         raise LabelError(file, "", f"cannot read the label file ({exc.strerror})") from exc
     out = []
-    for i, raw in enumerate(text.splitlines(), start=1):
+    for i, raw in enumerate(jsonl_lines(text), start=1):
         if not raw.strip():
             continue
         try:

@@ -45,7 +45,7 @@ from evalkit.errors import EvalkitError, EvalSetError
 from evalkit.evalsets import freeze
 from evalkit.evalsets.evalset import close_ids, parse_record
 from evalkit.evalsets.lang import record_lang, valid_default
-from evalkit.fileio import ensure_folder, write_atomic
+from evalkit.fileio import ensure_folder, jsonl_lines, write_atomic
 from evalkit.importers.beir import NAME_RE, output_paths
 from evalkit.importers.formats import ImportFormatError
 from evalkit.importers.registry import register_importer
@@ -293,7 +293,7 @@ def _write_responses(set_path: Path, answers: dict[str, dict[str, Any]]) -> tupl
     eval set. Returns (rows written, path or None when there are none).
     """
     path = set_path.with_name(set_path.name.removesuffix(".jsonl") + ".responses.jsonl")
-    ids = [json.loads(line)["id"] for line in set_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    ids = [json.loads(line)["id"] for line in jsonl_lines(set_path.read_text(encoding="utf-8")) if line.strip()]
     rows = [answers[i] for i in ids if i in answers]
     if not rows:
         path.unlink(missing_ok=True)  # a re-import (--force) without responses leaves none from before

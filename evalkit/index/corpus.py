@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalkit.errors import EvalSetError
-from evalkit.fileio import describe_unencodable, unencodable
+from evalkit.fileio import describe_unencodable, jsonl_lines, unencodable
 from evalkit.records import Document
 
 
@@ -39,7 +39,7 @@ def load_corpus(path: str | Path) -> Corpus:
         raise EvalSetError(str(path), "", f"cannot read corpus ({exc.strerror})") from exc
     docs: list[Document] = []
     seen: dict[str, int] = {}
-    for lineno, line in enumerate(raw.decode("utf-8").splitlines(), start=1):
+    for lineno, line in enumerate(jsonl_lines(raw.decode("utf-8")), start=1):
         if not line.strip():
             continue
         try:

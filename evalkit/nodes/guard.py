@@ -23,6 +23,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from evalkit.errors import EvalkitError
+from evalkit.fileio import jsonl_lines
 from evalkit.graph.node import Node, NodeParams, register_node
 from evalkit.graph.schema import (
     EVIDENCE,
@@ -62,7 +63,7 @@ def calibration_scores(path: Path) -> list[float]:
     """Top-1 scores from a JSON list, or from answerable queries of a per_query.jsonl."""
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".jsonl":
-        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+        rows = [json.loads(line) for line in jsonl_lines(text) if line.strip()]
         scores = [r["rerank_top1"] for r in rows if r.get("gold_doc_ids") and r.get("rerank_top1") is not None]
     else:
         scores = json.loads(text)

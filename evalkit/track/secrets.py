@@ -27,6 +27,7 @@ from typing import Any
 
 import yaml
 
+from evalkit.fileio import jsonl_lines
 from evalkit.redact import MASK, is_secret_key, redact, redact_obj, secret_env_values
 
 # ``password=hunter2`` / ``api_key: abc`` in free text (error messages, node outputs)
@@ -131,7 +132,7 @@ def mask_jsonl(text: str) -> str:
     for body, colon in set(_JSON_STRING.findall(text)):
         value = json.loads(f'"{body}"')
         if colon and is_secret_key(value):
-            return mask_records([json.loads(line) for line in text.splitlines() if line.strip()])
+            return mask_records([json.loads(line) for line in jsonl_lines(text) if line.strip()])
         masked = mask_text(value, env)
         if masked != value:
             changed[body] = json.dumps(masked, ensure_ascii=False)[1:-1]
