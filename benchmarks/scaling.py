@@ -48,6 +48,9 @@ import numpy as np
 
 DIM = 384
 KINDS = ("bm25-evalkit", "bm25-rank", "bm25-bm25s", "dense-flat", "dense-ivf", "dense-hnsw")
+# evalkit's BM25 memory by phase, each in a fresh process: tokenise (the corpus in memory, the benchmark's own
+# cost), build the matrix from cached tokens (no passage text in memory), load it warm and query (memory-mapped)
+MEMORY_KINDS = ("bm25-tokens", "bm25-build", "bm25-query")
 KEY_TEMPLATE = {"chunking": {"method": "document"}}
 
 
@@ -55,7 +58,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--sizes", default="10000,100000,1000000", help="Corpus sizes (default: 10000,100000,1000000).")
-    p.add_argument("--kinds", default=",".join(KINDS), help=f"What to measure (default: all of {', '.join(KINDS)}).")
+    p.add_argument("--kinds", default=",".join(KINDS),
+                   help=f"What to measure (default: all of {', '.join(KINDS)}; also {', '.join(MEMORY_KINDS)}: "
+                        "evalkit's BM25 peak RSS while tokenising, building and querying, each in its own process).")
     p.add_argument("--queries", type=int, default=100, help="Queries per size (default: 100).")
     p.add_argument("--rank-max", type=int, default=100_000, help="Largest size rank-bm25 runs at (default: 100000).")
     p.add_argument("--hnsw-max", type=int, default=100_000,
@@ -135,7 +140,42 @@ def tokens(n: int, args: argparse.Namespace) -> tuple[list[str], list[str], Any,
     return texts, queries, tok, key, 0.0 if existed else time.perf_counter() - t
 
 
+def memory_child(kind: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
+    """One phase of evalkit's BM25 in this fresh process (see MEMORY_KINDS); its peak RSS is that phase's."""
+    from evalkit.index import bm25
+    from evalkit.text.tokenize import Tokenizer
+
+    out: dict[str, Any] = {"kind": kind, "n": n}
+    cache = args.work_dir / f"evalkit-mem-{n}"
+    queries_file = args.work_dir / f"queries-{n}.json"
+    tok = Tokenizer("en", True, True)
+    key = {**KEY_TEMPLATE, "corpus_sha256": f"synthetic-{n}-{args.seed}"}
+    ids = [f"c{i}" for i in range(n)]
+    if kind == "bm25-tokens":
+        _, queries, _, _, out["tokenise_s"] = tokens(n, args)
+        queries_file.write_text(json.dumps(queries))
+    elif kind == "bm25-build":
+        shutil.rmtree(cache, ignore_errors=True)
+        shutil.copytree(args.work_dir / "tokens", cache)  # cached tokens: the build reads no passage text
+        _, out["build_s"] = _timed(lambda: bm25.build_or_load_bm25([], ids, tok, key, cache))
+    else:
+        queries = json.loads(queries_file.read_text())
+        index, out["warm_load_s"] = _timed(lambda: bm25.build_or_load_bm25([], ids, tok, key, cache))
+        out["memory_mapped"] = index.memory_mapped
+        index.search(queries[0], 100)  # as bm25-evalkit: the first search pays one-off costs
+        single, t = _median_timed(lambda: [index.search(q, 100) for q in queries], args.repeats)
+        out["single_ms"] = 1000 * t / len(queries)
+        reference = args.work_dir / f"evalkit-{n}.json"  # bm25-evalkit's rankings, when it ran at this size
+        if reference.exists():
+            out["equal_to_evalkit"] = json.loads(json.dumps(single)) == json.loads(reference.read_text())
+        shutil.rmtree(cache, ignore_errors=True)
+    out["peak_rss_mb"] = peak_rss_mb()
+    return out
+
+
 def child(kind: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
+    if kind in MEMORY_KINDS:
+        return memory_child(kind, n, args)
     import faiss
 
     faiss.omp_set_num_threads(args.threads)
@@ -251,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(child(args.child[0], int(args.child[1]), args)))
         return 0
     sizes = [int(s) for s in args.sizes.split(",")]
-    kinds = [k for k in KINDS if k in args.kinds.split(",")]
+    kinds = [k for k in (*KINDS, *MEMORY_KINDS) if k in args.kinds.split(",")]
     args.work_dir.mkdir(parents=True, exist_ok=True)
     res: dict[tuple[str, int], dict[str, Any]] = {}
     for n in sizes:
@@ -276,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
                 if r is not None:
                     rows.append([kind, f"{n:,}", *["-"] * 9, f"failed: {r['error'][:60]}"])
                 continue
-            growth = f"{r['single_ms'] / prev['single_ms']:.1f}x" if prev else "-"
+            growth = f"{r['single_ms'] / prev['single_ms']:.1f}x" if prev and "single_ms" in r and "single_ms" in prev else "-"
             speed = "-"
             ev = res.get(("bm25-evalkit", n))
             if kind in ("bm25-rank", "bm25-bm25s") and ev and "single_ms" in ev:
@@ -288,6 +328,8 @@ def main(argv: list[str] | None = None) -> int:
                     e, g = json.loads(flat.read_text()), json.loads(mine.read_text())
                     recall = float(np.mean([len(set(a) & set(b)) / max(1, len(a)) for a, b in zip(e, g)]))
             notes = []
+            if "memory_mapped" in r:
+                notes.append("memory-mapped" if r["memory_mapped"] else "NOT memory-mapped")
             if "tokenise_s" in r and r["tokenise_s"]:
                 notes.append(f"tokenise {r['tokenise_s']:.0f} s (shared)")
             if "equal_to_evalkit" in r:
