@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CHUNK", "csc_scores"]
+__all__ = ["CHUNK", "bm25s_index_scores", "csc_scores"]
 
 CHUNK = 65_536  # passages per chunk: bounds the temporary arrays, never a value
 
@@ -70,3 +70,18 @@ def csc_scores(token_ids: np.ndarray, offsets: np.ndarray, n_vocab: int, k1: flo
         data[at], indices[at] = scores, passages
         np.add.at(fill, terms[first], np.diff(np.r_[first, len(terms)]))
     return {"data": data, "indices": indices, "indptr": indptr, "num_docs": n}
+
+
+def bm25s_index_scores(token_ids: np.ndarray, offsets: np.ndarray, n_vocab: int, k1: float, b: float
+                       ) -> dict[str, Any]:
+    """The same dict built the old way, through bm25s's ``index()`` (all postings in memory at once).
+
+    Kept so the scaling benchmark can measure old against new in one run (``--kinds bm25-build-old``)
+    and tests can compare whole searches; evalkit's index never calls it.
+    """
+    import bm25s
+
+    model = bm25s.BM25(k1=k1, b=b, method="atire", idf_method="lucene", dtype="float64", int_dtype="int32")
+    docs = [token_ids[s:e].tolist() for s, e in zip(offsets[:-1], offsets[1:])]
+    model.index((docs, {f"t{i}": i for i in range(n_vocab)}), create_empty_token=False, show_progress=False)
+    return dict(model.scores)

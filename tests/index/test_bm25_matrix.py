@@ -32,3 +32,27 @@ def test_the_chunked_matrix_is_bm25s_matrix(monkeypatch, seed, n, vocab, chunk, 
     for key in ("data", "indices", "indptr"):
         assert got[key].dtype == want[key].dtype, key
         assert np.array_equal(got[key], want[key]), key  # exact: equal floats, not close ones
+
+
+ZH_TEXTS = ["检索增强生成 评估 部署", "检索 评估", "部署 门禁 检索", "评估 评估 检索", "检索 评估",
+            "", "门禁 部署 检索增强生成", "retrieval 检索 eval", "检索 评估"]  # three identical passages: ties
+
+
+@pytest.mark.parametrize("idf", ["lucene", "okapi"])
+def test_searches_are_the_same_with_the_old_bm25s_build(monkeypatch, tmp_path, idf):
+    """Whole searches (Chinese text, tied scores, every k) give the same (id, score) lists from both builds."""
+    from evalkit.index import bm25
+    from evalkit.text.tokenize import Tokenizer
+
+    ids = [f"p{i}" for i in range(len(ZH_TEXTS))]
+    key = {"corpus_sha256": "zh-ties"}
+    new = bm25.build_or_load_bm25(ZH_TEXTS, ids, Tokenizer("zh"), key, tmp_path / "new", idf=idf)
+    monkeypatch.setattr(bm25, "csc_scores", bm25_matrix.bm25s_index_scores)
+    old = bm25.build_or_load_bm25(ZH_TEXTS, ids, Tokenizer("zh"), key, tmp_path / "old", idf=idf)
+    queries = ["检索 评估", "部署门禁", "检索增强生成 retrieval", "评估", "没有的词"]
+    tied = [s for _, s in new.search("检索 评估", 9)]
+    assert len(tied) > len(set(tied))  # the corpus does produce ties
+    for q in queries:
+        assert np.array_equal(new.scores(q), old.scores(q)), q
+        for k in (1, 3, 9):
+            assert new.search(q, k) == old.search(q, k), (q, k)
