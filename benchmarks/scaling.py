@@ -50,7 +50,8 @@ DIM = 384
 KINDS = ("bm25-evalkit", "bm25-rank", "bm25-bm25s", "dense-flat", "dense-ivf", "dense-hnsw")
 # evalkit's BM25 memory by phase, each in a fresh process: tokenise (the corpus in memory, the benchmark's own
 # cost), build the matrix from cached tokens (no passage text in memory), load it warm and query (memory-mapped)
-MEMORY_KINDS = ("bm25-tokens", "bm25-build", "bm25-query")
+# bm25-build-old builds the same matrix the old way (bm25s's index()), in its own process, for old vs new in one run
+MEMORY_KINDS = ("bm25-tokens", "bm25-build-old", "bm25-build", "bm25-query")
 KEY_TEMPLATE = {"chunking": {"method": "document"}}
 
 
@@ -140,6 +141,19 @@ def tokens(n: int, args: argparse.Namespace) -> tuple[list[str], list[str], Any,
     return texts, queries, tok, key, 0.0 if existed else time.perf_counter() - t
 
 
+def _matrix_digest(cache: Path) -> str:
+    """One sha256 over the saved BM25 matrix files (the ``indexes/bm25-*`` folder's .npy files, by name)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    files = sorted(cache.glob("indexes/bm25-*/*.npy"))
+    if not files:
+        raise FileNotFoundError(f"no BM25 matrix files under {cache}/indexes/bm25-*/")
+    for f in files:
+        h.update(f.name.encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
 def memory_child(kind: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
     """One phase of evalkit's BM25 in this fresh process (see MEMORY_KINDS); its peak RSS is that phase's."""
     from evalkit.index import bm25
@@ -154,10 +168,18 @@ def memory_child(kind: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
     if kind == "bm25-tokens":
         _, queries, _, _, out["tokenise_s"] = tokens(n, args)
         queries_file.write_text(json.dumps(queries))
-    elif kind == "bm25-build":
+    elif kind in ("bm25-build", "bm25-build-old"):
+        if kind == "bm25-build-old":
+            from evalkit.index import bm25_matrix
+
+            cache = args.work_dir / f"evalkit-mem-old-{n}"
+            bm25.csc_scores = bm25_matrix.bm25s_index_scores  # the old build path
         shutil.rmtree(cache, ignore_errors=True)
         shutil.copytree(args.work_dir / "tokens", cache)  # cached tokens: the build reads no passage text
         _, out["build_s"] = _timed(lambda: bm25.build_or_load_bm25([], ids, tok, key, cache))
+        out["matrix_sha256"] = _matrix_digest(cache)
+        if kind == "bm25-build-old":
+            shutil.rmtree(cache, ignore_errors=True)
     else:
         queries = json.loads(queries_file.read_text())
         index, out["warm_load_s"] = _timed(lambda: bm25.build_or_load_bm25([], ids, tok, key, cache))
@@ -332,6 +354,13 @@ def main(argv: list[str] | None = None) -> int:
                 notes.append("memory-mapped" if r["memory_mapped"] else "NOT memory-mapped")
             if "tokenise_s" in r and r["tokenise_s"]:
                 notes.append(f"tokenise {r['tokenise_s']:.0f} s (shared)")
+            old = res.get(("bm25-build-old", n))
+            if kind == "bm25-build" and old and "matrix_sha256" in old:
+                same = old["matrix_sha256"] == r["matrix_sha256"]
+                notes.append("matrix files = old build's" if same else "MATRIX DIFFERS from old build")
+                if old.get("build_s") and old.get("peak_rss_mb"):
+                    notes.append(f"vs old: build {old['build_s'] / r['build_s']:.1f}x faster, "
+                                 f"peak RSS {old['peak_rss_mb'] / r['peak_rss_mb']:.1f}x lower")
             if "equal_to_evalkit" in r:
                 notes.append("rankings = evalkit's" if r["equal_to_evalkit"] else "RANKINGS DIFFER from evalkit")
             if r.get("same_single_batch") is False:
