@@ -94,6 +94,20 @@ def test_the_third_held_out_split_is_measured_as_reported():
     assert (tp, fp, sum(gold) - tp) == (58, 2, 2)
 
 
+def _split_counts(name: str) -> dict[str, tuple[int, int, int]]:
+    """(true positives, false positives, false negatives) of "abstained" per language on a 120-answer split."""
+    rows = [json.loads(x) for x in (DATA / name).read_text(encoding="utf-8").splitlines() if x]
+    assert len(rows) == 120 and sum(r["label"] == "abstained" for r in rows) == 60
+    counts = {}
+    for lang in ("en", "zh"):
+        mine = [r for r in rows if r["lang"] == lang]
+        pred = [detect_abstention(r["answer"]).abstained for r in mine]
+        gold = [r["label"] == "abstained" for r in mine]
+        tp = sum(p and g for p, g in zip(pred, gold))
+        counts[lang] = (tp, sum(p and not g for p, g in zip(pred, gold)), sum(gold) - tp)
+    return counts
+
+
 def test_the_fourth_held_out_split_is_measured_as_reported():
     """120 more answers (60 refusals in 60 wordings, en/zh 30/30; 60 answers: negative facts, reported
     facts, partial answers, "not found" as part of the world), written 2026-12-04 by a writer who saw
@@ -104,15 +118,7 @@ def test_the_fourth_held_out_split_is_measured_as_reported():
     pleasantries: read as partial answers. The background rules of :mod:`evalkit.text.refusal_rules`
     were then written with these misses in view (precision 0.983, recall 0.967 after): development
     data now; the held-out figures are the later splits' (below)."""
-    rows = [json.loads(x) for x in (DATA / "abstention_test4.jsonl").read_text(encoding="utf-8").splitlines() if x]
-    assert len(rows) == 120 and sum(r["label"] == "abstained" for r in rows) == 60
-    counts = {}
-    for lang in ("en", "zh"):
-        mine = [r for r in rows if r["lang"] == lang]
-        pred = [detect_abstention(r["answer"]).abstained for r in mine]
-        gold = [r["label"] == "abstained" for r in mine]
-        tp = sum(p and g for p, g in zip(pred, gold))
-        counts[lang] = (tp, sum(p and not g for p, g in zip(pred, gold)), sum(gold) - tp)
+    counts = _split_counts("abstention_test4.jsonl")
     assert counts == {"en": (29, 1, 1), "zh": (30, 0, 0)}
 
 
@@ -123,15 +129,7 @@ def test_the_fifth_held_out_split_is_measured_as_reported():
     worded as "there is no mention of whether ...", "the information available to me does not
     include ...", offers to help with something else and headed lists of what was found instead; the
     rules for those were then written with them in view, so it is development data now (59 of 60)."""
-    rows = [json.loads(x) for x in (DATA / "abstention_test5.jsonl").read_text(encoding="utf-8").splitlines() if x]
-    assert len(rows) == 120 and sum(r["label"] == "abstained" for r in rows) == 60
-    counts = {}
-    for lang in ("en", "zh"):
-        mine = [r for r in rows if r["lang"] == lang]
-        pred = [detect_abstention(r["answer"]).abstained for r in mine]
-        gold = [r["label"] == "abstained" for r in mine]
-        tp = sum(p and g for p, g in zip(pred, gold))
-        counts[lang] = (tp, sum(p and not g for p, g in zip(pred, gold)), sum(gold) - tp)
+    counts = _split_counts("abstention_test5.jsonl")
     assert counts == {"en": (29, 0, 1), "zh": (30, 0, 0)}
 
 
@@ -143,15 +141,7 @@ def test_the_sixth_held_out_split_is_measured_as_reported():
     from your documents") before general knowledge, a reasoning preamble, formal letters and chat-bot
     sign-offs, clarifying questions worded as "are you asking about X or Y". The rules for those were
     then written with them in view (58 of 60 after): development data now; split 7 is the held-out one."""
-    rows = [json.loads(x) for x in (DATA / "abstention_test6.jsonl").read_text(encoding="utf-8").splitlines() if x]
-    assert len(rows) == 120 and sum(r["label"] == "abstained" for r in rows) == 60
-    counts = {}
-    for lang in ("en", "zh"):
-        mine = [r for r in rows if r["lang"] == lang]
-        pred = [detect_abstention(r["answer"]).abstained for r in mine]
-        gold = [r["label"] == "abstained" for r in mine]
-        tp = sum(p and g for p, g in zip(pred, gold))
-        counts[lang] = (tp, sum(p and not g for p, g in zip(pred, gold)), sum(gold) - tp)
+    counts = _split_counts("abstention_test6.jsonl")
     assert counts == {"en": (30, 0, 0), "zh": (28, 1, 2)}
 
 
