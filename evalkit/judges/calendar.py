@@ -17,7 +17,6 @@ stated duration give it. A date so reached is ``unverified`` (the reason names t
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from datetime import date, timedelta
 
@@ -34,9 +33,6 @@ WEEKDAYS = {**{n: i for i, n in enumerate(("monday", "tuesday", "wednesday", "th
             "tues": 1, "thur": 3, "thurs": 3,
             **{f"{p}{d}": i for p in ("星期", "周", "礼拜") for i, d in enumerate("一二三四五六日")},
             "星期天": 6, "礼拜天": 6, "周天": 6}
-_WEEKDAY = re.compile(r"\b(?:" + "|".join(sorted((w for w in WEEKDAYS if w.isascii()), key=len, reverse=True))
-                      + r")\b\.?|" + "|".join(sorted((w for w in WEEKDAYS if not w.isascii()), key=len, reverse=True)),
-                      re.IGNORECASE)
 
 
 def weekday_of_name(name: str) -> int | None:
@@ -116,8 +112,3 @@ def weekday_check(target: Atom, claim_text: str, years: Sequence[int]) -> tuple[
     if any(d.weekday() == wanted for d in days):
         return True, f"{target.text.strip()} is the weekday of {days[0].isoformat()}"
     return False, f"{target.text.strip()} is not the weekday of {', '.join(d.isoformat() for d in days)}"
-
-
-def weekday_names(text: str) -> list[str]:
-    """The weekday names in ``text`` (for tests and reasons)."""
-    return [m.group(0) for m in _WEEKDAY.finditer(text)]
