@@ -145,6 +145,17 @@ def test_the_sixth_held_out_split_is_measured_as_reported():
     assert counts == {"en": (30, 0, 0), "zh": (28, 1, 2)}
 
 
+def test_the_seventh_held_out_split_is_measured_as_reported():
+    """120 more (60 refusals in 60 wordings, en/zh 30/30), written blind on 2026-12-04 and measured once,
+    after the rules learned from split 6 were final: precision 0.902, recall 0.767 (en 0.880 / 0.733,
+    zh 0.923 / 0.800; the rules of this morning: 0.926 / 0.417). Its false alarms are partial answers
+    and world facts the newer rules read as refusals ("there is no record of a business ...", 查无此人的
+    参保记录 after 经查询, "至于住院报销比例，资料中没有提及，无法回答" after a stated rate); its misses,
+    refusals in markdown report templates, out-of-scope bots ("I can only help with ..."), offers of other
+    help. Not tuned on."""
+    assert _split_counts("abstention_test7.jsonl") == {"en": (22, 3, 8), "zh": (24, 2, 6)}
+
+
 # --- refusals in users' own wordings (tests/judges/data/abstention_cases.jsonl) -----------------------------
 CASES = Path(__file__).resolve().parent / "data" / "abstention_cases.jsonl"
 FLOOR_PRECISION, FLOOR_RECALL = 0.95, 0.93  # per language, on the held-out split (the old rules: en 0.78/0.84, zh 0.71/0.80)
