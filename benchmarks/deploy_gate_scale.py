@@ -109,12 +109,13 @@ class Stages:
 @contextmanager
 def stage_timers():
     """The stages of a run: index, encode, retrieve, generate, judge, write, MLflow (module docstring)."""
+    from evalkit import runstore as store
     from evalkit.index import bm25, dense
     from evalkit.judges.offline import OfflineJudge
     from evalkit.models.embedders import CachedEmbedder
     from evalkit.nodes.generate import Generate
     from evalkit.nodes.retrieve import Retrieve
-    from evalkit.run import query, runner, store
+    from evalkit.run import query, runner
 
     s = Stages()
     s.wrap(runner, "build_graph", "index: build / load (graph build)")

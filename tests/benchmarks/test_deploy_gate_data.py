@@ -78,3 +78,25 @@ def test_record_check_ignores_clocks_reuse_and_cache_hits_and_finds_any_other_di
         files[name].write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert record_differences(files["a"], files["b"]) == (2, [])
     assert record_differences(files["a"], files["c"]) == (3, ["q1", "q2", "q3"])  # q2 and q3: present in one only
+
+
+def test_the_stage_timers_wrap_functions_that_exist_and_put_them_back():
+    """The timers patch evalkit's own functions by name: a module or function that moved (the record store
+    went from evalkit.run.store to evalkit.runstore) broke the benchmark at its first stage, after minutes of
+    encoding. Loads the benchmark module by path (it imports deploy_gate_data from its folder)."""
+    bench = Path(__file__).resolve().parents[2] / "benchmarks"
+    sys.path.insert(0, str(bench))
+    try:
+        spec = importlib.util.spec_from_file_location("evalkit_bench_deploy_gate_scale", bench / "deploy_gate_scale.py")
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.remove(str(bench))
+    from evalkit import runstore
+
+    before = runstore.VariantStore.append
+    with mod.stage_timers() as stages:
+        assert runstore.VariantStore.append is not before  # wrapped while timing
+        assert stages is not None
+    assert runstore.VariantStore.append is before
