@@ -149,7 +149,7 @@ class VariantStore:
         if json.loads(meta.read_text(encoding="utf-8")) != self.fingerprint:
             return {}
         done: dict[str, QueryResult] = {}
-        for line in record_lines(self.path.read_text(encoding="utf-8")):
+        for line in jsonl_lines(self.path.read_text(encoding="utf-8")):
             try:
                 result = QueryResult.from_dict(json.loads(line))
             except (json.JSONDecodeError, TypeError, KeyError):
@@ -227,9 +227,6 @@ def records_fix(summary: Path | str | None = None) -> str:
     """What to do about a damaged ``per_query.jsonl``: ``--resume`` re-runs the queries whose lines are not whole."""
     return ("the file was cut short or edited (a run killed mid-line, a full disk, or two runs writing at once); "
             f"`evalkit run --resume {summary or 'SUMMARY.json'}` runs those queries again")
-
-
-record_lines = jsonl_lines  # the lines of a per_query.jsonl (evalkit.fileio.jsonl_lines says why not splitlines)
 
 
 _DIGITS = bytes(0x39 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))  # every digit -> "9", the rest " "
@@ -339,7 +336,7 @@ def read_rows(path: Path, summary: Path | str | None = None, hold: bool = False)
     parse_record = record_parser(data)
     rows = []
     with gc_paused(hold):
-        for lineno, line in enumerate(record_lines(text), start=1):
+        for lineno, line in enumerate(jsonl_lines(text), start=1):
             if not line.strip():
                 continue
             try:
@@ -389,5 +386,5 @@ def comparable(value: Any) -> Any:
 
 def comparable_records(output: Path, variant: str) -> list[str]:
     """One variant's per-query records of the run written to ``output``, as sorted JSON of :func:`comparable`."""
-    lines = record_lines((results_folder(output) / variant / "per_query.jsonl").read_text(encoding="utf-8"))
+    lines = jsonl_lines((results_folder(output) / variant / "per_query.jsonl").read_text(encoding="utf-8"))
     return [json.dumps(comparable(json.loads(line)), sort_keys=True, ensure_ascii=False) for line in lines if line]

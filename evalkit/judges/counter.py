@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from evalkit.text.lexicon import content_terms, term_found
 from evalkit.text.values import Atom, extract_atoms, mask_atoms
@@ -106,15 +107,18 @@ def _same_kind(a: Atom, e: Atom) -> bool:
     return qa.kind in ("duration", "time") or qa.unit == qe.unit
 
 
-def _terms(text: str, atoms: Sequence[Atom]) -> tuple[str, ...]:
-    return content_terms(mask_atoms(text, [a for a in atoms if a.kind in VALUE_KINDS]))
+@lru_cache(maxsize=20_000)
+def _terms(text: str) -> tuple[str, ...]:
+    """The content terms of ``text``, its values masked (cached: an evidence text is read for every
+    unreached value of every answer judged against it)."""
+    return content_terms(mask_atoms(text, [a for a in extract_atoms(text, entities=False) if a.kind in VALUE_KINDS]))
 
 
 def counter_statement(atom: Atom, claim_text: str, evidence_texts: Sequence[str]) -> Counter | None:
     """The evidence clause that best says what ``atom``'s clause says and states another value of its kind, if
     it says at least :data:`COUNTER_OVERLAP` of the claim clause's content words; else None."""
     clause = _clause_at(claim_text, atom.start)
-    mine = _terms(clause, extract_atoms(clause, entities=False))
+    mine = _terms(clause)
     if not mine:
         return None
     role = _role(claim_text, atom)
@@ -128,7 +132,7 @@ def counter_statement(atom: Atom, claim_text: str, evidence_texts: Sequence[str]
                           and _role(ev, e) in (role, "amount") and (role != "amount" or _role(ev, e) == "amount")), None)
             if other is None:
                 continue
-            theirs = frozenset(_terms(ev, atoms))
+            theirs = frozenset(_terms(ev))
             shared = sum(term_found(t, theirs, ev.lower()) for t in mine)
             overlap = shared / len(mine)
             if overlap >= COUNTER_OVERLAP and shared >= min(2, len(mine)) and (best is None or overlap > best.overlap):
@@ -141,8 +145,8 @@ def _about(claim_text: str, evidence_texts: Sequence[str]) -> bool:
     (values and computation words aside); a claim of fewer than :data:`ABOUT_MIN_TERMS` is."""
     joined = " ".join(evidence_texts)
     folded = joined.lower()
-    terms = frozenset(_terms(joined, extract_atoms(joined, entities=False)))
-    mine = [t for t in _terms(claim_text, extract_atoms(claim_text, entities=False)) if not _CUE.fullmatch(t)]
+    terms = frozenset(_terms(joined))
+    mine = [t for t in _terms(claim_text) if not _CUE.fullmatch(t)]
     if len(mine) < ABOUT_MIN_TERMS:  # "$590 in total.", "共128天。": too short to say what it is about
         return True
     return sum(term_found(t, terms, folded) for t in mine) / len(mine) >= ABOUT_SHARE

@@ -70,10 +70,9 @@ from evalkit.judges.grounding import (
 from evalkit.judges.polarity import check_polarity
 from evalkit.judges.reach import reach
 from evalkit.text.claims import is_chinese, split_claims
-from evalkit.text.lexicon import negation_cues, term_found
+from evalkit.text.lexicon import COURTESY, negation_cues, term_found
 from evalkit.text.tokenize import fold_dashes
 from evalkit.text.values import Atom, AtomPool, fold
-from evalkit.text.wordlists import phrases
 
 __all__ = ["HELD_OUT", "VERSION", "ClaimSignals", "HeldOut", "OfflineJudge", "Thresholds", "triple_statement"]
 
@@ -114,8 +113,6 @@ class HeldOut:
 HELD_OUT = HeldOut(sets=("C", "D"), flagged=54, unverified=83, n_correct=144, caught=27, caught_unverified=20,
                    n_wrong=48)
 
-# answer courtesy, not claims: never checked (a claim with an atom is still checked)
-_BOILERPLATE = re.compile("|".join(r"^\W*" + p for p in phrases("courtesy_openers")), re.IGNORECASE)
 MIN_FOREIGN_TERMS = 3  # content words a claim needs for "none of them is anywhere in the evidence" to count
 MIN_VERBATIM = 12  # characters: shorter claims ("Yes.", "3 天") are judged by the rules, not by containment
 # a graph fact the generator was shown and quoted ("LX-300 --co_occurs--> LX-200": nodes/generate.triple_text)
@@ -320,7 +317,7 @@ class OfflineJudge:
         novel = [i for i, a in enumerate(claim.atoms) if not q_pool.supports(a)]
         novel_terms = [t for t in claim.terms if term_found(t, q_terms, q_text) == 0]
         s = ClaimSignals(claim.text, [claim.atoms[i].describe() for i in novel], n_novel_terms=len(novel_terms),
-                         n_terms=len(claim.terms), boilerplate=bool(_BOILERPLATE.search(claim.text))
+                         n_terms=len(claim.terms), boilerplate=bool(COURTESY.search(claim.text))
                          and not any(claim.atoms[i].kind != "entity" for i in novel))
         if not wins:
             s.absent = ["no evidence given"] if novel else []

@@ -13,11 +13,14 @@ from functools import lru_cache
 
 from evalkit.text.tokenize import STOPWORDS as _EN_STOP_BASE
 from evalkit.text.tokenize import Tokenizer
-from evalkit.text.wordlists import alternation, words
+from evalkit.text.wordlists import alternation, phrases, words
 
-__all__ = ["CJK", "content_terms", "is_charge", "is_end_cue", "is_soft_cue", "negation_cues", "negation_spans", "term_found"]
+__all__ = ["CJK", "COURTESY", "content_terms", "is_charge", "is_end_cue", "is_soft_cue", "negation_cues", "negation_spans", "term_found"]
 
 CJK = re.compile(r"[\u3400-\u9fff]")
+# how a reply opens with courtesy ("Hope this helps", "Have a great day", 希望对您有帮助): data/courtesy_openers.txt;
+# the judge never checks such a claim, and a refusal's courtesy is no partial answer
+COURTESY = re.compile("|".join(r"^\W*" + p for p in phrases("courtesy_openers")), re.IGNORECASE)
 
 # --- negation ---------------------------------------------------------------------------------
 _EN_NOT_NEGATING = re.compile(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from evalkit.text.lexicon import COURTESY
 from evalkit.text.refusal_rules import (
     _ATTRIBUTION,
     _CLARIFY,
@@ -33,7 +34,7 @@ from evalkit.text.refusal_rules import (
     _clauses,
     _near,
 )
-from evalkit.text.wordlists import alternation, phrases
+from evalkit.text.wordlists import alternation
 
 __all__ = ["CONTENT_MIN_CJK", "CONTENT_MIN_WORDS", "content_clauses"]
 
@@ -141,7 +142,6 @@ _REFERRAL = re.compile(
     r"authoritative|(?:should|would|could|can|may|might|will)\s+be\s+able\s+to\s+(?:tell|help|give|confirm|advise|answer)|"
     r"would\s+know|worth\s+(?:pinging|contacting|asking|checking|calling|emailing|reaching)|(?:documented|available|found|listed|covered)\s+elsewhere|check\s+(?:the|with|your)|see\s+the|visit\b|call\b|look\s+(?:at|up))|"
     r"以[^，。]{0,12}为准|官网|热线|窗口|人工|药师|医生|咨询|查看|致电|转接|联系", re.IGNORECASE)
-_COURTESY = re.compile("|".join(r"^\W*" + p for p in phrases("courtesy_openers")), re.IGNORECASE)
 _CONCLUSIVE = re.compile(
     r"\b(?:i|we)(?:'m|\s+am|'re|\s+are)?\s+(?:can't|cannot|can\s+not|unable\s+to|not\s+able\s+to|couldn't|could\s+not|"
     r"won't\s+be\s+able\s+to|not\s+in\s+a\s+position\s+to)\s+(?:\w+\s+){0,2}?(?:answer|respond|reply|help)"
@@ -165,7 +165,7 @@ def _background(text: str) -> list[tuple[int, int]]:
     searched = prev_source = disclaimed = signed = False
     for s, e in _clauses(text, _SENTENCE):
         sentence = text[s:e]
-        if _GENERAL.match(sentence) or (_LIST_ITEM.match(sentence) and searched) or _COURTESY.match(sentence) \
+        if _GENERAL.match(sentence) or (_LIST_ITEM.match(sentence) and searched) or COURTESY.match(sentence) \
                 or _PLEASE.search(sentence) or _REFERRAL.search(sentence) or _QUESTION.search(text, s, min(len(text), e + 2)) or (
                 _SOURCE_HEAD.match(sentence) and not _ATTRIBUTION.search(sentence) and not _REPORTED.match(sentence)):
             # up to a contrast: "The documents don't give the date, but the policy took effect on 1 January"
@@ -208,7 +208,7 @@ def content_clauses(text: str, refusals: list[tuple[int, int]]) -> list[str]:
     background = _background(text) if refusals else []
     found = [text[s:e] for s, e in _clauses(text)
              if not any(rs < e and s < re_ for rs, re_ in refusals + background) and _is_content(text[s:e])
-             and not (_REFERRAL.search(text[s:e]) or _SEARCHED.search(text[s:e]) or _COURTESY.match(text[s:e])
+             and not (_REFERRAL.search(text[s:e]) or _SEARCHED.search(text[s:e]) or COURTESY.match(text[s:e])
                       or _FRAGMENT.match(text[s:e]) or _FILLER.match(text[s:e]) or _label(text, s, e)
                       or _template(text[s:e]))]
     if found and refusals and _CONCLUSIVE.search(text):
