@@ -224,7 +224,7 @@ class OfflineJudge:
         out: list[ClaimSignals] = []
         units = [analyse(triple_statement(fold_dashes(c))) for c in claims]
         answer_atoms = [a for u in units for a in u.atoms]  # what a value of the answer may be computed from
-        computing = computes(answer)  # an answer that computes anywhere may state its results plainly elsewhere
+        computing = computes(answer) or computes(question)  # an answer that computes anywhere (or answers a question that asks for a computation) may state its results plainly
         for i, (c, unit) in enumerate(zip(claims, units)):
             out.append(self._signals(unit, wins, pools, q_pool, q_terms, q_text, q_negated,
                                      sims[i] if sims else None, answer_atoms, computing))

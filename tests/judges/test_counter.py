@@ -79,6 +79,17 @@ def test_judged_counter_statement_and_computation(judge):
     assert verdict == "unverified" and "the claim computes" in reason, reason
 
 
+def test_a_question_that_asks_for_a_computation_makes_a_plain_value_a_computed_one(judge):
+    """"How much will the whole order cost in total?" -> "You'll pay $312.": the answer states the result of a
+    computation the question asked for; without such a question the same plain value is unsupported."""
+    ev = ("Printing costs $0.12 per page.", "Binding is $4 per copy; orders of 20 copies or more get 10% off.")
+    ((verdict, reason),) = judged(judge, "How much will 25 copies of a 100-page report cost in total?",
+                                  "You'll pay $360.", *ev)
+    assert verdict == "unverified" and "the claim computes" in reason, reason
+    ((verdict, reason),) = judged(judge, "How much does binding cost?", "You'll pay $360.", *ev)
+    assert verdict == "unsupported" and "stated plainly" in reason, reason
+
+
 # --- counted dates and weekdays --------------------------------------------------------------------
 def test_a_date_counted_from_a_stated_date():
     nov2 = DateValue(2024, 11, 2)
