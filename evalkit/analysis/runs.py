@@ -12,7 +12,9 @@ A run is referred to on the command line as
 
 Nothing is re-run: analysis reads the records the runner wrote (DESIGN.md). The raw
 JSON lines are kept next to the parsed ``QueryResult`` objects so fields added later
-(LLM usage, answers) reach the reports even before ``QueryResult`` knows them.
+(LLM usage, answers) reach the reports even before ``QueryResult`` knows them. What is kept of
+each record is the run's ``view`` (:mod:`evalkit.analysis.reading`): whole records by default;
+``compare``, ``gate`` and ``report`` keep rankings only to the depth their views read.
 """
 from __future__ import annotations
 
