@@ -160,6 +160,17 @@ def test_the_seventh_held_out_split_is_measured_as_reported():
     assert _split_counts("abstention_test7.jsonl") == {"en": (29, 0, 1), "zh": (30, 0, 0)}
 
 
+
+def test_the_eighth_held_out_split_is_measured_as_reported():
+    """120 more (60 refusals in 60 wordings, en/zh 30/30, each with its question), written blind on
+    2026-12-04 and measured once, after the rules learned from split 7 were final: precision 1.000, recall
+    0.600 (en 0.633, zh 0.567; the rules before split 7's lessons: 0.971 / 0.550). Its misses: refusals as
+    markdown tables of versions checked, JSON with "answer": null, a source that "may be outdated" so
+    the reply will not quote it, referrals to a hotline with no other words, a description of what the
+    documents cover followed by what they do not, "无法根据现有上下文回答" (a source word between 无法 and
+    回答), a conclusion line of a "结论：无法确定" template. Not tuned on."""
+    assert _split_counts("abstention_test8.jsonl") == {"en": (19, 0, 11), "zh": (17, 0, 13)}
+
 # --- refusals in users' own wordings (tests/judges/data/abstention_cases.jsonl) -----------------------------
 CASES = Path(__file__).resolve().parent / "data" / "abstention_cases.jsonl"
 FLOOR_PRECISION, FLOOR_RECALL = 0.95, 0.93  # per language, on the held-out split (the old rules: en 0.78/0.84, zh 0.71/0.80)
