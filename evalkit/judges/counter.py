@@ -39,7 +39,7 @@ from evalkit.text.lexicon import content_terms, term_found
 from evalkit.text.values import Atom, extract_atoms, mask_atoms
 from evalkit.text.wordlists import phrases
 
-__all__ = ["COUNTER_OVERLAP", "VALUE_KINDS", "Counter", "computes", "counter_statement", "judge_unreached"]
+__all__ = ["COUNTER_OVERLAP", "VALUE_KINDS", "Counter", "asks_aggregate", "computes", "counter_statement", "judge_unreached"]
 
 COUNTER_OVERLAP = 0.5  # share of the claim clause's content words an evidence clause must say to speak of the same thing
 VALUE_KINDS = ("number", "duration", "time", "date")
@@ -81,6 +81,17 @@ class Counter:
     value: str      # the evidence's value, as written
     clause: str     # the evidence clause that states it
     overlap: float  # share of the claim clause's content words the evidence clause says
+
+
+_AGGREGATES = phrases("aggregate_cues")
+_AGGREGATE = re.compile("|".join(rf"\b(?:{c})\b" if re.search(r"[a-z]", c) else f"(?:{c})" for c in _AGGREGATES),
+                        re.IGNORECASE)
+
+
+def asks_aggregate(question: str) -> bool:
+    """Whether a question asks for a total, an average or a remainder of several values (``data/aggregate_cues.txt``):
+    its answer's plain values are computations (a difference of two values is one step, which the rules reach)."""
+    return bool(_AGGREGATE.search(question))
 
 
 def computes(sentence: str) -> bool:

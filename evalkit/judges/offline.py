@@ -56,7 +56,7 @@ from typing import Any
 
 from evalkit.judges.arithmetic import wrong_equations
 from evalkit.judges.base import ClaimVerdict, JudgeResult
-from evalkit.judges.counter import VALUE_KINDS, computes, judge_unreached
+from evalkit.judges.counter import VALUE_KINDS, asks_aggregate, computes, judge_unreached
 from evalkit.judges.grounding import (
     AtomGrounding,
     Unit,
@@ -224,7 +224,8 @@ class OfflineJudge:
         out: list[ClaimSignals] = []
         units = [analyse(triple_statement(fold_dashes(c))) for c in claims]
         answer_atoms = [a for u in units for a in u.atoms]  # what a value of the answer may be computed from
-        computing = computes(answer) or computes(question)  # an answer that computes anywhere (or answers a question that asks for a computation) may state its results plainly
+        # an answer that computes anywhere, or answers a question asking for a total, may state its results plainly
+        computing = computes(answer) or asks_aggregate(question)
         for i, (c, unit) in enumerate(zip(claims, units)):
             out.append(self._signals(unit, wins, pools, q_pool, q_terms, q_text, q_negated,
                                      sims[i] if sims else None, answer_atoms, computing))
