@@ -9,9 +9,9 @@ synthetic passages) that was most of the judge's time.
 
 :func:`posseg` returns exactly what ``jieba.posseg.lcut(text)`` returns (same words, same
 tags; ``tests/judges/test_postag.py`` compares them on every Chinese text of the judge data
-sets). Only the decoder differs (:func:`_viterbi`): a state is scored from the states that
-have a transition into it, since every other predecessor adds jieba's ``-inf`` and can
-never win; the sums are the same floats, added in the same order, and ties go the same way.
+sets and on runs of unknown characters). Only the decoder differs (:func:`_viterbi`): it
+scores all the states of a character at once with numpy arrays (the same float additions in
+the same order; a missing transition is ``-inf`` in both) and breaks ties as jieba does.
 No global state of jieba is changed: the tagger is a subclass used only here.
 """
 from __future__ import annotations
@@ -20,6 +20,8 @@ import logging
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
+
 from evalkit.text.memo import enabled
 
 __all__ = ["posseg"]
@@ -27,55 +29,76 @@ __all__ = ["posseg"]
 _MIN_FLOAT = -3.14e100  # jieba.posseg.viterbi.MIN_FLOAT: an emission the model never saw
 
 
-def _viterbi(obs: str, states: dict[str, Any], start_p: dict[Any, float], trans_p: dict[Any, dict[Any, float]],
-             emit_p: dict[Any, dict[str, float]]) -> tuple[float, list[Any]]:
-    """``jieba.posseg.viterbi.viterbi`` with each state reached only from its possible predecessors.
+class _Model:
+    """jieba's tagging model as arrays: states in sorted order (so an index compares as the state does),
+    transition scores with ``-inf`` where jieba has no transition, and per character its states and
+    emission scores (``_MIN_FLOAT`` where it has none)."""
 
-    The original takes, for each state ``y`` at step ``t``, the best of ``V[t-1][y0] + trans(y0, y) +
-    emit(y, obs[t])`` over *every* previous state ``y0``, with ``trans = -inf`` where jieba has no
-    transition; those terms are ``-inf`` and lose to any real one (all of jieba's other scores are
-    finite), so scanning only the real transitions gives the same maximum, by the same comparison
-    of ``(score, state)`` tuples.
+    def __init__(self, char_states: dict[str, Any], start_p: dict[Any, float], trans_p: dict[Any, dict[Any, float]],
+                 emit_p: dict[Any, dict[str, float]]) -> None:
+        self.states = sorted(set(trans_p) | set(start_p) | set(emit_p))
+        self.index = {y: i for i, y in enumerate(self.states)}
+        n = len(self.states)
+        self.trans = np.full((n, n), -np.inf)
+        for y0, nxt in trans_p.items():
+            for y, p in nxt.items():
+                self.trans[self.index[y0], self.index[y]] = p
+        self.has_next = np.array([bool(trans_p.get(y)) for y in self.states])
+        self.every = np.arange(n)
+        self.char_states, self.start_p, self.emit_p, self.all_states = char_states, start_p, emit_p, trans_p.keys()
+
+    @lru_cache(maxsize=20_000)  # noqa: B019 - one model per process (_model), characters are few
+    def allowed(self, char: str) -> np.ndarray:
+        """Indices (ascending) of the states ``char`` may take (every state for a character jieba never saw)."""
+        return np.array(sorted(self.index[y] for y in self.char_states.get(char, self.all_states)), dtype=np.intp)
+
+    @lru_cache(maxsize=20_000)  # noqa: B019
+    def emit(self, char: str) -> np.ndarray:
+        """Emission score of ``char`` in every state."""
+        return np.array([self.emit_p[y].get(char, _MIN_FLOAT) for y in self.states])
+
+
+def _viterbi(model: _Model, obs: str) -> list[Any]:
+    """The state path ``jieba.posseg.viterbi.viterbi`` finds for ``obs``, scoring all states of a step at once.
+
+    jieba takes, for each state ``y`` at step ``t``, the best ``(score, y0)`` of ``V[t-1][y0] + trans(y0, y) +
+    emit(y, obs[t])`` over the previous states ``y0`` that have a next state, among the states ``obs[t]`` may
+    take that one of them reaches (else every state they reach). Here the same sums are taken in the same
+    order, as float64 arrays (IEEE additions: the same floats); a state is reached when its best score is
+    not ``-inf`` (jieba's scores are finite; only a missing transition is ``-inf``); equal scores go to the
+    greater previous state, as jieba's ``max`` of tuples does (the indices are in state order).
     """
-    all_states = trans_p.keys()
-    first: dict[Any, float] = {}
-    path: list[dict[Any, Any]] = [{}]
-    for y in states.get(obs[0], all_states):
-        first[y] = start_p[y] + emit_p[y].get(obs[0], _MIN_FLOAT)
-        path[0][y] = ""
-    prev = first
-    for t in range(1, len(obs)):
-        prev_states = [x for x in path[t - 1] if len(trans_p[x]) > 0]
-        score, back = _step(prev, prev_states, trans_p, emit_p, obs[t], states.get(obs[t], all_states))
-        if not score:  # no state of this character is reachable: jieba takes every reachable state
-            score, back = _step(prev, prev_states, trans_p, emit_p, obs[t], all_states)
-        path.append(back)
-        prev = score
-    _, state = max((prev[y], y) for y in path[-1])
-    route: list[Any] = [None] * len(obs)
-    for i in range(len(obs) - 1, -1, -1):
-        route[i] = state
-        state = path[i][state]
-    return prev[route[-1]], route
+    cur = model.allowed(obs[0])
+    val = np.array([model.start_p[model.states[i]] + model.emit_p[model.states[i]].get(obs[0], _MIN_FLOAT)
+                    for i in cur])
+    back: list[np.ndarray] = []
+    for char in obs[1:]:
+        keep = model.has_next[cur]
+        prev, prev_val = cur[keep], val[keep]
+        for allowed in (model.allowed(char), model.every):
+            scores = (prev_val[:, None] + model.trans[np.ix_(prev, allowed)]) + model.emit(char)[allowed][None, :]
+            best = scores.max(axis=0)
+            reached = best > -np.inf
+            if reached.any():
+                break
+        came = prev[len(prev) - 1 - np.argmax(scores[::-1], axis=0)]  # the last (greatest) state of the best score
+        step = np.full(len(model.states), -1, dtype=np.intp)
+        cur, val = allowed[reached], best[reached]
+        step[cur] = came[reached]
+        back.append(step)
+    state = int(cur[len(cur) - 1 - int(np.argmax(val[::-1]))])  # the best last state, the greatest on a tie
+    route = [state]
+    for step in reversed(back):
+        state = int(step[state])
+        route.append(state)
+    return [model.states[i] for i in reversed(route)]
 
 
-def _step(prev: dict[Any, float], prev_states: list[Any], trans_p: dict[Any, dict[Any, float]],
-          emit_p: dict[Any, dict[str, float]], char: str, allowed: Any) -> tuple[dict[Any, float], dict[Any, Any]]:
-    """One step of :func:`_viterbi`: the best score of each ``allowed`` state reachable from ``prev_states``,
-    and the state it came from (on equal scores the greater state, as jieba's ``max`` of tuples)."""
-    emit = {y: emit_p[y].get(char, _MIN_FLOAT) for y in allowed}
-    score: dict[Any, float] = {}
-    back: dict[Any, Any] = {}
-    for y0 in prev_states:
-        v0 = prev[y0]
-        for y, p in trans_p[y0].items():
-            e = emit.get(y)
-            if e is not None:
-                s = v0 + p + e
-                b = score.get(y)
-                if b is None or s > b or (s == b and y0 > back[y]):
-                    score[y], back[y] = s, y0
-    return score, back
+@lru_cache(maxsize=1)
+def _model() -> _Model:
+    import jieba.posseg as pseg
+
+    return _Model(pseg.char_state_tab_P, pseg.start_P, pseg.trans_P, pseg.emit_P)
 
 
 @lru_cache(maxsize=1)
@@ -91,7 +114,7 @@ def _tagger() -> Any:
             self.tokenizer, self.word_tag_tab = base.tokenizer, base.word_tag_tab
 
         def _POSTokenizer__cut(self, sentence: str) -> Any:  # noqa: N802 - jieba's private name, overridden
-            _, pos_list = _viterbi(sentence, pseg.char_state_tab_P, pseg.start_P, pseg.trans_P, pseg.emit_P)
+            pos_list = _viterbi(_model(), sentence)
             begin, nexti = 0, 0
             for i, char in enumerate(sentence):
                 pos = pos_list[i][0]
