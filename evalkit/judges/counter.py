@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from evalkit.text.lexicon import content_terms, term_found
+from evalkit.text.memo import shared
 from evalkit.text.values import Atom, extract_atoms, mask_atoms
 from evalkit.text.wordlists import phrases
 
@@ -81,6 +82,7 @@ class Counter:
     overlap: float  # share of the claim clause's content words the evidence clause says
 
 
+@shared(maxsize=20_000)
 def computes(sentence: str) -> bool:
     """Whether a claim sentence shows a computation (a total, a remainder, a rounding, an arithmetic sign)."""
     return bool(_CUE.search(sentence))

@@ -55,8 +55,8 @@ def shared(maxsize: int) -> Callable[[F], F]:
         cached = lru_cache(maxsize=maxsize)(f)
 
         @wraps(f)
-        def call(*args: Any) -> Any:
-            return cached(*args) if _ON[0] else f(*args)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return cached(*args, **kwargs) if _ON[0] else f(*args, **kwargs)
 
         call.cache_clear = cached.cache_clear  # type: ignore[attr-defined]  # as lru_cache's, for clear_caches
         call.cache_info = cached.cache_info  # type: ignore[attr-defined]
