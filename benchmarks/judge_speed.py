@@ -85,14 +85,15 @@ def multidoc_answers() -> list[Answer]:
     return out
 
 
-def deploy_gate_answers(n_passages: int, n_queries: int, seed: int = 34) -> list[Answer]:
-    """The two generating variants' answers (top 3 and top 5 passages) to each query (see step 1)."""
+def deploy_gate_answers(n_passages: int, n_queries: int, seed: int = 34, **corpus: Any) -> list[Answer]:
+    """The two generating variants' answers (top 3 and top 5 passages) to each query (see step 1);
+    ``corpus``: ``vocab`` and ``sizes`` of ``deploy_gate_data.bilingual_corpus`` (tests use a small vocabulary)."""
     from deploy_gate_data import bilingual_corpus
 
     from evalkit.text.sentences import split_sentences
     from evalkit.text.tokenize import Tokenizer
 
-    data = bilingual_corpus(n_passages, n_queries, seed=seed)
+    data = bilingual_corpus(n_passages, n_queries, seed=seed, **corpus)
     tok = Tokenizer("auto")
     postings: dict[str, list[int]] = defaultdict(list)
     for i, text in enumerate(data["texts"]):
