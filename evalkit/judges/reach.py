@@ -51,7 +51,7 @@ from evalkit.judges.readings import interval
 from evalkit.judges.stated import bare_counts, stated_numbers, stated_ranges, unit_numbers
 from evalkit.text.lexicon import CJK
 from evalkit.text.memo import shared
-from evalkit.text.quantities import Quantity, quantities_match
+from evalkit.text.quantities import Quantity, find_quantities, quantities_match
 from evalkit.text.values import Atom, fold
 from evalkit.text.wordlists import words
 
