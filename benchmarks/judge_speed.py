@@ -16,7 +16,7 @@ What it does:
    and BM25 retrievers: no index or model is loaded), and the extractive generator's answer from
    them: its two best sentences by the share of query terms (``evalkit.llm.extractive`` without its
    e5 cosine), each followed by its citation. ``--set multidoc``: the multi-document answers of
-   ``tests/judges/data/judge_multidoc*.jsonl`` (864).
+   ``tests/judges/data/judge_multidoc*.jsonl`` (1,178 answers).
 2. Builds the judge with ``evalkit.judges.make_judge`` (default ``offline``) and judges one answer
    per language untimed, so jieba's dictionaries, the stemmer and the word lists load outside the figures.
 3. Judges every answer ``--passes`` times, one at a time, as a run does: the answer against its
