@@ -47,6 +47,7 @@ them per eval set (``eval_sets/NAME.abstention.yaml``:
 """
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -117,6 +118,27 @@ def _typeset(text: str) -> str:
     return _SPACES.sub(" ", _CJK_BREAK.sub("", text.translate(_QUOTES)))
 
 
+_ANSWER_KEYS = ("answer", "final_answer", "response", "result", "答案", "回答", "结论", "答复")
+
+
+def _empty_answer_field(text: str) -> str | None:
+    """A reply that is a JSON object whose answer field is null or empty (``{"answer": null, "reason": "..."}``):
+    the matched field, else None. A structured refusal: the model was asked for a JSON answer and gave none."""
+    stripped = text.strip()
+    if not stripped.startswith("{"):
+        return None
+    try:
+        reply = json.loads(stripped)
+    except ValueError:
+        return None
+    if not isinstance(reply, dict):
+        return None
+    for key, value in reply.items():
+        if str(key).strip().lower() in _ANSWER_KEYS and (value is None or (isinstance(value, str) and not value.strip())):
+            return f'"{key}": {json.dumps(value)}'
+    return None
+
+
 def detect_abstention(answer: str, *, finish_reason: str | None = None, extra_patterns: Sequence[str] = (),
                       not_patterns: Sequence[str] = ()) -> Abstention:
     """Whether ``answer`` declines to answer (see the module docstring for the order of the rules).
@@ -143,6 +165,9 @@ def detect_abstention(answer: str, *, finish_reason: str | None = None, extra_pa
     error = detect_error_reply(text)
     if error is not None:
         return Abstention(False, "error_reply", error.matched)
+    empty = _empty_answer_field(text)
+    if empty is not None:
+        return Abstention(True, "refusal", empty)
     norm = normalise(text)
     spans = refusal_spans(norm)
     if not spans:

@@ -45,7 +45,8 @@ _META = re.compile(
     r"ai助手|人工智能|^\s*(?:regarding|about|as\s+for|as\s+to|concerning|with\s+regard\s+to|on\s+the\s+topic|"
     r"based\s+on|according\s+to|given|from|per|in\s+light\s+of)\b|^\s*(?:(?:您好|你好|亲)\S{0,4}\s*)?(?:关于|对于|至于|就此|对此|根据|依据|基于|按照|从)|"
     r"\b(?:only|just|merely)\s+(?:\w+\s+)?(?:says?|covers?|mentions?|discuss\w*|lists?|includes?|gives?|describes?|"
-    r"talks?\s+about|deals?\s+with|contains?)\b|只(?:是|有)?(?:说|说明|提到|提及|写|覆盖|涉及|列出|包括|包含|讲|给出|谈到)|"
+    r"talks?\s+about|deals?\s+with|contains?)\b|(?:只|仅)(?:是|有)?(?:说|说明|提到|提及|写|覆盖|涉及|列出|包括|包含|讲|给出|谈到)|^\W*(?:只有|仅有)|"
+    r"(?:您|你)(?:想|想要)?(?:了解|知道|咨询|询问|问)的是|"
     r"\b(?:sorry|unfortunately|regrettably|apologies|afraid)\b|抱歉|对不起|不好意思|遗憾|"
     r"\b(?:please|contact|reach\s+out|check\s+with|consult|support\s+team|help\s*desk|customer\s+(?:service|support)|"
     r"you\s+(?:may|might|can|could|should|need\s+to|want\s+to|would\s+need\s+to)|try|recommend|suggest|rephrase|"
@@ -56,11 +57,14 @@ _SPEAKER_META = re.compile(r"\b(?:i|me|my)\b(?![^.;,]{0,12}\b(?:believe|think|re
                            r"(?!\s+(?:can|could)\s+(?:tell\s+you|confirm|say)\s+(?:is\s+)?(?:that|is)\b)|"
                            r"我(?!们)(?!(?:能|可以)(?:告诉您|告诉你|确认)的是)", re.IGNORECASE)
 # a clause that asserts nothing: a condition ("If you upload the lease", 如您能提供...), a purpose (为避免给出错误的
-#接口名称, "to avoid guessing"), or what an outcome depends on ("this can depend on which country you worked in")
+# 接口名称, "to avoid guessing"), what an outcome depends on ("this can depend on which country you worked in"), a
+# possibility (可能已经过时, "may be outdated"), where a thing would normally be ("would normally be in the report")
 _NOT_ASSERTED = re.compile(
     r"^\W*(?:and\s+|but\s+|so\s+)?(?:if|unless|in\s+case|whether|once|to\s+avoid|so\s+as\s+not\s+to|in\s+order\s+not\s+to)\b|"
     r"^\W*(?:而且|但|所以)?(?:如果|如|若|假如|要是|倘若|万一|一旦|为避免|为了避免|以免|为防止)|"
-    r"\b(?:depends?|depending|vary|varies)\s+on\b|\bcan\s+(?:depend|vary)\b|取决于|因[^，。]{1,12}而异",
+    r"\b(?:depends?|depending|vary|varies)\s+on\b|\bcan\s+(?:depend|vary)\b|取决于|因[^，。]{1,12}而异|"
+    r"\b(?:may|might)\s+(?:be|have)\s+(?:been\s+)?(?:outdated|out\s+of\s+date|changed|superseded)\b|^\W*(?:可能|也许|或许)|"
+    r"\bwould\s+(?:normally|usually|typically|generally)\b|(?:一般|通常|往往)(?:都)?会",
     re.IGNORECASE)
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _WORD = re.compile(r"[A-Za-z0-9]+")
@@ -103,7 +107,7 @@ def _answer_head(text: str, refusals: list[tuple[int, int]], background: Sequenc
         if e > first or not _HEAD_END.match(text, e):
             return []
         if any(bs < e and s < be for bs, be in background) or _SEARCHED.search(clause) or _FRAGMENT.match(clause) \
-                or _label(text, s, e) or _template(clause) or _layout_line(text, s, e) \
+                or _label(text, s, e) or _template(clause) or _layout_line(text, s, e) or _keyed(text, s, e, refusals) \
                 or (_HEADING.search(text[:e]) and "\n" in text[e:e + 2]):
             continue
         if not (_FILLER.match(clause) or _META.search(clause) or _SPEAKER_META.search(clause)):
@@ -152,7 +156,7 @@ _REFERRAL = re.compile(
     r"manufacturer|elsewhere)\b[^.;]{0,40}\b(?:should|would|could|can|may|might|will)\b|\b(?:best\s+place|"
     r"authoritative|(?:should|would|could|can|may|might|will)\s+be\s+able\s+to\s+(?:tell|help|give|confirm|advise|answer)|"
     r"would\s+know|worth\s+(?:pinging|contacting|asking|checking|calling|emailing|reaching)|(?:documented|available|found|listed|covered)\s+elsewhere|check\s+(?:the|with|your)|see\s+the|visit\b|call\b|look\s+(?:at|up))|"
-    r"\b(?:should|must|needs?\s+to)\s+be\s+(?:made|decided|confirmed|checked|answered|discussed|assessed)\s+(?:by|with)\b|"
+    r"\b(?:should|must|has\s+to|have\s+to|needs?\s+to)\s+be\s+(?:\w+\s+){1,4}?(?:by|with)\s+(?:your|a|an|the)\b|"
     r"以[^，。]{0,12}为准|官网|热线|窗口|人工|药师|医生|咨询|查看|致电|转接|联系", re.IGNORECASE)
 _CONCLUSIVE = re.compile(
     r"\b(?:i|we)(?:'m|\s+am|'re|\s+are)?\s+(?:can't|cannot|can\s+not|unable\s+to|not\s+able\s+to|couldn't|could\s+not|"
@@ -251,6 +255,24 @@ def _layout_line(text: str, s: int, e: int) -> bool:
     return not re.search(r"\d", item) and len(_WORD.findall(item)) <= HEAD_MAX_WORDS and len(_CJK.findall(item)) <= HEAD_MAX_CJK
 
 
+_META_KEY = re.compile(r"^\W*(?:(?:your\s+)?(?:question|query|request|topic)|问题|查询内容|查询|咨询内容|您的问题)\W*$", re.IGNORECASE)
+
+
+def _keyed(text: str, s: int, e: int, refusals: list[tuple[int, int]]) -> bool:
+    """A part of a "key: value" line that states nothing: the value of a key naming the question ("**Question:** Q3
+    churn rate", 问题：...), or the key of a value the reply refuses ("- 收费标准：未说明")."""
+    start, end = text.rfind("\n", 0, s) + 1, text.find("\n", e)
+    end = len(text) if end < 0 else end
+    colon = re.search(r"[:：]", text[start:end])
+    if colon is None:
+        return False
+    at = start + colon.start()
+    if s >= at:
+        return bool(_META_KEY.match(text[start:at]))
+    return e <= at and any(rs < end and at < re_ for rs, re_ in refusals) and len(_KEY_LINE.findall(text)) >= 2
+    # (a template of key lines: "可以：资料确认支持线上办理，但没有写明..." heading a one-line reply answers)
+
+
 def content_clauses(text: str, refusals: list[tuple[int, int]]) -> list[str]:
     """The clauses of a normalised ``text`` outside every refusal span and its background that state
     something (a partial answer)."""
@@ -259,7 +281,7 @@ def content_clauses(text: str, refusals: list[tuple[int, int]]) -> list[str]:
              if not any(rs < e and s < re_ for rs, re_ in refusals + background) and _is_content(text[s:e])
              and not (_REFERRAL.search(text[s:e]) or _SEARCHED.search(text[s:e]) or COURTESY.match(text[s:e])
                       or _FRAGMENT.match(text[s:e]) or _FILLER.match(text[s:e]) or _label(text, s, e)
-                      or _template(text[s:e]) or _layout_line(text, s, e))]
+                      or _template(text[s:e]) or _layout_line(text, s, e) or _keyed(text, s, e, refusals))]
     if found and refusals and any(not _SCOPED.match(text, _sentence_start(text, m.start()), m.start())
                                   for m in _CONCLUSIVE.finditer(text)):
         return []  # "... so I can't answer your question": what else it says is background

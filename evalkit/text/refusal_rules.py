@@ -69,7 +69,7 @@ _SOURCE_ADJ_EN = (r"(?:(?:given|provided|supplied|attached|retrieved|above|avail
                   r"cited|quoted|reference|relevant|same)\s+)?")
 _INFO_EN = (r"(?:information|info|details?|data|answers?|mention|reference|figures?|guidance|specifics|context|"
             r"documentation|record|evidence|content)")
-_SAY_EN = (r"(?:mention\w*|say|says|said|state[sd]?|specif\w+|cover\w*|address\w*|discuss\w*|describ\w+|tell|"
+_SAY_EN = (r"(?:mention\w*|say|says|said|state[sd]?|specif\w+|cover\w*|address\w*|discuss\w*|describ\w+|tell|identif\w+|name[sd]?|"
            r"explain\w*|indicate\w*|answer\w*|clarif\w+|talk\w*\s+about|touch\w*\s+(?:on|upon)|go\s+into|"
            r"refer\w*\s+to|detail\w*|reference\w*)")
 _HOLD_EN = r"(?:contain\w*|include\w*|provide\w*|give[sn]?|list\w*|show\w*|offer\w*|have|has|had|hold\w*)"
@@ -82,7 +82,7 @@ _INFO_HEAD_EN = (r"(?=\s*(?:$|[.,;:!?)\]—–-]|\sof\s+(?:that|this|it|these|th
 _STRONG_ZH = (r"(?:知识库|资料库|参考资料|参考信息|参考内容|参考文档|检索结果|搜索结果|上下文|文中|原文|文本|段落|资料|文档|"
               r"(?:所给|所提供|提供|给定|给出|现有|已知|已有|检索到|上述|以上)的?(?:信息|内容|资料|文档|文件|材料|上下文|段落|文本|"
               r"资讯|来源|证据))")
-_WEAK_ZH = r"(?:文件|材料|记录|报告|证据|手册|列表|清单|价格表|目录|表格|条款|章程|指南|说明书)"
+_WEAK_ZH = r"(?:文件|材料|记录|报告|证据|手册|列表|清单|价格表|目录|表格|条款|章程|指南|说明书|须知)"
 _SOURCE_ZH = rf"(?:{_STRONG_ZH}|{_WEAK_ZH})"
 _INFO_ZH = r"(?:信息|资讯|资料|内容|数据|记录|记载|说明|答案|证据|条目|依据|细节|结果)"
 _INFO_Q_ZH = (r"(?:相关的?|有关的?|任何|具体的?|足够的?|更多的?|确切的?|明确的?|准确的?|可靠的?|这方面的?|此方面的?|"
@@ -101,7 +101,7 @@ _INABLE_ZH = re.compile(
     r"(?:无法|没法|无从|没办法|不能|未能|没能|没有|并未|未|没|不)(?:在|从|根据|通过)?[^。，,.；;]{0,14}?"
     r"(?:找到|检索到|查到|搜索到|搜寻到|查询到|发现|看到|确定|判断|得知|获知|知道|确认|得出|(?P<give>提供|给出|获取|访问))|"
     r"找不[到着]|查不[到着]|搜不[到着]|检索不到|看不到|不知道|不清楚|不太清楚|不确定|不太确定")
-_ANSWER_ZH = re.compile(r"(?:无法|没法|无从|不能|没办法|难以|未能|没能)[^。，,.；;]{0,6}?(?:回答|作答|解答|答复|回复)|"
+_ANSWER_ZH = re.compile(r"(?:无法|没法|无从|不能|没办法|难以|未能|没能)[^。，,.；;]{0,10}?(?:回答|作答|解答|答复|回复)|"
                         r"答不上|回答不了|答不了|说不了|无可奉告")
 
 # the refusal wordings, one a line, naming the parts above as ${PART}: data/refusals_en.txt, refusals_zh.txt
@@ -215,12 +215,26 @@ def refusal_spans(text: str) -> list[tuple[int, int]]:
         spans.append((0, len(text)))
     elif head and _FRAGMENT.match(text[head[0][0]:head[0][1]]):
         spans.append(head[0])
+    prev_source = False
     for s, e in _clauses(text, _SENTENCE):
-        m = _compositional(text[s:e])
-        if m is not None:
-            spans.append((s + m.start(), s + m.end()))
+        sentence, at, shift = text[s:e], 0, 0
+        pronoun = _PRONOUN.match(sentence) if prev_source and _SAYING.search(sentence) else None
+        if pronoun:  # "The documents I have cover X. They don't cover the warranty.": "they" are the documents
+            # (with a verb of saying: "The manual lists the ports. They don't include HDMI." is about the ports)
+            at, shift = pronoun.start(1), len(_NAMED) - len(pronoun.group(1))
+            sentence = sentence[:at] + _NAMED + sentence[pronoun.end(1):]
+        m = _compositional(sentence)
+        if m is not None:  # positions in the sentence as written
+            start, end = (s + (p if p <= at else max(at, p - shift)) for p in (m.start(), m.end()))
+            spans.append((start, end))
+        prev_source = bool(_SOURCE.search(text[s:e]))
     sentences = _clauses(text, _SENTENCE)
     return sorted({(s, e) for s, e in spans if not _world_lookup(text[slice(*_clause_of(sentences, s))])})
+
+
+_PRONOUN = re.compile(r"^\W*(they|these|those|both)\b", re.IGNORECASE)  # a pronoun heading a sentence ...
+_NAMED = "the documents"  # ... read as the sources the sentence before named
+_SAYING = re.compile(r"\b" + _SAY_EN + r"\b", re.IGNORECASE)
 
 
 # a lookup in an operational system that finds no record is a fact about the world ("there is no record of a
