@@ -110,7 +110,7 @@ def rgb_cases(path: Path, n_questions: int, seed: int) -> list[Any]:
     """Supported / planted-error cases built from a seeded sample of RGB zh_refine questions."""
     from evalkit.judges.scoring import JudgeCase
     from evalkit.text.claims import split_sentences
-    from evalkit.text.values import _posseg
+    from evalkit.text.postag import posseg as _posseg
 
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     rng = random.Random(seed)

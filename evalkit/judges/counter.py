@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from evalkit.text.lexicon import content_terms, term_found
+from evalkit.text.memo import shared
 from evalkit.text.values import Atom, extract_atoms, mask_atoms
 from evalkit.text.wordlists import phrases
 
@@ -94,6 +95,7 @@ def asks_aggregate(question: str) -> bool:
     return bool(_AGGREGATE.search(question))
 
 
+@shared(maxsize=20_000)
 def computes(sentence: str) -> bool:
     """Whether a claim sentence shows a computation (a total, a remainder, a rounding, an arithmetic sign)."""
     return bool(_CUE.search(sentence))

@@ -48,7 +48,9 @@ from itertools import combinations
 
 from evalkit.judges.calendar import counted_date, weekday_check
 from evalkit.judges.readings import interval
+from evalkit.judges.stated import bare_counts, stated_numbers, stated_ranges, unit_numbers
 from evalkit.text.lexicon import CJK
+from evalkit.text.memo import shared
 from evalkit.text.quantities import Quantity, find_quantities, quantities_match
 from evalkit.text.values import Atom, fold
 from evalkit.text.wordlists import words
@@ -69,8 +71,6 @@ CONVERSIONS: tuple[tuple[str, float, str, str], ...] = (
     ("cm -> mm", 10.0, r"mm|毫米", r"cm|厘米"), ("m -> mm", 1000.0, r"mm|毫米", r"\d\s?m\b|(?<![毫厘千])米"),
     ("m -> cm", 100.0, r"cm|厘米", r"\d\s?m\b|(?<![毫厘千])米"), ("km -> m", 1000.0, r"\d\s?m\b|(?<![毫厘千])米", r"km|公里|千米"),
     ("GHz -> MHz", 1000.0, r"MHz", r"GHz"), ("kg -> g", 1000.0, r"\d\s?g\b|(?<![公千毫])克", r"kg|公斤|千克"))
-_RANGE = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(?:[-–—~～至到]|to|through|thru|and)\s*(\d[\d,]*(?:\.\d+)?)", re.IGNORECASE)
-_DIGITS = re.compile(r"(?<![\d.])\d[\d,]*(?:\.\d+)?")
 _TITLES = words("name_titles")
 _MAX_OPERANDS = 40
 _TEMPERATURE = frozenset({"c", "deg"})  # the ends of a range (-10°C ~ 60°C): no sums, differences or products
@@ -89,13 +89,6 @@ class _Value:
     in_answer: bool = False   # stated by the answer itself (its own arithmetic shows its operands)
 
 
-def _num(text: str) -> float | None:
-    try:
-        return float(text.replace(",", ""))
-    except ValueError:
-        return None
-
-
 _CODE_QUANTITY = re.compile(r"^([+-]?\d+(?:\.(\d+))?)[-\s]?([A-Za-z]+)$")
 
 
@@ -107,9 +100,6 @@ def _code_quantity(atom: Atom) -> Quantity | None:
     value = float(m.group(1))
     return Quantity("number", value, atom.text, atom.start, atom.end, unit=m.group(3).lower(), raw=value,
                     step=10.0 ** -len(m.group(2)) if m.group(2) else 0.0)
-
-
-_UNIT_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?([A-Za-z]{1,5})\b")
 
 
 def _operands(atoms: Iterable[Atom], answer: Iterable[Atom], texts: Iterable[str] = ()) -> list[_Value]:
@@ -125,36 +115,10 @@ def _operands(atoms: Iterable[Atom], answer: Iterable[Atom], texts: Iterable[str
                     out.setdefault((float(d.year), None, "number", True, None), mine)
     read = {k[0] for k in out} | {k[4] for k in out}
     for t in texts:  # numbers with a unit the quantity reader does not know ("82kWh", "3.0GHz")
-        for m in _UNIT_NUMBER.finditer(t):
-            if (v := float(m.group(1))) not in read:
-                out.setdefault((v, m.group(2).lower(), "number", False, v), False)
+        for v, unit in unit_numbers(t):
+            if v not in read:
+                out.setdefault((v, unit, "number", False, v), False)
     return [_Value(*k, in_answer=v) for k, v in out.items()][:_MAX_OPERANDS]
-
-
-def _stated_numbers(atoms: Iterable[Atom], texts: Iterable[str]) -> list[float]:
-    """Every value stated: quantities (scaled and as written), date parts, digit runs of the text."""
-    out: set[float] = set()
-    for a in atoms:
-        if a.quantity is not None:
-            out.add(a.quantity.value)
-            if a.quantity.raw is not None:
-                out.add(a.quantity.raw)
-        for d in a.dates:
-            out.update(x for x in (d.year, d.month, d.day) if x)
-    for t in texts:
-        out.update(x for x in (_num(m) for m in _DIGITS.findall(t)) if x is not None)
-        out.update(q.value for q in find_quantities(t))
-    return sorted(out)
-
-
-def _ranges(texts: Iterable[str]) -> list[tuple[float, float]]:
-    out = []
-    for t in texts:
-        for m in _RANGE.finditer(t):
-            a, b = _num(m.group(1)), _num(m.group(2))
-            if a is not None and b is not None and a < b:
-                out.append((a, b))
-    return out
 
 
 def _g(x: float) -> str:
@@ -175,7 +139,7 @@ def _candidates(t: Quantity, values: Sequence[_Value], claim_text: str = "") -> 
     two values in one explicit unit (money, kWh; not bare counts, which fit some small number
     by chance), a rate or share times an amount, and the time between two stated clock times.
     """
-    counted = {q.value for q in find_quantities(claim_text) if q.unit is None}
+    counted = bare_counts(claim_text)
     pct = t.unit == "%"
 
     def own(v: _Value) -> bool:
@@ -338,35 +302,48 @@ def _reach_date(target: Atom, date_atoms: Sequence[Atom], numbers: Sequence[floa
 _UNIT_NAME = re.compile(r"^(?:[kMGT]?Wh?|[mk]?L|TEU|FEU|kVA|MPa|kPa|dB|[kMG]?Hz|ppm|ppb|psi|rpm|mph|kph|Mbps|Gbps)$")
 
 
-def _acronym(name: str, folded: str) -> bool:
+@dataclass(frozen=True)
+class _NameIndex:
+    """What a name is looked for in: the texts folded, without spaces, their words, 6-letter stems, initials."""
+
+    compact: str
+    words: frozenset[str]
+    stems: frozenset[str]
+    initials: str
+
+
+@shared(maxsize=5_000)
+def _name_index(texts: tuple[str, ...]) -> _NameIndex:
+    """The texts' :class:`_NameIndex` (read once for every name of every claim judged against them)."""
+    folded = fold(" ".join(texts))
+    words = frozenset(re.findall(r"[a-z\u00e0-\u024f]+|[0-9]+", folded))
+    return _NameIndex(re.sub(r"\s", "", folded), words, frozenset(w[:6] for w in words if len(w) >= 6),
+                      "".join(w[0] for w in re.findall(r"[a-z]+", folded)))
+
+
+def _acronym(name: str, initials: str) -> bool:
     """Whether an all-capital name of three or more letters is the initials of consecutive evidence words
     ("NRW": non-revenue water)."""
-    if not re.fullmatch(r"[A-Z]{3,6}s?", name):
-        return False
-    initials = "".join(w[0] for w in re.findall(r"[a-z]+", folded))
-    return name.rstrip("s").lower() in initials
+    return bool(re.fullmatch(r"[A-Z]{3,6}s?", name)) and name.rstrip("s").lower() in initials
 
 
 def _reach_name(target: Atom, texts: Sequence[str]) -> str | None:
-    folded = fold(" ".join(texts))
+    index = _name_index(tuple(texts))
     if _UNIT_NAME.match(target.text.strip()):
         return f"{target.text.strip()} is a unit, not a name"
-    if _acronym(target.text.strip(), folded):
+    if _acronym(target.text.strip(), index.initials):
         return f"{target.text.strip()} is the initials of words in the evidence"
     if CJK.search(target.text):
         name = re.sub(r"[\s·]", "", target.text)
         if len(name) < 2:
             return f"{target.text.strip()} is one character: too short to be looked for as a name"
-        compact = re.sub(r"\s", "", folded)
         n = max(2, len(name) - 2)  # 斯蒂夫 for 史蒂夫; not 银行 for 中国人民银行
         part = next((name[i:i + n] for i in range(len(name) - n + 1) if CJK.search(name[i:i + n])
-                     and name[i:i + n] in compact), None)
+                     and name[i:i + n] in index.compact), None)
         return f"'{part}' of {target.text.strip()} is in the evidence" if part else None
-    words = set(re.findall(r"[a-z\u00e0-\u024f]+|[0-9]+", folded))
-    stems = {w[:6] for w in words if len(w) >= 6}
 
     def found(w: str) -> bool:  # the word, a plural, or a word of the same stem ("compliant", "compliance")
-        return w in words or w.rstrip("s") in words or (len(w) >= 6 and w[:6] in stems)
+        return w in index.words or w.rstrip("s") in index.words or (len(w) >= 6 and w[:6] in index.stems)
 
     short = 2 if target.text.strip().isupper() else 3  # an acronym ("DB", "HF") may be two letters
     word = next((w for w in re.findall(r"[a-z\u00e0-\u024f]+|[0-9]+", fold(target.text))
@@ -390,8 +367,8 @@ def reach(target: Atom, claim_text: str, atoms: Sequence[Atom], texts: Sequence[
         q = _code_quantity(target)
         if q is not None:  # "41kWh": reach it as the number it is
             target = Atom("number", target.text, target.key, target.start, target.end, quantity=q)
-        elif target.text[:1].isdigit() and all(float(x) in set(_stated_numbers(atoms, texts))
-                                               for x in re.findall(r"\d+(?:\.\d+)?", target.text)):
+        elif target.text[:1].isdigit() and {float(x) for x in re.findall(r"\d+(?:\.\d+)?", target.text)} \
+                <= set(stated_numbers(atoms, texts)):
             return f"the numbers of {target.text.strip()} are stated in the evidence"  # "16-17-year-olds"
         else:
             return None  # a product or error code is stated as it is, or it is absent
@@ -402,8 +379,8 @@ def reach(target: Atom, claim_text: str, atoms: Sequence[Atom], texts: Sequence[
             return day[1] if day[0] else None
         return _reach_name(target, texts)
     answer = [a for a in answer if a is not target]
-    numbers = _stated_numbers(list(atoms) + answer, texts)
-    ranges = _ranges(texts)
+    numbers = stated_numbers(list(atoms) + answer, texts)
+    ranges = stated_ranges(texts)
     if target.kind == "date":
         dated = [a for a in list(atoms) + answer if a.kind == "date"]
         spans = [(a.quantity.value, a.quantity.unit or "") for a in list(atoms) + answer

@@ -43,7 +43,7 @@ import re
 from functools import lru_cache
 
 from evalkit.text.claims import is_chinese
-from evalkit.text.values import _posseg
+from evalkit.text.postag import posseg
 from evalkit.text.wordlists import words
 
 __all__ = ["asides", "only_time", "own_subject"]
@@ -59,7 +59,7 @@ _ZH_PREDICATE_OPENERS = words("zh_predicate_openers")
 
 
 def _zh_own_subject(text: str) -> str | None:
-    words = [(w, f) for w, f in _posseg(text) if w.strip()]
+    words = [(w, f) for w, f in posseg(text) if w.strip()]
     for k, (word, flag) in enumerate(words):
         nxt = words[k + 1] if k + 1 < len(words) else ("", "x")
         if _NUMERAL.fullmatch(word) or flag == "m" or word in _ZH_MODALS:

@@ -11,9 +11,11 @@ the other (docs/concepts.md, Layers; tests/test_layers.py checks it).
 - :mod:`~evalkit.text.citations`: citation markers (``[fin-004]``, ``[1]``, ``【1】``) and what they point to;
 - :mod:`~evalkit.text.values`: the checkable facts of a text (numbers, dates, units, codes, names),
   read with :mod:`~evalkit.text.quantities`, :mod:`~evalkit.text.dates`, :mod:`~evalkit.text.numerals`,
-  :mod:`~evalkit.text.shares`, :mod:`~evalkit.text.units` and :mod:`~evalkit.text.names`;
+  :mod:`~evalkit.text.shares`, :mod:`~evalkit.text.units` and :mod:`~evalkit.text.names`; Chinese names
+  from jieba's part-of-speech tags (:mod:`~evalkit.text.postag`: an exact, faster decoder);
 - :mod:`~evalkit.text.lexicon`: content terms, stop words and negation cues;
 - :mod:`~evalkit.text.abstention`, :mod:`~evalkit.text.refusal_rules`, :mod:`~evalkit.text.error_replies`:
   refusals and error messages sent as answers;
-- :mod:`~evalkit.text.wordlists`: the word-list files in ``evalkit/text/data/`` they all read.
+- :mod:`~evalkit.text.wordlists`: the word-list files in ``evalkit/text/data/`` they all read;
+- :mod:`~evalkit.text.memo`: analyses memoised by text, one switch for them and one way to clear every cache.
 """

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from evalkit.text.citations import SCORE_ECHO, find_markers, strip_markers
+from evalkit.text.memo import shared
 from evalkit.text.wordlists import words
 
 __all__ = ["cited_claims", "clause_spans", "split_claims", "split_clauses", "split_sentences", "strip_citations"]
@@ -100,6 +101,12 @@ def cited_claims(answer: str) -> list[tuple[str, tuple[str, ...]]]:
     >>> cited_claims("上限 750 元。[fin-004] 超标自付 [2]。")
     [('上限 750 元。', ('fin-004',)), ('超标自付。', ('2',))]
     """
+    return list(_cited_claims(answer))
+
+
+@shared(maxsize=20_000)
+def _cited_claims(answer: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """:func:`cited_claims`, once per answer text (the judge splits an answer, the citation check again)."""
     out: list[tuple[str, list[str]]] = []
     for raw_line in re.split(r"[\r\n]+", SCORE_ECHO.sub("", answer)):  # a score echoed from the prompt is no claim
         markers = find_markers(raw_line)
@@ -125,7 +132,7 @@ def cited_claims(answer: str) -> list[tuple[str, tuple[str, ...]]]:
                 out.append((body, mine))
             elif mine and out:
                 out[-1][1].extend(mine)
-    return [(c, tuple(dict.fromkeys(refs))) for c, refs in out]
+    return tuple((c, tuple(dict.fromkeys(refs))) for c, refs in out)
 
 
 def split_clauses(sentence: str) -> list[str]:
@@ -148,6 +155,7 @@ def clause_spans(sentence: str) -> list[tuple[int, int]]:
     return out
 
 
+@shared(maxsize=100_000)
 def is_chinese(text: str, share: float = 0.2) -> bool:
     """True when CJK characters make up at least ``share`` of the letters and characters."""
     letters = re.findall(r"[A-Za-z\u3400-\u9fff]", text)

@@ -11,6 +11,7 @@ import logging
 import re
 from functools import lru_cache
 
+from evalkit.text.memo import enabled, shared
 from evalkit.text.tokenize import STOPWORDS as _EN_STOP_BASE
 from evalkit.text.tokenize import Tokenizer
 from evalkit.text.wordlists import alternation, phrases, words
@@ -181,6 +182,14 @@ def term_found(term: str, terms: frozenset[str], text: str) -> float:
         if term in text:
             return 1.0
         return 0.5 if len(term) >= 2 and all(c in text for c in term) else 0.0
-    if len(term) >= 6 and any(len(t) >= 6 and t[:6] == term[:6] for t in terms):
+    if len(term) >= 6 and (term[:6] in _prefixes(terms) if enabled() else
+                           any(len(t) >= 6 and t[:6] == term[:6] for t in terms)):
         return 0.5
     return 0.0
+
+
+@shared(maxsize=50_000)
+def _prefixes(terms: frozenset[str]) -> frozenset[str]:
+    """The 6-letter prefixes of the terms of 6 letters or more: :func:`term_found`'s index of a window's
+    terms (the claim's every term is looked up in every window; a scan was quadratic)."""
+    return frozenset(t[:6] for t in terms if len(t) >= 6)

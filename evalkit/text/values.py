@@ -20,7 +20,6 @@ name in it gets both.
 """
 from __future__ import annotations
 
-import logging
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from evalkit.text.claims import is_chinese
 from evalkit.text.dates import DateValue, date_supported, find_dates
 from evalkit.text.lexicon import CJK
 from evalkit.text.names import WEEKDAYS, weekdays_of, zh_verb_after_modal
+from evalkit.text.postag import posseg
 from evalkit.text.quantities import (
     Quantity,
     bare_number_states,
@@ -208,15 +208,6 @@ def _en_entities(text: str) -> list[Atom]:
     return out
 
 
-@lru_cache(maxsize=100_000)
-def _posseg(text: str) -> tuple[tuple[str, str], ...]:
-    import jieba
-    import jieba.posseg as pseg
-
-    jieba.setLogLevel(logging.WARNING)
-    return tuple((p.word, p.flag) for p in pseg.lcut(text))
-
-
 def _zh_entities(text: str) -> list[Atom]:
     out: list[Atom] = []
     for m in _QUOTED.finditer(text):
@@ -227,7 +218,7 @@ def _zh_entities(text: str) -> list[Atom]:
         out.append(Atom("entity", name, fold(name).replace(" ", ""), m.start(g), m.end(g)))
     pos, cur, cur_start = 0, "", 0
     parts: list[str] = []
-    words = _posseg(text)
+    words = posseg(text)
     for k, (word, flag) in enumerate(words + (("", "x"),)):
         start = text.find(word, pos) if word else len(text)
         pos = start + len(word)
