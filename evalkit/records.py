@@ -5,6 +5,7 @@ disk (``per_query.jsonl``, the summary file) is exactly these records.
 """
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, fields
@@ -19,7 +20,13 @@ if TYPE_CHECKING:
 
 def _fields(obj: Any) -> dict[str, Any]:
     """A dataclass's fields as a dict, without copying the values (unlike ``dataclasses.asdict``)."""
-    return {f.name: getattr(obj, f.name) for f in fields(obj)}
+    return {name: getattr(obj, name) for name in _field_names(type(obj))}
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    """A dataclass's field names in order, read once per class (``fields()`` walks the class's fields at every call)."""
+    return tuple(f.name for f in fields(cls))
 
 
 @dataclass(frozen=True)

@@ -184,6 +184,8 @@ def _ordered(ranking: Sequence[dict[str, Any]], ties: str) -> list[str]:
     Scores are the recorded ones (6 decimals), so a TREC run exported from the records
     (``evalkit export --format trec --scores native``) makes trec_eval see the same ties.
     """
+    if ties == "pipeline":  # the recorded order as it is: no (id, score) pair built to be dropped again
+        return [d["doc_id"] for d in ranking]
     return order_ranking([(d["doc_id"], d["score"]) for d in ranking], ties)
 
 
