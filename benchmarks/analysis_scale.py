@@ -8,7 +8,9 @@ The results are made cheaply and for real: ``score_run_scale.make_files`` writes
 eval set and TREC runs (one per variant, each drawn from its own seed, the eval set the same), and ``evalkit score --run``
 scores each into one results folder, as a user's own systems' runs would be. Then each
 command runs once in this process, timed (wall and CPU), with its default resamples
-(10,000); the report writes HTML and Markdown, MLflow off.
+(10,000); the report writes HTML and Markdown, MLflow off. Peak RSS is printed for the whole
+process (scoring included) and, where Linux lets a process reset its peak (``/proc/self/clear_refs``),
+for each command and for the three together (reset after scoring).
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from pathlib import Path
 from score_run_scale import make_files
 
 TARGET_S = 60.0
+TARGET_RSS_MB = 4096.0  # the deploy gate's peak RSS for compare + gate + report (issue 34)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -53,16 +56,33 @@ def same_records(folder: Path, names: list[str]) -> tuple[int, int]:
     return same, total
 
 
-def timed(args: list[str]) -> tuple[float, float, int]:
-    """``evalkit ARGS`` in this process: (wall s, CPU s, exit code)."""
+def peak_mb() -> float:
+    """This process's peak RSS in MB, since it started or since the last :func:`reset_peak`."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def reset_peak() -> bool:
+    """Start the peak RSS afresh from the current RSS (Linux 4.0+); False where that is not possible."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
+
+
+def timed(args: list[str]) -> tuple[float, float, int, float]:
+    """``evalkit ARGS`` in this process: (wall s, CPU s, exit code, peak RSS MB while it ran).
+
+    The peak is the process's since its last reset (the one before this command when resetting works)."""
     from evalkit.cli import cli
 
+    reset_peak()
     w, c = time.perf_counter(), time.process_time()
     try:
         code = cli.main(args, standalone_mode=False) or 0
     except SystemExit as exc:
         code = int(exc.code or 0)
-    return time.perf_counter() - w, time.process_time() - c, int(code)
+    return time.perf_counter() - w, time.process_time() - c, int(code), peak_mb()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.variants} variants x {args.queries:,} queries scored into {out} in {time.perf_counter() - t:.0f} s "
           "(not counted)", file=sys.stderr)
     work = args.work_dir
+    scoring_peak = peak_mb()
+    resettable = reset_peak()
     load_before = os.getloadavg()
     rows = {
         "compare": timed(["compare", str(out), "--json", str(work / "compare.json")]),
@@ -99,12 +121,20 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(f"\n{args.queries:,} queries x {args.variants} variants; load average before "
           + " ".join(f"{x:.2f}" for x in load_before) + ", after " + " ".join(f"{x:.2f}" for x in os.getloadavg())
-          + f"; peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB")
-    print(f"{'command':<10} {'wall s':>7} {'CPU s':>7} exit")
-    for name, (w, c, code) in rows.items():
-        print(f"{name:<10} {w:>7.1f} {c:>7.1f} {code:>4}")
-    total = sum(w for w, _, _ in rows.values())
+          + f"; peak RSS of the process {max(scoring_peak, *(r[3] for r in rows.values())):,.0f} MB "
+          f"(scoring {scoring_peak:,.0f} MB)")
+    print(f"{'command':<10} {'wall s':>7} {'CPU s':>7} exit {'peak MB':>8}")
+    for name, (w, c, code, peak) in rows.items():
+        print(f"{name:<10} {w:>7.1f} {c:>7.1f} {code:>4} {peak:>8,.0f}")
+    total = sum(r[0] for r in rows.values())
     print(f"together {total:.1f} s wall (target <= {TARGET_S:.0f}: {'met' if total <= TARGET_S else 'MISSED'})")
+    if resettable:
+        peak = max(r[3] for r in rows.values())
+        print(f"together peak RSS {peak:,.0f} MB (target <= {TARGET_RSS_MB:,.0f}: "
+              f"{'met' if peak <= TARGET_RSS_MB else 'MISSED'})")
+    else:
+        print("peak RSS per command not measured: this system does not let a process reset its peak "
+              "(each includes what ran before it)")
     if args.check_records:
         same, n = same_records(out.with_suffix(""), names)
         print(f"per-query records read as json.loads reads them: {same:,} of {n:,}")

@@ -323,10 +323,13 @@ def gc_paused(hold: bool = False) -> Iterator[None]:
             gc.enable()
 
 
-def read_rows(path: Path, summary: Path | str | None = None, hold: bool = False) -> list[tuple[int, dict[str, Any]]]:
+def read_rows(path: Path, summary: Path | str | None = None, hold: bool = False,
+              keep: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> list[tuple[int, dict[str, Any]]]:
     """The JSON objects of a ``per_query.jsonl`` with their 1-based line numbers (blank lines skipped).
 
-    ``hold``: the caller keeps them to the end (see :func:`gc_paused`).
+    ``hold``: the caller keeps them to the end (see :func:`gc_paused`). ``keep``: what to hold of
+    each object, applied as its line is parsed (:class:`evalkit.analysis.reading.RecordView`), so
+    the whole objects of a file are never held together.
 
     Raises:
         RecordsFileError: ``file:line``, what is wrong with that line, and what to do (``summary``
@@ -352,7 +355,7 @@ def read_rows(path: Path, summary: Path | str | None = None, hold: bool = False)
                                        f"{fix}", line=lineno) from None
             if not isinstance(obj, dict) or not isinstance(obj.get("query_id"), str):
                 raise RecordsFileError(str(path), "", f"not a per-query record (no query_id); {fix}", line=lineno)
-            rows.append((lineno, obj))
+            rows.append((lineno, obj if keep is None else keep(obj)))
     return rows
 
 

@@ -3,6 +3,7 @@
 | module | concern |
 |---|---|
 | ``runs`` | load a run: summary JSON, results folder, or MLflow run id |
+| ``reading`` | what ``compare``, ``gate`` and ``report`` keep of each per-query record (rankings to depth 20) |
 | ``direction`` | which way is better, per metric name (defined once) |
 | ``stats`` | paired bootstrap CI, sign-flip permutation p, Holm / Benjamini-Hochberg |
 | ``pairing`` | per-query metric values, pairing queries, eval-set compatibility |

@@ -12,7 +12,9 @@ A run is referred to on the command line as
 
 Nothing is re-run: analysis reads the records the runner wrote (DESIGN.md). The raw
 JSON lines are kept next to the parsed ``QueryResult`` objects so fields added later
-(LLM usage, answers) reach the reports even before ``QueryResult`` knows them.
+(LLM usage, answers) reach the reports even before ``QueryResult`` knows them. What is kept of
+each record is the run's ``view`` (:mod:`evalkit.analysis.reading`): whole records by default;
+``compare``, ``gate`` and ``report`` keep rankings only to the depth their views read.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.analysis.pairing import metric_names, per_query_values
+from evalkit.analysis.reading import WHOLE, RecordView
 from evalkit.errors import EvalkitError, did_you_mean
 from evalkit.graph.config import config_from_dict
 from evalkit.graph.sweep import load_variants
@@ -97,6 +100,7 @@ class LoadedRun:
     folder: Path | None = None
     tracking_uri: str | None = None
     warnings: list[str] = field(default_factory=list)
+    view: RecordView = WHOLE  # what is kept of each per-query record (evalkit.analysis.reading)
     _rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict, repr=False)
     _lines: dict[str, list[int]] = field(default_factory=dict, repr=False)  # the file line of each row
     _results: dict[str, list[QueryResult]] = field(default_factory=dict, repr=False)
@@ -116,14 +120,16 @@ class LoadedRun:
         return None if self.folder is None else self.folder / name / "per_query.jsonl"
 
     def rows(self, name: str) -> list[dict[str, Any]]:
-        """The raw JSON objects of ``per_query.jsonl`` (eval-set order)."""
+        """The raw JSON objects of ``per_query.jsonl`` (eval-set order), as much of each as :attr:`view` keeps."""
         self.variant(name)
         if name not in self._rows:
             path = self.per_query_path(name)
             if path is None or not path.is_file():
                 raise EvalkitError(f"{self.source}: per-query records of variant '{name}' not found"
                                    f"{f' at {path}' if path else ''}; analysis needs per_query.jsonl")
-            numbered = read_rows(path, self.summary_path, hold=True)  # a torn line: file:line and the fix, no traceback
+            keep = None if self.view.whole else self.view.keep
+            # a torn line: file:line and the fix, no traceback
+            numbered = read_rows(path, self.summary_path, hold=True, keep=keep)
             self._rows[name] = [row for _, row in numbered]
             self._lines[name] = [n for n, _ in numbered]
         return self._rows[name]
@@ -237,18 +243,22 @@ def summary_metrics(results: list[QueryResult]) -> dict[str, float]:
     return out
 
 
-def load_run(spec: str | Path, tracking_uri: str | None = None) -> LoadedRun:
-    """Load a finished run from a summary JSON, a results folder, or an MLflow run id."""
+def load_run(spec: str | Path, tracking_uri: str | None = None, view: RecordView = WHOLE) -> LoadedRun:
+    """Load a finished run from a summary JSON, a results folder, or an MLflow run id.
+
+    ``view``: what it keeps of each per-query record it reads (``evalkit.analysis.reading.ANALYSIS``
+    for ``compare``, ``gate`` and ``report``; whole records by default).
+    """
     text = str(spec)
     path = Path(text)
     if path.suffix == ".json" and path.is_file():
-        return _from_summary(path, text)
+        return _from_summary(path, text, view)
     if path.is_dir() or (not path.suffix and path.with_suffix(".json").is_file()):
         summary = path.with_suffix(".json") if path.name else path.parent.with_suffix(".json")
         if not summary.is_file():
             _refuse_unfinished(path, summary, text)
             raise EvalkitError(f"{text}: results folder without its summary {summary}; pass the --output JSON")
-        return _from_summary(summary, text)
+        return _from_summary(summary, text, view)
     if path.suffix == ".json" and not path.exists():
         _refuse_unfinished(path.with_suffix(""), path, text)
     if RUN_ID.fullmatch(text):
@@ -256,7 +266,7 @@ def load_run(spec: str | Path, tracking_uri: str | None = None) -> LoadedRun:
         if not uri:
             raise EvalkitError(f"'{text}' looks like an MLflow run id: add --tracking-uri (e.g. "
                                "sqlite:///results/mlflow.db) to say which store holds it")
-        return _from_mlflow(text, uri)
+        return _from_mlflow(text, uri, view)
     raise EvalkitError(f"'{text}' is not a run: pass a summary JSON (results/NAME.json), its results folder "
                        "(results/NAME/) or an MLflow run id with --tracking-uri")
 
@@ -272,17 +282,17 @@ def _refuse_unfinished(folder: Path, summary: Path, text: str) -> None:
                                  f"{summary}`")
 
 
-def _from_summary(path: Path, source: str) -> LoadedRun:
+def _from_summary(path: Path, source: str, view: RecordView = WHOLE) -> LoadedRun:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise EvalkitError(f"{path}: cannot read run summary ({exc})") from exc
     summary = summary_from_dict(data, str(path))
     return LoadedRun(source=source, label=path.stem, summary=summary, summary_path=path.resolve(),
-                     folder=path.resolve().with_suffix(""), tracking_uri=summary.mlflow.get("tracking_uri"))
+                     folder=path.resolve().with_suffix(""), tracking_uri=summary.mlflow.get("tracking_uri"), view=view)
 
 
-def _from_mlflow(run_id: str, uri: str) -> LoadedRun:
+def _from_mlflow(run_id: str, uri: str, view: RecordView = WHOLE) -> LoadedRun:
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     from mlflow import MlflowClient
@@ -338,4 +348,4 @@ def _from_mlflow(run_id: str, uri: str) -> LoadedRun:
                                  "experiment_id": parent.info.experiment_id}, scoring=scoring.to_dict(),
                          environment=environment_from_tags(tags))
     return LoadedRun(source=run_id, label=f"mlflow-{run_id[:8]}", summary=summary, folder=folder,
-                     tracking_uri=uri, _config_text=config_text)
+                     tracking_uri=uri, view=view, _config_text=config_text)

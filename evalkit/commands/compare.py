@@ -17,6 +17,7 @@ from evalkit.analysis.compare import (
 from evalkit.analysis.fusion_diag import channel_diagnostics, format_fusion, is_hybrid, weight_sweep
 from evalkit.analysis.label_text import format_corrected
 from evalkit.analysis.labels import corrected_for_runs
+from evalkit.analysis.reading import ANALYSIS
 from evalkit.analysis.runs import LoadedRun, load_run
 from evalkit.analysis.tables import WIDE, Column, TableData, render, wrap_lines
 from evalkit.analysis.tool_diag import format_tools, has_tools, tool_diagnostics
@@ -84,7 +85,7 @@ def compare(runs: tuple[str, ...], variants: str | None, reference: str | None, 
     """
     loaded: list[LoadedRun] = []
     for spec in runs:
-        run = load_run(spec, tracking_uri)
+        run = load_run(spec, tracking_uri, view=ANALYSIS)
         if any(run.label == other.label for other in loaded):
             run.label = f"{run.label}#{len(loaded) + 1}"
         loaded.append(run)

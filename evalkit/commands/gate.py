@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from evalkit.analysis.gate import format_gate, run_gate
+from evalkit.analysis.reading import ANALYSIS
 from evalkit.analysis.runs import check_finished, load_run
 from evalkit.commands.options import layout, records_held, render_checked, table_options
 from evalkit.errors import EvalkitError
@@ -104,8 +105,8 @@ def gate(ctx: click.Context, baseline_ref: str, candidate_ref: str, metrics: tup
                                  f"got {len(max_drops)}", param_hint="--max-drop")
     margins = list(zip(metrics, max_drops if len(max_drops) == len(metrics) else max_drops * len(metrics)))
     try:
-        baseline = load_run(baseline_ref, tracking_uri)
-        candidate = load_run(candidate_ref, tracking_uri)
+        baseline = load_run(baseline_ref, tracking_uri, view=ANALYSIS)
+        candidate = load_run(candidate_ref, tracking_uri, view=ANALYSIS)
         if baseline.label == candidate.label:
             baseline.label, candidate.label = "baseline", "candidate"
         a, b = _variants(baseline, candidate, variant, baseline_variant, candidate_variant)

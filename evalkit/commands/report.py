@@ -5,6 +5,7 @@ from pathlib import Path
 
 import click
 
+from evalkit.analysis.reading import ANALYSIS
 from evalkit.analysis.run_report import build_report, default_paths, write_report
 from evalkit.analysis.runs import load_run
 from evalkit.commands.options import records_held
@@ -46,7 +47,7 @@ def report(run_ref: str, variants: tuple[str, ...], html_path: Path | None, md_p
     Example:
       evalkit report results/demo_kb.json     # -> results/demo_kb.report.html / .md
     """
-    run = load_run(run_ref, tracking_uri)
+    run = load_run(run_ref, tracking_uri, view=ANALYSIS)
     for name in variants:
         run.variant(name)
     wanted = []

@@ -9,8 +9,12 @@ stated duration give it. A date so reached is ``unverified`` (the reason names t
 - :func:`counted_date`: a full date (day and month; the year its own, or one the evidence or
   answer states) that is a stated full date plus or minus a stated duration of at least
   :data:`MIN_DAYS` days, in days, weeks or months (from 30 days on, one day either way: counts
-  that include the first day, "within 30 days").
-  Working days are counted as calendar days plus the weekends they span, when that fits.
+  that include the first day, "within 30 days"). A shorter duration counts when the claim writes it
+  itself ("HbA1c (1 business day) should be ready on Wednesday 27 May"): the claim shows its working.
+  Working days are counted as calendar days plus the weekends they span, when that fits. When no
+  year is stated anywhere ("3月18日买的，30日内上牌"), days are counted in a common and in a leap year
+  (month and day arithmetic is the same in any year but for 29 February); working days, which
+  depend on the year, are then not counted.
 - :func:`weekday_check`: a weekday name in a claim ("Monday 3 June", "3月11日（星期二）") is
   the weekday of the full date it stands with: right, it is derived; wrong, the claim is
   wrong (positive evidence); with no full date, it cannot be checked.
@@ -26,7 +30,8 @@ from evalkit.text.values import Atom
 __all__ = ["WEEKDAYS", "counted_date", "weekday_check", "weekday_of_name"]
 
 _DAY = 86400.0
-MIN_DAYS = 7  # shorter durations reach too many dates by chance
+MIN_DAYS = 7  # shorter durations reach too many dates by chance, unless the claim writes the duration
+REFERENCE_YEARS = (2023, 2024)  # a common and a leap year, for dates no text gives a year
 _MONTH_DAYS = 30.44
 WEEKDAYS = {**{n: i for i, n in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))},
             **{n: i for i, n in enumerate(("mon", "tue", "wed", "thu", "fri", "sat", "sun"))},
@@ -70,31 +75,38 @@ def _working(d: date, days: int, sign: int) -> date:
 
 
 def counted_date(target: DateValue, stated: Sequence[DateValue], durations: Sequence[tuple[float, str]],
-                 years: Sequence[int]) -> str | None:
-    """How ``target`` is a stated date plus or minus a stated duration (``(seconds, unit code)``), or None."""
+                 years: Sequence[int], shown: Sequence[tuple[float, str]] = ()) -> str | None:
+    """How ``target`` is a stated date plus or minus a stated duration (``(seconds, unit code)``), or None.
+
+    ``shown``: the durations the claim itself writes, which count however short they are.
+    """
+    if not years:
+        return next((how for y in REFERENCE_YEARS if (how := counted_date(target, stated, [
+            d for d in durations if d[1] != "wd"], [y], [d for d in shown if d[1] != "wd"]))), None)
     goals = _full_dates([target], years)
     starts = _full_dates(stated, years)
     if not goals or not starts:
         return None
     for start in starts:
-        for seconds, unit in durations:
+        for seconds, unit in list(durations) + [d for d in shown if d not in durations]:
             days = seconds / _DAY
-            if days < MIN_DAYS or days >= 365:  # nor a year: "until 30 June 2027" for 2026 + a renewal  # "3 days" from some stated day fits any nearby date by chance
-                continue
+            if (days < MIN_DAYS and (seconds, unit) not in shown) or days < 1 or days >= 365:
+                continue  # "3 days" from some stated day fits any nearby date by chance; nor a year: "until 30 June
+                # 2027" for 2026 + a renewal
             slack = 1 if days >= 30 else 0
             for sign in (1, -1):
-                ends = [start + timedelta(days=sign * round(days))]
+                ends = [(start + timedelta(days=sign * round(days)), "days")]
                 if unit == "mo" or abs(days / _MONTH_DAYS - round(days / _MONTH_DAYS)) < 0.02:
                     month_end = _add_months(start, sign * round(days / _MONTH_DAYS))
                     if month_end is not None:
-                        ends.append(month_end)
+                        ends.append((month_end, "days"))
                 if unit == "wd":
-                    ends.append(_working(start, round(days), sign))
-                for end in ends:
+                    ends.append((_working(start, round(days), sign), "working days"))
+                for end, counted in ends:
                     for goal in goals:
                         if abs((goal - end).days) <= slack:
                             word = "+" if sign > 0 else "-"
-                            return f"{goal.isoformat()} = {start.isoformat()} {word} {round(days)} days" + (
+                            return f"{goal.isoformat()} = {start.isoformat()} {word} {round(days)} {counted}" + (
                                 " (±1)" if slack else "")
     return None
 

@@ -20,7 +20,9 @@ So an unreached value is ``unsupported`` (:func:`judge_unreached` says why) when
    is $40"; or
 2. **the claim does not compute**: its sentence has no word or sign of a computation
    (``data/computation_cues.txt``: total, left, about, 合计, 约, =, x...): a plain
-   statement of a figure the evidence does not give ("The warranty lasts 5 years").
+   statement of a figure the evidence does not give ("The warranty lasts 5 years"), in an
+   answer that computes nowhere, to a question that asks for no computation ("How much ... in
+   total?" makes its plain "You'll pay $360." a computed value).
 
 Otherwise (a computing sentence, and no evidence clause states another value for it) the
 value is ``unverified``, and the reason says so: the cascade (``offline+nli``,

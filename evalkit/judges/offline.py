@@ -76,7 +76,7 @@ from evalkit.text.values import Atom, AtomPool, fold
 
 __all__ = ["HELD_OUT", "VERSION", "ClaimSignals", "HeldOut", "OfflineJudge", "Thresholds", "triple_statement"]
 
-VERSION = 11  # bump when verdicts for the same inputs and thresholds change
+VERSION = 12  # bump when verdicts for the same inputs and thresholds change
 
 
 @dataclass(frozen=True)
@@ -108,9 +108,9 @@ class HeldOut:
         return self.caught / self.n_wrong
 
 
-# measured once, 2026-12-04, on v11's final rules (v10 on the same sets: 94 of 144 correct answers flagged,
-# 39 of 48 errors caught; v10's own held-out sets A and B gave 94 and 34, and are v11's development data)
-HELD_OUT = HeldOut(sets=("C", "D"), flagged=54, unverified=83, n_correct=144, caught=27, caught_unverified=20,
+# measured once, 2026-12-04, on v12's final rules (v11 on the same sets: 51 of 144 correct answers flagged,
+# 25 of 48 errors caught); v11's held-out sets C and D (54 and 27 with v11) are v12's development data
+HELD_OUT = HeldOut(sets=("E", "F"), flagged=49, unverified=93, n_correct=144, caught=25, caught_unverified=23,
                    n_wrong=48)
 
 MIN_FOREIGN_TERMS = 3  # content words a claim needs for "none of them is anywhere in the evidence" to count
@@ -224,7 +224,7 @@ class OfflineJudge:
         out: list[ClaimSignals] = []
         units = [analyse(triple_statement(fold_dashes(c))) for c in claims]
         answer_atoms = [a for u in units for a in u.atoms]  # what a value of the answer may be computed from
-        computing = computes(answer)  # an answer that computes anywhere may state its results plainly elsewhere
+        computing = computes(answer) or computes(question)  # an answer that computes anywhere (or answers a question that asks for a computation) may state its results plainly
         for i, (c, unit) in enumerate(zip(claims, units)):
             out.append(self._signals(unit, wins, pools, q_pool, q_terms, q_text, q_negated,
                                      sims[i] if sims else None, answer_atoms, computing))

@@ -408,9 +408,10 @@ def reach(target: Atom, claim_text: str, atoms: Sequence[Atom], texts: Sequence[
         dated = [a for a in list(atoms) + answer if a.kind == "date"]
         spans = [(a.quantity.value, a.quantity.unit or "") for a in list(atoms) + answer
                  if a.quantity is not None and a.quantity.kind == "duration"]
+        shown = [(q.value, q.unit or "") for q in find_quantities(claim_text) if q.kind == "duration"]
         return _reach_date(target, dated, numbers, ranges) or next(
-            (how for c in target.dates if (how := counted_date(c, [d for a in dated for d in a.dates], spans, years))),
-            None)
+            (how for c in target.dates
+             if (how := counted_date(c, [d for a in dated for d in a.dates], spans, years, shown))), None)
     if target.quantity is None:
         return None
     return _reach_quantity(target, claim_text, atoms, numbers, ranges, _operands(atoms, answer, texts), texts, question)

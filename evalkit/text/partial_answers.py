@@ -41,7 +41,7 @@ __all__ = ["CONTENT_MIN_CJK", "CONTENT_MIN_WORDS", "content_clauses"]
 CONTENT_MIN_WORDS, CONTENT_MIN_CJK = 3, 4  # a shorter clause ("Sorry", 很抱歉, "Hmm") is a filler
 _META = re.compile(
     _STRONG_EN + r"|" + _STRONG_ZH + r"|\bthe\s+user\s+(?:wants|is\s+asking|asks|asked|would\s+like)\b|"
-    r"用户(?:想|想要|在问|问的是|询问|需要知道)|\b(?:question|asking|asked|as\s+an\s+ai|language\s+model)\b|问题|您问|你问|提问|"
+    r"用户(?:想|想要|在问|问的是|询问|需要知道)|\b(?:questions?|asking|asked|as\s+an\s+ai|language\s+model)\b|问题|您问|你问|提问|"
     r"ai助手|人工智能|^\s*(?:regarding|about|as\s+for|as\s+to|concerning|with\s+regard\s+to|on\s+the\s+topic|"
     r"based\s+on|according\s+to|given|from|per|in\s+light\s+of)\b|^\s*(?:(?:您好|你好|亲)\S{0,4}\s*)?(?:关于|对于|至于|就此|对此|根据|依据|基于|按照|从)|"
     r"\b(?:only|just|merely)\s+(?:\w+\s+)?(?:says?|covers?|mentions?|discuss\w*|lists?|includes?|gives?|describes?|"
@@ -52,17 +52,28 @@ _META = re.compile(
     r"more\s+context|help\s+you)\b|建议|^\s*请|请您|您可以|你可以|联系|咨询|拨打|致电|稍后再试|更多(?:背景|信息|上下文)|客服|管理员",
     re.IGNORECASE)
 # a clause about the speaker is not content, unless it states a belief ("I believe the fee is $20")
-_SPEAKER_META = re.compile(r"\b(?:i|me|my)\b(?![^.;,]{0,12}\b(?:believe|think|recall|understand|expect)\b)|我(?!们)",
-                           re.IGNORECASE)
+_SPEAKER_META = re.compile(r"\b(?:i|me|my)\b(?![^.;,]{0,12}\b(?:believe|think|recall|understand|expect)\b)"
+                           r"(?!\s+(?:can|could)\s+(?:tell\s+you|confirm|say)\s+(?:is\s+)?(?:that|is)\b)|"
+                           r"我(?!们)(?!(?:能|可以)(?:告诉您|告诉你|确认)的是)", re.IGNORECASE)
+# a clause that asserts nothing: a condition ("If you upload the lease", 如您能提供...), a purpose (为避免给出错误的
+#接口名称, "to avoid guessing"), or what an outcome depends on ("this can depend on which country you worked in")
+_NOT_ASSERTED = re.compile(
+    r"^\W*(?:and\s+|but\s+|so\s+)?(?:if|unless|in\s+case|whether|once|to\s+avoid|so\s+as\s+not\s+to|in\s+order\s+not\s+to)\b|"
+    r"^\W*(?:而且|但|所以)?(?:如果|如|若|假如|要是|倘若|万一|一旦|为避免|为了避免|以免|为防止)|"
+    r"\b(?:depends?|depending|vary|varies)\s+on\b|\bcan\s+(?:depend|vary)\b|取决于|因[^，。]{1,12}而异",
+    re.IGNORECASE)
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _WORD = re.compile(r"[A-Za-z0-9]+")
 
 
 def _is_content(clause: str) -> bool:
     """A clause that states something (not about the sources, the question or the speaker; not a filler)."""
+    reported = _ATTRIBUTION.search(clause)
+    if reported:  # "The documentation confirms that the SDK supports Python 3.9": what it reports is what counts
+        clause = clause[reported.end():]
     cjk, words = len(_CJK.findall(clause)), len(_WORD.findall(clause))
     big = words >= CONTENT_MIN_WORDS or cjk >= CONTENT_MIN_CJK or (cjk >= 2 and words >= 1)
-    if not big or _META.search(clause) or _SPEAKER_META.search(clause):
+    if not big or _META.search(clause) or _SPEAKER_META.search(clause) or _NOT_ASSERTED.search(clause):
         return False
     if _SOURCE.search(clause) and _LACK.search(clause):  # what a source lacks ("城市列表不含澳门") is about the source
         return False
@@ -92,7 +103,7 @@ def _answer_head(text: str, refusals: list[tuple[int, int]], background: Sequenc
         if e > first or not _HEAD_END.match(text, e):
             return []
         if any(bs < e and s < be for bs, be in background) or _SEARCHED.search(clause) or _FRAGMENT.match(clause) \
-                or _label(text, s, e) or _template(clause) \
+                or _label(text, s, e) or _template(clause) or _layout_line(text, s, e) \
                 or (_HEADING.search(text[:e]) and "\n" in text[e:e + 2]):
             continue
         if not (_FILLER.match(clause) or _META.search(clause) or _SPEAKER_META.search(clause)):
@@ -141,6 +152,7 @@ _REFERRAL = re.compile(
     r"manufacturer|elsewhere)\b[^.;]{0,40}\b(?:should|would|could|can|may|might|will)\b|\b(?:best\s+place|"
     r"authoritative|(?:should|would|could|can|may|might|will)\s+be\s+able\s+to\s+(?:tell|help|give|confirm|advise|answer)|"
     r"would\s+know|worth\s+(?:pinging|contacting|asking|checking|calling|emailing|reaching)|(?:documented|available|found|listed|covered)\s+elsewhere|check\s+(?:the|with|your)|see\s+the|visit\b|call\b|look\s+(?:at|up))|"
+    r"\b(?:should|must|needs?\s+to)\s+be\s+(?:made|decided|confirmed|checked|answered|discussed|assessed)\s+(?:by|with)\b|"
     r"以[^，。]{0,12}为准|官网|热线|窗口|人工|药师|医生|咨询|查看|致电|转接|联系", re.IGNORECASE)
 _CONCLUSIVE = re.compile(
     r"\b(?:i|we)(?:'m|\s+am|'re|\s+are)?\s+(?:can't|cannot|can\s+not|unable\s+to|not\s+able\s+to|couldn't|could\s+not|"
@@ -149,10 +161,24 @@ _CONCLUSIVE = re.compile(
     r"(?=\s*(?:$|[.!;,—–-]|\s(?:from|based|with|using|here|confidently|accurately|reliably|for\s+(?:you|now)|at\s+this|right\s+now|"
     r"without)\b))|"
     r"(?:无法|没法|没办法|不能|难以)(?:根据|基于|从|按照|凭|依据)?[^，。,.；;！!]{0,12}?(?:回答|作答|解答|答复)(?:您|你)?(?:的|这个|该|此)?"
-    r"(?:问题)?(?=\s*(?:$|[，。,.；;！!～~]|哦|呢|了))|回答不了|答不了", re.IGNORECASE | re.MULTILINE)
+    r"(?:问题)?(?=\s*(?:$|[，。,.；;！!～~]|哦|呢|了))|回答不了|答不了|"
+    r"(?:无法|没法|不能|难以)(?:给出|得出|下)(?:明确的?|确定的?|任何)?结论|"
+    r"\b(?:can't|cannot|can\s+not|unable\s+to|not\s+able\s+to)\s+(?:give|draw|reach|offer)\s+(?:a\s+|any\s+)?(?:definitive\s+|firm\s+|clear\s+)?conclusion",
+    re.IGNORECASE | re.MULTILINE)
+# a conclusion about one part of the question ("至于住院报销比例，资料中没有提及，无法回答", "As for the rest, I can't
+# answer"): the reply may have answered the other part
+_SCOPED = re.compile(r"\W*(?:(?:but|and)\s+)?(?:as\s+(?:for|to)|regarding|concerning)\b|\W*(?:但|不过|而)?(?:至于|关于)",
+                     re.IGNORECASE)
+
+
+def _sentence_start(text: str, at: int) -> int:
+    """Where the sentence holding ``at`` begins."""
+    return max(text.rfind(c, 0, at) for c in ".!?。！？\n") + 1
+
+
 _CONTRAST = re.compile(r"[,，;；:：]\s*(?:but|however|though|yet|while|instead)\b|[,，;；:：]\s*(?:但|不过|然而|可是|只是|可以确认)",
                        re.IGNORECASE)
-_PLEASE = re.compile(r"\bplease\b|^\W*请|请(?:您|你)?(?:咨询|联系|拨打|致电|访问|查看|以|向|到|前往|转)|建议您|麻烦您", re.IGNORECASE)
+_PLEASE = re.compile(r"\bplease\b|\b(?:i|we)(?:'d|\s+would)?\s+(?:recommend|suggest|advise)\b|^\W*请|请(?:您|你)?(?:咨询|联系|拨打|致电|访问|查看|以|向|到|前往|转)|建议您|麻烦您", re.IGNORECASE)
 # a sentence that asks (ends with a question mark, or 吗 / 呢): a question back to the reader is no statement
 _QUESTION = re.compile(r"[^.!?。！？;；\n]*(?:[?？]|[吗呢][。！!～~]?(?=\s*$|\s*\n))")
 _REPORTED = re.compile(r"^\W*(?:根据|依据|按照|据|按|according\s+to|per|as\s+per)", re.IGNORECASE)  # a fact reported from a source
@@ -202,6 +228,29 @@ def _template(clause: str) -> bool:
     return not re.search(r"[A-Za-z\u3400-\u9fff0-9]", re.sub(r"Q{2,}|\b(?:null|true|false|none)\b", "", clause))
 
 
+_LINE_MARK = re.compile(r"\s*(?:[-•*·]|\d{1,2}[.)、])\s*|\s{2,}(?=\S)")  # a bullet, a list number, or what
+# normalise() left of a heading's '#' or a bold label's '**'
+
+
+def _layout_line(text: str, s: int, e: int) -> bool:
+    """A clause on a line of a reply's layout: a heading ("### 查询结果", "## Suggested next steps"), a bold label
+    before its colon ("**结论**："), or a short list item with no number but in a document's name ("- 教育版的
+    申请条件", "- 《2025年促销规则（第3版）》", "- Contact the licensing team"): in a reply that refuses, the names of
+    its sections, of the documents looked through and of next steps, not an answer."""
+    start, end = text.rfind("\n", 0, s) + 1, text.find("\n", e)
+    line = text[start:len(text) if end < 0 else end]
+    mark = _LINE_MARK.match(line)
+    if mark is None:
+        return False
+    label = re.match(r"\s{2,}([^:：]{1,12}?)\s*[:：]", line)
+    if label and s < start + label.end():  # the label of a "**key**: value" line
+        return len(label.group(1).split()) <= 3
+    item = re.sub(r"《[^》]*》|[(（][^)）]*[)）]", "", line[mark.end():])  # a document's name or version: no answer
+    if re.search(r"[:：]\s*\S", item):  # "1. 宽带安装费：新装免收": a key and its value state something
+        return False
+    return not re.search(r"\d", item) and len(_WORD.findall(item)) <= HEAD_MAX_WORDS and len(_CJK.findall(item)) <= HEAD_MAX_CJK
+
+
 def content_clauses(text: str, refusals: list[tuple[int, int]]) -> list[str]:
     """The clauses of a normalised ``text`` outside every refusal span and its background that state
     something (a partial answer)."""
@@ -210,8 +259,9 @@ def content_clauses(text: str, refusals: list[tuple[int, int]]) -> list[str]:
              if not any(rs < e and s < re_ for rs, re_ in refusals + background) and _is_content(text[s:e])
              and not (_REFERRAL.search(text[s:e]) or _SEARCHED.search(text[s:e]) or COURTESY.match(text[s:e])
                       or _FRAGMENT.match(text[s:e]) or _FILLER.match(text[s:e]) or _label(text, s, e)
-                      or _template(text[s:e]))]
-    if found and refusals and _CONCLUSIVE.search(text):
+                      or _template(text[s:e]) or _layout_line(text, s, e))]
+    if found and refusals and any(not _SCOPED.match(text, _sentence_start(text, m.start()), m.start())
+                                  for m in _CONCLUSIVE.finditer(text)):
         return []  # "... so I can't answer your question": what else it says is background
     if found and _CLARIFY.search(text) and not any(re.search(r"\d", c) for c in found):
         return []  # a question back to the user, with what it needs to know: no answer yet

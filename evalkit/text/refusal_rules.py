@@ -159,7 +159,9 @@ def _compositional(clause: str) -> re.Match[str] | None:
 
 
 # --------------------------------------------------------------------------- spans and clauses
-_SENTENCE = re.compile(r"(?:[^.!?。！？;；\n]|(?<=\d)\.(?=\d))+")
+# a sentence: up to a sentence mark or a line break; a decimal point ("3.5") and a list number's ("2. Parental
+# Leave Policy") are none
+_SENTENCE = re.compile(r"(?:[^.!?。！？;；\n]|(?<=\d)\.(?=\d)|(?<=\n\d)\.(?=\s)|(?<=^\d)\.(?=\s))+")
 _CLAUSE = re.compile(r"(?:[^.!?。！？;；\n,，:：、()（）【】\[\]—]|(?<=\d)[.,](?=\d))+")
 _RELATIVE_ZH = re.compile(r"^[^，,。.；;！!？?]{0,12}?的[\u4e00-\u9fff]{0,4}?(?:情况下|时候|(?:可以|可|能够|能|需要|需|应该|应|"
                           r"须|会|将|请|都|也)[\u4e00-\u9fff]{2}|(?:人|者|用户|员工|客户|人员|旅客|乘客|学生|会员)(?=[，,]))")
@@ -217,4 +219,18 @@ def refusal_spans(text: str) -> list[tuple[int, int]]:
         m = _compositional(text[s:e])
         if m is not None:
             spans.append((s + m.start(), s + m.end()))
-    return sorted(set(spans))
+    sentences = _clauses(text, _SENTENCE)
+    return sorted({(s, e) for s, e in spans if not _world_lookup(text[slice(*_clause_of(sentences, s))])})
+
+
+# a lookup in an operational system that finds no record is a fact about the world ("there is no record of a
+# business registered under that name in the state database", 系统中查无此人的参保记录): the system, not the
+# documents or the speaker, lacks it
+_SYSTEM = re.compile(r"\b(?:database|registry|register|ledger|system|portal)\b|系统|数据库|登记簿|台账|名下", re.IGNORECASE)
+_STRONG_SOURCE = re.compile(_STRONG_EN + "|" + _STRONG_ZH + r"|\bsearch|\bretriev|检索|搜索", re.IGNORECASE)
+
+
+def _world_lookup(sentence: str) -> bool:
+    """Whether a sentence with a lack says that an operational system holds no record, with no document or speaker
+    lacking anything."""
+    return bool(_SYSTEM.search(sentence)) and not _STRONG_SOURCE.search(sentence) and not _SPEAKER.search(sentence)

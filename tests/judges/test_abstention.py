@@ -128,9 +128,10 @@ def test_the_fifth_held_out_split_is_measured_as_reported():
     the rules before them: 0.400). Its misses were clarifying questions instead of an answer, refusals
     worded as "there is no mention of whether ...", "the information available to me does not
     include ...", offers to help with something else and headed lists of what was found instead; the
-    rules for those were then written with them in view, so it is development data now (59 of 60)."""
+    rules for those were then written with them in view, so it is development data now (60 of 60 since
+    the rules learned from split 7: a numbered list of documents looked through is read as one)."""
     counts = _split_counts("abstention_test5.jsonl")
-    assert counts == {"en": (29, 0, 1), "zh": (30, 0, 0)}
+    assert counts == {"en": (30, 0, 0), "zh": (30, 0, 0)}
 
 
 def test_the_sixth_held_out_split_is_measured_as_reported():
@@ -140,9 +141,9 @@ def test_the_sixth_held_out_split_is_measured_as_reported():
     refusals in a JSON or "Answer: N/A" template, a disclaimer heading ("Note: the following is not
     from your documents") before general knowledge, a reasoning preamble, formal letters and chat-bot
     sign-offs, clarifying questions worded as "are you asking about X or Y". The rules for those were
-    then written with them in view (58 of 60 after): development data now; split 7 is the held-out one."""
+    then written with them in view (58 of 60 after, 60 since split 7's rules): development data now."""
     counts = _split_counts("abstention_test6.jsonl")
-    assert counts == {"en": (30, 0, 0), "zh": (28, 1, 2)}
+    assert counts == {"en": (30, 0, 0), "zh": (30, 1, 0)}
 
 
 def test_the_seventh_held_out_split_is_measured_as_reported():
@@ -152,9 +153,23 @@ def test_the_seventh_held_out_split_is_measured_as_reported():
     and world facts the newer rules read as refusals ("there is no record of a business ...", 查无此人的
     参保记录 after 经查询, "至于住院报销比例，资料中没有提及，无法回答" after a stated rate); its misses,
     refusals in markdown report templates, out-of-scope bots ("I can only help with ..."), offers of other
-    help. Not tuned on."""
-    assert _split_counts("abstention_test7.jsonl") == {"en": (22, 3, 8), "zh": (24, 2, 6)}
+    help. The rules learned from those afterwards (a lookup in an operational system that finds no record
+    is a world fact; a conclusion scoped to one part, 至于..., leaves the rest answered; conditions,
+    purposes, headings and short layout lines are no statements; out-of-scope bots refuse), so it is
+    development data now: precision 1.000, recall 0.983. Split 8 is the held-out one."""
+    assert _split_counts("abstention_test7.jsonl") == {"en": (29, 0, 1), "zh": (30, 0, 0)}
 
+
+
+def test_the_eighth_held_out_split_is_measured_as_reported():
+    """120 more (60 refusals in 60 wordings, en/zh 30/30, each with its question), written blind on
+    2026-12-04 and measured once, after the rules learned from split 7 were final: precision 1.000, recall
+    0.600 (en 0.633, zh 0.567; the rules before split 7's lessons: 0.971 / 0.550). Its misses: refusals as
+    markdown tables of versions checked, JSON with "answer": null, a source that "may be outdated" so
+    the reply will not quote it, referrals to a hotline with no other words, a description of what the
+    documents cover followed by what they do not, "无法根据现有上下文回答" (a source word between 无法 and
+    回答), a conclusion line of a "结论：无法确定" template. Not tuned on."""
+    assert _split_counts("abstention_test8.jsonl") == {"en": (19, 0, 11), "zh": (17, 0, 13)}
 
 # --- refusals in users' own wordings (tests/judges/data/abstention_cases.jsonl) -----------------------------
 CASES = Path(__file__).resolve().parent / "data" / "abstention_cases.jsonl"
@@ -298,3 +313,46 @@ def test_an_empty_answer_cut_off_by_the_token_limit_is_not_a_refusal():
     d = detect_abstention("", finish_reason="length")
     assert (d.abstained, d.reason) == (False, "truncated")
     assert detect_abstention("  ", finish_reason="stop").abstained
+
+
+@pytest.mark.parametrize("answer", [
+    "The handbook doesn't cover overtime for part-time staff. If you can share your employment contract, I can look at it.",
+    "资料里没有提到夜间施工的审批流程。如您能提供施工许可证，我可以帮您进一步核对。",
+    "文档中未说明该接口的限流规则。为避免误导您，我不做推测，建议查阅最新版开发者文档。",
+    "I can't find the late fee in the documents. It can depend on your contract type, so please ask billing.",
+])
+def test_conditions_purposes_and_dependencies_are_no_partial_answer(answer):
+    """A condition, a purpose or what something depends on asserts nothing: the reply still refuses."""
+    assert detect_abstention(answer).abstained
+
+
+@pytest.mark.parametrize("answer", [
+    "## Summary\n\nThe sources do not say whether refunds are possible.\n\n### Sources checked\n- Refund policy\n"
+    "- Terms of sale\n\n### Next steps\n- Ask the support team",
+    "I looked through these documents:\n1. Travel policy (v2.4)\n2. Expense FAQ\n\nNone of them mention parking fees.",
+    "**结论**：参考资料中没有关于退货运费的说明。\n\n**已查阅**\n- 《售后服务条款》\n- 《2025年促销规则（第3版）》",
+])
+def test_headings_and_short_layout_lines_of_a_refusal_are_no_partial_answer(answer):
+    assert detect_abstention(answer).abstained
+
+
+@pytest.mark.parametrize("answer", [
+    "We only answer questions about your electricity account; pension questions are outside our remit.",
+    "I can only help with questions about orders and deliveries, so I can't advise on tax.",
+    "本助手只能解答与会员积分有关的问题，您问的房贷利率不在我的服务范围内。",
+])
+def test_a_bot_for_something_else_refuses(answer):
+    assert detect_abstention(answer).abstained
+
+
+@pytest.mark.parametrize("answer", [
+    "The parking FAQ doesn't give the monthly price. What I can tell you is that permits are issued by the estates office.",
+    "停车费为每小时5元，封顶40元。至于月卡价格，资料中没有提及，无法回答。",
+    "The registry shows no record of a vehicle with plate KX-2291 in the national database.",
+    "经查询，系统中没有该订单的退款记录，说明这笔款项尚未退回。",
+    "The policy states that the warranty covers parts for two years. It doesn't mention labour, so I can't confirm that.",
+])
+def test_facts_beside_a_lack_are_answers(answer):
+    """What the speaker can tell, a conclusion scoped to one part (至于...), a system that has no record of a
+    thing, a fact a source states: answered."""
+    assert not detect_abstention(answer).abstained

@@ -79,6 +79,17 @@ def test_judged_counter_statement_and_computation(judge):
     assert verdict == "unverified" and "the claim computes" in reason, reason
 
 
+def test_a_question_that_asks_for_a_computation_makes_a_plain_value_a_computed_one(judge):
+    """"How much will the whole order cost in total?" -> "You'll pay $312.": the answer states the result of a
+    computation the question asked for; without such a question the same plain value is unsupported."""
+    ev = ("Printing costs $0.12 per page.", "Binding is $4 per copy; orders of 20 copies or more get 10% off.")
+    ((verdict, reason),) = judged(judge, "How much will 25 copies of a 100-page report cost in total?",
+                                  "You'll pay $360.", *ev)
+    assert verdict == "unverified" and "the claim computes" in reason, reason
+    ((verdict, reason),) = judged(judge, "How much does binding cost?", "You'll pay $360.", *ev)
+    assert verdict == "unsupported" and "stated plainly" in reason, reason
+
+
 # --- counted dates and weekdays --------------------------------------------------------------------
 def test_a_date_counted_from_a_stated_date():
     nov2 = DateValue(2024, 11, 2)
@@ -93,6 +104,29 @@ def test_a_date_counted_from_a_stated_date():
 def test_short_durations_and_years_reach_nothing():
     assert counted_date(DateValue(2024, 7, 12), [DateValue(2024, 7, 8)], [(4 * 86400.0, "d")], [2024]) is None
     assert counted_date(DateValue(2027, 6, 30), [DateValue(2026, 6, 30)], [(365 * 86400.0, "y")], [2026]) is None
+
+
+def test_a_short_duration_the_claim_writes_itself_counts():
+    """"Samples reach the lab on Thursday 10 July; the panel (2 business days) is ready on Monday 14 July": the
+    claim shows its working, so a short duration counts (as working days here); it does not when only the
+    evidence states it."""
+    thu, two_wd = DateValue(2025, 7, 10), (2 * 86400.0, "wd")
+    how = counted_date(DateValue(2025, 7, 14), [thu], [two_wd], [2025], shown=[two_wd])
+    assert how == "2025-07-14 = 2025-07-10 + 2 working days"
+    assert counted_date(DateValue(2025, 7, 14), [thu], [two_wd], [2025]) is None
+    assert counted_date(DateValue(2025, 7, 15), [thu], [two_wd], [2025], shown=[two_wd]) is None
+
+
+def test_dates_no_text_gives_a_year_for_are_counted_in_any_year():
+    """"9月3日买的，30日内登记" -> 10月3日: no year anywhere; day arithmetic is that of a common (or leap) year;
+    working days depend on the year and are not counted."""
+    bought, thirty = DateValue(None, 9, 3), [(30 * 86400.0, "d")]
+    assert counted_date(DateValue(None, 10, 3), [bought], thirty, []) is not None
+    assert counted_date(DateValue(None, 10, 9), [bought], thirty, []) is None
+    # across the end of February: 2月20日 + 10 days is 3月2日 in a common year, 3月1日 in a leap year
+    assert counted_date(DateValue(None, 3, 2), [DateValue(None, 2, 20)], [(10 * 86400.0, "d")], []) is not None
+    assert counted_date(DateValue(None, 3, 1), [DateValue(None, 2, 20)], [(10 * 86400.0, "d")], []) is not None
+    assert counted_date(DateValue(None, 10, 15), [bought], [(30 * 86400.0, "wd")], []) is None
 
 
 def test_working_days_skip_weekends():

@@ -13,6 +13,7 @@ an answer computes from the evidence), and of 48 planted errors 37 unsupported, 
 
 judge_multidoc_held_out.jsonl: sets A and B, 96 cases each in the same shape, written for v10
 and measured once on its final rules (v11's development data); sets C and D, written for v11 and
+measured once on its final rules (v12's development data); sets E and F, written for v12 and
 measured once on its final rules: :data:`HELD_OUT` quotes them and the answers table's note quotes
 HELD_OUT. Each answer's verdict is its worst claim's
 (``benchmarks/judge_held_out.py``, ``answer_verdict``).
@@ -62,7 +63,7 @@ def test_the_case_file_is_well_formed():
 
 def test_the_held_out_file_is_well_formed():
     rows = _rows(HELD)
-    sets = ("A", "B", "C", "D")
+    sets = ("A", "B", "C", "D", "E", "F")
     assert len(rows) == 96 * len(sets) and len({r["id"] for r in rows}) == len(rows)
     assert {r["split"] for r in rows} == {"held_out"} and {r["set"] for r in rows} == set(sets)
     for s in sets:
@@ -74,8 +75,10 @@ def test_the_held_out_file_is_well_formed():
         assert Counter(r["label"] for r in part) == {"supported": 72, "unsupported": 24}
         for sc in scenarios:  # 3 correct wordings and 1 planted error per scenario
             assert Counter(r["label"] for r in part if r["scenario"] == sc) == {"supported": 3, "unsupported": 1}, sc
-    by_set = [{r["scenario"] for r in rows if r["set"] == s} for s in sets]
-    assert sum(len(x) for x in by_set) == len(set().union(*by_set))  # no scenario in two sets
+    # no scenario in two sets (its question and passages; sets E and F each have a 'tiered-electricity'
+    # scenario, written independently about different tariffs)
+    by_set = [{(r["question"], *(e["text"] for e in r["evidence"])) for r in rows if r["set"] == s} for s in sets]
+    assert sum(len(x) for x in by_set) == len(set().union(*by_set))
     for r in rows:
         assert r["lang"] in ("en", "zh") and 2 <= len(r["evidence"]) <= 3, r["id"]
         assert (r["label"] == "supported") == (r["error_type"] is None), r["id"]
