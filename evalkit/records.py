@@ -5,7 +5,6 @@ disk (``per_query.jsonl``, the summary file) is exactly these records.
 """
 from __future__ import annotations
 
-import functools
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, fields
@@ -18,15 +17,16 @@ if TYPE_CHECKING:
     import numpy as np
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}  # a dataclass's field names, read once per class
+
+
 def _fields(obj: Any) -> dict[str, Any]:
-    """A dataclass's fields as a dict, without copying the values (unlike ``dataclasses.asdict``)."""
-    return {name: getattr(obj, name) for name in _field_names(type(obj))}
-
-
-@functools.cache
-def _field_names(cls: type) -> tuple[str, ...]:
-    """A dataclass's field names in order, read once per class (``fields()`` walks the class's fields at every call)."""
-    return tuple(f.name for f in fields(cls))
+    """A dataclass's fields as a dict, without copying the values (unlike ``dataclasses.asdict``); the names are
+    read once per class (``fields()`` walks the class's fields at every call: twice a query of a scored run)."""
+    names = _FIELD_NAMES.get(type(obj))
+    if names is None:
+        names = _FIELD_NAMES[type(obj)] = tuple(f.name for f in fields(obj))
+    return {name: getattr(obj, name) for name in names}
 
 
 @dataclass(frozen=True)
