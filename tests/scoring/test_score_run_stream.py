@@ -185,3 +185,27 @@ def test_records_and_summary_are_byte_for_byte_those_made_record_by_record(tiny,
         assert {k: rec["metrics"][k] for k in want} == pytest.approx(want, abs=1e-12), rec["query_id"]
         checked += 1
     assert checked == len(qrels) and any(r["metrics"]["hit@5"] for r in map(json.loads, lines))
+
+
+HEAVY = ("pydantic", "evalkit.graph.node", "evalkit.nodes.builtin", "evalkit.judges.offline", "evalkit.analysis.labels",
+         "evalkit.text.refusal_rules", "evalkit.text.error_replies", "evalkit.run.runner", "evalkit.scoring.scorer")
+
+
+def test_score_run_loads_none_of_the_engine_judges_or_text_rules(tiny, tmp_path: Path):
+    """``evalkit score --run`` runs no graph, judge or text rule: a process that scores a run imports none of
+    them (issue 34: they were ~0.7 s of its start-up, the text rules' regular expressions compiled at import)."""
+    import os
+    import subprocess
+    import sys
+
+    es, _ = tiny
+    run = make_sorted_run(tmp_path / "bench.trec", 3, 4)
+    script = ("import os, sys\nfrom evalkit.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
+              "print('LOADED', sorted(m for m in sys.modules if m in os.environ['HEAVY'].split(',')))\n")
+    repo = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", script, "score", "--run", str(run), "--eval-set", f"{es}@v1",
+                          "--name", "x", "--output", str(tmp_path / "o" / "x.json"), "--no-mlflow"],
+                         cwd=repo, capture_output=True, text=True, timeout=120, env={**os.environ, "HEAVY": ",".join(HEAVY)})
+    loaded = [ln for ln in out.stdout.splitlines() if ln.startswith("LOADED")]
+    assert (tmp_path / "o" / "x" / "x" / "per_query.jsonl").is_file(), out.stdout + out.stderr
+    assert loaded == ["LOADED []"], out.stdout[-2000:] + out.stderr[-2000:]
