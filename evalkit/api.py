@@ -25,7 +25,7 @@ from typing import Any
 import yaml
 
 from evalkit.cachestore import default_cache_root
-from evalkit.commands.run import _env_quiet
+from evalkit.commands.options import env_quiet
 from evalkit.errors import EvalkitError
 from evalkit.evalsets import EvalSet, load_eval_set
 from evalkit.evalsets.inline import _records, freeze_inline
@@ -120,7 +120,7 @@ def evaluate(eval_set: Any, graph_configs: ConfigLike | Sequence[ConfigLike], *,
         judge_model: for ``judge="nli"``: a local model folder, a YAML file of nli judge options, or the
             options as a dict (``{"model": FOLDER, "entailment_threshold": 0.7}``; docs/judges.md).
     """
-    _env_quiet()
+    env_quiet()
     root = _cache_root(cache_root)
     es = _eval_set(eval_set, corpus, name, lang, root)
     configs, in_memory = _configs(graph_configs)
@@ -168,7 +168,7 @@ def score(*, name: str, output: str | Path, eval_set: Any = None, run: str | Pat
     ``relevance_level`` and ``ties`` are the CLI's ``--relevance-level`` and ``--ties``; ``judge_model`` its
     ``--judge-model`` (or the nli judge's options as a dict).
     """
-    _env_quiet()
+    env_quiet()
     scoring = Scoring(relevance_level=relevance_level, ties=ties)
     if (run is None) == (answers is None):
         raise EvalkitError("give one of run= (rankings) or answers= (answers)")

@@ -12,6 +12,7 @@ file system, a missing permission, a full disk, a path whose folder is a file.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import IO, Any
 
 from evalkit.errors import EvalkitError
 
-__all__ = ["OutputError", "ensure_folder", "jsonl_lines", "output_error", "unencodable", "write_atomic"]
+__all__ = ["OutputError", "content_sha256", "ensure_folder", "jsonl_lines", "output_error", "unencodable", "write_atomic"]
 
 
 class OutputError(EvalkitError):
@@ -141,3 +142,14 @@ def jsonl_lines(text: str) -> list[str]:
     such document or answer made its file unreadable ("not valid JSON", "cut short").
     """
     return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+
+
+def content_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes; of a folder (a datasets folder), of every file's relative path and bytes."""
+    if path.is_file():
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    h = hashlib.sha256()
+    for p in sorted(q for q in path.rglob("*") if q.is_file()):
+        h.update(p.relative_to(path).as_posix().encode() + b"\0")
+        h.update(hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()

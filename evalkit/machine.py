@@ -12,6 +12,7 @@ No host name, user or path is recorded.
 from __future__ import annotations
 
 import platform
+import subprocess
 from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
@@ -109,3 +110,13 @@ def environment_from_tags(tags: Mapping[str, str]) -> dict[str, Any]:
     return {"cpu": tags["environment.cpu"], "cpu_flags": flags.split(",") if flags else [],
             "machine": tags.get("environment.machine", ""), "python": tags.get("environment.python", ""),
             "libraries": {k[len("environment.lib."):]: v for k, v in tags.items() if k.startswith("environment.lib.")}}
+
+
+def git_commit() -> str | None:
+    """The commit of the evalkit checkout that computed a run (None outside a git checkout)."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                             cwd=Path(__file__).resolve().parent)
+        return out.stdout.strip() or None if out.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError):
+        return None

@@ -17,9 +17,16 @@ if TYPE_CHECKING:
     import numpy as np
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}  # a dataclass's field names, read once per class
+
+
 def _fields(obj: Any) -> dict[str, Any]:
-    """A dataclass's fields as a dict, without copying the values (unlike ``dataclasses.asdict``)."""
-    return {f.name: getattr(obj, f.name) for f in fields(obj)}
+    """A dataclass's fields as a dict, without copying the values (unlike ``dataclasses.asdict``); the names are
+    read once per class (``fields()`` walks the class's fields at every call: twice a query of a scored run)."""
+    names = _FIELD_NAMES.get(type(obj))
+    if names is None:
+        names = _FIELD_NAMES[type(obj)] = tuple(f.name for f in fields(obj))
+    return {name: getattr(obj, name) for name in names}
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ import contextlib
 import gc
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -36,6 +37,11 @@ from evalkit.records import QueryResult
 RESUME_HINT = ("make room (or fix the folder), then `evalkit run --resume OUTPUT` goes on from the queries already "
                "written; or choose another --output")
 FSYNC_EVERY_S = 1.0  # an fsync per query cost ~4 ms, more than a warm BM25 query (reports/scale.md)
+
+
+VARIANT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}")
+"""What a variant may be named (a graph config's ``name``, ``evalkit score --name``): it names the variant's
+folder under the results folder, so letters, digits, '_', '.' and '-' only ('.' and '..' alone are refused too)."""
 
 
 def results_folder(output: Path) -> Path:

@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-import evalkit.nodes  # noqa: F401  (node modules declare their own fields, e.g. http_call)
+import evalkit.nodes.builtin  # noqa: F401  (node modules declare their own fields, e.g. http_call)
 from evalkit.graph.schema import FIELDS
 
 REPO = Path(__file__).resolve().parents[1]

@@ -17,7 +17,6 @@ from evalkit.analysis.direction import LowerIsBetter, is_descriptive
 from evalkit.analysis.guard_check import summary_warnings
 from evalkit.analysis.loop_reading import loop_readings
 from evalkit.analysis.tables import Column, Layout, TableData, markdown, render, wrap
-from evalkit.judges.offline import HELD_OUT
 from evalkit.metrics.catalog import columns
 from evalkit.records import RunSummary, VariantSummary
 
@@ -59,6 +58,8 @@ def judge_notes(summary: RunSummary) -> list[str]:
     offline = [j for j in judges if j.startswith("offline/")]
     if not offline:
         return []
+    from evalkit.judges.offline import HELD_OUT  # the judge's rules: loaded only when its verdicts are on show
+
     h = HELD_OUT
     return [f"judge {', '.join(offline)} (rules, no LLM): on multi-document answers written blind to its rules it "
             f"marked {h.false_alarm:.0%} of {h.n_correct} correct answers unsupported ({h.unverified / h.n_correct:.0%} "

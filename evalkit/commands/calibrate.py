@@ -11,8 +11,7 @@ from evalkit.analysis.calibrate import calibrate as run_calibration
 from evalkit.analysis.calibrate import collect, figures, format_calibration
 from evalkit.analysis.guard_config import with_guard, write_config
 from evalkit.analysis.runs import load_run
-from evalkit.commands.options import layout, render_checked, table_options
-from evalkit.commands.run import _env_quiet
+from evalkit.commands.options import env_quiet, layout, render_checked, table_options
 from evalkit.evalsets.evalset import display_path
 
 
@@ -65,7 +64,7 @@ def calibrate(run_ref: str, variants: tuple[str, ...], objective: str, target: f
     histograms, ROC and precision-recall curves (PNG) and calibration.json, and logs them
     to the variant's MLflow run (or a new run).
     """
-    _env_quiet()
+    env_quiet()
     if objective != "f1" and target is None:
         raise click.BadParameter(f"--objective {objective} needs --target, e.g. --target 0.9", param_hint="--target")
     run = load_run(run_ref, tracking_uri)

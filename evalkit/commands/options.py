@@ -1,9 +1,12 @@
-"""Options shared by several commands: ``--wide`` / ``--columns`` (tables),
+"""Options and output shared by several commands: ``--wide`` / ``--columns`` (tables),
 ``--relevance-level`` / ``--ties`` (how rankings are scored), the judge's ``--judge`` help and
-``--escalate``, and the exit policy when the judge failed on every answer."""
+``--escalate``, the exit policy when the judge failed on every answer, the offline environment,
+and the tables and MLflow hint ``run``, ``demo`` and ``score`` print. Light to import: ``evalkit
+score --run`` takes these without loading the runner, its graphs or its judges."""
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -11,7 +14,8 @@ from typing import Any
 
 import click
 
-from evalkit.analysis.tables import DEFAULT_WIDTH, ColumnsError, Layout, output_width, parse_columns
+from evalkit.analysis.report import by_type_table, comparison_table
+from evalkit.analysis.tables import DEFAULT_WIDTH, ColumnsError, Layout, output_width, parse_columns, wrap
 from evalkit.runstore import long_lived_frozen
 
 
@@ -97,3 +101,43 @@ def output_file(ctx: click.Context, param: click.Parameter, value: Path | None) 
         raise click.BadParameter("needs a file name (it is empty or ends in a folder): give the summary JSON to "
                                  "write, e.g. --output results/run.json (per-query records then go to results/run/)")
     return value
+
+
+def env_quiet() -> None:
+    """Offline, quiet defaults for every command that loads models or MLflow."""
+    for key, value in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "MLFLOW_DISABLE_TELEMETRY": "true",
+                       "TOKENIZERS_PARALLELISM": "false", "RAGAS_DO_NOT_TRACK": "true"}.items():
+        os.environ.setdefault(key, value)
+
+
+def absolute_spec(spec: str) -> str:
+    """``path@vN`` with the path made absolute when it names a file (so a resume works from anywhere)."""
+    path, sep, version = spec.partition("@")
+    return str(Path(path).resolve()) + sep + version if Path(path).is_file() else spec
+
+
+def mlflow_hint(summary: Any, layout: Layout) -> str:
+    """What to open in the MLflow UI: the run's one-line hint, wrapped to the tables' width (not with --wide).
+
+    The command with the store's path stays whole on the first line (a path cannot be cut);
+    the URL and the explanation follow, indented.
+    """
+    hint = summary.mlflow.get("hint") or f"MLflow: {summary.mlflow.get('ui_command')}"
+    if layout.wide or len(hint) <= layout.width:
+        return hint
+    head, sep, rest = hint.partition(", then open ")
+    if not sep:
+        return wrap(hint, layout.width)
+    return head + ",\n" + wrap("  then open " + rest, layout.width, "  ")
+
+
+def summary_tables(summary: Any, layout: Layout) -> str:
+    """The run's (or a scored file's) tables and its hit@5-by-type table; an unknown ``--columns`` name warns (the run is done)."""
+    try:
+        text = comparison_table(summary, layout)
+    except ColumnsError as exc:
+        click.echo(f"warning: --columns: {exc}; printing the default tables", err=True)
+        layout = Layout(width=layout.width, wide=layout.wide)
+        text = comparison_table(summary, layout)
+    per_type = by_type_table(summary, "hit@5", layout)
+    return text + ("\n\n" + per_type if per_type else "")

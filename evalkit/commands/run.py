@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -11,15 +10,18 @@ import click
 
 from evalkit import redact
 from evalkit.analysis.labels import corrected_estimates, load_label_files
-from evalkit.analysis.report import by_type_table, comparison_table
-from evalkit.analysis.tables import ColumnsError, Layout, wrap
+from evalkit.analysis.tables import Layout
 from evalkit.commands.options import (
     ESCALATE_HELP,
     JUDGE_HELP,
+    absolute_spec,
+    env_quiet,
     judge_failed_everywhere,
     judge_options_for,
+    mlflow_hint,
     output_file,
     scoring_options,
+    summary_tables,
     table_options,
 )
 from evalkit.commands.options import layout as table_layout
@@ -33,13 +35,6 @@ from evalkit.run.runner import RunOptions, run_eval
 from evalkit.runstore import check_output_path, prepare_output, read_results, write_json_atomic
 
 INVOCATION = "invocation.json"  # in the results folder: what `--resume OUTPUT` re-runs
-
-
-def _env_quiet() -> None:
-    """Offline, quiet defaults for every command that loads models or MLflow."""
-    for key, value in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "MLFLOW_DISABLE_TELEMETRY": "true",
-                       "TOKENIZERS_PARALLELISM": "false", "RAGAS_DO_NOT_TRACK": "true"}.items():
-        os.environ.setdefault(key, value)
 
 
 @dataclass
@@ -94,7 +89,7 @@ def execute(request: RunRequest, *, resume: bool = False, progress: bool = True,
     Ctrl-C or SIGTERM exits 130 / 143 after saying what it left (a partial summary, MLflow
     runs marked KILLED) and how to resume.
     """
-    _env_quiet()
+    env_quiet()
 
     scoring = Scoring(relevance_level=request.relevance_level, ties=request.ties)
     eval_set = load_eval_set(request.eval_set)
@@ -176,33 +171,6 @@ def judge_model_options(judge: str, judge_model: str | None) -> dict[str, Any]:
         raise click.BadParameter(f"--judge-model applies to --judge {folders}, not '{judge}'", param_hint="--judge-model")
 
     return options_from_path(judge_model)
-
-
-def mlflow_hint(summary: Any, layout: Layout) -> str:
-    """What to open in the MLflow UI: the run's one-line hint, wrapped to the tables' width (not with --wide).
-
-    The command with the store's path stays whole on the first line (a path cannot be cut);
-    the URL and the explanation follow, indented.
-    """
-    hint = summary.mlflow.get("hint") or f"MLflow: {summary.mlflow.get('ui_command')}"
-    if layout.wide or len(hint) <= layout.width:
-        return hint
-    head, sep, rest = hint.partition(", then open ")
-    if not sep:
-        return wrap(hint, layout.width)
-    return head + ",\n" + wrap("  then open " + rest, layout.width, "  ")
-
-
-def summary_tables(summary: Any, layout: Layout) -> str:
-    """The run's (or a scored file's) tables and its hit@5-by-type table; an unknown ``--columns`` name warns (the run is done)."""
-    try:
-        text = comparison_table(summary, layout)
-    except ColumnsError as exc:
-        click.echo(f"warning: --columns: {exc}; printing the default tables", err=True)
-        layout = Layout(width=layout.width, wide=layout.wide)
-        text = comparison_table(summary, layout)
-    per_type = by_type_table(summary, "hit@5", layout)
-    return text + ("\n\n" + per_type if per_type else "")
 
 
 @click.command("run")
@@ -292,14 +260,14 @@ def run(eval_set: str | None, graph_configs: tuple[Path, ...], output: Path | No
                    if not v]
         if missing or eval_set is None:  # eval_set None is in missing
             raise click.UsageError(f"missing {', '.join(missing)} (or use --resume OUTPUT to continue a run)")
-        request = RunRequest(eval_set=_absolute_spec(eval_set), output=str(output),
+        request = RunRequest(eval_set=absolute_spec(eval_set), output=str(output),
                              graph_configs=[str(Path(p).resolve()) for p in graph_configs])
     if resume and tracking_uri is None and request.tracking_uri and "***" in request.tracking_uri:
         raise click.UsageError(f"the run being resumed used a --tracking-uri with credentials, which evalkit never "
                                f"stores ({request.tracking_uri}); give --tracking-uri again, or pass the credentials "
                                "in MLFLOW_TRACKING_USERNAME / MLFLOW_TRACKING_PASSWORD / MLFLOW_TRACKING_TOKEN")
     if eval_set and resume:
-        request.eval_set = _absolute_spec(eval_set)
+        request.eval_set = absolute_spec(eval_set)
     if graph_configs and resume:
         request.graph_configs = [str(Path(p).resolve()) for p in graph_configs]
     overrides = {"workers": workers, "executor": executor, "ray_address": ray_address, "tracking_uri": tracking_uri,
@@ -338,12 +306,6 @@ def apply_labels(summary: Any, output: Path, labels: list[Any]) -> None:
         if c is not None:
             v.corrected = c.to_dict()
     write_json_atomic(output, summary.to_dict())
-
-
-def _absolute_spec(spec: str) -> str:
-    """``path@vN`` with the path made absolute when it names a file (so a resume works from anywhere)."""
-    path, sep, version = spec.partition("@")
-    return str(Path(path).resolve()) + sep + version if Path(path).is_file() else spec
 
 
 def _absolute_path(path: str) -> str:

@@ -6,30 +6,24 @@ from pathlib import Path
 
 import click
 
-from evalkit.analysis.review import parse_source
 from evalkit.commands import user_errors
 from evalkit.commands.options import (
     ESCALATE_HELP,
     JUDGE_HELP,
+    absolute_spec,
+    env_quiet,
     judge_failed_everywhere,
     judge_options_for,
     layout,
+    mlflow_hint,
     output_file,
     scoring_options,
+    summary_tables,
     table_options,
 )
-from evalkit.commands.run import (
-    _absolute_spec,
-    _env_quiet,
-    apply_labels,
-    judge_model_options,
-    mlflow_hint,
-    summary_tables,
-)
-from evalkit.interop.importers import parse_mapping
 from evalkit.metrics import Scoring
-from evalkit.run.runner import RunOptions
-from evalkit.scoring import ANSWER_FIELDS, score_answers, score_run, write_scored
+from evalkit.run.options import RunOptions
+from evalkit.scoring import score_run, write_scored
 
 
 @click.command("score")
@@ -112,10 +106,10 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
     variants of the same eval set. Query ids the eval set lacks, repeated ids and bad
     lines are errors naming file, line and field.
     """
-    _env_quiet()
+    env_quiet()
 
     label_files, label_experiments = _label_sources(labels)
-    eval_set = _absolute_spec(eval_set) if eval_set else None  # recorded so gate can re-verify it from anywhere
+    eval_set = absolute_spec(eval_set) if eval_set else None  # recorded so gate can re-verify it from anywhere
     scoring = Scoring(relevance_level=relevance_level or 1, ties=ties or "pipeline")
     if (run_file is None) == (answers_file is None):
         raise click.UsageError("give one of --run (rankings) or --answers (answers)")
@@ -131,6 +125,11 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
     else:
         if run_format or retrieval_run:
             raise click.UsageError("--run-format and --retrieval-run apply to --run, not --answers")
+        # answers' readers and judges (and the run command's judge options): loaded for answers only
+        from evalkit.commands.run import judge_model_options
+        from evalkit.interop.importers import parse_mapping
+        from evalkit.scoring import ANSWER_FIELDS, score_answers
+
         judge_options = judge_options_for(judge, escalate)
         if judge_llm:
             import yaml
@@ -153,6 +152,7 @@ def score(eval_set: str | None, run_file: Path | None, retrieval_run: Path | Non
     if labels:
         from evalkit.analysis.labels import load_label_files
         from evalkit.analysis.review import read_review_labels
+        from evalkit.commands.run import apply_labels
 
         found = load_label_files(label_files)
         uri = summary.mlflow.get("tracking_uri") or tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
@@ -185,6 +185,8 @@ def _label_sources(specs: tuple[str, ...]) -> tuple[list[str], list[str]]:
     """``--labels`` values split into label files (checked to exist) and MLflow experiments (``mlflow:NAME``)."""
     files, experiments = [], []
     for spec in specs:
+        from evalkit.analysis.review import parse_source  # label reading: loaded only when --labels is given
+
         exp = parse_source(spec)
         if exp is not None:
             experiments.append(exp)

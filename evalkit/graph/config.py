@@ -41,9 +41,9 @@ from evalkit.graph.graph import END, START, Graph, Route, route_targets
 from evalkit.graph.node import node_types
 from evalkit.graph.schema import FIELDS, Role
 from evalkit.index.chunking import check_chunking, with_defaults
+from evalkit.runstore import VARIANT_NAME
 from evalkit.yamlio import read_yaml
 
-VARIANT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}")
 """What a variant name may hold: it is a folder name, an MLflow run name and a tag value."""
 TOP_LEVEL_KEYS = ("name", "description", "seed", "max_steps", "chunking", "nodes", "edges", "routes", "on_error")
 NODE_KEYS = ("type", "params", "budget_s")

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from evalkit.graph.node import node_types
 from evalkit.graph.schema import (
     GUARD_TRIGGERED,
     OUTCOME_EVIDENCE_FOUND,
@@ -31,6 +30,7 @@ def event_role(event: Mapping[str, Any]) -> Role | None:
             return _ROLES.get(role)  # Role(role) cost ~1 us an event, in every pass a summary makes over its traces
         except TypeError:  # unhashable: no role's value
             return None
+    from evalkit.graph.node import node_types  # an event without its role (older records): the engine's registry
 
     cls = node_types().get(str(event.get("type")))
     return cls.role if cls is not None else None

@@ -210,7 +210,7 @@ def check_writes(owner: str, fields: Sequence[str]) -> None:
 
 
 PLUGINS_ENV = "EVALKIT_PLUGINS"
-BUILTIN_NODES = "evalkit.nodes"
+BUILTIN_NODES = "evalkit.nodes.builtin"
 """The package of the built-in node families, loaded the way a plugin is (by name): the engine
 runs any registered node and imports none (docs/concepts.md, Layers)."""
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from evalkit.errors import EvalSetError
 from evalkit.fileio import describe_unencodable, jsonl_lines, unencodable
 from evalkit.records import Document
+from evalkit.runstore import record_parser
 
 
 @dataclass
@@ -39,11 +40,12 @@ def load_corpus(path: str | Path) -> Corpus:
         raise EvalSetError(str(path), "", f"cannot read corpus ({exc.strerror})") from exc
     docs: list[Document] = []
     seen: dict[str, int] = {}
+    parse = record_parser(raw)  # json.loads, or orjson where it reads the very same values (~5x faster)
     for lineno, line in enumerate(jsonl_lines(raw.decode("utf-8")), start=1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = parse(line)
         except json.JSONDecodeError as exc:
             raise EvalSetError(str(path), "", f"not valid JSON ({exc.msg})", line=lineno) from exc
         if not isinstance(obj, dict):

@@ -1,4 +1,8 @@
-"""Built-in node families, one module each; importing this package registers them.
+"""Built-in node families, one module each; ``evalkit.nodes.builtin`` imports them all, which registers them.
+
+Importing this package (or one family) loads no other family: ``node_types()``
+(:mod:`evalkit.graph.node`) imports ``builtin`` when a graph is built or checked, and a
+reader of finished records (``evalkit score --run``) never does.
 
 | type | module | reads -> writes |
 |---|---|---|
@@ -26,21 +30,3 @@
 
 Every node and parameter is documented in ``docs/nodes.md``.
 """
-from evalkit.nodes import (  # noqa: F401
-    compress,
-    evidence,
-    external,
-    generate,
-    grade,
-    graph_retrieve,
-    guard,
-    plan,
-    rerank,
-    retrieve,
-    rewrite,
-    router,
-    safety,
-    scheduler,
-    self_check,
-    sql,
-)

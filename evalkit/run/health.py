@@ -41,7 +41,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evalkit.graph.node import node_types
 from evalkit.graph.schema import LLM_FALLBACK
 from evalkit.nodes.system_outputs import EXTERNAL_FAILURE
 
@@ -125,6 +124,7 @@ def _from_users_system(event: Mapping[str, Any]) -> bool:
     kind = str(event.get("type") or "")
     if kind == SCORED_EVENT:
         return True
+    from evalkit.graph.node import node_types  # the engine's registry, only for a node's event
 
     cls = node_types().get(kind)
     return bool(cls is not None and cls.external)

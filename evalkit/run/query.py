@@ -21,9 +21,8 @@ import operator
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evalkit.graph import Graph, initial_state
 from evalkit.graph.schema import (
     ABSTAINING_OUTCOMES,
     ABSTENTION,
@@ -39,6 +38,7 @@ from evalkit.graph.schema import (
     USED_DOCUMENTS,
     Role,
 )
+from evalkit.graph.state import initial_state
 from evalkit.llm.usage import Usage, usage_scope
 from evalkit.llm.usage import record as record_usage
 from evalkit.metrics import Scoring, order_ranking, score_query
@@ -49,6 +49,9 @@ from evalkit.nodes.system_outputs import EVIDENCE_TEXTS
 from evalkit.records import EvalRecord, Hit, QueryResult
 from evalkit.run.health import degradations
 from evalkit.text.abstention import detect_abstention
+
+if TYPE_CHECKING:
+    from evalkit.graph.graph import Graph
 
 
 def doc_ranking(hits: Sequence[Hit]) -> list[dict[str, Any]]:
@@ -181,6 +184,8 @@ def _ordered(ranking: Sequence[dict[str, Any]], ties: str) -> list[str]:
     Scores are the recorded ones (6 decimals), so a TREC run exported from the records
     (``evalkit export --format trec --scores native``) makes trec_eval see the same ties.
     """
+    if ties == "pipeline":  # the recorded order as it is: no (id, score) pair built to be dropped again
+        return [d["doc_id"] for d in ranking]
     return order_ranking([(d["doc_id"], d["score"]) for d in ranking], ties)
 
 

@@ -10,10 +10,9 @@ unseeded, and results are ordered by the eval set before anything is aggregated.
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -22,20 +21,20 @@ from evalkit.evalsets import EvalSet
 from evalkit.evalsets.evalset import MAX_QUESTION_CHARS
 from evalkit.extras import check as check_extra
 from evalkit.graph import GraphConfig, build_graph
-from evalkit.graph.config import VARIANT_NAME
 from evalkit.graph.memo import WorkMemo
 from evalkit.graph.schema import Role
 from evalkit.index.corpus import load_corpus
 from evalkit.index.resources import Resources
 from evalkit.judges import make_judge
 from evalkit.locking import output_lock
-from evalkit.machine import environment, environment_difference
-from evalkit.metrics import DEFAULT_METRICS, Scoring, parse_metric
+from evalkit.machine import environment, environment_difference, git_commit
+from evalkit.metrics import Scoring, parse_metric
 from evalkit.metrics.agentic import add_loop_metrics
 from evalkit.metrics.tenancy import document_tenants
 from evalkit.records import RunSummary
 from evalkit.run.executors import EXECUTORS, build_on_ray, run_local, run_ray
 from evalkit.run.health import index_degradations
+from evalkit.run.options import RunOptions
 from evalkit.run.query import QueryContext
 from evalkit.run.summarise import variant_metrics, variant_summary
 from evalkit.run.tracking import (
@@ -46,6 +45,7 @@ from evalkit.run.tracking import (
     variant_log,
 )
 from evalkit.runstore import (
+    VARIANT_NAME,
     VariantStore,
     check_output_path,
     long_lived_frozen,
@@ -54,38 +54,7 @@ from evalkit.runstore import (
     write_json_atomic,
 )
 
-__all__ = ["RunOptions", "generates", "run_eval", "variant_metrics"]
-
-
-@dataclass
-class RunOptions:
-    """How to run: output location, parallelism, resume, metrics, MLflow target."""
-
-    output: Path
-    workers: int = 1
-    resume: bool = False
-    metrics: Sequence[str] = DEFAULT_METRICS
-    tracking_uri: str | None = None
-    experiment: str = "evalkit"
-    mlflow: bool = True
-    mlflow_background: bool = True  # log in a worker process beside the query loop (run.tracking)
-    source_name: str = "evalkit run"  # MLflow's mlflow.source.name tag
-    progress: bool = True
-    cache_root: Path | None = None
-    check_mutation: bool = False
-    tags: dict[str, str] = field(default_factory=dict)
-    share_work: bool = True  # compute identical node executions once across variants (graph.memo)
-    traces: bool = True  # also log each query's node path as an MLflow trace
-    trace_limit: int | None = None
-    trace_policy: str = "misses"  # which queries get an MLflow trace: misses (+10 others) or all (track.traces)
-    judge: str = "offline"  # judge backend for generating variants (evalkit.judges registry)
-    judge_options: dict[str, Any] = field(default_factory=dict)
-    executor: str = "local"  # local (threads) or ray
-    ray_address: str | None = None
-    scoring: Scoring = field(default_factory=Scoring)  # relevance level and tie order of the retrieval metrics
-    overwrite: bool = False  # replace the results of another eval set found in the output folder
-    prepare: bool = True  # let nodes batch work for all queries first (Node.prepare); numbers identical
-    gc_freeze: bool = True  # exempt long-lived objects from garbage collection during a query loop; identical
+__all__ = ["RunOptions", "generates", "git_commit", "run_eval", "variant_metrics"]
 
 
 def _note_another_machine(output: Path, here: dict[str, Any], echo: Callable[[str], None]) -> None:
@@ -99,15 +68,6 @@ def _note_another_machine(output: Path, here: dict[str, Any], echo: Callable[[st
         echo(f"warning: resuming a run begun on another machine or stack ({diff}): the queries it kept were "
              "computed there and the rest are computed here, so dense scores may differ in their last digits "
              "between the two groups; re-run without --resume to have them all from one machine")
-
-
-def git_commit() -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
-                             cwd=Path(__file__).resolve().parent)
-        return out.stdout.strip() or None if out.returncode == 0 else None
-    except (OSError, subprocess.SubprocessError):
-        return None
 
 
 def run_eval(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunOptions,

@@ -26,7 +26,6 @@ ragas`` gives them, so contexts match the documents of an eval set imported from
 """
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from evalkit.errors import EvalkitError, LocatedError
 from evalkit.evalsets import TYPES
 from evalkit.evalsets.evalset import MAX_QUESTION_CHARS
 from evalkit.evalsets.lang import record_lang
+from evalkit.fileio import content_sha256
 from evalkit.importers.dataset import ColumnMap, read_rows, resolve_columns
 from evalkit.index.corpus import context_id
 from evalkit.records import EvalRecord
@@ -101,17 +101,6 @@ class AnswersFile:
         """``field`` as an error names it: with the column it was read from when that differs."""
         col = self.columns.get(field, field)
         return field if col == field else f"{field} (column '{col}')"
-
-
-def content_sha256(path: Path) -> str:
-    """SHA-256 of a file's bytes; of a folder (a datasets folder), of every file's relative path and bytes."""
-    if path.is_file():
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    h = hashlib.sha256()
-    for p in sorted(q for q in path.rglob("*") if q.is_file()):
-        h.update(p.relative_to(path).as_posix().encode() + b"\0")
-        h.update(hashlib.sha256(p.read_bytes()).digest())
-    return h.hexdigest()
 
 
 def read_answers(source: str | Path, mapping: ColumnMap | None = None, answers_format: str = "auto",

@@ -15,14 +15,21 @@ from collections.abc import Callable
 import yaml
 
 from evalkit.errors import EvalkitError
-from evalkit.graph.config import VARIANT_NAME
 from evalkit.locking import output_lock
+from evalkit.machine import git_commit
 from evalkit.metrics import Scoring
 from evalkit.records import QueryResult, RunSummary
-from evalkit.run.runner import RunOptions, git_commit, long_lived_frozen
+from evalkit.run.options import RunOptions
 from evalkit.run.summarise import variant_summary
 from evalkit.run.tracking import log_variants
-from evalkit.runstore import VariantStore, check_output_path, results_folder, write_json_atomic
+from evalkit.runstore import (
+    VARIANT_NAME,
+    VariantStore,
+    check_output_path,
+    long_lived_frozen,
+    results_folder,
+    write_json_atomic,
+)
 from evalkit.scoring.scored import LazyRecords, Scored
 
 

@@ -54,9 +54,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from evalkit.errors import EvalkitError
-from evalkit.text.error_replies import detect_error_reply
-from evalkit.text.partial_answers import content_clauses
-from evalkit.text.refusal_rules import normalise, refusal_spans
 
 __all__ = ["Abstention", "AbstentionPatternError", "compile_patterns", "detect_abstention"]
 
@@ -162,17 +159,21 @@ def detect_abstention(answer: str, *, finish_reason: str | None = None, extra_pa
         if (finish_reason or "").lower() == "length":
             return Abstention(False, "truncated", "finish_reason=length")
         return Abstention(True, "empty")
-    error = detect_error_reply(text)
+    # the default rules: hundreds of regular expressions, compiled when the first answer is read (an eval set
+    # checking its user patterns, or `evalkit score --run`, reads none)
+    from evalkit.text import error_replies, partial_answers, refusal_rules
+
+    error = error_replies.detect_error_reply(text)
     if error is not None:
         return Abstention(False, "error_reply", error.matched)
     empty = _empty_answer_field(text)
     if empty is not None:
         return Abstention(True, "refusal", empty)
-    norm = normalise(text)
-    spans = refusal_spans(norm)
+    norm = refusal_rules.normalise(text)
+    spans = refusal_rules.refusal_spans(norm)
     if not spans:
         return Abstention(False, "answer")
     start, end = spans[0]
-    if content_clauses(norm, spans):
+    if partial_answers.content_clauses(norm, spans):
         return Abstention(False, "partial", text[start:end])
     return Abstention(True, "refusal", text[start:end])

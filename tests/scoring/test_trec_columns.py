@@ -79,6 +79,10 @@ def test_tied_scores_are_ordered_by_document_id_descending():
     "q1 Q0 d1 1 2.0 t\nq1  Q0 d2 2 1.0 t\n",  # two spaces
     "q1 Q0 d1 1 2.0 t\n\nq2 Q0 d2 1 1.0 t\n",  # a blank line inside (line numbers shift)
     " q1 Q0 d1 1 2.0 t\n",  # a space-led line
+    "q1 Q0 d1 1 2.0 t\nq2 Q0  d2 1.0 t\n",  # five columns and two spaces: six fields, one empty
+    "q1 Q0 d1 1 2.0 \nq2 Q0 d2 1 1.0 t\n",  # a space-ended line of five columns: an empty sixth field
+    "q1 Q0 d1 1 2.0 t \nq2 Q0 d2 1 1.0 t\n",  # a space-ended line inside the file
+    "q1 Q0 d1 1 2.0 t\n \nq2 Q0 d2 1 1.0 t\n",  # a line of one space
     "q1 Q0 d1\u00a0x 1 2.0 t\n",  # NBSP splits for str.split()
     "q1 Q0 d1 1 2.0 t\nq1 Q0 d1 2 1.0 t\n",  # a document twice
     "q1 Q0 d1 1 2.0 a\nq1 Q0 d2 2 1.0 b\n",  # two run tags
