@@ -13,8 +13,7 @@ Importing this package is cheap: the names above load on first use, and heavy li
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from evalkit.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -24,11 +23,4 @@ _LAZY = {"evaluate": "evalkit.api", "score": "evalkit.api", "load_results": "eva
 __all__ = ["Results", "__version__", "evaluate", "load_results", "score"]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'evalkit' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

@@ -6,8 +6,9 @@ brings pydantic and the LLM client), so a reader of finished traces (``evalkit.g
 """
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from evalkit.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from evalkit.graph.config import GraphConfig, build_graph, config_from_dict, load_graph_config
@@ -27,11 +28,4 @@ __all__ = ["END", "Graph", "GraphConfig", "Node", "NodeParams", "Route", "RunOut
            "load_variants", "node_types", "register_node"]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'evalkit.graph' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

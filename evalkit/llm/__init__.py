@@ -7,8 +7,9 @@ e5 embedder only when a client that needs them is built; ``evalkit.llm.usage`` a
 """
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from evalkit.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from evalkit.llm.base import CacheMiss, ChatRequest, ChatResponse, LLMError, LLMSpec, Message
@@ -28,11 +29,4 @@ __all__ = ["BACKENDS", "CacheMiss", "ChatRequest", "ChatResponse", "INSUFFICIENT
            "LLMError", "LLMSpec", "Message", "Usage", "make_backend", "parse_json", "usage_scope"]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'evalkit.llm' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

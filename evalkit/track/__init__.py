@@ -10,8 +10,9 @@ that use them.
 """
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from evalkit.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from evalkit.track.mlflow_log import InvocationLogger, log_invocation
@@ -29,11 +30,4 @@ __all__ = ["InvocationLogger", "VariantLog", "default_tracking_uri", "log_invoca
            "mlflow_metric_name", "ui_hint"]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'evalkit.track' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
