@@ -80,8 +80,8 @@ def counted_date(target: DateValue, stated: Sequence[DateValue], durations: Sequ
 
     ``shown``: the durations the claim itself writes, which count however short they are.
     """
-    if not years:
-        return next((how for y in REFERENCE_YEARS if (how := counted_date(target, stated, [
+    if not years:  # the reason gives months and days only: the year was not stated
+        return next((how.replace(f"{y}-", "") for y in REFERENCE_YEARS if (how := counted_date(target, stated, [
             d for d in durations if d[1] != "wd"], [y], [d for d in shown if d[1] != "wd"]))), None)
     goals = _full_dates([target], years)
     starts = _full_dates(stated, years)

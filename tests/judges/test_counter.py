@@ -121,7 +121,7 @@ def test_dates_no_text_gives_a_year_for_are_counted_in_any_year():
     """"9月3日买的，30日内登记" -> 10月3日: no year anywhere; day arithmetic is that of a common (or leap) year;
     working days depend on the year and are not counted."""
     bought, thirty = DateValue(None, 9, 3), [(30 * 86400.0, "d")]
-    assert counted_date(DateValue(None, 10, 3), [bought], thirty, []) is not None
+    assert counted_date(DateValue(None, 10, 3), [bought], thirty, []) == "10-03 = 09-03 + 30 days (±1)"
     assert counted_date(DateValue(None, 10, 9), [bought], thirty, []) is None
     # across the end of February: 2月20日 + 10 days is 3月2日 in a common year, 3月1日 in a leap year
     assert counted_date(DateValue(None, 3, 2), [DateValue(None, 2, 20)], [(10 * 86400.0, "d")], []) is not None
