@@ -216,7 +216,8 @@ def refusal_spans(text: str) -> list[tuple[int, int]]:
     elif head and _FRAGMENT.match(text[head[0][0]:head[0][1]]):
         spans.append(head[0])
     prev_source = False
-    for s, e in _clauses(text, _SENTENCE):
+    sentences = _clauses(text, _SENTENCE)
+    for s, e in sentences:
         sentence, at, shift = text[s:e], 0, 0
         pronoun = _PRONOUN.match(sentence) if prev_source and _SAYING.search(sentence) else None
         if pronoun:  # "The documents I have cover X. They don't cover the warranty.": "they" are the documents
@@ -228,7 +229,6 @@ def refusal_spans(text: str) -> list[tuple[int, int]]:
             start, end = (s + (p if p <= at else max(at, p - shift)) for p in (m.start(), m.end()))
             spans.append((start, end))
         prev_source = bool(_SOURCE.search(text[s:e]))
-    sentences = _clauses(text, _SENTENCE)
     return sorted({(s, e) for s, e in spans if not _world_lookup(text[slice(*_clause_of(sentences, s))])})
 
 
