@@ -7,6 +7,7 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -80,10 +81,8 @@ def test_record_check_ignores_clocks_reuse_and_cache_hits_and_finds_any_other_di
     assert record_differences(files["a"], files["c"]) == (3, ["q1", "q2", "q3"])  # q2 and q3: present in one only
 
 
-def test_the_stage_timers_wrap_functions_that_exist_and_put_them_back():
-    """The timers patch evalkit's own functions by name: a module or function that moved (the record store
-    went from evalkit.run.store to evalkit.runstore) broke the benchmark at its first stage, after minutes of
-    encoding. Loads the benchmark module by path (it imports deploy_gate_data from its folder)."""
+def _scale_module() -> Any:
+    """``benchmarks/deploy_gate_scale.py``, loaded by path (it imports deploy_gate_data from its folder)."""
     bench = Path(__file__).resolve().parents[2] / "benchmarks"
     sys.path.insert(0, str(bench))
     try:
@@ -93,6 +92,14 @@ def test_the_stage_timers_wrap_functions_that_exist_and_put_them_back():
         spec.loader.exec_module(mod)
     finally:
         sys.path.remove(str(bench))
+    return mod
+
+
+def test_the_stage_timers_wrap_functions_that_exist_and_put_them_back():
+    """The timers patch evalkit's own functions by name: a module or function that moved (the record store
+    went from evalkit.run.store to evalkit.runstore) broke the benchmark at its first stage, after minutes of
+    encoding. Loads the benchmark module by path (it imports deploy_gate_data from its folder)."""
+    mod = _scale_module()
     from evalkit import runstore
 
     before = runstore.VariantStore.append
@@ -100,3 +107,15 @@ def test_the_stage_timers_wrap_functions_that_exist_and_put_them_back():
         assert runstore.VariantStore.append is not before  # wrapped while timing
         assert stages is not None
     assert runstore.VariantStore.append is before
+
+
+def test_the_warm_run_takes_exactly_the_variants_with_a_generate_node():
+    """The untimed warm run caches the extractive generator's e5 vectors; it must run every variant that
+    generates (else the timed run is cold for it) and no other (a retrieval-only variant would only cost)."""
+    mod = _scale_module()
+    from evalkit.graph import config_from_dict
+
+    configs = [config_from_dict(v) for v in variants()]
+    assert [c.name for c in mod.generating(configs)] == ["rag_rrf_extractive", "rag_bm25_extractive",
+                                                         "agentic_grade"]
+    assert mod.generating([c for c in configs if c.name in ("bm25", "rrf_rerank_guard")]) == []
