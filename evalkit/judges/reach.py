@@ -27,7 +27,12 @@ own rounding and hedge (:func:`evalkit.judges.readings.interval`):
    stated value satisfies; a duration between two stated dates or years;
 7. a bare whole number up to :data:`MAX_COUNT` in a claim that lists as many things: a
    count the answer made itself ("材料共三项：①…②…③…"), or of what the question lists; a clock time: a stated time plus or
-   minus a stated duration.
+   minus a stated duration;
+8. for a number none of the above reaches, in a claim or an answer that computes: two operations
+   on three stated values, ``(a op b) op c``, units aside (:mod:`.chains`; it fits some wrong
+   values by chance, which are then ``unverified``: the trade is measured there). Not for a
+   duration (the small counts of clause and amendment numbers fit any few days), nor in an answer
+   that states its figures plainly (a short answer's wrong number would fit by chance).
 
 Dates: every part the answer gives (year, month, day, quarter) is stated by some date of
 the evidence or the question (a year also as a plain number or inside a stated range); a
@@ -47,6 +52,7 @@ from datetime import date
 from itertools import combinations
 
 from evalkit.judges.calendar import counted_date, weekday_check
+from evalkit.judges.chains import two_steps
 from evalkit.judges.readings import interval
 from evalkit.judges.stated import bare_counts, stated_numbers, stated_ranges, unit_numbers
 from evalkit.text.lexicon import CJK
@@ -87,6 +93,12 @@ class _Value:
     year: bool = False
     raw: float | None = None  # as written (500 of 500公斤, whose value is in grams)
     in_answer: bool = False   # stated by the answer itself (its own arithmetic shows its operands)
+
+    def label(self) -> str:
+        """The value as a reason prints it: a duration as written with its unit ("7 d"), a percentage with "%"."""
+        if self.kind == "duration" and self.raw is not None:
+            return f"{_g(self.raw)} {self.unit or ''}".strip()
+        return f"{_g(self.value)}{'%' if self.unit == '%' else ''}"
 
 
 _CODE_QUANTITY = re.compile(r"^([+-]?\d+(?:\.(\d+))?)[-\s]?([A-Za-z]+)$")
@@ -218,7 +230,7 @@ def _listed(text: str, count: float) -> bool:
 
 def _reach_quantity(target: Atom, claim_text: str, evidence: Sequence[Atom], numbers: Sequence[float],
                     ranges: Sequence[tuple[float, float]], values: Sequence[_Value], texts: Sequence[str],
-                    question: str = "") -> str | None:
+                    question: str = "", computed: bool = False) -> str | None:
     q = target.quantity
     assert q is not None
     lo, hi, reading = interval(q, claim_text, target.start, target.end)
@@ -278,6 +290,11 @@ def _reach_quantity(target: Atom, claim_text: str, evidence: Sequence[Atom], num
     for value, how in _candidates(q, values, claim_text):
         if fits(value):
             return f"{q.text.strip()} = {how}"
+    if computed and q.kind == "number" and (q.unit is not None or abs(q.value) >= 100):  # step 8 (a small count fits)
+        how = two_steps(lo, hi, sorted(scales), q.unit, [(v.value, v.unit, v.label()) for v in values if not v.year]
+                        + [(v.value / 100, None, v.label()) for v in values if v.unit == "%"])
+        if how:
+            return f"{q.text.strip()} = {how} (two steps: this wide a search also fits some wrong values)"
     return None
 
 
@@ -352,10 +369,12 @@ def _reach_name(target: Atom, texts: Sequence[str]) -> str | None:
 
 
 def reach(target: Atom, claim_text: str, atoms: Sequence[Atom], texts: Sequence[str],
-          answer: Sequence[Atom] = (), question: str = "") -> str | None:
+          answer: Sequence[Atom] = (), question: str = "", computed: bool = False) -> str | None:
     """How ``target`` (an atom of the claim ``claim_text``) could follow from the stated ``atoms``
     and ``texts`` (evidence passages, the question) and the ``answer``'s other atoms (and the
     question's: values a user gives are operands the answer may work from), or None: absent.
+    ``computed``: the claim or its answer computes (:func:`evalkit.judges.counter.computes`), so a
+    value two operations away is one it may have computed (step 8).
 
     See the module docstring for the derivations tried.
     """
@@ -391,4 +410,5 @@ def reach(target: Atom, claim_text: str, atoms: Sequence[Atom], texts: Sequence[
              if (how := counted_date(c, [d for a in dated for d in a.dates], spans, years, shown))), None)
     if target.quantity is None:
         return None
-    return _reach_quantity(target, claim_text, atoms, numbers, ranges, _operands(atoms, answer, texts), texts, question)
+    return _reach_quantity(target, claim_text, atoms, numbers, ranges, _operands(atoms, answer, texts), texts, question,
+                           computed)
