@@ -176,6 +176,19 @@ def test_the_eighth_held_out_split_is_measured_as_reported():
     a declined part, which need the question to tell from answers."""
     assert _split_counts("abstention_test8.jsonl") == {"en": (25, 0, 5), "zh": (26, 0, 4)}
 
+
+def test_the_ninth_held_out_split_is_measured_as_reported():
+    """120 more (60 refusals, en/zh 30/30, each with its question), written blind on 2026-12-04 by a writer
+    asked for wordings a detector built from common phrases would miss, and measured once, with the rules
+    learned from split 8 (unchanged since): precision 1.000, recall 0.350 (en 0.267, zh 0.433). Its misses
+    have no stock phrase: clarification-only and upload requests, descriptions of what the documents cover
+    ("the leave policy explains how sick days are earned ..."), "Search returned 0 matching passages.", "I'm
+    drawing a blank on that in the docs", conflicting sources, a source "from 2021" so "may well be out of
+    date", hotline referrals, a markdown table whose value is "Not found". A recall this far under the
+    earlier fresh splits (0.767, 0.600) says the rules fit the wordings they were written from; the
+    rules did not learn from this split (no fresh split would be left to measure them)."""
+    assert _split_counts("abstention_test9.jsonl") == {"en": (8, 0, 22), "zh": (13, 0, 17)}
+
 # --- refusals in users' own wordings (tests/judges/data/abstention_cases.jsonl) -----------------------------
 CASES = Path(__file__).resolve().parent / "data" / "abstention_cases.jsonl"
 FLOOR_PRECISION, FLOOR_RECALL = 0.95, 0.93  # per language, on the held-out split (the old rules: en 0.78/0.84, zh 0.71/0.80)
