@@ -21,6 +21,7 @@ measured in reports/judges.md, "Judge v13".
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import product
 
 import numpy as np
 
@@ -77,7 +78,7 @@ def two_steps(lo: float, hi: float, scales: Sequence[float], unit: str | None,
     if sum(len(g) for g in groups.values()) < 3:
         return None
     sorted_groups = {u: np.array(sorted(g)) for u, g in groups.items()}
-    for ua, ub in ((ua, ub) for ua in groups for ub in groups):
+    for ua, ub in product(groups, repeat=2):
         a, b = sorted_groups[ua], sorted_groups[ub]
         i = np.repeat(np.arange(len(a)), len(b))  # every (a value, b value) pair
         j = np.tile(np.arange(len(b)), len(a))

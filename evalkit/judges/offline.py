@@ -302,9 +302,10 @@ class OfflineJudge:
         atoms = [a for p in pools.values() for a in p.atoms]
         texts = [p.text for p in pools.values()] + [q_pool.text]
         passages = [p.text for p in pools.values()]
+        computed = computing or computes(claim.text)  # a value two steps away is one it may have computed
         for g in todo:
             how = reach(g.atom, claim.text, atoms, texts, answer_atoms + list(q_pool.atoms), q_pool.text,
-                        computed=computing or computes(claim.text))
+                        computed=computed)
             if how:
                 g.derived, g.problem = how, None
             elif g.atom.kind in VALUE_KINDS:  # unsupported only with positive evidence (:mod:`.counter`)

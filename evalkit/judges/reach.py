@@ -29,10 +29,11 @@ own rounding and hedge (:func:`evalkit.judges.readings.interval`):
    count the answer made itself ("材料共三项：①…②…③…"), or of what the question lists; a clock time: a stated time plus or
    minus a stated duration;
 8. for a number none of the above reaches, in a claim or an answer that computes: two operations
-   on three stated values, ``(a op b) op c``, units aside (:mod:`.chains`; it fits some wrong
-   values by chance, which are then ``unverified``: the trade is measured there). Not for a
-   duration (the small counts of clause and amendment numbers fit any few days), nor in an answer
-   that states its figures plainly (a short answer's wrong number would fit by chance).
+   on three stated values, ``(a op b) op c``, with units that fit (:mod:`.chains`; it fits some
+   wrong values by chance, which are then ``unverified``: the trade is measured there). Not for
+   a duration (the small counts of clause and amendment numbers fit any few days), a bare count
+   under 100, or in an answer that states its figures plainly (a short answer's wrong number
+   would fit by chance).
 
 Dates: every part the answer gives (year, month, day, quarter) is stated by some date of
 the evidence or the question (a year also as a plain number or inside a stated range); a
