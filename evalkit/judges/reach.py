@@ -55,7 +55,15 @@ from itertools import combinations
 from evalkit.judges.calendar import counted_date, weekday_check
 from evalkit.judges.chains import two_steps
 from evalkit.judges.readings import interval
-from evalkit.judges.stated import bare_counts, stated_numbers, stated_ranges, unit_numbers
+from evalkit.judges.stated import (
+    Operand,
+    bare_counts,
+    code_quantity,
+    figure,
+    operands,
+    stated_numbers,
+    stated_ranges,
+)
 from evalkit.text.lexicon import CJK
 from evalkit.text.memo import shared
 from evalkit.text.quantities import Quantity, find_quantities, quantities_match
@@ -79,66 +87,14 @@ CONVERSIONS: tuple[tuple[str, float, str, str], ...] = (
     ("m -> cm", 100.0, r"cm|厘米", r"\d\s?m\b|(?<![毫厘千])米"), ("km -> m", 1000.0, r"\d\s?m\b|(?<![毫厘千])米", r"km|公里|千米"),
     ("GHz -> MHz", 1000.0, r"MHz", r"GHz"), ("kg -> g", 1000.0, r"\d\s?g\b|(?<![公千毫])克", r"kg|公斤|千克"))
 _TITLES = words("name_titles")
-_MAX_OPERANDS = 40
 _TEMPERATURE = frozenset({"c", "deg"})  # the ends of a range (-10°C ~ 60°C): no sums, differences or products
 MAX_COUNT = 10  # a bare whole number up to this is a count an answer makes itself ("三项", "both")
 
 
-@dataclass(frozen=True)
-class _Value:
-    """A stated quantity as an operand: its value, unit and kind (a year takes part in sums only)."""
-
-    value: float
-    unit: str | None
-    kind: str
-    year: bool = False
-    raw: float | None = None  # as written (500 of 500公斤, whose value is in grams)
-    in_answer: bool = False   # stated by the answer itself (its own arithmetic shows its operands)
-
-    def label(self) -> str:
-        """The value as a reason prints it: a duration as written with its unit ("7 d"), a percentage with "%"."""
-        if self.kind == "duration" and self.raw is not None:
-            return f"{_g(self.raw)} {self.unit or ''}".strip()
-        return f"{_g(self.value)}{'%' if self.unit == '%' else ''}"
+_g = figure
 
 
-_CODE_QUANTITY = re.compile(r"^([+-]?\d+(?:\.(\d+))?)[-\s]?([A-Za-z]+)$")
-
-
-def _code_quantity(atom: Atom) -> Quantity | None:
-    """A "code" that is a number with a unit the quantity reader does not know (``41kWh``, ``2-point``)."""
-    m = _CODE_QUANTITY.match(atom.text.strip()) if atom.kind == "code" else None
-    if not m:
-        return None
-    value = float(m.group(1))
-    return Quantity("number", value, atom.text, atom.start, atom.end, unit=m.group(3).lower(), raw=value,
-                    step=10.0 ** -len(m.group(2)) if m.group(2) else 0.0)
-
-
-def _operands(atoms: Iterable[Atom], answer: Iterable[Atom], texts: Iterable[str] = ()) -> list[_Value]:
-    out: dict[tuple[float, str | None, str, bool, float | None], bool] = {}
-    for mine, group in ((True, answer), (False, atoms)):
-        for a in group:
-            q = a.quantity or _code_quantity(a)
-            if q is not None and q.kind in ("number", "duration", "time"):
-                key = (q.value, q.unit, q.kind, False, q.raw)
-                out[key] = out.get(key, False) or mine
-            for d in a.dates:
-                if d.year:
-                    out.setdefault((float(d.year), None, "number", True, None), mine)
-    read = {k[0] for k in out} | {k[4] for k in out}
-    for t in texts:  # numbers with a unit the quantity reader does not know ("82kWh", "3.0GHz")
-        for v, unit in unit_numbers(t):
-            if v not in read:
-                out.setdefault((v, unit, "number", False, v), False)
-    return [_Value(*k, in_answer=v) for k, v in out.items()][:_MAX_OPERANDS]
-
-
-def _g(x: float) -> str:
-    return f"{x:,.6g}"
-
-
-def _candidates(t: Quantity, values: Sequence[_Value], claim_text: str = "") -> Iterable[tuple[float, str]]:
+def _candidates(t: Quantity, values: Sequence[Operand], claim_text: str = "") -> Iterable[tuple[float, str]]:
     """What one operation on two stated values gives, with how (step 4 of the module docstring).
 
     Units must fit the target: a sum or difference of two values in its unit (durations in any
@@ -155,7 +111,7 @@ def _candidates(t: Quantity, values: Sequence[_Value], claim_text: str = "") -> 
     counted = bare_counts(claim_text)
     pct = t.unit == "%"
 
-    def own(v: _Value) -> bool:
+    def own(v: Operand) -> bool:
         return v.kind == t.kind and (v.unit == t.unit or t.kind == "duration")
 
     for a, b in combinations(values, 2):
@@ -230,7 +186,7 @@ def _listed(text: str, count: float) -> bool:
 
 
 def _reach_quantity(target: Atom, claim_text: str, evidence: Sequence[Atom], numbers: Sequence[float],
-                    ranges: Sequence[tuple[float, float]], values: Sequence[_Value], texts: Sequence[str],
+                    ranges: Sequence[tuple[float, float]], values: Sequence[Operand], texts: Sequence[str],
                     question: str = "", computed: bool = False) -> str | None:
     q = target.quantity
     assert q is not None
@@ -384,7 +340,7 @@ def reach(target: Atom, claim_text: str, atoms: Sequence[Atom], texts: Sequence[
         if whole:  # "2.0GHz" read as the code "0GHz": take the whole number
             start = target.start - len(whole.group(0))
             target = Atom("code", claim_text[start:target.end], target.key, start, target.end)
-        q = _code_quantity(target)
+        q = code_quantity(target)
         if q is not None:  # "41kWh": reach it as the number it is
             target = Atom("number", target.text, target.key, target.start, target.end, quantity=q)
         elif target.text[:1].isdigit() and {float(x) for x in re.findall(r"\d+(?:\.\d+)?", target.text)} \
@@ -411,5 +367,5 @@ def reach(target: Atom, claim_text: str, atoms: Sequence[Atom], texts: Sequence[
              if (how := counted_date(c, [d for a in dated for d in a.dates], spans, years, shown))), None)
     if target.quantity is None:
         return None
-    return _reach_quantity(target, claim_text, atoms, numbers, ranges, _operands(atoms, answer, texts), texts, question,
+    return _reach_quantity(target, claim_text, atoms, numbers, ranges, operands(atoms, answer, texts), texts, question,
                            computed)

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from evalkit.text.memo import shared
-from evalkit.text.quantities import find_quantities
+from evalkit.text.quantities import Quantity, find_quantities
 from evalkit.text.values import Atom
 
-__all__ = ["bare_counts", "stated_numbers", "stated_ranges", "unit_numbers"]
+__all__ = ["MAX_OPERANDS", "Operand", "bare_counts", "code_quantity", "figure", "operands", "stated_numbers",
+           "stated_ranges", "unit_numbers"]
+
+MAX_OPERANDS = 40  # stated values one derivation of :mod:`.reach` combines at most
 
 _RANGE = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(?:[-–—~～至到]|to|through|thru|and)\s*(\d[\d,]*(?:\.\d+)?)", re.IGNORECASE)
 _DIGITS = re.compile(r"(?<![\d.])\d[\d,]*(?:\.\d+)?")
@@ -78,3 +82,61 @@ def unit_numbers(text: str) -> tuple[tuple[float, str], ...]:
 def bare_counts(text: str) -> frozenset[float]:
     """The values of the quantities of ``text`` without a unit (counts a claim writes: "3 家", "two")."""
     return frozenset(q.value for q in find_quantities(text) if q.unit is None)
+
+
+def figure(x: float) -> str:
+    """A value as a reason prints it (six significant digits, thousands separated)."""
+    return f"{x:,.6g}"
+
+
+@dataclass(frozen=True)
+class Operand:
+    """A stated quantity as an operand: its value, unit and kind (a year takes part in sums only)."""
+
+    value: float
+    unit: str | None
+    kind: str
+    year: bool = False
+    raw: float | None = None  # as written (500 of 500公斤, whose value is in grams)
+    in_answer: bool = False   # stated by the answer itself (its own arithmetic shows its operands)
+
+    def label(self) -> str:
+        """The value as a reason prints it: a duration as written with its unit ("7 d"), a percentage with "%"."""
+        if self.kind == "duration" and self.raw is not None:
+            return f"{figure(self.raw)} {self.unit or ''}".strip()
+        return f"{figure(self.value)}{'%' if self.unit == '%' else ''}"
+
+
+_CODE_QUANTITY = re.compile(r"^([+-]?\d+(?:\.(\d+))?)[-\s]?([A-Za-z]+)$")
+
+
+def code_quantity(atom: Atom) -> Quantity | None:
+    """A "code" that is a number with a unit the quantity reader does not know (``41kWh``, ``2-point``)."""
+    m = _CODE_QUANTITY.match(atom.text.strip()) if atom.kind == "code" else None
+    if not m:
+        return None
+    value = float(m.group(1))
+    return Quantity("number", value, atom.text, atom.start, atom.end, unit=m.group(3).lower(), raw=value,
+                    step=10.0 ** -len(m.group(2)) if m.group(2) else 0.0)
+
+
+def operands(atoms: Iterable[Atom], answer: Iterable[Atom], texts: Iterable[str] = ()) -> list[Operand]:
+    """The values a derivation may combine: the ``answer``'s own first (marked ``in_answer``), then the stated
+    ``atoms``' (a year as a number that takes part in sums only), then numbers with a unit the quantity reader
+    does not know in ``texts``; at most :data:`MAX_OPERANDS`."""
+    out: dict[tuple[float, str | None, str, bool, float | None], bool] = {}
+    for mine, group in ((True, answer), (False, atoms)):
+        for a in group:
+            q = a.quantity or code_quantity(a)
+            if q is not None and q.kind in ("number", "duration", "time"):
+                key = (q.value, q.unit, q.kind, False, q.raw)
+                out[key] = out.get(key, False) or mine
+            for d in a.dates:
+                if d.year:
+                    out.setdefault((float(d.year), None, "number", True, None), mine)
+    read = {k[0] for k in out} | {k[4] for k in out}
+    for t in texts:  # numbers with a unit the quantity reader does not know ("82kWh", "3.0GHz")
+        for v, unit in unit_numbers(t):
+            if v not in read:
+                out.setdefault((v, unit, "number", False, v), False)
+    return [Operand(*k, in_answer=v) for k, v in out.items()][:MAX_OPERANDS]
