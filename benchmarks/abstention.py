@@ -3,6 +3,7 @@
 
     python benchmarks/abstention.py            # both splits
     python benchmarks/abstention.py --show     # also list every wrong call
+    python benchmarks/abstention.py --model e5 # the rules, then the learned stage (evalkit.models.abstention)
 
 What it does: reads ``benchmarks/data/abstention_dev.jsonl`` (the split the default
 patterns of :mod:`evalkit.text.abstention` were developed on) and
@@ -61,15 +62,19 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--show", action="store_true", help="List every answer the detector got wrong.")
     p.add_argument("--strict", action="store_true", help="Exit 1 when the test split misses a target.")
+    p.add_argument("--model", default=None, help="Add the learned stage of this name (e5) after the rules. Its "
+                   "weights were fitted on the splits they name (evalkit/models/data/): figures on those splits "
+                   "are in-sample; the file's own 'cross_validated' figures are not.")
     args = p.parse_args(argv)
-    from evalkit.text.abstention import detect_abstention
+    from evalkit.models.abstention import detect as detect_abstention
 
     missed = []
     for split, path in SPLITS.items():
         if not path.exists():
             print(f"{split}: {path} not found")
             continue
-        data = [(r, detect_abstention(r["answer"], finish_reason=r.get("finish_reason"))) for r in load(path)]
+        data = [(r, detect_abstention(r["answer"], finish_reason=r.get("finish_reason"), model=args.model))
+                for r in load(path)]
         rows = [(r, d.abstained) for r, d in data]
         print(f"\n## {split} split ({path.name}): {len(rows)} answers, "
               f"{sum(r['label'] == 'abstained' for r, _ in rows)} labelled abstained")

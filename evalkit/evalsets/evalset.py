@@ -97,8 +97,10 @@ class AbstentionRules:
 
         patterns: ["暂无该数据", "outside my remit"]   # answers that are refusals
         not_patterns: ["不提供住宿补贴"]               # answers that only look like refusals (or errors)
+        model: e5                                      # the learned stage on what the rules call an answer
 
-    Regular expressions, added to the defaults of :mod:`evalkit.text.abstention`. They
+    Regular expressions, added to the defaults of :mod:`evalkit.text.abstention`; ``model`` names a
+    learned second stage (:mod:`evalkit.models.abstention`), off when absent. They
     are scoring options, not eval data: not part of the frozen hash, but recorded with
     every run (``sha256``).
     """
@@ -107,6 +109,7 @@ class AbstentionRules:
     not_patterns: tuple[str, ...] = ()
     path: str = ""
     sha256: str = ""
+    model: str | None = None
 
 
 def load_abstention_rules(eval_set_path: Path) -> AbstentionRules | None:
@@ -120,10 +123,18 @@ def load_abstention_rules(eval_set_path: Path) -> AbstentionRules | None:
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise EvalSetError(str(path), "", f"cannot read abstention rules ({exc})") from exc
     if not isinstance(data, dict):
-        raise EvalSetError(str(path), "", "expected a mapping with 'patterns' and/or 'not_patterns'")
+        raise EvalSetError(str(path), "", "expected a mapping with 'patterns', 'not_patterns' and/or 'model'")
     for key in data:
-        if key not in ("patterns", "not_patterns"):
-            raise EvalSetError(str(path), key, f"unknown key{did_you_mean(key, ('patterns', 'not_patterns'))}")
+        if key not in ("patterns", "not_patterns", "model"):
+            raise EvalSetError(str(path), key, f"unknown key{did_you_mean(key, ('patterns', 'not_patterns', 'model'))}")
+    model = data.get("model")
+    if model is not None:
+        from evalkit.models.abstention import check_name
+
+        try:
+            check_name(model if isinstance(model, str) else repr(model))
+        except ValueError as exc:
+            raise EvalSetError(str(path), "model", str(exc)) from exc
     out = {}
     for key in ("patterns", "not_patterns"):
         value = data.get(key) or []
@@ -134,7 +145,7 @@ def load_abstention_rules(eval_set_path: Path) -> AbstentionRules | None:
         except AbstentionPatternError as exc:
             raise EvalSetError(str(path), key, str(exc)) from exc
         out[key] = tuple(value)
-    return AbstentionRules(out["patterns"], out["not_patterns"], str(path), hashlib.sha256(raw).hexdigest())
+    return AbstentionRules(out["patterns"], out["not_patterns"], str(path), hashlib.sha256(raw).hexdigest(), model)
 
 
 def display_path(path: str | Path) -> str:

@@ -50,7 +50,7 @@ YAML::
         evidence_from: evidence              # the guard's output; or reranked / retrieved
         evidence_k: 5
         citation_style: numbered             # or id (default)
-        abstention: {patterns: ["暂无该数据"], not_patterns: ["不提供住宿补贴"]}
+        abstention: {patterns: ["暂无该数据"], not_patterns: ["不提供住宿补贴"]}   # model: e5 adds the learned stage
         graph_evidence: true                 # optional: also show graph_local's triples
 """
 from __future__ import annotations
@@ -89,6 +89,7 @@ from evalkit.llm.base import LLMSpec
 from evalkit.llm.extractive import (
     INSUFFICIENT_EVIDENCE as NO_EVIDENCE_ANSWER,  # one wording everywhere
 )
+from evalkit.models import abstention as learned_abstention
 from evalkit.nodes.reference_only import REFERENCE_NOTE, ReferenceOnly, tiers
 from evalkit.records import Hit
 from evalkit.text.abstention import compile_patterns, detect_abstention
@@ -154,12 +155,19 @@ class AbstentionParams(NodeParams):
                                       "(\"暂无该数据\")")
     not_patterns: tuple[str, ...] = Field(default=(), description="regular expressions of answers that only look "
                                           "like refusals or error messages (\"不提供住宿补贴\")")
+    model: str | None = Field(default=None, description="a learned second stage (evalkit.models.abstention: e5) "
+                              "on replies the rules call an answer; off by default")
 
     @field_validator("patterns", "not_patterns")
     @classmethod
     def _valid(cls, v: tuple[str, ...], info: Any) -> tuple[str, ...]:
         compile_patterns(v, f"abstention.{info.field_name}")
         return v
+
+    @field_validator("model")
+    @classmethod
+    def _known(cls, v: str | None) -> str | None:
+        return v if v is None else learned_abstention.check_name(v)
 
 
 _TRIPLE = re.compile(r"^(?P<a>.+?) \[(?P<rel>[^\[\]]+)\] (?P<b>.+) \((?P<doc>[^()]+)\)$")
@@ -264,8 +272,8 @@ class Generate(Node[GenerateParams]):
         # passages by position or id, then the triples' source documents (after them: positions unchanged)
         cited = [(h.id, h.doc_id) for h in hits] + [(doc, doc) for doc, _ in facts]
         used, invalid = parse_citations(answer, cited)
-        finding = detect_abstention(answer, finish_reason=finish_reason, extra_patterns=p.abstention.patterns,
-                                    not_patterns=p.abstention.not_patterns)
+        finding = learned_abstention.detect(answer, finish_reason=finish_reason, extra_patterns=p.abstention.patterns,
+                                            not_patterns=p.abstention.not_patterns, model=p.abstention.model)
         out: dict[str, Any] = {
             ANSWER: answer, CITATIONS: used + invalid, USED_DOCUMENTS: used, INVALID_CITATIONS: invalid,
             ABSTAINED: finding.abstained, ABSTENTION: {**finding.to_dict(), "finish_reason": finish_reason},

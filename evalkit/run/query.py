@@ -45,10 +45,10 @@ from evalkit.metrics import Scoring, order_ranking, score_query
 from evalkit.metrics.answer import score_answer
 from evalkit.metrics.routing import query_route_metrics
 from evalkit.metrics.tenancy import query_tenant_leaks
+from evalkit.models.abstention import detect as detect_abstention
 from evalkit.nodes.system_outputs import EVIDENCE_TEXTS
 from evalkit.records import EvalRecord, Hit, QueryResult
 from evalkit.run.health import degradations
-from evalkit.text.abstention import detect_abstention
 
 if TYPE_CHECKING:
     from evalkit.graph.graph import Graph
@@ -266,16 +266,18 @@ def _judge_answer(record: EvalRecord, answer: Answer, judge: Any, answerable: bo
 def abstention_finding(answer: str, from_node: dict[str, Any] | None, rules: Any, failed: bool = False
                        ) -> dict[str, Any]:
     """Whether an answer abstained, and why: the answer source's finding (the ``generate`` node
-    applies the defaults and its own patterns), overridden by the eval set's patterns when one
-    of them decides; an answer source that records no finding gets the defaults."""
+    applies the defaults and its own patterns), overridden by the eval set's patterns or learned
+    stage (``model``, :mod:`evalkit.models.abstention`) when one of them decides; an answer source
+    that records no finding gets the defaults."""
     found = dict(from_node or {})
     if failed and not answer:
         return found
     if not found or rules is not None:
         mine = detect_abstention(answer, finish_reason=found.get("finish_reason"),
                                  extra_patterns=getattr(rules, "patterns", ()),
-                                 not_patterns=getattr(rules, "not_patterns", ()))
-        if not found or mine.by_user:
+                                 not_patterns=getattr(rules, "not_patterns", ()), model=getattr(rules, "model", None))
+        by_eval_set = mine.by_user or mine.reason == "learned"
+        if not found or by_eval_set:
             found = {**mine.to_dict(), "finish_reason": found.get("finish_reason"),
-                     "source": "eval set" if mine.by_user else "defaults"}
+                     "source": "eval set" if by_eval_set else "defaults"}
     return found

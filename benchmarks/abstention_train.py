@@ -1,0 +1,135 @@
+#!/usr/bin/env python
+"""Fit the learned abstention stage's weights (evalkit/models/data/abstention_e5.json) from labelled replies.
+
+    python benchmarks/abstention_train.py            # fit, choose C and the threshold, write the file
+    python benchmarks/abstention_train.py --check    # fit again and exit 1 if the shipped file differs
+
+What it does: reads the labelled splits named in ``TRAIN`` (benchmarks/data/abstention_*.jsonl;
+never a split written after the weights, whose figures are the reported ones), encodes every
+non-empty reply with multilingual-e5-small (the ``e5`` embedder, "passage:" side) and fits a
+logistic regression (scikit-learn, L2, lbfgs: deterministic) of "abstained" on the vector.
+
+C and the threshold are chosen without the reported splits, by leave-one-split-out
+cross-validation over ``TRAIN``: for each split, a model fitted on the other splits scores it;
+the out-of-split probabilities of every reply are pooled. C is the one of ``C_GRID`` with the
+lowest pooled log-loss; the threshold is the lowest of ``THRESHOLDS`` at which the rules *or* the
+model (what :func:`evalkit.models.abstention.detect` does) keep a pooled precision of
+``PRECISION`` or more. The final weights are fitted on every split of ``TRAIN`` with that C.
+Prints the cross-validated precision and recall of the rules alone and of rules + model.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "benchmarks" / "data"
+TRAIN = ("abstention_dev", "abstention_test", *(f"abstention_test{n}" for n in range(2, 10)))
+C_GRID = (1.0, 3.0, 10.0, 30.0, 100.0)
+THRESHOLDS = tuple(round(0.5 + 0.05 * i, 2) for i in range(10))  # 0.50 .. 0.95
+PRECISION = 0.98
+OUT = REPO / "evalkit" / "models" / "data" / "abstention_e5.json"
+
+
+def load(name: str) -> list[dict]:
+    path = DATA / f"{name}.jsonl"
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def fit(x: np.ndarray, y: np.ndarray, c: float):  # -> LogisticRegression
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(C=c, max_iter=5000, solver="lbfgs").fit(x, y)
+
+
+def precision_recall(pred: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    tp = int((pred & y).sum())
+    return (tp / int(pred.sum()) if pred.sum() else 1.0), tp / int(y.sum())
+
+
+def train() -> tuple[dict, list[str]]:
+    """The weights file's content, and the lines of the cross-validation report."""
+    from evalkit.models.abstention import EMBEDDER, embed
+    from evalkit.text.abstention import detect_abstention
+
+    rows, split_of, digests = [], [], {}
+    for name in TRAIN:
+        data = [r for r in load(name) if (r.get("answer") or "").strip()]
+        rows += data
+        split_of += [name] * len(data)
+        digests[name] = hashlib.sha256((DATA / f"{name}.jsonl").read_bytes()).hexdigest()
+    x = embed([r["answer"] for r in rows])
+    y = np.array([r["label"] == "abstained" for r in rows])
+    rules = np.array([detect_abstention(r["answer"], finish_reason=r.get("finish_reason")).abstained for r in rows])
+    splits = np.array(split_of)
+    report = [f"{len(rows)} labelled replies from {len(TRAIN)} splits, {int(y.sum())} abstained; embedder {EMBEDDER}"]
+    out_of_split: dict[float, np.ndarray] = {}
+    for c in C_GRID:
+        p = np.zeros(len(rows))
+        for name in TRAIN:
+            held = splits == name
+            p[held] = fit(x[~held], y[~held], c).predict_proba(x[held])[:, 1]
+        out_of_split[c] = p
+        eps = 1e-12
+        loss = -float(np.mean(y * np.log(p + eps) + (~y) * np.log(1 - p + eps)))
+        report.append(f"C={c}: pooled out-of-split log-loss {loss:.4f}")
+    losses = {c: -float(np.mean(y * np.log(p + 1e-12) + (~y) * np.log(1 - p + 1e-12)))
+              for c, p in out_of_split.items()}
+    best_c = min(C_GRID, key=lambda c: (losses[c], c))
+    p = out_of_split[best_c]
+    threshold = next((t for t in THRESHOLDS if precision_recall(rules | (p >= t), y)[0] >= PRECISION), THRESHOLDS[-1])
+    rp, rr = precision_recall(rules, y)
+    cp, cr = precision_recall(rules | (p >= threshold), y)
+    report += [f"chosen C={best_c}, threshold {threshold} (lowest with pooled precision >= {PRECISION})",
+               f"out-of-split, pooled: rules alone precision {rp:.3f} recall {rr:.3f}; "
+               f"rules + model precision {cp:.3f} recall {cr:.3f}"]
+    for name in TRAIN:
+        held = splits == name
+        sp, sr = precision_recall((rules | (p >= threshold))[held], y[held])
+        report.append(f"  {name}: rules recall {precision_recall(rules[held], y[held])[1]:.3f}; "
+                      f"rules + model (fitted without it) precision {sp:.3f} recall {sr:.3f}")
+    model = fit(x, y, best_c)
+    weights = {
+        "what": "learned abstention stage: logistic regression of 'abstained' on the reply's e5 passage vector",
+        "embedder": EMBEDDER, "C": best_c, "threshold": threshold,
+        "trained_on": {name: digests[name] for name in TRAIN},
+        "cross_validated": {"rules": {"precision": round(rp, 4), "recall": round(rr, 4)},
+                            "rules_and_model": {"precision": round(cp, 4), "recall": round(cr, 4)}},
+        "bias": round(float(model.intercept_[0]), 8),
+        "weights": [round(float(w), 8) for w in model.coef_[0]],
+    }
+    return weights, report
+
+
+def same_fit(shipped: dict, fresh: dict, tolerance: float = 1e-4) -> bool:
+    """Whether two fits agree: the same data, C and threshold, and weights within ``tolerance`` (BLAS
+    builds differ in the last digits of lbfgs)."""
+    keys = ("embedder", "C", "threshold", "trained_on")
+    return all(shipped.get(k) == fresh.get(k) for k in keys) and len(shipped["weights"]) == len(fresh["weights"]) \
+        and bool(np.allclose(shipped["weights"] + [shipped["bias"]], fresh["weights"] + [fresh["bias"]],
+                             rtol=0, atol=tolerance))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true", help="Exit 1 when a fresh fit differs from the shipped file.")
+    args = ap.parse_args(argv)
+    weights, report = train()
+    print("\n".join(report))
+    text = json.dumps(weights, indent=1, ensure_ascii=False) + "\n"
+    if args.check:
+        same = OUT.is_file() and same_fit(json.loads(OUT.read_text(encoding="utf-8")), weights)
+        print(f"{OUT.relative_to(REPO)}: {'reproduced' if same else 'DIFFERS from a fresh fit'}")
+        return 0 if same else 1
+    OUT.write_text(text, encoding="utf-8")
+    print(f"wrote {OUT.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

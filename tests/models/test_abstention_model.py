@@ -1,0 +1,84 @@
+"""The learned abstention stage (evalkit.models.abstention): the real e5 model and the shipped weights.
+
+What is checked: the probability is the logistic of the shipped weights on e5's vector (recomputed by
+hand); the stage only ever adds abstentions, on replies the rules call a plain answer, and is off unless
+asked for (an eval set's ``model: e5``: tests/scoring/test_abstention_learned.py); a bad name is
+refused; the shipped weights are what benchmarks/abstention_train.py fits from the splits they name.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from evalkit.models import abstention as stage
+from evalkit.models.embedders import E5Embedder
+from evalkit.text.abstention import detect_abstention
+
+REPO = Path(__file__).resolve().parents[2]
+WEIGHTS = REPO / "evalkit" / "models" / "data" / "abstention_e5.json"
+# a refusal in a wording the rules do not know (written for this test; not in any split)
+UNSEEN_REFUSAL = ("Good question! Our onboarding guide covers laptops, badges and the VPN, and HR can walk you "
+                  "through the rest.")
+ANSWERS = ["The hotel allowance is 900 per night in tier-one cities.", "出差住宿标准为一线城市每晚900元。",
+           "No, contractors are not eligible for the bonus.", "Invoices above 5000 need director approval [doc-a]."]
+
+
+def test_the_probability_is_the_logistic_of_the_shipped_weights_on_e5s_vector():
+    data = json.loads(WEIGHTS.read_text(encoding="utf-8"))
+    texts = [UNSEEN_REFUSAL, *ANSWERS]
+    vectors = E5Embedder(num_threads=1).encode_passages(texts)
+    by_hand = [1 / (1 + math.exp(-(math.fsum(w * float(v) for w, v in zip(data["weights"], vec, strict=True))
+                                   + data["bias"]))) for vec in vectors]
+    assert stage.learned("e5").probabilities(texts) == pytest.approx(by_hand, abs=1e-9)
+    assert stage.learned("e5").threshold == data["threshold"]
+
+
+def test_it_only_adds_abstentions_to_what_the_rules_call_an_answer():
+    kept = {"The documents do not mention the parking fee.": "refusal",             # the rules' refusal
+            "The warranty lasts two years; the documents don't say whether it covers batteries.": "partial",
+            "": "empty",
+            "Sorry, the service is temporarily unavailable, please try again later.": "error_reply"}
+    for text, reason in kept.items():
+        assert stage.detect(text, model="e5") == detect_abstention(text)
+        assert detect_abstention(text).reason == reason
+    # a user's not_pattern keeps an answer an answer, whatever the model thinks
+    mine = stage.detect(UNSEEN_REFUSAL, model="e5", not_patterns=["onboarding guide"])
+    assert (mine.abstained, mine.reason) == (False, "user_not_pattern")
+    found = stage.detect(UNSEEN_REFUSAL, model="e5")
+    assert (found.abstained, found.reason) == (True, "learned") and found.matched.startswith("e5 p=")
+    assert detect_abstention(UNSEEN_REFUSAL).reason == "answer"  # the rules alone miss it
+    for text in ANSWERS:  # plain answers stay answers
+        assert stage.detect(text, model="e5") == detect_abstention(text)
+    # off unless asked for: no model, the rules' finding exactly
+    for text in [UNSEEN_REFUSAL, *ANSWERS, *kept]:
+        assert stage.detect(text) == detect_abstention(text)
+
+
+def test_an_unknown_model_name_is_refused_with_the_choices():
+    with pytest.raises(ValueError, match="unknown abstention model 'e6'.*e5"):
+        stage.check_name("e6")
+
+
+def test_a_generate_nodes_unknown_model_fails_at_load():
+    from evalkit.nodes.generate import AbstentionParams
+
+    assert AbstentionParams(model="e5").model == "e5"
+    with pytest.raises(ValueError, match="unknown abstention model"):
+        AbstentionParams(model="bert")
+
+
+@pytest.mark.integration
+def test_the_shipped_weights_are_what_the_training_script_fits():
+    """benchmarks/abstention_train.py, run again: the same C, threshold and splits, weights within 1e-4."""
+    spec = importlib.util.spec_from_file_location("abstention_train", REPO / "benchmarks" / "abstention_train.py")
+    assert spec is not None and spec.loader is not None
+    train = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train)
+    fresh, report = train.train()
+    shipped = json.loads(WEIGHTS.read_text(encoding="utf-8"))
+    assert train.same_fit(shipped, fresh), report
+    assert not train.same_fit({**shipped, "threshold": 0.5}, fresh)  # the comparison can fail
