@@ -189,6 +189,21 @@ def test_the_ninth_held_out_split_is_measured_as_reported():
     rules did not learn from this split (no fresh split would be left to measure them)."""
     assert _split_counts("abstention_test9.jsonl") == {"en": (8, 0, 22), "zh": (13, 0, 17)}
 
+
+def test_the_tenth_and_eleventh_held_out_splits_are_measured_as_reported():
+    """240 more (120 refusals, en/zh 60/60), written blind on 2026-12-04 by two writers given one brief
+    (refusals a phrase-built detector would miss, answers that look like refusals), and measured once with
+    the rules of split 9 (unchanged) and the learned stage's first weights (fitted on splits dev to 9):
+    rules alone precision 1.000, recall 0.167 (split 10) and 0.117 (split 11); rules + learned stage
+    0.947 / 0.300 and 0.933 / 0.233 (benchmarks/abstention.py --model e5 at commit 1eeaa62). Their misses:
+    referrals and tickets with nothing else, descriptions of what the sources cover, a nearby question
+    answered in full, clarifying questions, privacy declines, persona bots, tables and JSON whose value
+    cells are empty or dashes, replies of bare punctuation ("—", "……"), empty-retrieval system messages,
+    output that repeats or is cut off before any answer. The rules and the learned stage learned from
+    them afterwards: see the twelfth and thirteenth splits."""
+    assert _split_counts("abstention_test10.jsonl") == {"en": (3, 0, 27), "zh": (7, 0, 23)}
+    assert _split_counts("abstention_test11.jsonl") == {"en": (4, 0, 26), "zh": (3, 0, 27)}
+
 # --- refusals in users' own wordings (tests/judges/data/abstention_cases.jsonl) -----------------------------
 CASES = Path(__file__).resolve().parent / "data" / "abstention_cases.jsonl"
 FLOOR_PRECISION, FLOOR_RECALL = 0.95, 0.93  # per language, on the held-out split (the old rules: en 0.78/0.84, zh 0.71/0.80)
