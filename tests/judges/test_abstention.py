@@ -185,9 +185,11 @@ def test_the_ninth_held_out_split_is_measured_as_reported():
     ("the leave policy explains how sick days are earned ..."), "Search returned 0 matching passages.", "I'm
     drawing a blank on that in the docs", conflicting sources, a source "from 2021" so "may well be out of
     date", hotline referrals, a markdown table whose value is "Not found". A recall this far under the
-    earlier fresh splits (0.767, 0.600) says the rules fit the wordings they were written from; the
-    rules did not learn from this split (no fresh split would be left to measure them)."""
-    assert _split_counts("abstention_test9.jsonl") == {"en": (8, 0, 22), "zh": (13, 0, 17)}
+    earlier fresh splits (0.767, 0.600) says the rules fit the wordings they were written from. The
+    rules did not learn from it, but the learned stage did (evalkit.models.abstention), and a rule
+    learned from split 10 (a pipeline's report of an empty retrieval) catches its "Search returned 0
+    matching passages.": 0.367 (en 8 -> 9)."""
+    assert _split_counts("abstention_test9.jsonl") == {"en": (9, 0, 21), "zh": (13, 0, 17)}
 
 
 def test_the_tenth_and_eleventh_held_out_splits_are_measured_as_reported():
@@ -199,10 +201,13 @@ def test_the_tenth_and_eleventh_held_out_splits_are_measured_as_reported():
     referrals and tickets with nothing else, descriptions of what the sources cover, a nearby question
     answered in full, clarifying questions, privacy declines, persona bots, tables and JSON whose value
     cells are empty or dashes, replies of bare punctuation ("—", "……"), empty-retrieval system messages,
-    output that repeats or is cut off before any answer. The rules and the learned stage learned from
-    them afterwards: see the twelfth and thirteenth splits."""
-    assert _split_counts("abstention_test10.jsonl") == {"en": (3, 0, 27), "zh": (7, 0, 23)}
-    assert _split_counts("abstention_test11.jsonl") == {"en": (4, 0, 26), "zh": (3, 0, 27)}
+    output that repeats or is cut off before any answer. Development data since: the rules learned the
+    structures (evalkit.text.structured_replies: a JSON answer field, a table or a form line that holds
+    no value; a reply of punctuation only; a pipeline's report of an empty retrieval), recall 0.300 and
+    0.233 with precision 1.000, and the learned stage was fitted again with both splits (split 12 and
+    13 measure the result)."""
+    assert _split_counts("abstention_test10.jsonl") == {"en": (7, 0, 23), "zh": (11, 0, 19)}
+    assert _split_counts("abstention_test11.jsonl") == {"en": (8, 0, 22), "zh": (6, 0, 24)}
 
 # --- refusals in users' own wordings (tests/judges/data/abstention_cases.jsonl) -----------------------------
 CASES = Path(__file__).resolve().parent / "data" / "abstention_cases.jsonl"
