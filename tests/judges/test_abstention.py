@@ -209,6 +209,16 @@ def test_the_tenth_and_eleventh_held_out_splits_are_measured_as_reported():
     assert _split_counts("abstention_test10.jsonl") == {"en": (7, 0, 23), "zh": (11, 0, 19)}
     assert _split_counts("abstention_test11.jsonl") == {"en": (8, 0, 22), "zh": (6, 0, 24)}
 
+
+def test_the_twelfth_and_thirteenth_held_out_splits_are_measured_as_reported():
+    """240 more (120 refusals, en/zh 60/60), written blind on 2026-12-04 by two writers given one brief
+    (refusals real assistants produce, as varied as possible; answers that look like refusals) before the
+    rules learned from splits 10 and 11, and measured once after: rules alone precision 1.000, recall
+    0.283 (split 12; the rules before: the same) and 0.947 / 0.300 (split 13; before: 0.944 / 0.283). With
+    the learned stage (``model: e5``, fitted on splits dev to 11): tests/models/test_abstention_model.py."""
+    assert _split_counts("abstention_test12.jsonl") == {"en": (7, 0, 23), "zh": (10, 0, 20)}
+    assert _split_counts("abstention_test13.jsonl") == {"en": (9, 1, 21), "zh": (9, 0, 21)}
+
 # --- refusals in users' own wordings (tests/judges/data/abstention_cases.jsonl) -----------------------------
 CASES = Path(__file__).resolve().parent / "data" / "abstention_cases.jsonl"
 FLOOR_PRECISION, FLOOR_RECALL = 0.95, 0.93  # per language, on the held-out split (the old rules: en 0.78/0.84, zh 0.71/0.80)
