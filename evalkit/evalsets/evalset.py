@@ -111,6 +111,11 @@ class AbstentionRules:
     sha256: str = ""
     model: str | None = None
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AbstentionRules:
+        """The rules from their ``dataclasses.asdict`` form (what a Ray worker receives)."""
+        return cls(**{**data, "patterns": tuple(data["patterns"]), "not_patterns": tuple(data["not_patterns"])})
+
 
 def load_abstention_rules(eval_set_path: Path) -> AbstentionRules | None:
     """``NAME.abstention.yaml`` beside the eval set, validated; None when there is none."""

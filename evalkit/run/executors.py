@@ -152,8 +152,7 @@ def build_context(payload: dict[str, Any], resources: Any = None, memo: Any = No
     if rules is not None:
         from evalkit.evalsets.evalset import AbstentionRules
 
-        rules = AbstentionRules(tuple(rules["patterns"]), tuple(rules["not_patterns"]), rules["path"], rules["sha256"],
-                                rules.get("model"))
+        rules = AbstentionRules.from_dict(rules)
 
     return QueryContext(graph, tuple(payload["metrics"]), generates=bool(payload.get("judge")), judge=judge,
                         passages=view.passages(), scoring=Scoring.from_dict(payload.get("scoring")), abstention=rules,

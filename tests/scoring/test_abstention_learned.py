@@ -33,3 +33,14 @@ def test_an_eval_sets_model_reaches_the_scored_answers_finding(tmp_path: Path, m
     es.with_name(es.stem + ".abstention.yaml").write_text("model: e6\n", encoding="utf-8")
     with pytest.raises(EvalkitError, match=r"abstention\.yaml.*model.*unknown abstention model 'e6'"):
         finding()
+
+
+def test_the_rules_reach_a_ray_worker_whole():
+    """A worker rebuilds the eval set's rules from their asdict form: the model too."""
+    from dataclasses import asdict
+
+    from evalkit.evalsets.evalset import AbstentionRules
+
+    rules = AbstentionRules(("暂无该数据",), ("不提供住宿补贴",), "es.abstention.yaml", "ab" * 32, "e5")
+    assert AbstentionRules.from_dict(asdict(rules)) == rules
+    assert AbstentionRules.from_dict(asdict(AbstentionRules())) == AbstentionRules()
