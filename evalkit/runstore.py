@@ -181,19 +181,51 @@ class VariantStore:
             except OSError as exc:
                 raise output_error(self.path, exc, RESUME_HINT) from None
 
+    @property
+    def secrets(self) -> list[str]:
+        """The secret values every line is masked of (read once, when the store was made)."""
+        return self._secrets
+
+    def encoded_line(self, result: QueryResult) -> bytes:
+        """The line :meth:`append` writes for ``result`` (newline included) in UTF-8; ``OutputError`` as it."""
+        text = redact.dumps_line(result.to_dict(), self._secrets) + "\n"
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise self._not_unicode(result.query_id, exc) from None
+
+    def _not_unicode(self, query_id: str, exc: UnicodeEncodeError) -> OutputError:
+        """The error of a record holding a lone surrogate ("\\ud800", from a scored file or a node's output)."""
+        return OutputError(f"cannot write the record of query '{query_id}' to {self.path}: it holds text that is "
+                           f"not valid Unicode ({exc.reason}: {exc.object[exc.start:exc.end]!r}); fix the input "
+                           "that carried it (eval set, answers file) and run again")
+
     def _write(self, result: QueryResult) -> None:
         try:  # the text layer encodes the whole line before writing any of it: a refused line leaves nothing
             self._fh.write(redact.dumps_line(result.to_dict(), self._secrets) + "\n")
-        except UnicodeEncodeError as exc:  # a lone surrogate ("\\ud800") from a scored file or a node's output
-            raise OutputError(f"cannot write the record of query '{result.query_id}' to {self.path}: it holds text "
-                              f"that is not valid Unicode ({exc.reason}: {exc.object[exc.start:exc.end]!r}); fix "
-                              "the input that carried it (eval set, answers file) and run again") from None
+        except UnicodeEncodeError as exc:
+            raise self._not_unicode(result.query_id, exc) from None
         self._fh.flush()
         self._written.append(result.query_id)
         now = time.monotonic()
         if now - self._synced >= FSYNC_EVERY_S:
             os.fsync(self._fh.fileno())
             self._synced = now
+
+    def append_lines(self, query_ids: list[str], data: bytes) -> None:
+        """Write the finished lines of ``query_ids`` (UTF-8, each ending in a newline, secrets already masked) at
+        once: what :meth:`append` writes for their records one by one (``evalkit.scoring.columnar``)."""
+        with self._lock:
+            try:
+                self._fh.write(data.decode("utf-8"))  # through the text layer, as append writes
+                self._fh.flush()
+            except OSError as exc:
+                raise output_error(self.path, exc, RESUME_HINT) from None
+            self._written.extend(query_ids)
+            now = time.monotonic()
+            if now - self._synced >= FSYNC_EVERY_S:
+                os.fsync(self._fh.fileno())
+                self._synced = now
 
     def finish(self, ordered: list[QueryResult]) -> None:
         """Close the incremental file, rewritten in eval-set order when its lines are not in that order.
