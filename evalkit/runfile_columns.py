@@ -161,7 +161,8 @@ def _table(qenc: Any, denc: Any, score: np.ndarray) -> RunTable | None:
     order = trec_order(qcode, score, doc_rank[dcode])
     qs = qcode[order]
     starts = np.flatnonzero(np.diff(qs, prepend=-1))
-    first_row = np.argsort(qcode, kind="stable")[starts]  # each query's first line (rows are in file order)
+    # each query's first line: codes follow first appearance, so a query starts where its code exceeds every earlier
+    first_row = np.flatnonzero(np.diff(np.maximum.accumulate(qcode), prepend=-1) > 0)
     qnames = qenc.dictionary.to_pylist()
     return RunTable(query_ids=[qnames[q] for q in qs[starts].tolist()], first_lines=(first_row + 1).tolist(),
                     bounds=np.append(starts, len(qs)), doc_ids=doc_names, doc_codes=dcode[order],

@@ -217,8 +217,13 @@ class VariantStore:
         once: what :meth:`append` writes for their records one by one (``evalkit.scoring.columnar``)."""
         with self._lock:
             try:
-                self._fh.write(data.decode("utf-8"))  # through the text layer, as append writes
-                self._fh.flush()
+                if os.linesep == "\n":  # the text layer would write the same bytes, after decoding and encoding them
+                    self._fh.flush()
+                    self._fh.buffer.write(data)
+                    self._fh.buffer.flush()
+                else:
+                    self._fh.write(data.decode("utf-8"))
+                    self._fh.flush()
             except OSError as exc:
                 raise output_error(self.path, exc, RESUME_HINT) from None
             self._written.extend(query_ids)

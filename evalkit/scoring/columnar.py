@@ -154,10 +154,14 @@ class _Parts:
         self.table = table
         # copied to their size: orjson's bytes of a short string keep a ~4 KB buffer (50,000 ids: ~200 MB)
         id_json = [bytes(memoryview(orjson.dumps(d))) for d in table.doc_ids]
-        self.entry_head = np.array([b'{"doc_id":' + j + b',"score":' for j in id_json], dtype=object)
-        self.head_len = np.array([len(h) for h in self.entry_head.tolist()], dtype=np.int64)
-        self.id_json = np.array(id_json, dtype=object)
-        self.id_len = np.array([len(j) for j in id_json], dtype=np.int64)
+        # a ranking's entries, each document's id and the key after it, opening the list or following an entry
+        self.head = (np.array([b'[{"doc_id":' + j + b',"score":' for j in id_json], dtype=object),
+                     np.array([b'},{"doc_id":' + j + b',"score":' for j in id_json], dtype=object))
+        self.head_len = np.array([len(j) + 20 for j in id_json], dtype=np.int64)  # + 1 after the first
+        # a trace's list of ids, each opening the list or following an id
+        self.name = (np.array([b"[" + j for j in id_json], dtype=object), np.array([b"," + j for j in id_json],
+                                                                                   dtype=object))
+        self.name_len = np.array([len(j) + 1 for j in id_json], dtype=np.int64)
         self.long_id = np.array([len(d) > MAX_TRACE_CHARS for d in table.doc_ids], dtype=bool)
         self.flagged = _flagged_documents(table.doc_ids)
 
@@ -165,47 +169,44 @@ class _Parts:
         """For the queries ``rows`` (-1: none), their rankings' JSON ``[{"doc_id", "score"} ...]``, their ids'
         JSON as the trace writes them (None: not kept whole, see compact), and whether a document id of theirs
         could hold a secret."""
-        table = self.table
+        table, n_queries = self.table, len(rows)
         have = rows >= 0
         starts = np.where(have, table.bounds[np.maximum(rows, 0)], 0)
         lengths = np.where(have, table.bounds[np.maximum(rows, 0) + 1] - starts, 0)
         total = int(lengths.sum())
         if total == 0:
-            return [b"[]"] * len(rows), [b"[]"] * len(rows), [False] * len(rows)
+            return [b"[]"] * n_queries, [b"[]"] * n_queries, [False] * n_queries
         ends = np.cumsum(lengths)
         take = np.repeat(starts - (ends - lengths), lengths) + np.arange(total)
         codes = table.doc_codes[take]
+        opens = np.zeros(total, dtype=bool)
+        opens[(ends - lengths)[lengths > 0]] = True  # the first row of each query
         score_text = orjson.dumps(table.scores[take].tolist())[1:-1].split(b",")  # orjson's text of each float
-        pieces = np.empty((total, 3), dtype=object)
-        pieces[:, 0] = self.entry_head[codes]
+        pieces = np.empty((total, 2), dtype=object)
+        pieces[:, 0] = np.where(opens, self.head[0][codes], self.head[1][codes])
         pieces[:, 1] = score_text
-        pieces[:, 2] = b"},"
         entries = b"".join(pieces.ravel().tolist())
-        entry_end = np.cumsum(self.head_len[codes] + np.fromiter(map(len, score_text), np.int64, total) + 2)
-        commas = np.empty((total, 2), dtype=object)
-        commas[:, 0] = self.id_json[codes]
-        commas[:, 1] = b","
-        names = b"".join(commas.ravel().tolist())
-        name_end = np.cumsum(self.id_len[codes] + 1)
-        query = np.repeat(np.arange(len(rows)), lengths)
-        long = np.bincount(query[self.long_id[codes]], minlength=len(rows))
-        odd = np.bincount(query[self.flagged[codes]], minlength=len(rows))
+        entry_end = np.cumsum(self.head_len[codes] + ~opens + np.fromiter(map(len, score_text), np.int64, total))
+        names = b"".join(np.where(opens, self.name[0][codes], self.name[1][codes]).tolist())
+        name_end = np.cumsum(self.name_len[codes])
+        query = np.repeat(np.arange(n_queries), lengths)
+        kept_whole = (lengths <= MAX_TRACE_ITEMS) & (np.bincount(query[self.long_id[codes]], minlength=n_queries) == 0)
+        odd = np.bincount(query[self.flagged[codes]], minlength=n_queries) > 0
+        last = np.maximum(ends - 1, 0)
+        before = np.where(ends - lengths > 0, ends - lengths - 1, 0)
+        spans = zip(lengths.tolist(), np.where(ends > lengths, entry_end[before], 0).tolist(),
+                    entry_end[last].tolist(), np.where(ends > lengths, name_end[before], 0).tolist(),
+                    name_end[last].tolist(), kept_whole.tolist())
         rankings: list[bytes] = []
         ids: list[bytes | None] = []
-        flags: list[bool] = []
-        for n, end, many, weird, bad in zip(lengths.tolist(), ends.tolist(), (lengths > MAX_TRACE_ITEMS).tolist(),
-                                            (long > 0).tolist(), (odd > 0).tolist()):
+        for n, a, b, c, d, whole in spans:
             if n == 0:
                 rankings.append(b"[]")
                 ids.append(b"[]")
-                flags.append(False)
                 continue
-            a = int(entry_end[end - n - 1]) if end > n else 0
-            rankings.append(b"[" + entries[a:int(entry_end[end - 1]) - 1] + b"]")
-            b = int(name_end[end - n - 1]) if end > n else 0
-            ids.append(None if many or weird else b"[" + names[b:int(name_end[end - 1]) - 1] + b"]")
-            flags.append(bad)
-        return rankings, ids, flags
+            rankings.append(entries[a:b] + b"}]")
+            ids.append(names[c:d] + b"]" if whole else None)
+        return rankings, ids, odd.tolist()
 
 
 def _flagged_documents(doc_ids: list[str]) -> np.ndarray:
