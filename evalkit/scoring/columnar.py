@@ -154,14 +154,13 @@ class _Parts:
         self.table = table
         # copied to their size: orjson's bytes of a short string keep a ~4 KB buffer (50,000 ids: ~200 MB)
         id_json = [bytes(memoryview(orjson.dumps(d))) for d in table.doc_ids]
-        # a ranking's entries, each document's id and the key after it, opening the list or following an entry
-        self.head = (np.array([b'[{"doc_id":' + j + b',"score":' for j in id_json], dtype=object),
-                     np.array([b'},{"doc_id":' + j + b',"score":' for j in id_json], dtype=object))
-        self.head_len = np.array([len(j) + 20 for j in id_json], dtype=np.int64)  # + 1 after the first
-        # a trace's list of ids, each opening the list or following an id
-        self.name = (np.array([b"[" + j for j in id_json], dtype=object), np.array([b"," + j for j in id_json],
-                                                                                   dtype=object))
-        self.name_len = np.array([len(j) + 1 for j in id_json], dtype=np.int64)
+        # a ranking's entries: code c opens the list, code c + n (n distinct ids) follows an entry
+        self.head = np.array([b'[{"doc_id":' + j + b',"score":' for j in id_json]
+                             + [b'},{"doc_id":' + j + b',"score":' for j in id_json], dtype=object)
+        self.head_len = np.array([len(j) + 20 for j in id_json] + [len(j) + 21 for j in id_json], dtype=np.int64)
+        # a trace's list of ids, in the same way
+        self.name = np.array([b"[" + j for j in id_json] + [b"," + j for j in id_json], dtype=object)
+        self.name_len = np.array([len(j) + 1 for j in id_json] * 2, dtype=np.int64)
         self.long_id = np.array([len(d) > MAX_TRACE_CHARS for d in table.doc_ids], dtype=bool)
         self.flagged = _flagged_documents(table.doc_ids)
 
@@ -179,16 +178,18 @@ class _Parts:
         ends = np.cumsum(lengths)
         take = np.repeat(starts - (ends - lengths), lengths) + np.arange(total)
         codes = table.doc_codes[take]
-        opens = np.zeros(total, dtype=bool)
-        opens[(ends - lengths)[lengths > 0]] = True  # the first row of each query
-        score_text = orjson.dumps(table.scores[take].tolist())[1:-1].split(b",")  # orjson's text of each float
+        follows = np.ones(total, dtype=np.int64)
+        follows[(ends - lengths)[lengths > 0]] = 0  # the first row of each query opens its list
+        which = codes + len(table.doc_ids) * follows
+        text = orjson.dumps(table.scores[take].tolist())  # orjson's text of each float, between commas
+        commas = np.flatnonzero(np.frombuffer(text, dtype=np.uint8) == 0x2C)
         pieces = np.empty((total, 2), dtype=object)
-        pieces[:, 0] = np.where(opens, self.head[0][codes], self.head[1][codes])
-        pieces[:, 1] = score_text
+        pieces[:, 0] = self.head[which]
+        pieces[:, 1] = text[1:-1].split(b",")
         entries = b"".join(pieces.ravel().tolist())
-        entry_end = np.cumsum(self.head_len[codes] + ~opens + np.fromiter(map(len, score_text), np.int64, total))
-        names = b"".join(np.where(opens, self.name[0][codes], self.name[1][codes]).tolist())
-        name_end = np.cumsum(self.name_len[codes])
+        entry_end = np.cumsum(self.head_len[which] + np.diff(commas, prepend=0, append=len(text) - 1) - 1)
+        names = b"".join(self.name[which].tolist())
+        name_end = np.cumsum(self.name_len[which])
         query = np.repeat(np.arange(n_queries), lengths)
         kept_whole = (lengths <= MAX_TRACE_ITEMS) & (np.bincount(query[self.long_id[codes]], minlength=n_queries) == 0)
         odd = np.bincount(query[self.flagged[codes]], minlength=n_queries) > 0
