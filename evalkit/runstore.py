@@ -212,17 +212,17 @@ class VariantStore:
             os.fsync(self._fh.fileno())
             self._synced = now
 
-    def append_lines(self, query_ids: list[str], data: bytes) -> None:
-        """Write the finished lines of ``query_ids`` (UTF-8, each ending in a newline, secrets already masked) at
-        once: what :meth:`append` writes for their records one by one (``evalkit.scoring.columnar``)."""
+    def append_lines(self, query_ids: list[str], buffers: list[bytes | memoryview]) -> None:
+        """Write the finished lines of ``query_ids``, given as ``buffers`` whose bytes, one after the other, are the
+        lines (UTF-8, each ending in a newline, secrets already masked): what :meth:`append` writes for their
+        records one by one (``evalkit.scoring.columnar``), without joining them first."""
         with self._lock:
             try:
-                if os.linesep == "\n":  # the text layer would write the same bytes, after decoding and encoding them
-                    self._fh.flush()
-                    self._fh.buffer.write(data)
-                    self._fh.buffer.flush()
+                self._fh.flush()
+                if os.linesep == "\n" and hasattr(os, "writev"):  # the bytes the text layer would write
+                    write_all(self._fh.fileno(), buffers)
                 else:
-                    self._fh.write(data.decode("utf-8"))
+                    self._fh.write(b"".join(buffers).decode("utf-8"))
                     self._fh.flush()
             except OSError as exc:
                 raise output_error(self.path, exc, RESUME_HINT) from None
@@ -258,6 +258,21 @@ class VariantStore:
             except OSError as exc:
                 if not quiet:
                     raise output_error(self.path, exc, RESUME_HINT) from None
+
+
+def write_all(fd: int, buffers: list[bytes | memoryview]) -> None:
+    """Write ``buffers`` (bytes, or memoryviews of bytes) to ``fd`` one after the other, in as few ``writev``
+    calls as the system allows."""
+    limit = os.sysconf("SC_IOV_MAX") if hasattr(os, "sysconf") else 1024
+    views = [b for b in buffers if len(b)]
+    i = 0
+    while i < len(views):
+        written = os.writev(fd, views[i:i + limit])
+        while i < len(views) and written >= len(views[i]):  # a short write leaves the rest for the next call
+            written -= len(views[i])
+            i += 1
+        if written:
+            views[i] = memoryview(views[i])[written:]
 
 
 class RecordsFileError(LocatedError):

@@ -45,6 +45,8 @@ from evalkit.runfile_columns import RunTable
 from evalkit.scoring.run_metrics import ideal_dcg, run_metrics
 from evalkit.scoring.run_records import RunRecords, TableRankings
 
+Buffer = bytes | memoryview  # a part of a line: the JSON of a chunk's rankings is cut without copies
+
 CHUNK = 500  # queries whose lines are made, scanned and written together (~5 MB at 100 documents a query)
 
 
@@ -79,9 +81,10 @@ class ColumnarRecords(RunRecords):
             out.append(scores)
         return out
 
-    def write(self, emit: Callable[[list[str], bytes], None],
+    def write(self, emit: Callable[[list[str], list[Buffer]], None],
               slow_line: Callable[[QueryResult], bytes], secrets: Sequence[str]) -> list[QueryResult] | None:
-        """Every record's line, in order, ``emit(query ids, lines)`` a chunk at a time; the summary's view of each.
+        """Every record's line, in order, ``emit(query ids, buffers)`` a chunk at a time (the buffers, one after
+        the other, are the chunk's lines); the summary's view of each record.
 
         ``slow_line`` writes a record as the record-by-record path does (``dumps_line``, in UTF-8,
         newline included), for the queries whose parts a secret could hide in. None, having
@@ -95,15 +98,14 @@ class ColumnarRecords(RunRecords):
         blank = EvalRecord(id="", question="", relevant_doc_ids=(), type="", lang="")
         template = QueryResult(query_id="", question="", gold_doc_ids=[], retrieved=[], reranked=[], metrics={},
                                trace=[], outcome="completed").to_dict()
-        skeleton = self._line_dict(template, blank, {**dict.fromkeys(self.metrics, 0.0), "degraded": 0.0},
-                                   b"[]", b"{}")
-        clean = redact._plain_and_finite(self.event) and not redact._may_hold(orjson.dumps(skeleton).decode())
+        skeleton = self._skeleton(template, blank, {**dict.fromkeys(self.metrics, 0.0), "degraded": 0.0})
+        clean = redact._plain_and_finite(self.event) and not redact._may_hold(skeleton.decode())
         views = []
         view_event = {**self.event, "wrote": {}}  # what the summary reads of the trace (no rankings)
         for start in range(0, len(self.records), CHUNK):
             stop = min(start + CHUNK, len(self.records))
             rankings, ids, odd = parts.chunk(self.rows[start:stop])
-            lines: list[bytes] = []
+            lines: list[list[Buffer]] = []
             slow: list[int] = []
             for i in range(start, stop):
                 record, scores = self.records[i], metrics[i]
@@ -114,37 +116,37 @@ class ColumnarRecords(RunRecords):
                 j = i - start
                 if not clean or odd[j] or _may_hold_any(record):
                     slow.append(i)
-                    lines.append(b"")
+                    lines.append([])
                     continue
                 kept = ids[j]
                 if kept is None:  # more than the trace keeps, or a long id: cut as the trace cuts it
-                    kept = orjson.dumps(compact(self.final[record.id].ids))
-                wrote = b'{"retrieved":' + kept + b',"reranked":' + kept + b"}"
+                    kept = (orjson.dumps(compact(self.final[record.id].ids)),)
                 try:
-                    lines.append(orjson.dumps(self._line_dict(template, record, scores, rankings[j], wrote)))
+                    s0, s1, s2, s3, s4 = self._skeleton(template, record, scores).split(b"\0")
                 except TypeError:  # orjson.JSONEncodeError: a lone surrogate, a subclass of str
                     slow.append(i)
-                    lines.append(b"")
-            chunk = b"\n".join(lines) + b"\n"
-            if any(s.encode("utf-8", "surrogatepass") in chunk for s in secrets):
-                slow = list(range(start, stop))
+                    lines.append([])
+                    continue
+                lines.append([s0, *rankings[j], s1, *rankings[j], s2, *kept, s3, *kept, s4 + b"\n"])
+            if secrets and any(s.encode("utf-8", "surrogatepass") in b"".join(line) for line in lines
+                               for s in secrets):
+                slow = list(range(start, stop))  # as the record-by-record path: its lines are masked
             for i in slow:
-                lines[i - start] = slow_line(self.build(i))[:-1]
-            if slow:
-                chunk = b"\n".join(lines) + b"\n"
-            emit([r.id for r in self.records[start:stop]], chunk)
+                lines[i - start] = [slow_line(self.build(i))]
+            emit([r.id for r in self.records[start:stop]], [b for line in lines for b in line])
         return views
 
-    def _line_dict(self, template: dict[str, Any], record: EvalRecord, scores: dict[str, Any], ranking: bytes,
-                   wrote: bytes) -> dict[str, Any]:
-        """The record's fields as :meth:`QueryResult.to_dict` gives them (``template``: its keys, in order), its
-        rankings as JSON fragments."""
+    def _skeleton(self, template: dict[str, Any], record: EvalRecord, scores: dict[str, Any]) -> bytes:
+        """The record's line as ``dumps_line`` writes it, a NUL byte where each of the rankings goes (twice
+        the ranking, then twice the ids the trace event wrote): JSON text holds no NUL byte of its own (a NUL
+        in a string is written ``\\u0000``), so splitting at them gives the five fixed parts of the line."""
         d = template.copy()
-        frag = orjson.Fragment(ranking)
+        hole = orjson.Fragment(b"\0")
         d.update(query_id=record.id, question=record.question, gold_doc_ids=list(record.relevant_doc_ids),
-                 retrieved=frag, reranked=frag, metrics=scores,
-                 trace=[{**self.event, "wrote": orjson.Fragment(wrote)}], type=record.type, lang=record.lang)
-        return d
+                 retrieved=hole, reranked=hole, metrics=scores,
+                 trace=[{**self.event, "wrote": orjson.Fragment(b'{"retrieved":\0,"reranked":\0}')}],
+                 type=record.type, lang=record.lang)
+        return orjson.dumps(d)
 
 
 class _Parts:
@@ -164,7 +166,7 @@ class _Parts:
         self.long_id = np.array([len(d) > MAX_TRACE_CHARS for d in table.doc_ids], dtype=bool)
         self.flagged = _flagged_documents(table.doc_ids)
 
-    def chunk(self, rows: np.ndarray) -> tuple[list[bytes], list[bytes | None], list[bool]]:
+    def chunk(self, rows: np.ndarray) -> tuple[list[tuple[Buffer, ...]], list[tuple[Buffer, ...] | None], list[bool]]:
         """For the queries ``rows`` (-1: none), their rankings' JSON ``[{"doc_id", "score"} ...]``, their ids'
         JSON as the trace writes them (None: not kept whole, see compact), and whether a document id of theirs
         could hold a secret."""
@@ -174,7 +176,7 @@ class _Parts:
         lengths = np.where(have, table.bounds[np.maximum(rows, 0) + 1] - starts, 0)
         total = int(lengths.sum())
         if total == 0:
-            return [b"[]"] * n_queries, [b"[]"] * n_queries, [False] * n_queries
+            return [(b"[]",)] * n_queries, [(b"[]",)] * n_queries, [False] * n_queries
         ends = np.cumsum(lengths)
         take = np.repeat(starts - (ends - lengths), lengths) + np.arange(total)
         codes = table.doc_codes[take]
@@ -198,15 +200,16 @@ class _Parts:
         spans = zip(lengths.tolist(), np.where(ends > lengths, entry_end[before], 0).tolist(),
                     entry_end[last].tolist(), np.where(ends > lengths, name_end[before], 0).tolist(),
                     name_end[last].tolist(), kept_whole.tolist())
-        rankings: list[bytes] = []
-        ids: list[bytes | None] = []
+        entries_view, names_view = memoryview(entries), memoryview(names)
+        rankings: list[tuple[Buffer, ...]] = []
+        ids: list[tuple[Buffer, ...] | None] = []
         for n, a, b, c, d, whole in spans:
             if n == 0:
-                rankings.append(b"[]")
-                ids.append(b"[]")
+                rankings.append((b"[]",))
+                ids.append((b"[]",))
                 continue
-            rankings.append(entries[a:b] + b"}]")
-            ids.append(names[c:d] + b"]" if whole else None)
+            rankings.append((entries_view[a:b], b"}]"))
+            ids.append((names_view[c:d], b"]") if whole else None)
         return rankings, ids, odd.tolist()
 
 

@@ -93,7 +93,7 @@ def _write_records(store: VariantStore, scored: Scored, gc_freeze: bool = True) 
         with long_lived_frozen(gc_freeze) as keep:
             whole = None
             if isinstance(scored.results, ColumnarRecords):  # whole lines, a chunk at a time (the same bytes)
-                def emit(query_ids: list[str], lines: bytes) -> None:
+                def emit(query_ids: list[str], lines: list[bytes | memoryview]) -> None:
                     store.append_lines(query_ids, lines)
                     keep()  # the views kept so far
 
