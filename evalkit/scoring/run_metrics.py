@@ -40,10 +40,12 @@ def run_metrics(table: RunTable, rows: np.ndarray, records: Sequence[EvalRecord]
     grades = [r.grades if r.answerable else {} for r in records]
     if any(r.answerable and not any(g > 0 for g in gs.values()) for r, gs in zip(records, grades)):
         return None
-    n_rows = len(table.doc_codes)
     lengths = np.diff(table.bounds)
     query_of_row = np.repeat(np.arange(len(lengths)), lengths)
-    rank = np.arange(n_rows) - np.repeat(table.bounds[:-1], lengths)  # 0-based rank within the query
+    rank = np.arange(len(table.doc_codes)) - np.repeat(table.bounds[:-1], lengths)  # 0-based rank within the query
+    top = rank < max((s.k for s in specs), default=0)  # no metric reads a row below its cutoff: the rest are dropped
+    query_of_row, rank, doc_codes = query_of_row[top], rank[top], table.doc_codes[top]
+    n_rows = len(rank)
     # the grade of each row: the gold pairs (query, document code) looked up among the rows' pairs
     code_of = {d: c for c, d in enumerate(table.doc_ids)}
     n_docs = max(len(table.doc_ids), 1)
@@ -59,7 +61,7 @@ def run_metrics(table: RunTable, rows: np.ndarray, records: Sequence[EvalRecord]
         vals = np.fromiter(pair_grade.values(), dtype=np.int64, count=len(pair_grade))
         order = np.argsort(keys)
         keys, vals = keys[order], vals[order]
-        row_keys = query_of_row * n_docs + table.doc_codes
+        row_keys = query_of_row * n_docs + doc_codes
         at = np.minimum(np.searchsorted(keys, row_keys), len(keys) - 1)
         found = keys[at] == row_keys
         grade[found] = vals[at][found]
