@@ -264,15 +264,20 @@ def write_all(fd: int, buffers: list[bytes | memoryview]) -> None:
     """Write ``buffers`` (bytes, or memoryviews of bytes) to ``fd`` one after the other, in as few ``writev``
     calls as the system allows."""
     limit = os.sysconf("SC_IOV_MAX") if hasattr(os, "sysconf") else 1024
-    views = [b for b in buffers if len(b)]
+    pending = list(buffers)
     i = 0
-    while i < len(views):
-        written = os.writev(fd, views[i:i + limit])
-        while i < len(views) and written >= len(views[i]):  # a short write leaves the rest for the next call
-            written -= len(views[i])
+    while i < len(pending):
+        batch = pending[i:i + limit]
+        written = os.writev(fd, batch)
+        if written == sum(map(len, batch)):  # the usual case: all of it
+            i += len(batch)
+            continue
+        for b in batch:  # a short write: skip what went out, cut the buffer it stopped in
+            if written < len(b):
+                pending[i] = memoryview(b)[written:]
+                break
+            written -= len(b)
             i += 1
-        if written:
-            views[i] = memoryview(views[i])[written:]
 
 
 class RecordsFileError(LocatedError):

@@ -181,3 +181,27 @@ def test_a_secret_value_in_a_plain_line_sends_its_chunk_the_slow_way(tmp_path: P
     run.write_text("a Q0 d001 1 3.777777 sys\na Q0 d002 2 1.5 sys\nb Q0 d002 1 2.0 sys\n", encoding="utf-8")
     fast, slow = both_paths(score_run(run, f"{es}@v1", "mine", metrics=METRICS), tmp_path, monkeypatch, slow_lines=2)
     assert fast == slow and fast.startswith(b'{"query_id": "a", ')
+
+
+def test_write_all_resumes_short_writes():
+    """``write_all`` writes every buffer in order through a pipe, whose writes come back short."""
+    import os
+    import threading
+
+    from evalkit.runstore import write_all
+
+    buffers = [b"abc", memoryview(b"0123456789")[2:5], b"", b"xyz" * 1000] * 3000
+    read_end, write_end = os.pipe()
+    got: list[bytes] = []
+
+    def drain() -> None:
+        while chunk := os.read(read_end, 777):
+            got.append(chunk)
+
+    reader = threading.Thread(target=drain)
+    reader.start()
+    write_all(write_end, buffers)
+    os.close(write_end)
+    reader.join()
+    os.close(read_end)
+    assert b"".join(got) == b"".join(bytes(b) for b in buffers)
