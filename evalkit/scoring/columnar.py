@@ -12,8 +12,9 @@ dict per ranked document, the metric functions called per query, the line writte
   (counts divided as integers, nDCG's gains added rank by rank), so each value is the same
   float (:func:`run_metrics`);
 * a ranking's JSON is put together from the JSON of each distinct document id (made once)
-  and of each score (orjson's own text of the float), and the record around it is written
-  by orjson with those parts as fragments: the bytes ``dumps_line`` writes;
+  and of each score (orjson's own text of the float), a chunk of queries at a time; the rest
+  of a line is orjson's text of the record with a hole where each ranking goes, and the
+  parts go to the file as they are (``writev``): the bytes ``dumps_line`` writes;
 * the secret scan of :func:`evalkit.redact.dumps_line` runs on the parts instead of every
   line: the values of secret environment variables are looked for in each chunk of lines
   written, and the words that could start a secret (``redact._may_hold``) in the record's
@@ -99,7 +100,8 @@ class ColumnarRecords(RunRecords):
         template = QueryResult(query_id="", question="", gold_doc_ids=[], retrieved=[], reranked=[], metrics={},
                                trace=[], outcome="completed").to_dict()
         skeleton = self._skeleton(template, blank, {**dict.fromkeys(self.metrics, 0.0), "degraded": 0.0})
-        clean = redact._plain_and_finite(self.event) and not redact._may_hold(skeleton.decode())
+        cut = '{"n":0,"first":[]}'  # the form of a trace's ids when cut (compact)
+        clean = redact._plain_and_finite(self.event) and not redact._may_hold(skeleton.decode() + cut)
         views = []
         view_event = {**self.event, "wrote": {}}  # what the summary reads of the trace (no rankings)
         for start in range(0, len(self.records), CHUNK):

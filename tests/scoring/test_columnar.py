@@ -155,19 +155,23 @@ def test_a_secret_in_a_document_id_or_a_query_id_is_masked_as_before(tmp_path: P
     assert rows[2]["reranked"][0]["doc_id"] == "***"
 
 
-def test_a_key_shaped_document_id_sends_only_its_queries_the_slow_way(tmp_path: Path, monkeypatch):
-    """Without a secret value in the environment, only the query ranking the key-shaped document (a word a secret
-    starts with) is written the record-by-record way, and masked as before."""
-    shaped = "sk-" + "B" * 24
+def test_a_key_shaped_document_id_or_query_id_sends_only_its_queries_the_slow_way(tmp_path: Path, monkeypatch):
+    """Without a secret value in the environment, only the queries whose own strings or ranked documents hold a
+    key shape or an assignment (words a secret starts with) are written the record-by-record way, masked as
+    before; the others are put together from their parts."""
+    shaped, shaped_query = "sk-" + "B" * 24, "ghp_" + "C" * 24
     es = make_set(tmp_path / "set", DOC_IDS[:10] + [shaped], [
         {"id": "a", "question": "a", "relevant_doc_ids": ["d001"]},
         {"id": "b", "question": "b", "relevant_doc_ids": ["d002"]},
-        {"id": "c", "question": "token=abcdef123", "relevant_doc_ids": ["d003"]}])
+        {"id": "c", "question": "token=abcdef123", "relevant_doc_ids": ["d003"]},
+        {"id": shaped_query, "question": "d", "relevant_doc_ids": ["d004"]}])
     run = tmp_path / "run.trec"
-    run.write_text(f"a Q0 d001 1 3 sys\na Q0 {shaped} 2 1 sys\nb Q0 d002 1 2 sys\nc Q0 d003 1 2 sys\n",
-                   encoding="utf-8")
-    fast, slow = both_paths(score_run(run, f"{es}@v1", "mine", metrics=METRICS), tmp_path, monkeypatch, slow_lines=2)
-    assert fast == slow and shaped.encode() not in fast and b"abcdef123" not in fast
+    run.write_text(f"a Q0 d001 1 3 sys\na Q0 {shaped} 2 1 sys\nb Q0 d002 1 2 sys\nc Q0 d003 1 2 sys\n"
+                   f"{shaped_query} Q0 d004 1 2 sys\n", encoding="utf-8")
+    fast, slow = both_paths(score_run(run, f"{es}@v1", "mine", metrics=METRICS), tmp_path, monkeypatch, slow_lines=3)
+    assert fast == slow
+    for secret in (shaped, shaped_query, "abcdef123"):
+        assert secret.encode() not in fast
 
 
 def test_a_secret_value_in_a_plain_line_sends_its_chunk_the_slow_way(tmp_path: Path, monkeypatch):
