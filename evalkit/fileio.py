@@ -153,3 +153,23 @@ def content_sha256(path: Path) -> str:
         h.update(p.relative_to(path).as_posix().encode() + b"\0")
         h.update(hashlib.sha256(p.read_bytes()).digest())
     return h.hexdigest()
+
+
+def write_all(fd: int, buffers: list[bytes | memoryview]) -> None:
+    """Write ``buffers`` (bytes, or memoryviews of bytes) to ``fd`` one after the other, in as few ``writev``
+    calls as the system allows."""
+    limit = os.sysconf("SC_IOV_MAX") if hasattr(os, "sysconf") else 1024
+    pending = list(buffers)
+    i = 0
+    while i < len(pending):
+        batch = pending[i:i + limit]
+        written = os.writev(fd, batch)
+        if written == sum(map(len, batch)):  # the usual case: all of it
+            i += len(batch)
+            continue
+        for b in batch:  # a short write: skip what went out, cut the buffer it stopped in
+            if written < len(b):
+                pending[i] = memoryview(b)[written:]
+                break
+            written -= len(b)
+            i += 1

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import LocatedError
-from evalkit.runfile_columns import read_trec_columns
+from evalkit.runfile_columns import RunTable, read_trec_columns, read_trec_table
 
 RUN_FORMATS = ("trec", "jsonl")
 
@@ -96,6 +96,19 @@ def read_run(path: str | Path, run_format: str | None = None) -> dict[str, Ranki
     if not rankings:
         raise LocatedError(str(path), "", "the run file holds no ranking")
     return rankings
+
+
+def read_run_table(path: str | Path, run_format: str | None = None) -> RunTable | None:
+    """A TREC run as a :class:`RunTable` (columns, no Python object per line), or None: not a TREC run, or one
+    the column reader does not vouch for (:func:`read_run` reads it line by line, naming any fault)."""
+    path = Path(path)
+    if (run_format or guess_format(path)) != "trec":
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None  # read_run says why
+    return read_trec_table(data)
 
 
 def _read_trec(file: str, lines: Sequence[str]) -> dict[str, Ranking]:

@@ -17,6 +17,7 @@ parsed by Arrow, correctly rounded as Python's ``float`` is, so every number is 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,33 @@ _ODD_UTF8 = re.compile(rb"\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9
 COLUMNS = ("qid", "q0", "docid", "rank", "score", "tag")
 
 
+@dataclass
+class RunTable:
+    """A TREC run as columns: its queries in file order, each query's rows together in trec_eval order.
+
+    ``bounds[i]:bounds[i + 1]`` are the rows of query ``query_ids[i]`` (first on line
+    ``first_lines[i]``); a row is a document (``doc_codes``, an index into the distinct
+    ``doc_ids``) and its score. What :mod:`evalkit.scoring.columnar` scores without making
+    a Python object per row; :meth:`rankings` gives the per-query lists the line reader gives.
+    """
+
+    query_ids: list[str]
+    first_lines: list[int]
+    bounds: np.ndarray
+    doc_ids: list[str]
+    doc_codes: np.ndarray
+    scores: np.ndarray
+
+    def rankings(self) -> list[tuple[str, int, list[str], list[float]]]:
+        """``[(qid, first line, doc ids, scores)]`` in file order, each query's in trec_eval order."""
+        # object arrays of the very id strings: per query a list is cut from them, with no int or float made per
+        # row that is not kept (a million temporary objects left ~50 MB of fragmented heap behind)
+        docs = np.array(self.doc_ids, dtype=object)[self.doc_codes]
+        b = self.bounds.tolist()
+        return [(q, line, docs[s:e].tolist(), self.scores[s:e].tolist())
+                for q, line, s, e in zip(self.query_ids, self.first_lines, b[:-1], b[1:])]
+
+
 def read_trec_columns(data: bytes) -> list[tuple[str, int, list[str], list[float]]] | None:
     """``[(qid, first line, doc ids, scores)]`` in file order, each query's in trec_eval order, or ``None``.
 
@@ -39,10 +67,16 @@ def read_trec_columns(data: bytes) -> list[tuple[str, int, list[str], list[float
     line": the file is laid out in a way this reader does not vouch for, or holds a fault
     the line reader names (see the module docstring).
     """
+    table = read_trec_table(data)
+    return None if table is None else table.rankings()
+
+
+def read_trec_table(data: bytes) -> RunTable | None:
+    """The run in ``data`` as a :class:`RunTable`, or ``None`` (read it line by line), as :func:`read_trec_columns`."""
     columns = _columns(data)
     if columns is None:
         return None
-    return _rankings(*columns)
+    return _table(*columns)
 
 
 def _columns(data: bytes) -> tuple[Any, Any, np.ndarray] | None:
@@ -111,7 +145,7 @@ def _plain_layout(data: bytes, start: int, end: int) -> bool:
     return (start == 0 and data.isascii()) or _ODD_UTF8.search(data, start, end) is None
 
 
-def _rankings(qenc: Any, denc: Any, score: np.ndarray) -> list[tuple[str, int, list[str], list[float]]] | None:
+def _table(qenc: Any, denc: Any, score: np.ndarray) -> RunTable | None:
     """Group the rows by query (first appearance order) and sort each as trec_eval does; None on a repeated document."""
     qcode = values(qenc.indices, np.int32).astype(np.int64)  # codes follow first appearance: sorting by them keeps file order
     dcode = values(denc.indices, np.int32).astype(np.int64)
@@ -127,15 +161,12 @@ def _rankings(qenc: Any, denc: Any, score: np.ndarray) -> list[tuple[str, int, l
     order = trec_order(qcode, score, doc_rank[dcode])
     qs = qcode[order]
     starts = np.flatnonzero(np.diff(qs, prepend=-1))
-    ends = np.append(starts[1:], len(qs))
-    first_row = np.argsort(qcode, kind="stable")[starts]  # each query's first line (rows are in file order)
+    # each query's first line: codes follow first appearance, so a query starts where its code exceeds every earlier
+    first_row = np.flatnonzero(np.diff(np.maximum.accumulate(qcode), prepend=-1) > 0)
     qnames = qenc.dictionary.to_pylist()
-    # object arrays of the very id strings: per query a list is cut from them, with no int or float made per row
-    # that is not kept (a million temporary objects left ~50 MB of fragmented heap behind)
-    docs_sorted = np.array(doc_names, dtype=object)[dcode[order]]
-    scores_sorted = score[order]
-    return [(qnames[q], row + 1, docs_sorted[s:e].tolist(), scores_sorted[s:e].tolist())
-            for q, s, e, row in zip(qs[starts].tolist(), starts.tolist(), ends.tolist(), first_row.tolist())]
+    return RunTable(query_ids=[qnames[q] for q in qs[starts].tolist()], first_lines=(first_row + 1).tolist(),
+                    bounds=np.append(starts, len(qs)), doc_ids=doc_names, doc_codes=dcode[order],
+                    scores=score[order])
 
 
 def trec_order(qcode: np.ndarray, score: np.ndarray, doc_rank: np.ndarray) -> np.ndarray:

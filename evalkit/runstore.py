@@ -16,14 +16,12 @@ error message never reaches the disk.
 """
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +29,16 @@ import orjson
 
 from evalkit import redact
 from evalkit.errors import LocatedError
-from evalkit.fileio import DEFAULT_HINT, OutputError, ensure_folder, jsonl_lines, output_error, write_atomic
+from evalkit.fileio import (
+    DEFAULT_HINT,
+    OutputError,
+    ensure_folder,
+    jsonl_lines,
+    output_error,
+    write_all,
+    write_atomic,
+)
+from evalkit.gcpause import gc_paused, long_lived_frozen  # noqa: F401 - long_lived_frozen offered here, as before
 from evalkit.records import QueryResult
 
 RESUME_HINT = ("make room (or fix the folder), then `evalkit run --resume OUTPUT` goes on from the queries already "
@@ -181,19 +188,56 @@ class VariantStore:
             except OSError as exc:
                 raise output_error(self.path, exc, RESUME_HINT) from None
 
+    @property
+    def secrets(self) -> list[str]:
+        """The secret values every line is masked of (read once, when the store was made)."""
+        return self._secrets
+
+    def encoded_line(self, result: QueryResult) -> bytes:
+        """The line :meth:`append` writes for ``result`` (newline included) in UTF-8; ``OutputError`` as it."""
+        text = redact.dumps_line(result.to_dict(), self._secrets) + "\n"
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise self._not_unicode(result.query_id, exc) from None
+
+    def _not_unicode(self, query_id: str, exc: UnicodeEncodeError) -> OutputError:
+        """The error of a record holding a lone surrogate ("\\ud800", from a scored file or a node's output)."""
+        return OutputError(f"cannot write the record of query '{query_id}' to {self.path}: it holds text that is "
+                           f"not valid Unicode ({exc.reason}: {exc.object[exc.start:exc.end]!r}); fix the input "
+                           "that carried it (eval set, answers file) and run again")
+
     def _write(self, result: QueryResult) -> None:
         try:  # the text layer encodes the whole line before writing any of it: a refused line leaves nothing
             self._fh.write(redact.dumps_line(result.to_dict(), self._secrets) + "\n")
-        except UnicodeEncodeError as exc:  # a lone surrogate ("\\ud800") from a scored file or a node's output
-            raise OutputError(f"cannot write the record of query '{result.query_id}' to {self.path}: it holds text "
-                              f"that is not valid Unicode ({exc.reason}: {exc.object[exc.start:exc.end]!r}); fix "
-                              "the input that carried it (eval set, answers file) and run again") from None
+        except UnicodeEncodeError as exc:
+            raise self._not_unicode(result.query_id, exc) from None
         self._fh.flush()
         self._written.append(result.query_id)
         now = time.monotonic()
         if now - self._synced >= FSYNC_EVERY_S:
             os.fsync(self._fh.fileno())
             self._synced = now
+
+    def append_lines(self, query_ids: list[str], buffers: list[bytes | memoryview]) -> None:
+        """Write the finished lines of ``query_ids``, given as ``buffers`` whose bytes, one after the other, are the
+        lines (UTF-8, each ending in a newline, secrets already masked): what :meth:`append` writes for their
+        records one by one (``evalkit.scoring.columnar``), without joining them first."""
+        with self._lock:
+            try:
+                self._fh.flush()
+                if os.linesep == "\n" and hasattr(os, "writev"):  # the bytes the text layer would write
+                    write_all(self._fh.fileno(), buffers)
+                else:
+                    self._fh.write(b"".join(buffers).decode("utf-8"))
+                    self._fh.flush()
+            except OSError as exc:
+                raise output_error(self.path, exc, RESUME_HINT) from None
+            self._written.extend(query_ids)
+            now = time.monotonic()
+            if now - self._synced >= FSYNC_EVERY_S:
+                os.fsync(self._fh.fileno())
+                self._synced = now
 
     def finish(self, ordered: list[QueryResult]) -> None:
         """Close the incremental file, rewritten in eval-set order when its lines are not in that order.
@@ -255,72 +299,6 @@ def _orjson_or_json(line: str) -> Any:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
         return json.loads(line)
-
-
-@contextlib.contextmanager
-def long_lived_frozen(enabled: bool = True) -> Iterator[Callable[[], None]]:
-    """Keep Python's cyclic garbage collector off what lives to the end of a query loop; yields ``keep``.
-
-    The corpus, the indexes' id lists, the loaded models and earlier variants' results are
-    millions of objects that live to the end of the run; every full collection the loop's
-    allocations trigger walked all of them (in a sweep's extra variants, fusion spent three
-    times its own work in collections: reports/scale.md, Sweeps). ``gc.freeze`` moves them to
-    a generation the collector skips; ``gc.unfreeze`` puts them back afterwards, so nothing
-    stays exempt. The loop's own results (a trace is ~1,000 containers) live to the end of the
-    variant too: ``keep()``, called after each finished query, freezes what is alive then (one
-    O(1) splice), so collections do not walk the results kept so far again and again (at 300
-    queries per variant they took 0.6 of 4.6 s of a sweep's CPU, 17 full collections, and grew
-    with the number of queries; now 0.03 s). Objects the loop creates and drops are collected
-    as usual (a cycle still alive when a query ends waits for the unfreeze). A process that has
-    frozen objects itself (``gc.get_freeze_count() > 0``) is left alone.
-
-    ``compare``, ``gate`` and ``report`` run inside one too: the per-query records they read
-    (:func:`read_rows` with ``hold``) join the frozen generation as each file is read.
-    """
-    if not enabled or gc.get_freeze_count() > 0:
-        yield _no_keep
-        return
-    gc.freeze()
-    _KEEP.append(gc.freeze)
-    try:
-        yield gc.freeze
-    finally:
-        _KEEP.pop()
-        gc.unfreeze()
-
-
-def _no_keep() -> None:
-    return None
-
-
-_KEEP: list[Callable[[], None]] = []
-"""``keep`` of the :func:`long_lived_frozen` open now (none outside one: then nothing is frozen)."""
-
-
-
-
-@contextlib.contextmanager
-def gc_paused(hold: bool = False) -> Iterator[None]:
-    """The cyclic garbage collector off while JSON records are parsed (or built into objects), then back.
-
-    Parsed records are trees (no reference cycles, nothing for it to free), but with it on, every
-    700 new containers start a collection, and the older generations are walked again and again as
-    the parsed records pile up: 10,000 records of 10 KB took 3.3 s with it, 0.7 s without.
-
-    ``hold``: the objects are kept to the end (a loaded run's records, which ``compare``, ``gate`` and
-    ``report`` read to the last line): inside :func:`long_lived_frozen` they join its frozen generation,
-    so later collections no longer walk ~250 objects per record (8 x 10,000 records: 5 s of
-    ``compare``, 9 s of ``report``). Outside one (a notebook) nothing is frozen.
-    """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if hold and _KEEP:
-            _KEEP[-1]()
-        if was:
-            gc.enable()
 
 
 def read_rows(path: Path, summary: Path | str | None = None, hold: bool = False,

@@ -86,7 +86,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from evalkit.graph.events import events_of, roles_in, wrote
+from evalkit.graph.events import events_of, is_event, roles_in, wrote
 from evalkit.graph.schema import (
     AGENTIC_ROLES,
     GRADE_IF_LAST,
@@ -188,7 +188,7 @@ def counterfactual_good(result: QueryResult, trace: Sequence[Mapping[str, Any]],
 
 def query_loop_metrics(result: QueryResult) -> dict[str, float | None]:
     """Per-query loop metrics (module docstring); ``{}`` when no agentic node ran."""
-    trace = [e for e in result.trace if isinstance(e, Mapping)]
+    trace = [e for e in result.trace if is_event(e)]
     roles = roles_in(trace)
     if not roles & AGENTIC_ROLES:
         return {}

@@ -6,37 +6,34 @@ is built: a query id the eval set lacks is an error listing them (never dropped)
 none of whose documents is in the corpus is refused, and eval-set queries the run lacks
 are scored as an empty ranking (trec_eval ``-c``) and announced.
 
-The records are :class:`RunRecords`: built one query at a time whenever they are read, from
-the rankings as read (two lists a query). A 10,000-query x 100-document run held as
-records is a million ``{doc_id, score}`` dicts, ~250 MB that the writer only serialises
-once (issue 34); streamed, each query's entries live while its line is written.
+The records are :class:`~evalkit.scoring.run_records.RunRecords`, built one query at a
+time whenever they are read (:mod:`evalkit.scoring.run_records`), or, for a TREC run the
+column reader reads, :class:`~evalkit.scoring.columnar.ColumnarRecords`: the same records,
+their metrics computed over the whole run and their lines written whole (issue 34).
 """
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from copy import copy
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from evalkit.errors import LocatedError
 from evalkit.evalsets import EvalSet
 from evalkit.fileio import content_sha256
-from evalkit.graph.state import compact
 from evalkit.metrics import DEFAULT_METRICS, Scoring, parse_metric
-from evalkit.records import EvalRecord, QueryResult
-from evalkit.run.query import score_outputs
-from evalkit.runfile import Ranking, read_run
+from evalkit.runfile import Ranking, read_run, read_run_table
 from evalkit.runstore import long_lived_frozen
+from evalkit.scoring.columnar import ColumnarRecords
+from evalkit.scoring.run_records import RunRecords, TableRankings
 from evalkit.scoring.scored import (
-    LazyRecords,
     Scored,
     corpus_of,
     eval_set_with_corpus,
     listing,
     refuse_unknown_ids,
-    scored_trace,
 )
+
+__all__ = ["RunRecords", "TableRankings", "doc_id_check", "first_lines", "score_run"]
 
 
 def score_run(run: str | Path, eval_set: str | Path | EvalSet, name: str, *, run_format: str | None = None,
@@ -50,14 +47,15 @@ def score_run(run: str | Path, eval_set: str | Path | EvalSet, name: str, *, run
     with long_lived_frozen() as keep:  # each collection while reading walks neither the corpus nor the rankings
         es, ref = eval_set_with_corpus(eval_set)
         keep()
-        final = read_run(run, run_format)
+        table = read_run_table(run, run_format) if retrieval_run is None else None
+        final: Mapping[str, Ranking] = TableRankings(table) if table is not None else read_run(run, run_format)
         read_at = time.time()  # every record's trace says when evalkit read the run
         keep()
         first = read_run(retrieval_run, run_format) if retrieval_run else None
     notices = []
     for path, rankings in ((run, final), (retrieval_run, first)):
         if rankings is not None:
-            refuse_unknown_ids(str(path), {q: r.line for q, r in rankings.items()}, es)
+            refuse_unknown_ids(str(path), first_lines(rankings), es)
             notices += doc_id_check(str(path), rankings, es)
     missing = [r.id for r in es.records if r.id not in final]
     if missing:
@@ -69,64 +67,30 @@ def score_run(run: str | Path, eval_set: str | Path | EvalSet, name: str, *, run
         source.update(retrieval_file=str(Path(retrieval_run).resolve()),
                       retrieval_sha256=content_sha256(Path(retrieval_run)))
     scoring = scoring or Scoring()
-    records = RunRecords(name, es.records, final, first, metrics, scoring, read_at)
+    records: RunRecords
+    if isinstance(final, TableRankings):  # no Python object per ranked document (evalkit.scoring.columnar)
+        records = ColumnarRecords(name, es.records, final, metrics, scoring, read_at)
+    else:
+        records = RunRecords(name, es.records, final, first, metrics, scoring, read_at)
     return Scored(name=name, ref=ref, results=records, metrics=metrics, source=source, notices=notices,
                   scoring=scoring)
 
 
-class RunRecords(LazyRecords):
-    """The per-query records of a scored run, in eval-set order, built each time they are read.
-
-    ``final`` / ``first``: the rankings of the run and of the retrieval run (``None``: the run
-    is both stages, as a variant without reranker). A record is what ``evalkit run`` writes
-    for a retrieval-only variant: its rankings, metrics and one retriever trace event.
-    """
-
-    def __init__(self, name: str, records: Sequence[EvalRecord], final: dict[str, Ranking],
-                 first: dict[str, Ranking] | None, metrics: Sequence[str], scoring: Scoring, read_at: float):
-        self.name, self.records, self.final, self.first = name, list(records), final, first
-        self.metrics, self.scoring, self.read_at = tuple(metrics), scoring, read_at
-        # every query's one trace event is this one but for what it wrote: made once, not 10,000 times (issue 34)
-        self.event = scored_trace(name, {}, None, None, "retriever", read_at)[0]
-
-    def __len__(self) -> int:
-        return len(self.records)
-
-    def build(self, index: int) -> QueryResult:
-        record = self.records[index]
-        ids, docs = entries(self.final.get(record.id))
-        if self.first is None:  # one ranking for both stages: the same entries, ordered and scored once
-            ids1, docs1 = ids, list(docs)
-        else:
-            ids1, docs1 = entries(self.first.get(record.id))
-        scores, _ = score_outputs(record, docs1, docs, self.metrics, scoring=self.scoring)
-        return QueryResult(
-            query_id=record.id, question=record.question, gold_doc_ids=list(record.relevant_doc_ids), retrieved=docs1,
-            reranked=docs, metrics=scores,
-            trace=[{**self.event, "wrote": compact({"retrieved": ids1, "reranked": ids})}],
-            outcome="completed", type=record.type, lang=record.lang)
-
-    def summary_view(self, result: QueryResult) -> QueryResult:
-        """The record without its rankings: the summary of a retrieval-only variant reads its metrics, trace,
-        gold, type and usage (rankings are read only for the loop metrics of agentic nodes, which a run file
-        has none of: its one trace event is a retriever's)."""
-        view = copy(result)  # dataclasses.replace re-ran __init__ and fields(): ~0.1 s over 10,000 records
-        view.retrieved, view.reranked = [], []
-        return view
+def first_lines(rankings: Mapping[str, Ranking]) -> dict[str, int]:
+    """``{query id: the line its ranking starts on}``."""
+    if isinstance(rankings, TableRankings):
+        return dict(zip(rankings.table.query_ids, rankings.table.first_lines))
+    return {q: r.line for q, r in rankings.items()}
 
 
-def entries(ranking: Ranking | None) -> tuple[list[str], list[dict[str, Any]]]:
-    """A ranking's document ids and its record entries ``{doc_id, score}`` (none for a query the run lacks)."""
-    if ranking is None:
-        return [], []
-    return ranking.ids, [{"doc_id": d, "score": s} for d, s in zip(ranking.ids, ranking.scores)]
-
-
-def doc_id_check(file: str, rankings: dict[str, Ranking], es: EvalSet) -> list[str]:
+def doc_id_check(file: str, rankings: Mapping[str, Ranking], es: EvalSet) -> list[str]:
     """Refuse a run none of whose documents is in the corpus (another id scheme); count strays."""
     corpus = corpus_of(es)
-    ids = set().union(*(r.ids for r in rankings.values()))  # one C-level pass over a million ids
-    stray = sorted(d for d in ids if d not in corpus)
+    if isinstance(rankings, TableRankings):
+        ids = set(rankings.table.doc_ids)  # the distinct ids the column reader found
+    else:
+        ids = set().union(*(r.ids for r in rankings.values()))  # one C-level pass over a million ids
+    stray = sorted(ids.difference(corpus.by_id))  # one C-level pass (corpus.__contains__ is a Python call an id)
     if ids and len(stray) == len(ids):
         corpus_ids = [d.id for d in corpus.documents[:3]]
         raise LocatedError(file, "docid", f"none of the {len(ids)} document ids is in the corpus of {es.name} "

@@ -30,6 +30,7 @@ from evalkit.runstore import (
     results_folder,
     write_json_atomic,
 )
+from evalkit.scoring.columnar import ColumnarRecords
 from evalkit.scoring.scored import LazyRecords, Scored
 
 
@@ -86,14 +87,24 @@ def _write_records(store: VariantStore, scored: Scored, gc_freeze: bool = True) 
     queries its full collections took ~0.3 s of ``score --run`` (issue 34).
     """
     view = scored.results.summary_view if isinstance(scored.results, LazyRecords) else None
-    kept = []
+    kept: list[QueryResult] = []
     store.start(())
     try:
         with long_lived_frozen(gc_freeze) as keep:
-            for result in scored.results:
-                store.append(result)
-                kept.append(result if view is None else view(result))
-                keep()
+            whole = None
+            if isinstance(scored.results, ColumnarRecords):  # whole lines, a chunk at a time (the same bytes)
+                def emit(query_ids: list[str], lines: list[bytes | memoryview]) -> None:
+                    store.append_lines(query_ids, lines)
+                    keep()  # the views kept so far
+
+                whole = scored.results.write(emit, store.encoded_line, store.secrets)
+            if whole is not None:
+                kept = whole
+            else:
+                for result in scored.results:
+                    store.append(result)
+                    kept.append(result if view is None else view(result))
+                    keep()
     except BaseException:
         store.close(quiet=True)
         raise
