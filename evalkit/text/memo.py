@@ -9,7 +9,8 @@ analyses that are pure functions of their arguments are computed once and reused
 - :func:`shared` marks such a function (``functools.lru_cache``, bounded) and, while
   :func:`sharing` is off, calls it afresh every time;
 - :func:`enabled` tells code with a faster exact path (the part-of-speech decoder of
-  :mod:`evalkit.text.postag`, the prefix index of :func:`evalkit.text.lexicon.term_found`)
+  :mod:`evalkit.text.postag`, the prefix index of :func:`evalkit.text.lexicon.term_found`, the
+  skipped clarification scan of :func:`evalkit.text.refusal_rules.refusal_spans`)
   whether to take it, so the path from before the sharing stays runnable;
 - :func:`clear_caches` empties every text cache of :mod:`evalkit.text` and
   :mod:`evalkit.judges` (loaders of models and word lists excepted): a first sight of every text.
