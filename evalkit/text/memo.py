@@ -9,13 +9,18 @@ analyses that are pure functions of their arguments are computed once and reused
 - :func:`shared` marks such a function (``functools.lru_cache``, bounded) and, while
   :func:`sharing` is off, calls it afresh every time;
 - :func:`enabled` tells code with a faster exact path (the part-of-speech decoder of
-  :mod:`evalkit.text.postag`, the prefix index of :func:`evalkit.text.lexicon.term_found`)
-  whether to take it, so the path from before the sharing stays runnable;
+  :mod:`evalkit.text.postag`, the prefix index of :func:`evalkit.text.lexicon.term_found`, the
+  skipped clarification scan of :func:`evalkit.text.refusal_rules.refusal_spans`, the early return
+  of :func:`evalkit.text.dates.find_dates` on a text that spells no date, a claim's atoms built on
+  its evidence reading in :func:`evalkit.text.values.extract_atoms`, the word and Chinese-run memos
+  of :mod:`evalkit.text.tokenize`) whether to take it, so the path from before the sharing stays runnable;
 - :func:`clear_caches` empties every text cache of :mod:`evalkit.text` and
   :mod:`evalkit.judges` (loaders of models and word lists excepted): a first sight of every text.
 
 ``tests/judges/test_sharing.py`` judges every case of the judge data sets with the sharing on
-and off (every cache cleared before each call) and compares every verdict, reason and figure;
+and off (every cache cleared before each call) and compares every verdict, reason and figure
+(``test_text_sharing.py``, ``test_abstention_sharing.py`` and ``tests/llm/test_extractive_sharing.py``
+do the same for the tokens, dates and atoms, the abstention findings and the extractive answers);
 ``benchmarks/judge_speed.py --compare`` times both.
 """
 from __future__ import annotations

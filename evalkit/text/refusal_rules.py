@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 
+from evalkit.text.memo import enabled
 from evalkit.text.wordlists import alternation, phrases, templates
 
 __all__ = ["normalise", "refusal_spans"]
@@ -202,6 +203,10 @@ _CLARIFY = re.compile(
     r"[^.!?。！？\n]*\b(?:are\s+you\s+asking|do\s+you\s+mean|did\s+you\s+mean)\b[^.!?。！？\n]*\?|"
     r"[^。！？!?\n]*(?:具体)?是指哪[^。！？!?\n]*[？?]",
     re.IGNORECASE)
+# every alternative of _CLARIFY spells a question mark (ASCII or full-width) or 请 / 麻烦: a text with none of them
+# has no match, and the scan is skipped. It costs O(n^2) on a long run without sentence marks (each of its
+# alternatives opens with one), ~8 ms on a deploy-gate answer, 80% of the generate node's time
+_CLARIFY_NEEDS = re.compile(r"[?？]|请|麻烦")
 
 
 def refusal_spans(text: str) -> list[tuple[int, int]]:
@@ -209,7 +214,8 @@ def refusal_spans(text: str) -> list[tuple[int, int]]:
     spans = [(m.start(), m.end()) for m in _REFUSAL.finditer(text)]
     spans += [(m.start(), m.end()) for m in _ANSWER_ZH.finditer(text)]
     spans += _inability_zh(text)
-    spans += [(m.start(), m.end()) for m in _CLARIFY.finditer(text)]
+    if not enabled() or _CLARIFY_NEEDS.search(text):
+        spans += [(m.start(), m.end()) for m in _CLARIFY.finditer(text)]
     head = _clauses(text)[:1]  # a fragment ("N/A", 未知) refuses as the whole answer or its head, not as a label inside it
     if _FRAGMENT.match(text):
         spans.append((0, len(text)))

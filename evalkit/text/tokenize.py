@@ -31,6 +31,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from evalkit.errors import UnknownNameError
+from evalkit.text.memo import enabled, shared
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _RUNS = re.compile(f"([{_CJK}]+)|([^{_CJK}]+)")
@@ -124,30 +125,52 @@ def _jieba() -> Callable[[str], list[str]]:
 
 def _english(text: str, stem: bool, stopwords: bool, letters: str = "unicode") -> list[str]:
     out: list[str] = []
-    stemmer = _stemmer() if stem else None
     if letters == "ascii":
-        word_re, part_re = _WORD_ASCII, _PART_ASCII
+        word_re = _WORD_ASCII
         text = text.lower()
     else:
-        word_re, part_re = _unicode_patterns()
+        word_re = _unicode_patterns()[0]
         text = text.casefold()  # NFKC was applied by Tokenizer.__call__
+    if enabled():  # the terms of a word depend on the word alone: words repeat, their terms are reused
+        for m in word_re.finditer(_POSSESSIVE.sub("", text)):
+            out += _word_terms(m.group(0), stem, stopwords, letters)
+        return out
     for m in word_re.finditer(_POSSESSIVE.sub("", text)):
-        word = m.group(0)
-        parts = part_re.findall(word)
-        # a code (E-4012, retry.max_attempts) is kept whole and unstemmed; its parts are
-        # stemmed like any word, so a query in words ("max attempts") matches them
-        words = [(w, True) for w in parts] if len(parts) == 1 else [(word, False), *((w, True) for w in parts)]
-        for w, stemmable in words:
-            if stopwords and w in STOPWORDS:
-                continue
-            term = stemmer(w) if stemmer and stemmable and _ASCII_WORD.fullmatch(w) else w
-            if term:
-                out.append(term)
+        out += _terms_of(m.group(0), stem, stopwords, letters)
     return out
 
 
+def _terms_of(word: str, stem: bool, stopwords: bool, letters: str) -> tuple[str, ...]:
+    """The terms of one word of :func:`_english` (a code gives itself and its parts)."""
+    stemmer = _stemmer() if stem else None
+    part_re = _PART_ASCII if letters == "ascii" else _unicode_patterns()[1]
+    parts = part_re.findall(word)
+    # a code (E-4012, retry.max_attempts) is kept whole and unstemmed; its parts are
+    # stemmed like any word, so a query in words ("max attempts") matches them
+    words = [(w, True) for w in parts] if len(parts) == 1 else [(word, False), *((w, True) for w in parts)]
+    out = []
+    for w, stemmable in words:
+        if stopwords and w in STOPWORDS:
+            continue
+        term = stemmer(w) if stemmer and stemmable and _ASCII_WORD.fullmatch(w) else w
+        if term:
+            out.append(term)
+    return tuple(out)
+
+
+_word_terms = shared(maxsize=200_000)(_terms_of)
+
+
 def _chinese(text: str) -> list[str]:
+    if enabled():  # a passage's Chinese runs are cut again by the generator and the judge, for every query
+        return list(_chinese_terms(text))
     return [t.lower() for t in _jieba()(text) if _CJK_TOKEN.search(t)]
+
+
+@shared(maxsize=20_000)
+def _chinese_terms(text: str) -> tuple[str, ...]:
+    """:func:`_chinese` of one text, kept (jieba's segmentation is a pure function of the text)."""
+    return tuple(t.lower() for t in _jieba()(text) if _CJK_TOKEN.search(t))
 
 
 class Tokenizer:

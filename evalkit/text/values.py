@@ -28,6 +28,7 @@ from functools import lru_cache
 from evalkit.text.claims import is_chinese
 from evalkit.text.dates import DateValue, date_supported, find_dates
 from evalkit.text.lexicon import CJK
+from evalkit.text.memo import enabled
 from evalkit.text.names import WEEKDAYS, weekdays_of, zh_verb_after_modal
 from evalkit.text.postag import posseg
 from evalkit.text.quantities import (
@@ -267,7 +268,13 @@ def extract_atoms(text: str, entities: bool = True) -> tuple[Atom, ...]:
 
     ``entities=False`` skips names (for evidence: a claim's name is looked for in the
     evidence *text*, so evidence needs no part-of-speech tagging, the slow part in Chinese).
+    With the sharing on (:mod:`evalkit.text.memo`), the names are added to the cached atoms of
+    ``entities=False``: an extractive answer's claims are evidence sentences, read already. The same
+    atoms in the same order: the names are found on the same masked text, and a stable sort of the
+    sorted atoms keeps their order.
     """
+    if entities and enabled():
+        return _with_entities(text, list(extract_atoms(text, False)))
     atoms: list[Atom] = _codes(text)
     masked = mask_atoms(text, atoms)
     for d in find_dates(masked):
@@ -281,6 +288,11 @@ def extract_atoms(text: str, entities: bool = True) -> tuple[Atom, ...]:
         atoms.append(Atom(q.kind, q.text, key, q.start, q.end, q))
     if not entities:
         return tuple(sorted(atoms, key=lambda a: (a.start, a.end)))
+    return _with_entities(text, atoms)
+
+
+def _with_entities(text: str, atoms: list[Atom]) -> tuple[Atom, ...]:
+    """``atoms`` (the codes, dates, times and quantities of ``text``) and the names of ``text``, sorted by span."""
     masked = mask_atoms(text, atoms)
     if not CJK.search(text):
         found = _en_entities(masked)
