@@ -7,11 +7,14 @@ building ``Hit`` objects, and resampling calls run on a thread pool.
 """
 from __future__ import annotations
 
+import itertools
 import random
 
+import numpy as np
 import pytest
 
 from evalkit.analysis.direction import is_descriptive
+from evalkit.analysis.fusion_diag import channel_diagnostics, channel_hits, top_docs
 from evalkit.analysis.pairing import ABSTAIN_RATES, has_guard, metric_names
 
 from .conftest import qr
@@ -42,3 +45,56 @@ def test_metric_names_are_the_old_ones(seed):
                           {m: (None if rng.random() < 0.3 else rng.random()) for m in names}))
     for descriptive in (False, True):
         assert metric_names(results, descriptive) == _old_metric_names(results, descriptive)
+
+
+def _old_channel_diagnostics(results, top_n=20):
+    """``fusion_diag.channel_diagnostics`` before: every channel hit built as a ``Hit``, then cut to top n."""
+    only: dict[str, int] = {}
+    only_queries: dict[str, int] = {}
+    found: dict[str, int] = {}
+    jaccard: dict[str, list[float]] = {}
+    n_gold = n_answerable = truncated = 0
+    for r in results:
+        hits, cut = channel_hits(r)
+        truncated += cut
+        if len(hits) < 2:
+            continue
+        tops = {c: set(top_docs(h, top_n)) for c, h in sorted(hits.items())}
+        for a, b in itertools.combinations(sorted(tops), 2):
+            union = tops[a] | tops[b]
+            jaccard.setdefault(f"{a}/{b}", []).append(len(tops[a] & tops[b]) / len(union) if union else 1.0)
+        if not r.gold_doc_ids:
+            continue
+        n_answerable += 1
+        gold = set(r.gold_doc_ids)
+        n_gold += len(gold)
+        for c, docs in tops.items():
+            others = set().union(*(d for o, d in tops.items() if o != c))
+            alone = (gold & docs) - others
+            found[c] = found.get(c, 0) + len(gold & docs)
+            only[c] = only.get(c, 0) + len(alone)
+            only_queries[c] = only_queries.get(c, 0) + bool(alone)
+    return {"top_n": top_n, "answerable_queries": n_answerable, "gold_documents": n_gold,
+            "gold_found": found, "gold_found_only_by": only, "queries_with_gold_only_from": only_queries,
+            "jaccard_mean": {k: float(np.mean(v)) for k, v in jaccard.items()},
+            "truncated_traces": truncated}
+
+
+def _random_trace(rng: random.Random) -> list[dict]:
+    channels = {}
+    for c in rng.sample(["dense", "bm25", "title"], rng.randint(0, 3)):
+        # passages of few documents, so a channel repeats documents; ids sometimes numbers (read with str())
+        items = [[f"p{j}", rng.choice([f"d{rng.randint(0, 40)}", rng.randint(0, 40)]), rng.random() * 10]
+                 for j in range(rng.randint(0, 60))]
+        channels[c] = {"n": len(items) + rng.randint(0, 2), "first": items} if rng.random() < 0.2 else items
+    pre = [{"step": 0, "node": "rewrite", "type": "rewrite", "wrote": {}}] if rng.random() < 0.2 else []
+    return [*pre, {"step": len(pre), "node": "retrieve", "type": "retrieve", "wrote": {"channel_hits": channels}}]
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("top_n", [1, 5, 20])
+def test_channel_diagnostics_are_the_old_ones(seed, top_n):
+    rng = random.Random(seed)
+    results = [qr(f"q{i}", rng.sample([f"d{k}" for k in range(40)] + ["7", "12"], rng.randint(0, 3)),
+                  trace=_random_trace(rng)) for i in range(rng.randint(1, 30))]
+    assert channel_diagnostics(results, top_n) == _old_channel_diagnostics(results, top_n)
