@@ -15,8 +15,9 @@ or versions are refused (``DifferentEvalSetsError``).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any
 
 from evalkit.analysis import stats
@@ -199,21 +200,29 @@ def compare_variants(refs: Sequence[VariantRef], metrics: Sequence[str] | None =
     tests: list[MetricTest] = []
     notes: list[str] = [n for r in refs[1:] for n in environment_notes(
         base.run.summary.environment, r.run.summary.environment, (base.label, r.label))]
+    todo: list[tuple[str, VariantRef, Any, int]] = []  # (metric, variant, paired values, seed) of each test
+    base_values = {m: per_query_values(results[base.label], m) for m in names}
     for r in refs[1:]:
         for m in names:
-            p = pair(per_query_values(results[base.label], m), per_query_values(results[r.label], m))
+            p = pair(base_values[m], per_query_values(results[r.label], m))
             if len(p) == 0:
                 notes.append(f"{m}: no query has a value in both {base.label} and {r.label}; not tested")
                 continue
-            s = stats.derive_seed(seed, m, base.label, r.label)
-            lo, hi = stats.bootstrap_ci(p.diffs, n_resamples, confidence, s)
-            wins, ties, losses = stats.win_tie_loss(p.diffs, sign(m))
-            won, tied, lost = stats.win_tie_loss_ids(p.query_ids, p.diffs, sign(m))
-            tests.append(MetricTest(
-                metric=m, reference=base.label, variant=r.label, n=len(p), mean_reference=float(p.a.mean()),
-                mean_variant=float(p.b.mean()), diff=float(p.diffs.mean()), ci_low=lo, ci_high=hi,
-                p=stats.sign_flip_pvalue(p.diffs, n_resamples, s), wins=wins, ties=ties, losses=losses,
-                higher_is_better=higher_is_better(m), win_ids=won, tie_ids=tied, loss_ids=lost))
+            todo.append((m, r, p, stats.derive_seed(seed, m, base.label, r.label)))
+    # every test's resampling at once on the pool: each keeps its own seed, so the numbers are the loop's
+    calls: list[Callable[[], Any]] = [partial(stats.bootstrap_ci, p.diffs, n_resamples, confidence, s)
+                                      for _, _, p, s in todo]
+    calls += [partial(stats.sign_flip_pvalue, p.diffs, n_resamples, s) for _, _, p, s in todo]
+    done = stats.run_all(calls)
+    cis, ps = done[:len(todo)], done[len(todo):]
+    for (m, r, p, _), (lo, hi), p_value in zip(todo, cis, ps, strict=True):
+        wins, ties, losses = stats.win_tie_loss(p.diffs, sign(m))
+        won, tied, lost = stats.win_tie_loss_ids(p.query_ids, p.diffs, sign(m))
+        tests.append(MetricTest(
+            metric=m, reference=base.label, variant=r.label, n=len(p), mean_reference=float(p.a.mean()),
+            mean_variant=float(p.b.mean()), diff=float(p.diffs.mean()), ci_low=lo, ci_high=hi,
+            p=p_value, wins=wins, ties=ties, losses=losses,
+            higher_is_better=higher_is_better(m), win_ids=won, tie_ids=tied, loss_ids=lost))
     if corrected:
         tests = [_corrected_test(t, corrected) for t in tests]
     for test, adj in zip(tests, stats.adjust([t.p for t in tests], correction)):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -201,14 +202,15 @@ def variant_report(run: LoadedRun, name: str, n_resamples: int = 2000, confidenc
     """Compute one variant's part of the report."""
     results, rows = run.results(name), run.rows(name)
     names = metric_names(results)
-    metrics: dict[str, dict[str, float]] = {}
+    samples: dict[str, np.ndarray] = {}
     for m in names:
         values = per_query_values(results, m)
-        if not values:
-            continue
-        x = np.array([values[q] for q in sorted(values)])
-        lo, hi = stats.bootstrap_ci(x, n_resamples, confidence, stats.derive_seed(seed, "report", name, m))
-        metrics[m] = {"mean": float(x.mean()), "low": lo, "high": hi, "n": len(x)}
+        if values:
+            samples[m] = np.array([values[q] for q in sorted(values)])
+    cis = stats.run_all([partial(stats.bootstrap_ci, x, n_resamples, confidence,
+                                 stats.derive_seed(seed, "report", name, m)) for m, x in samples.items()])
+    metrics: dict[str, dict[str, float]] = {m: {"mean": float(x.mean()), "low": lo, "high": hi, "n": len(x)}
+                                            for (m, x), (lo, hi) in zip(samples.items(), cis, strict=True)}
     reranks = any(r.rerank_top1 is not None for r in results)
     labels = {r.query_id: failure_label(r, raw, reranks) for r, raw in zip(results, rows)}
     primary = next((m for m in PRIMARY_METRICS if m in names), names[0] if names else None)

@@ -27,12 +27,19 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
+import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 import numpy as np
 
 CORRECTIONS = ("holm", "bh", "none")
 _CHUNK = 2_000_000  # resamples x sample size handled per numpy block (bounded memory)
+POOL_THREADS = 2
+"""Threads :func:`run_all` uses at most: resampling is numpy's random fill, gather and mean, which release the GIL."""
+
+T = TypeVar("T")
 
 
 def derive_seed(seed: int, *keys: str) -> int:
@@ -70,6 +77,22 @@ def bootstrap_means(values: Sequence[float] | np.ndarray, n_resamples: int = 10_
         idx = rng.integers(0, len(x), size=(stop - start, len(x)))
         out[start:stop] = x[idx].mean(axis=1)
     return out
+
+
+def run_all(calls: Sequence[Callable[[], T]], threads: int | None = None) -> list[T]:
+    """``[call() for call in calls]``, computed on up to ``threads`` threads (default :data:`POOL_THREADS`, at
+    most the machine's cores), results in the order of ``calls``.
+
+    For the independent resampling calls of one command (one bootstrap interval or sign-flip test per
+    metric and pair): each has its own seed and generator, so its numbers do not depend on which thread
+    runs it or when (tests/analysis/test_stats_pool.py compares them with the calls run one by one). An
+    exception of a call is raised here, as the loop would.
+    """
+    threads = min(threads or POOL_THREADS, os.cpu_count() or 1, len(calls))
+    if threads <= 1:
+        return [call() for call in calls]
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="evalkit-resample") as pool:
+        return list(pool.map(lambda call: call(), calls))
 
 
 def percentile_interval(samples: Sequence[float] | np.ndarray, confidence: float = 0.95) -> tuple[float, float]:

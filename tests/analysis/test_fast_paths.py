@@ -9,15 +9,20 @@ from __future__ import annotations
 
 import itertools
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from evalkit.analysis import stats
+from evalkit.analysis.compare import compare_variants, resolve_variants
 from evalkit.analysis.direction import is_descriptive
 from evalkit.analysis.fusion_diag import channel_diagnostics, channel_hits, top_docs
 from evalkit.analysis.pairing import ABSTAIN_RATES, has_guard, metric_names
+from evalkit.analysis.report_data import variant_report
+from evalkit.analysis.runs import load_run
 
-from .conftest import qr
+from .conftest import qr, write_run
 
 
 def _old_metric_names(results, descriptive=False):
@@ -98,3 +103,44 @@ def test_channel_diagnostics_are_the_old_ones(seed, top_n):
     results = [qr(f"q{i}", rng.sample([f"d{k}" for k in range(40)] + ["7", "12"], rng.randint(0, 3)),
                   trace=_random_trace(rng)) for i in range(rng.randint(1, 30))]
     assert channel_diagnostics(results, top_n) == _old_channel_diagnostics(results, top_n)
+
+
+def test_run_all_gives_each_calls_own_numbers_in_order():
+    rng = np.random.default_rng(1)
+    samples = [rng.normal(size=n) for n in (1, 7, 300, 5000, 12_000)] + [np.zeros(50), rng.integers(0, 2, 400) * 1.0]
+    seeds = [stats.derive_seed(0, "m", str(i)) for i in range(len(samples))]
+    calls = [lambda x=x, s=s: stats.bootstrap_ci(x, 2000, 0.95, s) for x, s in zip(samples, seeds)]
+    calls += [lambda x=x, s=s: stats.sign_flip_pvalue(x, 2000, s) for x, s in zip(samples, seeds)]
+    alone = [call() for call in calls]
+    for threads in (1, 2, 4):
+        assert stats.run_all(calls, threads) == alone  # exact equality: the same generator stream per call
+
+
+def test_run_all_raises_a_calls_error():
+    def bad() -> float:
+        raise ValueError("no sample")
+
+    with pytest.raises(ValueError, match="no sample"):
+        stats.run_all([lambda: 1.0, bad, lambda: 2.0], 2)
+
+
+def _variants(n: int = 300) -> dict[str, list]:
+    rng = random.Random(3)
+    out: dict[str, list] = {}
+    for v in "ABC":
+        out[v] = [qr(f"q{i:03d}", [f"d{i}"] if i % 7 else [],
+                     {"hit@5": float(rng.random() < 0.6), "ndcg@10": rng.random(), "answered": 1.0,
+                      "faithfulness": rng.random()}) for i in range(n)]
+    return out
+
+
+def test_compare_and_report_numbers_do_not_depend_on_the_pool(tmp_path: Path, monkeypatch):
+    summary = write_run(tmp_path, "pool", _variants())
+    got = {}
+    for threads in (1, 2):
+        monkeypatch.setattr(stats, "POOL_THREADS", threads)
+        run = load_run(summary)
+        c = compare_variants(resolve_variants([run], None), n_resamples=3000, seed=5)
+        got[threads] = (c.to_dict(), [variant_report(run, v, n_resamples=1000).metrics for v in "ABC"])
+    assert got[1] == got[2]
+    assert len(got[1][0]["tests"]) == 2 * 3  # hit@5, ndcg@10, faithfulness for B and C against A
