@@ -23,6 +23,7 @@ from typing import Any
 from evalkit.analysis import stats
 from evalkit.analysis.direction import higher_is_better, per_query_hint, sign
 from evalkit.analysis.pairing import (
+    Paired,
     check_eval_sets,
     check_scoring,
     check_shared_queries,
@@ -193,42 +194,65 @@ def compare_variants(refs: Sequence[VariantRef], metrics: Sequence[str] | None =
     for r in refs[1:]:
         note = check_eval_sets(base.run.summary.eval_set, r.run.summary.eval_set, allow_versions=False)
         check_scoring(base.run.summary.scoring, r.run.summary.scoring, (base.label, r.label))
-    results = {r.label: r.run.results(r.variant) for r in refs}
-    for r in refs[1:]:
-        check_shared_queries(results[base.label], results[r.label], (base.label, r.label))
-    names = _metrics(refs, results, metrics)
+    results: dict[str, list] = {}
+    started: dict[str, _PairTests] = {}
+    try:  # each pair's resampling starts as soon as its variant is read, and runs while the next one is read
+        for r in refs:
+            results[r.label] = r.run.results(r.variant)
+            if r is not base:
+                started[r.label] = _PairTests(results, base, r, metrics, seed, n_resamples, confidence)
+        for r in refs[1:]:
+            check_shared_queries(results[base.label], results[r.label], (base.label, r.label))
+        names = _metrics(refs, results, metrics)
+    except BaseException:
+        for pending in started.values():
+            pending.calls.cancel()
+        raise
     tests: list[MetricTest] = []
     notes: list[str] = [n for r in refs[1:] for n in environment_notes(
         base.run.summary.environment, r.run.summary.environment, (base.label, r.label))]
-    todo: list[tuple[str, VariantRef, Any, int]] = []  # (metric, variant, paired values, seed) of each test
-    base_values = {m: per_query_values(results[base.label], m) for m in names}
     for r in refs[1:]:
-        for m in names:
-            p = pair(base_values[m], per_query_values(results[r.label], m))
+        pending = started[r.label]
+        index = {key: i for i, key in enumerate(pending.tested)}  # only the shared metrics' results are asked for
+        for m in names:  # the tests in the order of before: variant by variant, metric by metric
+            p = pending.pairs[m]
             if len(p) == 0:
                 notes.append(f"{m}: no query has a value in both {base.label} and {r.label}; not tested")
                 continue
-            todo.append((m, r, p, stats.derive_seed(seed, m, base.label, r.label)))
-    # every test's resampling at once on the pool: each keeps its own seed, so the numbers are the loop's
-    calls: list[Callable[[], Any]] = [partial(stats.bootstrap_ci, p.diffs, n_resamples, confidence, s)
-                                      for _, _, p, s in todo]
-    calls += [partial(stats.sign_flip_pvalue, p.diffs, n_resamples, s) for _, _, p, s in todo]
-    done = stats.run_all(calls)
-    cis, ps = done[:len(todo)], done[len(todo):]
-    for (m, r, p, _), (lo, hi), p_value in zip(todo, cis, ps, strict=True):
-        wins, ties, losses = stats.win_tie_loss(p.diffs, sign(m))
-        won, tied, lost = stats.win_tie_loss_ids(p.query_ids, p.diffs, sign(m))
-        tests.append(MetricTest(
-            metric=m, reference=base.label, variant=r.label, n=len(p), mean_reference=float(p.a.mean()),
-            mean_variant=float(p.b.mean()), diff=float(p.diffs.mean()), ci_low=lo, ci_high=hi,
-            p=p_value, wins=wins, ties=ties, losses=losses,
-            higher_is_better=higher_is_better(m), win_ids=won, tie_ids=tied, loss_ids=lost))
+            (lo, hi), p_value = pending.calls.result(index["ci", m]), pending.calls.result(index["p", m])
+            wins, ties, losses = stats.win_tie_loss(p.diffs, sign(m))
+            won, tied, lost = stats.win_tie_loss_ids(p.query_ids, p.diffs, sign(m))
+            tests.append(MetricTest(
+                metric=m, reference=base.label, variant=r.label, n=len(p), mean_reference=float(p.a.mean()),
+                mean_variant=float(p.b.mean()), diff=float(p.diffs.mean()), ci_low=lo, ci_high=hi,
+                p=p_value, wins=wins, ties=ties, losses=losses,
+                higher_is_better=higher_is_better(m), win_ids=won, tie_ids=tied, loss_ids=lost))
     if corrected:
         tests = [_corrected_test(t, corrected) for t in tests]
     for test, adj in zip(tests, stats.adjust([t.p for t in tests], correction)):
         test.p_adjusted = adj
     return Comparison(eval_set=note, labels=[r.label for r in refs], tests=tests, correction=correction,
                       n_resamples=n_resamples, confidence=confidence, seed=seed, alpha=alpha, notes=notes)
+
+
+class _PairTests:
+    """The resampling of one variant against the reference, started on the pool (:func:`stats.start`) once both
+    are read: a bootstrap interval and a sign-flip p per metric both have (among ``wanted``, when given), each
+    with the seed it always had. Metrics that turn out not to be shared by every variant are never collected."""
+
+    def __init__(self, results: dict[str, list], base: VariantRef, r: VariantRef, wanted: Sequence[str] | None,
+                 seed: int, n_resamples: int, confidence: float) -> None:
+        mine = set(metric_names(results[r.label]))
+        candidates = [m for m in (dict.fromkeys(wanted) if wanted else metric_names(results[base.label]))
+                      if m in mine]
+        self.pairs: dict[str, Paired] = {m: pair(per_query_values(results[base.label], m),
+                                                 per_query_values(results[r.label], m)) for m in candidates}
+        tested = [(m, p, stats.derive_seed(seed, m, base.label, r.label)) for m, p in self.pairs.items() if len(p)]
+        self.tested = [("ci", m) for m, _, _ in tested] + [("p", m) for m, _, _ in tested]
+        calls: list[Callable[[], Any]] = [partial(stats.bootstrap_ci, p.diffs, n_resamples, confidence, s)
+                                          for _, p, s in tested]
+        calls += [partial(stats.sign_flip_pvalue, p.diffs, n_resamples, s) for _, p, s in tested]
+        self.calls = stats.start(calls)
 
 
 def _corrected_test(t: MetricTest, corrected: Mapping[str, Any]) -> MetricTest:

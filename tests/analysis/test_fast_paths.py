@@ -144,3 +144,64 @@ def test_compare_and_report_numbers_do_not_depend_on_the_pool(tmp_path: Path, mo
         got[threads] = (c.to_dict(), [variant_report(run, v, n_resamples=1000).metrics for v in "ABC"])
     assert got[1] == got[2]
     assert len(got[1][0]["tests"]) == 2 * 3  # hit@5, ndcg@10, faithfulness for B and C against A
+
+
+def _old_tests(refs, n_resamples: int, seed: int) -> list[tuple]:
+    """The tests ``compare_variants`` made before, one call after another: (metric, variant, n, lo, hi, p)."""
+    from evalkit.analysis.pairing import pair, per_query_values
+
+    results = {r.label: r.run.results(r.variant) for r in refs}
+    per_variant = [metric_names(results[r.label]) for r in refs]
+    names = [m for m in per_variant[0] if all(m in n for n in per_variant[1:])]
+    out = []
+    for r in refs[1:]:
+        for m in names:
+            p = pair(per_query_values(results[refs[0].label], m), per_query_values(results[r.label], m))
+            if len(p):
+                s = stats.derive_seed(seed, m, refs[0].label, r.label)
+                out.append((m, r.label, len(p), *stats.bootstrap_ci(p.diffs, n_resamples, 0.95, s),
+                            stats.sign_flip_pvalue(p.diffs, n_resamples, s)))
+    return out
+
+
+def _uneven_variants(n: int = 200) -> dict[str, list]:
+    """B shares 'extra' with the reference A, C has none: 'extra' is started for B, never asked for; it is NaN
+    on one query of B, so asking for it would raise (the old loop never computed it)."""
+    rng = random.Random(8)
+    out: dict[str, list] = {}
+    for v in "ABC":
+        rows = []
+        for i in range(n):
+            m = {"hit@5": float(rng.random() < 0.5), "ndcg@10": rng.random()}
+            if v != "C":
+                m["extra"] = float("nan") if (v, i) == ("B", 1) else rng.random()
+            rows.append(qr(f"q{i:03d}", [f"d{i}"] if i % 5 else [], m))
+        out[v] = rows
+    return out
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_compare_started_per_pair_makes_the_old_tests(tmp_path: Path, monkeypatch, threads):
+    monkeypatch.setattr(stats, "POOL_THREADS", threads)
+    summary = write_run(tmp_path, "uneven", _uneven_variants())
+    refs = resolve_variants([load_run(summary)], None)
+    c = compare_variants(refs, n_resamples=2000, seed=3)
+    got = [(t.metric, t.variant, t.n, t.ci_low, t.ci_high, t.p) for t in c.tests]
+    assert got == _old_tests(refs, 2000, 3)
+    assert {t.metric for t in c.tests} == {"hit@5", "ndcg@10"}  # 'extra' is not in C: computed for B, not shown
+
+
+def test_report_intervals_are_the_old_ones(tmp_path: Path):
+    from evalkit.analysis.pairing import per_query_values
+    from evalkit.analysis.report_data import variant_reports
+
+    run = load_run(write_run(tmp_path, "rep", _variants(150)))
+    reports = variant_reports(run, ["A", "B", "C"], n_resamples=1500, seed=2)
+    for v in reports:
+        results = run.results(v.name)
+        for m in metric_names(results):
+            values = per_query_values(results, m)
+            x = np.array([values[q] for q in sorted(values)])
+            lo, hi = stats.bootstrap_ci(x, 1500, 0.95, stats.derive_seed(2, "report", v.name, m))
+            assert v.metrics[m] == {"mean": float(x.mean()), "low": lo, "high": hi, "n": len(x)}
+
