@@ -205,3 +205,16 @@ def test_report_intervals_are_the_old_ones(tmp_path: Path):
             lo, hi = stats.bootstrap_ci(x, 1500, 0.95, stats.derive_seed(2, "report", v.name, m))
             assert v.metrics[m] == {"mean": float(x.mean()), "low": lo, "high": hi, "n": len(x)}
 
+
+def test_plain_is_asdict(tmp_path: Path):
+    from dataclasses import asdict
+
+    from evalkit.analysis.compare import plain
+
+    run = load_run(write_run(tmp_path, "plain", _variants(60)))
+    c = compare_variants(resolve_variants([run], None), n_resamples=500)
+    c.fusion.append({"variant": "B", "channels": {"gold_found": {"dense": 3}, "jaccard_mean": {"a/b": 0.25}},
+                     "sweep": {"grid": [0.0, 0.5], "ci": (1.0, np.float64(2.5)), "chosen": [np.int64(3)], "x": None}})
+    c.notes.append("note")
+    assert plain(c) == asdict(c)
+    assert repr(plain(c)) == repr(asdict(c))  # the same types too (tuples stay tuples, numpy scalars stay numpy)
