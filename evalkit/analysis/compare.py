@@ -224,11 +224,12 @@ def compare_variants(refs: Sequence[VariantRef], metrics: Sequence[str] | None =
         check_scoring(base.run.summary.scoring, r.run.summary.scoring, (base.label, r.label))
     results: dict[str, list] = {}
     started: dict[str, _PairTests] = {}
+    base_values: dict[str, dict[str, float]] = {}
     try:  # each pair's resampling starts as soon as its variant is read, and runs while the next one is read
         for r in refs:
             results[r.label] = r.run.results(r.variant)
             if r is not base:
-                started[r.label] = _PairTests(results, base, r, metrics, seed, n_resamples, confidence)
+                started[r.label] = _PairTests(results, base, r, metrics, seed, n_resamples, confidence, base_values)
         for r in refs[1:]:
             check_shared_queries(results[base.label], results[r.label], (base.label, r.label))
         names = _metrics(refs, results, metrics)
@@ -269,12 +270,15 @@ class _PairTests:
     with the seed it always had. Metrics that turn out not to be shared by every variant are never collected."""
 
     def __init__(self, results: dict[str, list], base: VariantRef, r: VariantRef, wanted: Sequence[str] | None,
-                 seed: int, n_resamples: int, confidence: float) -> None:
+                 seed: int, n_resamples: int, confidence: float, base_values: dict[str, dict[str, float]]) -> None:
         mine = set(metric_names(results[r.label]))
         candidates = [m for m in (dict.fromkeys(wanted) if wanted else metric_names(results[base.label]))
                       if m in mine]
-        self.pairs: dict[str, Paired] = {m: pair(per_query_values(results[base.label], m),
-                                                 per_query_values(results[r.label], m)) for m in candidates}
+        for m in candidates:  # the reference's values, shared by every pair
+            if m not in base_values:
+                base_values[m] = per_query_values(results[base.label], m)
+        self.pairs: dict[str, Paired] = {m: pair(base_values[m], per_query_values(results[r.label], m))
+                                         for m in candidates}
         tested = [(m, p, stats.derive_seed(seed, m, base.label, r.label)) for m, p in self.pairs.items() if len(p)]
         self.tested = [("ci", m) for m, _, _ in tested] + [("p", m) for m, _, _ in tested]
         calls: list[Callable[[], Any]] = [partial(stats.bootstrap_ci, p.diffs, n_resamples, confidence, s)
