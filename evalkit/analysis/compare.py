@@ -225,14 +225,17 @@ def compare_variants(refs: Sequence[VariantRef], metrics: Sequence[str] | None =
     results: dict[str, list] = {}
     started: dict[str, _PairTests] = {}
     base_values: dict[str, dict[str, float]] = {}
+    names_of: dict[str, list[str]] = {}
     try:  # each pair's resampling starts as soon as its variant is read, and runs while the next one is read
         for r in refs:
             results[r.label] = r.run.results(r.variant)
+            names_of[r.label] = metric_names(results[r.label])  # once per variant: it walks every record
             if r is not base:
-                started[r.label] = _PairTests(results, base, r, metrics, seed, n_resamples, confidence, base_values)
+                started[r.label] = _PairTests(results, names_of, base, r, metrics, seed, n_resamples, confidence,
+                                              base_values)
         for r in refs[1:]:
             check_shared_queries(results[base.label], results[r.label], (base.label, r.label))
-        names = _metrics(refs, results, metrics)
+        names = _metrics(refs, names_of, metrics)
     except BaseException:
         for pending in started.values():
             pending.calls.cancel()
@@ -269,11 +272,11 @@ class _PairTests:
     are read: a bootstrap interval and a sign-flip p per metric both have (among ``wanted``, when given), each
     with the seed it always had. Metrics that turn out not to be shared by every variant are never collected."""
 
-    def __init__(self, results: dict[str, list], base: VariantRef, r: VariantRef, wanted: Sequence[str] | None,
-                 seed: int, n_resamples: int, confidence: float, base_values: dict[str, dict[str, float]]) -> None:
-        mine = set(metric_names(results[r.label]))
-        candidates = [m for m in (dict.fromkeys(wanted) if wanted else metric_names(results[base.label]))
-                      if m in mine]
+    def __init__(self, results: dict[str, list], names_of: dict[str, list[str]], base: VariantRef, r: VariantRef,
+                 wanted: Sequence[str] | None, seed: int, n_resamples: int, confidence: float,
+                 base_values: dict[str, dict[str, float]]) -> None:
+        mine = set(names_of[r.label])
+        candidates = [m for m in (dict.fromkeys(wanted) if wanted else names_of[base.label]) if m in mine]
         for m in candidates:  # the reference's values, shared by every pair
             if m not in base_values:
                 base_values[m] = per_query_values(results[base.label], m)
@@ -302,8 +305,8 @@ def _corrected_test(t: MetricTest, corrected: Mapping[str, Any]) -> MetricTest:
                       method=f"PPI++ (labels: {ea.n_labelled} + {eb.n_labelled})")
 
 
-def _metrics(refs: Sequence[VariantRef], results: dict[str, list], wanted: Sequence[str] | None) -> list[str]:
-    per_variant = [metric_names(results[r.label]) for r in refs]
+def _metrics(refs: Sequence[VariantRef], names_of: dict[str, list[str]], wanted: Sequence[str] | None) -> list[str]:
+    per_variant = [names_of[r.label] for r in refs]
     common = [m for m in per_variant[0] if all(m in names for names in per_variant[1:])]
     if not wanted:
         if not common:
