@@ -1,6 +1,7 @@
 r"""Pure statistics for paired comparisons: bootstrap intervals, sign-flip tests, p-value corrections.
 
-Everything here is a function of arrays and a seed; nothing reads files or global state.
+Everything here is a function of arrays and a seed; nothing reads files or global state (the
+threads :func:`start` runs calls on are only where a call runs: each call keeps its own generator).
 All randomness comes from ``numpy.random.default_rng(seed)``; :func:`derive_seed` turns
 a seed plus names (a metric, a variant) into a per-test seed, so a test's result does
 not depend on which other tests run or in what order.
