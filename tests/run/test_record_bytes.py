@@ -13,8 +13,8 @@ import pytest
 
 from evalkit import redact
 from evalkit.analysis.reading import ANALYSIS
-from evalkit.records import QueryResult
 from evalkit.recordfile import RecordsFileError, _rows_of_bytes, _rows_of_text, read_rows, record_parser
+from evalkit.records import QueryResult
 
 
 def _record(i: int, **extra: object) -> dict[str, object]:
