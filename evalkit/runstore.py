@@ -21,14 +21,11 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from evalkit import redact
-from evalkit.errors import LocatedError
 from evalkit.fileio import (
     DEFAULT_HINT,
     OutputError,
@@ -39,6 +36,14 @@ from evalkit.fileio import (
     write_atomic,
 )
 from evalkit.gcpause import gc_paused, long_lived_frozen  # noqa: F401 - long_lived_frozen offered here, as before
+from evalkit.recordfile import (  # noqa: F401 - re-exported: the readers lived here and are imported from here
+    RecordsFileError,
+    read_results,
+    read_rows,
+    record_parser,
+    records_fix,
+    result_from_row,
+)
 from evalkit.records import QueryResult
 
 RESUME_HINT = ("make room (or fix the folder), then `evalkit run --resume OUTPUT` goes on from the queries already "
@@ -265,90 +270,6 @@ class VariantStore:
             except OSError as exc:
                 if not quiet:
                     raise output_error(self.path, exc, RESUME_HINT) from None
-
-
-class RecordsFileError(LocatedError):
-    """A ``per_query.jsonl`` line that is not a whole record: cut short, edited, or written by two runs at once."""
-
-    exit_code = 7  # `evalkit gate`'s code for records that do not hold one whole record per query
-
-
-def records_fix(summary: Path | str | None = None) -> str:
-    """What to do about a damaged ``per_query.jsonl``: ``--resume`` re-runs the queries whose lines are not whole."""
-    return ("the file was cut short or edited (a run killed mid-line, a full disk, or two runs writing at once); "
-            f"`evalkit run --resume {summary or 'SUMMARY.json'}` runs those queries again")
-
-
-_DIGITS = bytes(0x39 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))  # every digit -> "9", the rest " "
-
-
-def record_parser(data: bytes) -> Callable[[str], Any]:
-    """How to read the JSON lines of ``data`` exactly as ``json.loads`` does, as fast as that allows.
-
-    orjson (~2x faster) reads every finite float and every 64-bit integer as ``json`` does, and
-    refuses ``NaN``/``Infinity``, lone surrogates and overflowing floats (``json`` then reads them, or
-    raises its own message); but it reads an integer beyond 64 bits as a float. Such an integer has
-    19 digits or more in a row, so a file that has a run that long anywhere is read by ``json`` alone
-    (one scan of the bytes: 0.14 s for 96 MB; tests/run/test_record_parser.py compares the two).
-    """
-    return json.loads if b"9" * 19 in data.translate(_DIGITS) else _orjson_or_json
-
-
-def _orjson_or_json(line: str) -> Any:
-    try:
-        return orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return json.loads(line)
-
-
-def read_rows(path: Path, summary: Path | str | None = None, hold: bool = False,
-              keep: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> list[tuple[int, dict[str, Any]]]:
-    """The JSON objects of a ``per_query.jsonl`` with their 1-based line numbers (blank lines skipped).
-
-    ``hold``: the caller keeps them to the end (see :func:`gc_paused`). ``keep``: what to hold of
-    each object, applied as its line is parsed (:class:`evalkit.analysis.reading.RecordView`), so
-    the whole objects of a file are never held together.
-
-    Raises:
-        RecordsFileError: ``file:line``, what is wrong with that line, and what to do (``summary``
-            is the run's summary JSON, named in the fix).
-    """
-    fix = records_fix(summary)
-    data = Path(path).read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        bad_line = data[: exc.start].count(b"\n") + 1
-        raise RecordsFileError(str(path), "", f"not valid UTF-8; {fix}", line=bad_line) from None
-    parse_record = record_parser(data)
-    rows = []
-    with gc_paused(hold):
-        for lineno, line in enumerate(jsonl_lines(text), start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = parse_record(line)
-            except json.JSONDecodeError as exc:
-                raise RecordsFileError(str(path), "", f"not a whole JSON record ({exc.msg}, column {exc.colno}); "
-                                       f"{fix}", line=lineno) from None
-            if not isinstance(obj, dict) or not isinstance(obj.get("query_id"), str):
-                raise RecordsFileError(str(path), "", f"not a per-query record (no query_id); {fix}", line=lineno)
-            rows.append((lineno, obj if keep is None else keep(obj)))
-    return rows
-
-
-def result_from_row(path: Path, lineno: int, row: dict[str, Any], summary: Path | str | None = None) -> QueryResult:
-    """``QueryResult.from_dict(row)``; a record missing a field, or with one of the wrong type, names its line."""
-    try:
-        return QueryResult.from_dict(row)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise RecordsFileError(str(path), "", f"not a per-query record ({type(exc).__name__}: {exc}); "
-                               f"{records_fix(summary)}", line=lineno) from None
-
-
-def read_results(path: Path) -> list[QueryResult]:
-    """Load a per_query.jsonl file; a torn or invalid line raises :class:`RecordsFileError` naming it."""
-    return [result_from_row(path, n, row) for n, row in read_rows(path)]
 
 
 CLOCK_KEYS = frozenset({"started_at", "ended_at", "seconds", "latency_ms_mean"})

@@ -41,22 +41,29 @@ TOP_N = 20
 WEIGHTS: tuple[float, ...] = tuple(round(0.1 * i, 1) for i in range(11))
 
 
-def channel_hits(result: QueryResult) -> tuple[dict[str, list[Hit]], bool]:
-    """Each channel's ranking from the retrieve trace event, and whether the trace was cut short."""
+def channel_lists(result: QueryResult) -> tuple[dict[str, list[Any]], bool]:
+    """Each channel's ranking from the retrieve trace event as written (``[passage_id, doc_id, score]`` lists),
+    and whether the trace was cut short: what :func:`channel_hits` and the diagnostics read."""
     for event in events_of(result.trace, Role.RETRIEVER):
         if CHANNEL_HITS in wrote(event):
             raw = wrote(event)[CHANNEL_HITS]
             if not isinstance(raw, dict):
                 return {}, False
-            out: dict[str, list[Hit]] = {}
+            out: dict[str, list[Any]] = {}
             cut = False
             for channel, items in raw.items():
                 if isinstance(items, dict):  # compacted: {"n": total, "first": [...]}
                     cut = cut or int(items.get("n", 0)) > len(items.get("first", []))
                     items = items.get("first", [])
-                out[channel] = [Hit(str(pid), str(doc), float(score)) for pid, doc, score in items]
+                out[channel] = items
             return out, cut
     return {}, False
+
+
+def channel_hits(result: QueryResult) -> tuple[dict[str, list[Hit]], bool]:
+    """Each channel's ranking from the retrieve trace event as ``Hit`` objects, and whether the trace was cut short."""
+    lists, cut = channel_lists(result)
+    return {c: [Hit(str(pid), str(doc), float(score)) for pid, doc, score in items] for c, items in lists.items()}, cut
 
 
 def _rewrote_queries(result: QueryResult) -> bool:
@@ -74,9 +81,20 @@ def top_docs(hits: Sequence[Hit], n: int = TOP_N) -> list[str]:
     return list(dict.fromkeys(h.doc_id for h in hits))[:n]
 
 
+def top_listed_docs(items: Sequence[Any], n: int = TOP_N) -> list[str]:
+    """:func:`top_docs` of a channel list as the trace wrote it (``[passage_id, doc_id, score]`` items), read
+    only as far as its ``n``-th distinct document: no ``Hit`` built for the ~100 items a channel holds."""
+    docs: dict[str, None] = {}
+    for item in items:
+        if len(docs) >= n:
+            break
+        docs[str(item[1])] = None
+    return list(docs)
+
+
 def is_hybrid(results: Sequence[QueryResult]) -> bool:
     """Whether the variant's retrieve node ran two or more channels."""
-    return any(len(channel_hits(r)[0]) >= 2 for r in results[:5])
+    return any(len(channel_lists(r)[0]) >= 2 for r in results[:5])
 
 
 def channel_diagnostics(results: Sequence[QueryResult], top_n: int = TOP_N) -> dict[str, Any]:
@@ -88,11 +106,11 @@ def channel_diagnostics(results: Sequence[QueryResult], top_n: int = TOP_N) -> d
     n_gold = n_answerable = 0
     truncated = 0
     for r in results:
-        hits, cut = channel_hits(r)
+        lists, cut = channel_lists(r)
         truncated += cut
-        if len(hits) < 2:
+        if len(lists) < 2:
             continue
-        tops = {c: set(top_docs(h, top_n)) for c, h in sorted(hits.items())}
+        tops = {c: set(top_listed_docs(items, top_n)) for c, items in sorted(lists.items())}
         for a, b in itertools.combinations(sorted(tops), 2):
             union = tops[a] | tops[b]
             jaccard.setdefault(f"{a}/{b}", []).append(len(tops[a] & tops[b]) / len(union) if union else 1.0)

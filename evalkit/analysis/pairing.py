@@ -72,9 +72,16 @@ def metric_names(results: Sequence[QueryResult], descriptive: bool = False) -> l
     are left out unless ``descriptive``.
     """
     names: list[str] = []
+    shown: dict[str, bool] = {}  # name -> listed when valued: one registry look-up per name, not one per query
     for r in results:
-        names += [m for m in r.metrics if m not in names and (descriptive or not is_descriptive(m))
-                  and r.metrics[m] is not None]
+        for m, v in r.metrics.items():
+            if v is None:
+                continue
+            show = shown.get(m)
+            if show is None:
+                show = shown[m] = descriptive or not is_descriptive(m)
+                if show:
+                    names.append(m)
     if has_guard(results):
         names += [m for m, answerable in ABSTAIN_RATES.items() if any(bool(r.gold_doc_ids) == answerable
                                                                         for r in results)]

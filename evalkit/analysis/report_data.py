@@ -22,7 +22,9 @@ answer, its valid citations, whether it abstained) and the per-query answer metr
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -199,16 +201,32 @@ def usage(results: list[QueryResult]) -> dict[str, dict[str, float]]:
 def variant_report(run: LoadedRun, name: str, n_resamples: int = 2000, confidence: float = 0.95,
                    seed: int = 0, worst_n: int = WORST_N) -> VariantReport:
     """Compute one variant's part of the report."""
+    return variant_reports(run, [name], n_resamples, confidence, seed, worst_n)[0]
+
+
+def variant_reports(run: LoadedRun, names: Sequence[str], n_resamples: int = 2000, confidence: float = 0.95,
+                    seed: int = 0, worst_n: int = WORST_N) -> list[VariantReport]:
+    """:func:`variant_report` of each of ``names``: a variant's bootstrap intervals run on the resampling threads
+    (:func:`evalkit.analysis.stats.start`) while the next variants are read and labelled; each keeps its seed."""
+    started = [_started_report(run, name, n_resamples, confidence, seed, worst_n) for name in names]
+    for report, samples, cis in started:
+        report.metrics = {m: {"mean": float(x.mean()), "low": lo, "high": hi, "n": len(x)}
+                          for (m, x), (lo, hi) in zip(samples.items(), cis.results(), strict=True)}
+    return [report for report, _, _ in started]
+
+
+def _started_report(run: LoadedRun, name: str, n_resamples: int, confidence: float, seed: int,
+                    worst_n: int) -> tuple[VariantReport, dict[str, np.ndarray], stats.Started]:
+    """One variant's report without its metrics, the per-query values of each metric, and their intervals started."""
     results, rows = run.results(name), run.rows(name)
     names = metric_names(results)
-    metrics: dict[str, dict[str, float]] = {}
+    samples: dict[str, np.ndarray] = {}
     for m in names:
         values = per_query_values(results, m)
-        if not values:
-            continue
-        x = np.array([values[q] for q in sorted(values)])
-        lo, hi = stats.bootstrap_ci(x, n_resamples, confidence, stats.derive_seed(seed, "report", name, m))
-        metrics[m] = {"mean": float(x.mean()), "low": lo, "high": hi, "n": len(x)}
+        if values:
+            samples[m] = np.array([values[q] for q in sorted(values)])
+    cis = stats.start([partial(stats.bootstrap_ci, x, n_resamples, confidence,
+                               stats.derive_seed(seed, "report", name, m)) for m, x in samples.items()])
     reranks = any(r.rerank_top1 is not None for r in results)
     labels = {r.query_id: failure_label(r, raw, reranks) for r, raw in zip(results, rows)}
     primary = next((m for m in PRIMARY_METRICS if m in names), names[0] if names else None)
@@ -228,9 +246,9 @@ def variant_report(run: LoadedRun, name: str, n_resamples: int = 2000, confidenc
         scores[key].append(float(r.rerank_top1))
     threshold = first_write(results, Role.GUARD, GUARD_THRESHOLD)
     counts = Counter(labels.values())
-    return VariantReport(
+    report = VariantReport(
         name=name, n_queries=len(results), n_answerable=len(answerable),
-        n_failed=sum(r.error is not None for r in results), metrics=metrics,
+        n_failed=sum(r.error is not None for r in results), metrics={},
         funnel=funnel(results, rows, has_guard(results)), labels=labels,
         label_counts={lab: counts[lab] for lab in LABELS if counts[lab]},
         latency=latency(results), usage=usage(results),
@@ -242,3 +260,4 @@ def variant_report(run: LoadedRun, name: str, n_resamples: int = 2000, confidenc
         scores=scores if reranks else {},
         traces={r.query_id: {"trace": r.trace, "outcome": r.outcome, "error": r.error} for r in worst},
         route_confusion=route_confusion(results))
+    return report, samples, cis

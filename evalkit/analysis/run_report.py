@@ -15,7 +15,7 @@ from typing import Any
 
 from evalkit.analysis import concerns
 from evalkit.analysis import figures as fig
-from evalkit.analysis.report_data import VariantReport, variant_report
+from evalkit.analysis.report_data import VariantReport, variant_reports
 from evalkit.analysis.report_html import context, render_html, render_markdown
 from evalkit.analysis.report_queries import (
     PairView,
@@ -84,7 +84,7 @@ def build_report(run: LoadedRun, variants: list[str] | None = None, n_resamples:
     variants best on the primary metric (:func:`default_pair`).
     """
     names = variants or run.variant_names
-    reports = [variant_report(run, n, n_resamples, confidence, seed) for n in names]
+    reports = variant_reports(run, names, n_resamples, confidence, seed)
     colors = fig.variant_colors(names)
     figures: dict[str, bytes] = {}
     chart = panels(reports)

@@ -1,6 +1,7 @@
 r"""Pure statistics for paired comparisons: bootstrap intervals, sign-flip tests, p-value corrections.
 
-Everything here is a function of arrays and a seed; nothing reads files or global state.
+Everything here is a function of arrays and a seed; nothing reads files or global state (the
+threads :func:`start` runs calls on are only where a call runs: each call keeps its own generator).
 All randomness comes from ``numpy.random.default_rng(seed)``; :func:`derive_seed` turns
 a seed plus names (a metric, a variant) into a per-test seed, so a test's result does
 not depend on which other tests run or in what order.
@@ -27,12 +28,20 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
+import os
+import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Generic, TypeVar
 
 import numpy as np
 
 CORRECTIONS = ("holm", "bh", "none")
 _CHUNK = 2_000_000  # resamples x sample size handled per numpy block (bounded memory)
+POOL_THREADS = 2
+"""Threads :func:`start` uses at most: resampling is numpy's random fill, gather and mean, which release the GIL."""
+
+T = TypeVar("T")
 
 
 def derive_seed(seed: int, *keys: str) -> int:
@@ -70,6 +79,58 @@ def bootstrap_means(values: Sequence[float] | np.ndarray, n_resamples: int = 10_
         idx = rng.integers(0, len(x), size=(stop - start, len(x)))
         out[start:stop] = x[idx].mean(axis=1)
     return out
+
+
+class Started(Generic[T]):
+    """Calls started on the resampling threads (:func:`start`); :meth:`results` waits for them, in order."""
+
+    def __init__(self, calls: Sequence[Callable[[], T]], threads: int | None = None) -> None:
+        n = min(threads or POOL_THREADS, os.cpu_count() or 1)
+        self._later: Sequence[Callable[[], T]] | None = calls if n <= 1 else None  # one thread: run in results()
+        self._futures: list[Future[T]] = [] if self._later is not None else [_pool(n).submit(c) for c in calls]
+
+    def result(self, i: int) -> T:
+        """The result of call ``i`` (waiting for it); its exception is raised here."""
+        return self._later[i]() if self._later is not None else self._futures[i].result()
+
+    def results(self) -> list[T]:
+        """Each call's result in the order of the calls."""
+        return [self.result(i) for i in range(len(self._later if self._later is not None else self._futures))]
+
+    def cancel(self) -> None:
+        """Drop the calls no thread has begun (the caller no longer needs them: another error is on its way)."""
+        for f in self._futures:
+            f.cancel()
+
+
+def start(calls: Sequence[Callable[[], T]], threads: int | None = None) -> Started[T]:
+    """Start ``calls`` on up to ``threads`` threads (default :data:`POOL_THREADS`, at most the machine's cores)
+    and return at once, so the caller goes on (reading the next variant) while they run.
+
+    For the independent resampling calls of one command (one bootstrap interval or sign-flip test per
+    metric and pair): each has its own seed and generator, so its numbers do not depend on which thread
+    runs it or when (tests/analysis/test_fast_paths.py compares them with the calls run one by one).
+    With one thread they run one after another when their results are asked for (never, for calls whose
+    results are not: as if they had not been made).
+    """
+    return Started(calls, threads)
+
+
+def run_all(calls: Sequence[Callable[[], T]], threads: int | None = None) -> list[T]:
+    """``[call() for call in calls]``, computed as :func:`start` does; results in the order of ``calls``."""
+    return start(calls, threads).results()
+
+
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _pool(threads: int) -> ThreadPoolExecutor:
+    """The process's resampling threads (made on first use, idle until the next command's calls)."""
+    with _POOLS_LOCK:
+        if threads not in _POOLS:
+            _POOLS[threads] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="evalkit-resample")
+        return _POOLS[threads]
 
 
 def percentile_interval(samples: Sequence[float] | np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
