@@ -37,6 +37,7 @@ from evalkit.errors import EvalSetError, did_you_mean
 from evalkit.evalsets.provenance import parse_generated
 from evalkit.fileio import describe_unencodable, unencodable
 from evalkit.index.corpus import Corpus
+from evalkit.models.abstention import check_name
 from evalkit.records import EvalRecord, EvalSetRef
 from evalkit.text.abstention import AbstentionPatternError, compile_patterns
 
@@ -134,8 +135,6 @@ def load_abstention_rules(eval_set_path: Path) -> AbstentionRules | None:
             raise EvalSetError(str(path), key, f"unknown key{did_you_mean(key, ('patterns', 'not_patterns', 'model'))}")
     model = data.get("model")
     if model is not None:
-        from evalkit.models.abstention import check_name
-
         try:
             check_name(model if isinstance(model, str) else repr(model))
         except ValueError as exc:

@@ -43,7 +43,7 @@ _DATA = Path(__file__).parent / "data"
 
 def embed(texts: list[str]) -> np.ndarray:
     """The unit ``e5`` passage vectors of ``texts`` (the process's shared model)."""
-    from evalkit.models.embedders import ModelSpec, shared_embedder
+    from evalkit.models.embedders import ModelSpec, shared_embedder  # pydantic: loaded when a reply is read
 
     return shared_embedder(ModelSpec.of(EMBEDDER)).encode_passages(list(texts))
 
