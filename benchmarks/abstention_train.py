@@ -107,9 +107,9 @@ def train() -> tuple[dict, list[str]]:
 
 
 def same_fit(shipped: dict, fresh: dict, tolerance: float = 1e-4) -> bool:
-    """Whether two fits agree: the same data, C and threshold, and weights within ``tolerance`` (BLAS
-    builds differ in the last digits of lbfgs)."""
-    keys = ("embedder", "C", "threshold", "trained_on")
+    """Whether two fits agree: the same data, C, threshold and cross-validated figures, and weights within
+    ``tolerance`` (BLAS builds differ in the last digits of lbfgs)."""
+    keys = ("embedder", "C", "threshold", "trained_on", "cross_validated")
     return all(shipped.get(k) == fresh.get(k) for k in keys) and len(shipped["weights"]) == len(fresh["weights"]) \
         and bool(np.allclose(shipped["weights"] + [shipped["bias"]], fresh["weights"] + [fresh["bias"]],
                              rtol=0, atol=tolerance))
