@@ -15,16 +15,15 @@ as a hallucination and a negative fact as an abstention.
    wrote anything (a reasoning model that spent its tokens) did not refuse; that answer is
    neither an abstention nor an answer (``reason="truncated"``). An LLM's empty reply in a run,
    and an empty answer in a file scored by ``evalkit score``, degrade the query (cause
-   ``empty_answer``, :mod:`evalkit.run.health`): it is most likely a failure, not a refusal; a
-   reply of punctuation only ("—", "……") is a refusal: a system wrote it, and it states nothing;
+   ``empty_answer``, :mod:`evalkit.run.health`): it is most likely a failure, not a refusal;
 5. an error message as the reply (:func:`evalkit.text.error_replies.detect_error_reply`: a
    gateway page, provider error JSON, a traceback, "服务繁忙，请稍后重试"): not abstained, and not an
    answer either (``reason="error_reply"``; a generator's such reply degrades the query,
    :mod:`evalkit.run.health`). An apology that is really an outage ("Sorry, the service is
    temporarily unavailable") is not a correct abstention; a ``not_patterns`` match keeps a reply
-   this rule would take for an error as an answer; then a structured reply that states no value
-   (:mod:`evalkit.text.structured_replies`: a JSON answer field that is null, a table of dashes,
-   ``【答案】——``): abstained;
+   this rule would take for an error as an answer; then a reply that states no value
+   (:mod:`evalkit.text.structured_replies`: punctuation only, "—", "……"; a JSON answer field that
+   is null, a table of dashes, ``【答案】——``): abstained;
 6. the bilingual defaults (:mod:`evalkit.text.refusal_rules`): a **refusal** says that the
    speaker, the sources or the information itself lack the answer: "I don't know", "I can't
    find", "the context / documents / knowledge base do not mention it", "no relevant
@@ -117,8 +116,6 @@ def _typeset(text: str) -> str:
     return _SPACES.sub(" ", _CJK_BREAK.sub("", text.translate(_QUOTES)))
 
 
-_WORD = re.compile(r"[^\W_]")  # a letter, digit or CJK character
-
 
 def detect_abstention(answer: str, *, finish_reason: str | None = None, extra_patterns: Sequence[str] = (),
                       not_patterns: Sequence[str] = ()) -> Abstention:
@@ -143,8 +140,6 @@ def detect_abstention(answer: str, *, finish_reason: str | None = None, extra_pa
         if (finish_reason or "").lower() == "length":
             return Abstention(False, "truncated", "finish_reason=length")
         return Abstention(True, "empty")
-    if not _WORD.search(text):  # "—", "……", "?": a reply of punctuation states nothing
-        return Abstention(True, "refusal", text.strip())
     # the default rules: hundreds of regular expressions, compiled when the first answer is read (an eval set
     # checking its user patterns, or `evalkit score --run`, reads none)
     from evalkit.text import error_replies, partial_answers, refusal_rules, structured_replies

@@ -6,6 +6,8 @@ is ``""``, a markdown table whose every value cell is a dash or 待补充, ``【
 wording is there to match; the structure says it. :func:`no_value` finds such a reply for
 :func:`evalkit.text.abstention.detect_abstention`:
 
+* a reply that is itself a slot with no value: punctuation only ("—", "……", "?": a system wrote it,
+  and it states nothing) or a placeholder ("TBD", 待补充);
 * a JSON object (bare or in a code fence) whose answer field (``answer``, ``result``, 答案 ...)
   holds no value;
 * a reply that is only a markdown table (and blank lines) whose value cells, every cell outside
@@ -93,6 +95,8 @@ def _empty_form_line(body: str) -> str | None:
 def no_value(text: str) -> str | None:
     """The part of a structured reply that shows it states no value (see the module docstring), else None."""
     body = text.strip()
+    if states_no_value(body):
+        return body
     fenced = _FENCE.match(body)
     if fenced:
         body = fenced.group("body").strip()
