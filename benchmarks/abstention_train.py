@@ -69,17 +69,15 @@ def train() -> tuple[dict, list[str]]:
     splits = np.array(split_of)
     report = [f"{len(rows)} labelled replies from {len(TRAIN)} splits, {int(y.sum())} abstained; embedder {EMBEDDER}"]
     out_of_split: dict[float, np.ndarray] = {}
+    losses: dict[float, float] = {}
     for c in C_GRID:
         p = np.zeros(len(rows))
         for name in TRAIN:
             held = splits == name
             p[held] = fit(x[~held], y[~held], c).predict_proba(x[held])[:, 1]
         out_of_split[c] = p
-        eps = 1e-12
-        loss = -float(np.mean(y * np.log(p + eps) + (~y) * np.log(1 - p + eps)))
-        report.append(f"C={c}: pooled out-of-split log-loss {loss:.4f}")
-    losses = {c: -float(np.mean(y * np.log(p + 1e-12) + (~y) * np.log(1 - p + 1e-12)))
-              for c, p in out_of_split.items()}
+        losses[c] = -float(np.mean(y * np.log(p + 1e-12) + (~y) * np.log(1 - p + 1e-12)))
+        report.append(f"C={c}: pooled out-of-split log-loss {losses[c]:.4f}")
     best_c = min(C_GRID, key=lambda c: (losses[c], c))
     p = out_of_split[best_c]
     threshold = next((t for t in THRESHOLDS if precision_recall(rules | (p >= t), y)[0] >= PRECISION), THRESHOLDS[-1])

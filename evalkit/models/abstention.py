@@ -17,7 +17,6 @@ the probability. Weights are data (``evalkit/models/data/abstention_<name>.json`
 from __future__ import annotations
 
 import json
-import logging
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
@@ -30,8 +29,6 @@ from evalkit.text.abstention import Abstention, detect_abstention
 
 __all__ = ["EMBEDDER", "LEARNED", "LearnedAbstention", "detect", "embed", "learned"]
 
-log = logging.getLogger(__name__)
-
 EMBEDDER = "e5"
 """The embedder (``evalkit.models.embedders``) whose vectors the classifier reads."""
 
@@ -41,11 +38,11 @@ LEARNED: dict[str, str] = {"e5": "abstention_e5.json"}
 _DATA = Path(__file__).parent / "data"
 
 
-def embed(texts: list[str]) -> np.ndarray:
-    """The unit ``e5`` passage vectors of ``texts`` (the process's shared model)."""
+def embed(texts: list[str], embedder: str = EMBEDDER) -> np.ndarray:
+    """The unit passage vectors of ``texts`` by ``embedder`` (the process's shared model)."""
     from evalkit.models.embedders import ModelSpec, shared_embedder  # pydantic: loaded when a reply is read
 
-    return shared_embedder(ModelSpec.of(EMBEDDER)).encode_passages(list(texts))
+    return shared_embedder(ModelSpec.of(embedder)).encode_passages(list(texts))
 
 
 @dataclass(frozen=True)
@@ -62,7 +59,7 @@ class LearnedAbstention:
         """P(abstained) of each reply."""
         if not texts:
             return np.zeros(0)
-        z = embed(texts).astype(np.float64) @ self.weights + self.bias
+        z = embed(texts, self.embedder).astype(np.float64) @ self.weights + self.bias
         return 1.0 / (1.0 + np.exp(-z))
 
 

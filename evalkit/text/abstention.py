@@ -65,7 +65,7 @@ class Abstention:
 
     abstained: bool
     reason: str        # empty | truncated | content_filter | error_reply | refusal | user_pattern | user_not_pattern
-    #                    | partial | answer
+    #                    | partial | answer | learned (evalkit.models.abstention)
     matched: str = ""  # the words of the answer that matched (or the pattern, for user patterns)
 
     @property
