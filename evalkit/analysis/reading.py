@@ -13,10 +13,18 @@ whole records are never held together):
   checks those depths against it); a ``reranked`` equal to ``retrieved`` becomes that list;
 * the trace whole (the report shows the worst queries' traces with everything each node
   wrote, the fusion diagnostics re-fuse the channel rankings), two equal lists one trace event
-  wrote (an external run's ``retrieved`` and ``reranked`` ids) held once;
+  wrote (an external run's ``retrieved`` and ``reranked`` ids) held once; and, of a line orjson
+  read, each large value a trace event wrote (a list of more than :data:`ANALYSIS_DEPTH` items,
+  or a mapping holding one: the retrieve node's ``retrieved`` and ``channel_hits``) held as the
+  JSON bytes orjson writes of it, parsed again each time it is read (:class:`CompactWrote`);
 * every other field as written.
 
-About 15 KB a record. Sharing the document ids (:func:`sys.intern`, ~6 KB less a record) was
+About 15 KB a record parsed, of which a hybrid retriever's trace lists were ~68 KB of the ~79 KB a
+record held in memory: 8 variants x 10,000 queries peaked at 7.8 GB in ``compare`` and ``report``.
+Held as bytes they take ~10 KB; reading them back costs ~25 us a record (the fusion diagnostics'
+passes), writing them ~10 us. orjson writes back exactly what it read (finite floats, 64-bit
+integers, strings, key order), which is why only its lines are held so: a line ``json`` read (NaN,
+an integer past 64 bits) keeps its values as parsed. Sharing the document ids (:func:`sys.intern`, ~6 KB less a record) was
 measured and left out: ~0.25 us an id, 4 s of CPU on 8 x 10,000 records in compare + report
 (docs/benchmarks.md). The lists and dicts are shared, so they must be read, not changed (as
 ``LoadedRun.results`` already asks). Everything else that reads records (``evalkit.results``,
@@ -26,10 +34,13 @@ unexpected type is left as it is, so a damaged record is refused exactly as when
 """
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ANALYSIS", "ANALYSIS_DEPTH", "RANKINGS", "WHOLE", "RecordView"]
+import orjson
+
+__all__ = ["ANALYSIS", "ANALYSIS_DEPTH", "RANKINGS", "WHOLE", "CompactWrote", "RecordView", "as_parsed"]
 
 ANALYSIS_DEPTH = 20
 """Documents of each ranking the analysis commands keep: the deepest prefix any of their views reads."""
@@ -54,6 +65,14 @@ class RecordView:
 
     def keep(self, record: dict[str, Any]) -> dict[str, Any]:
         """What is kept of ``record`` (a parsed ``per_query.jsonl`` line), changed in place and returned."""
+        return self._keep(record, compact=False)
+
+    def keep_compact(self, record: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`keep`, and the trace's large values held as bytes: for a line orjson read, which it writes back
+        exactly (see the module docstring)."""
+        return self._keep(record, compact=True)
+
+    def _keep(self, record: dict[str, Any], compact: bool) -> dict[str, Any]:
         if self.ranking_depth is None:
             return record
         for key in RANKINGS:
@@ -66,7 +85,47 @@ class RecordView:
         for event in trace if type(trace) is list else ():
             if type(event) is dict and type(wrote := event.get("wrote")) is dict:
                 _share_equal_lists(wrote)
+                if compact and any(_large(v, self.ranking_depth) for v in wrote.values()):
+                    event["wrote"] = CompactWrote(wrote, self.ranking_depth)
         return record
+
+
+def _large(value: Any, depth: int) -> bool:
+    """A list of more than ``depth`` items, or a mapping with one among its values."""
+    if type(value) is list:
+        return len(value) > depth
+    return type(value) is dict and any(type(v) is list and len(v) > depth for v in value.values())
+
+
+class CompactWrote(Mapping[str, Any]):
+    """What one trace event wrote, each large value (:func:`_large`) held as orjson's bytes of it and parsed again
+    each time it is read: the mapping read whole (``dict(w)``, ``json.dumps(dict(w))``) is the one parsed, in
+    its key order. Read it, do not change it (as every held record)."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, wrote: dict[str, Any], depth: int) -> None:
+        held: dict[int, bytes] = {}  # each list once (equal lists were made one by _share_equal_lists)
+        for v in wrote.values():
+            if id(v) not in held and _large(v, depth):
+                held[id(v)] = bytes(memoryview(orjson.dumps(v)))  # a copy of its size: orjson's buffer is ~5x it
+        self._items = {k: held.get(id(v), v) for k, v in wrote.items()}
+
+    def __getitem__(self, key: str) -> Any:
+        value = self._items[key]
+        return orjson.loads(value) if type(value) is bytes else value  # a parsed JSON value is never bytes
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+    def __repr__(self) -> str:
+        return f"CompactWrote({dict(self)!r})"
 
 
 def _share_equal_lists(wrote: dict[str, Any]) -> None:
@@ -79,6 +138,12 @@ def _share_equal_lists(wrote: dict[str, Any]) -> None:
                 lists.append(value)
             else:
                 wrote[key] = same
+
+
+def as_parsed(value: Any) -> Any:
+    """``value`` as it was parsed: a :class:`CompactWrote` read whole into a dict, anything else as it is
+    (for what writes a trace event out again, such as the report's trace tables)."""
+    return dict(value) if type(value) is CompactWrote else value
 
 
 WHOLE = RecordView()

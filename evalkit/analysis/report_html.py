@@ -28,6 +28,7 @@ from typing import Any
 import jinja2
 
 from evalkit.analysis import concerns
+from evalkit.analysis.reading import as_parsed
 from evalkit.analysis.report_data import LABELS, VariantReport
 from evalkit.analysis.tables import is_nan
 from evalkit.metrics.routing import confusion_rows
@@ -228,7 +229,7 @@ def usage_table(reports: Sequence[VariantReport]) -> Table:
 def _trace_table(trace: list[dict[str, Any]]) -> Table:
     rows = []
     for e in trace:
-        wrote = json.dumps(e.get("wrote"), ensure_ascii=False, indent=1)
+        wrote = json.dumps(as_parsed(e.get("wrote")), ensure_ascii=False, indent=1)
         if len(wrote) > WROTE_CHARS:
             wrote = wrote[:WROTE_CHARS] + f"\n... ({len(wrote)} chars)"
         err = e.get("error")

@@ -127,9 +127,10 @@ class LoadedRun:
             if path is None or not path.is_file():
                 raise EvalkitError(f"{self.source}: per-query records of variant '{name}' not found"
                                    f"{f' at {path}' if path else ''}; analysis needs per_query.jsonl")
-            keep = None if self.view.whole else self.view.keep
+            whole = self.view.whole
             # a torn line: file:line and the fix, no traceback
-            numbered = read_rows(path, self.summary_path, hold=True, keep=keep)
+            numbered = read_rows(path, self.summary_path, hold=True, keep=None if whole else self.view.keep,
+                                 keep_orjson=None if whole else self.view.keep_compact)
             self._rows[name] = [row for _, row in numbered]
             self._lines[name] = [n for n, _ in numbered]
         return self._rows[name]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -21,9 +22,12 @@ import evalkit.commands.compare as compare_cmd
 import evalkit.commands.gate as gate_cmd
 import evalkit.commands.report as report_cmd
 from evalkit.analysis import fusion_diag, report_data, report_queries, tool_diag
-from evalkit.analysis.reading import ANALYSIS, ANALYSIS_DEPTH, WHOLE, RecordView
+from evalkit.analysis.reading import ANALYSIS, ANALYSIS_DEPTH, WHOLE, CompactWrote, RecordView, as_parsed
 from evalkit.analysis.runs import load_run
 from evalkit.cli import cli
+from evalkit.graph import events
+from evalkit.recordfile import read_rows
+from evalkit.records import QueryResult
 from evalkit.runstore import RecordsFileError
 
 from .conftest import write_run
@@ -53,8 +57,10 @@ def _deep(results: list, offset: int = 0) -> list:
             if r.gold_doc_ids and not set(r.gold_doc_ids) & {d["doc_id"] for d in ranking}:
                 filler[max(0, 14 - len(ranking) + i % 10)] = {"doc_id": r.gold_doc_ids[0], "score": 0.01}
             setattr(r, key, ranking + filler)
+        channels = {"dense": [[f"p{n}", d["doc_id"], d["score"]] for n, d in enumerate(r.retrieved)],
+                    "bm25": [[f"p{n}", d["doc_id"], 2.0 - n / 50] for n, d in enumerate(reversed(r.retrieved))]}
         r.trace = [{**e, "wrote": {**e["wrote"], "retrieved": [d["doc_id"] for d in r.retrieved],
-                                   "reranked": [d["doc_id"] for d in r.reranked]}}
+                                   "reranked": [d["doc_id"] for d in r.reranked], "channel_hits": channels}}
                    if e.get("node") == "retrieve" else e for e in r.trace]
     return results
 
@@ -140,6 +146,27 @@ def test_the_runs_above_hold_more_than_the_view_keeps(which, request):
                  if set(r["gold_doc_ids"]) & {d["doc_id"] for d in r["retrieved"][ANALYSIS_DEPTH:]}]
     assert deep_gold
     assert all(r["metrics"] == k["metrics"] for r, k in zip(whole.rows(name), kept.rows(name), strict=True))
+    if which == "deep_run":  # the retrieve events' 100-item lists and channel rankings were held as bytes
+        held = [e["wrote"] for r in kept.rows(name) for e in r["trace"] if type(e.get("wrote")) is CompactWrote]
+        assert len(held) == len([r for r in kept.rows(name) if r["retrieved"]])
+        assert all(type(w._items["channel_hits"]) is bytes for w in held)
+
+
+def test_the_fusion_diagnostics_and_weight_sweep_read_the_same_from_channel_rankings_held_as_bytes(tiny):
+    """The tiny run's channel rankings are shorter than the view's depth (held as parsed): read it with a depth
+    of 3, every retrieve event's rankings held as bytes, the diagnostics and the sweep print what they print
+    from the same records (the records cut to the same depth, their trace as parsed)."""
+    view = RecordView(ranking_depth=3)
+    held = load_run(tiny["run"], view=view)
+    events = [e for r in held.rows("hybrid_weighted") for e in r["trace"] if e.get("node") == "retrieve"]
+    assert events and all(type(e["wrote"]._items["channel_hits"]) is bytes for e in events)
+    config = held.config("hybrid_weighted")
+    path = held.per_query_path("hybrid_weighted")
+    a = [QueryResult.from_dict(r) for _, r in read_rows(path, keep=view.keep)]  # rankings cut alike, nothing held
+    b = held.results("hybrid_weighted")
+    assert fusion_diag.channel_diagnostics(a, 3) == fusion_diag.channel_diagnostics(b, 3)
+    sweep = fusion_diag.weight_sweep(a, config, n_resamples=200)
+    assert "skipped" not in sweep and sweep == fusion_diag.weight_sweep(b, config, n_resamples=200)
 
 
 def test_every_ranking_depth_the_views_read_fits_in_what_is_kept():
@@ -172,6 +199,40 @@ def test_the_view_cuts_rankings_and_holds_equal_lists_once():
     assert RecordView(ranking_depth=3).keep(_record())["retrieved"][-1]["doc_id"] == "d2"
     whole = _record()
     assert WHOLE.keep(whole) is whole and len(whole["retrieved"]) == 30 and whole["reranked"] is not whole["retrieved"]
+
+
+def test_large_trace_values_are_held_as_bytes_and_read_back_as_parsed():
+    record = _record()
+    record["trace"][0]["wrote"]["channel_hits"] = {"bm25": [[f"p{i}", f"d{i}", 1 / (i + 3)] for i in range(25)],
+                                                   "dense": [["p0", "d0", -0.0]]}
+    record["trace"][0]["wrote"]["note"] = {"n": 2}
+    parsed = json.loads(json.dumps(record))
+    kept = ANALYSIS.keep_compact(json.loads(json.dumps(record)))
+    wrote = kept["trace"][0]["wrote"]
+    assert type(wrote) is CompactWrote and type(ANALYSIS.keep(json.loads(json.dumps(record)))["trace"][0]["wrote"]) \
+        is dict                                                          # only lines orjson read are held so
+    original = parsed["trace"][0]["wrote"]
+    assert dict(wrote) == original and list(wrote) == list(original) and len(wrote) == len(original)
+    assert json.dumps(as_parsed(wrote), indent=1) == json.dumps(original, indent=1)   # what the report prints
+    assert wrote["channel_hits"] == original["channel_hits"] and wrote.get("note") == {"n": 2}
+    assert "other" in wrote and "nothing" not in wrote and wrote.get("nothing") is None
+    held = wrote._items
+    assert type(held["retrieved"]) is bytes and held["reranked"] is held["retrieved"]   # equal lists: held once
+    assert type(held["channel_hits"]) is bytes and held["other"] == ["x"] and held["note"] == {"n": 2}
+    assert wrote["retrieved"] is not wrote["retrieved"]                  # parsed anew each time: nothing kept
+    assert events.wrote(kept["trace"][0]) is wrote and as_parsed(original) is original
+    assert kept["trace"][1] == "odd"
+
+
+def test_a_line_json_read_keeps_its_trace_as_parsed(tmp_path):
+    """orjson refuses NaN (json reads it) and would write it back as null: such a line is not held as bytes."""
+    record = _record()
+    record["trace"][0]["wrote"]["retrieved"][3] = float("nan")
+    path = tmp_path / "per_query.jsonl"
+    path.write_text(json.dumps(_record()) + "\n" + json.dumps(record) + "\n", encoding="utf-8")
+    rows = [r for _, r in read_rows(path, keep=ANALYSIS.keep, keep_orjson=ANALYSIS.keep_compact)]
+    assert type(rows[0]["trace"][0]["wrote"]) is CompactWrote and type(rows[1]["trace"][0]["wrote"]) is dict
+    assert math.isnan(rows[1]["trace"][0]["wrote"]["retrieved"][3])
 
 
 BAD = {  # line 2 of a per_query.jsonl, and what the refusal must say

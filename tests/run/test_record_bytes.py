@@ -55,7 +55,7 @@ def test_the_bytes_reader_returns_what_the_text_reader_returns(tmp_path, name, v
     path = _write(tmp_path / "per_query.jsonl", FILES[name])
     data = path.read_bytes()
     assert record_parser(data) is not json.loads
-    fast = [(n, repr(r)) for n, r in _rows_of_bytes(data, view)]
+    fast = [(n, repr(r)) for n, r in _rows_of_bytes(data, view, view)]
     assert fast == _text_rows(path, view)
     assert [(n, repr(r)) for n, r in read_rows(path, keep=view)] == fast
 
