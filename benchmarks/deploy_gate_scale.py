@@ -19,25 +19,30 @@ What it does:
    quotes are cached (which passages those are is only known by running retrieval). The
    output says how many texts each step encoded, and how many the timed run still had to
    encode (the agentic variant's rewritten queries, and anything the warm run did not meet).
-3. Timed: ``run_eval`` of the 8 variants (``deploy_gate_data.variants``) with MLflow on (a
-   sqlite store in WORK_DIR, the default trace policy), the offline judge for the two
-   generating variants; the per-query loop runs on one thread.
+3. Timed, in a process of its own (so that its peak RSS is its own, not the setup's):
+   ``run_eval`` of the 8 variants (``deploy_gate_data.variants``, written as YAML files in
+   WORK_DIR/configs and read back as a user's are) with MLflow on (a sqlite store in WORK_DIR,
+   the default trace policy), the offline judge for the two generating variants; the
+   per-query loop runs on one thread.
 4. Timed: ``evalkit compare``, ``gate`` (hybrid_rrf against bm25 on hit@5 and ndcg@10) and
-   ``report`` on the run, in this process.
+   ``report`` on the run, each in its own process as a user types them (wall from the
+   start of the process, CPU and peak RSS of that process).
 5. The same 8 variants on a local 2-worker Ray cluster (``--executor ray``; MLflow off, so
    the figure is the query work), and a check that every per-query record is identical to
    the local run's once clock readings, the memo's ``reused`` flag and LLM cache hits are
    set aside (``deploy_gate_data.comparable`` says why).
 
-Per-stage figures come from timers wrapped around evalkit's own functions in this process
-(nested rows are inside the row above them); CPU is this process's (``process_time``) plus,
-for MLflow, its background logging process (``RUSAGE_CHILDREN``).
+Per-stage figures come from timers wrapped around evalkit's own functions in the timed run's
+process (nested rows are inside the row above them); CPU is that process's (``process_time``)
+plus, for MLflow, its background logging process (``RUSAGE_CHILDREN``).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
+import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -52,7 +57,7 @@ from deploy_gate_data import (
     variants,
     write_set,
 )
-from scale_common import _fix_threads, _quiet_env, cached_vectors, table
+from scale_common import _fix_threads, _quiet_env, cached_vectors, peak_rss_mb, table
 
 METRICS = ("recall@20", "hit@5", "mrr@10", "ndcg@10", "recall@100")
 
@@ -71,6 +76,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=34)
     p.add_argument("--work-dir", type=Path, default=Path("/tmp/evalkit-deploy-gate"))
     p.add_argument("--markdown", action="store_true")
+    p.add_argument("--phase", default=None, help=argparse.SUPPRESS)  # the timed run's own process
+    p.add_argument("--set-path", type=Path, default=None, help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
 
@@ -157,12 +164,6 @@ def stage_timers():
         s.restore()
 
 
-def rss_mb() -> tuple[float, float]:
-    """Peak RSS in MB of this process and of its largest waited-for child."""
-    return (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0)
-
-
 def children_cpu() -> float:
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
@@ -199,10 +200,9 @@ def warm_run(eval_set: Any, configs: list[Any], cache: Path, work: Path) -> tupl
     return sum(cached_vectors(cache).values()) - before, time.perf_counter() - t
 
 
-def analysis(output: Path, work: Path, names: list[str]) -> dict[str, tuple[float, float, int]]:
-    """``evalkit compare``, ``gate`` and ``report`` on the run, in this process: {command: (wall, cpu, exit code)}."""
-    from evalkit.cli import cli
-
+def analysis(output: Path, work: Path, names: list[str]) -> dict[str, tuple[float, float, int, float]]:
+    """``evalkit compare``, ``gate`` and ``report`` on the run, each in its own process as a user runs them:
+    {command: (wall, CPU, exit code, peak RSS MB)}; what each prints goes to ``WORK/NAME.out``."""
     base = "bm25" if "bm25" in names else names[0]
     cand = "hybrid_rrf" if "hybrid_rrf" in names else names[-1]
     commands = {
@@ -215,13 +215,26 @@ def analysis(output: Path, work: Path, names: list[str]) -> dict[str, tuple[floa
     }
     out = {}
     for name, args in commands.items():
-        w, c = time.perf_counter(), time.process_time()
-        try:
-            code = cli.main(args, standalone_mode=False) or 0
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-        out[name] = (time.perf_counter() - w, time.process_time() - c, int(code))
+        peak_file = work / f"{name}.peak"
+        code = ("import atexit, sys; sys.path.insert(0, sys.argv.pop(1)); from scale_common import write_peak_rss; "
+                "atexit.register(write_peak_rss, sys.argv.pop(1)); from evalkit.cli import main; main()")
+        rc, wall, cpu = own_process(["-c", code, str(Path(__file__).resolve().parent), str(peak_file), *args],
+                                    work / f"{name}.out")
+        out[name] = (wall, cpu, rc, float(peak_file.read_text(encoding="utf-8")))
     return out
+
+
+def own_process(args: list[str], log: Path) -> tuple[int, float, float]:
+    """``python ARGS`` in a process of its own, its output to ``log``: (exit code, wall, CPU of that process
+    alone, from ``wait4``). Its peak RSS it writes itself (:func:`scale_common.write_peak_rss`): ``ru_maxrss``
+    of a process this one started counts this one's pages at the start (exec keeps the larger mark)."""
+    with log.open("w", encoding="utf-8") as fh:
+        w = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, *args], stdout=fh, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - w
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, wall, usage.ru_utime + usage.ru_stime
 
 
 def run(eval_set: Any, configs: list[Any], output: Path, cache: Path, executor: str, mlflow: bool,
@@ -237,16 +250,53 @@ def run(eval_set: Any, configs: list[Any], output: Path, cache: Path, executor: 
     return summary, time.perf_counter() - w, time.process_time() - c, children_cpu() - ch
 
 
+def config_files(folder: Path, names: list[str] | None, write: bool = False) -> list[Path]:
+    """The variants' YAML files in ``folder`` (written first when ``write``), in the variants' order."""
+    from evalkit.graph import config_from_dict
+
+    paths = []
+    for v in variants(names):
+        path = folder / f"{v['name']}.yaml"
+        if write:
+            folder.mkdir(parents=True, exist_ok=True)
+            path.write_text(config_from_dict(v).to_yaml(), encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def load_configs(paths: list[Path]) -> list[Any]:
+    from evalkit.graph.sweep import load_variants
+
+    return [c for path in paths for c in load_variants(path)]
+
+
+def timed_run(args: argparse.Namespace, work: Path) -> int:
+    """Step 3 in this process of its own: the run, its stage timers and peak RSS, written to WORK/timed-run.json."""
+    from evalkit.evalsets import load_eval_set
+
+    eval_set = load_eval_set(f"{args.set_path}@v1")
+    configs = load_configs(config_files(work / "configs", args.variants.split(",") if args.variants else None))
+    with stage_timers() as st:
+        summary, wall, cpu, mlflow_child_cpu = run(eval_set, configs, work / "local" / "gate.json", args.work_dir /
+                                                   "cache", "local", not args.no_mlflow, work)
+    out = {"wall": wall, "cpu": cpu, "mlflow_child_cpu": mlflow_child_cpu, "peak_self": peak_rss_mb(), "stages": [[k, st.wall[k], st.cpu[k], st.calls[k]] for k in st.wall],
+           "encoded": [[m, r, n] for (m, r), n in sorted(st.encoded.items()) if n],
+           "metrics": {n: dict(v.metrics) for n, v in summary.variants.items()}}
+    (work / "timed-run.json").write_text(json.dumps(out), encoding="utf-8")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     _quiet_env(args.threads)
     os.environ.setdefault("EVALKIT_THREADS", str(args.threads))
     _fix_threads(args.threads)
     from evalkit.evalsets import load_eval_set
-    from evalkit.graph import config_from_dict
 
     work = args.work_dir / f"{args.passages}x{args.queries}-{args.seed}"
     work.mkdir(parents=True, exist_ok=True)
+    if args.phase == "timed-run":
+        return timed_run(args, work)
     t = time.perf_counter()
     data = bilingual_corpus(args.passages, args.queries, args.seed)
     k, beta = heaps_fit([x for x, lang in zip(data["texts"], data["langs"]) if lang == "en"])
@@ -256,18 +306,21 @@ def main(argv: list[str] | None = None) -> int:
     eval_set = load_eval_set(f"{set_path}@v1")
     cache = args.work_dir / "cache"  # embeddings by text: a rerun of a size is warm
     encoded, warm_s = warm_up(eval_set, cache, args.threads)
-    names = args.variants.split(",") if args.variants else None
-    configs = [config_from_dict(v) for v in variants(names)]
+    configs = load_configs(config_files(work / "configs", args.variants.split(",") if args.variants else None,
+                                        write=True))
     names = [c.name for c in configs]
     warm_configs = generating(configs) if args.warm_run else []
     warm_added, warm_run_s = warm_run(eval_set, warm_configs, cache, work) if warm_configs else (0, 0.0)
     load = os.getloadavg()
-    with stage_timers() as st:
-        local_out = work / "local" / "gate.json"
-        summary, wall, cpu, mlflow_child_cpu = run(eval_set, configs, local_out, cache, "local", not args.no_mlflow,
-                                                   work)
-    peak_self, peak_child = rss_mb()
-
+    local_out = work / "local" / "gate.json"
+    phase = [*(sys.argv[1:] if argv is None else argv), "--phase", "timed-run", "--set-path", str(set_path)]
+    code, proc_wall, _ = own_process([str(Path(__file__).resolve()), *phase], work / "timed-run.out")
+    if code != 0:
+        print((work / "timed-run.out").read_text(encoding="utf-8")[-3000:], file=sys.stderr)
+        return code
+    timed = json.loads((work / "timed-run.json").read_text(encoding="utf-8"))
+    wall, cpu, mlflow_child_cpu = timed["wall"], timed["cpu"], timed["mlflow_child_cpu"]
+    peak_setup = peak_rss_mb()
     ana = analysis(local_out, work, names)
     print(f"Deploy gate: {args.queries:,} queries x {len(configs)} variants x {args.passages:,} passages "
           f"(English {1 - 0.3:.0%} / Chinese 30%, Heaps fit on English V = {k:.1f} n^{beta:.2f}); "
@@ -280,31 +333,37 @@ def main(argv: list[str] | None = None) -> int:
           + (f"warm run of {', '.join(c.name for c in warm_configs)} on Ray (2 workers) {warm_run_s:.0f} s, "
              f"{warm_added:,} vectors added to the cache (the extractive generator's e5)" if warm_configs else
              "no warm run (the timed run encodes the generator's e5 vectors itself)"))
-    misses = {k2: v for k2, v in st.encoded.items() if v}
+    misses = timed["encoded"]
     print("embeddings in the timed run: " + ("all read from the cache (warm)" if not misses else
-          "encoded by the model (cache misses, so not warm): " + ", ".join(f"{m} {r}s {v:,}" for (m, r), v in
-                                                                          sorted(misses.items()))) + "\n")
+          "encoded by the model (cache misses, so not warm): " + ", ".join(f"{m} {r}s {v:,}" for m, r, v in
+                                                                          misses)) + "\n")
     rows = [["run_eval, 8 variants" if len(configs) == 8 else f"run_eval, {len(configs)} variants",
-             f"{wall:.1f}", f"{cpu:.1f}", "100%", ""]]
-    for label in st.wall:
-        rows.append([label, f"{st.wall[label]:.1f}", f"{st.cpu[label]:.1f}", f"{100 * st.wall[label] / wall:.0f}%",
-                     str(st.calls[label])])
-    mlflow_wall = sum(v for k2, v in st.wall.items() if k2.startswith("MLflow"))
-    rows.append(["MLflow: background logger process (CPU)", "", f"{mlflow_child_cpu:.1f}", "", ""])
-    for name, (w, c, code) in ana.items():
-        rows.append([f"analysis: evalkit {name} (exit {code})", f"{w:.1f}", f"{c:.1f}", "", ""])
-    print(table(["stage", "wall s", "CPU s", "share of run wall", "calls"], rows, args.markdown))
-    ana_wall = sum(w for w, _, _ in ana.values())
+             f"{wall:.1f}", f"{cpu:.1f}", "100%", "", ""]]
+    for label, w, c, calls in timed["stages"]:
+        rows.append([label, f"{w:.1f}", f"{c:.1f}", f"{100 * w / wall:.0f}%", str(calls), ""])
+    mlflow_wall = sum(w for label, w, _, _ in timed["stages"] if label.startswith("MLflow"))
+    rows.append(["MLflow: background logger process (CPU)", "", f"{mlflow_child_cpu:.1f}", "", "", ""])
+    rows.append(["the timed run's process, whole (start, eval set, run)", f"{proc_wall:.1f}", "", "", "",
+                 f"{timed['peak_self']:.0f}"])
+    for name, (w, c, code, peak) in ana.items():
+        rows.append([f"analysis: evalkit {name} (exit {code}), own process", f"{w:.1f}", f"{c:.1f}", "", "",
+                     f"{peak:.0f}"])
+    print(table(["stage", "wall s", "CPU s", "share of run wall", "calls", "peak RSS MB"], rows, args.markdown))
+    ana_wall = sum(w for w, _, _, _ in ana.values())
     per_q = 1000 * wall / (args.queries * len(configs))
-    print(f"\npeak RSS: this process {peak_self:.0f} MB, largest child {peak_child:.0f} MB; MLflow in the main "
-          f"process {mlflow_wall:.1f} s of {wall:.1f} s wall ({100 * mlflow_wall / wall:.1f}%) plus "
-          f"{mlflow_child_cpu:.1f} s CPU in its logger; compare + gate + report {ana_wall:.1f} s; "
+    peak_job = max([timed["peak_self"], *(peak for _, _, _, peak in ana.values())])
+    print(f"\npeak RSS: the timed run's process {timed['peak_self']:.0f} MB, the analysis commands' "
+          + ", ".join(f"{n} {peak:.0f} MB" for n, (_, _, _, peak) in ana.items())
+          + f": the deploy gate's largest {peak_job:.0f} MB (setup, in this process, not timed: {peak_setup:.0f} MB); "
+          f"MLflow in the run's process {mlflow_wall:.1f} s of {wall:.1f} s wall ({100 * mlflow_wall / wall:.1f}%) "
+          f"plus {mlflow_child_cpu:.1f} s CPU in its logger; compare + gate + report {ana_wall:.1f} s; "
           f"{per_q:.2f} ms per query-variant")
-    print("metrics: " + "; ".join(f"{n} " + ", ".join(f"{m} {summary.variants[n].metrics.get(m, float('nan')):.4f}"
+    metrics = timed["metrics"]
+    print("metrics: " + "; ".join(f"{n} " + ", ".join(f"{m} {metrics[n].get(m, float('nan')):.4f}"
                                                      for m in ("hit@5", "ndcg@10")) for n in names))
     for n in names:
-        extra = {m: summary.variants[n].metrics.get(m) for m in ("faithfulness", "hallucination_rate",
-                                                                 "abstention_rate") if summary.variants[n].metrics.get(m) is not None}
+        extra = {m: metrics[n].get(m) for m in ("faithfulness", "hallucination_rate", "abstention_rate")
+                 if metrics[n].get(m) is not None}
         if extra:
             print(f"  {n}: " + ", ".join(f"{m} {v:.4f}" for m, v in extra.items()))
     if args.no_ray:

@@ -39,6 +39,24 @@ def _quiet_env(threads: int) -> None:
         os.environ.setdefault(key, value)
 
 
+def peak_rss_mb() -> float:
+    """This process's peak RSS in MB since it started its program (``VmHWM``): unlike ``ru_maxrss``, not raised
+    to the RSS of the process that started it (exec keeps the larger mark). ``ru_maxrss`` where there is no /proc."""
+    import resource
+
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            return next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:")) / 1024.0
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def write_peak_rss(path: str) -> None:
+    """Write :func:`peak_rss_mb` to ``path`` (registered with ``atexit`` by a process whose peak is measured)."""
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(f"{peak_rss_mb():.1f}")
+
+
 def _fix_threads(threads: int) -> None:
     import faiss
     import torch

@@ -119,3 +119,36 @@ def test_the_warm_run_takes_exactly_the_variants_with_a_generate_node():
     assert [c.name for c in mod.generating(configs)] == ["rag_rrf_extractive", "rag_bm25_extractive",
                                                          "agentic_grade"]
     assert mod.generating([c for c in configs if c.name in ("bm25", "rrf_rerank_guard")]) == []
+
+
+def test_the_variants_run_from_yaml_files_as_a_users_do(tmp_path: Path):
+    """The timed run reads the variants from YAML files (so that compare finds their configs, and prints the
+    weight sweep a user's run gets): each file reads back as the config it was written from."""
+    mod = _scale_module()
+    from evalkit.graph import config_from_dict
+
+    paths = mod.config_files(tmp_path / "configs", None, write=True)
+    loaded = mod.load_configs(paths)
+    expected = [config_from_dict(v) for v in variants()]
+    assert [c.name for c in loaded] == [c.name for c in expected] and len(loaded) == 8
+    assert [c.to_dict() for c in loaded] == [c.to_dict() for c in expected]
+    assert all(c.source == str(p) for c, p in zip(loaded, paths, strict=True))
+
+
+def test_a_measured_process_reports_its_own_peak_rss_not_the_one_of_the_process_that_started_it(tmp_path: Path):
+    """ru_maxrss of a started process counts its parent's pages (every command of the first version of the
+    benchmark 'peaked' at the setup's RSS); the benchmark's processes write their own VmHWM."""
+    mod = _scale_module()
+    bench = str(Path(__file__).resolve().parents[2] / "benchmarks")
+    held = bytearray(300 * 1024 * 1024)  # this process: +300 MB
+    held[::4096] = b"x" * len(held[::4096])
+    code = ("import atexit, sys; sys.path.insert(0, sys.argv[1]); from scale_common import write_peak_rss; "
+            "atexit.register(write_peak_rss, sys.argv[2]); x = bytearray(int(sys.argv[3]) * 1024 * 1024); "
+            "x[::4096] = b'x' * len(x[::4096]); sys.exit(int(sys.argv[4]))")
+    peaks = {}
+    for mb, rc in ((0, 0), (200, 3)):
+        got = mod.own_process(["-c", code, bench, str(tmp_path / f"{mb}.peak"), str(mb), str(rc)], tmp_path / "log")
+        assert got[0] == rc and got[1] > 0 and got[2] > 0  # exit code, wall, CPU
+        peaks[mb] = float((tmp_path / f"{mb}.peak").read_text(encoding="utf-8"))
+    assert peaks[0] < 150 < 200 < peaks[200] < 350, peaks
+    assert len(held) == 300 * 1024 * 1024
