@@ -34,7 +34,7 @@ from evalkit.graph.events import event_role, events_of, wrote
 from evalkit.graph.node import node_types
 from evalkit.graph.schema import CHANNEL_HITS, QUERIES, Role
 from evalkit.metrics import Scoring, order_ranking, parse_metric, score_query
-from evalkit.nodes.fusion import weighted
+from evalkit.nodes.fusion import Columns, weighted, weighted_documents
 from evalkit.records import Hit, QueryResult
 
 TOP_N = 20
@@ -63,7 +63,12 @@ def channel_lists(result: QueryResult) -> tuple[dict[str, list[Any]], bool]:
 def channel_hits(result: QueryResult) -> tuple[dict[str, list[Hit]], bool]:
     """Each channel's ranking from the retrieve trace event as ``Hit`` objects, and whether the trace was cut short."""
     lists, cut = channel_lists(result)
-    return {c: [Hit(str(pid), str(doc), float(score)) for pid, doc, score in items] for c, items in lists.items()}, cut
+    return {c: _hits(items) for c, items in lists.items()}, cut
+
+
+def _hits(items: list[Any]) -> list[Hit]:
+    """A channel list as the trace wrote it (``[passage_id, doc_id, score]`` items) as ``Hit`` objects."""
+    return [Hit(str(pid), str(doc), float(score)) for pid, doc, score in items]
 
 
 def _rewrote_queries(result: QueryResult) -> bool:
@@ -166,37 +171,40 @@ def weight_sweep(results: Sequence[QueryResult], config: Any, metric: str = "ndc
     dw, bw = float(params["dense"].get("weight", 1.0)), float(params["bm25"].get("weight", 1.0))
     configured = dw / (dw + bw) if dw + bw > 0 else 0.5
     grid = sorted(set(WEIGHTS) | {round(configured, 6)})
-    rows: list[tuple[str, list[Hit], list[Hit], QueryResult]] = []
+    rows: list[tuple[str, list[Any], list[Any], QueryResult, list[Columns]]] = []
     skipped_rewrite = 0
     truncated = 0
     for r in results:
         if not r.gold_doc_ids:
             continue
-        hits, cut = channel_hits(r)
-        if "dense" not in hits or "bm25" not in hits:
+        lists, cut = channel_lists(r)
+        if "dense" not in lists or "bm25" not in lists:
             continue
         if _rewrote_queries(r):
             skipped_rewrite += 1
             continue
         truncated += cut
-        rows.append((r.query_id, hits["dense"], hits["bm25"], r))
+        # the channels' columns once per query: every weight of the grid reads their union and normalised scores
+        rows.append((r.query_id, lists["dense"], lists["bm25"], r,
+                     [Columns.of_items(lists["dense"]), Columns.of_items(lists["bm25"])]))
     if not rows:
         return {"skipped": "no answerable query has both channels in its trace"}
     rows.sort(key=lambda row: row[0])
 
-    def fuse(dense: list[Hit], bm25: list[Hit], w: float) -> list[tuple[str, float]]:
-        firsts: dict[str, float] = {}
-        for h in weighted([dense, bm25], [w, 1.0 - w], norm, missing)[:top_k]:
-            firsts.setdefault(h.doc_id, round(float(h.score), 6))  # as the run records a ranking
-        return list(firsts.items())[:top_k]
+    def fuse(dense: list[Any], bm25: list[Any], w: float, columns: list[Columns]) -> list[tuple[str, float]]:
+        docs = weighted_documents(columns, [w, 1.0 - w], norm, missing, limit=top_k)  # as the run records it
+        if docs is not None:
+            return docs
+        hits = weighted([_hits(dense), _hits(bm25)], [w, 1.0 - w], norm, missing, limit=top_k, columns=columns)
+        return [(d["doc_id"], d["score"]) for d in Hit.by_document(hits)]
 
     def score(scored: list[tuple[str, float]], r: QueryResult) -> float:
         docs = order_ranking(scored, scoring.ties)
         return score_query(docs, docs, r.gold_grades, (metric,), scoring.relevance_level)[metric]
 
-    scores = np.array([[score(fuse(d, b, w), r) for _, d, b, r in rows] for w in grid])
-    reproduced = sum([doc for doc, _ in fuse(d, b, configured)][:TOP_N] == [x["doc_id"] for x in r.retrieved[:TOP_N]]
-                     for _, d, b, r in rows)
+    scores = np.array([[score(fuse(d, b, w, cols), r) for _, d, b, r, cols in rows] for w in grid])
+    reproduced = sum([doc for doc, _ in fuse(d, b, configured, cols)][:TOP_N] == [x["doc_id"] for x in r.retrieved[:TOP_N]]
+                     for _, d, b, r, cols in rows)
     means = scores.mean(axis=1)
     best = _best(grid, means, configured)
     ci = grid.index(round(configured, 6))

@@ -29,7 +29,7 @@ from itertools import chain
 
 import numpy as np
 
-from evalkit.records import Hit
+from evalkit.records import Hit, round6
 
 
 def _sorted(scores: dict[str, float], doc_of: dict[str, str], limit: int | None) -> list[Hit]:
@@ -65,6 +65,14 @@ class Columns:
         except (TypeError, ValueError):
             pass  # not numbers: weighted fusion takes its general path, which says so
         return cls(ids, tuple([h.doc_id for h in ranking]), scores, len(set(ids)) == len(ids))
+
+    @classmethod
+    def of_items(cls, items: Sequence[Sequence[object]]) -> Columns:
+        """:meth:`of` the ranking ``[Hit(str(p), str(d), float(s)) for p, d, s in items]`` (a trace's channel list)
+        without making its hits; a score that is not a number raises as that ``Hit`` would."""
+        ids = tuple([str(item[0]) for item in items])
+        scores = _frozen(np.asarray([float(item[2]) for item in items], dtype=np.float64))  # type: ignore[arg-type]
+        return cls(ids, tuple([str(item[1]) for item in items]), scores, len(set(ids)) == len(ids))
 
     def normalised(self, norm: str) -> np.ndarray:
         """:func:`normalise` of the scores (which must be numbers), computed once per method."""
@@ -145,14 +153,58 @@ def _two_channels(columns: list[Columns] | None) -> _Union | None:
 def _sorted_array(total: np.ndarray, union: _Union, limit: int | None) -> list[Hit] | None:
     """:func:`_sorted` for scores held in an array (``total[i]`` is ``union.ids[i]``'s); None when a score
     is not finite (NaN, infinity, overflow), which the general path handles (fsum raises or propagates)."""
+    best = _best_array(total, union, limit)
+    if best is None:
+        return None
+    chosen, scores = best
+    return Hit.many(chosen, [union.doc_of[i] for i in chosen], scores)
+
+
+def _best_array(total: np.ndarray, union: _Union, limit: int | None) -> tuple[list[str], np.ndarray] | None:
+    """The passage ids :func:`_sorted_array` ranks first and their scores, without a ``Hit``; None likewise."""
     if not np.isfinite(total).all():
         return None
     total = total + 0.0  # fsum never returns -0.0; 0.0 + x leaves every other value as it is
     order = np.lexsort((union.by_id, -total))  # best score first, ties by passage id: _sorted's key
     picked = (order if limit is None else order[:limit]).tolist()
-    ids, doc_of = union.ids, union.doc_of
-    chosen = [ids[i] for i in picked]
-    return Hit.many(chosen, [doc_of[i] for i in chosen], total[picked])
+    ids = union.ids
+    return [ids[i] for i in picked], total[picked]
+
+
+def _weighted_total(columns: Sequence[Columns], union: _Union, weights: Sequence[float], norm: str,
+                    missing: str) -> np.ndarray:
+    """The fused score of every passage of ``union``: the weighted sum of the channels' normalised scores."""
+    total = np.zeros(len(union.ids))
+    for c, pos, w in zip(columns, union.positions, weights):
+        n = c.normalised(norm)
+        column = np.full(len(union.ids), float(n.min()) if len(n) and missing == "min" else 0.0)
+        column[pos] = n
+        with np.errstate(all="ignore"):  # a non-finite sum goes to the general path
+            total += w * column
+    return total
+
+
+def weighted_documents(columns: Sequence[Columns], weights: Sequence[float], norm: str = "minmax",
+                       missing: str = "min", limit: int | None = None) -> list[tuple[str, float]] | None:
+    """The document ranking of :func:`weighted`'s best ``limit`` passages (each document's first passage, its
+    score rounded as records write it: ``Hit.by_document``) from the rankings' columns, without building a
+    ``Hit``: what a sweep of weights over the same two rankings reads (``evalkit.analysis.fusion_diag``).
+    None where :func:`weighted` would take its general path (more than two channels, a passage listed twice,
+    scores that are not numbers or a sum that is not finite): call it then."""
+    if missing not in ("min", "zero"):
+        raise ValueError(f"unknown missing-score rule '{missing}'; valid: min, zero")
+    numbers = len(columns) <= 2 and all(c.scores is not None for c in columns)
+    union = _two_channels(list(columns)) if numbers else None
+    if union is None or len(weights) != len(columns):
+        return None
+    best = _best_array(_weighted_total(columns, union, weights, norm, missing), union, limit)
+    if best is None:
+        return None
+    out: dict[str, float] = {}
+    doc_of = union.doc_of
+    for pid, score in zip(best[0], round6(best[1])):
+        out.setdefault(doc_of[pid], score)
+    return list(out.items())
 
 
 def _check(rankings: Sequence[Sequence[Hit]], weights: Sequence[float]) -> None:
@@ -213,15 +265,8 @@ def weighted(rankings: Sequence[Sequence[Hit]], weights: Sequence[float], norm: 
     cols = _columns(rankings, columns)
     fast = _two_channels(cols) if cols is not None and all(c.scores is not None for c in cols) else None
     if fast is not None and cols is not None:
-        total = np.zeros(len(fast.ids))
-        for c, pos, w in zip(cols, fast.positions, weights):
-            n = c.normalised(norm)
-            column = np.full(len(fast.ids), float(n.min()) if len(n) and missing == "min" else 0.0)
-            column[pos] = n
-            with np.errstate(all="ignore"):  # a non-finite sum goes to the general path below
-                total += w * column
-        fused = _sorted_array(total, fast, limit)
-        if fused is not None:
+        fused = _sorted_array(_weighted_total(cols, fast, weights, norm, missing), fast, limit)
+        if fused is not None:  # else a sum that is not finite: the general path below
             return fused
     normed: list[dict[str, float]] = []
     floors: list[float] = []

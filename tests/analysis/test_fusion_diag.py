@@ -5,6 +5,7 @@ import pytest
 
 from evalkit.analysis.fusion_diag import channel_diagnostics, channel_hits, format_fusion, weight_sweep
 from evalkit.graph import config_from_dict
+from evalkit.records import Hit
 
 from .conftest import qr
 
@@ -95,3 +96,46 @@ def test_sweep_is_seeded_and_skips_non_weighted_variants():
     assert "not available" in weight_sweep(results, None)["skipped"]
     assert _config(dense_w=3, bm25_w=1) and weight_sweep(results, _config(dense_w=3.0, bm25_w=1.0),
                                                          n_resamples=100)["configured_weight"] == 0.75
+
+
+def test_the_sweep_fusing_each_query_from_shared_columns_equals_fusing_each_weight_whole(monkeypatch):
+    """The sweep reads each query's channel columns (union, normalised scores) once for every weight of the grid
+    and asks fusion for the document ranking of the first ``top_k`` passages without building hits; the old
+    sweep fused every weight whole into hits, cut, and rounded each document's first score. Same output,
+    on 100-passage channels with tied scores, documents with several passages, and channels that differ."""
+    import random
+
+    from evalkit.analysis import fusion_diag
+    from evalkit.nodes import fusion
+
+    rng = random.Random(34)
+    results = []
+    for q in range(40):
+        docs = [f"d{rng.randrange(150)}" for _ in range(100)]
+        dense = [(f"{d}#{i % 3}", round(rng.random(), 2)) for i, d in enumerate(docs)]
+        bm25 = [(f"{d}#{i % 2}", float(rng.randrange(6))) for i, d in enumerate(rng.sample(docs, 90))]
+        trace = [{"step": 0, "node": "retrieve", "type": "retrieve", "wrote": {"channel_hits": {
+            "dense": [[p, p.split("#")[0], s] for p, s in dict(dense).items()],
+            "bm25": [[p, p.split("#")[0], s] for p, s in dict(bm25).items()]}}, "edge": "end"}]
+        results.append(qr(f"q{q}", [docs[rng.randrange(100)], f"d{rng.randrange(150)}"], trace=trace,
+                          retrieved=docs[:20]))
+    config = _config(dense_w=0.3, bm25_w=0.7)
+    new = weight_sweep(results, config, metric="ndcg@10", n_resamples=300)
+
+    def whole_then_cut(rankings, weights, norm="minmax", missing="min", limit=None, columns=None):
+        return fusion.weighted(rankings, weights, norm, missing)[:limit]
+
+    class OldHit(Hit):  # the old sweep's reading of a fused ranking: each document's first score, rounded
+        @staticmethod
+        def by_document(hits):
+            firsts: dict = {}
+            for h in hits:
+                firsts.setdefault(h.doc_id, round(float(h.score), 6))
+            return [{"doc_id": d, "score": x} for d, x in firsts.items()]
+
+    monkeypatch.setattr(fusion_diag, "weighted_documents", lambda *a, **k: None)
+    monkeypatch.setattr(fusion_diag, "weighted", whole_then_cut)
+    monkeypatch.setattr(fusion_diag, "Hit", OldHit)
+    old = weight_sweep(results, config, metric="ndcg@10", n_resamples=300)
+    assert "skipped" not in new and new == old
+    assert len(set(new["mean_by_weight"])) > 3  # the weights rank differently: not a vacuous comparison
