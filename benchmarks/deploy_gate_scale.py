@@ -57,7 +57,7 @@ from deploy_gate_data import (
     variants,
     write_set,
 )
-from scale_common import _fix_threads, _quiet_env, cached_vectors, peak_rss_mb, table
+from scale_common import _fix_threads, _quiet_env, cached_vectors, current_rss_mb, peak_rss_mb, table
 
 METRICS = ("recall@20", "hit@5", "mrr@10", "ndcg@10", "recall@100")
 
@@ -91,6 +91,7 @@ class Stages:
         self._saved: list[tuple[Any, str, Any]] = []
         self._active: set[str] = set()
         self.encoded: dict[tuple[str, str], int] = defaultdict(int)
+        self.memory: list[tuple[str, float, float]] = []  # (variant's config, RSS MB, peak so far MB) at its summary
 
     def wrap(self, owner: Any, name: str, label: str) -> None:
         orig = getattr(owner, name)
@@ -157,10 +158,18 @@ def stage_timers():
             s.encoded[(self.identity.split("@")[0], role)] += self.encoded - before
 
     CachedEmbedder._get = counted
+    summarise = runner.variant_summary
+
+    def held(results: Any, *a: Any, **k: Any) -> Any:  # where the memory goes: RSS while a variant's results are held
+        s.memory.append((k.get("config_path") or "?", current_rss_mb(), peak_rss_mb()))
+        return summarise(results, *a, **k)
+
+    runner.variant_summary = held
     try:
         yield s
     finally:
         CachedEmbedder._get = get
+        runner.variant_summary = summarise
         s.restore()
 
 
@@ -276,11 +285,13 @@ def timed_run(args: argparse.Namespace, work: Path) -> int:
 
     eval_set = load_eval_set(f"{args.set_path}@v1")
     configs = load_configs(config_files(work / "configs", args.variants.split(",") if args.variants else None))
+    rss_before = current_rss_mb()  # the eval set and the configs read, nothing built
     with stage_timers() as st:
         summary, wall, cpu, mlflow_child_cpu = run(eval_set, configs, work / "local" / "gate.json", args.work_dir /
                                                    "cache", "local", not args.no_mlflow, work)
     out = {"wall": wall, "cpu": cpu, "mlflow_child_cpu": mlflow_child_cpu, "peak_self": peak_rss_mb(), "stages": [[k, st.wall[k], st.cpu[k], st.calls[k]] for k in st.wall],
            "encoded": [[m, r, n] for (m, r), n in sorted(st.encoded.items()) if n],
+           "memory": [[Path(c).stem, rss, peak] for c, rss, peak in st.memory], "rss_before": rss_before,
            "metrics": {n: dict(v.metrics) for n, v in summary.variants.items()}}
     (work / "timed-run.json").write_text(json.dumps(out), encoding="utf-8")
     return 0
@@ -358,6 +369,9 @@ def main(argv: list[str] | None = None) -> int:
           f"MLflow in the run's process {mlflow_wall:.1f} s of {wall:.1f} s wall ({100 * mlflow_wall / wall:.1f}%) "
           f"plus {mlflow_child_cpu:.1f} s CPU in its logger; compare + gate + report {ana_wall:.1f} s; "
           f"{per_q:.2f} ms per query-variant")
+    print("where the run's memory goes (RSS when each variant's results are all held, at its summary; the peak "
+          f"so far): eval set read {timed['rss_before']:.0f} MB; "
+          + "; ".join(f"{n} {rss:.0f} MB (peak {peak:.0f})" for n, rss, peak in timed["memory"]))
     metrics = timed["metrics"]
     print("metrics: " + "; ".join(f"{n} " + ", ".join(f"{m} {metrics[n].get(m, float('nan')):.4f}"
                                                      for m in ("hit@5", "ndcg@10")) for n in names))

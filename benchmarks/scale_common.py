@@ -51,6 +51,15 @@ def peak_rss_mb() -> float:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def current_rss_mb() -> float:
+    """This process's resident set now, in MB (``VmRSS``; 0.0 where there is no /proc)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            return next(int(line.split()[1]) for line in fh if line.startswith("VmRSS:")) / 1024.0
+    except (OSError, StopIteration):
+        return 0.0
+
+
 def write_peak_rss(path: str) -> None:
     """Write :func:`peak_rss_mb` to ``path`` (registered with ``atexit`` by a process whose peak is measured)."""
     with open(path, "w", encoding="utf-8") as fh:
