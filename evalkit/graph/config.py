@@ -253,6 +253,8 @@ def build_graph(config: GraphConfig, resources: Any = None, check_mutation: bool
             raise ConfigError(config.source, where, exc.problem, line=_config_lines(config.source).get(where)) from None
         node.context, node.work = dict(context), memo
         node.identity = node_identity(node.type, node.params, context, node.fingerprint())
+        if memo is not None:  # what WorkMemo.retain reads: the identity a config alone gives (run.plan.work_keys)
+            memo.note_node(node.identity, node_identity(node.type, node.params, context))
         nodes[name] = node
     routes = {src: Route.from_spec(r) for src, r in config.routes.items()}
     budgets = {name: float(spec["budget_s"]) for name, spec in config.nodes.items() if "budget_s" in spec}

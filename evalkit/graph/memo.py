@@ -17,6 +17,10 @@ switch (``evalkit run --no-share`` gives no memo at all) and one set of counters
   ``shared_parts(params)`` (a channel search inside ``retrieve``) keyed by the part's
   description, the variant context and its explicit inputs (the queries).
 
+What the memo holds lives only as long as a variant still to run can reuse it: after each variant the
+runner asks it to :meth:`WorkMemo.retain` the work whose static identity (from the configs alone:
+:func:`evalkit.run.plan.work_keys`) a later variant has, and it forgets the rest.
+
 ``--dry-run`` (:mod:`evalkit.run.plan`) estimates the sharing with :func:`inputs_digest` and
 the same identities, over the fields each node declares it may read, where each input is
 the provenance of the value (which execution wrote it) instead of the value.
@@ -194,6 +198,7 @@ class WorkMemo:
         # identity -> [(fields read, {digest of their values: Stored})]
         self._nodes: dict[str, list[tuple[tuple[str, ...], dict[Digest, Stored]]]] = {}
         self._parts: dict[tuple[str, Digest], Any] = {}
+        self._base: dict[str, str] = {}  # a node's identity -> its identity without the fingerprint (plan.work_keys)
         self._lock = threading.Lock()
         self.hits = self.misses = self.part_hits = self.part_misses = 0
 
@@ -249,8 +254,39 @@ class WorkMemo:
         with self._lock:
             return digest is not None and (identity, digest) in self._parts
 
+    # --- what later variants can still reuse -------------------------------------------------------
+    def note_node(self, identity: str, base: str) -> None:
+        """Record that node executions stored under ``identity`` have the static identity ``base`` (see :meth:`retain`)."""
+        with self._lock:
+            self._base[identity] = base
+
+    def retain(self, keys: WorkKeys) -> None:
+        """Forget the stored work no variant still to run can reuse: node executions whose static identity, and
+        shared parts whose identity, is not in ``keys`` (:func:`evalkit.run.plan.work_keys` of those variants).
+        A reuse needs an equal identity, so nothing that could be reused is dropped, and the counters and every output stay as
+        they were; what was stored under an identity of unknown origin is kept. Without it the memo held every
+        variant's node results to the end of the run: 10,000 queries x 8 variants, ~3 GB (docs/scaling.md)."""
+        with self._lock:
+            for identity in [i for i, base in self._base.items() if base not in keys.nodes]:
+                self._nodes.pop(identity, None)
+                del self._base[identity]
+            for key in [k for k in self._parts if k[0] in keys.known_parts and k[0] not in keys.parts]:
+                del self._parts[key]
+
     def stats(self) -> dict[str, int]:
         """Counters for the summary and for tests that compare them with the dry-run estimate."""
         with self._lock:
             return {"node_hits": self.hits, "node_misses": self.misses, "part_hits": self.part_hits,
                     "part_misses": self.part_misses}
+
+
+@dataclass(frozen=True)
+class WorkKeys:
+    """The static identities of some variants' work: node identities without their fingerprint (``nodes``), the
+    identities of the parts they share (``parts``), and of every part any variant of the run shares
+    (``known_parts``: :meth:`WorkMemo.retain` keeps parts of unknown origin)."""
+
+    nodes: frozenset[str]
+    parts: frozenset[str]
+    known_parts: frozenset[str]
+

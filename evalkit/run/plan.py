@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from evalkit.graph import END, START, GraphConfig, node_types
-from evalkit.graph.memo import ABSENT, inputs_digest, node_identity, part_identity
+from evalkit.graph.memo import ABSENT, WorkKeys, inputs_digest, node_identity, part_identity
 from evalkit.graph.schema import INITIAL_FIELDS, Role
 from evalkit.index.chunking import chunk_corpus
 from evalkit.index.corpus import load_corpus
@@ -210,3 +210,24 @@ def _to_encode(eval_set: Any, configs: Sequence[GraphConfig], cache_root: Path) 
                 out[ident] = out.get(ident, 0) + len(keys) - len(found)
     cache.close()
     return out
+
+
+def work_keys(configs: Sequence[Any], all_configs: Sequence[Any]) -> WorkKeys:
+    """:class:`WorkKeys` of ``configs`` (``GraphConfig``), among the parts of ``all_configs``, read from the configs
+    alone (no index or model is built), as the graph builder and ``Node.part_identity`` compute them."""
+    def keys(config: Any) -> tuple[set[str], set[str]]:
+        types = node_types()
+        context = {"chunking": config.chunking, "seed": config.seed}
+        nodes: set[str] = set()
+        parts: set[str] = set()
+        for spec in config.nodes.values():
+            cls = types[spec["type"]]
+            params = cls.Params(**spec["params"])
+            nodes.add(node_identity(cls.type, params, context))
+            parts.update(part_identity(part, context) for part, _ in cls.shared_parts(params))
+        return nodes, parts
+
+    mine = [keys(c) for c in configs]
+    known = set().union(*(keys(c)[1] for c in all_configs)) if all_configs else set()
+    return WorkKeys(frozenset().union(*(n for n, _ in mine)), frozenset().union(*(p for _, p in mine)),
+                    frozenset(known))

@@ -35,6 +35,7 @@ from evalkit.records import RunSummary
 from evalkit.run.executors import EXECUTORS, build_on_ray, run_local, run_ray
 from evalkit.run.health import index_degradations
 from evalkit.run.options import RunOptions
+from evalkit.run.plan import work_keys
 from evalkit.run.query import QueryContext
 from evalkit.run.summarise import variant_metrics, variant_summary
 from evalkit.run.tracking import (
@@ -157,7 +158,7 @@ def _run_variants(eval_set: EvalSet, configs: Sequence[GraphConfig], options: Ru
     judge = _make_judge(options, configs, resources)
     memo = WorkMemo() if options.share_work else None
     tenants = document_tenants(corpus.documents)
-    for config in configs:
+    for position, config in enumerate(configs):
         t0 = time.perf_counter()
         view = resources.for_variant(config.chunking, config.seed, Path(config.source).parent)
         payload = _payload(config, eval_set, resources, options) if options.executor == "ray" else None
@@ -221,6 +222,8 @@ def _run_variants(eval_set: EvalSet, configs: Sequence[GraphConfig], options: Ru
         write_json_atomic(options.output, summary.to_dict())
         if tracker is not None:
             tracker = submit_variant(tracker, variant_log(config, summary, ordered, store.path), echo)
+        if memo is not None:  # the work the variants still to run cannot reuse is forgotten
+            memo.retain(work_keys(configs[position + 1:], configs))
     return tracker
 
 

@@ -176,3 +176,20 @@ def test_detached_keeps_a_shared_ranking_and_copies_what_holds_it():
     copy = detached(value)
     assert copy == value and copy["channel_hits"] is not value["channel_hits"]
     assert copy["channel_hits"]["bm25"] is shared and copy["retrieved"] is not value["retrieved"]
+
+
+def test_retain_drops_only_work_whose_static_identity_no_later_variant_has():
+    from evalkit.graph.memo import Stored, WorkKeys, WorkMemo
+
+    memo = WorkMemo()
+    for identity, base in (("full-a", "a"), ("full-b", "b")):
+        memo.note_node(identity, base)
+        memo.store(identity, {"question": "q"}, Stored({"x": 1}, [], 0.0))
+    memo.store("full-unknown", {"question": "q"}, Stored({"x": 2}, [], 0.0))  # never noted: kept
+    for part in ("p-used", "p-done", "p-foreign"):
+        memo.shared(part, ["q"], lambda: [1])
+    memo.retain(WorkKeys(nodes=frozenset({"a"}), parts=frozenset({"p-used"}),
+                         known_parts=frozenset({"p-used", "p-done"})))
+    assert set(memo._nodes) == {"full-a", "full-unknown"}
+    assert {k[0] for k in memo._parts} == {"p-used", "p-foreign"}
+    assert memo.lookup("full-a", {"question": "q"}) is not None and memo.lookup("full-b", {"question": "q"}) is None

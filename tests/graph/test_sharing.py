@@ -247,3 +247,28 @@ def test_dry_run_estimate_equals_the_real_sharing(demo_subset, tmp_path: Path):
     assert stats["node_misses"] == plan.node_executions_shared and stats["node_hits"] == 1 * n
     assert stats["part_misses"] == plan.searches_shared
     assert stats["part_hits"] == plan.searches - plan.searches_shared
+
+
+# --- the memo forgets what no later variant can reuse (issue 34: it held every variant's work to the end) -----
+def test_forgetting_work_no_later_variant_reuses_changes_no_record_and_no_count(demo_subset, tmp_path: Path,
+                                                                                monkeypatch):
+    from evalkit.graph.memo import WorkMemo
+
+    variants = random_variants(3) + [graph_after_bm25("late_bm25", 7)]
+    held: list[tuple[int, int]] = []
+    retain = WorkMemo.retain
+
+    def counted(self, keys):
+        before = sum(len(t) for tables in self._nodes.values() for _, t in tables) + len(self._parts)
+        retain(self, keys)
+        held.append((before, sum(len(t) for tables in self._nodes.values() for _, t in tables) + len(self._parts)))
+
+    monkeypatch.setattr(WorkMemo, "retain", counted)
+    forgetting = run(demo_subset, variants, tmp_path / "forgetting.json")
+    monkeypatch.setattr(WorkMemo, "retain", lambda self, keys: None)
+    keeping = run(demo_subset, variants, tmp_path / "keeping.json")
+    assert forgetting.sharing == keeping.sharing and forgetting.sharing["node_hits"] > 0
+    for v in variants:
+        assert records(tmp_path / "forgetting.json", v["name"]) == records(tmp_path / "keeping.json", v["name"])
+    assert len(held) == len(variants) and held[-1][1] == 0          # nothing is left after the last variant
+    assert any(after < before for before, after in held[:-1])       # and something went before it
