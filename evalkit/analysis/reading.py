@@ -19,13 +19,12 @@ whole records are never held together):
   JSON bytes orjson writes of it, parsed again each time it is read (:class:`CompactWrote`);
 * every other field as written.
 
-About 15 KB a record parsed, of which a hybrid retriever's trace lists were ~68 KB of the ~79 KB a
-record held in memory: 8 variants x 10,000 queries peaked at 7.8 GB in ``compare`` and ``report``.
-Held as bytes they take ~10 KB; reading them back costs ~25 us a record (the fusion diagnostics'
-passes), writing them ~10 us. orjson writes back exactly what it read (finite floats, 64-bit
-integers, strings, key order), which is why only its lines are held so: a line ``json`` read (NaN,
-an integer past 64 bits) keeps its values as parsed. Sharing the document ids (:func:`sys.intern`, ~6 KB less a record) was
-measured and left out: ~0.25 us an id, 4 s of CPU on 8 x 10,000 records in compare + report
+Held with the trace whole, a hybrid retriever's record took ~79 KB in memory, ~68 KB of it the trace's
+lists (8 variants x 10,000 queries: 7.8 GB in ``compare`` and ``report``); held as bytes those take
+~10 KB, reading them back costs ~25 us a record (the fusion diagnostics' passes), writing them ~10 us.
+orjson writes back exactly what it read (finite floats, 64-bit integers, strings, key order), which is
+why only its lines are held so: a line ``json`` read (NaN, an integer past 64 bits) keeps its values as
+parsed. Sharing the document ids (:func:`sys.intern`, ~6 KB less a record) was measured and left out: ~0.25 us an id, 4 s of CPU on 8 x 10,000 records in compare + report
 (docs/benchmarks.md). The lists and dicts are shared, so they must be read, not changed (as
 ``LoadedRun.results`` already asks). Everything else that reads records (``evalkit.results``,
 ``export``, ``calibrate``, ``label``) reads them whole (:data:`WHOLE`). A field of an

@@ -263,9 +263,11 @@ class WorkMemo:
     def retain(self, keys: WorkKeys) -> None:
         """Forget the stored work no variant still to run can reuse: node executions whose static identity, and
         shared parts whose identity, is not in ``keys`` (:func:`evalkit.run.plan.work_keys` of those variants).
-        A reuse needs an equal identity, so nothing that could be reused is dropped, and the counters and every output stay as
-        they were; what was stored under an identity of unknown origin is kept. Without it the memo held every
-        variant's node results to the end of the run: 10,000 queries x 8 variants, ~3 GB (docs/scaling.md)."""
+
+        A reuse needs an equal identity, so nothing that could be reused is dropped: the counters and every
+        output stay as they were. What was stored under an identity of unknown origin is kept. Without it the
+        memo held every variant's node results to the end of the run (the 100k deploy gate: 4.3 GB at the
+        last variant, 3.9 GB with it; docs/scaling.md)."""
         with self._lock:
             for identity in [i for i, base in self._base.items() if base not in keys.nodes]:
                 self._nodes.pop(identity, None)
@@ -289,4 +291,3 @@ class WorkKeys:
     nodes: frozenset[str]
     parts: frozenset[str]
     known_parts: frozenset[str]
-
