@@ -215,9 +215,18 @@ def test_the_twelfth_and_thirteenth_held_out_splits_are_measured_as_reported():
     (refusals real assistants produce, as varied as possible; answers that look like refusals) before the
     rules learned from splits 10 and 11, and measured once after: rules alone precision 1.000, recall
     0.283 (split 12; the rules before: the same) and 0.947 / 0.300 (split 13; before: 0.944 / 0.283). With
-    the learned stage (``model: e5``, fitted on splits dev to 11): tests/models/test_abstention_model.py."""
+    the learned stage (``model: e5``, fitted on splits dev to 11 then; dev to 13 now): tests/models/test_abstention_model.py."""
     assert _split_counts("abstention_test12.jsonl") == {"en": (7, 0, 23), "zh": (10, 0, 20)}
     assert _split_counts("abstention_test13.jsonl") == {"en": (9, 1, 21), "zh": (9, 0, 21)}
+
+
+def test_the_fourteenth_held_out_split_is_measured_as_reported():
+    """120 more (60 refusals, en/zh 30/30 each), written blind on 2026-12-05 by one writer from the brief of
+    splits 12 and 13, measured once with the rules unchanged: precision 0.870, recall 0.333. The three
+    false alarms are partial answers that answer one part and say the sources lack the other ("...我手头的
+    资料里没有写", "I don't have the full leave policy in front of me, but the excerpt I found says ...").
+    With the learned stage: tests/models/test_abstention_model.py."""
+    assert _split_counts("abstention_test14.jsonl") == {"en": (9, 1, 21), "zh": (11, 2, 19)}
 
 # --- refusals in users' own wordings (tests/judges/data/abstention_cases.jsonl) -----------------------------
 CASES = Path(__file__).resolve().parent / "data" / "abstention_cases.jsonl"

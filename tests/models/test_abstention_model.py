@@ -96,9 +96,9 @@ def _counts(name: str) -> dict[str, tuple[int, int, int]]:
     return out
 
 
-def test_splits_written_after_the_weights_are_measured_as_reported():
-    """Splits 12 and 13 (written blind before these weights were fitted, measured once after): rules +
-    learned stage precision 1.000, recall 0.533 (rules alone 0.283) and 0.969 / 0.517 (rules alone 0.947 /
-    0.300). The first weights (splits dev to 9) on them: 0.450 and 0.467."""
-    assert _counts("abstention_test12.jsonl") == {"en": (15, 0, 15), "zh": (17, 0, 13)}
-    assert _counts("abstention_test13.jsonl") == {"en": (16, 1, 14), "zh": (15, 0, 15)}
+def test_the_split_written_after_the_weights_is_measured_as_reported():
+    """Split 14 (written blind after these weights were fitted on splits dev to 13, measured once, with a
+    decision rule written before it was opened): rules + learned stage precision 0.919, recall 0.567 (rules
+    alone 0.870 / 0.333; the weights before, fitted on dev to 11: 0.912 / 0.517). Splits 12 and 13 measured
+    the weights before in the same way (1.000 / 0.533 and 0.969 / 0.517); they are training data now."""
+    assert _counts("abstention_test14.jsonl") == {"en": (16, 1, 14), "zh": (18, 2, 12)}
