@@ -34,7 +34,7 @@ from evalkit.graph.events import event_role, events_of, wrote
 from evalkit.graph.node import node_types
 from evalkit.graph.schema import CHANNEL_HITS, QUERIES, Role
 from evalkit.metrics import Scoring, order_ranking, parse_metric, score_query
-from evalkit.nodes.fusion import Columns, weighted, weighted_documents
+from evalkit.nodes.fusion import Columns, weighted, weighted_documents_grid
 from evalkit.records import Hit, QueryResult
 
 TOP_N = 20
@@ -191,20 +191,24 @@ def weight_sweep(results: Sequence[QueryResult], config: Any, metric: str = "ndc
         return {"skipped": "no answerable query has both channels in its trace"}
     rows.sort(key=lambda row: row[0])
 
-    def fuse(dense: list[Any], bm25: list[Any], w: float, columns: list[Columns]) -> list[tuple[str, float]]:
-        docs = weighted_documents(columns, [w, 1.0 - w], norm, missing, limit=top_k)  # as the run records it
-        if docs is not None:
-            return docs
-        hits = weighted([_hits(dense), _hits(bm25)], [w, 1.0 - w], norm, missing, limit=top_k, columns=columns)
-        return [(d["doc_id"], d["score"]) for d in Hit.by_document(hits)]
+    weights = [*grid, configured]  # the configured weight last: the check that the sweep reproduces the run
+
+    def fused(dense: list[Any], bm25: list[Any], columns: list[Columns]) -> list[list[tuple[str, float]]]:
+        """The document ranking each of ``weights`` gives the query, as the run records it."""
+        found = weighted_documents_grid(columns, [[w, 1.0 - w] for w in weights], norm, missing, limit=top_k)
+        return [docs if docs is not None else _fuse_hits(dense, bm25, w, norm, missing, top_k, columns)
+                for w, docs in zip(weights, found or [None] * len(weights), strict=True)]
 
     def score(scored: list[tuple[str, float]], r: QueryResult) -> float:
         docs = order_ranking(scored, scoring.ties)
         return score_query(docs, docs, r.gold_grades, (metric,), scoring.relevance_level)[metric]
 
-    scores = np.array([[score(fuse(d, b, w, cols), r) for _, d, b, r, cols in rows] for w in grid])
-    reproduced = sum([doc for doc, _ in fuse(d, b, configured, cols)][:TOP_N] == [x["doc_id"] for x in r.retrieved[:TOP_N]]
-                     for _, d, b, r, cols in rows)
+    scores = np.empty((len(grid), len(rows)))
+    reproduced = 0
+    for q, (_, d, b, r, cols) in enumerate(rows):
+        *by_weight, mine = fused(d, b, cols)
+        scores[:, q] = [score(docs, r) for docs in by_weight]
+        reproduced += [doc for doc, _ in mine][:TOP_N] == [x["doc_id"] for x in r.retrieved[:TOP_N]]
     means = scores.mean(axis=1)
     best = _best(grid, means, configured)
     ci = grid.index(round(configured, 6))
@@ -227,6 +231,13 @@ def weight_sweep(results: Sequence[QueryResult], config: Any, metric: str = "ndc
             "cv_estimate": float(held_out.mean()), "cv_chosen_weights": chosen,
             "cv_minus_configured": float(gain.mean()), "cv_minus_configured_ci": [lo, hi],
             "reproduced_top20": reproduced, "truncated_traces": truncated, "skipped_rewritten_queries": skipped_rewrite}
+
+
+def _fuse_hits(dense: list[Any], bm25: list[Any], w: float, norm: str, missing: str, top_k: int,
+               columns: list[Columns]) -> list[tuple[str, float]]:
+    """One weight's document ranking by :func:`weighted` itself: for rankings its array form does not take."""
+    hits = weighted([_hits(dense), _hits(bm25)], [w, 1.0 - w], norm, missing, limit=top_k, columns=columns)
+    return [(d["doc_id"], d["score"]) for d in Hit.by_document(hits)]
 
 
 def _best(grid: Sequence[float], means: np.ndarray, configured: float) -> int:

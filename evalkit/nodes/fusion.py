@@ -188,23 +188,59 @@ def weighted_documents(columns: Sequence[Columns], weights: Sequence[float], nor
                        missing: str = "min", limit: int | None = None) -> list[tuple[str, float]] | None:
     """The document ranking of :func:`weighted`'s best ``limit`` passages (each document's first passage, its
     score rounded as records write it: ``Hit.by_document``) from the rankings' columns, without building a
-    ``Hit``: what a sweep of weights over the same two rankings reads (``evalkit.analysis.fusion_diag``).
-    None where :func:`weighted` would take its general path (more than two channels, a passage listed twice,
-    scores that are not numbers or a sum that is not finite): call it then."""
+    ``Hit``. None where :func:`weighted` would take its general path (more than two channels, a passage listed
+    twice, scores that are not numbers or a sum that is not finite): call it then."""
+    found = weighted_documents_grid(columns, [weights], norm, missing, limit)
+    return None if found is None else found[0]
+
+
+def weighted_documents_grid(columns: Sequence[Columns], grid: Sequence[Sequence[float]], norm: str = "minmax",
+                            missing: str = "min", limit: int | None = None) -> list[list[tuple[str, float]] | None] | None:
+    """:func:`weighted_documents` for each weight vector of ``grid`` over the same rankings, in one pass of arrays:
+    what a sweep of weights reads (``evalkit.analysis.fusion_diag``). Each weight's sums are made in the order
+    :func:`_weighted_total` makes them, so each ranking is the one :func:`weighted` returns; an item is None
+    where that weight's sum is not finite, the whole result None where the rankings take the general path."""
     if missing not in ("min", "zero"):
         raise ValueError(f"unknown missing-score rule '{missing}'; valid: min, zero")
     numbers = len(columns) <= 2 and all(c.scores is not None for c in columns)
     union = _two_channels(list(columns)) if numbers else None
-    if union is None or len(weights) != len(columns):
+    if union is None or any(len(w) != len(columns) for w in grid) or not grid:
         return None
-    best = _best_array(_weighted_total(columns, union, weights, norm, missing), union, limit)
-    if best is None:
-        return None
-    out: dict[str, float] = {}
+    n = len(union.ids)
+    total = np.zeros((len(grid), n))
+    for j, (c, pos) in enumerate(zip(columns, union.positions)):
+        scores = c.normalised(norm)
+        column = np.full(n, float(scores.min()) if len(scores) and missing == "min" else 0.0)
+        column[pos] = scores
+        with np.errstate(all="ignore"):  # a non-finite sum is that weight's None
+            total += np.array([float(w[j]) for w in grid])[:, None] * column
+    finite = np.asarray(np.isfinite(total).all(axis=1))
+    total = np.where(finite[:, None], total, 0.0) + 0.0  # as _best_array: fsum never returns -0.0
+    in_id_order = np.empty_like(union.by_id)
+    in_id_order[union.by_id] = np.arange(n)
+    # best first, ties by passage id (a stable sort of the columns in id order): _best_array's lexsort, per weight
+    order = in_id_order[np.argsort(-total[:, in_id_order], axis=1, kind="stable")]
+    picked = order if limit is None else order[:, :limit]
+    # each document's first passage in each weight's ranking (Hit.by_document), for every weight at once
+    number: dict[str, int] = {}
     doc_of = union.doc_of
-    for pid, score in zip(best[0], round6(best[1])):
-        out.setdefault(doc_of[pid], score)
-    return list(out.items())
+    docs = np.fromiter((number.setdefault(doc_of[i], len(number)) for i in union.ids), dtype=np.intp, count=n)[picked]
+    by_doc = np.argsort(docs, axis=1, kind="stable")  # a document's passages in ranking order
+    first = np.ones(docs.shape, dtype=bool)
+    sorted_docs = np.take_along_axis(docs, by_doc, axis=1)
+    first[:, 1:] = sorted_docs[:, 1:] != sorted_docs[:, :-1]
+    kept: np.ndarray = np.empty_like(first)
+    np.put_along_axis(kept, by_doc, first, axis=1)
+    kept &= finite[:, None]
+    names = list(number)
+    doc_names = [names[d] for d in docs[kept].tolist()]
+    rounded = round6(np.take_along_axis(total, picked, axis=1)[kept])
+    out: list[list[tuple[str, float]] | None] = []
+    start = 0
+    for ok, count in zip(finite.tolist(), kept.sum(axis=1).tolist()):
+        out.append(list(zip(doc_names[start:start + count], rounded[start:start + count])) if ok else None)
+        start += count
+    return out
 
 
 def _check(rankings: Sequence[Sequence[Hit]], weights: Sequence[float]) -> None:

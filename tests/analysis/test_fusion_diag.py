@@ -133,7 +133,7 @@ def test_the_sweep_fusing_each_query_from_shared_columns_equals_fusing_each_weig
                 firsts.setdefault(h.doc_id, round(float(h.score), 6))
             return [{"doc_id": d, "score": x} for d, x in firsts.items()]
 
-    monkeypatch.setattr(fusion_diag, "weighted_documents", lambda *a, **k: None)
+    monkeypatch.setattr(fusion_diag, "weighted_documents_grid", lambda *a, **k: None)
     monkeypatch.setattr(fusion_diag, "weighted", whole_then_cut)
     monkeypatch.setattr(fusion_diag, "Hit", OldHit)
     old = weight_sweep(results, config, metric="ndcg@10", n_resamples=300)
