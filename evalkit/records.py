@@ -264,7 +264,8 @@ class QueryResult:
     rerank_top1: float | None = None
     generation: dict[str, Any] | None = None  # answer, citations, evidence ids, judge verdicts
     usage: dict[str, dict[str, float]] = field(default_factory=dict)  # LLM usage by purpose
-    degraded: list[dict[str, Any]] = field(default_factory=list)  # calls that failed for good (evalkit.run.health)
+    # calls that failed for good (evalkit.run.health); None: a record written before this field (its trace says)
+    degraded: list[dict[str, Any]] | None = field(default_factory=list)
     gold_relevance: dict[str, int] | None = None  # graded judgements of gold_doc_ids (None: all grade 1)
     gold_known: bool = True  # False: answers scored without gold labels (evalkit score on a self-contained file)
     tenant: str | None = None  # the eval record's tenant (tenant_leak_rate)
@@ -290,7 +291,7 @@ class QueryResult:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> QueryResult:
         known = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
-        return cls(**known)
+        return cls(**{"degraded": None, **known})  # not written: an older record, judged by its trace
 
 
 @dataclass

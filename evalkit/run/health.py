@@ -131,10 +131,10 @@ def _from_users_system(event: Mapping[str, Any]) -> bool:
 
 
 def query_degradations(result: Any) -> list[dict[str, Any]]:
-    """A finished query's degradations: its record's, else (records written before this field) its trace's,
-    read with the answer's final finding (``generation.abstention``)."""
+    """A finished query's degradations: its record's (``[]``: healthy), else (not recorded: records written before
+    this field) its trace's, read with the answer's final finding (``generation.abstention``)."""
     found = getattr(result, "degraded", None)
-    if found:
+    if found is not None:
         return list(found)
     finding = (getattr(result, "generation", None) or {}).get("abstention")
     return degradations(result.trace, finding if isinstance(finding, Mapping) and finding else None)

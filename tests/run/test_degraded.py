@@ -259,3 +259,30 @@ def test_a_huge_question_is_refused_naming_the_record(tmp_path: Path):
     with pytest.raises(EvalSetError) as err:
         freeze(path, corpus=str(corpus))
     assert f"{path}:2: question: 5,000,000 characters" in str(err.value) and "'huge'" in str(err.value)
+
+
+def test_a_recorded_verdict_is_read_and_an_older_record_is_judged_by_its_trace():
+    """A record that says ``degraded: []`` is healthy without its trace being read again (report and gate asked
+    every healthy query's trace: ~1.5 s of a 10,000-query report); a record written before the field has none,
+    and its trace decides, as it always did."""
+    from evalkit.records import QueryResult
+    from evalkit.run.health import query_degradations
+
+    failed_call = {"node": "generate", "step": 1, "role": "generator", "llm": {"failures": 1, "calls": 1}, "wrote": {}}
+    row = {"query_id": "q1", "question": "?", "gold_doc_ids": [], "retrieved": [], "reranked": [], "metrics": {},
+           "trace": [failed_call]}
+    older = QueryResult.from_dict(row)
+    assert older.degraded is None and is_degraded(older)
+    assert query_degradations(older)[0]["cause"] == "llm_failure"
+
+    class Unread(list):
+        def __iter__(self):
+            raise AssertionError("the trace of a record with a verdict was read")
+
+    recorded = QueryResult.from_dict({**row, "degraded": [], "trace": Unread([failed_call])})
+    assert recorded.degraded == [] and not is_degraded(recorded)
+    sick = QueryResult.from_dict({**row, "degraded": [{"node": "generate", "step": 1, "cause": "timeout",
+                                                       "failed_calls": 1, "tries": 3}]})
+    assert [d["cause"] for d in query_degradations(sick)] == ["timeout"]
+    assert QueryResult.from_dict(QueryResult(query_id="q", question="?", gold_doc_ids=[], retrieved=[], reranked=[],
+                                             metrics={}, trace=[]).to_dict()).degraded == []  # written: read back
