@@ -192,11 +192,15 @@ def weight_sweep(results: Sequence[QueryResult], config: Any, metric: str = "ndc
     rows.sort(key=lambda row: row[0])
 
     weights = [*grid, configured]  # the configured weight last: the check that the sweep reproduces the run
+    # a metric cut at k reads a ranking's first k documents; in the pipeline's order those are its first k (trec's
+    # order sorts the whole ranking again by score, so it reads all of it); the check reads TOP_N
+    depth = max(parse_metric(metric).k, TOP_N) if scoring.ties == "pipeline" else None
 
     def fused(dense: list[Any], bm25: list[Any], columns: list[Columns]) -> list[list[tuple[str, float]]]:
         """The document ranking each of ``weights`` gives the query, as the run records it."""
-        found = weighted_documents_grid(columns, [[w, 1.0 - w] for w in weights], norm, missing, limit=top_k)
-        return [docs if docs is not None else _fuse_hits(dense, bm25, w, norm, missing, top_k, columns)
+        found = weighted_documents_grid(columns, [[w, 1.0 - w] for w in weights], norm, missing, limit=top_k,
+                                        documents=depth)
+        return [docs if docs is not None else _fuse_hits(dense, bm25, w, norm, missing, top_k, columns)[:depth]
                 for w, docs in zip(weights, found or [None] * len(weights), strict=True)]
 
     def score(scored: list[tuple[str, float]], r: QueryResult) -> float:

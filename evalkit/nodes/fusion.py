@@ -195,11 +195,13 @@ def weighted_documents(columns: Sequence[Columns], weights: Sequence[float], nor
 
 
 def weighted_documents_grid(columns: Sequence[Columns], grid: Sequence[Sequence[float]], norm: str = "minmax",
-                            missing: str = "min", limit: int | None = None) -> list[list[tuple[str, float]] | None] | None:
+                            missing: str = "min", limit: int | None = None, documents: int | None = None
+                            ) -> list[list[tuple[str, float]] | None] | None:
     """:func:`weighted_documents` for each weight vector of ``grid`` over the same rankings, in one pass of arrays:
     what a sweep of weights reads (``evalkit.analysis.fusion_diag``). Each weight's sums are made in the order
     :func:`_weighted_total` makes them, so each ranking is the one :func:`weighted` returns; an item is None
-    where that weight's sum is not finite, the whole result None where the rankings take the general path."""
+    where that weight's sum is not finite, the whole result None where the rankings take the general path.
+    ``documents``: only the first that many documents of each ranking (what a metric cut at k reads)."""
     if missing not in ("min", "zero"):
         raise ValueError(f"unknown missing-score rule '{missing}'; valid: min, zero")
     numbers = len(columns) <= 2 and all(c.scores is not None for c in columns)
@@ -232,6 +234,8 @@ def weighted_documents_grid(columns: Sequence[Columns], grid: Sequence[Sequence[
     kept: np.ndarray = np.empty_like(first)
     np.put_along_axis(kept, by_doc, first, axis=1)
     kept &= finite[:, None]
+    if documents is not None:
+        kept &= np.cumsum(kept, axis=1) <= documents
     names = list(number)
     doc_names = [names[d] for d in docs[kept].tolist()]
     rounded = round6(np.take_along_axis(total, picked, axis=1)[kept])

@@ -139,3 +139,47 @@ def test_the_sweep_fusing_each_query_from_shared_columns_equals_fusing_each_weig
     old = weight_sweep(results, config, metric="ndcg@10", n_resamples=300)
     assert "skipped" not in new and new == old
     assert len(set(new["mean_by_weight"])) > 3  # the weights rank differently: not a vacuous comparison
+
+
+def test_the_sweep_reading_only_the_documents_a_metric_reads_equals_reading_whole_rankings(monkeypatch):
+    """With the pipeline's tie order a metric cut at k reads a ranking's first k documents, so the sweep asks fusion
+    for no more than k (and the 20 of its reproduction check); with trec's order it reads whole rankings. The same
+    output as whole rankings, for cutoffs below, at and above 20, both tie orders and two relevance levels."""
+    import random
+
+    from evalkit.analysis import fusion_diag
+    from evalkit.metrics import Scoring
+
+    rng = random.Random(35)
+    results = []
+    for q in range(30):
+        docs = [f"d{rng.randrange(120)}" for _ in range(100)]
+        dense = [(f"{d}#{i % 3}", round(rng.random(), 1)) for i, d in enumerate(docs)]   # many ties
+        bm25 = [(f"{d}#{i % 2}", float(rng.randrange(4))) for i, d in enumerate(rng.sample(docs, 80))]
+        trace = [{"step": 0, "node": "retrieve", "type": "retrieve", "wrote": {"channel_hits": {
+            "dense": [[p, p.split("#")[0], s] for p, s in dict(dense).items()],
+            "bm25": [[p, p.split("#")[0], s] for p, s in dict(bm25).items()]}}, "edge": "end"}]
+        gold = {docs[rng.randrange(100)]: 2, f"d{rng.randrange(120)}": 1}
+        results.append(qr(f"q{q}", list(gold), trace=trace, retrieved=docs[:20]))
+        results[-1].gold_relevance = gold
+    config = _config(dense_w=0.4, bm25_w=0.6)
+    real = fusion_diag.weighted_documents_grid
+    asked: list = []
+
+    def noting(*args, documents=None, **kwargs):
+        asked.append(documents)
+        return real(*args, documents=documents, **kwargs)
+
+    def whole(*args, documents=None, **kwargs):
+        return real(*args, **kwargs)
+
+    for metric in ("ndcg@10", "hit@1", "recall@50", "mrr@20"):
+        for scoring in (Scoring(), Scoring(ties="trec"), Scoring(relevance_level=2)):
+            monkeypatch.setattr(fusion_diag, "weighted_documents_grid", noting)
+            cut = weight_sweep(results, config, metric=metric, n_resamples=200, scoring=scoring)
+            monkeypatch.setattr(fusion_diag, "weighted_documents_grid", whole)
+            assert "skipped" not in cut and cut == weight_sweep(results, config, metric=metric, n_resamples=200,
+                                                                scoring=scoring)
+            k = int(metric.split("@")[1])
+            assert set(asked) == ({None} if scoring.ties == "trec" else {max(k, 20)})
+            asked.clear()
