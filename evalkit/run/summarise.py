@@ -77,7 +77,8 @@ def variant_summary(results: Sequence[QueryResult], retrieval: Sequence[str] = D
     extra_timing = fields.pop("timing", {})
     return VariantSummary(metrics=metrics, n_failed=sum(r.error is not None for r in results),
                           n_queries=len(results), n_excluded=excluded, timing={**timing(results), **extra_timing},
-                          by_type=metrics_by_type(results, retrieval), usage=usage_totals(results), **fields)
+                          by_type=metrics_by_type(results, retrieval, overall=metrics), usage=usage_totals(results),
+                          **fields)
 
 
 def usage_totals(results: Sequence[QueryResult]) -> dict[str, dict[str, float]]:
@@ -89,10 +90,15 @@ def usage_totals(results: Sequence[QueryResult]) -> dict[str, dict[str, float]]:
     return {k: v.to_dict() for k, v in sorted(totals.items())}
 
 
-def metrics_by_type(results: Sequence[QueryResult], retrieval: Sequence[str] = DEFAULT_METRICS
-                    ) -> dict[str, dict[str, float]]:
-    """The same metrics per question type (single, multi_hop, ..., unanswerable), with ``n``."""
+def metrics_by_type(results: Sequence[QueryResult], retrieval: Sequence[str] = DEFAULT_METRICS,
+                    overall: dict[str, float] | None = None) -> dict[str, dict[str, float]]:
+    """The same metrics per question type (single, multi_hop, ..., unanswerable), with ``n``.
+
+    ``overall``: :func:`variant_metrics` of ``results``, when the caller has it: with one type, that type's
+    group is ``results`` itself, in its order, so its metrics are those (not computed a second time)."""
     types = sorted({r.type or "" for r in results})
+    if overall is not None and len(types) == 1:
+        return {types[0]: {"n": float(len(results)), **overall}}
     out = {}
     for t in types:
         group = [r for r in results if (r.type or "") == t]
