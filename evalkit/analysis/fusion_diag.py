@@ -171,9 +171,28 @@ def weight_sweep(results: Sequence[QueryResult], config: Any, metric: str = "ndc
     dw, bw = float(params["dense"].get("weight", 1.0)), float(params["bm25"].get("weight", 1.0))
     configured = dw / (dw + bw) if dw + bw > 0 else 0.5
     grid = sorted(set(WEIGHTS) | {round(configured, 6)})
-    rows: list[tuple[str, list[Any], list[Any], QueryResult, list[Columns]]] = []
-    skipped_rewrite = 0
-    truncated = 0
+    weights = [*grid, configured]  # the configured weight last: the check that the sweep reproduces the run
+    # a metric cut at k reads a ranking's first k documents; in the pipeline's order those are its first k (trec's
+    # order sorts the whole ranking again by score, so it reads all of it); the check reads TOP_N
+    depth = max(parse_metric(metric).k, TOP_N) if scoring.ties == "pipeline" else None
+
+    def fused(dense: list[Any], bm25: list[Any]) -> list[list[tuple[str, float]]]:
+        """The document ranking each of ``weights`` gives the query, as the run records it."""
+        columns = [Columns.of_items(dense), Columns.of_items(bm25)]  # their union and normalised scores made once
+        found = weighted_documents_grid(columns, [[w, 1.0 - w] for w in weights], norm, missing, limit=top_k,
+                                        documents=depth)
+        return [docs if docs is not None else _fuse_hits(dense, bm25, w, norm, missing, top_k, columns)[:depth]
+                for w, docs in zip(weights, found or [None] * len(weights), strict=True)]
+
+    def score(scored: list[tuple[str, float]], r: QueryResult) -> float:
+        docs = order_ranking(scored, scoring.ties)
+        return score_query(docs, docs, r.gold_grades, (metric,), scoring.relevance_level)[metric]
+
+    # each query is fused and scored as it is read, nothing of its channels kept (holding 10,000 queries' lists
+    # cost a tenth of the sweep in the collector's passes over them)
+    query_ids: list[str] = []
+    by_query: list[list[float]] = []
+    skipped_rewrite = truncated = reproduced = 0
     for r in results:
         if not r.gold_doc_ids:
             continue
@@ -184,39 +203,19 @@ def weight_sweep(results: Sequence[QueryResult], config: Any, metric: str = "ndc
             skipped_rewrite += 1
             continue
         truncated += cut
-        # the channels' columns once per query: every weight of the grid reads their union and normalised scores
-        rows.append((r.query_id, lists["dense"], lists["bm25"], r,
-                     [Columns.of_items(lists["dense"]), Columns.of_items(lists["bm25"])]))
-    if not rows:
-        return {"skipped": "no answerable query has both channels in its trace"}
-    rows.sort(key=lambda row: row[0])
-
-    weights = [*grid, configured]  # the configured weight last: the check that the sweep reproduces the run
-    # a metric cut at k reads a ranking's first k documents; in the pipeline's order those are its first k (trec's
-    # order sorts the whole ranking again by score, so it reads all of it); the check reads TOP_N
-    depth = max(parse_metric(metric).k, TOP_N) if scoring.ties == "pipeline" else None
-
-    def fused(dense: list[Any], bm25: list[Any], columns: list[Columns]) -> list[list[tuple[str, float]]]:
-        """The document ranking each of ``weights`` gives the query, as the run records it."""
-        found = weighted_documents_grid(columns, [[w, 1.0 - w] for w in weights], norm, missing, limit=top_k,
-                                        documents=depth)
-        return [docs if docs is not None else _fuse_hits(dense, bm25, w, norm, missing, top_k, columns)[:depth]
-                for w, docs in zip(weights, found or [None] * len(weights), strict=True)]
-
-    def score(scored: list[tuple[str, float]], r: QueryResult) -> float:
-        docs = order_ranking(scored, scoring.ties)
-        return score_query(docs, docs, r.gold_grades, (metric,), scoring.relevance_level)[metric]
-
-    scores = np.empty((len(grid), len(rows)))
-    reproduced = 0
-    for q, (_, d, b, r, cols) in enumerate(rows):
-        *by_weight, mine = fused(d, b, cols)
-        scores[:, q] = [score(docs, r) for docs in by_weight]
+        *by_weight, mine = fused(lists["dense"], lists["bm25"])
+        query_ids.append(r.query_id)
+        by_query.append([score(docs, r) for docs in by_weight])
         reproduced += [doc for doc, _ in mine][:TOP_N] == [x["doc_id"] for x in r.retrieved[:TOP_N]]
+    if not query_ids:
+        return {"skipped": "no answerable query has both channels in its trace"}
+    in_id_order = sorted(range(len(query_ids)), key=query_ids.__getitem__)  # the folds are drawn over this order
+    # (weight, query), each weight's row contiguous: numpy sums a strided row in another order (the last bits)
+    scores = np.ascontiguousarray(np.array(by_query, dtype=np.float64)[in_id_order].T)
     means = scores.mean(axis=1)
     best = _best(grid, means, configured)
     ci = grid.index(round(configured, 6))
-    n = len(rows)
+    n = len(query_ids)
     k = max(2, min(folds, n))
     order = np.random.default_rng(stats.derive_seed(seed, "cv-folds", metric)).permutation(n)
     held_out = np.empty(n)

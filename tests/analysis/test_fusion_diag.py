@@ -183,3 +183,43 @@ def test_the_sweep_reading_only_the_documents_a_metric_reads_equals_reading_whol
             k = int(metric.split("@")[1])
             assert set(asked) == ({None} if scoring.ties == "trec" else {max(k, 20)})
             asked.clear()
+
+
+def test_the_sweeps_means_are_recomputed_from_weighted_fusion_query_by_query():
+    """``mean_by_weight``, the configured and in-sample best scores, recomputed independently: each query fused by
+    ``weighted`` for each weight, cut to ``top_k``, read by document, scored by ``score_query``, and each weight's
+    scores (in query-id order) averaged by numpy as one row. 300 queries: numpy's pairwise sum of a row read in
+    another memory order differs in the last bits, which this compares exactly."""
+    import random
+
+    import numpy as np
+
+    from evalkit.metrics import score_query
+    from evalkit.nodes.fusion import weighted
+
+    rng = random.Random(36)
+    results = []
+    for _ in range(300):  # query ids drawn at random: their order is not the order they are read in
+        docs = [f"d{rng.randrange(200)}" for _d in range(60)]
+        dense = {f"{d}#{i % 3}": rng.random() for i, d in enumerate(docs)}
+        bm25 = {f"{d}#{i % 2}": rng.random() * 9 for i, d in enumerate(rng.sample(docs, 50))}
+        trace = [{"step": 0, "node": "retrieve", "type": "retrieve", "wrote": {"channel_hits": {
+            "dense": [[p, p.split("#")[0], s] for p, s in dense.items()],
+            "bm25": [[p, p.split("#")[0], s] for p, s in bm25.items()]}}, "edge": "end"}]
+        results.append(qr(f"q{rng.randrange(10**6):06d}", [docs[rng.randrange(60)]], trace=trace, retrieved=docs[:20]))
+    sweep = weight_sweep(results, _config(dense_w=0.25, bm25_w=0.75), metric="ndcg@10", n_resamples=200)
+
+    by_id = sorted(results, key=lambda r: r.query_id)
+    rows = []
+    for w in sweep["grid"]:
+        row = []
+        for r in by_id:
+            lists = r.trace[0]["wrote"]["channel_hits"]
+            hits = [[Hit(p, d, s) for p, d, s in lists[c]] for c in ("dense", "bm25")]
+            ranked = list(dict.fromkeys(h.doc_id for h in weighted(hits, [w, 1 - w], "minmax", "min", limit=100)))
+            row.append(score_query(ranked, ranked, r.gold_grades, ("ndcg@10",))["ndcg@10"])
+        rows.append(row)
+    means = np.array(rows).mean(axis=1)
+    assert sweep["mean_by_weight"] == [float(x) for x in means]
+    assert sweep["configured_score"] == float(means[sweep["grid"].index(0.25)])
+    assert sweep["in_sample_best_score"] == float(means.max())
