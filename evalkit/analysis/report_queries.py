@@ -255,11 +255,19 @@ class PairView:
     values: dict[str, tuple[float | None, float | None]]
 
 
-def _differs(x: QueryView, y: QueryView) -> bool:
+def _compared(row: dict[str, Any], label: str) -> tuple[list[str], bool, Any, str]:
+    """What :func:`pair_view` compares of one query's record: its final top documents (as :func:`query_view` lists
+    them), whether it generates, its answer and its failure label (without building the whole view)."""
+    r = QueryResult.from_dict(row)
+    gen = _dict(row.get("generation"))
+    return [d["doc_id"] for d in (r.reranked or r.retrieved)[:TOP_N]], bool(gen), gen.get("answer") if gen else None, label
+
+
+def _differs(x: tuple[list[str], bool, Any, str], y: tuple[list[str], bool, Any, str]) -> bool:
     """Another final top 5; or, when both variants generate (or neither does), another answer or label."""
-    if [d["doc_id"] for d in x.ranking] != [d["doc_id"] for d in y.ranking]:
+    if x[0] != y[0]:
         return True
-    return x.generates == y.generates and (x.answer != y.answer or x.label != y.label)
+    return x[1] == y[1] and (x[2] != y[2] or x[3] != y[3])
 
 
 def pair_view(run: LoadedRun, a: str, b: str, metric: str, labels: dict[str, dict[str, str]], src: Sources,
@@ -275,25 +283,28 @@ def pair_view(run: LoadedRun, a: str, b: str, metric: str, labels: dict[str, dic
     rows = {name: {r["query_id"]: r for r in run.rows(name)} for name in (a, b)}
     values = {name: per_query_values(run.results(name), metric) for name in (a, b)}
     chunk = {name: chunking_of(run, name) for name in (a, b)}
-    won, lost, changed = [], [], []
+    won: list[tuple[str, float]] = []
+    lost: list[tuple[str, float]] = []
+    changed: list[tuple[str, float]] = []
     shared = [q for q in rows[a] if q in rows[b]]
     out_values: dict[str, tuple[float | None, float | None]] = {}
     for q in shared:
         va, vb = values[a].get(q), values[b].get(q)
         out_values[q] = (va, vb)
-        x = query_view(run, a, rows[a][q], labels[a].get(q, ""), src, chunk[a])
-        y = query_view(run, b, rows[b][q], labels[b].get(q, ""), src, chunk[b])
         delta = (vb - va) * sign(metric) if va is not None and vb is not None else 0.0
         if delta > 1e-12:
-            won.append((x, y, delta))
+            won.append((q, delta))
         elif delta < -1e-12:
-            lost.append((x, y, delta))
-        elif _differs(x, y):
-            changed.append((x, y, delta))
+            lost.append((q, delta))
+        elif _differs(_compared(rows[a][q], labels[a].get(q, "")), _compared(rows[b][q], labels[b].get(q, ""))):
+            changed.append((q, delta))
     counts = {"won": len(won), "lost": len(lost), "changed": len(changed),
               "same": len(shared) - len(won) - len(lost) - len(changed), "queries": len(shared)}
 
-    def top(items: list) -> list:
-        return sorted(items, key=lambda t: (-abs(t[2]), t[0].query_id))[:limit]
+    def top(items: list[tuple[str, float]]) -> list[tuple[QueryView, QueryView, float]]:
+        """The ``limit`` largest differences (then by query id), each query's two views built only for those."""
+        return [(query_view(run, a, rows[a][q], labels[a].get(q, ""), src, chunk[a]),
+                 query_view(run, b, rows[b][q], labels[b].get(q, ""), src, chunk[b]), delta)
+                for q, delta in sorted(items, key=lambda t: (-abs(t[1]), t[0]))[:limit]]
 
     return PairView(a, b, metric, top(won), top(lost), top(changed), counts, out_values)

@@ -209,6 +209,49 @@ def test_pair_view_and_drill_down_from_the_records(tmp_path: Path):
     assert res.exit_code != 0 and "no variant 'C'; valid choices: A, B" in str(res.exception)
 
 
+def test_pair_view_builds_views_only_for_the_queries_it_shows(tmp_path: Path, monkeypatch):
+    """Sections cut at ``limit``: won, lost and changed are what a view of every query would give (recomputed here
+    from ``query_view`` of each query), and only the shown queries' two views are built."""
+    import random
+
+    from evalkit.analysis import report_queries
+    from evalkit.analysis.report_queries import load_sources, pair_view, query_view
+
+    rng = random.Random(7)
+    docs = ["d1", "d2", "d3"]
+    a, b = [], []
+    for i in range(30):
+        for side in (a, b):
+            top = rng.sample(docs, 3)
+            side.append(_answered(f"q{i:02d}", ["d1"], rng.choice([0.0, 0.5, 1.0]), top,
+                                  rng.choice(["yes [d1]", "no [d2]"]), []))
+    path = write_run(tmp_path, "pair", {"A": a, "B": b})
+    run = load_run(path)
+    labels = {n: variant_report(run, n, n_resamples=100).labels for n in ("A", "B")}
+    src = load_sources(run)
+    built = []
+    monkeypatch.setattr(report_queries, "query_view", lambda *args: built.append(args[3]) or query_view(*args))
+    view = pair_view(run, "A", "B", "ndcg@10", labels, src, limit=3)
+    shown = [t for section in (view.won, view.lost, view.changed) for t in section]
+    assert len(built) == 2 * len(shown) and 0 < len(shown) <= 9
+
+    sections: dict[str, list] = {"won": [], "lost": [], "changed": []}   # every query's views, then cut
+    for ra, rb in zip(run.rows("A"), run.rows("B")):
+        x = query_view(run, "A", ra, labels["A"].get(ra["query_id"], ""), src, None)
+        y = query_view(run, "B", rb, labels["B"].get(rb["query_id"], ""), src, None)
+        delta = y.metrics.get("ndcg@10", rb["metrics"]["ndcg@10"]) - ra["metrics"]["ndcg@10"]
+        other = [d["doc_id"] for d in x.ranking] != [d["doc_id"] for d in y.ranking] or x.answer != y.answer \
+            or x.label != y.label
+        kind = "won" if delta > 0 else "lost" if delta < 0 else "changed" if other else None
+        if kind:
+            sections[kind].append((x.query_id, delta))
+    for kind, found in (("won", view.won), ("lost", view.lost), ("changed", view.changed)):
+        expected = sorted(sections[kind], key=lambda t: (-abs(t[1]), t[0]))[:3]
+        assert [(x.query_id, d) for x, _, d in found] == expected
+    assert view.counts == {**{k: len(v) for k, v in sections.items()},
+                           "same": 30 - sum(map(len, sections.values())), "queries": 30}
+
+
 def test_hostile_text_is_escaped(tmp_path: Path):
     evil = '<script>alert(1)</script><img src=x onerror=alert(2)>'
     r = _answered("q1", ["d1"], 1.0, ["d1"], evil, [{"claim": evil, "verdict": "supported", "reason": evil,
