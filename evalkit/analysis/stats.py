@@ -71,6 +71,13 @@ def bootstrap_means(values: Sequence[float] | np.ndarray, n_resamples: int = 10_
         raise ValueError("cannot bootstrap an empty sample")
     if n_resamples < 1:
         raise ValueError("n_resamples must be >= 1")
+    if not x.any() and not np.signbit(x).any():  # every value +0.0 (two variants alike on a metric): so is every
+        return np.zeros(n_resamples)             # resample's mean, without drawing 10,000 x n indices
+    return _drawn_means(x, n_resamples, seed)
+
+
+def _drawn_means(x: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """:func:`bootstrap_means` by drawing every resample (``x`` checked)."""
     rng = np.random.default_rng(seed)
     out = np.empty(n_resamples, dtype=np.float64)
     step = max(1, _CHUNK // len(x))

@@ -134,3 +134,20 @@ def test_win_tie_loss_respects_direction_and_seed_derivation_is_stable():
     assert stats.win_tie_loss([0.5, -0.2, -0.1], direction=-1) == (2, 0, 1)
     assert stats.derive_seed(0, "hit@5") == stats.derive_seed(0, "hit@5") != stats.derive_seed(0, "ndcg@10")
     assert stats.derive_seed(0, "hit@5") == 261785456430777061  # independent of PYTHONHASHSEED and process
+
+
+def test_a_sample_of_zeros_is_not_resampled_and_gives_what_resampling_gives():
+    """Two variants alike on a metric: every difference +0.0, so every resample's mean is +0.0 (no index drawn);
+    the same array, bit for bit, as drawing the resamples. -0.0 values are still drawn (numpy's mean of them is
+    +0.0 here, but that rests on how it sums)."""
+    import numpy as np
+
+    from evalkit.analysis import stats
+
+    zeros = np.zeros(3_000)
+    quick = stats.bootstrap_means(zeros, 500, seed=4)
+    drawn = stats._drawn_means(zeros, 500, 4)
+    assert quick.tobytes() == drawn.tobytes() and not np.signbit(quick).any()
+    assert stats.bootstrap_ci(zeros, 500, 0.95, 4) == (0.0, 0.0)
+    negative = np.full(50, -0.0)
+    assert stats.bootstrap_means(negative, 20, seed=1).tobytes() == stats._drawn_means(negative, 20, 1).tobytes()
