@@ -107,8 +107,8 @@ def train() -> tuple[dict, list[str]]:
 def same_fit(shipped: dict, fresh: dict, tolerance: float = 1e-4) -> bool:
     """Whether two fits agree: the same data, C, threshold and cross-validated figures, and weights within
     ``tolerance`` of the largest weight's size (lbfgs stops at its own tolerance, so BLAS builds and thread
-    counts move the weights of a C=30 fit, whose largest is ~14, by up to ~1.4e-4: ~1e-5 of it; a fit on
-    other data or with another C moves them by tenths)."""
+    counts move the weights of a C=30 fit, whose largest is ~14, by up to ~1.4e-4: ~1e-5 of it; the
+    bound is ~1.4e-3, so a move of 0.01 is caught)."""
     keys = ("embedder", "C", "threshold", "trained_on", "cross_validated")
     if not all(shipped.get(k) == fresh.get(k) for k in keys) or len(shipped["weights"]) != len(fresh["weights"]):
         return False

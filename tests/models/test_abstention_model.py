@@ -83,7 +83,7 @@ def test_the_shipped_weights_are_what_the_training_script_fits():
     assert train.same_fit(shipped, fresh), report
     assert not train.same_fit({**shipped, "threshold": 0.5}, fresh)  # the comparison can fail
     moved = [*shipped["weights"]]
-    moved[0] += 0.01  # a refit on other data moves weights by tenths; this is far less and still caught
+    moved[0] += 0.01  # ~7x the bound the thread-count noise needs: still a different fit
     assert not train.same_fit({**shipped, "weights": moved}, fresh)
 
 
