@@ -92,6 +92,7 @@ class Stages:
         self._active: set[str] = set()
         self.encoded: dict[tuple[str, str], int] = defaultdict(int)
         self.memory: list[tuple[str, float, float]] = []  # (variant's config, RSS MB, peak so far MB) at its summary
+        self.logger_cpu: dict[str, float] = {}  # the MLflow worker's CPU seconds per step (InvocationLogger.cpu)
 
     def wrap(self, owner: Any, name: str, label: str) -> None:
         orig = getattr(owner, name)
@@ -165,11 +166,22 @@ def stage_timers():
         return summarise(results, *a, **k)
 
     runner.variant_summary = held
+    from evalkit.track.background import BackgroundLogger
+    close = BackgroundLogger.close
+
+    def closed(self: Any, *a: Any, **k: Any) -> Any:  # where the logger's CPU went, as its worker reported it
+        try:
+            return close(self, *a, **k)
+        finally:
+            s.logger_cpu = dict(self.cpu)
+
+    BackgroundLogger.close = closed  # type: ignore[method-assign]
     try:
         yield s
     finally:
         CachedEmbedder._get = get
         runner.variant_summary = summarise
+        BackgroundLogger.close = close  # type: ignore[method-assign]
         s.restore()
 
 
@@ -292,6 +304,7 @@ def timed_run(args: argparse.Namespace, work: Path) -> int:
     out = {"wall": wall, "cpu": cpu, "mlflow_child_cpu": mlflow_child_cpu, "peak_self": peak_rss_mb(), "stages": [[k, st.wall[k], st.cpu[k], st.calls[k]] for k in st.wall],
            "encoded": [[m, r, n] for (m, r), n in sorted(st.encoded.items()) if n],
            "memory": [[Path(c).stem, rss, peak] for c, rss, peak in st.memory], "rss_before": rss_before,
+           "logger_cpu": st.logger_cpu,
            "metrics": {n: dict(v.metrics) for n, v in summary.variants.items()}}
     (work / "timed-run.json").write_text(json.dumps(out), encoding="utf-8")
     return 0
@@ -354,6 +367,8 @@ def main(argv: list[str] | None = None) -> int:
         rows.append([label, f"{w:.1f}", f"{c:.1f}", f"{100 * w / wall:.0f}%", str(calls), ""])
     mlflow_wall = sum(w for label, w, _, _ in timed["stages"] if label.startswith("MLflow"))
     rows.append(["MLflow: background logger process (CPU)", "", f"{mlflow_child_cpu:.1f}", "", "", ""])
+    for label, c in timed.get("logger_cpu", {}).items():  # as the worker measured it; the rest: start, imports
+        rows.append([f"  {label}", "", f"{c:.1f}", "", "", ""])
     rows.append(["the timed run's process, whole (start, eval set, run)", f"{proc_wall:.1f}", "", "", "",
                  f"{timed['peak_self']:.0f}"])
     for name, (w, c, code, peak) in ana.items():

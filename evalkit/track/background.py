@@ -58,7 +58,7 @@ from typing import IO, Any
 from evalkit.errors import EvalkitError
 from evalkit.records import EvalSetRef, RunSummary, VariantSummary
 from evalkit.runstore import read_results
-from evalkit.track.mlflow_log import InvocationLogger
+from evalkit.track.mlflow_log import CPU_READ, CPU_STAGES, InvocationLogger
 from evalkit.track.payloads import VariantLog
 from evalkit.track.secrets import mask_text
 
@@ -95,6 +95,7 @@ class BackgroundLogger:
         self.info: dict[str, str] = {}
         self.error: str | None = None
         self.traced = 0
+        self.cpu: dict[str, float] = dict.fromkeys(CPU_STAGES, 0.0)  # the worker's CPU seconds per step, summed
 
     def open(self, names: list[str]) -> None:
         """Start the worker and ask it to create the parent run (does not wait)."""
@@ -199,6 +200,8 @@ class BackgroundLogger:
         elif kind == "variant":
             self.run_ids[event["name"]] = event["run_id"]
             self.traced += event["traces"]
+            for k, sec in (event.get("cpu") or {}).items():
+                self.cpu[k] = self.cpu.get(k, 0.0) + sec
             if event["name"] in self.pending:
                 self.pending.remove(event["name"])
         elif kind == "failed":
@@ -253,13 +256,15 @@ def worker(stdin: IO[str], emit: Callable[[dict[str, Any]], None]) -> int:
                 emit({"event": "opened", "info": log.open(msg["names"])})
                 warm_up()
             elif op == "variant" and log is not None:
-                t0, traced = time.perf_counter(), log.traced
+                t0, c0, traced, cpu = time.perf_counter(), time.process_time(), log.traced, dict(log.cpu)
                 path = Path(msg["per_query_path"])
+                results = read_results(path)
+                log.cpu[CPU_READ] += time.process_time() - c0
                 v = VariantLog(name=msg["name"], params=msg["params"], config_yaml=msg["config_yaml"],
-                               summary=_summary(msg["summary"]), results=read_results(path), per_query_path=path)
+                               summary=_summary(msg["summary"]), results=results, per_query_path=path)
                 run_id = log.submit(v)
                 emit({"event": "variant", "name": v.name, "run_id": run_id, "traces": log.traced - traced,
-                      "seconds": time.perf_counter() - t0})
+                      "seconds": time.perf_counter() - t0, "cpu": {k: log.cpu[k] - cpu[k] for k in cpu}})
             elif op == "close" and log is not None:
                 variants = {k: _summary(d) for k, d in msg["variants"].items()}
                 emit({"event": "closed", "info": log.close(variants, msg["partial"], msg["tags"])})

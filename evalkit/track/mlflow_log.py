@@ -88,6 +88,14 @@ from evalkit.track.store import (
 
 logger = logging.getLogger(__name__)
 
+CPU_READ = "read per_query.jsonl"
+CPU_RUN = "child run, dataset, artifacts (masking included)"
+CPU_TRACES_BUILD = "traces: spans and assessments built by evalkit"
+CPU_TRACES_STORE = "traces: MLflow's store (start_trace, log_spans, links)"
+CPU_STAGES = (CPU_READ, CPU_RUN, CPU_TRACES_BUILD, CPU_TRACES_STORE)
+"""Where the logging process spends its CPU (:attr:`InvocationLogger.cpu`): what the deploy-gate benchmark
+prints to say where the MLflow logger's time goes. ``CPU_READ`` is counted by whoever reads the records."""
+
 
 class InvocationLogger:
     """One invocation's MLflow runs, logged step by step: ``open`` -> ``submit`` per variant -> ``close``.
@@ -127,6 +135,7 @@ class InvocationLogger:
         self.open_child: str | None = None
         self._dataset: Any = None
         self.traced = 0
+        self.cpu: dict[str, float] = dict.fromkeys(CPU_STAGES, 0.0)  # this process's CPU seconds per step, summed
 
     # ------------------------------------------------------------------ the parent run
 
@@ -212,18 +221,24 @@ class InvocationLogger:
         child = self.client.create_run(self.experiment_id, run_name=v.name, tags=tags).info.run_id
         self.open_child = v.summary.mlflow_run_id = self.child_ids[v.name] = child
         try:
+            c = time.process_time()
             self._checkpoint()
             self._log_dataset(v, child)
             self._checkpoint()
             self._log_child(child, v, params, metrics)
             self._checkpoint()
+            self.cpu[CPU_RUN] += time.process_time() - c
             if self.traces:
                 from evalkit.track.traces import log_variant_traces
 
+                c = time.process_time()
                 done = log_variant_traces(self.client, self.uri, self.experiment_id, child, v.name, v.results,
                                           limit=self.trace_limit, checkpoint=self._checkpoint,
                                           policy=self.trace_policy)
                 self.traced += done.logged if done else 0
+                store = done.store_cpu if done else 0.0
+                self.cpu[CPU_TRACES_STORE] += store
+                self.cpu[CPU_TRACES_BUILD] += time.process_time() - c - store
         except BaseException as exc:
             self.open_child = None
             end_run(self.client, child, status_of(exc), f"{type(exc).__name__}: {mask_text(str(exc))}")

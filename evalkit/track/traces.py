@@ -108,6 +108,7 @@ class TraceLogResult:
     trace_ids: list[str]
     seconds: float
     chosen: str = ""
+    store_cpu: float = 0.0      # CPU seconds of this process inside MLflow's calls (start_trace, log_spans, links)
 
     def note(self) -> str:
         return (f"logged {self.logged} trace(s)" + (f", {self.skipped} query(s) not traced" if self.skipped else "")
@@ -354,11 +355,16 @@ def log_traces(tracking_uri: str, experiment_id: str, run_id: str, variant: str,
     pending: list[Any] = []
     pending_ids: list[str] = []
 
+    store_cpu = 0.0
+
     def flush() -> None:
+        nonlocal store_cpu
         if pending:
+            c = time.process_time()
             tracing.log_spans(experiment_id, list(pending))
             for i in range(0, len(pending_ids), LINKS_PER_CALL):
                 client.link_traces_to_run(pending_ids[i:i + LINKS_PER_CALL], run_id)
+            store_cpu += time.process_time() - c
             ids.extend(pending_ids)
             pending.clear()
             pending_ids.clear()
@@ -368,7 +374,10 @@ def log_traces(tracking_uri: str, experiment_id: str, run_id: str, variant: str,
         spans = build_spans(r, variant, run_id, secrets)
         if not spans:
             continue
-        tracing.start_trace(trace_info(r, spans, variant, experiment_id, run_id, metrics))
+        info = trace_info(r, spans, variant, experiment_id, run_id, metrics)
+        c = time.process_time()
+        tracing.start_trace(info)
+        store_cpu += time.process_time() - c
         pending.extend(spans)
         pending_ids.append(spans[0].trace_id)
         if len(pending_ids) >= batch:
@@ -377,7 +386,7 @@ def log_traces(tracking_uri: str, experiment_id: str, run_id: str, variant: str,
     seconds = time.perf_counter() - t0
     logger.info("variant %s: %d trace(s) logged in %.2f s", variant, len(ids), seconds)
     return TraceLogResult(logged=len(ids), skipped=len(results) - len(ids), trace_ids=ids, seconds=seconds,
-                          chosen="" if policy == "all" and limit is None else phrase)
+                          chosen="" if policy == "all" and limit is None else phrase, store_cpu=store_cpu)
 
 
 def log_variant_traces(client: Any, tracking_uri: str, experiment_id: str, run_id: str, variant: str,

@@ -10,6 +10,7 @@ and trace ids, wall-clock timestamps and the owning process.
 from __future__ import annotations
 
 import json
+import resource
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ import pytest
 from evalkit.records import EvalSetRef, QueryResult, RunSummary, VariantSummary
 from evalkit.track import VariantLog, log_invocation
 from evalkit.track.background import BackgroundLogger
+from evalkit.track.mlflow_log import CPU_STAGES
 
 T0 = 1_780_000_000.0
 VOLATILE_TAGS = {"evalkit.host", "evalkit.pid", "evalkit.pid_started", "mlflow.parentRunId", "mlflow.runName",
@@ -114,16 +116,20 @@ def both(tmp_path_factory):
     sync_info = log_invocation(run, variants, sync_dir, source_name="evalkit test")
     run, variants = _invocation(bg_dir, tmp / "tiny.jsonl")
     bg = BackgroundLogger(run, bg_dir, source_name="evalkit test", echo=lambda m: None, max_pending=1)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     bg.open([v.name for v in variants])
     for v in variants:
         bg.submit(v)
     bg_info = bg.close(run.variants)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)     # the worker has been waited for: its CPU is in
     assert bg.proc.returncode == 0
-    return _store(sync_info["tracking_uri"], sync_dir), _store(bg_info["tracking_uri"], bg_dir), variants, bg_info
+    worker_cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return (_store(sync_info["tracking_uri"], sync_dir), _store(bg_info["tracking_uri"], bg_dir), variants, bg_info,
+            (bg.cpu, worker_cpu))
 
 
 def test_background_logs_exactly_what_sync_logs(both):
-    sync, bg, _, _ = both
+    sync, bg, _, _, _ = both
     assert set(sync) == set(bg) == {"parent", "a", "b"}
     for key in sync:
         for part in ("status", "params", "metrics", "tags", "datasets", "artifacts"):
@@ -134,7 +140,7 @@ def test_background_logs_exactly_what_sync_logs(both):
 
 def test_the_compared_stores_hold_the_invocation(both):
     """The comparison above is not vacuous: the runs, traces and assessments are there."""
-    _, bg, variants, info = both
+    _, bg, variants, info, _ = both
     assert bg["parent"]["status"] == "FINISHED" and bg["parent"]["metrics"]["hit_at_5/b"] == 0.5
     assert len(bg["a"]["traces"]) == 4 and len(bg["b"]["params"]) == 2
     assert bg["b"]["traces"]["q1"]["assessments"] == [("expected_document_ids", ["d1"], "evalkit"),
@@ -144,6 +150,14 @@ def test_the_compared_stores_hold_the_invocation(both):
     assert "sk-live-0123456789abcdefgh" not in dumped and "hunter2" not in dumped
     assert all(v.summary.mlflow_run_id for v in variants)      # the worker's run ids came back
     assert info["hint"].startswith("MLflow: mlflow ui --backend-store-uri")
+
+
+def test_the_worker_says_where_its_cpu_went(both):
+    """The per-step CPU the worker reports (what the deploy-gate benchmark prints) is each step's, within its total."""
+    *_, (cpu, worker_cpu) = both
+    assert list(cpu) == list(CPU_STAGES)
+    assert all(sec > 0 for sec in cpu.values()), cpu        # every step ran: reading, the runs, building, storing
+    assert sum(cpu.values()) <= worker_cpu                   # parts of the worker process's own CPU (rusage)
 
 
 def test_warm_up_imports_what_the_worker_will_need_and_names_what_is_missing():

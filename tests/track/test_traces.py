@@ -11,6 +11,7 @@ Fixture variant "guarded" (four queries, node traces as the engine records them)
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -261,8 +262,11 @@ def test_log_traces_writes_to_the_given_store_only(tmp_path: Path, monkeypatch):
     client = MlflowClient(tracking_uri=uri)
     exp = client.create_experiment("direct", artifact_location=(tmp_path / "art").as_uri())
     run_id = client.create_run(exp).info.run_id
+    cpu = time.process_time()
     done = log_traces(uri, exp, run_id, "v", _results(), batch=2)   # two log_spans requests
+    cpu = time.process_time() - cpu
     assert done.logged == 4 and done.skipped == 1 and len(done.trace_ids) == 4
+    assert 0 < done.store_cpu <= cpu        # MLflow's calls: a part of the call's CPU, not all of it
     assert len(client.search_traces(locations=[exp], run_id=run_id)) == 4
     assert not (tmp_path / "mlflow.db").exists() and mlflow.get_tracking_uri() != uri
 
