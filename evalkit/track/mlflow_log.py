@@ -66,7 +66,7 @@ from evalkit.track.payloads import (
 from evalkit.track.secrets import (
     MASK,
     is_secret_key,
-    mask_jsonl,
+    mask_jsonl_bytes,
     mask_secrets,
     mask_text,
     mask_yaml_secrets,
@@ -87,6 +87,8 @@ from evalkit.track.store import (
 )
 
 logger = logging.getLogger(__name__)
+
+PER_QUERY = "per_query.jsonl"   # the child run's artifact of the variant's records (masked when they hold a secret)
 
 CPU_READ = "read per_query.jsonl"
 CPU_RUN = "child run, dataset, artifacts (masking included)"
@@ -308,7 +310,11 @@ class InvocationLogger:
             stage = Path(tmp)
             (stage / "config.yaml").write_text(mask_yaml_secrets(v.config_yaml), encoding="utf-8")
             (stage / "rerank_scores.json").write_text(json.dumps(pl.rerank_scores(v.results)), encoding="utf-8")
-            (stage / "per_query.jsonl").write_text(mask_jsonl(per_query.read_text(encoding="utf-8")), encoding="utf-8")
+            raw = per_query.read_bytes()
+            masked = mask_jsonl_bytes(raw)
+            as_is = masked is raw and per_query.name == PER_QUERY   # the file itself is the artifact (below)
+            if not as_is:
+                (stage / PER_QUERY).write_bytes(masked)
             _, notes = rerank_histograms(v.results, stage, title=v.name)
             for note in notes:
                 logger.info("variant %s: %s", v.name, note)
@@ -316,6 +322,8 @@ class InvocationLogger:
             for bm, bp, bt in batches(ms, ps, ts_tags):
                 self.client.log_batch(run_id, metrics=bm, params=bp, tags=bt, synchronous=True)
             self.client.log_artifacts(run_id, str(stage))
+            if as_is:
+                self.client.log_artifact(run_id, str(per_query))
 
 
 def log_invocation(run: RunSummary, variants: list[pl.VariantLog], output_dir: Path,

@@ -134,6 +134,29 @@ def mask_jsonl(text: str) -> str:
     return _every_literal(text, env) if out is None else out
 
 
+def mask_jsonl_bytes(raw: bytes) -> bytes:
+    """:func:`mask_jsonl` of a file's UTF-8 bytes, as UTF-8 bytes: ``raw`` itself when nothing is masked.
+
+    For a caller that copies a file when nothing in it needs masking (the MLflow artifact of a
+    ``per_query.jsonl``), without decoding it to text and encoding it back (of a 265 MB file's ~5.6 s of
+    CPU for reading, masking and writing the copy, 2.7 s). The bytes are the same as
+    ``mask_jsonl(raw.decode("utf-8")).encode("utf-8")`` gives (tests/track/test_mask_jsonl.py); what
+    differs is what is never read: an invalid UTF-8 byte outside every literal that holds a marker is
+    copied as it is (decoding the whole text refused it), and so are ``\r\n`` line ends (which reading
+    the file as text turned into ``\n``). What it masks is decoded strictly, so a masked text that is
+    not valid UTF-8 raises ``UnicodeError``, as writing it as text did.
+    """
+    env = secret_env_values()
+    out = _marked_literal_bytes(raw, env)
+    if out is None:                       # not well-formed JSON lines: the reference pass, on text
+        text = raw.decode("utf-8")
+        masked = _every_literal(text, env)
+        return raw if masked is text else masked.encode("utf-8")
+    if out is not raw:
+        out.decode("utf-8")               # (raises on a lone surrogate the masking wrote, as writing text did)
+    return out
+
+
 def _every_literal(text: str, env: Sequence[str]) -> str:
     """:func:`mask_jsonl` by decoding every distinct string literal of ``text`` (one regex pass): the
     reference :func:`_marked_literals` must equal, and its fallback. 7.8 s on a 227 MB per_query.jsonl
@@ -169,6 +192,15 @@ _CHUNK = 1 << 24  # bytes scanned at a time (whole lines), which bounds the scan
 def _marked_literals(text: str, env: Sequence[str]) -> str | None:
     """:func:`mask_jsonl` looking only at the literals that hold a marker (``_MARKERS``); None when
     ``text`` is not well-formed enough to find its literals this way (the caller falls back).
+    ``text`` itself when nothing changes. The work is :func:`_marked_literal_bytes`'s, on its UTF-8.
+    """
+    raw = text.encode("utf-8", "surrogatepass")  # (a lone surrogate, which json can read from an escape, kept)
+    out = _marked_literal_bytes(raw, env)
+    return None if out is None else text if out is raw else out.decode("utf-8", "surrogatepass")
+
+
+def _marked_literal_bytes(raw: bytes, env: Sequence[str]) -> bytes | None:
+    """:func:`_marked_literals` on UTF-8 bytes (``surrogatepass``): ``raw`` itself when nothing changes.
 
     The text is scanned as UTF-8 bytes, where a quote or backslash byte is always that character.
     A quote is escaped when an odd run of backslashes precedes it; the unescaped quotes pair up into
@@ -176,7 +208,6 @@ def _marked_literals(text: str, env: Sequence[str]) -> str | None:
     unescaped quotes or a backslash lies outside a literal: then the regex of :func:`_every_literal` might
     pair quotes otherwise. Markers outside literals (a number that equals a secret) are ignored, as there.
     """
-    raw = text.encode("utf-8", "surrogatepass")  # (a lone surrogate, which json can read from an escape, kept)
     find = _marker_search(tuple(json.dumps(s, ensure_ascii=False)[1:-1].encode("utf-8", "surrogatepass").lower()
                                 for s in env))
     spans: dict[bytes, list[tuple[int, int]]] = {}
@@ -194,18 +225,18 @@ def _marked_literals(text: str, env: Sequence[str]) -> str | None:
         except ValueError:
             return None
         if is_secret_key(value) and any(_is_key(raw, b) for _, b in where):
-            return _by_records(text)
+            return _by_records(raw.decode("utf-8", "surrogatepass")).encode("utf-8", "surrogatepass")
         masked = mask_text(value, env)
         if masked != value:
             changed[body] = json.dumps(masked, ensure_ascii=False)[1:-1].encode("utf-8", "surrogatepass")
     if not changed:
-        return text
+        return raw
     parts, at = [], 0
     for a, b in sorted(span for body in changed for span in spans[body]):
         parts += [raw[at:a + 1], changed[raw[a + 1:b]]]
         at = b
     parts.append(raw[at:])
-    return b"".join(parts).decode("utf-8", "surrogatepass")
+    return b"".join(parts)
 
 
 @functools.lru_cache(maxsize=8)

@@ -71,6 +71,36 @@ def test_it_equals_masking_every_literal_and_every_record_on_well_formed_lines(e
     assert fast_path_changed > 100                                   # the cases did hold secrets to mask
 
 
+def test_a_files_bytes_are_masked_as_its_text_is(env_secret: list[str]) -> None:
+    """``mask_jsonl_bytes`` (what MLflow's per_query.jsonl artifact goes through) gives the UTF-8 of what
+    ``mask_jsonl`` gives for the decoded text, and the very bytes it was given when nothing is masked."""
+    rng = random.Random(13)
+    untouched = changed = 0
+    for case in range(400):
+        records = [{rng.choice(KEYS): _value(rng) for _ in range(rng.randint(1, 5))} for _ in range(rng.randint(1, 6))]
+        if case % 10 == 0:
+            records[-1][rng.choice(SECRET_KEYS)] = _value(rng)
+        text = _text(rng, records)
+        try:
+            raw = text.encode("utf-8")
+        except UnicodeEncodeError:
+            continue                                  # a lone surrogate: no UTF-8 file holds this text
+        masked = sec.mask_jsonl(text)
+        try:
+            expected: object = masked.encode("utf-8")
+        except UnicodeEncodeError:                    # the masking wrote a lone surrogate: writing it failed
+            expected = UnicodeError
+        try:
+            got: object = sec.mask_jsonl_bytes(raw)
+        except UnicodeError:
+            got = UnicodeError
+        assert got == expected, text
+        assert (got is raw) == (masked is text), text  # untouched exactly when the text was
+        untouched += got is raw
+        changed += got != raw
+    assert untouched >= 10 and changed > 100           # both kinds of case were met (21 and 200+ with seed 13)
+
+
 def test_what_it_masks(env_secret: list[str]) -> None:
     records = [{"q": f"see {ENV_SECRET} and password=hunter22", "ids": ["d1", "sk-" + "b" * 24]},
                {"q": "nothing", "n": 123456}]
@@ -101,6 +131,11 @@ def test_malformed_text_is_masked_as_the_reference_masks_it(text: str, env_secre
     except ValueError as exc:
         got = type(exc)
     assert got == expected
+    try:
+        got_bytes: object = sec.mask_jsonl_bytes(text.encode("utf-8"))
+    except ValueError as exc:
+        got_bytes = type(exc)
+    assert got_bytes == (expected.encode("utf-8") if isinstance(expected, str) else expected)
 
 
 def test_it_scans_in_pieces_as_it_scans_whole(monkeypatch: pytest.MonkeyPatch, env_secret: list[str]) -> None:

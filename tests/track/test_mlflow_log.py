@@ -288,8 +288,10 @@ def test_embedded_artifacts(embedded):
     assert scores["q1"] == [0.9, 0.45] and scores["q4"] == [0.1, 0.05] and len(scores) == 5
     config = Path(client.download_artifacts(rerank_id, "config.yaml", str(dl))).read_text()
     assert "sk-live-123" not in config and yaml.safe_load(config)["nodes"]["rerank"]["params"]["top_k"] == 50
-    lines = Path(client.download_artifacts(rerank_id, "per_query.jsonl", str(dl))).read_text().splitlines()
+    per_query = Path(client.download_artifacts(rerank_id, "per_query.jsonl", str(dl)))
+    lines = per_query.read_text().splitlines()
     assert [json.loads(x)["query_id"] for x in lines] == ["q1", "q2", "q3", "q4", "q5"]
+    assert per_query.read_bytes() == variants[0].per_query_path.read_bytes()   # nothing to mask: the file as it is
     png = Path(client.download_artifacts(rerank_id, FIGURE, str(dl))).read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
 
