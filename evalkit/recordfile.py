@@ -162,6 +162,12 @@ def result_from_row(path: Path, lineno: int, row: dict[str, Any], summary: Path 
                                f"{records_fix(summary)}", line=lineno) from None
 
 
-def read_results(path: Path) -> list[QueryResult]:
-    """Load a per_query.jsonl file; a torn or invalid line raises :class:`RecordsFileError` naming it."""
-    return [result_from_row(path, n, row) for n, row in read_rows(path)]
+def read_results(path: Path, hold: bool = False) -> list[QueryResult]:
+    """Load a per_query.jsonl file; a torn or invalid line raises :class:`RecordsFileError` naming it.
+
+    ``hold``: the caller keeps the results while it works (inside :func:`evalkit.gcpause.long_lived_frozen`,
+    they join its frozen generation, so the collections its work triggers do not walk them), as
+    :func:`read_rows`'s. The records are parsed and built into results with the collector off either way.
+    """
+    with gc_paused(hold):
+        return [result_from_row(path, n, row) for n, row in read_rows(path)]

@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from evalkit.errors import EvalkitError
+from evalkit.gcpause import long_lived_frozen
 from evalkit.records import EvalSetRef, RunSummary, VariantSummary
 from evalkit.runstore import read_results
 from evalkit.track.mlflow_log import CPU_READ, CPU_STAGES, InvocationLogger
@@ -258,12 +259,14 @@ def worker(stdin: IO[str], emit: Callable[[dict[str, Any]], None]) -> int:
             elif op == "variant" and log is not None:
                 t0, c0, traced, cpu = time.perf_counter(), time.process_time(), log.traced, dict(log.cpu)
                 path = Path(msg["per_query_path"])
-                results = read_results(path)
-                log.cpu[CPU_READ] += time.process_time() - c0
-                v = VariantLog(name=msg["name"], params=msg["params"], config_yaml=msg["config_yaml"],
-                               summary=_summary(msg["summary"]), results=results, per_query_path=path)
-                run_id = log.submit(v)
-                emit({"event": "variant", "name": v.name, "run_id": run_id, "traces": log.traced - traced,
+                with long_lived_frozen():   # the variant's records, held while it is logged: no collection walks them
+                    results = read_results(path, hold=True)
+                    log.cpu[CPU_READ] += time.process_time() - c0
+                    v = VariantLog(name=msg["name"], params=msg["params"], config_yaml=msg["config_yaml"],
+                                   summary=_summary(msg["summary"]), results=results, per_query_path=path)
+                    run_id = log.submit(v)
+                    del results, v
+                emit({"event": "variant", "name": msg["name"], "run_id": run_id, "traces": log.traced - traced,
                       "seconds": time.perf_counter() - t0, "cpu": {k: log.cpu[k] - cpu[k] for k in cpu}})
             elif op == "close" and log is not None:
                 variants = {k: _summary(d) for k, d in msg["variants"].items()}
