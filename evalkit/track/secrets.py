@@ -30,7 +30,16 @@ import numpy as np
 import yaml
 
 from evalkit.fileio import jsonl_lines
-from evalkit.redact import _ANY_TRIGGER_BYTES, _ASCII_ALIKE, MASK, is_secret_key, redact, redact_obj, secret_env_values
+from evalkit.redact import (
+    _ANY_TRIGGER_BYTES,
+    _ASCII_ALIKE,
+    MASK,
+    _may_hold,
+    is_secret_key,
+    redact,
+    redact_obj,
+    secret_env_values,
+)
 
 # ``password=hunter2`` / ``api_key: abc`` in free text (error messages, node outputs)
 _TEXT_PAIR = re.compile(r"(?i)\b((?:api[_-]?key|[a-z_]*token|secret|password|passwd)\s*[=:]\s*)[^\s,;&\"']{4,}")
@@ -50,7 +59,9 @@ def mask_text(text: str, secrets: Sequence[str] | None = None) -> str:
     ``secrets``: the secret environment variables' values, if the caller read them already
     (``None``: read them here).
     """
-    return redact(_TEXT_PAIR.sub(lambda m: m.group(1) + MASK, text), secrets) if text else text
+    if text and _may_hold(text):        # (no trigger: _TEXT_PAIR cannot match, as none of redact's patterns can)
+        text = _TEXT_PAIR.sub(lambda m: m.group(1) + MASK, text)
+    return redact(text, secrets) if text else text
 
 
 def mask_yaml_secrets(text: str) -> str:

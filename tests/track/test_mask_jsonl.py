@@ -145,3 +145,21 @@ def test_it_scans_in_pieces_as_it_scans_whole(monkeypatch: pytest.MonkeyPatch, e
     whole = sec._marked_literals(text, env_secret)
     monkeypatch.setattr(sec, "_CHUNK", 97)                           # many chunks, each whole lines
     assert sec._marked_literals(text, env_secret) == whole == sec._every_literal(text, env_secret)
+
+
+def test_mask_text_skips_the_pair_pattern_only_where_it_cannot_match(env_secret: list[str]) -> None:
+    """``mask_text`` runs ``_TEXT_PAIR`` only on a text where redact's trigger scan finds a trigger; on any
+    text (short or long enough to be squeezed, look-alike letters included) it gives what running it always gave."""
+    from evalkit.redact import MASK, _may_hold, redact
+
+    rng = random.Random(5)
+    extra = ["x" * 600, "API_KEY = abcd1234", "Token: zzzz9999", "pa\u017f\u017fwd=abcd1", "my_tok\u212aen=abcd",
+             "\u0130", "secret : 12345"]
+    skipped = paired = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(PIECES + extra) for _ in range(rng.randint(0, 6)))
+        reference = redact(sec._TEXT_PAIR.sub(lambda m: m.group(1) + MASK, text), env_secret) if text else text
+        assert sec.mask_text(text, env_secret) == reference, text
+        skipped += bool(text) and not _may_hold(text)
+        paired += bool(text) and sec._TEXT_PAIR.search(text) is not None
+    assert skipped > 100 and paired > 300
