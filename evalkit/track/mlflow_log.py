@@ -310,11 +310,8 @@ class InvocationLogger:
             stage = Path(tmp)
             (stage / "config.yaml").write_text(mask_yaml_secrets(v.config_yaml), encoding="utf-8")
             (stage / "rerank_scores.json").write_text(json.dumps(pl.rerank_scores(v.results)), encoding="utf-8")
-            raw = per_query.read_bytes()
-            masked = mask_jsonl_bytes(raw)
-            as_is = masked is raw and per_query.name == PER_QUERY   # the file itself is the artifact (below)
-            if not as_is:
-                (stage / PER_QUERY).write_bytes(masked)
+            # the bytes that were checked are the ones logged (not the file again, which might have changed since)
+            (stage / PER_QUERY).write_bytes(mask_jsonl_bytes(per_query.read_bytes()))
             _, notes = rerank_histograms(v.results, stage, title=v.name)
             for note in notes:
                 logger.info("variant %s: %s", v.name, note)
@@ -322,8 +319,6 @@ class InvocationLogger:
             for bm, bp, bt in batches(ms, ps, ts_tags):
                 self.client.log_batch(run_id, metrics=bm, params=bp, tags=bt, synchronous=True)
             self.client.log_artifacts(run_id, str(stage))
-            if as_is:
-                self.client.log_artifact(run_id, str(per_query))
 
 
 def log_invocation(run: RunSummary, variants: list[pl.VariantLog], output_dir: Path,

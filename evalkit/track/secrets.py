@@ -148,9 +148,9 @@ def mask_jsonl(text: str) -> str:
 def mask_jsonl_bytes(raw: bytes) -> bytes:
     """:func:`mask_jsonl` of a file's UTF-8 bytes, as UTF-8 bytes: ``raw`` itself when nothing is masked.
 
-    For a caller that copies a file when nothing in it needs masking (the MLflow artifact of a
-    ``per_query.jsonl``), without decoding it to text and encoding it back (of a 265 MB file's ~5.6 s of
-    CPU for reading, masking and writing the copy, 2.7 s). The bytes are the same as
+    For the MLflow artifact of a ``per_query.jsonl``: its bytes masked and written without decoding them to
+    text and encoding them back (of a 265 MB file's ~6 s of CPU for reading, masking and writing the copy,
+    ~3 s). The bytes are the same as
     ``mask_jsonl(raw.decode("utf-8")).encode("utf-8")`` gives (tests/track/test_mask_jsonl.py); what
     differs is what is never read: an invalid UTF-8 byte outside every literal that holds a marker is
     copied as it is (decoding the whole text refused it), and so are ``\r\n`` line ends (which reading

@@ -291,7 +291,7 @@ def test_embedded_artifacts(embedded):
     per_query = Path(client.download_artifacts(rerank_id, "per_query.jsonl", str(dl)))
     lines = per_query.read_text().splitlines()
     assert [json.loads(x)["query_id"] for x in lines] == ["q1", "q2", "q3", "q4", "q5"]
-    assert per_query.read_bytes() == variants[0].per_query_path.read_bytes()   # nothing to mask: the file as it is
+    assert per_query.read_bytes() == variants[0].per_query_path.read_bytes()   # nothing to mask: its bytes as they are
     png = Path(client.download_artifacts(rerank_id, FIGURE, str(dl))).read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
 
