@@ -153,8 +153,8 @@ def mask_jsonl_bytes(raw: bytes) -> bytes:
     ~3 s). The bytes are the same as
     ``mask_jsonl(raw.decode("utf-8")).encode("utf-8")`` gives (tests/track/test_mask_jsonl.py); what
     differs is what is never read: an invalid UTF-8 byte outside every literal that holds a marker is
-    copied as it is (decoding the whole text refused it), and so are ``\r\n`` line ends (which reading
-    the file as text turned into ``\n``). What it masks is decoded strictly, so a masked text that is
+    copied as it is (decoding the whole text refused it), and so are CRLF line ends (which reading the
+    file as text turned into LF). What it masks is decoded strictly, so a masked text that is
     not valid UTF-8 raises ``UnicodeError``, as writing it as text did.
     """
     env = secret_env_values()
