@@ -296,6 +296,31 @@ def test_embedded_artifacts(embedded):
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_the_artifact_is_the_bytes_that_were_checked_for_secrets(tmp_path, monkeypatch):
+    """A per_query.jsonl that changes after its secrets were checked (here a secret appended at once) does not
+    reach MLflow as it now is: the child run's artifact is the bytes that were read and checked."""
+    from mlflow import MlflowClient
+
+    from evalkit.track import mlflow_log
+
+    variant = _variant(tmp_path, "rerank", True)
+    checked = variant.per_query_path.read_bytes()
+    real = mlflow_log.mask_jsonl_bytes
+
+    def check_then_change(raw: bytes) -> bytes:
+        out = real(raw)
+        with variant.per_query_path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"query_id": "q9", "question": "password=hunter22"}) + "\n")
+        return out
+
+    monkeypatch.setattr(mlflow_log, "mask_jsonl_bytes", check_then_change)
+    out = log_invocation(_run_summary([variant]), [variant], tmp_path)
+    client = MlflowClient(tracking_uri=out["tracking_uri"])
+    logged = Path(client.download_artifacts(variant.summary.mlflow_run_id, "per_query.jsonl", str(tmp_path / "dl")))
+    assert b"hunter22" in variant.per_query_path.read_bytes()          # the file did change after the check
+    assert logged.read_bytes() == checked                                # nothing to mask in what was checked
+
+
 def test_second_invocation_reuses_experiment(embedded):
     import mlflow
     from mlflow import MlflowClient
