@@ -55,19 +55,21 @@ def _orjson_or_json(line: str) -> Any:
 
 def read_rows(path: Path, summary: Path | str | None = None, hold: bool = False,
               keep: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
-              keep_orjson: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> list[tuple[int, dict[str, Any]]]:
+              keep_orjson: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+              data: bytes | None = None) -> list[tuple[int, dict[str, Any]]]:
     """The JSON objects of a ``per_query.jsonl`` with their 1-based line numbers (blank lines skipped).
 
     ``hold``: the caller keeps them to the end (see :func:`gc_paused`). ``keep``: what to hold of
     each object, applied as its line is parsed (:class:`evalkit.analysis.reading.RecordView`), so
     the whole objects of a file are never held together; ``keep_orjson`` (default ``keep``): what to
-    hold of an object orjson parsed, whose values orjson writes back exactly.
+    hold of an object orjson parsed, whose values orjson writes back exactly. ``data``: the file's bytes,
+    when the caller has read them already.
 
     Raises:
         RecordsFileError: ``file:line``, what is wrong with that line, and what to do (``summary``
             is the run's summary JSON, named in the fix).
     """
-    data = Path(path).read_bytes()
+    data = Path(path).read_bytes() if data is None else data
     parse_record = record_parser(data)
     with gc_paused(hold):
         if parse_record is not json.loads:

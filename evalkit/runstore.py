@@ -61,8 +61,11 @@ def results_folder(output: Path) -> Path:
     return output.with_suffix("")
 
 
-VARIANT_FILES = ("run.json", "per_query.jsonl", "per_query.jsonl.tmp", "run.json.tmp")
-"""What the runner writes in a variant folder (``--overwrite`` removes these and nothing else)."""
+VIEW_FILE = "per_query.view"
+"""What ``compare``, ``gate`` and ``report`` keep of ``per_query.jsonl``, beside it (:mod:`evalkit.analysis.viewfile`)."""
+VARIANT_FILES = ("run.json", "per_query.jsonl", "per_query.jsonl.tmp", "run.json.tmp", VIEW_FILE)
+"""What the runner and the analysis commands write in a variant folder (``--overwrite`` removes these and nothing
+else)."""
 
 
 def prepare_output(output: Path, eval_set: Any, *, overwrite: bool = False) -> None:

@@ -110,6 +110,18 @@ class CompactWrote(Mapping[str, Any]):
                 held[id(v)] = bytes(memoryview(orjson.dumps(v)))  # a copy of its size: orjson's buffer is ~5x it
         self._items = {k: held.get(id(v), v) for k, v in wrote.items()}
 
+    @classmethod
+    def of_held(cls, items: dict[str, Any]) -> CompactWrote:
+        """The mapping whose items are ``items`` as :meth:`held_items` gave them (a bytes value is held JSON):
+        how :mod:`evalkit.analysis.viewfile` rebuilds one from a view file."""
+        made = cls.__new__(cls)
+        made._items = items
+        return made
+
+    def held_items(self) -> Iterator[tuple[str, Any]]:
+        """The items as held: a large value as its JSON bytes (for :mod:`evalkit.analysis.viewfile` to store)."""
+        return iter(self._items.items())
+
     def __getitem__(self, key: str) -> Any:
         value = self._items[key]
         return orjson.loads(value) if type(value) is bytes else value  # a parsed JSON value is never bytes

@@ -29,13 +29,14 @@ from typing import Any
 
 from evalkit.analysis.pairing import metric_names, per_query_values
 from evalkit.analysis.reading import WHOLE, RecordView
+from evalkit.analysis.viewfile import read_kept_rows
 from evalkit.errors import EvalkitError, did_you_mean
 from evalkit.graph.config import config_from_dict
 from evalkit.graph.sweep import load_variants
 from evalkit.machine import environment_from_tags
 from evalkit.metrics import Scoring
 from evalkit.records import EvalSetRef, QueryResult, RunSummary, VariantSummary
-from evalkit.runstore import gc_paused, read_results, read_rows, result_from_row
+from evalkit.runstore import gc_paused, read_results, result_from_row
 
 RUN_ID = re.compile(r"[0-9a-f]{32}")
 
@@ -127,10 +128,8 @@ class LoadedRun:
             if path is None or not path.is_file():
                 raise EvalkitError(f"{self.source}: per-query records of variant '{name}' not found"
                                    f"{f' at {path}' if path else ''}; analysis needs per_query.jsonl")
-            whole = self.view.whole
-            # a torn line: file:line and the fix, no traceback
-            numbered = read_rows(path, self.summary_path, hold=True, keep=None if whole else self.view.keep,
-                                 keep_orjson=None if whole else self.view.keep_compact)
+            # a torn line: file:line and the fix, no traceback; a kept view from its view file when it matches
+            numbered = read_kept_rows(path, self.view, self.summary_path)
             self._rows[name] = [row for _, row in numbered]
             self._lines[name] = [n for n, _ in numbered]
         return self._rows[name]
