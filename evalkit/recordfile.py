@@ -18,6 +18,9 @@ from evalkit.fileio import jsonl_lines
 from evalkit.gcpause import gc_paused
 from evalkit.records import QueryResult
 
+VIEW_FILE = "per_query.view"
+"""What ``compare``, ``gate`` and ``report`` keep of a ``per_query.jsonl``, beside it (:mod:`evalkit.viewfile`)."""
+
 
 class RecordsFileError(LocatedError):
     """A ``per_query.jsonl`` line that is not a whole record: cut short, edited, or written by two runs at once."""
@@ -60,7 +63,7 @@ def read_rows(path: Path, summary: Path | str | None = None, hold: bool = False,
     """The JSON objects of a ``per_query.jsonl`` with their 1-based line numbers (blank lines skipped).
 
     ``hold``: the caller keeps them to the end (see :func:`gc_paused`). ``keep``: what to hold of
-    each object, applied as its line is parsed (:class:`evalkit.analysis.reading.RecordView`), so
+    each object, applied as its line is parsed (:class:`evalkit.recordview.RecordView`), so
     the whole objects of a file are never held together; ``keep_orjson`` (default ``keep``): what to
     hold of an object orjson parsed, whose values orjson writes back exactly. ``data``: the file's bytes,
     when the caller has read them already.

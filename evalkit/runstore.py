@@ -37,6 +37,7 @@ from evalkit.fileio import (
 )
 from evalkit.gcpause import gc_paused, long_lived_frozen  # noqa: F401 - long_lived_frozen offered here, as before
 from evalkit.recordfile import (  # noqa: F401 - re-exported: the readers lived here and are imported from here
+    VIEW_FILE,
     RecordsFileError,
     read_results,
     read_rows,
@@ -61,8 +62,6 @@ def results_folder(output: Path) -> Path:
     return output.with_suffix("")
 
 
-VIEW_FILE = "per_query.view"
-"""What ``compare``, ``gate`` and ``report`` keep of ``per_query.jsonl``, beside it (:mod:`evalkit.analysis.viewfile`)."""
 VARIANT_FILES = ("run.json", "per_query.jsonl", "per_query.jsonl.tmp", "run.json.tmp", VIEW_FILE)
 """What the runner and the analysis commands write in a variant folder (``--overwrite`` removes these and nothing
 else)."""

@@ -28,10 +28,10 @@ from typing import Any
 import jinja2
 
 from evalkit.analysis import concerns
-from evalkit.analysis.reading import as_parsed
 from evalkit.analysis.report_data import LABELS, VariantReport
 from evalkit.analysis.tables import is_nan
 from evalkit.metrics.routing import confusion_rows
+from evalkit.recordview import as_parsed
 from evalkit.redact import redact, secret_env_values
 
 TEMPLATES = Path(__file__).parent / "templates"

@@ -13,7 +13,7 @@ A run is referred to on the command line as
 Nothing is re-run: analysis reads the records the runner wrote (DESIGN.md). The raw
 JSON lines are kept next to the parsed ``QueryResult`` objects so fields added later
 (LLM usage, answers) reach the reports even before ``QueryResult`` knows them. What is kept of
-each record is the run's ``view`` (:mod:`evalkit.analysis.reading`): whole records by default;
+each record is the run's ``view`` (:mod:`evalkit.recordview`): whole records by default;
 ``compare``, ``gate`` and ``report`` keep rankings only to the depth their views read.
 """
 from __future__ import annotations
@@ -28,15 +28,15 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.analysis.pairing import metric_names, per_query_values
-from evalkit.analysis.reading import WHOLE, RecordView
-from evalkit.analysis.viewfile import read_kept_rows
 from evalkit.errors import EvalkitError, did_you_mean
 from evalkit.graph.config import config_from_dict
 from evalkit.graph.sweep import load_variants
 from evalkit.machine import environment_from_tags
 from evalkit.metrics import Scoring
 from evalkit.records import EvalSetRef, QueryResult, RunSummary, VariantSummary
+from evalkit.recordview import WHOLE, RecordView
 from evalkit.runstore import gc_paused, read_results, result_from_row
+from evalkit.viewfile import read_kept_rows
 
 RUN_ID = re.compile(r"[0-9a-f]{32}")
 
@@ -101,7 +101,7 @@ class LoadedRun:
     folder: Path | None = None
     tracking_uri: str | None = None
     warnings: list[str] = field(default_factory=list)
-    view: RecordView = WHOLE  # what is kept of each per-query record (evalkit.analysis.reading)
+    view: RecordView = WHOLE  # what is kept of each per-query record (evalkit.recordview)
     _rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict, repr=False)
     _lines: dict[str, list[int]] = field(default_factory=dict, repr=False)  # the file line of each row
     _results: dict[str, list[QueryResult]] = field(default_factory=dict, repr=False)
@@ -246,7 +246,7 @@ def summary_metrics(results: list[QueryResult]) -> dict[str, float]:
 def load_run(spec: str | Path, tracking_uri: str | None = None, view: RecordView = WHOLE) -> LoadedRun:
     """Load a finished run from a summary JSON, a results folder, or an MLflow run id.
 
-    ``view``: what it keeps of each per-query record it reads (``evalkit.analysis.reading.ANALYSIS``
+    ``view``: what it keeps of each per-query record it reads (``evalkit.recordview.ANALYSIS``
     for ``compare``, ``gate`` and ``report``; whole records by default).
     """
     text = str(spec)

@@ -17,12 +17,12 @@ from evalkit.analysis.compare import (
 from evalkit.analysis.fusion_diag import channel_diagnostics, format_fusion, is_hybrid, weight_sweep
 from evalkit.analysis.label_text import format_corrected
 from evalkit.analysis.labels import corrected_for_runs
-from evalkit.analysis.reading import ANALYSIS
 from evalkit.analysis.runs import LoadedRun, load_run
 from evalkit.analysis.tables import WIDE, Column, TableData, render, wrap_lines
 from evalkit.analysis.tool_diag import format_tools, has_tools, tool_diagnostics
 from evalkit.commands.options import layout, records_held, render_checked, table_options
 from evalkit.metrics.routing import confusion_rows, route_confusion
+from evalkit.recordview import ANALYSIS
 
 
 @click.command("compare")

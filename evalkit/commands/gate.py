@@ -7,10 +7,10 @@ from pathlib import Path
 import click
 
 from evalkit.analysis.gate import format_gate, run_gate
-from evalkit.analysis.reading import ANALYSIS
 from evalkit.analysis.runs import check_finished, load_run
 from evalkit.commands.options import layout, records_held, render_checked, table_options
 from evalkit.errors import EvalkitError
+from evalkit.recordview import ANALYSIS
 
 
 @click.command("gate")

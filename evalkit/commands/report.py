@@ -5,11 +5,11 @@ from pathlib import Path
 
 import click
 
-from evalkit.analysis.reading import ANALYSIS
 from evalkit.analysis.run_report import build_report, default_paths, write_report
 from evalkit.analysis.runs import load_run
 from evalkit.commands.options import records_held
 from evalkit.evalsets.evalset import display_path
+from evalkit.recordview import ANALYSIS
 
 
 @click.command("report")

@@ -1,4 +1,4 @@
-"""What compare, gate and report keep of each record (evalkit.analysis.reading, issue 34).
+"""What compare, gate and report keep of each record (evalkit.recordview, issue 34).
 
 The proof that keeping less changes nothing: each command runs twice on the same runs, once as
 it ships (the ANALYSIS view) and once reading whole records (the commands' view patched to
@@ -22,12 +22,12 @@ import evalkit.commands.compare as compare_cmd
 import evalkit.commands.gate as gate_cmd
 import evalkit.commands.report as report_cmd
 from evalkit.analysis import fusion_diag, report_data, report_queries, tool_diag
-from evalkit.analysis.reading import ANALYSIS, ANALYSIS_DEPTH, WHOLE, CompactWrote, RecordView, as_parsed
 from evalkit.analysis.runs import load_run
 from evalkit.cli import cli
 from evalkit.graph import events
 from evalkit.recordfile import read_rows
 from evalkit.records import QueryResult
+from evalkit.recordview import ANALYSIS, ANALYSIS_DEPTH, WHOLE, CompactWrote, RecordView, as_parsed
 from evalkit.runstore import RecordsFileError
 
 from .conftest import write_run

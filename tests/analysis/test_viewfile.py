@@ -1,4 +1,4 @@
-"""The analysis view kept beside ``per_query.jsonl`` (evalkit.analysis.viewfile, issue 34).
+"""The analysis view kept beside ``per_query.jsonl`` (evalkit.viewfile, issue 34).
 
 The proof that the view changes nothing: compare, gate and report run on the same runs with views off,
 with views written (the first read) and with views loaded (every later read), and every printed line,
@@ -20,10 +20,10 @@ import orjson
 import ormsgpack
 import pytest
 
-from evalkit.analysis import viewfile
-from evalkit.analysis.reading import ANALYSIS, CompactWrote, RecordView
+from evalkit import viewfile
 from evalkit.analysis.runs import load_run
 from evalkit.recordfile import read_rows
+from evalkit.recordview import ANALYSIS, CompactWrote, RecordView
 
 from .conftest import write_run
 from .test_reading import _deep, _outputs, _record, deep_run  # noqa: F401 - deep_run is a fixture used below

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from evalkit import redact
-from evalkit.analysis.reading import ANALYSIS
 from evalkit.recordfile import RecordsFileError, _rows_of_bytes, _rows_of_text, read_rows, record_parser
 from evalkit.records import QueryResult
+from evalkit.recordview import ANALYSIS
 
 
 def _record(i: int, **extra: object) -> dict[str, object]:

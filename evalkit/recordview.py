@@ -113,13 +113,13 @@ class CompactWrote(Mapping[str, Any]):
     @classmethod
     def of_held(cls, items: dict[str, Any]) -> CompactWrote:
         """The mapping whose items are ``items`` as :meth:`held_items` gave them (a bytes value is held JSON):
-        how :mod:`evalkit.analysis.viewfile` rebuilds one from a view file."""
+        how :mod:`evalkit.viewfile` rebuilds one from a view file."""
         made = cls.__new__(cls)
         made._items = items
         return made
 
     def held_items(self) -> Iterator[tuple[str, Any]]:
-        """The items as held: a large value as its JSON bytes (for :mod:`evalkit.analysis.viewfile` to store)."""
+        """The items as held: a large value as its JSON bytes (for :mod:`evalkit.viewfile` to store)."""
         return iter(self._items.items())
 
     def __getitem__(self, key: str) -> Any:

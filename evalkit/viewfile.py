@@ -1,7 +1,7 @@
 """A variant's analysis view kept beside its ``per_query.jsonl``, so the next command reads it in a third of the time.
 
 ``compare``, ``gate`` and ``report`` each read every record of every variant they analyse and keep
-what :data:`evalkit.analysis.reading.ANALYSIS` keeps of it. At 8 variants x 10,000 queries that is
+what :data:`evalkit.recordview.ANALYSIS` keeps of it. At 8 variants x 10,000 queries that is
 1.5 GB of JSON parsed and cut again by each command: ~20 s of the ~25 s each spent reading
 (issue 34). The first command to read a variant writes what it kept to ``per_query.view`` in the
 variant's folder; the next ones load that instead of parsing the records again.
@@ -18,13 +18,13 @@ exactly (64-bit integers, floats bit for bit, NaN included, strings, key order);
 keep (an integer past 64 bits, a lone surrogate) leaves the file without a view, read each time as before.
 
 The body is msgpack (``ormsgpack``, data only: loading a view runs no code). Each trace event's
-:class:`~evalkit.analysis.reading.CompactWrote` is an extension value holding its items; a value it
+:class:`~evalkit.recordview.CompactWrote` is an extension value holding its items; a value it
 holds as JSON bytes is stored as the offset and length of those same bytes in the records file where
 it finds them there (evalkit writes its records with orjson, so it does), else as the bytes. A view
 of a run with 100-document traces takes about 15% of its records file on disk.
 
 A folder that cannot be written gets no view (each command reads the records, as before). Reads of
-whole records (:data:`~evalkit.analysis.reading.WHOLE`: ``export``, ``calibrate``, ``label``) neither
+whole records (:data:`~evalkit.recordview.WHOLE`: ``export``, ``calibrate``, ``label``) neither
 read nor write views. ``EVALKIT_NO_VIEWS=1`` turns views off, both ways.
 """
 from __future__ import annotations
@@ -38,10 +38,9 @@ from typing import Any
 import ormsgpack
 import xxhash
 
-from evalkit.analysis.reading import CompactWrote, RecordView
 from evalkit.gcpause import gc_paused
-from evalkit.recordfile import read_rows
-from evalkit.runstore import VIEW_FILE
+from evalkit.recordfile import VIEW_FILE, read_rows
+from evalkit.recordview import CompactWrote, RecordView
 
 __all__ = ["FORMAT", "read_kept_rows", "view_path", "views_on"]
 
