@@ -7,7 +7,7 @@ readers and the error a damaged file raises; the collector pauses they use are :
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,7 @@ def record_parser(data: bytes) -> Callable[[str], Any]:
     19 digits or more in a row, so a file that has a run that long anywhere is read by ``json`` alone
     (one scan of the bytes: 0.14 s for 96 MB; tests/run/test_record_parser.py compares the two).
     """
-    return json.loads if b"9" * 19 in data.translate(_DIGITS) else _orjson_or_json
+    return json.loads if needs_json(data) else _orjson_or_json
 
 
 def _orjson_or_json(line: str) -> Any:
@@ -78,38 +78,51 @@ def read_rows(path: Path, summary: Path | str | None = None, hold: bool = False,
         if parse_record is not json.loads:
             try:
                 return _rows_of_bytes(data, keep, keep_orjson or keep)
-            except _NotFast:
+            except NotFast:
                 pass  # a line to refuse or that orjson cannot read as json does: read as before, which says why
         return _rows_of_text(path, data, summary, keep, parse_record)
 
 
-class _NotFast(Exception):
-    """A line :func:`_rows_of_bytes` leaves to :func:`_rows_of_text` (which reads the whole file again)."""
+class NotFast(Exception):
+    """A line :func:`fast_rows` leaves to :func:`_rows_of_text` (which reads the whole file again)."""
+
+
+def needs_json(data: bytes) -> bool:
+    """Whether ``data`` holds a run of 19 digits or more: then only ``json`` reads its lines exactly
+    (see :func:`record_parser`); a line never holds part of a run of another line."""
+    return b"9" * 19 in data.translate(_DIGITS)
 
 
 def _rows_of_bytes(data: bytes, keep: Callable[[dict[str, Any]], dict[str, Any]] | None,
                    keep_orjson: Callable[[dict[str, Any]], dict[str, Any]] | None) -> list[tuple[int, Any]]:
-    """:func:`read_rows` of a file without a 19-digit run, read line by line as bytes (orjson checks their UTF-8).
+    """:func:`read_rows` of a file without a 19-digit run, read line by line as bytes (:func:`fast_rows`)."""
+    return [(lineno, row) for lineno, _, _, row in fast_rows(data, keep, keep_orjson)]
+
+
+def fast_rows(data: bytes, keep: Callable[[dict[str, Any]], dict[str, Any]] | None,
+              keep_orjson: Callable[[dict[str, Any]], dict[str, Any]] | None,
+              first_line: int = 1) -> Iterator[tuple[int, int, int, Any]]:
+    """Each record line of ``data`` (a file without a 19-digit run) as it is read: its line number (from
+    ``first_line``), where it starts and stops in ``data``, and what is kept of it.
 
     What :func:`_rows_of_text` returns, without decoding the whole file to one string and cutting that again
     (0.6 s of 2.7 s for a 176 MB file), nor copying each line (the copies, freed among the records kept, left
     a 10,000-record file's held records taking ~1.9x their memory): lines are cut at newline bytes, which UTF-8 never holds inside a
     character, so they are numbered as that text's lines are; a line orjson refuses is decoded and read by
     ``json`` (NaN, a lone surrogate); one that is blank only to ``str.strip``, not valid UTF-8, not JSON or
-    not a record raises :class:`_NotFast`, and the file is read as text, which refuses it as it always did.
+    not a record raises :class:`NotFast`, and the file is read as text, which refuses it as it always did.
     """
-    rows = []
     view = memoryview(data)  # lines as slices of it: no copy of each line, which would fragment the heap
-    start, lineno = 0, 0
+    start, lineno = 0, first_line - 1
     while True:
         lineno += 1
         end = data.find(b"\n", start)
         stop = len(data) if end < 0 else end
         line = view[start:stop]
         if stop > start and (data[start] == _OPEN_BRACE or bytes(line).strip()):
-            rows.append((lineno, _row_of_line(line, keep, keep_orjson)))
+            yield lineno, start, stop, _row_of_line(line, keep, keep_orjson)
         if end < 0:
-            return rows
+            return
         start = end + 1
 
 
@@ -118,7 +131,7 @@ _OPEN_BRACE = ord("{")  # what every record's line starts with: no blank test ne
 
 def _row_of_line(line: memoryview, keep: Callable[[dict[str, Any]], dict[str, Any]] | None,
                  keep_orjson: Callable[[dict[str, Any]], dict[str, Any]] | None) -> Any:
-    """One line's record as :func:`_rows_of_bytes` holds it; :class:`_NotFast` for a line it leaves."""
+    """One line's record as :func:`_rows_of_bytes` holds it; :class:`NotFast` for a line it leaves."""
     hold = keep_orjson
     try:
         obj = orjson.loads(line)
@@ -127,9 +140,9 @@ def _row_of_line(line: memoryview, keep: Callable[[dict[str, Any]], dict[str, An
         try:
             obj = json.loads(bytes(line).decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError):
-            raise _NotFast from None
+            raise NotFast from None
     if not isinstance(obj, dict) or not isinstance(obj.get("query_id"), str):
-        raise _NotFast
+        raise NotFast
     return obj if hold is None else hold(obj)
 
 

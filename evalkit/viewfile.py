@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 import struct
 import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,15 +40,17 @@ import ormsgpack
 import xxhash
 
 from evalkit.gcpause import gc_paused
-from evalkit.recordfile import VIEW_FILE, read_rows
-from evalkit.recordview import CompactWrote, RecordView
+from evalkit.recordfile import VIEW_FILE, NotFast, fast_rows, needs_json, read_rows
+from evalkit.recordview import ANALYSIS, CompactWrote, RecordView
 
-__all__ = ["FORMAT", "read_kept_rows", "view_path", "views_on"]
+__all__ = ["FORMAT", "prepare_view", "read_kept_rows", "view_path", "views_on"]
 
-FORMAT = 1
+FORMAT = 2
 """The view file's layout; a view of another format is ignored and written again."""
+_MAGIC = b"EKVIEW\r\n"  # what a view file starts with
 _WROTE, _SPAN = 1, 2  # msgpack extension types: a CompactWrote's items; (offset, length) of bytes in the records file
 _SPAN_STRUCT = struct.Struct("<QQ")
+_BLOCK = 8 << 20  # bytes of the records file :func:`prepare_view` reads at a time
 
 
 def view_path(records: Path) -> Path:
@@ -71,27 +74,101 @@ def read_kept_rows(path: Path, view: RecordView, summary: Path | str | None = No
     if view.whole or not views_on():
         return read_rows(path, summary, hold=True, keep=None if view.whole else view.keep,
                          keep_orjson=None if view.whole else view.keep_compact, data=data)
-    header = _header(data, view)
+    header = _header(xxhash.xxh3_128_hexdigest(data), len(data), view)
     target = view_path(Path(path))
     rows = _load(target, header, data)
     if rows is not None:
         return rows
     rows = read_rows(path, summary, hold=True, keep=view.keep, keep_orjson=view.keep_compact, data=data)
-    _save(target, header, rows, data)
+    starts = [*_line_starts(data), len(data) + 1]
+    _write(target, header, (_packed(n, r, data, starts[n - 1], starts[n] - 1) if n < len(starts) else
+                            _packed(n, r, data, 0, 0) for n, r in rows))
     return rows
 
 
-def _header(data: bytes, view: RecordView) -> dict[str, Any]:
-    return {"format": FORMAT, "depth": view.ranking_depth, "records_xxh3": xxhash.xxh3_128_hexdigest(data),
-            "records_bytes": len(data)}
+def prepare_view(path: Path, view: RecordView = ANALYSIS) -> bool:
+    """Write the view of the records at ``path`` now, without holding them (a block of lines at a time), so the
+    first ``compare``, ``gate`` or ``report`` loads it: what ``evalkit run`` does with time it would spend
+    waiting. Writes exactly the file :func:`read_kept_rows` writes; leaves none (returns False) where that
+    would read the records as text (a run of 19 digits, a line orjson cannot read as ``json`` does), and
+    never raises: a view is only ever a faster way to read."""
+    try:
+        if not views_on() or view.whole:
+            return False
+        with open(path, "rb") as fh:
+            digest, size = xxhash.xxh3_128(), 0
+            for block in iter(lambda: fh.read(_BLOCK), b""):
+                digest.update(block)
+                size += len(block)
+        header = _header(digest.hexdigest(), size, view)
+        target = view_path(Path(path))
+        if _trailer(target) == header:
+            return True
+        read = xxhash.xxh3_128()
+
+        def unchanged() -> dict[str, Any]:  # the records read for the view are the ones the header names
+            if read.hexdigest() != header["records_xxh3"]:
+                raise NotFast
+            return header
+
+        _write(target, unchanged, _streamed(Path(path), view, read))
+        return _trailer(target) == header
+    except Exception:  # noqa: BLE001 - a records file that cannot be read fast, changed or vanished: no view
+        return False
+
+
+def _streamed(path: Path, view: RecordView, read: Any) -> Iterator[bytes]:
+    """Each record line of ``path`` packed as :func:`read_kept_rows` packs it, read a block of whole lines at a
+    time (``read``: an xxh3 digest, updated with every byte read); raises :class:`NotFast` where that would
+    read the file as text."""
+    with open(path, "rb") as fh, gc_paused():
+        offset, line, rest = 0, 1, b""
+        for chunk in iter(lambda: fh.read(_BLOCK), b""):
+            read.update(chunk)
+            cut = chunk.rfind(b"\n") + 1
+            block, rest = rest + chunk[:cut], chunk[cut:] if cut else rest + chunk
+            if not cut:
+                continue
+            yield from _block_rows(block, offset, line, view)
+            offset, line = offset + len(block), line + block.count(b"\n")
+        if rest:
+            yield from _block_rows(rest, offset, line, view)
+
+
+def _block_rows(block: bytes, offset: int, line: int, view: RecordView) -> Iterator[bytes]:
+    if needs_json(block):
+        raise NotFast
+    for lineno, lo, hi, row in fast_rows(block, view.keep, view.keep_compact, first_line=line):
+        yield _packed(lineno, row, block, lo, hi, offset)
+
+
+def _header(digest: str, size: int, view: RecordView) -> dict[str, Any]:
+    return {"format": FORMAT, "depth": view.ranking_depth, "records_xxh3": digest, "records_bytes": size}
+
+
+def _trailer(target: Path) -> dict[str, Any] | None:
+    """The header of the view at ``target`` (None: absent or not a view), read from its end."""
+    try:
+        with open(target, "rb") as fh:
+            fh.seek(-4, os.SEEK_END)
+            n = int.from_bytes(fh.read(4), "big")
+            fh.seek(-4 - n, os.SEEK_END)
+            trailer = ormsgpack.unpackb(fh.read(n))
+        return trailer.get("header") if type(trailer) is dict else None
+    except (OSError, ValueError, TypeError, ormsgpack.MsgpackDecodeError):
+        return None
 
 
 def _load(target: Path, header: dict[str, Any], data: bytes) -> list[tuple[int, dict[str, Any]]] | None:
     """The rows of the view at ``target`` if it answers for ``header``; None if it is absent, stale or damaged."""
     try:
-        outer = ormsgpack.unpackb(target.read_bytes())
-        if type(outer) is not dict or outer.get("header") != header or type(body := outer.get("body")) is not bytes \
-                or outer.get("body_xxh3") != xxhash.xxh3_128_hexdigest(body):
+        blob = memoryview(target.read_bytes())
+        n = int.from_bytes(blob[-4:], "big")
+        trailer = ormsgpack.unpackb(blob[-4 - n:-4])
+        body = blob[len(_MAGIC):-4 - n]  # the array: its head (0xdd, 32-bit count), then the items
+        if blob[:len(_MAGIC)] != _MAGIC or type(trailer) is not dict or trailer.get("header") != header \
+                or bytes(body[:5]) != b"\xdd" + int(trailer["count"]).to_bytes(4, "big") \
+                or trailer.get("items_xxh3") != xxhash.xxh3_128_hexdigest(body[5:]):
             return None
         with gc_paused(hold=True):
             rows = ormsgpack.unpackb(body, ext_hook=_Unpacker(data))
@@ -125,38 +202,45 @@ def _reshared(record: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-def _save(target: Path, header: dict[str, Any], rows: list[tuple[int, dict[str, Any]]], data: bytes) -> None:
-    """Write the view of ``rows`` to ``target`` through a temporary file and a rename; a folder that cannot be
-    written, or a record that does not pack, leaves no view (the next command reads the records again)."""
-    starts = _line_starts(data)
-    packer = _Packer(data)
+def _packed(lineno: int, record: dict[str, Any], data: bytes, lo: int, hi: int, offset: int = 0) -> bytes:
+    """``[lineno, record]`` packed; a value held as JSON bytes found in ``data[lo:hi]`` (its line) is stored as its
+    span there, shifted by ``offset`` (where ``data`` starts in the records file)."""
+    return ormsgpack.packb([lineno, record], default=_Packer(data, lo, hi, offset))
 
-    def packed(lineno: int, record: dict[str, Any]) -> bytes:
-        # the line's bytes, where its held values are looked for (a line number the file does not have: none)
-        packer.lo = starts[lineno - 1] if lineno <= len(starts) else len(data)
-        packer.hi = starts[lineno] - 1 if lineno < len(starts) else len(data)
-        return ormsgpack.packb([lineno, record], default=packer)
 
+def _write(target: Path, header: dict[str, Any] | Callable[[], dict[str, Any]], items: Iterable[bytes]) -> None:
+    """Write the view of the packed ``items`` to ``target`` through a temporary file and a rename, item by item:
+    the magic, a msgpack array of the items (its 32-bit length filled in at the end), then the trailer (the
+    header, asked for once the items are written when it is a function, the count and the items' digest) and
+    the trailer's length. A folder that cannot be written, or a record that does not pack, leaves no view."""
     try:
-        body = _array_of(packed(n, r) for n, r in rows)
-        blob = ormsgpack.packb({"header": header, "body": body, "body_xxh3": xxhash.xxh3_128_hexdigest(body)})
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    except (OSError, TypeError, ormsgpack.MsgpackEncodeError):
+    except OSError:
         return
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(blob)
+            fh.write(_MAGIC + b"\xdd" + bytes(4))
+            digest, count = xxhash.xxh3_128(), 0
+            for item in items:
+                fh.write(item)
+                digest.update(item)
+                count += 1
+            trailer = ormsgpack.packb({"header": header() if callable(header) else header, "count": count, "items_xxh3": digest.hexdigest()})
+            fh.write(trailer + len(trailer).to_bytes(4, "big"))
+            fh.seek(len(_MAGIC) + 1)
+            fh.write(count.to_bytes(4, "big"))
         os.replace(tmp, target)
-    except OSError:
+    except (OSError, TypeError, ValueError, OverflowError, ormsgpack.MsgpackEncodeError, NotFast):
         Path(tmp).unlink(missing_ok=True)
 
 
 class _Packer:
     """The ``default`` hook that packs a :class:`CompactWrote` of the line ``data[lo:hi]``: its items as an extension
-    value, each value it holds as JSON bytes as the span of those bytes in the line when they are there."""
+    value, each value it holds as JSON bytes as the span of those bytes in the records file (``data`` starts at
+    ``offset`` in it) when they are in the line, else as the bytes."""
 
-    def __init__(self, data: bytes) -> None:
-        self.data, self.lo, self.hi = data, 0, 0
+    def __init__(self, data: bytes, lo: int, hi: int, offset: int) -> None:
+        self.data, self.lo, self.hi, self.offset = data, lo, hi, offset
 
     def __call__(self, value: Any) -> Any:
         if type(value) is not CompactWrote:
@@ -166,7 +250,7 @@ class _Packer:
 
     def _span_or_bytes(self, value: bytes) -> Any:
         at = self.data.find(value, self.lo, self.hi)
-        return value if at < 0 else ormsgpack.Ext(_SPAN, _SPAN_STRUCT.pack(at, len(value)))
+        return value if at < 0 else ormsgpack.Ext(_SPAN, _SPAN_STRUCT.pack(self.offset + at, len(value)))
 
 
 def _line_starts(data: bytes) -> list[int]:
@@ -178,10 +262,3 @@ def _line_starts(data: bytes) -> list[int]:
     return starts
 
 
-def _array_of(items: Any) -> bytes:
-    """A msgpack array of already packed items."""
-    parts = list(items)
-    n = len(parts)
-    head = bytes([0x90 | n]) if n < 16 else (b"\xdc" + n.to_bytes(2, "big") if n < 1 << 16 else
-                                             b"\xdd" + n.to_bytes(4, "big"))
-    return head + b"".join(parts)

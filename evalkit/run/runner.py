@@ -124,7 +124,7 @@ def _run_locked(eval_set: EvalSet, configs: Sequence[GraphConfig], options: RunO
             tracker = _run_variants(eval_set, configs, options, resources, corpus, summary, folder, tracker, echo)
             summary.status = "complete"
             if tracker is not None:
-                close_tracking(tracker, summary, echo)
+                close_tracking(tracker, summary, echo, folder=folder)
     except BaseException as exc:  # Ctrl-C, a signal (run.tracking.Interrupted) or an error: say what is missing
         summary.status = "interrupted"
         summary.interrupted = f"{type(exc).__name__}: {exc}" if not isinstance(exc, KeyboardInterrupt) \

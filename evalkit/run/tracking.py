@@ -15,12 +15,14 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial as partial_call
 from pathlib import Path
 from typing import Any
 
 from evalkit.records import QueryResult, RunSummary
 from evalkit.runstore import results_folder
 from evalkit.track.payloads import VariantLog
+from evalkit.viewfile import prepare_view
 
 
 class Interrupted(KeyboardInterrupt):
@@ -80,10 +82,17 @@ def index_tags(summary: RunSummary) -> dict[str, str]:
     return tags
 
 
-def close_tracking(tracker: Any, summary: RunSummary, echo: Callable[[str], None], partial: bool = False) -> None:
-    """End the MLflow runs; a logging failure is a warning (the results are on disk already)."""
+def close_tracking(tracker: Any, summary: RunSummary, echo: Callable[[str], None], partial: bool = False,
+                   folder: Path | None = None) -> None:
+    """End the MLflow runs; a logging failure is a warning (the results are on disk already).
+
+    ``folder``: the results folder; while the background logger finishes, this process, which would only
+    wait, prepares each variant's analysis view there (:func:`evalkit.viewfile.prepare_view`), so the first
+    ``compare``, ``gate`` or ``report`` loads it instead of parsing the records."""
+    spare = [] if folder is None else [partial_call(prepare_view, folder / name / "per_query.jsonl")
+                                       for name in summary.variants]
     try:
-        info = tracker.close(summary.variants, partial=partial, tags=index_tags(summary))
+        info = tracker.close(summary.variants, partial=partial, tags=index_tags(summary), spare=spare)
     except Exception as exc:  # noqa: BLE001 - results are on disk already; say so rather than lose them
         from evalkit.track.secrets import mask_text
 

@@ -50,7 +50,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import IO, Any
@@ -96,6 +96,7 @@ class BackgroundLogger:
         self.info: dict[str, str] = {}
         self.error: str | None = None
         self.traced = 0
+        self.waited_s = 0.0  # close(): from sending "close" to the worker's "closed" (the wait for MLflow itself)
         self.cpu: dict[str, float] = dict.fromkeys(CPU_STAGES, 0.0)  # the worker's CPU seconds per step, summed
 
     def open(self, names: list[str]) -> None:
@@ -118,8 +119,13 @@ class BackgroundLogger:
             self._handle(self.events.get())
 
     def close(self, variants: dict[str, VariantSummary], partial: bool = False,
-              tags: dict[str, str] | None = None) -> dict[str, str]:
+              tags: dict[str, str] | None = None, spare: Sequence[Callable[[], object]] = ()) -> dict[str, str]:
         """Wait for every submitted variant, end the parent run; returns the store info (see ``InvocationLogger``).
+
+        ``spare``: work for the time this process would only wait, each call made while the worker has
+        nothing to say (the runner prepares the analysis views, :func:`evalkit.viewfile.prepare_view`);
+        what is left when the worker is done is done then (so the work is always done, whatever the
+        worker's pace). A call must not raise.
 
         Raises:
             EvalkitError: the worker failed or died; its runs are ended FAILED (or marked
@@ -133,7 +139,10 @@ class BackgroundLogger:
         self._send({"op": "close", "variants": {k: v.to_dict() for k, v in variants.items()}, "partial": partial,
                     "tags": dict(tags or {})})
         done = len(self.run_ids)
+        todo = list(spare)
         while not self.error:
+            while todo and self.events.empty():  # the worker is busy: use the wait
+                todo.pop(0)()
             event = self._handle(self.events.get())
             if event["event"] == "variant" and self.progress:
                 done += 1
@@ -146,8 +155,11 @@ class BackgroundLogger:
             raise EvalkitError(f"MLflow logging failed: {self.error}")
         for name, v in variants.items():
             v.mlflow_run_id = self.run_ids.get(name, v.mlflow_run_id)
+        self.waited_s = time.perf_counter() - t0
         self.echo(f"MLflow: {len(self.run_ids)} variant(s) and {self.traced} trace(s) logged; "
-                  f"{time.perf_counter() - t0:.1f} s after the last query")
+                  f"{self.waited_s:.1f} s after the last query")
+        for call in todo:
+            call()
         return self.info
 
     def abort(self, status: str = "KILLED", reason: str | None = None) -> None:

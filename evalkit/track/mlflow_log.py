@@ -181,8 +181,10 @@ class InvocationLogger:
                 "parent_run_id": self.parent_id, **ui_hint(redact(self.uri), self.experiment_id, self.parent_id)}
 
     def close(self, variants: dict[str, VariantSummary], partial: bool = False,
-              tags: dict[str, str] | None = None) -> dict[str, str]:
-        """Log the parent's headline metrics, tables and ``tags``, then end it FINISHED (KILLED when ``partial``)."""
+              tags: dict[str, str] | None = None, spare: Sequence[Callable[[], object]] = ()) -> dict[str, str]:
+        """Log the parent's headline metrics, tables and ``tags``, then end it FINISHED (KILLED when ``partial``).
+
+        ``spare`` is not run: logging in this process leaves no wait to use (see ``BackgroundLogger.close``)."""
         from mlflow.entities import Metric, RunTag
 
         for name, v in variants.items():

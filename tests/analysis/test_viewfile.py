@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 import ormsgpack
 import pytest
+import xxhash
 
 from evalkit import viewfile
 from evalkit.analysis.runs import load_run
@@ -103,8 +104,9 @@ def test_the_records_a_view_gives_back_are_the_ones_read_from_the_file(deep_run,
         expected = _parsed_from_file(path)
         written = viewfile.read_kept_rows(path, ANALYSIS)
         assert viewfile.view_path(path).is_file()
-        loaded = viewfile._load(viewfile.view_path(path), viewfile._header(path.read_bytes(), ANALYSIS),
-                                path.read_bytes())
+        data = path.read_bytes()
+        loaded = viewfile._load(viewfile.view_path(path), viewfile._header(xxhash.xxh3_128_hexdigest(data), len(data),
+                                                                           ANALYSIS), data)
         assert loaded is not None and len(loaded) == len(expected) == len(written)
         held = 0
         for (n0, a), (n1, b), (n2, c) in zip(expected, written, loaded, strict=True):
@@ -139,13 +141,20 @@ def test_changed_records_are_read_again_even_at_the_same_length(tmp_path):
     assert _plain(again) == _plain([r for _, r in _parsed_from_file(records)])
 
 
+def _retrailed(view: bytes, change: Any) -> bytes:
+    """``view`` with its trailer changed by ``change``."""
+    n = int.from_bytes(view[-4:], "big")
+    trailer = ormsgpack.packb(change(ormsgpack.unpackb(view[-4 - n:-4])))
+    return view[:-4 - n] + trailer + len(trailer).to_bytes(4, "big")
+
+
 DAMAGE = {
     "cut short": lambda b: b[: len(b) // 2],
     "a flipped byte in the body": lambda b: b[:-40] + bytes([b[-40] ^ 0x01]) + b[-39:],
     "empty": lambda b: b"",
     "not msgpack": lambda b: b"\xc1" * 50,
-    "another format": lambda b: ormsgpack.packb({**ormsgpack.unpackb(b), "header": {
-        **ormsgpack.unpackb(b)["header"], "format": viewfile.FORMAT + 1}}),
+    "another format": lambda b: _retrailed(b, lambda t: {**t, "header": {**t["header"], "format": viewfile.FORMAT + 1}}),
+    "another count": lambda b: _retrailed(b, lambda t: {**t, "count": t["count"] - 1}),
 }
 
 
@@ -216,15 +225,77 @@ def test_nan_read_by_json_comes_back_from_the_view(tmp_path, monkeypatch):
 
 def test_two_writers_leave_one_whole_view_and_no_temporary_file(tmp_path):
     path, records = _small_run(tmp_path)
-    rows = _parsed_from_file(records)
-    data = records.read_bytes()
-    header = viewfile._header(data, ANALYSIS)
     target = viewfile.view_path(records)
-    viewfile._save(target, header, rows, data)
+    assert viewfile.prepare_view(records)
     first = target.read_bytes()
-    viewfile._save(target, header, rows, data)
+    target.unlink()
+    viewfile.read_kept_rows(records, ANALYSIS)
     assert target.read_bytes() == first
     assert sorted(p.name for p in records.parent.iterdir()) == ["per_query.jsonl", "per_query.view"]
+
+
+@pytest.mark.parametrize("block", [64, 4096, 1 << 20])
+def test_a_view_prepared_a_block_at_a_time_is_the_file_the_commands_write(deep_run, tmp_path, monkeypatch, block):  # noqa: F811
+    """``evalkit run`` prepares views with :func:`prepare_view` (blocks of lines, nothing held): byte for byte the
+    view the first command would write, lines cut across blocks of every size included."""
+    monkeypatch.setattr(viewfile, "_BLOCK", block)
+    src = Path(deep_run["run"]).with_suffix("") / "rich" / "per_query.jsonl"
+    for name, text in {"compact": b"".join(orjson.dumps(json.loads(line)) + b"\n"
+                                           for line in src.read_bytes().splitlines()),
+                       "spaced": src.read_bytes(), "no final newline": src.read_bytes().rstrip(b"\n"),
+                       "blank lines and CRLF": src.read_bytes().replace(b"\n", b"\r\n\n")}.items():
+        records = tmp_path / name / "per_query.jsonl"
+        records.parent.mkdir()
+        records.write_bytes(text)
+        assert viewfile.prepare_view(records), name
+        prepared = viewfile.view_path(records).read_bytes()
+        viewfile.view_path(records).unlink()
+        expected = viewfile.read_kept_rows(records, ANALYSIS)
+        assert viewfile.view_path(records).read_bytes() == prepared, name
+        monkeypatch.setattr(viewfile, "read_rows", lambda *a, **k: pytest.fail("parsed again"))
+        assert _plain(viewfile.read_kept_rows(records, ANALYSIS)) == _plain(expected)
+        monkeypatch.setattr(viewfile, "read_rows", read_rows)
+
+
+def test_a_prepared_view_is_not_written_again(tmp_path, monkeypatch):
+    path, records = _small_run(tmp_path)
+    assert viewfile.prepare_view(records)
+    monkeypatch.setattr(viewfile, "_write", lambda *a, **k: pytest.fail("written again"))
+    assert viewfile.prepare_view(records)
+
+
+@pytest.mark.parametrize("case", ["19 digits", "torn line", "not a record", "no file", "views off"])
+def test_prepare_view_leaves_what_it_cannot_read_fast_to_the_commands_and_never_raises(case, tmp_path, monkeypatch):
+    path, records = _small_run(tmp_path)
+    lines = records.read_text(encoding="utf-8").splitlines()
+    if case == "19 digits":
+        lines[1] = lines[1].replace('"query_id"', '"n": 12345678901234567890, "query_id"', 1)
+    elif case == "torn line":
+        lines[1] = lines[1][:40]
+    elif case == "not a record":
+        lines[1] = "[1, 2]"
+    elif case == "no file":
+        records.unlink()
+    elif case == "views off":
+        monkeypatch.setenv("EVALKIT_NO_VIEWS", "1")
+    if records.exists():
+        records.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert viewfile.prepare_view(records) is False
+    assert not viewfile.view_path(records).exists()
+    assert sorted(p.name for p in records.parent.iterdir()) == (["per_query.jsonl"] if records.exists() else [])
+
+
+def test_records_changed_while_a_view_is_prepared_leave_no_view(tmp_path, monkeypatch):
+    path, records = _small_run(tmp_path)
+    monkeypatch.setattr(viewfile, "_BLOCK", 256)
+    real = viewfile._block_rows
+
+    def edit_midway(block: bytes, offset: int, line: int, view: Any) -> Any:
+        if offset > 0 and not records.read_bytes().endswith(b"\n\n"):
+            records.write_bytes(records.read_bytes() + b"\n")              # another run appends to the file
+        yield from real(block, offset, line, view)
+    monkeypatch.setattr(viewfile, "_block_rows", edit_midway)
+    assert viewfile.prepare_view(records) is False and not viewfile.view_path(records).exists()
 
 
 def test_overwrite_removes_the_view_with_the_records():

@@ -229,6 +229,24 @@ def test_run_logs_to_the_embedded_mlflow_store(evalset: Path, tmp_path: Path):
     assert json.loads(out.read_text())["variants"]["bm25"]["mlflow_run_id"] == run_id
 
 
+@pytest.mark.integration
+def test_a_run_logging_to_mlflow_prepares_the_analysis_views_while_the_logger_finishes(evalset: Path, tmp_path: Path):
+    """The main process would only wait for the background logger: it writes each variant's view then, byte for byte
+    the one the first ``compare`` would write. Without MLflow (no wait) the run writes none."""
+    from evalkit import viewfile
+    from evalkit.recordview import ANALYSIS
+
+    _run(evalset, [BM25, HYBRID], tmp_path / "m.json", mlflow=True)
+    for name in ("bm25", "hybrid_guard"):
+        records = tmp_path / "m" / name / "per_query.jsonl"
+        prepared = viewfile.view_path(records).read_bytes()
+        viewfile.view_path(records).unlink()
+        viewfile.read_kept_rows(records, ANALYSIS)
+        assert viewfile.view_path(records).read_bytes() == prepared
+    _run(evalset, [BM25], tmp_path / "plain.json")
+    assert sorted(p.name for p in (tmp_path / "plain" / "bm25").iterdir()) == ["per_query.jsonl", "run.json"]
+
+
 def test_shared_prefix_runs_once_and_changes_no_number(evalset: Path, tmp_path: Path):
     # two variants with the same flaky node and BM25 retrieval, differing only in a later rerank
     a = _flaky()
