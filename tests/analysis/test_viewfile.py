@@ -257,6 +257,16 @@ def test_a_view_prepared_a_block_at_a_time_is_the_file_the_commands_write(deep_r
         monkeypatch.setattr(viewfile, "read_rows", read_rows)
 
 
+@pytest.mark.parametrize("mode", [0o644, 0o600, 0o640])
+def test_a_view_may_be_read_by_whoever_may_read_the_records(tmp_path, mode):
+    path, records = _small_run(tmp_path)
+    records.chmod(mode)
+    viewfile.read_kept_rows(records, ANALYSIS)
+    assert viewfile.view_path(records).stat().st_mode & 0o777 == mode
+    viewfile.view_path(records).unlink()
+    assert viewfile.prepare_view(records) and viewfile.view_path(records).stat().st_mode & 0o777 == mode
+
+
 def test_a_prepared_view_is_not_written_again(tmp_path, monkeypatch):
     path, records = _small_run(tmp_path)
     assert viewfile.prepare_view(records)
