@@ -370,10 +370,10 @@ def main(argv: list[str] | None = None) -> int:
         rows.append([label, f"{w:.1f}", f"{c:.1f}", f"{100 * w / wall:.0f}%", str(calls), ""])
     # MLflow's share: submitting variants, and close() until the worker said "closed" (its own clock: the views
     # prepared in that wait overlap it; any finished after it are the views', not MLflow's)
-    mlflow_wall = sum(w for label, w, _, _ in timed["stages"] if label.startswith("MLflow: submit")) \
-        + timed.get("mlflow_waited", 0.0)
-    rows.append(["MLflow: close until the logger was done (its clock)", f"{timed.get('mlflow_waited', 0.0):.1f}",
-                 "", f"{100 * timed.get('mlflow_waited', 0.0) / wall:.0f}%", "", ""])
+    waited = timed.get("mlflow_waited", 0.0)
+    mlflow_wall = sum(w for label, w, _, _ in timed["stages"] if label.startswith("MLflow: submit")) + waited
+    rows.append(["MLflow: close until the logger was done (its clock)", f"{waited:.1f}", "",
+                 f"{100 * waited / wall:.0f}%", "", ""])
     rows.append(["MLflow: background logger process (CPU)", "", f"{mlflow_child_cpu:.1f}", "", "", ""])
     for label, c in timed.get("logger_cpu", {}).items():  # as the worker measured it; the rest: start, imports
         rows.append([f"  {label}", "", f"{c:.1f}", "", "", ""])

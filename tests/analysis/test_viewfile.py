@@ -35,7 +35,7 @@ def _views(run: Path) -> list[Path]:
     return sorted(run.with_suffix("").glob("*/per_query.view"))
 
 
-def _plain(value: Any) -> Any:
+def _as_json(value: Any) -> Any:
     """``value`` with every CompactWrote read whole, as JSON text (NaN compares equal to itself there)."""
     def walk(v: Any) -> Any:
         if type(v) is CompactWrote:
@@ -110,7 +110,7 @@ def test_the_records_a_view_gives_back_are_the_ones_read_from_the_file(deep_run,
         assert loaded is not None and len(loaded) == len(expected) == len(written)
         held = 0
         for (n0, a), (n1, b), (n2, c) in zip(expected, written, loaded, strict=True):
-            assert n0 == n1 == n2 and _plain(a) == _plain(b) == _plain(c)
+            assert n0 == n1 == n2 and _as_json(a) == _as_json(b) == _as_json(c)
             assert (a["reranked"] is a["retrieved"]) == (c["reranked"] is c["retrieved"])
             for ea, ec in zip(a["trace"], c["trace"], strict=True):
                 if type(ea.get("wrote")) is CompactWrote:
@@ -138,7 +138,7 @@ def test_changed_records_are_read_again_even_at_the_same_length(tmp_path):
     records.write_text(changed, encoding="utf-8")
     again = load_run(path, view=ANALYSIS).rows("v")
     assert again[0]["query_id"] == first[0]["query_id"][:-1] + "Z"
-    assert _plain(again) == _plain([r for _, r in _parsed_from_file(records)])
+    assert _as_json(again) == _as_json([r for _, r in _parsed_from_file(records)])
 
 
 def _retrailed(view: bytes, change: Any) -> bytes:
@@ -161,21 +161,21 @@ DAMAGE = {
 @pytest.mark.parametrize("case", sorted(DAMAGE))
 def test_a_damaged_or_foreign_view_is_ignored_and_written_again(case, tmp_path):
     path, records = _small_run(tmp_path)
-    expected = _plain([r for _, r in _parsed_from_file(records)])
+    expected = _as_json([r for _, r in _parsed_from_file(records)])
     load_run(path, view=ANALYSIS).rows("v")
     view = viewfile.view_path(records)
     good = view.read_bytes()
     view.write_bytes(DAMAGE[case](good))
-    assert _plain(load_run(path, view=ANALYSIS).rows("v")) == expected
+    assert _as_json(load_run(path, view=ANALYSIS).rows("v")) == expected
     assert view.read_bytes() == good                                      # written again, whole
 
 
 def test_a_view_of_another_depth_is_not_used(tmp_path):
     path, records = _small_run(tmp_path)
     deep = RecordView(ranking_depth=30)
-    assert _plain(viewfile.read_kept_rows(records, deep)) == _plain(_parsed_from_file(records, deep))
+    assert _as_json(viewfile.read_kept_rows(records, deep)) == _as_json(_parsed_from_file(records, deep))
     cut = [r for _, r in viewfile.read_kept_rows(records, ANALYSIS)]
-    assert _plain(cut) == _plain([r for _, r in _parsed_from_file(records)])
+    assert _as_json(cut) == _as_json([r for _, r in _parsed_from_file(records)])
     assert {len(r["retrieved"]) for r in cut if r["retrieved"]} == {ANALYSIS.ranking_depth}
 
 
@@ -183,9 +183,9 @@ def test_a_moved_folder_keeps_its_views(tmp_path, no_parse):
     path, records = _small_run(tmp_path / "a")
     with pytest.MonkeyPatch.context() as m:
         m.setattr(viewfile, "read_rows", read_rows)                          # the first read parses
-        expected = _plain(load_run(path, view=ANALYSIS).rows("v"))
+        expected = _as_json(load_run(path, view=ANALYSIS).rows("v"))
     shutil.move(tmp_path / "a", tmp_path / "b")
-    assert _plain(load_run(tmp_path / "b" / "small.json", view=ANALYSIS).rows("v")) == expected
+    assert _as_json(load_run(tmp_path / "b" / "small.json", view=ANALYSIS).rows("v")) == expected
 
 
 def test_a_folder_that_cannot_be_written_gets_no_view_and_no_error(tmp_path, monkeypatch):
@@ -194,7 +194,7 @@ def test_a_folder_that_cannot_be_written_gets_no_view_and_no_error(tmp_path, mon
     def refuse(*a: Any, **k: Any) -> Any:
         raise PermissionError(13, "Permission denied")
     monkeypatch.setattr(viewfile.tempfile, "mkstemp", refuse)
-    assert _plain(load_run(path, view=ANALYSIS).rows("v")) == _plain([r for _, r in _parsed_from_file(records)])
+    assert _as_json(load_run(path, view=ANALYSIS).rows("v")) == _as_json([r for _, r in _parsed_from_file(records)])
     assert not viewfile.view_path(records).exists() and sorted(p.name for p in records.parent.iterdir()) == \
         ["per_query.jsonl"]
 
@@ -219,7 +219,7 @@ def test_nan_read_by_json_comes_back_from_the_view(tmp_path, monkeypatch):
     written = viewfile.read_kept_rows(records, ANALYSIS)
     monkeypatch.setattr(viewfile, "read_rows", lambda *a, **k: pytest.fail("parsed again"))
     loaded = viewfile.read_kept_rows(records, ANALYSIS)
-    assert _plain(loaded) == _plain(written) and math.isnan(loaded[1][1]["metrics"]["faithfulness"])
+    assert _as_json(loaded) == _as_json(written) and math.isnan(loaded[1][1]["metrics"]["faithfulness"])
     assert type(loaded[1][1]["trace"][0]["wrote"]) is dict and type(loaded[0][1]["trace"][0]["wrote"]) is CompactWrote
 
 
@@ -253,7 +253,7 @@ def test_a_view_prepared_a_block_at_a_time_is_the_file_the_commands_write(deep_r
         expected = viewfile.read_kept_rows(records, ANALYSIS)
         assert viewfile.view_path(records).read_bytes() == prepared, name
         monkeypatch.setattr(viewfile, "read_rows", lambda *a, **k: pytest.fail("parsed again"))
-        assert _plain(viewfile.read_kept_rows(records, ANALYSIS)) == _plain(expected)
+        assert _as_json(viewfile.read_kept_rows(records, ANALYSIS)) == _as_json(expected)
         monkeypatch.setattr(viewfile, "read_rows", read_rows)
 
 
