@@ -71,12 +71,13 @@ from evalkit.judges.polarity import check_polarity
 from evalkit.judges.reach import reach
 from evalkit.text.claims import is_chinese, split_claims
 from evalkit.text.lexicon import COURTESY, negation_cues, term_found
+from evalkit.text.partial_answers import non_assertion
 from evalkit.text.tokenize import fold_dashes
 from evalkit.text.values import Atom, AtomPool, fold
 
 __all__ = ["HELD_OUT", "VERSION", "ClaimSignals", "HeldOut", "OfflineJudge", "Thresholds", "triple_statement"]
 
-VERSION = 13  # bump when verdicts for the same inputs and thresholds change
+VERSION = 14  # bump when verdicts for the same inputs and thresholds change
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,8 @@ class HeldOut:
 
 
 # measured once each, 2026-12-04, on v13's final rules (v12 on the same sets: 73 of 216 correct answers flagged,
-# 27 of 72 errors caught); the sets measured for earlier versions (A-F) are v13's development data
+# 27 of 72 errors caught); the sets measured for earlier versions (A-F) are v13's development data. v14 (sentences
+# that assert nothing are not_checkable) gives the same counts on every multi-document set.
 HELD_OUT = HeldOut(sets=("G", "H", "I"), flagged=69, unverified=147, n_correct=216, caught=26, caught_unverified=46,
                    n_wrong=72)
 
@@ -178,9 +180,18 @@ class ClaimSignals:
     negation_overlap: float = 0.0        # how much of that negated claim clause a plain evidence clause restates
     flip: float = 0.0                    # how strongly a plain claim clause restates a negated evidence clause
     flip_reason: str = ""
-    boilerplate: bool = False            # "Hope this helps!", "如有其他问题请随时联系"
+    asserts_nothing: str | None = None   # what the claim is instead: a courtesy phrase, a question to the reader...
     verbatim_in: str | None = None       # id of a passage that contains the claim word for word
     cross_lingual: bool = False          # no evidence in the claim's language: words are not compared
+
+
+def _asserts_nothing(claim: str, novel: list[Atom]) -> str | None:
+    """What a claim that asserts nothing the evidence could check is, or None: a courtesy phrase (its names aside:
+    "Thank you for contacting Acme"), or, with no value or name of its own, a question or a request to the reader,
+    the speaker about itself, or what the sources lack (:func:`evalkit.text.partial_answers.non_assertion`)."""
+    if COURTESY.search(claim) and all(a.kind == "entity" for a in novel):
+        return "a courtesy phrase"
+    return None if novel else non_assertion(claim)
 
 
 class OfflineJudge:
@@ -244,8 +255,8 @@ class OfflineJudge:
         if s.verbatim_in is not None:
             return ClaimVerdict(s.claim, "supported", f"stated word for word in {s.verbatim_in}",
                                 evidence_id=s.verbatim_in, evidence_ids=[s.verbatim_in])
-        if s.boilerplate:
-            return ClaimVerdict(s.claim, "not_checkable", "a courtesy phrase, not a claim about the evidence")
+        if s.asserts_nothing:
+            return ClaimVerdict(s.claim, "not_checkable", f"{s.asserts_nothing}, not a claim about the evidence")
         if s.absent:
             return ClaimVerdict(s.claim, "unsupported", "; ".join(s.absent), **where)
         if s.flip >= t.flip_overlap:
@@ -320,8 +331,7 @@ class OfflineJudge:
         novel = [i for i, a in enumerate(claim.atoms) if not q_pool.supports(a)]
         novel_terms = [t for t in claim.terms if term_found(t, q_terms, q_text) == 0]
         s = ClaimSignals(claim.text, [claim.atoms[i].describe() for i in novel], n_novel_terms=len(novel_terms),
-                         n_terms=len(claim.terms), boilerplate=bool(COURTESY.search(claim.text))
-                         and not any(claim.atoms[i].kind != "entity" for i in novel))
+                         n_terms=len(claim.terms), asserts_nothing=_asserts_nothing(claim.text, [claim.atoms[i] for i in novel]))
         if not wins:
             s.absent = ["no evidence given"] if novel else []
             s.coverage = 0.0

@@ -33,10 +33,12 @@ from evalkit.text.refusal_rules import (
     NEAR,
     _clauses,
     _near,
+    normalise,
+    refusal_spans,
 )
 from evalkit.text.wordlists import alternation
 
-__all__ = ["CONTENT_MIN_CJK", "CONTENT_MIN_WORDS", "content_clauses"]
+__all__ = ["CONTENT_MIN_CJK", "CONTENT_MIN_WORDS", "content_clauses", "non_assertion"]
 
 CONTENT_MIN_WORDS, CONTENT_MIN_CJK = 3, 4  # a shorter clause ("Sorry", 很抱歉, "Hmm") is a filler
 _META = re.compile(
@@ -288,3 +290,44 @@ def content_clauses(text: str, refusals: list[tuple[int, int]]) -> list[str]:
     if found and _CLARIFY.search(text) and not any(re.search(r"\d", c) for c in found):
         return []  # a question back to the user, with what it needs to know: no answer yet
     return found or (_answer_head(text, refusals, background) if refusals else [])
+
+
+# --------------------------------------------------------------------------- sentences that assert nothing
+# What a claim judge should not check: a sentence that asserts nothing about the world. A question to the reader
+# ("Are you a current undergraduate?"), a request to the reader ("Please upload a copy of your passport", 请提供
+# 订单号), the speaker about itself ("I can't access personal account information", 我这边查不到), and what the
+# sources lack ("The handbook doesn't cover interns"). It is the abstention detector's notion of background, read
+# one sentence at a time: a refusal the detector missed is then no hallucination. "We" is a company stating its
+# policy ("We don't refund after 30 days"), and "you can ..." a statement about the world: both are assertions.
+_REQUEST = re.compile(
+    r"^\W*(?:(?:and|so|but|also|meanwhile|in\s+the\s+meantime|otherwise|alternatively|then)\W+)?(?:"
+    r"please|kindly|(?:could|can|would|will)\s+you|(?:do\s+)?let\s+me\s+know|feel\s+free|if\s+you\s+(?:can|could)\s+"
+    r"(?:share|send|provide|upload|paste|tell|forward|confirm)|(?:i|we)(?:'d|\s+would)?\s+(?:recommend|suggest|advise)|"
+    r"you\s+(?:may|might)\s+(?:want|wish)\s+to|(?:i|we)(?:'ll|\s+will)?\s+need\s+(?:you\s+to|your|a\s+copy|the\s+\w+\s+(?:number|id))|"
+    r"before\s+i\s+can\b)|"
+    r"^\W*(?:另外|同时|或者|此外|然后|所以)?[，,]?\s*(?:请|麻烦|劳烦|烦请|建议(?:您|你)|您可以(?:先)?(?:联系|咨询|拨打|致电|提供|上传|告诉)|"
+    r"可以(?:先)?(?:联系|咨询)|如需|如有需要)", re.IGNORECASE)
+_SPEAKER = re.compile(
+    r"^\W*(?:(?:sorry|unfortunately|apologies|honestly|to\s+be\s+honest|for\s+now|right\s+now|at\s+the\s+moment)\W+)?"
+    r"i(?!'m\s+afraid\b)(?:'m|'ve|'d|'ll)?\b(?![^.;,]{0,16}\b(?:believe|think|recall|understand|expect|know\s+that|can\s+confirm|"
+    r"can\s+tell\s+you)\b)|"
+    r"^\W*(?:(?:抱歉|不好意思|很遗憾|对不起|目前|暂时)\W*)?我(?!们)(?!(?:认为|觉得|相信|记得|确认|可以确认|能确认|可以告诉))",
+    re.IGNORECASE)
+
+
+def non_assertion(sentence: str) -> str | None:
+    """What a sentence that asserts nothing about the world is ("a question to the reader", "a request to the
+    reader", "about the speaker", "about what the sources lack"), or None for an assertion."""
+    text = normalise(sentence).strip()
+    if not text:
+        return None
+    if _QUESTION.fullmatch(text):
+        return "a question to the reader"
+    if _REQUEST.search(text):
+        return "a request to the reader"
+    if _SPEAKER.search(text):
+        return "about the speaker"
+    spans = refusal_spans(text, compositional=False)  # a listed wording: "提醒不要在无水时启动" has a source, a
+    if spans and not content_clauses(text, spans):      # verb of saying and a lack word, and is a rule of the world
+        return "about what the sources lack"
+    return None

@@ -209,8 +209,9 @@ _CLARIFY = re.compile(
 _CLARIFY_NEEDS = re.compile(r"[?？]|请|麻烦")
 
 
-def refusal_spans(text: str) -> list[tuple[int, int]]:
-    """Where a normalised ``text`` (:func:`normalise`) says that the speaker or the sources lack the answer."""
+def refusal_spans(text: str, compositional: bool = True) -> list[tuple[int, int]]:
+    """Where a normalised ``text`` (:func:`normalise`) says that the speaker or the sources lack the answer;
+    ``compositional=False``: only the listed wordings (no lack word read with a source or a speaker near it)."""
     spans = [(m.start(), m.end()) for m in _REFUSAL.finditer(text)]
     spans += [(m.start(), m.end()) for m in _ANSWER_ZH.finditer(text)]
     spans += _inability_zh(text)
@@ -223,7 +224,7 @@ def refusal_spans(text: str) -> list[tuple[int, int]]:
         spans.append(head[0])
     prev_source = False
     sentences = _clauses(text, _SENTENCE)
-    for s, e in sentences:
+    for s, e in sentences if compositional else ():
         sentence, at, shift = text[s:e], 0, 0
         pronoun = _PRONOUN.match(sentence) if prev_source and _SAYING.search(sentence) else None
         if pronoun:  # "The documents I have cover X. They don't cover the warranty.": "they" are the documents
