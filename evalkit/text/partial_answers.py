@@ -315,11 +315,17 @@ _SPEAKER = re.compile(
     re.IGNORECASE)
 
 
+_OFFER = re.compile(r"\b(?:would\s+you\s+like|do\s+you\s+(?:want|need)|shall\s+i|should\s+i|want\s+me\s+to|"
+                    r"(?:like|need)\s+me\s+to)\b|要不要|需不需要|是否需要|需要我|要我", re.IGNORECASE)
+
+
 def non_assertion(sentence: str) -> str | None:
     """What a sentence that asserts nothing about the world is ("a question to the reader", "a request to the
     reader", "about the speaker", "about what the sources lack"), or None for an assertion."""
     text = normalise(sentence).strip()
     if not text:
+        return None
+    if _OFFER.search(text):  # "Would you like a double-depth plot?" presupposes what it offers: checked
         return None
     if _QUESTION.fullmatch(text):
         return "a question to the reader"

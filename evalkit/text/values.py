@@ -209,6 +209,9 @@ def _en_entities(text: str) -> list[Atom]:
     return out
 
 
+_ZH_PERSONAL = re.compile(r"[您你我]")
+
+
 def _zh_entities(text: str) -> list[Atom]:
     out: list[Atom] = []
     for m in _QUOTED.finditer(text):
@@ -228,7 +231,8 @@ def _zh_entities(text: str) -> list[Atom]:
         name_like = (flag in _ZH_NAME_TAGS and word not in _ZH_GENERIC and word.strip()
                      and not (flag == "eng" and (len(word) < 2 or word.lower() in _CURRENCY_UNITS
                                                  or not (word[0].isupper() or re.search(r"\d", word))))
-                     and not (flag == "nr" and zh_verb_after_modal(words, k)))  # 须在5日前付清: a verb
+                     and not (flag == "nr" and zh_verb_after_modal(words, k))  # 须在5日前付清: a verb
+                     and not _ZH_PERSONAL.search(word))  # 建议您, tagged nr: a personal pronoun is no name
         if name_like or (word == "·" and cur):
             if not cur:
                 cur_start, parts = start, []

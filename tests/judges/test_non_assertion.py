@@ -50,10 +50,18 @@ def test_what_asserts_nothing(sentence, kind):
     "我们开学一周后不退费。",
     "我认为逾期注册费是40元。",
     "逾期注册费为40元，不过资料没有写能否退还。",
+    "Would you like a weekend slot at the Riverside office?",  # an offer presupposes what it offers
+    "需要我帮您预约周末的加急窗口吗？",
     "说明书提醒不要在无水时启动。",  # a source, a verb of saying and a lack word ("无水"): a rule of the world
 ])
 def test_what_is_an_assertion(sentence):
     assert non_assertion(sentence) is None
+
+
+def test_a_word_with_a_personal_pronoun_is_no_chinese_name():
+    # jieba tags 建议您 as a person's name; it made every "建议您联系..." unsupported (found on set S2, after measuring)
+    assert not [a for a in extract_atoms("建议您尽快联系教务处。") if a.kind == "entity"]
+    assert [a.text for a in extract_atoms("张伟负责审批。") if a.kind == "entity"] == ["张伟"]
 
 
 def test_first_person_contractions_are_no_names():
@@ -85,6 +93,7 @@ def test_a_missed_refusal_is_no_hallucination(judge, evidence, answer):
     (EN, "Please call 020 7946 0018 to pay the late fee.", "unsupported"),
     (EN, "Have you already filled in form LR-7?", "unsupported"),
     (EN, "Please ask the Student Finance Office to waive the fee.", "unsupported"),
+    (EN, "Would you like to join the evening payment clinic instead?", "unsupported"),  # an offer
     (ZH, "请拨打4008-123-456办理退费。", "unsupported"),
     # assertions in the same breath are judged as before
     (EN, "You can also pay the late fee online in the student app.", "unsupported"),
