@@ -38,12 +38,15 @@ from functools import lru_cache
 from evalkit.text.lexicon import content_terms, term_found
 from evalkit.text.memo import shared
 from evalkit.text.values import Atom, extract_atoms, mask_atoms
-from evalkit.text.wordlists import phrases
+from evalkit.text.wordlists import alternation, phrases
 
-__all__ = ["COUNTER_OVERLAP", "VALUE_KINDS", "Counter", "asks_aggregate", "computes", "counter_statement", "judge_unreached"]
+__all__ = ["COUNTER_OVERLAP", "SMALL_COUNT", "VALUE_KINDS", "Counter", "asks_aggregate", "computes", "counter_statement", "judge_unreached"]
 
 COUNTER_OVERLAP = 0.5  # share of the claim clause's content words an evidence clause must say to speak of the same thing
 VALUE_KINDS = ("number", "duration", "time", "date")
+SMALL_COUNT = 3  # a bare whole number up to this, before a noun of data/enumeration_nouns.txt, counts the answer's points
+_ENUMERATION = re.compile(r"\s*(?:[a-z-]+\s+){0,2}?(?:" + alternation("enumeration_nouns", regex=True) + r")(?![a-z])",
+                          re.IGNORECASE)
 ABOUT_SHARE = 0.3  # a claim that says less of the evidence's words is on another topic (computes nothing from it)
 ABOUT_MIN_TERMS = 4  # ... when it has this many content words (a shorter one is not judged off topic)
 _CUES = phrases("computation_cues")
@@ -175,6 +178,11 @@ def judge_unreached(atom: Atom, claim_text: str, evidence_texts: Sequence[str], 
     found = counter_statement(atom, claim_text, evidence_texts)
     if found is not None:
         return True, f"the evidence states {found.value} for it ('{found.clause[:80]}')"
+    q = atom.quantity
+    if q is not None and q.kind == "number" and q.unit is None and q.value == int(q.value) and 0 < q.value <= SMALL_COUNT \
+            and _ENUMERATION.match(claim_text, atom.end):
+        return False, ("a small count of the points the answer names (\"two options\", 两种方式), and nothing in "
+                       "the evidence states another value for it")
     if not (computing or computes(claim_text)):
         return True, "stated plainly, and nothing in the evidence gives or derives it"
     if not _about(claim_text, evidence_texts):  # a sentence on another topic computes nothing from this evidence

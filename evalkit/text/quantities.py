@@ -252,6 +252,8 @@ def find_quantities(text: str) -> list[Quantity]:
                     continue  # 2025年 is a year (dates handle it)
                 if code == "d" and um.group(0).strip() == "日" and re.search(r"月\s*$", text[:start]):
                     continue  # 7月1日: a date
+                if code in SECONDS and text[start - 1:start] == "第":
+                    continue  # 第二天, 第3年: a position in time (the next day), not a length of time
                 half = _HALF.match(text, um.end()) if code in SECONDS else None
                 if half:
                     value += 0.5

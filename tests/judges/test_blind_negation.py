@@ -117,3 +117,15 @@ def test_a_flip_names_the_subject_of_an_earlier_evidence_clause(judge):
     assert verdicts(judge, q, "K2未配备童锁功能，但支持定时。", FANS) == ["supported"]
     # "K2" is in the clause before "未配备童锁功能": the claim restates that sentence, flipped
     assert verdicts(judge, q, "K2也配备了童锁保护。", FANS) == ["unsupported"]
+
+
+def test_a_negated_condition_states_no_fact(judge):
+    # "If you haven't used it before" says "new users" in other words: at most unverified, never a flip
+    ev = [("facility", "New users must complete induction training with facility staff before their first session.")]
+    got = verdicts_with_reasons(judge, "Can I book the microscope?",
+                                "If you haven't used it before, you'll need to do the induction with facility staff first.", ev)
+    assert [v for v, _ in got] == ["unverified"], got
+    # a plain negated claim against the same rule is still a flip
+    got = verdicts_with_reasons(judge, "Can I book the microscope?",
+                                "New users do not need to complete induction training with facility staff.", ev)
+    assert [v for v, _ in got] == ["unsupported"], got

@@ -177,3 +177,15 @@ def test_judged_wrong_arithmetic_is_unsupported(judge):
     assert verdict == "unsupported" and "its own arithmetic is wrong" in reason, reason
     ((verdict, _),) = judged(judge, q, "Prep is 40 × $38 = $1,520.", *ev)
     assert verdict == "unverified"
+
+
+def test_a_small_count_of_the_answers_own_points_is_no_invented_figure():
+    ev = ["The ETC card's bank account can be changed in the app, or at the issuing bank's branch."]
+    for claim, count in (("There are two ways to do it:", "two"), ("Two things that may help:", "Two"),
+                         ("两种方式都可以：", "两"), ("You have three options here.", "three")):
+        wrong, why = judge_unreached(_atom(claim, count), claim, ev)
+        assert not wrong and "a small count of the points the answer names" in why, claim
+    # a count of things in the world stays a figure: an invented "three availability zones" is unsupported
+    for claim, count in (("Orders are replicated in three availability zones.", "three"), ("数据在三个可用区复制。", "三"),
+                         ("There are four ways to do it.", "four")):
+        assert judge_unreached(_atom(claim, count), claim, ev)[0], claim

@@ -37,13 +37,15 @@ def test_the_sets_are_what_their_readme_says():
 
 
 def test_refusals_the_detector_misses_are_mostly_no_hallucination_now(tally):
-    # v13 (before): 21 of the 40 refusals ended unsupported; v14 as first measured: 11; with the two fixes made
-    # after measuring (an offer is checked; 建议您 is no name): 11
+    # v13 (before): 21 of the 40 refusals ended unsupported; v14 as first measured: 11; v14 final (the fixes made
+    # after measuring, on these sets as development data: an offer is checked, 建议您 is no name, small counts
+    # of the answer's points, ordinal days, negated conditions): 10
     assert tally[("abstained", "abstained")] == 14  # the rules find 14 of 40 fresh refusals (recall 0.35)
-    assert tally[("abstained", "unsupported")] == 11
-    assert tally[("abstained", "unverified")] + tally[("abstained", "supported")] + tally[("abstained", "none")] == 15
+    assert tally[("abstained", "unsupported")] == 10
+    assert [tally[("abstained", v)] for v in ("unverified", "supported", "none")] == [12, 4, 0]
 
 
 def test_answers_are_judged_as_reported(tally):
-    assert [tally[("supported", v)] for v in ("abstained", "unsupported", "unverified", "supported", "none")] == [0, 10, 15, 15, 0]
-    assert [tally[("unsupported", v)] for v in ("abstained", "unsupported", "unverified", "supported", "none")] == [0, 29, 9, 2, 0]
+    outcomes = ("abstained", "unsupported", "unverified", "supported", "none")
+    assert [tally[("supported", v)] for v in outcomes] == [0, 7, 17, 16, 0]  # v13: 11 correct answers unsupported
+    assert [tally[("unsupported", v)] for v in outcomes] == [0, 28, 10, 2, 0]  # v13: 29 caught, 2 supported

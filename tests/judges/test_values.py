@@ -200,3 +200,19 @@ def test_a_number_before_a_chinese_unit_is_not_a_year():
     """"1500公斤" was also the year 1500, so a claim in 公斤 against evidence in 吨 had a date to ground."""
     assert find_dates("1500公斤 2000台 1800套") == []
     assert [m.values[0].year for m in find_dates("2025年 2024 年 in 2023")] == [2025, 2024, 2023]
+
+
+@pytest.mark.parametrize("text, kinds", [
+    ("晚上10点开始算谷电，一直到第二天早上8点。", ["time", "time"]),  # 第二天: the next day, no two-day duration
+    ("第3年起租金上涨5%。", ["number"]),
+    ("租期两年。", ["duration"]),
+    ("根据第十二条规定。", ["number"]),  # an article number stays a number
+])
+def test_an_ordinal_day_or_year_is_no_duration(text, kinds):
+    assert [a.kind for a in extract_atoms(text, entities=False)] == kinds
+
+
+def test_words_jieba_tags_as_places_that_are_no_names():
+    assert [a.text for a in extract_atoms("可以在营业厅App上直接改。") if a.kind == "entity"] == ["App"]
+    assert not [a for a in extract_atoms("需要带两样东西。") if a.kind == "entity"]
+    assert [a.text for a in extract_atoms("上海的门店周末营业。") if a.kind == "entity"] == ["上海"]
