@@ -1,4 +1,4 @@
-"""The figures reports/judges.md quotes for the fresh reply sets S1 and S2 (``benchmarks/judge_replies.py``),
+"""The figures reports/judges.md quotes for the fresh reply sets S1 to S4 (``benchmarks/judge_replies.py``),
 recomputed here by a tally of their own: the abstention detector first, then the offline judge's worst claim."""
 from __future__ import annotations
 
@@ -15,37 +15,48 @@ DATA = Path(__file__).parent / "data" / "judge_replies_held_out.jsonl"
 
 
 @pytest.fixture(scope="module")
-def tally() -> Counter:
-    judge, out = OfflineJudge(), Counter()
+def tallies() -> dict[str, Counter]:
+    """Per pair of sets (``S1+S2``: development data of v14's second round; ``S3+S4``: measured once), the count
+    of (label, outcome)."""
+    judge, out = OfflineJudge(), {"S1+S2": Counter(), "S3+S4": Counter()}
     for line in DATA.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
+        pair = "S1+S2" if row["id"][:2] in ("S1", "S2") else "S3+S4"
         if detect_abstention(row["answer"]).abstained:
-            out[(row["label"], "abstained")] += 1
+            out[pair][(row["label"], "abstained")] += 1
             continue
         verdicts = {c.verdict for c in judge.judge(row["question"], row["answer"],
                                                    [(e["id"], e["text"]) for e in row["evidence"]]).claims}
         worst = next((v for v in ("unsupported", "unverified", "supported") if v in verdicts), "none")
-        out[(row["label"], worst)] += 1
+        out[pair][(row["label"], worst)] += 1
     return out
+
+
+OUTCOMES = ("abstained", "unsupported", "unverified", "supported", "none")
 
 
 def test_the_sets_are_what_their_readme_says():
     rows = [json.loads(x) for x in DATA.read_text(encoding="utf-8").splitlines()]
     assert Counter((r["id"][:2], r["label"], r["lang"]) for r in rows) == {
-        (s, lab, lang): 10 for s in ("S1", "S2") for lab in ("abstained", "supported", "unsupported") for lang in ("en", "zh")}
-    assert all(r["note"] for r in rows if r["label"] == "unsupported") and len({r["id"] for r in rows}) == 120
+        (s, lab, lang): 10 for s in ("S1", "S2", "S3", "S4") for lab in ("abstained", "supported", "unsupported")
+        for lang in ("en", "zh")}
+    assert all(r["note"] for r in rows if r["label"] == "unsupported") and len({r["id"] for r in rows}) == 240
 
 
-def test_refusals_the_detector_misses_are_mostly_no_hallucination_now(tally):
-    # v13 (before): 21 of the 40 refusals ended unsupported; v14 as first measured: 11; v14 final (the fixes made
-    # after measuring, on these sets as development data: an offer is checked, 建议您 is no name, small counts
-    # of the answer's points, ordinal days, negated conditions): 10
-    assert tally[("abstained", "abstained")] == 14  # the rules find 14 of 40 fresh refusals (recall 0.35)
-    assert tally[("abstained", "unsupported")] == 10
-    assert [tally[("abstained", v)] for v in ("unverified", "supported", "none")] == [12, 4, 0]
+def test_fresh_sets_s3_s4(tallies):
+    # measured once with v14 final; v13 on the same replies: refusals 19 unsupported, correct answers 10 unsupported,
+    # errors 23 caught and 5 supported
+    t = tallies["S3+S4"]
+    assert [t[("abstained", v)] for v in OUTCOMES] == [14, 15, 5, 3, 3]  # the rules find 14 of 40 refusals
+    assert [t[("supported", v)] for v in OUTCOMES] == [1, 8, 15, 16, 0]
+    assert [t[("unsupported", v)] for v in OUTCOMES] == [0, 23, 12, 5, 0]
 
 
-def test_answers_are_judged_as_reported(tally):
-    outcomes = ("abstained", "unsupported", "unverified", "supported", "none")
-    assert [tally[("supported", v)] for v in outcomes] == [0, 7, 17, 16, 0]  # v13: 11 correct answers unsupported
-    assert [tally[("unsupported", v)] for v in outcomes] == [0, 28, 10, 2, 0]  # v13: 29 caught, 2 supported
+def test_development_sets_s1_s2(tallies):
+    # v13: refusals 21 unsupported, correct answers 11, errors 29 caught; v14 as first measured: 11, 10, 28; v14
+    # final (developed on these sets: an offer is checked, 建议您 is no name, small counts of the answer's points,
+    # ordinal days, negated conditions): 10, 7, 28
+    t = tallies["S1+S2"]
+    assert [t[("abstained", v)] for v in OUTCOMES] == [14, 10, 12, 4, 0]
+    assert [t[("supported", v)] for v in OUTCOMES] == [0, 7, 17, 16, 0]
+    assert [t[("unsupported", v)] for v in OUTCOMES] == [0, 28, 10, 2, 0]
