@@ -43,20 +43,20 @@ def test_the_sets_are_what_their_readme_says():
     assert all(r["note"] for r in rows if r["label"] == "unsupported") and len({r["id"] for r in rows}) == 240
 
 
-def test_fresh_sets_s3_s4(tallies):
-    # measured once with v14 final; v13 on the same replies: refusals 19 unsupported, correct answers 10 unsupported,
-    # errors 23 caught and 5 supported
+def test_sets_s3_s4(tallies):
+    # measured once with v14's second round (c33e2f4): refusals 15 unsupported, correct answers 8, errors 23 caught
+    # and 5 supported (v13: 19, 10, 23, 5); then development data of the third round (referrals, lead-ins, sentences
+    # of clauses that assert nothing)
     t = tallies["S3+S4"]
-    assert [t[("abstained", v)] for v in OUTCOMES] == [14, 15, 5, 3, 3]  # the rules find 14 of 40 refusals
-    assert [t[("supported", v)] for v in OUTCOMES] == [1, 8, 15, 16, 0]
+    assert [t[("abstained", v)] for v in OUTCOMES] == [14, 7, 9, 7, 3]  # the rules find 14 of 40 refusals
+    assert [t[("supported", v)] for v in OUTCOMES] == [1, 8, 14, 17, 0]
     assert [t[("unsupported", v)] for v in OUTCOMES] == [0, 23, 12, 5, 0]
 
 
-def test_development_sets_s1_s2(tallies):
-    # v13: refusals 21 unsupported, correct answers 11, errors 29 caught; v14 as first measured: 11, 10, 28; v14
-    # final (developed on these sets: an offer is checked, 建议您 is no name, small counts of the answer's points,
-    # ordinal days, negated conditions): 10, 7, 28
+def test_sets_s1_s2(tallies):
+    # v13: refusals 21 unsupported, correct answers 11, errors 29 caught; v14's first round, measured once: 11, 10, 28;
+    # then development data (second round: 10, 7, 28; third round, below: 9, 7, 28)
     t = tallies["S1+S2"]
-    assert [t[("abstained", v)] for v in OUTCOMES] == [14, 10, 12, 4, 0]
+    assert [t[("abstained", v)] for v in OUTCOMES] == [14, 9, 12, 5, 0]
     assert [t[("supported", v)] for v in OUTCOMES] == [0, 7, 17, 16, 0]
     assert [t[("unsupported", v)] for v in OUTCOMES] == [0, 28, 10, 2, 0]

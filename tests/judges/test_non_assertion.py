@@ -32,8 +32,18 @@ ZH = [("fees-zh", "逾期注册费为40元，截止日期为2026年9月15日。�
     ("I'm only set up to answer questions about course registration.", "about the speaker"),
     ("我这边查不到个人的缴费记录。", "about the speaker"),
     ("抱歉，我无法访问您的账户信息。", "about the speaker"),
-    ("The retrieved handbook says nothing about part-time students.", "about what the sources lack"),
-    ("知识库中没有关于兼职学生的规定。", "about what the sources lack"),
+    ("The retrieved handbook says nothing about part-time students.", "about what the speaker or the sources lack"),
+    ("知识库中没有关于兼职学生的规定。", "about what the speaker or the sources lack"),
+    ("The admissions office can give you the exact answer.", "a referral"),
+    ("Student Services is the best place to ask about that.", "a referral"),
+    ("这个得问你们学院的教务老师。", "a referral"),
+    ("Here is what the handbook does cover:", "a lead-in to what follows"),
+    ("目前资料能提供的信息有：", "a lead-in to what follows"),
+    # several clauses, none of which asserts: a topic, a condition, a filler, a request that goes on
+    ("至于能不能分期、要不要担保，资料里都没有提到。", "about what the speaker or the sources lack"),
+    ("学费减免的问题，建议您去学院办公室问，或者看一下学生手册。", "a request to the reader"),
+    ("If that doesn't solve it, please email your course tutor.", "a request to the reader"),
+    ("Good question, but I can't see individual timetables.", "about what the speaker or the sources lack"),
 ])
 def test_what_asserts_nothing(sentence, kind):
     assert non_assertion(sentence) == kind
@@ -53,6 +63,11 @@ def test_what_asserts_nothing(sentence, kind):
     "Would you like a weekend slot at the Riverside office?",  # an offer presupposes what it offers
     "需要我帮您预约周末的加急窗口吗？",
     "说明书提醒不要在无水时启动。",  # a source, a verb of saying and a lack word ("无水"): a rule of the world
+    "The Registry can waive the late fee in cases of hardship.",  # what a party can do is a claim ...
+    "Our staff will confirm your place by text message.",
+    "If you register after the deadline, the fee is not refundable.",  # ... and so is a rule with a condition
+    "关于退费，开学一周后不予退还。",  # a topic, then a rule
+    "需要我帮您预约周末的加急窗口吗？",  # an offer
 ])
 def test_what_is_an_assertion(sentence):
     assert non_assertion(sentence) is None
@@ -94,6 +109,8 @@ def test_a_missed_refusal_is_no_hallucination(judge, evidence, answer):
     (EN, "Have you already filled in form LR-7?", "unsupported"),
     (EN, "Please ask the Student Finance Office to waive the fee.", "unsupported"),
     (EN, "Would you like to join the evening payment clinic instead?", "unsupported"),  # an offer
+    (EN, "The Registry can also waive the fee for students on scholarships.", "unverified"),  # what a party can do
+    (EN, "The Student Finance Office can give you the exact figure.", "unsupported"),  # a referral to a name
     (ZH, "请拨打4008-123-456办理退费。", "unsupported"),
     # assertions in the same breath are judged as before
     (EN, "You can also pay the late fee online in the student app.", "unsupported"),
