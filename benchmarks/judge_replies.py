@@ -9,8 +9,9 @@ given, labelled ``abstained`` (the passages do not answer and the reply declines
 could find, a question back, a request for a document, a referral), ``supported`` (a correct answer, some with a
 question or a suggestion to the reader) or ``unsupported`` (an answer with at least one part the passages do not
 back: an invented fee, phone number, form, step of a procedure). Written by helpers that had read neither the judge,
-the abstention rules, their tests nor any case set (sets S1 to S4, 60 each, en/zh 30/30; S1 and S2 measured judge
-v14's first round and were its second round's development data, S3 and S4 measured the second round once).
+the abstention rules, their tests nor any case set (sets S1 to S6, 60 each, en/zh 30/30; each pair measured one
+round of judge v14 once and was the next round's development data: S1 + S2 the first, S3 + S4 the second, S5 + S6
+the third and last).
 
 What a run does with a reply (``evalkit run``, ``evalkit score``): a reply the detector reads as a refusal is not
 judged; any other is judged claim by claim, and its verdict is its worst claim's (``unsupported`` if any claim is,
@@ -52,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", type=Path, default=DATA, help=f"Labelled replies with their passages (default: {DATA}).")
     p.add_argument("--show", action="store_true", help="List refusals counted as hallucinations and errors not caught.")
-    p.add_argument("--sets", default="", help="Only these sets, comma-separated (S3,S4: the sets no rule was "
+    p.add_argument("--sets", default="", help="Only these sets, comma-separated (S5,S6: the sets no rule was "
                    "developed on; default: every set).")
     args = p.parse_args(argv)
     judge = OfflineJudge()

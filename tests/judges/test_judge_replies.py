@@ -1,4 +1,4 @@
-"""The figures reports/judges.md quotes for the fresh reply sets S1 to S4 (``benchmarks/judge_replies.py``),
+"""The figures reports/judges.md quotes for the fresh reply sets S1 to S6 (``benchmarks/judge_replies.py``),
 recomputed here by a tally of their own: the abstention detector first, then the offline judge's worst claim."""
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ DATA = Path(__file__).parent / "data" / "judge_replies_held_out.jsonl"
 
 @pytest.fixture(scope="module")
 def tallies() -> dict[str, Counter]:
-    """Per pair of sets (``S1+S2``: development data of v14's second round; ``S3+S4``: measured once), the count
-    of (label, outcome)."""
-    judge, out = OfflineJudge(), {"S1+S2": Counter(), "S3+S4": Counter()}
+    """Per pair of sets (each measured one round of judge v14 once, then development data of the next; ``S5+S6``
+    measured the last), the count of (label, outcome)."""
+    judge, out = OfflineJudge(), {"S1+S2": Counter(), "S3+S4": Counter(), "S5+S6": Counter()}
     for line in DATA.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
-        pair = "S1+S2" if row["id"][:2] in ("S1", "S2") else "S3+S4"
+        pair = {"S1": "S1+S2", "S2": "S1+S2", "S3": "S3+S4", "S4": "S3+S4"}.get(row["id"][:2], "S5+S6")
         if detect_abstention(row["answer"]).abstained:
             out[pair][(row["label"], "abstained")] += 1
             continue
@@ -38,9 +38,18 @@ OUTCOMES = ("abstained", "unsupported", "unverified", "supported", "none")
 def test_the_sets_are_what_their_readme_says():
     rows = [json.loads(x) for x in DATA.read_text(encoding="utf-8").splitlines()]
     assert Counter((r["id"][:2], r["label"], r["lang"]) for r in rows) == {
-        (s, lab, lang): 10 for s in ("S1", "S2", "S3", "S4") for lab in ("abstained", "supported", "unsupported")
-        for lang in ("en", "zh")}
-    assert all(r["note"] for r in rows if r["label"] == "unsupported") and len({r["id"] for r in rows}) == 240
+        (s, lab, lang): 10 for s in ("S1", "S2", "S3", "S4", "S5", "S6")
+        for lab in ("abstained", "supported", "unsupported") for lang in ("en", "zh")}
+    assert all(r["note"] for r in rows if r["label"] == "unsupported") and len({r["id"] for r in rows}) == 360
+
+
+def test_sets_s5_s6(tallies):
+    # measured once with v14 final (d1bd2b9); v13 on the same replies: refusals 13 unsupported, correct answers 11,
+    # errors 26 caught and 3 supported; v14's second round: 12, 11, 26
+    t = tallies["S5+S6"]
+    assert [t[("abstained", v)] for v in OUTCOMES] == [17, 10, 10, 3, 0]  # the rules find 17 of 40 refusals
+    assert [t[("supported", v)] for v in OUTCOMES] == [0, 10, 15, 15, 0]
+    assert [t[("unsupported", v)] for v in OUTCOMES] == [0, 26, 11, 3, 0]
 
 
 def test_sets_s3_s4(tallies):
