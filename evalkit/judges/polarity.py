@@ -40,6 +40,7 @@ from functools import lru_cache
 
 from evalkit.judges.grounding import Clause, Window
 from evalkit.text.lexicon import CJK, content_terms, is_charge, is_end_cue, is_soft_cue, term_found
+from evalkit.text.partial_answers import CONDITION
 from evalkit.text.values import extract_atoms
 
 __all__ = ["Polarity", "check_polarity", "short"]
@@ -265,10 +266,6 @@ def _plain_phrases(c: Clause) -> list[str]:
     return [p for p in c.phrases if not any(p.startswith(x) and (is_soft_cue(x) or is_end_cue(x)) for x in c.cues)]
 
 
-_CONDITION = re.compile(r"^\W*(?:(?:and|but|so|or)\s+)?(?:if|unless|when|whenever|in\s+case|provided|as\s+long\s+as)\b|"
-                        r"^\W*(?:而且|但|所以|或者)?(?:如果|若|假如|要是|倘若|万一|除非|一旦|如)", re.IGNORECASE)
-
-
 def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q_negated: bool | frozenset[str],
                    q_terms: frozenset[str] = frozenset(), context: Sequence[Window] = ()) -> Polarity:
     """Compare each claim clause's polarity with the clauses of the evidence ``windows`` (see the
@@ -326,7 +323,7 @@ def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q
                 # nor does a negated comparison ("没有超过30万元", "not above the limit"): the answer compared values
                 compares = bool(_COMPARATIVE.match(_negated_from(c), len(c.cues[0])))
                 # nor a negated condition, which states no fact: "If you haven't used it before, ..." ("New users must")
-                condition = bool(_CONDITION.match(c.text))
+                condition = bool(CONDITION.match(c.text))
                 out.missing_overlap = 0.0 if _BOUNDED.search(sent) or compares or condition else _overlap(best.terms, c)[0]
             continue
         joined = " ".join(c.terms)

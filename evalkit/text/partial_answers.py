@@ -38,7 +38,7 @@ from evalkit.text.refusal_rules import (
 )
 from evalkit.text.wordlists import alternation
 
-__all__ = ["CONTENT_MIN_CJK", "CONTENT_MIN_WORDS", "content_clauses", "non_assertion"]
+__all__ = ["CONDITION", "CONTENT_MIN_CJK", "CONTENT_MIN_WORDS", "content_clauses", "non_assertion"]
 
 CONTENT_MIN_WORDS, CONTENT_MIN_CJK = 3, 4  # a shorter clause ("Sorry", 很抱歉, "Hmm") is a filler
 _META = re.compile(
@@ -324,9 +324,10 @@ _OFFER = re.compile(r"\b(?:would\s+you\s+like|do\s+you\s+(?:want|need)|shall\s+i
 _TOPIC = re.compile(r"^\W*(?:(?:but|and)\s+)?(?:as\s+(?:for|to)|regarding|concerning|on\s+the\s+question\s+of)\b|"
                     r"^\W*(?:但|不过|而)?(?:关于|至于|对于)|的问题\W*$|^[^，,]{0,20}?(?:怎么|怎样|如何|多少|是否|能不能|可不可以|"
                     r"有没有|要不要|会不会|能否|什么|哪)[^，,]{0,10}$", re.IGNORECASE)
-# a condition states no fact ("If that doesn't help", 知道校区的话); with a clause that asserts nothing, nothing is asserted
-_CONDITION = re.compile(r"^\W*(?:(?:and|but|so)\s+)?(?:if|unless|in\s+case|once)\b|"
-                        r"^\W*(?:而且|但|所以)?(?:如果|如|若|假如|要是|倘若|万一|一旦)|的话\W*$", re.IGNORECASE)
+# a condition states no fact ("If that doesn't help", 知道校区的话): with a clause that asserts nothing, nothing is
+# asserted; a negation inside one is no polarity claim (evalkit.judges.polarity)
+CONDITION = re.compile(r"^\W*(?:(?:and|but|so|or)\s+)?(?:if|unless|when|whenever|in\s+case|once|provided|as\s+long\s+as)\b|"
+                       r"^\W*(?:而且|但|所以|或者)?(?:如果|如|若|假如|要是|倘若|万一|除非|一旦)|的话\W*$", re.IGNORECASE)
 # a referral: who can help, with no claim of what they will say ("The permit office can give you the specific reason",
 # "platform support is the best place to ask", 这个得问人事负责人); a value or a name in it keeps it checked
 _REFER = re.compile(
@@ -372,7 +373,7 @@ def non_assertion(sentence: str) -> str | None:
     kinds: list[str] = []
     for s, e in _clauses(text):
         clause = text[s:e].strip()
-        kind = _kind(clause) or ("topic" if _TOPIC.search(clause) or _CONDITION.search(clause) or _FILLER.match(clause)
+        kind = _kind(clause) or ("topic" if _TOPIC.search(clause) or CONDITION.search(clause) or _FILLER.match(clause)
                                  or COURTESY.match(clause) else None)
         if kind is None and kinds and kinds[-1] != "topic" and _GOES_ON.match(clause):
             kind = kinds[-1]  # "..., or look at your contract": the request goes on
