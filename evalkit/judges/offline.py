@@ -109,10 +109,12 @@ class HeldOut:
         return self.caught / self.n_wrong
 
 
-# measured once each, 2026-12-04, on v13's final rules (v12 on the same sets: 73 of 216 correct answers flagged,
-# 27 of 72 errors caught); the sets measured for earlier versions (A-F) are v13's development data. v14 (sentences
-# that assert nothing are not_checkable) gives the same counts on every multi-document set.
-HELD_OUT = HeldOut(sets=("G", "H", "I"), flagged=69, unverified=147, n_correct=216, caught=26, caught_unverified=46,
+# G, H and I were measured once each, 2026-12-04, on v13's final rules: 69 of 216 correct answers flagged (147
+# unverified), 26 of 72 errors caught (46 unverified); v12 on the same sets: 73 and 27. v14's rules (sentences that
+# assert nothing; small counts of an answer's points; negated conditions) were developed on the reply sets of
+# tests/judges/data/judge_replies_held_out.jsonl, not on these, and give the counts below (one correct answer of set
+# G fewer flagged); the multi-document sets were only checked for harm.
+HELD_OUT = HeldOut(sets=("G", "H", "I"), flagged=68, unverified=148, n_correct=216, caught=26, caught_unverified=46,
                    n_wrong=72)
 
 MIN_FOREIGN_TERMS = 3  # content words a claim needs for "none of them is anywhere in the evidence" to count
@@ -187,8 +189,8 @@ class ClaimSignals:
 
 def _asserts_nothing(claim: str, novel: list[Atom]) -> str | None:
     """What a claim that asserts nothing the evidence could check is, or None: a courtesy phrase (its names aside:
-    "Thank you for contacting Acme"), or, with no value or name of its own, a question or a request to the reader,
-    the speaker about itself, or what the sources lack (:func:`evalkit.text.partial_answers.non_assertion`)."""
+    "Thank you for contacting Acme"), or, with no value or name of its own, a question, a request or a referral to
+    the reader, the speaker about itself... (:func:`evalkit.text.partial_answers.non_assertion`)."""
     if COURTESY.search(claim) and all(a.kind == "entity" for a in novel):
         return "a courtesy phrase"
     return None if novel else non_assertion(claim)

@@ -295,10 +295,13 @@ def content_clauses(text: str, refusals: list[tuple[int, int]]) -> list[str]:
 # --------------------------------------------------------------------------- sentences that assert nothing
 # What a claim judge should not check: a sentence that asserts nothing about the world. A question to the reader
 # ("Are you a current undergraduate?"), a request to the reader ("Please upload a copy of your passport", 请提供
-# 订单号), the speaker about itself ("I can't access personal account information", 我这边查不到), and what the
-# sources lack ("The handbook doesn't cover interns"). It is the abstention detector's notion of background, read
-# one sentence at a time: a refusal the detector missed is then no hallucination. "We" is a company stating its
-# policy ("We don't refund after 30 days"), and "you can ..." a statement about the world: both are assertions.
+# 订单号), a referral ("The permit office can give you the specific reason"), a lead-in to a list ("What they do
+# say:"), the speaker about itself ("I can't access personal account information", 我这边查不到), what the speaker
+# or the sources lack ("The handbook doesn't cover interns"), and a sentence whose clauses are such, or a topic, a
+# condition or a filler. It is the abstention detector's notion of background, read one sentence at a time: a
+# refusal the detector missed is then no hallucination. "We" is a company stating its policy ("We don't refund
+# after 30 days"), "you can ..." a statement about the world, and an offer ("Would you like a double-depth plot?")
+# presupposes what it offers: all three are checked.
 _REQUEST = re.compile(
     r"^\W*(?:(?:and|so|but|also|meanwhile|in\s+the\s+meantime|otherwise|alternatively|then)\W+)?(?:"
     r"please|kindly|(?:could|can|would|will)\s+you|(?:do\s+)?let\s+me\s+know|feel\s+free|if\s+you\s+(?:can|could)\s+"
@@ -361,9 +364,9 @@ def _kind(text: str) -> str | None:
 def non_assertion(sentence: str) -> str | None:
     """What a sentence that asserts nothing about the world is ("a question to the reader", "a request to the
     reader", "a referral", "a lead-in to what follows", "about the speaker", "about what the speaker or the
-    sources lack"), or None for an assertion. A sentence of several
-    clauses asserts nothing when none of its clauses does: a topic ("合约解除和违约金的问题，建议您去营业厅问"), a
-    request and what goes on with it ("..., or look at the contract you signed")."""
+    sources lack"), or None for an assertion. A sentence of several clauses asserts nothing when none of its
+    clauses does: a topic ("合约解除和违约金的问题，建议您去营业厅问"), a request and what goes on with it ("..., or
+    look at the contract you signed")."""
     text = normalise(sentence).strip()
     if not text or _OFFER.search(text):  # "Would you like a double-depth plot?" presupposes what it offers: checked
         return None
