@@ -110,11 +110,12 @@ def _clause(text: str) -> Clause:
 
 
 @lru_cache(maxsize=200_000)
-def analyse(text: str, entities: bool = True) -> Unit:
+def analyse(text: str, entities: bool = True, fragment: bool = False) -> Unit:
     """Atoms, content terms and clauses of one sentence (cached by text: passages repeat).
 
-    Evidence sentences are analysed with ``entities=False`` (see :func:`extract_atoms`)."""
-    atoms = extract_atoms(text, entities)
+    Evidence sentences are analysed with ``entities=False`` (see :func:`extract_atoms`); a whole answer
+    of names ("Brisbane") with ``fragment=True`` (:func:`evalkit.text.values.is_name_fragment`)."""
+    atoms = extract_atoms(text, entities, fragment)
     return Unit(text, atoms, content_terms(_mask_values(text, atoms)),
                 tuple(_clause(c) for c in split_clauses(text)))
 

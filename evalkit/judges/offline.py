@@ -19,7 +19,9 @@ model judge (``offline+llm``, ``offline+nli``) or a person looks only at those. 
    computation in it or in the answer); otherwise it is a computation of more steps than the
    rules follow, ``unverified``. A name or code not reached is **absent**: ``unsupported``. An
    atom stated, but not with its subject or period, is ``unverified``. An equation the claim
-   writes out whose result does not follow (:mod:`.arithmetic`) makes it ``unsupported``.
+   writes out whose result does not follow (:mod:`.arithmetic`), or two of its values set in an
+   order they do not stand in ("58 hours fall short of the 57.6-hour minimum": :mod:`.comparisons`),
+   makes it ``unsupported``.
 2. **Polarity**, per clause (:mod:`.polarity`): a negated evidence clause whose negated
    words a plain claim clause repeats, with term overlap >= ``flip_overlap``, is a polarity
    flip: ``unsupported``; so is a negated claim clause whose best-matching evidence clause
@@ -55,6 +57,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalkit.judges.arithmetic import wrong_equations
+from evalkit.judges.comparisons import wrong_comparisons
 from evalkit.judges.base import ClaimVerdict, JudgeResult
 from evalkit.judges.counter import VALUE_KINDS, asks_aggregate, computes, judge_unreached
 from evalkit.judges.grounding import (
@@ -73,11 +76,11 @@ from evalkit.text.claims import is_chinese, split_claims
 from evalkit.text.lexicon import COURTESY, negation_cues, term_found
 from evalkit.text.partial_answers import non_assertion
 from evalkit.text.tokenize import fold_dashes
-from evalkit.text.values import Atom, AtomPool, fold
+from evalkit.text.values import Atom, AtomPool, fold, is_name_fragment
 
 __all__ = ["HELD_OUT", "VERSION", "ClaimSignals", "HeldOut", "OfflineJudge", "Thresholds", "triple_statement"]
 
-VERSION = 14  # bump when verdicts for the same inputs and thresholds change
+VERSION = 15  # bump when verdicts for the same inputs and thresholds change
 
 
 @dataclass(frozen=True)
@@ -235,7 +238,8 @@ class OfflineJudge:
         claims = split_claims(answer)
         sims = self._similarities(claims, wins)
         out: list[ClaimSignals] = []
-        units = [analyse(triple_statement(fold_dashes(c))) for c in claims]
+        fragment = len(claims) == 1 and is_name_fragment(answer)  # "Brisbane": a name, though it opens the answer
+        units = [analyse(triple_statement(fold_dashes(c)), fragment=fragment) for c in claims]
         answer_atoms = [a for u in units for a in u.atoms]  # what a value of the answer may be computed from
         # an answer that computes anywhere, or answers a question asking for a total, may state its results plainly
         computing = computes(answer) or asks_aggregate(question)
@@ -349,6 +353,7 @@ class OfflineJudge:
         self._reach(grounding, claim, pools, q_pool, answer_atoms, computing)
         s.absent = [g.problem for g in grounding if g.problem and g.absent]
         s.absent += [f"its own arithmetic is wrong: {e.text} gives {e.computed:,.6g}" for e in wrong_equations(claim.text)]
+        s.absent += [f"its own comparison is wrong: {c.describe()}" for c in wrong_comparisons(claim.text, claim.atoms)]
         s.missing = [g.problem for g in grounding if g.problem and not g.absent]
         s.derived = [g.derived for g in grounding if g.derived]
         s.notes = [g.note for g in grounding if g.note]

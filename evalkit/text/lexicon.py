@@ -27,7 +27,9 @@ COURTESY = re.compile("|".join(r"^\W*" + p for p in phrases("courtesy_openers"))
 _EN_NOT_NEGATING = re.compile(
     r"\b(?:no|not)\s+(?:more|less|later|earlier|fewer|greater|higher|lower|longer than|sooner)\s+than\b|"
     r"\bnot\s+(?:only|just|to exceed|exceeding|exceed)\b|\bno doubt\b|\bnon-?stop\b|\bnone the less\b|"
-    r"\bwhether or not\b|\brather than\b|\binstead of\b|^\s*no\b(?=\s*[,.;:!])", re.IGNORECASE)
+    r"\bwhether or not\b|\brather than\b|\binstead of\b|^\s*no\b(?=\s*[,.;:!])|"
+    # "wasn't formed until 2006", "did not open until May": it happened then, a time, not a negation
+    r"\b(?:not|never|\w+n['’]t)\b(?=(?:\s+[\w-]+){0,3}?\s+until\b)", re.IGNORECASE)
 _EN_NEG = re.compile(
     r"\bno longer\b|\bnot any longer\b|\b(?:" + alternation("en_negation_cues", regex=True) + r")\b|"
     r"\b\w+n['’]t\b|\bnon-\w+|"
@@ -81,7 +83,7 @@ def negation_spans(text: str) -> list[tuple[str, int]]:
     negate by meaning (失败, 拒绝, 停用, 禁用, 作废, 失效, 废止, 拦截), words that end or lose a
     thing (失去, 闭馆, 停售, 下线, "dropped support"), and of no charge (免费, 免票)...
     Look-alikes are removed first: bounds ("no more than", 不超过, 不得低于), "not only",
-    "rather than", 而不是, 无论, 非常, 是否; and a leading answer word ("No, ...") is not a
+    "rather than", "not ... until" (a time), 而不是, 无论, 非常, 是否; and a leading answer word ("No, ...") is not a
     cue: it answers the question, the clause carries the polarity.
     """
     out: list[tuple[str, int]] = []

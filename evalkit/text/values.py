@@ -39,9 +39,9 @@ from evalkit.text.quantities import (
     implied_units,
     quantities_match,
 )
-from evalkit.text.wordlists import words
+from evalkit.text.wordlists import phrases, words
 
-__all__ = ["Atom", "AtomPool", "extract_atoms", "fold", "mask_atoms", "name_forms"]
+__all__ = ["Atom", "AtomPool", "extract_atoms", "fold", "is_name_fragment", "mask_atoms", "name_forms"]
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,29 @@ def name_forms(word: str) -> set[str]:
     return out
 
 
-def _en_entities(text: str) -> list[Atom]:
+_PLACEHOLDERS = frozenset(p.lower() for p in phrases("no_value_placeholders"))
+_FRAGMENT_EDGE = re.compile(r"^[\s\"'“”‘’(]+|[\s\"'“”‘’).!]+$")
+
+
+def is_name_fragment(text: str) -> bool:
+    """Whether a whole answer is a fragment of names, not a sentence ("Brisbane", "Columbus, Ohio"):
+    at most :data:`FRAGMENT_WORDS` words, each capitalised or a connective ("of", "de"), the first not a
+    common word ("Yes", "None") or a placeholder ("Unknown"), no acronym ("Contact IT"), no ":", "*" or "#"
+    (a heading). Its first word is then
+    no sentence-initial capital: a one-word answer "Brisbane" is a name (``extract_atoms(fragment=True)``).
+    Only a whole answer: "Partly." before "The match applies ..." opens a sentence."""
+    core = _FRAGMENT_EDGE.sub("", text)
+    toks = _EN_WORD.findall(core)
+    if not toks or len(toks) > FRAGMENT_WORDS or ":" in core or re.search(r"[^\w\s,'’&.-]", core) \
+            or core.lower() in _PLACEHOLDERS or toks[0].lower() in COMMON | _PLACEHOLDERS:
+        return False
+    return all(_plain_title(t) or t.lower() in _CONNECT for t in toks) and len(toks) == len(core.replace(",", " ").split())
+
+
+FRAGMENT_WORDS = 4
+
+
+def _en_entities(text: str, fragment: bool = False) -> list[Atom]:
     words = list(_EN_WORD.finditer(text))
     out: list[Atom] = []
     group: list[re.Match[str]] = []
@@ -162,7 +184,7 @@ def _en_entities(text: str) -> list[Atom]:
                 text[group[0].start() - 1].isdigit() or text[group[0].start() - 1] == MASK):
             return  # the G of 5G, the K of 4K: part of a number, not a name
         first = group[0]
-        initial = not re.search(r"[A-Za-z0-9]", text[:first.start()])
+        initial = not fragment and not re.search(r"[A-Za-z0-9]", text[:first.start()])
         toks = [g.group(0) for g in group]
         if len(toks) == 1 and (toks[0].lower() in _CURRENCY_UNITS or (initial and toks[0].lower() in COMMON)):
             return
@@ -267,7 +289,7 @@ def mask_atoms(text: str, atoms: list[Atom] | tuple[Atom, ...], keep_entities: b
 
 
 @lru_cache(maxsize=200_000)
-def extract_atoms(text: str, entities: bool = True) -> tuple[Atom, ...]:
+def extract_atoms(text: str, entities: bool = True, fragment: bool = False) -> tuple[Atom, ...]:
     """All atoms of a text, each span read once: codes, then dates, times, quantities, entities.
 
     ``entities=False`` skips names (for evidence: a claim's name is looked for in the
@@ -275,10 +297,11 @@ def extract_atoms(text: str, entities: bool = True) -> tuple[Atom, ...]:
     With the sharing on (:mod:`evalkit.text.memo`), the names are added to the cached atoms of
     ``entities=False``: an extractive answer's claims are evidence sentences, read already. The same
     atoms in the same order: the names are found on the same masked text, and a stable sort of the
-    sorted atoms keeps their order.
+    sorted atoms keeps their order. ``fragment``: ``text`` is a whole answer of names (:func:`is_name_fragment`),
+    whose first word is no sentence-initial capital.
     """
     if entities and enabled():
-        return _with_entities(text, list(extract_atoms(text, False)))
+        return _with_entities(text, list(extract_atoms(text, False)), fragment)
     atoms: list[Atom] = _codes(text)
     masked = mask_atoms(text, atoms)
     for d in find_dates(masked):
@@ -292,14 +315,14 @@ def extract_atoms(text: str, entities: bool = True) -> tuple[Atom, ...]:
         atoms.append(Atom(q.kind, q.text, key, q.start, q.end, q))
     if not entities:
         return tuple(sorted(atoms, key=lambda a: (a.start, a.end)))
-    return _with_entities(text, atoms)
+    return _with_entities(text, atoms, fragment)
 
 
-def _with_entities(text: str, atoms: list[Atom]) -> tuple[Atom, ...]:
+def _with_entities(text: str, atoms: list[Atom], fragment: bool = False) -> tuple[Atom, ...]:
     """``atoms`` (the codes, dates, times and quantities of ``text``) and the names of ``text``, sorted by span."""
     masked = mask_atoms(text, atoms)
     if not CJK.search(text):
-        found = _en_entities(masked)
+        found = _en_entities(masked, fragment and is_name_fragment(text))
     elif is_chinese(text):
         found = _zh_entities(masked)
     else:  # English with a Chinese name in it ("its lead is Zhou Mingxuan (周明轩)")

@@ -1,0 +1,68 @@
+"""The answer's own comparisons (evalkit.judges.comparisons): two values a claim sets in an order, checked by hand."""
+from __future__ import annotations
+
+import pytest
+
+from evalkit.judges.comparisons import comparisons, wrong_comparisons
+from evalkit.judges.offline import OfflineJudge
+from evalkit.text.values import extract_atoms
+
+
+def _read(text: str) -> list[tuple[str, str, str, bool]]:
+    return [(c.a, c.op, c.b, c.wrong) for c in comparisons(text, extract_atoms(text))]
+
+
+@pytest.mark.parametrize("text, expected", [
+    # the order the words assert, and whether the values stand in it (hand-checked)
+    ("her 58 contact hours fall just short of the 57.6-hour minimum", ("58", "<", "57.6-hour", True)),
+    ("58 of 72 scheduled hours is about 81%, above the 80% minimum", ("81%", ">", "80%", False)),
+    ("床位使用率约92.1%，已超过93%的上限", ("92.1%", ">", "93%", True)),
+    ("按团检8.5折是907.8元，没有超过公司800元的报销上限", ("907.8元", "<=", "800元", True)),
+    ("三季度销售额合计29.7万元，没有超过30万元", ("29.7万元", "<=", "30万元", False)),
+    ("二季度一次合格率约96.7%，比一季度的96.9%有所提升", ("96.7%", ">", "96.9%", True)),
+    ("总共约46.36元，比白天跑同样的行程（约39.3元）还便宜一些", ("46.36元", "<", "39.3元", True)),
+    ("the perpetual licence is actually the cheaper option up front, at $85 versus $55", ("$85", "<", "$55", True)),
+    ("北京的纪录更高：41.1度对36.7度", ("41.1度", ">", "36.7度", False)),
+    ("The 190 mm riser exceeds the 180 mm maximum", ("190 mm", ">", "180 mm", False)),
+    ("Your claim of $6,200 is under the $10,000 limit", ("$6,200", "<", "$10,000", False)),
+    ("楼梯净宽1.2米，不小于1.1米", ("1.2米", ">=", "1.1米", False)),
+])
+def test_a_comparison_is_read_and_checked(text: str, expected: tuple[str, str, str, bool]) -> None:
+    assert _read(text) == [expected]
+
+
+def test_equal_values_never_make_a_comparison_wrong() -> None:
+    # a rounded "just above" of two values written alike is the writer's rounding, not a wrong order
+    assert _read("The rate is 12%, above the 12% floor") == [("12%", ">", "12%", False)]
+
+
+@pytest.mark.parametrize("text", [
+    "In Eco mode it lasts 25 minutes longer than the S3's 45 minutes.",           # A is the difference
+    "HbA1c fell 0.4 points more than the 1.2-point fall seen with placebo.",    # a difference in points
+    "92.1%距93%不到1个百分点。",                                                   # 不到 a difference
+    "合格率不到97%，甚至比一季度的96.9%还略低一点。",                                   # A is itself a bound
+    "It doubled: approval was needed above CNY 5,000 in 2024 and above CNY 10,000 from 2026.",  # two clauses
+    "6.6万吨（12万亩×550公斤），比2023年的6万吨增加6000吨。",                          # A inside a parenthesis
+    "达到季度承诺额返 2%，超出承诺额 120% 的部分返 4%。",                               # B names a part
+    "流量用完后按每GB 5元收费，当月超出的流量费最多收到60元。",                              # 超出的: a noun phrase
+    "当天5个监测时段全部超过150的洒水线。",                                             # counts of different things
+    "210 hives at $215 comes to just over $45k.",                               # a result, not A compared
+    "Harlow gets $23,000 (50% of the $46,000 facade cost, comfortably under the $30,000 cap).",
+    "going 2 t over would cost you 3 t of next year's allocation",              # "over" far from B
+    "the two badges beyond the four included cost extra",                       # numbers in words
+    "每间实验室不得超过20升，单个容器不超过5升。",                                        # two clauses' limits
+])
+def test_what_is_no_comparison_of_two_values_is_left_alone(text: str) -> None:
+    assert wrong_comparisons(text, extract_atoms(text)) == []
+
+
+def test_the_judge_calls_a_wrong_comparison_unsupported_with_both_values() -> None:
+    judge = OfflineJudge()
+    evidence = [("policy", "Candidates must attend at least 57.6 hours, 80% of the 72 scheduled contact hours."),
+                ("record", "Attendance record: 58 contact hours attended.")]
+    q = "Has she attended enough hours to sit the exam?"
+    wrong = judge.judge(q, "No: her 58 contact hours fall just short of the 57.6-hour minimum.", evidence)
+    assert [c.verdict for c in wrong.claims] == ["unsupported"]
+    assert "its own comparison is wrong: it says 58 is less than 57.6-hour" in wrong.claims[0].reason
+    right = judge.judge(q, "Yes: her 58 contact hours are above the 57.6-hour minimum.", evidence)
+    assert right.claims[0].verdict != "unsupported", right.claims[0].reason
