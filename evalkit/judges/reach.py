@@ -273,6 +273,7 @@ def _reach_date(target: Atom, date_atoms: Sequence[Atom], numbers: Sequence[floa
     return f"the parts of {target.text.strip()} are stated in the evidence (another format, range or subject)"
 
 
+_PAIR = re.compile(r"\b([A-Z])[a-z]+[ -]([A-Z])[a-z]+\b|\b([a-z])[a-z]+-([a-z])[a-z]+\b")
 _UNIT_NAME = re.compile(r"^(?:[kMGT]?Wh?|[mk]?L|TEU|FEU|kVA|MPa|kPa|dB|[kMG]?Hz|ppm|ppb|psi|rpm|mph|kph|Mbps|Gbps)$")
 
 
@@ -284,6 +285,7 @@ class _NameIndex:
     words: frozenset[str]
     stems: frozenset[str]
     initials: str
+    pairs: frozenset[str] = frozenset()  # initials of two capitalised or hyphenated words ("General Security": gs)
 
 
 @shared(maxsize=5_000)
@@ -291,21 +293,25 @@ def _name_index(texts: tuple[str, ...]) -> _NameIndex:
     """The texts' :class:`_NameIndex` (read once for every name of every claim judged against them)."""
     folded = fold(" ".join(texts))
     words = frozenset(re.findall(r"[a-z\u00e0-\u024f]+|[0-9]+", folded))
+    pairs = frozenset("".join(m).lower() for t in texts for m in _PAIR.findall(t))  # one of the two alternatives
     return _NameIndex(re.sub(r"\s", "", folded), words, frozenset(w[:6] for w in words if len(w) >= 6),
-                      "".join(w[0] for w in re.findall(r"[a-z]+", folded)))
+                      "".join(w[0] for w in re.findall(r"[a-z]+", folded)), pairs)
 
 
-def _acronym(name: str, initials: str) -> bool:
+def _acronym(name: str, index: _NameIndex) -> bool:
     """Whether an all-capital name of three or more letters is the initials of consecutive evidence words
-    ("NRW": non-revenue water)."""
-    return bool(re.fullmatch(r"[A-Z]{3,6}s?", name)) and name.rstrip("s").lower() in initials
+    ("NRW": non-revenue water), or one of two letters those of two capitalised or hyphenated words ("GS":
+    General Security, "AF": acre-feet; any two consecutive words would fit two letters by chance)."""
+    if re.fullmatch(r"[A-Z]{2}s?", name):
+        return name.rstrip("s").lower() in index.pairs
+    return bool(re.fullmatch(r"[A-Z]{3,6}s?", name)) and name.rstrip("s").lower() in index.initials
 
 
 def _reach_name(target: Atom, texts: Sequence[str]) -> str | None:
     index = _name_index(tuple(texts))
     if _UNIT_NAME.match(target.text.strip()):
         return f"{target.text.strip()} is a unit, not a name"
-    if _acronym(target.text.strip(), index.initials):
+    if _acronym(target.text.strip(), index):
         return f"{target.text.strip()} is the initials of words in the evidence"
     if CJK.search(target.text):
         name = re.sub(r"[\s·]", "", target.text)

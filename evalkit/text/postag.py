@@ -24,7 +24,7 @@ import numpy as np
 
 from evalkit.text.memo import enabled
 
-__all__ = ["posseg"]
+__all__ = ["in_dictionary", "posseg"]
 
 _MIN_FLOAT = -3.14e100  # jieba.posseg.viterbi.MIN_FLOAT: an emission the model never saw
 
@@ -147,3 +147,8 @@ def _posseg(text: str, fast: bool) -> tuple[tuple[str, str], ...]:
 
     jieba.setLogLevel(logging.WARNING)
     return tuple((p.word, p.flag) for p in pseg.lcut(text))
+
+
+def in_dictionary(word: str) -> bool:
+    """Whether ``word`` is a word of jieba's dictionary (成都), not one its hidden Markov model made up (费由)."""
+    return word in _tagger().word_tag_tab

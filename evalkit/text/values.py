@@ -30,7 +30,7 @@ from evalkit.text.dates import DateValue, date_supported, find_dates
 from evalkit.text.lexicon import CJK
 from evalkit.text.memo import enabled
 from evalkit.text.names import WEEKDAYS, weekdays_of, zh_verb_after_modal
-from evalkit.text.postag import posseg
+from evalkit.text.postag import in_dictionary, posseg
 from evalkit.text.quantities import (
     Quantity,
     bare_number_states,
@@ -95,13 +95,16 @@ _NOT_CODE = re.compile(
     # a hyphenated quantity ("2-year warranty", "30-day window", "500-MB limit"): a value, not a code
     r"|\d+(?:\.\d+)?-(?:years?|months?|weeks?|days?|hours?|minutes?|mins?|seconds?|secs?|milliseconds?|"
     r"km|kg|mb|gb|tb|kw|mah|watts?|metres?|meters?|kilometres?|kilometers?|kilograms?|percent))$", re.IGNORECASE)
+# a range of two dates with its dash evened out ("1 Jun-15 Sep"): two dates, not the code "Jun-15"
+_DATE_RANGE = re.compile(r"(?<=\d\s)(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*-\d{1,2}(?=\s+[A-Za-z]{3})",
+                         re.IGNORECASE)
 
 
 def _codes(text: str) -> list[Atom]:
     out = []
     for m in _CODE.finditer(text):
         s = m.group(0).rstrip(".")
-        if _NOT_CODE.match(s) or ("." in s and "_" not in s and "@" not in s and "/" not in s
+        if _NOT_CODE.match(s) or _DATE_RANGE.match(text, m.start()) or ("." in s and "_" not in s and "@" not in s and "/" not in s
                                   and not re.search(r"\d", s) and max(len(p) for p in s.split(".")) < 3):
             continue
         out.append(Atom("code", s, _code_key(s), m.start(), m.start() + len(s)))
@@ -116,6 +119,7 @@ _CONNECT = words("name_connectives")
 _EN_WORD = re.compile(r"[A-Za-z\u00C0-\u024F][A-Za-z\u00C0-\u024F'’&.-]*[A-Za-z\u00C0-\u024F]|[A-Z]")
 _ZH_NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz", "eng"})
 _ZH_GENERIC = words("zh_generic_places")
+_ZH_NAME_BREAKERS = words("zh_name_breakers")
 _QUOTED = re.compile(r"《([^《》]{1,30})》|“([^“”]{1,20})”|「([^「」]{1,20})」|『([^『』]{1,20})』")
 
 
@@ -254,7 +258,9 @@ def _zh_entities(text: str) -> list[Atom]:
                      and not (flag == "eng" and (len(word) < 2 or word.lower() in _CURRENCY_UNITS
                                                  or not (word[0].isupper() or re.search(r"\d", word))))
                      and not (flag == "nr" and zh_verb_after_modal(words, k))  # 须在5日前付清: a verb
-                     and not _ZH_PERSONAL.search(word))  # 建议您, tagged nr: a personal pronoun is no name
+                     and not _ZH_PERSONAL.search(word)  # 建议您, tagged nr: a personal pronoun is no name
+                     # 费由…支付: a noun and a preposition the tagger's model joined; not 成都, a word of its dictionary
+                     and not (len(word) == 2 and word[1] in _ZH_NAME_BREAKERS and not in_dictionary(word)))
         if name_like or (word == "·" and cur):
             if not cur:
                 cur_start, parts = start, []

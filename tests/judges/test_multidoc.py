@@ -116,11 +116,12 @@ def test_than_separates_the_two_sides_of_a_comparison(judge):
           "Kobe recorded 41.2 million tourist visits in 2023.")
     assert verdicts(judge, q, "In 2023 Nara had more visitors (53.7 million) than Kobe (41.2 million).", *ev) \
         == ["supported"]
-    # swapped: each figure is the evidence's for the other city, so v10 cannot call it a contradiction (never
-    # "supported")
+    # swapped: each figure is the evidence's for the other city; v10-v14 could not call it a contradiction (it was
+    # unverified); v15 reads the question's choice, which the evidence's figures decide for Nara (judges/choices.py)
     ((verdict, reason),) = judged(judge, q, "In 2023 Kobe had more visitors (53.7 million) than Nara (41.2 million).",
                                   *ev)
-    assert verdict == "unverified" and "53.7 million is in the evidence (doc-1) but not with entity 'Kobe'" in reason
+    assert verdict == "unsupported" and reason == ("the evidence decides the choice against it: Nara 53.7 million, "
+                                                   "Kobe 41.2 million, so the answer is Nara")
 
 
 # --- numbers an answer computes from the evidence ------------------------------------------------------

@@ -1,0 +1,67 @@
+"""Choice questions (evalkit.judges.choices): the option the evidence's values rule out, checked by hand."""
+from __future__ import annotations
+
+import pytest
+
+from evalkit.judges.choices import Choice, choice_of, wrong_choice
+from evalkit.judges.offline import OfflineJudge
+
+BANDS = [("The Exies", "The Exies are an American rock band formed in 1997 in Los Angeles."),
+         ("Circus Diablo", "Circus Diablo is an American rock band formed in early 2006 by Billy Morrison.")]
+BRIDGES = [("杭州湾跨海大桥", "杭州湾跨海大桥全长36公里，2008年5月通车。"),
+           ("胶州湾大桥", "胶州湾大桥全长41.58公里，2011年6月通车。")]
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("Which band was formed first The Exies or Circus Diablo ?", Choice("The Exies", "Circus Diablo", "early")),
+    ("Who is the oldest, Sid Haig or Vic Darchinyan?", Choice("Sid Haig", "Vic Darchinyan", "older")),
+    ("Between Iain Banks and Irwin Shaw, which writer was born later?", Choice("Iain Banks", "Irwin Shaw", "late")),
+    ("哪座桥更长，杭州湾跨海大桥还是胶州湾大桥？", Choice("杭州湾跨海大桥", "胶州湾大桥", "max")),
+    ("杭州湾跨海大桥和胶州湾大桥哪个通车更早？", Choice("杭州湾跨海大桥", "胶州湾大桥", "early")),
+    ("Which singer is American, Mark King or Nick Hexum?", None),  # no word that orders the two
+    ("When was The Exies formed?", None),                            # no two options
+])
+def test_the_options_and_the_choice_word_are_read(question: str, expected: Choice | None) -> None:
+    assert choice_of(question) == expected
+
+
+@pytest.mark.parametrize("answer, wrong", [
+    ("Circus Diablo", True),
+    ("Circus Diablo came first; its founders were already established musicians.", True),
+    ("The Exies", False),
+    ("The Exies, formed in 1997, came well before Circus Diablo.", False),
+    ("Unlike Circus Diablo, The Exies were formed first.", False),  # names both before the choice word: not read
+    ("Both bands formed in the 1990s.", False),                     # picks neither
+])
+def test_the_pick_the_evidence_rules_out_is_wrong(answer: str, wrong: bool) -> None:
+    reason = wrong_choice("Which band was formed first, The Exies or Circus Diablo?", answer, BANDS)
+    assert (reason is not None) is wrong
+    if wrong:
+        assert reason == ("the evidence decides the choice against it: The Exies 1997, Circus Diablo 2006, "
+                          "so the answer is The Exies")
+
+
+def test_older_means_the_earlier_birth_date_and_chinese_lengths_compare_as_numbers() -> None:
+    people = [("Sid Haig", "Sid Haig (born July 14, 1939) is an American actor."),
+              ("Vic Darchinyan", "Vic Darchinyan (born 7 January 1976) is an Armenian-Australian boxer.")]
+    q = "Who is older, Sid Haig or Vic Darchinyan?"
+    assert wrong_choice(q, "Vic Darchinyan is older, since he was born in 1976.", people) is not None
+    assert wrong_choice(q, "Sid Haig.", people) is None
+    q_zh = "哪座桥更长，杭州湾跨海大桥还是胶州湾大桥？"
+    assert wrong_choice(q_zh, "杭州湾跨海大桥更长。", BRIDGES) is not None
+    assert wrong_choice(q_zh, "胶州湾大桥更长，全长41.58公里。", BRIDGES) is None
+
+
+def test_no_value_for_an_option_or_equal_values_decide_nothing() -> None:
+    q = "Which band was formed first, The Exies or Circus Diablo?"
+    assert wrong_choice(q, "Circus Diablo", [BANDS[0], ("Circus Diablo", "Circus Diablo is a rock band.")]) is None
+    same = [BANDS[0], ("Circus Diablo", "Circus Diablo is a rock band formed in 1997.")]
+    assert wrong_choice(q, "Circus Diablo", same) is None
+
+
+def test_the_judge_calls_the_wrong_pick_unsupported_though_the_name_is_in_the_evidence() -> None:
+    judge = OfflineJudge()
+    q = "Which band was formed first, The Exies or Circus Diablo?"
+    wrong = judge.judge(q, "Circus Diablo", BANDS).claims
+    assert [c.verdict for c in wrong] == ["unsupported"] and "the answer is The Exies" in wrong[0].reason
+    assert "unsupported" not in {c.verdict for c in judge.judge(q, "The Exies", BANDS).claims}
