@@ -216,3 +216,34 @@ def test_words_jieba_tags_as_places_that_are_no_names():
     assert [a.text for a in extract_atoms("可以在营业厅App上直接改。") if a.kind == "entity"] == ["App"]
     assert not [a for a in extract_atoms("需要带两样东西。") if a.kind == "entity"]
     assert [a.text for a in extract_atoms("上海的门店周末营业。") if a.kind == "entity"] == ["上海"]
+
+
+@pytest.mark.parametrize("text, atoms", [
+    # a range of two dates whose dash the judge evened out (1 Jun–15 Sep -> 1 Jun-15 Sep): two dates, not a code
+    ("peak (1 Jun-15 Sep) and", [("date", "1 Jun"), ("date", "15 Sep")]),
+    ("from 3 Mar-10 Apr 2026", [("date", "3 Mar"), ("date", "10 Apr 2026")]),
+    ("Jun-15 to Sep-30", [("code", "Jun-15"), ("code", "Sep-30")]),  # no day before it: left as written
+    ("LX-200", [("code", "LX-200")]),
+])
+def test_a_date_range_with_a_plain_dash_is_two_dates(text, atoms):
+    assert [(a.kind, a.text) for a in extract_atoms(text)] == atoms
+
+
+def test_a_noun_and_a_preposition_the_tagger_joins_are_no_name():
+    assert not [a for a in extract_atoms("医保费由失业保险基金支付。") if a.kind == "entity"]   # 费由
+    assert not [a for a in extract_atoms("装卸费进出库各15元/吨。") if a.kind == "entity"]      # 库各
+    # a word of jieba's dictionary ending in one of those characters stays a name
+    assert [a.text for a in extract_atoms("成都的气温最高。") if a.kind == "entity"] == ["成都"]
+    assert [a.text for a in extract_atoms("由王芳负责。") if a.kind == "entity"] == ["王芳"]
+
+
+def test_two_letter_initials_of_two_capitalised_or_hyphenated_evidence_words():
+    from evalkit.judges.offline import OfflineJudge
+    judge = OfflineJudge()
+    ev = [("tariff", "General Security water costs $18.40 per ML; allocation is 2.4 acre-feet per irrigable acre.")]
+    for answer in ("GS water costs $18.40 per ML.", "Each acre gets 2.4 AF."):
+        verdicts = [c.verdict for c in judge.judge("What does water cost?", answer, ev).claims]
+        assert "unsupported" not in verdicts, (answer, verdicts)
+    # two letters that are no two such words' initials stay a name the evidence lacks
+    assert [c.verdict for c in judge.judge("What does water cost?", "XY water costs $18.40 per ML.", ev).claims] \
+        == ["unsupported"]
