@@ -35,6 +35,12 @@ _DIFFERENCE = re.compile(r"\s*(?:个百分点|percentage\s+points?|points?\b|pts
 _BOUND_BEFORE = re.compile(r"(?:不到|不足|低于|高于|超过|under|over|below|above|less\s+than|more\s+than)\s*[$€£¥]?\s*$", re.IGNORECASE)
 _JOINED = re.compile(r"\b(?:and|or|but|while|whereas|then)\b|或者|或|而且|并且|以及")
 _RESULT = re.compile(r"\b(?:comes?|came|works?|worked)\s+(?:out\s+)?to\b|\btotals?\b|=|\bgives?\b|\bmakes?\b", re.IGNORECASE)
+_IN_RANGE = re.compile(r"(?:不在|不属于|不处在|处在|处于|属于|落在|介于|在|\b(?:not\s+)?(?:with)?in\b|\boutside(?:\s+of)?\b|"
+                       r"\b(?:not\s+)?between\b)(?:\s+the)?\s*[$€£¥]?\s*$", re.IGNORECASE)
+_OUTSIDE = re.compile(r"不在|不属于|不处在|\bnot\b|\boutside\b", re.IGNORECASE)
+_RANGE_JOIN = re.compile(r"\s*[^\W\d]{0,2}\s*(?:至|到|-|–|—|~|～|\bto\b|\band\b)\s*[$€£¥]?\s*", re.IGNORECASE)
+_RANGE_AFTER = re.compile(r"\s*[^\W\d]{0,3}?\s*(?:的)?(?:区间|之间|范围|档|段|以内|\b(?:range|band|bracket|tier|group|zone|"
+                          r"window|interval)\b)", re.IGNORECASE)
 _DURATION_WORD = {"h": r"hours?|hrs?|小时", "min": r"minutes?|mins?|分钟", "d": r"days?|天|日", "w": r"weeks?|周",
                   "s": r"seconds?|secs?|秒"}
 _DIRECTIONS = {"gt": ">", "lt": "<"}
@@ -49,21 +55,27 @@ _CUES = [(code, _cue(p)) for p, code in table("comparison_cues")]
 
 @dataclass(frozen=True)
 class Comparison:
-    """A comparison a claim writes: ``a`` (as written) stands ``op`` (``>``, ``<``, ``>=``, ``<=``) to ``b``."""
+    """A comparison a claim writes: ``a`` (as written) stands ``op`` (``>``, ``<``, ``>=``, ``<=``) to ``b``, or
+    ``in`` / ``not in`` the range ``b`` (from ``right`` to ``high``)."""
 
     a: str
     op: str
     b: str
     left: float
     right: float
+    high: float | None = None  # a range's upper end (``op`` "in" or "not in": ``b`` is the range as written)
 
     @property
     def wrong(self) -> bool:
+        if self.high is not None:
+            inside = min(self.right, self.high) <= self.left <= max(self.right, self.high)
+            return inside != (self.op == "in")
         return {">": self.left < self.right, "<": self.left > self.right,
                 ">=": self.left < self.right, "<=": self.left > self.right}[self.op]
 
     def describe(self) -> str:
-        says = {">": "more than", "<": "less than", ">=": "at least", "<=": "at most"}[self.op]
+        says = {">": "more than", "<": "less than", ">=": "at least", "<=": "at most", "in": "within",
+                "not in": "outside"}[self.op]
         return f"it says {self.a} is {says} {self.b}"
 
 
@@ -167,7 +179,47 @@ def comparisons(text: str, atoms: Sequence[Atom]) -> list[Comparison]:
         found = _direction(text, a, b, between)
         if found:
             out.append(Comparison(a.text.strip(), found, b.text.strip(), *pair))
+    for a, lo, hi in zip(vals, vals[1:], vals[2:]):
+        ranged = _range(text, a, lo, hi)
+        if ranged is not None:
+            out.append(ranged)
     return out
+
+
+def _range(text: str, a: Atom, lo: Atom, hi: Atom) -> Comparison | None:
+    """"68岁，处在60至64周岁的区间", "$58,000 falls in the $40,000-$60,000 band": ``a`` said to be in (or outside)
+    the range from ``lo`` to ``hi``; ``lo`` without a unit takes ``hi``'s ("60至64周岁")."""
+    pre, mid, post = text[a.end:lo.start], text[lo.end:hi.start], text[hi.end:hi.end + 12]
+    m = _IN_RANGE.search(pre)
+    if not (m and _RANGE_JOIN.fullmatch(mid) and len(pre) <= MAX_GAP and not _CLAUSE_END.search(pre)):
+        return None
+    if not (_RANGE_AFTER.match(post) or re.search(r"\bbetween\b|介于", m.group(0), re.IGNORECASE)):
+        return None
+    qa, ql, qh = a.quantity, lo.quantity, hi.quantity
+    if qa is None or ql is None or qh is None or not (re.search(r"\d", a.text) and re.search(r"\d", hi.text)):
+        return None
+    if (ql.kind, ql.unit) != (qh.kind, qh.unit) and not (ql.kind == "number" and ql.unit is None):
+        return None
+    low = ql.value  # "10万至20万元": the low end, read as a number, in the high end's unit
+    if (ql.kind, ql.unit) != (qh.kind, qh.unit) and qh.kind == "duration":  # "3至5天": a duration is in seconds
+        written = re.search(r"\d+(?:\.\d+)?", hi.text.replace(",", ""))
+        if not written or not float(written.group(0)):
+            return None
+        low = ql.value * qh.value / float(written.group(0))
+    if (qa.kind, qa.unit) != (qh.kind, qh.unit):
+        return None
+    if qa.unit is None and not _same_word_after(text, a, hi):  # bare numbers must count one thing
+        return None
+    left = qa.value
+    op = "not in" if _OUTSIDE.search(m.group(0)) else "in"
+    return Comparison(a.text.strip(), op, text[lo.start:hi.end].strip(), left, low, qh.value)
+
+
+def _same_word_after(text: str, a: Atom, b: Atom) -> bool:
+    """Whether two bare numbers count one thing: the word after ``a`` is in the words after ``b`` ("68岁" and
+    "64周岁", "85 points" and "90 points")."""
+    after_a = re.match(r"\s*([A-Za-z]+|[^\W\d])", text[a.end:])
+    return bool(after_a) and after_a.group(1).lower().rstrip("s") in text[b.end:b.end + 12].lower()
 
 
 def wrong_comparisons(text: str, atoms: Sequence[Atom]) -> list[Comparison]:

@@ -66,3 +66,23 @@ def test_the_judge_calls_a_wrong_comparison_unsupported_with_both_values() -> No
     assert "its own comparison is wrong: it says 58 is less than 57.6-hour" in wrong.claims[0].reason
     right = judge.judge(q, "Yes: her 58 contact hours are above the 57.6-hour minimum.", evidence)
     assert right.claims[0].verdict != "unsupported", right.claims[0].reason
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("母亲68岁，处在60至64周岁的区间，享受半价", ("68", "in", "60至64", True)),       # 周岁 is years, no weeks
+    ("母亲62岁，处在60至64周岁的区间", ("62", "in", "60至64", False)),
+    ("Her income of $68,000 falls in the $40,000–$60,000 band", ("$68,000", "in", "$40,000–$60,000", True)),
+    ("年收入12万元，在10万至20万元之间", ("12万元", "in", "10万至20万元", False)),     # 10万 takes 万元
+    ("工期8天，在3至5天的范围内", ("8天", "in", "3至5天", True)),
+])
+def test_a_value_said_to_lie_in_a_range_is_checked(text: str, expected: tuple[str, str, str, bool]) -> None:
+    assert _read(text) == [expected]
+
+
+@pytest.mark.parametrize("text", [
+    "价格在100至200元之间",            # no value said to lie in it
+    "从7月1日到12月31日",               # dates
+    "score 85, between 80 and 90 points",  # a bare number and another thing counted
+])
+def test_a_range_without_a_value_of_its_own_unit_is_no_comparison(text: str) -> None:
+    assert _read(text) == []
