@@ -219,7 +219,7 @@ def _same_word_after(text: str, a: Atom, b: Atom) -> bool:
     """Whether two bare numbers count one thing: the word after ``a`` is in the words after ``b`` ("68岁" and
     "64周岁", "85 points" and "90 points")."""
     after_a = re.match(r"\s*([A-Za-z]+|[^\W\d])", text[a.end:])
-    return bool(after_a) and after_a.group(1).lower().rstrip("s") in text[b.end:b.end + 12].lower()
+    return after_a is not None and after_a.group(1).lower().rstrip("s") in text[b.end:b.end + 12].lower()
 
 
 def wrong_comparisons(text: str, atoms: Sequence[Atom]) -> list[Comparison]:
