@@ -142,8 +142,7 @@ def _plain_pair(text: str, a: Atom, b: Atom, between: str) -> bool:
         return False  # "超出承诺额 120% 的部分": B names a part, not a value compared
     qa, qb = a.quantity, b.quantity
     if qa and qb and qa.kind == qb.kind == "number" and qa.unit is None and qb.unit is None:
-        after_a, after_b = (re.match(r"\s*([A-Za-z]+|[^\W\d])", text[x.end:]) for x in (a, b))
-        return bool(after_a and after_b and after_a.group(1).lower().rstrip("s") == after_b.group(1).lower().rstrip("s"))
+        return _same_word_after(text, a, b)
     return True
 
 
