@@ -7,8 +7,10 @@
 Reads ``tests/judges/data/judge_multidoc_blind.jsonl`` (sets 1-4: the ``dev`` split the v9
 rules were fitted on, and the ``test`` split) and ``tests/judges/data/judge_multidoc_held_out.jsonl``
 (sets A and B, written for judge v10 by helpers that had read neither the judge, its tests
-nor any case set, and measured once, after the v10 rules were final). Each set has 72
-correct answers and 24 planted errors. An answer's verdict is its worst claim's:
+nor any case set, and measured once, after the v10 rules were final; sets C to I likewise for v11 to
+v13). Each set has 72 correct answers and 24 planted errors. The ``comparisons`` split (set J,
+``judge_comparisons_held_out.jsonl``, written for judge v15) has 30 correct answers that compare figures and
+30 with one error, 20 of them a wrong comparison. An answer's verdict is its worst claim's:
 ``unsupported`` if any claim is, else ``unverified`` if any claim is, else ``supported``
 (``none`` when no claim was judged). Prints per split and set: correct answers marked
 unsupported (false alarms), unverified and supported; planted errors marked unsupported
@@ -26,7 +28,8 @@ from evalkit.judges.offline import OfflineJudge
 
 REPO = Path(__file__).resolve().parents[1]
 FILES = (REPO / "tests" / "judges" / "data" / "judge_multidoc_blind.jsonl",
-         REPO / "tests" / "judges" / "data" / "judge_multidoc_held_out.jsonl")
+         REPO / "tests" / "judges" / "data" / "judge_multidoc_held_out.jsonl",
+         REPO / "tests" / "judges" / "data" / "judge_comparisons_held_out.jsonl")
 MAX_FALSE_ALARM, MIN_CAUGHT = 0.08, 0.75
 
 

@@ -5,12 +5,13 @@
     python benchmarks/judge_short_answers.py --sets B     # one set
     python benchmarks/judge_short_answers.py --show       # also every wrong answer not caught and every false alarm
 
-Each case is a HotpotQA question (``../shared/datasets/hotpotqa_100``, read at run time, never copied), its
+Sets A and B: a HotpotQA question (``../shared/datasets/hotpotqa_100``, read at run time, never copied), its
 knowledge (the supporting-fact sentences, one passage per title, as HaluEval builds it) and three answers:
 the gold span (``right_answer``), a correct answer in a writer's own sentence, and a plausible wrong answer
-in one of HaluEval's four patterns (comprehension, factualness, specificity, inference). The sentences and
-wrong answers (``tests/judges/data/judge_short_answers.jsonl``, keyed by question id) were written by helpers
-who saw no evalkit code, test or data (README alongside). An answer's verdict is its worst claim's
+in one of HaluEval's four patterns (comprehension, factualness, specificity, inference). Set C: "which of the
+two" questions written whole (question, two knowledge passages, the three answers; the wrong one is the other
+option, ``other_option``, or another error, ``other``), half of them Chinese. All were written by helpers who
+saw no evalkit code, test or data (``tests/judges/data/judge_short_answers.jsonl``, README alongside). An answer's verdict is its worst claim's
 (``none``: no claim judged). Prints per set: right answers marked unsupported (false alarms), wrong answers
 marked unsupported (caught), the unverified and no-verdict shares, and the balanced accuracy of
 "unsupported" on the gold spans against the wrong answers (HaluEval QA's pairing).
@@ -50,6 +51,9 @@ def cases(sets: set[str] | None = None) -> list[dict]:
         row = json.loads(line)
         if sets and row["set"] not in sets:
             continue
+        if "question" in row:  # a case written whole (set C: choice questions), with its own knowledge
+            out.append({**row, "evidence": [(k["id"], k["text"]) for k in row["knowledge"]]})
+            continue
         item = items.get(row["qid"])
         if item is None:
             raise SystemExit(f"{ANSWERS}:{n}: field qid: {row['qid']} is not a question of {HOTPOT}")
@@ -87,7 +91,7 @@ def report(name: str, c: Counter) -> list[str]:
     for kind in KINDS:
         lines.append(f"  {kind:22s} " + "  ".join(f"{v} {c[(kind, v)]:3d}" for v in VERDICTS)
                      + (f"  error {c[(kind, 'error')]}" if c[(kind, "error")] else ""))
-    for pattern in ("comprehension", "factualness", "specificity", "inference"):
+    for pattern in ("comprehension", "factualness", "specificity", "inference", "other_option", "other"):
         m = sum(c[(pattern, v)] for v in VERDICTS + ("error",))
         if m:
             lines.append(f"    wrong, {pattern:14s} caught {c[(pattern, 'unsupported')]:2d} / {m}")

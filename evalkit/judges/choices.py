@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from evalkit.text.claims import split_claims
 from evalkit.text.lexicon import CJK
-from evalkit.text.values import COMMON, extract_atoms, fold
+from evalkit.text.values import COMMON, Atom, extract_atoms, fold
 from evalkit.text.wordlists import table
 
 __all__ = ["Choice", "choice_of", "wrong_choice"]
@@ -35,7 +35,9 @@ _WORDS = [(code, _word(p)) for p, code in table("choice_words")]
 _EN_OR = re.compile(r"\s+or\s+", re.IGNORECASE)
 _EN_BETWEEN = re.compile(r"\bbetween\s+(?:the\s+)?(?P<a>[^,?]+?)\s+and\s+(?:the\s+)?(?P<b>[^,?]+?)\s*[,?]", re.IGNORECASE)
 _ZH_OR = re.compile(r"(?:^|[，,：:])\s*(?:是)?(?P<a>[^，,。？?：:]+?)还是(?P<b>[^，,。？?]+?)(?:[？?]|$|更|最|比较)")
-_ZH_AND = re.compile(r"^(?P<a>[^，,。？?]+?)(?:和|与|跟)(?P<b>[^，,。？?]+?)(?:相比[，,]?\s*)?(?:哪|谁)")
+_ZH_AND = re.compile(r"^(?:在)?(?P<a>[^，,。？?]+?)(?:和|与|跟)(?P<b>[^，,。？?]+?)(?:之间|相比)?[，,]?\s*(?:哪|谁)")
+_EN_LEADING = re.compile(r"^(?:the\s+)?(?P<a>[^,:?]+?)\s+or\s+(?:the\s+)?(?P<b>[^,:?]+?)\s*[,:]\s*(?:which|who)\b",
+                         re.IGNORECASE)  # "Isla Perdita or Tormund Island, which island is larger?"
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ def choice_of(question: str) -> Choice | None:
     code = next((c for c, w in _WORDS if w.search(question)), None)
     if code is None:
         return None
-    for pattern in (_EN_BETWEEN, _en_or, _ZH_OR, _ZH_AND):
+    for pattern in (_EN_BETWEEN, _EN_LEADING, _en_or, _ZH_OR, _ZH_AND):
         m = pattern(question) if callable(pattern) else pattern.search(question)
         if m:
             a, b = m if isinstance(m, tuple) else (m.group("a"), m.group("b"))
@@ -86,27 +88,56 @@ def _names(text: str, option: str) -> bool:
     return all(fold(w) in folded for w in _key_words(option))
 
 
-def _value(option: str, evidence: Sequence[tuple[str, str]], kind: str) -> tuple[float, str | None, str] | None:
-    """The value of ``kind`` (``date`` or ``number``) that the first evidence sentence naming ``option`` gives:
-    a number, its unit (a date: its precision) and the text as written; None when there is not exactly one."""
+_LENGTH = {"km": 1000.0, "m": 1.0, "cm": 0.01, "mm": 0.001}
+
+
+def _dimension(atom: Atom) -> tuple[str, float] | None:
+    """What a value measures and its size in that measure's unit: a duration in seconds, a length in metres, a
+    value in its unit, a bare number as a count ("12万余件", "3,950,000 passengers")."""
+    q = atom.quantity
+    if q is None:
+        return None
+    if q.kind == "duration":
+        return "duration", q.value
+    if q.unit in _LENGTH:
+        return "length", q.value * _LENGTH[q.unit]
+    if q.unit is not None:
+        return q.unit, q.value
+    return "count", q.value
+
+
+def _passage_sentences(option: str, evidence: Sequence[tuple[str, str]]) -> list[str]:
+    """The sentences that speak of ``option``: those of a passage named after it or naming it ("It reaches ..."
+    after "Pico Serrano is ..."), or only the ones naming it where the passage names the other option too."""
+    out: list[str] = []
     for pid, text in evidence:
-        for sent in split_claims(f"{pid}. {text}" if _names(pid, option) and not _names(text, option) else text):
-            if not _names(sent, option):
-                continue
-            atoms = [a for a in extract_atoms(sent, entities=False) if a.kind == kind]
-            if kind == "date":
-                firsts = [(a.dates[0].year, a.dates[0], a.text) for a in atoms if a.dates and a.dates[0].year]
-                if not firsts:
-                    continue
-                year, d, written = firsts[0]  # "(1844–1846)": the first date is when it began
-                return (year * 10000 + (d.month or 0) * 100 + (d.day or 0),
-                        "d" if d.day else "m" if d.month else "y", written.strip())
-            values = {(a.quantity.value, a.quantity.unit): a.text.strip() for a in atoms if a.quantity is not None}
-            if len(values) != 1:
-                return None
-            (number, unit), written = next(iter(values.items()))
-            return number, unit, written
-    return None
+        sents = split_claims(text)
+        if _names(pid, option) or any(_names(x, option) for x in sents[:1]):
+            out += sents
+        else:
+            out += [x for x in sents if _names(x, option)]
+    return out
+
+
+def _value(option: str, evidence: Sequence[tuple[str, str]], kind: str) -> dict[str, tuple[float, str]]:
+    """Per measure, the value of ``kind`` the evidence gives ``option``, as a comparable number and as written:
+    the first date (by year, and by day where it has one), or the one number of each measure."""
+    out: dict[str, tuple[float, str]] = {}
+    seen: dict[str, dict[float, str]] = {}
+    for sent in _passage_sentences(option, evidence):
+        for a in extract_atoms(sent, entities=False):
+            if kind == "date" and a.kind == "date" and a.dates and a.dates[0].year:
+                d = a.dates[0]  # "(1844–1846)": the first date is when it began
+                out.setdefault("year", (float(d.year or 0), a.text.strip()))
+                if d.month:
+                    out.setdefault("date", ((d.year or 0) * 10000 + d.month * 100 + (d.day or 0), a.text.strip()))
+            elif kind == "number" and a.kind in ("number", "duration"):
+                dim = _dimension(a)
+                if dim is not None:
+                    seen.setdefault(dim[0], {}).setdefault(dim[1], a.text.strip())
+    # a measure with two values ("秆高1至3米", a count of floors and one of lifts) decides nothing
+    out.update({d: next(iter(v.items())) for d, v in seen.items() if len(v) == 1})
+    return out
 
 
 def _picked(answer: str, choice: Choice) -> str | None:
@@ -133,11 +164,10 @@ def wrong_choice(question: str, answer: str, evidence: Sequence[tuple[str, str]]
         return None
     for kind in ("date", "number") if choice.code in ("early", "late", "older", "younger") else ("number",):
         va, vb = _value(choice.a, evidence, kind), _value(choice.b, evidence, kind)
-        if va is None or vb is None or va[1] != vb[1] and kind == "number":
-            continue
-        left, right = va[0], vb[0]
-        if kind == "date" and va[1] != vb[1]:  # a year against a full date: compare the years
-            left, right = left // 10000, right // 10000
+        shared = [d for d in ("date", "year") if d in va and d in vb] if kind == "date" else sorted(set(va) & set(vb))
+        if len(shared) != 1 and not (kind == "date" and shared):
+            continue  # no measure both options have, or several: the evidence does not decide it plainly
+        (left, wa), (right, wb) = va[shared[0]], vb[shared[0]]
         if left == right:
             return None
         smaller_wins = {"early": True, "late": False, "max": False, "min": True,
@@ -145,6 +175,5 @@ def wrong_choice(question: str, answer: str, evidence: Sequence[tuple[str, str]]
         winner = choice.a if (left < right) == smaller_wins else choice.b
         if pick == winner:
             return None
-        return (f"the evidence decides the choice against it: {choice.a} {va[2]}, {choice.b} {vb[2]}, "
-                f"so the answer is {winner}")
+        return f"the evidence decides the choice against it: {choice.a} {wa}, {choice.b} {wb}, so the answer is {winner}"
     return None

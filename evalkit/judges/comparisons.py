@@ -41,6 +41,12 @@ _OUTSIDE = re.compile(r"不在|不属于|不处在|\bnot\b|\boutside\b", re.IGNO
 _RANGE_JOIN = re.compile(r"\s*[^\W\d]{0,2}\s*(?:至|到|-|–|—|~|～|\bto\b|\band\b)\s*[$€£¥]?\s*", re.IGNORECASE)
 _RANGE_AFTER = re.compile(r"\s*[^\W\d]{0,3}?\s*(?:的)?(?:区间|之间|范围|档|段|以内|\b(?:range|band|bracket|tier|group|zone|"
                           r"window|interval)\b)", re.IGNORECASE)
+# an infix cue that is a verb itself ("exceeds", "falls short of"); any other ("above", "more than") joins A and B
+# only after a verb or a comma ("$6,200 is under the $10,000 limit", "about 81%, above the 80% minimum")
+_VERB_CUE = re.compile(r"exceed|(?:falls?|fell|falling)\s", re.IGNORECASE)
+_VERB = re.compile(r"\b(?:is|are|was|were|be|been|being|remains?|remained|stays?|stayed|sits?|sat|falls?|fell|comes?|came|"
+                   r"runs?|ran|lies|lay|ends?|ended|stands?|stood|goes|went|gets?|got|rises?|rose|drops?|dropped|"
+                   r"reach(?:es|ed)?|keeps?|kept|leaves?|left)\b|['’]s\b", re.IGNORECASE)
 _DURATION_WORD = {"h": r"hours?|hrs?|小时", "min": r"minutes?|mins?|分钟", "d": r"days?|天|日", "w": r"weeks?|周",
                   "s": r"seconds?|secs?|秒"}
 _DIRECTIONS = {"gt": ">", "lt": "<"}
@@ -157,8 +163,8 @@ def _infix_ok(between: str, m: re.Match[str]) -> bool:
         return len(parts) == 1 and len(before) <= 8 or len(parts) == 2 and len(parts[0]) <= 2 and len(parts[1]) <= 3
     if len(re.findall(r"[\w'’-]+", after)) > 2 or _RESULT.search(before):
         return False
-    if "than" in m.group(0).lower() and not re.search(r",|—|\b(?:is|was|are|were|remains?|stays?)\b", before):
-        return False  # "25 minutes longer than 45": A is the difference
+    if not _VERB_CUE.match(m.group(0)) and not (re.search(r"[,—–]", before) or _VERB.search(before)):
+        return False  # "25 minutes longer than 45", "1.5 kg over the 23 kg threshold": A is the difference
     parts = before.split(",")
     words = [len(re.findall(r"[\w'’-]+", x)) for x in parts]
     return words[0] <= 4 if len(parts) == 1 else len(parts) == 2 and words[0] <= 1 and words[1] <= 1

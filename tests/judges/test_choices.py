@@ -65,3 +65,31 @@ def test_the_judge_calls_the_wrong_pick_unsupported_though_the_name_is_in_the_ev
     wrong = judge.judge(q, "Circus Diablo", BANDS).claims
     assert [c.verdict for c in wrong] == ["unsupported"] and "the answer is The Exies" in wrong[0].reason
     assert "unsupported" not in {c.verdict for c in judge.judge(q, "The Exies", BANDS).claims}
+
+
+@pytest.mark.parametrize("question, expected", [
+    # found on the fresh set C (its development data since): options before the question word; 之间; a comma
+    ("Isla Perdita or Tormund Island, which island is larger?", Choice("Isla Perdita", "Tormund Island", "max")),
+    ("Halvorsen Tower or Meridian Plaza One: which building is taller?",
+     Choice("Halvorsen Tower", "Meridian Plaza One", "max")),
+    ("星垣科技和海川电器，哪家公司成立得更晚？", Choice("星垣科技", "海川电器", "late")),
+    ("在东川大学和西岭师范大学之间，哪所学校历史更悠久？", Choice("东川大学", "西岭师范大学", "older")),
+])
+def test_more_ways_to_name_the_two_options(question: str, expected: Choice) -> None:
+    assert choice_of(question) == expected
+
+
+def test_the_value_may_sit_in_a_later_sentence_and_units_of_one_measure_compare() -> None:
+    peaks = [("Mount Tarrow", "Mount Tarrow is a peak in British Columbia. Its summit stands at 4,980 m."),
+             ("Pico Serrano", "Pico Serrano is a volcano in Chile. It reaches an elevation of 5,420 metres.")]
+    q = "Which mountain is higher, Mount Tarrow or Pico Serrano?"
+    assert wrong_choice(q, "Mount Tarrow", peaks) is not None and wrong_choice(q, "Pico Serrano", peaks) is None
+    bridges = [("临江湾大桥", "临江湾大桥2009年建成通车，全长3.6公里。"), ("青澜跨海大桥", "青澜跨海大桥2015年建成，大桥全长4100米。")]
+    q_zh = "哪座桥更长，临江湾大桥还是青澜跨海大桥？"
+    assert wrong_choice(q_zh, "临江湾大桥", bridges) is not None      # 4,100 m > 3.6 km
+    assert wrong_choice(q_zh, "青澜跨海大桥", bridges) is None
+
+
+def test_two_values_of_one_measure_for_an_option_decide_nothing() -> None:
+    plants = [("云雾杜鹃", "云雾杜鹃是常绿灌木，高可达4米。"), ("高山箭竹", "高山箭竹生长于山地，秆高1至3米，叶长5厘米。")]
+    assert wrong_choice("哪种植物能长得更高，云雾杜鹃还是高山箭竹？", "高山箭竹", plants) is None

@@ -51,6 +51,10 @@ def test_equal_values_never_make_a_comparison_wrong() -> None:
     "going 2 t over would cost you 3 t of next year's allocation",              # "over" far from B
     "the two badges beyond the four included cost extra",                       # numbers in words
     "每间实验室不得超过20升，单个容器不超过5升。",                                        # two clauses' limits
+    # found on the fresh set J: a value right before "over" / "above" with no verb between is the excess
+    "Your bag is also 1.5 kg over the 23 kg weight threshold, which adds a fee.",
+    "It is still 1.3 µg/m³ above the 20 µg/m³ interim target.",
+    "a 25-hour schedule is 5 hours short of the 30 hours needed",
 ])
 def test_what_is_no_comparison_of_two_values_is_left_alone(text: str) -> None:
     assert wrong_comparisons(text, extract_atoms(text)) == []
@@ -86,3 +90,26 @@ def test_a_value_said_to_lie_in_a_range_is_checked(text: str, expected: tuple[st
 ])
 def test_a_range_without_a_value_of_its_own_unit_is_no_comparison(text: str) -> None:
     assert _read(text) == []
+
+
+def test_the_fresh_comparison_set_figures_reports_quote() -> None:
+    """Set J (judge_comparisons_held_out.jsonl, 30 correct answers that compare figures, 30 with one error, 20 of
+    them a wrong comparison), recomputed by a tally of its own: each answer's worst claim."""
+    import json
+    from collections import Counter
+    from pathlib import Path
+
+    rows = [json.loads(x) for x in (Path(__file__).parent / "data" / "judge_comparisons_held_out.jsonl")
+            .read_text(encoding="utf-8").splitlines()]
+    assert Counter((r["label"], r["error_type"]) for r in rows) == {("supported", None): 30,
+                                                                    ("unsupported", "wrong_comparison"): 20,
+                                                                    ("unsupported", "other"): 10}
+    judge, tally = OfflineJudge(), Counter()
+    for r in rows:
+        verdicts = {c.verdict for c in judge.judge(r["question"], r["answer"],
+                                                   [(e["id"], e["text"]) for e in r["evidence"]]).claims}
+        tally[(r["label"], next((v for v in ("unsupported", "unverified", "supported") if v in verdicts), "none"))] += 1
+    assert (tally["supported", "unsupported"], tally["supported", "unverified"], tally["supported", "supported"]) \
+        == (7, 21, 2)
+    assert (tally["unsupported", "unsupported"], tally["unsupported", "unverified"], tally["unsupported", "supported"]) \
+        == (12, 12, 6)
