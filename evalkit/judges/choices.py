@@ -7,11 +7,13 @@ questions of this kind are a fifth of HotpotQA's, and answering with the other o
 "first", "older"; a number in one unit for "longer", 更高), the evidence decides the choice, and an answer that
 picks the other option has positive evidence against it: :func:`wrong_choice` says so, with both values.
 
-Read conservatively, else nothing is said: the question names two options ("A or B", "between A and B", "A还是B",
-"A和B哪个…") and one word of ``data/choice_words.txt``; each option has one value of the needed kind in the
-first evidence sentence that names it; the two values differ; the answer names one option first and its
-opening sentence does not name the other before the choice word ("Unlike A, B was formed first"). A right
-pick is left to the other steps (the comparison is a derivation, never by itself ``supported``).
+Read conservatively, else nothing is said: the question names two options ("A or B", "A or B, which ...",
+"between A and B", "A还是B", "A和B(之间)，哪…") and one word of ``data/choice_words.txt``; the evidence gives each
+option a value of one measure both share (the first year or date of the passage that speaks of it; or the one
+length, count, duration or amount it gives, in any unit of the measure: 3.6公里 and 4100米); the two values
+differ; the answer names one option first and its opening sentence does not name the other before the choice
+word ("Unlike A, B was formed first"). A right pick is left to the other steps (the comparison is a derivation,
+never by itself ``supported``).
 """
 from __future__ import annotations
 
