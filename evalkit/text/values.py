@@ -150,26 +150,24 @@ def name_forms(word: str) -> set[str]:
     return out
 
 
+FRAGMENT_WORDS = 4  # words a whole answer of names has at most ("University of New South Wales" has five: a sentence)
 _PLACEHOLDERS = frozenset(p.lower() for p in phrases("no_value_placeholders"))
 _FRAGMENT_EDGE = re.compile(r"^[\s\"'“”‘’(]+|[\s\"'“”‘’).!]+$")
 
 
 def is_name_fragment(text: str) -> bool:
-    """Whether a whole answer is a fragment of names, not a sentence ("Brisbane", "Columbus, Ohio"):
-    at most :data:`FRAGMENT_WORDS` words, each capitalised or a connective ("of", "de"), the first not a
-    common word ("Yes", "None") or a placeholder ("Unknown"), no acronym ("Contact IT"), no ":", "*" or "#"
-    (a heading). Its first word is then
-    no sentence-initial capital: a one-word answer "Brisbane" is a name (``extract_atoms(fragment=True)``).
-    Only a whole answer: "Partly." before "The match applies ..." opens a sentence."""
+    """Whether a whole answer is a fragment of names, not a sentence ("Brisbane", "Columbus, Ohio"): at most
+    :data:`FRAGMENT_WORDS` words, each capitalised or a connective ("of", "de"), the first not a common word
+    ("Yes") or a placeholder ("Unknown"), no acronym ("Contact IT"), no other mark than , ' & . - (a heading has
+    ":", "*" or "#"). Its first word is then no sentence-initial capital: a one-word answer "Brisbane" is a name
+    (``extract_atoms(fragment=True)``). Only a whole answer: "Partly." before "The match applies ..." opens a
+    sentence."""
     core = _FRAGMENT_EDGE.sub("", text)
     toks = _EN_WORD.findall(core)
     if not toks or len(toks) > FRAGMENT_WORDS or ":" in core or re.search(r"[^\w\s,'’&.-]", core) \
             or core.lower() in _PLACEHOLDERS or toks[0].lower() in COMMON | _PLACEHOLDERS:
         return False
     return all(_plain_title(t) or t.lower() in _CONNECT for t in toks) and len(toks) == len(core.replace(",", " ").split())
-
-
-FRAGMENT_WORDS = 4
 
 
 def _en_entities(text: str, fragment: bool = False) -> list[Atom]:
