@@ -143,17 +143,22 @@ def _value(option: str, evidence: Sequence[tuple[str, str]], kind: str) -> dict[
 
 
 def _picked(answer: str, choice: Choice) -> str | None:
-    """The option the answer picks: the one its opening sentence names first, unless the other comes before the
-    choice word too ("Unlike A, B was formed first")."""
+    """The option the answer picks: the option itself as the whole opening sentence ("Circus Diablo.", 《夜航》),
+    or the one option its opening sentence names before the question's choice word ("Circus Diablo came first",
+    "A 比 B 更长"); not one named after it ("$500 million more than Halden"), nor either when both come before it
+    ("Unlike A, B was formed first"). "Halden Bio reported $1.6 billion." states a value and picks nothing."""
     first = (split_claims(answer) or [answer])[0]
     at = {o: fold(first).find(fold(_key_words(o)[0])) for o in (choice.a, choice.b) if _names(first, o)}
     if not at:
         return None
-    if len(at) == 1:
+    bare = {o for o in at if len(re.sub(r"[\W_]+", "", fold(first).replace(fold(o), ""), flags=re.UNICODE)) <= 3}
+    if len(at) == 1 and bare:
         return next(iter(at))
-    pick, other = sorted(at, key=lambda o: at[o])
     word = next((m.start() for c, w in _WORDS for m in [w.search(first)] if m and c == choice.code), None)
-    return pick if word is not None and at[other] > word else None
+    before = sorted((o for o in at if at[o] < (word if word is not None else -1)), key=lambda o: at[o])
+    if len(before) == 2 and "比" in fold(first)[at[before[0]]:at[before[1]]]:
+        return before[0]  # "临江湾大桥比青澜跨海大桥更长": A 比 B
+    return before[0] if len(before) == 1 else None
 
 
 def wrong_choice(question: str, answer: str, evidence: Sequence[tuple[str, str]]) -> str | None:

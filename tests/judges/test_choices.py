@@ -93,3 +93,22 @@ def test_the_value_may_sit_in_a_later_sentence_and_units_of_one_measure_compare(
 def test_two_values_of_one_measure_for_an_option_decide_nothing() -> None:
     plants = [("云雾杜鹃", "云雾杜鹃是常绿灌木，高可达4米。"), ("高山箭竹", "高山箭竹生长于山地，秆高1至3米，叶长5厘米。")]
     assert wrong_choice("哪种植物能长得更高，云雾杜鹃还是高山箭竹？", "高山箭竹", plants) is None
+
+
+@pytest.mark.parametrize("answer, wrong", [
+    # found by the cascade's tests: a sentence that states a value, or names an option after the choice word, picks
+    # nothing; the option before the word, or before 比, is the pick
+    ("Circus Diablo released an album in 2007.", False),          # names one option, states a value, no choice word
+    ("That is about nine years more than Circus Diablo.", False),  # the option after the choice word
+    ("Circus Diablo.", True),                                       # the option as the whole answer
+    ("Circus Diablo was formed first.", True),
+])
+def test_what_an_answer_picks(answer: str, wrong: bool) -> None:
+    reason = wrong_choice("Which band was formed first, The Exies or Circus Diablo?", answer, BANDS)
+    assert (reason is not None) is wrong
+
+
+def test_a_bi_comparison_picks_the_option_before_bi() -> None:
+    q = "哪座桥更长，杭州湾跨海大桥还是胶州湾大桥？"
+    assert wrong_choice(q, "杭州湾跨海大桥比胶州湾大桥更长。", BRIDGES) is not None
+    assert wrong_choice(q, "胶州湾大桥比杭州湾跨海大桥更长。", BRIDGES) is None
