@@ -22,18 +22,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evalkit.text.claims import split_claims
-from evalkit.text.lexicon import CJK
+from evalkit.text.lexicon import CJK, cue_table
 from evalkit.text.values import COMMON, Atom, extract_atoms, fold
-from evalkit.text.wordlists import table
 
 __all__ = ["Choice", "choice_of", "wrong_choice"]
 
 
-def _word(p: str) -> re.Pattern[str]:
-    return re.compile(p if CJK.search(p) else rf"\b(?:{p})\b", re.IGNORECASE)
-
-
-_WORDS = [(code, _word(p)) for p, code in table("choice_words")]
+_WORDS = cue_table("choice_words")
 _EN_OR = re.compile(r"\s+or\s+", re.IGNORECASE)
 _EN_BETWEEN = re.compile(r"\bbetween\s+(?:the\s+)?(?P<a>[^,?]+?)\s+and\s+(?:the\s+)?(?P<b>[^,?]+?)\s*[,?]", re.IGNORECASE)
 _ZH_OR = re.compile(r"(?:^|[，,：:])\s*(?:是)?(?P<a>[^，,。？?：:]+?)还是(?P<b>[^，,。？?]+?)(?:[？?]|$|更|最|比较)")

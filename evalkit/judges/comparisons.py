@@ -20,9 +20,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evalkit.text.lexicon import CJK
+from evalkit.text.lexicon import CJK, cue_table
+from evalkit.text.units import SECONDS
 from evalkit.text.values import Atom
-from evalkit.text.wordlists import table
 
 __all__ = ["Comparison", "wrong_comparisons"]
 
@@ -52,11 +52,7 @@ _DURATION_WORD = {"h": r"hours?|hrs?|小时", "min": r"minutes?|mins?|分钟", "
 _DIRECTIONS = {"gt": ">", "lt": "<"}
 
 
-def _cue(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern if CJK.search(pattern) else rf"\b(?:{pattern})\b", re.IGNORECASE)
-
-
-_CUES = [(code, _cue(p)) for p, code in table("comparison_cues")]
+_CUES = cue_table("comparison_cues")
 
 
 @dataclass(frozen=True)
@@ -86,14 +82,15 @@ class Comparison:
 
 
 def _bare_as(atom: Atom, text: str, duration: Atom) -> float | None:
-    """A bare number as a duration like ``duration``, when the duration's word follows it ("58 contact hours")."""
-    written = re.search(r"\d+(?:\.\d+)?", duration.text.replace(",", ""))
+    """A bare number as a duration like ``duration`` (in seconds), when the duration's word follows it ("58
+    contact hours")."""
     word = next((w for w in _DURATION_WORD.values() if re.search(rf"\d\s*-?\s*(?:{w})", duration.text, re.I)), None)
-    if not (written and word and float(written.group(0)) and duration.quantity and atom.quantity):
+    q = duration.quantity
+    if not (word and q and q.unit in SECONDS and atom.quantity):
         return None
     if not re.match(rf"(?:\s+\w+){{0,2}}?\s*(?:{word})\b", text[atom.end:], re.IGNORECASE):
         return None
-    return atom.quantity.value * duration.quantity.value / float(written.group(0))
+    return atom.quantity.value * SECONDS[q.unit]
 
 
 def _comparable(a: Atom, b: Atom, text: str) -> tuple[float, float] | None:
@@ -207,10 +204,9 @@ def _range(text: str, a: Atom, lo: Atom, hi: Atom) -> Comparison | None:
         return None
     low = ql.value  # "10万至20万元": the low end, read as a number, in the high end's unit
     if (ql.kind, ql.unit) != (qh.kind, qh.unit) and qh.kind == "duration":  # "3至5天": a duration is in seconds
-        written = re.search(r"\d+(?:\.\d+)?", hi.text.replace(",", ""))
-        if not written or not float(written.group(0)):
+        if qh.unit not in SECONDS:
             return None
-        low = ql.value * qh.value / float(written.group(0))
+        low = ql.value * SECONDS[qh.unit]
     if (qa.kind, qa.unit) != (qh.kind, qh.unit):
         return None
     if qa.unit is None and not _same_word_after(text, a, hi):  # bare numbers must count one thing

@@ -14,11 +14,18 @@ from functools import lru_cache
 from evalkit.text.memo import enabled, shared
 from evalkit.text.tokenize import STOPWORDS as _EN_STOP_BASE
 from evalkit.text.tokenize import Tokenizer
-from evalkit.text.wordlists import alternation, phrases, words
+from evalkit.text.wordlists import alternation, phrases, table, words
 
-__all__ = ["CJK", "COURTESY", "content_terms", "is_charge", "is_end_cue", "is_soft_cue", "negation_cues", "negation_spans", "term_found"]
+__all__ = ["CJK", "COURTESY", "content_terms", "cue_table", "is_charge", "is_end_cue", "is_soft_cue", "negation_cues", "negation_spans", "term_found"]
 
 CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def cue_table(name: str) -> list[tuple[str, re.Pattern[str]]]:
+    """``data/NAME.txt`` (``CODE PATTERN`` lines, :func:`evalkit.text.wordlists.table`) as ``(code, pattern)`` pairs
+    in file order, compiled case-insensitively: an entry with Chinese characters as written ("更早"), any other as
+    whole words ("first" is not the start of "firstly")."""
+    return [(code, re.compile(p if CJK.search(p) else rf"\b(?:{p})\b", re.IGNORECASE)) for p, code in table(name)]
 # how a reply opens with courtesy ("Hope this helps", "Have a great day", 希望对您有帮助): data/courtesy_openers.txt;
 # the judge never checks such a claim, and a refusal's courtesy is no partial answer
 COURTESY = re.compile("|".join(r"^\W*" + p for p in phrases("courtesy_openers")), re.IGNORECASE)
