@@ -19,10 +19,11 @@ READERS = (TEXT, ROOT / "evalkit" / "judges")  # the modules that read the lists
 def _kind(name: str) -> str:
     """How the judge's code reads ``data/NAME.txt`` (from the call that names it)."""
     code = "\n".join(p.read_text(encoding="utf-8") for folder in READERS for p in folder.glob("*.py"))
-    calls = re.findall(rf'\b(words|phrases|alternation|table|templates)\("{name}"(, regex=True)?', code)
+    calls = re.findall(rf'\b(words|phrases|alternation|table|cue_table|templates)\("{name}"(, regex=True)?', code)
     assert calls, f"data/{name}.txt is read by no module of evalkit/text or evalkit/judges"
     fn, regex = calls[0]
-    return {"words": "words", "phrases": "phrases", "table": "table"}.get(fn, "regex" if regex else "phrases")
+    return {"words": "words", "phrases": "phrases", "table": "table", "cue_table": "table"}.get(
+        fn, "regex" if regex else "phrases")  # lexicon.cue_table reads a table
 
 
 def test_there_are_data_files():
