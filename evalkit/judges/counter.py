@@ -40,7 +40,7 @@ from evalkit.text.memo import shared
 from evalkit.text.values import Atom, extract_atoms, mask_atoms
 from evalkit.text.wordlists import alternation, phrases
 
-__all__ = ["COUNTER_OVERLAP", "SMALL_COUNT", "VALUE_KINDS", "Counter", "asks_aggregate", "computes", "counter_statement", "judge_unreached"]
+__all__ = ["COUNTER_OVERLAP", "SMALL_COUNT", "VALUE_KINDS", "Counter", "asks_aggregate", "computes", "counter_statement", "judge_unreached", "same_kind"]
 
 COUNTER_OVERLAP = 0.5  # share of the claim clause's content words an evidence clause must say to speak of the same thing
 VALUE_KINDS = ("number", "duration", "time", "date")
@@ -112,7 +112,7 @@ def _clause_at(text: str, start: int) -> str:
     return text
 
 
-def _same_kind(a: Atom, e: Atom) -> bool:
+def same_kind(a: Atom, e: Atom) -> bool:
     """Whether evidence atom ``e`` is a value of the kind and unit of claim atom ``a`` (what could contradict it)."""
     if a.kind == "date" or e.kind == "date":
         if a.kind != e.kind or not a.dates or not e.dates:
@@ -146,7 +146,7 @@ def counter_statement(atom: Atom, claim_text: str, evidence_texts: Sequence[str]
             ev = m.group(0)
             atoms = extract_atoms(ev, entities=False)
             # a limit the claim's value is compared with, or a rate of what the claim totals, is no counter-value
-            other = next((e for e in atoms if e.kind in VALUE_KINDS and _same_kind(atom, e)
+            other = next((e for e in atoms if e.kind in VALUE_KINDS and same_kind(atom, e)
                           and _role(ev, e) in (role, "amount") and (role != "amount" or _role(ev, e) == "amount")), None)
             if other is None:
                 continue

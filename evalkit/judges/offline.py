@@ -18,7 +18,9 @@ model judge (``offline+llm``, ``offline+nli``) or a person looks only at those. 
    states another value for it, or the claim states the value plainly (no word or sign of a
    computation in it or in the answer); otherwise it is a computation of more steps than the
    rules follow, ``unverified``. A name or code not reached is **absent**: ``unsupported``. An
-   atom stated, but not with its subject or period, is ``unverified``. An equation the claim
+   atom stated, but not with its subject or period, is ``unverified``; a value stated only in rows of
+   a list or table, for an item the question or the claim's words around it name as a sibling row's,
+   is ``unsupported`` (:mod:`.rows`). An equation the claim
    writes out whose result does not follow (:mod:`.arithmetic`), or two of its values set in an
    order they do not stand in ("58 hours fall short of the 57.6-hour minimum": :mod:`.comparisons`),
    makes it ``unsupported``. An answer to a choice question ("Which band was formed first, A or B?")
@@ -74,6 +76,7 @@ from evalkit.judges.grounding import (
 )
 from evalkit.judges.polarity import check_polarity
 from evalkit.judges.reach import reach
+from evalkit.judges.rows import misbound
 from evalkit.text.claims import is_chinese, split_claims
 from evalkit.text.lexicon import COURTESY, negation_cues, term_found
 from evalkit.text.partial_answers import non_assertion
@@ -82,7 +85,7 @@ from evalkit.text.values import Atom, AtomPool, fold, is_name_fragment
 
 __all__ = ["HELD_OUT", "VERSION", "ClaimSignals", "HeldOut", "OfflineJudge", "Thresholds", "triple_statement"]
 
-VERSION = 15  # bump when verdicts for the same inputs and thresholds change
+VERSION = 16  # bump when verdicts for the same inputs and thresholds change
 
 
 @dataclass(frozen=True)
@@ -363,6 +366,9 @@ class OfflineJudge:
         s.absent = [g.problem for g in grounding if g.problem and g.absent]
         s.absent += [f"its own arithmetic is wrong: {e.text} gives {e.computed:,.6g}" for e in wrong_equations(claim.text)]
         s.absent += [f"its own comparison is wrong: {c.describe()}" for c in wrong_comparisons(claim.text, claim.atoms)]
+        texts = [p.text for p in pools.values()]  # a value a list gives to another item (:mod:`.rows`)
+        s.absent += [r for g in grounding if g.grounded and g.window is not None and not g.derived
+                     for r in [misbound(g.atom, q_pool.text, claim.text, claim.atoms, texts)] if r]
         s.missing = [g.problem for g in grounding if g.problem and not g.absent]
         s.derived = [g.derived for g in grounding if g.derived]
         s.notes = [g.note for g in grounding if g.note]
