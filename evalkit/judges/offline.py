@@ -117,15 +117,12 @@ class HeldOut:
         return self.caught / self.n_wrong
 
 
-# G, H and I were measured once each, 2026-12-04, on v13's final rules: 69 of 216 correct answers flagged (147
-# unverified), 26 of 72 errors caught (46 unverified); v12 on the same sets: 73 and 27. v14's rules (sentences that
-# assert nothing; small counts of an answer's points; negated conditions) were developed on the reply sets of
-# tests/judges/data/judge_replies_held_out.jsonl, not on these, and give the counts below (one correct answer of set
-# G fewer flagged); the multi-document sets were only checked for harm. v15's extraction fixes (a date range
-# "1 Jun-15 Sep", two-letter initials "GS" of "General Security", 费由 as no name) were found on sets A-I, so
-# G-I are development data of v15: 62 flagged, the same 26 caught.
-HELD_OUT = HeldOut(sets=("G", "H", "I"), flagged=62, unverified=154, n_correct=216, caught=26, caught_unverified=46,
-                   n_wrong=72)
+# G, H and I were measured once each, 2026-12-04, on v13's final rules (69 of 216 correct answers flagged, 26 of
+# 72 errors caught); v14 and v15 used them as development data (62 flagged, 26 caught). K and L were written blind
+# for v16 (2026-12-06) and measured once, after its rule (a value a list gives to another item, rows.py) was
+# final: v16 and v15 give the same counts on them (their passages are prose; the new rule reads lists and tables).
+HELD_OUT = HeldOut(sets=("K", "L"), flagged=33, unverified=109, n_correct=144, caught=15, caught_unverified=32,
+                   n_wrong=48)
 
 MIN_FOREIGN_TERMS = 3  # content words a claim needs for "none of them is anywhere in the evidence" to count
 MIN_VERBATIM = 12  # characters: shorter claims ("Yes.", "3 天") are judged by the rules, not by containment

@@ -35,7 +35,6 @@ __all__ = ["Row", "list_rows", "misbound"]
 _ITEM = re.compile(r"^\s*(?:[-*•·▪●◦]|\d{1,2}[.)、]|[（(]\d{1,2}[)）]|[a-z][.)])\s+|^\s*[（(]\d{1,2}[)）]")
 _TABLE = re.compile(r"^\s*\|.*\|\s*$")
 _RULE = re.compile(r"^[\s|:：\-=+]*$")  # a table's |---|---| line
-_LABEL_END = re.compile(r"[:：]")
 
 
 @dataclass(frozen=True)
@@ -57,15 +56,10 @@ def _values(text: str) -> tuple[Atom, ...]:
 
 
 def _row(list_id: int, text: str, values: tuple[Atom, ...]) -> Row:
-    """A row with its label: the text without its values and list mark; a list item's label is what stands
-    before its colon, a table row's its other cells."""
+    """A row with its label: every word of it but its values and list mark (a table row's other cells; a list
+    item's words after its colon too: "复杂度：须包含...至少 3 类" is the row of a claim that says 须包含...)."""
     masked = mask_atoms(text, list(values), keep_entities=True)
-    if _TABLE.match(text):
-        label = " ".join(masked.strip().strip("|").split("|"))
-    else:
-        masked = _ITEM.sub("", masked, count=1)
-        colon = _LABEL_END.search(masked)
-        label = masked[:colon.start()] if colon and colon.start() > 0 else masked
+    label = " ".join(masked.strip().strip("|").split("|")) if _TABLE.match(text) else _ITEM.sub("", masked, count=1)
     codes = frozenset(a.key for a in extract_atoms(label, entities=False) if a.kind == "code")
     return Row(list_id, text, values, frozenset(content_terms(label)), codes)
 
