@@ -81,6 +81,17 @@ _ZH_CUE_TOKEN = re.compile(r"^(?:(?:绝|决|从|并|永|也|都|还|尚)?(?:不|
                            r"|严禁.*|" + _ZH_BY_MEANING + "|" + _ZH_ENDS + "|(?:完全)?免费|免票)$")
 
 
+# A cue that describes a thing or a time, not the clause's predicate: "Three rejected lots ...", "retries a failed
+# upload batch", "Students who fail a module may resit", "投递失败后最多重试 5 次" (a time: after it fails): a clause
+# restating the rest ("retries 5 times") says no opposite of it. Not a Chinese attributive "未整改的物业": a claim
+# restating it writes the same "的" clause or not, and reading the two apart made flips (measured).
+_EN_MEANING = re.compile(r"fail|reject|refus|block|disabl|retir|discontinu", re.IGNORECASE)
+_EN_MODIFIER = re.compile(r"(?:fail|reject|refus|block|disabl|retir|discontinu)\w*ed\s+(?!by\b|from\b|for\b|to\b|in\b|on\b|at\b|"
+                          r"because\b|due\b|and\b|or\b|if\b|when\b|unless\b)[a-z]", re.IGNORECASE)
+_EN_RELATIVE = re.compile(r"\b(?:who|that|which)\s+$", re.IGNORECASE)
+_ZH_MODIFIER = re.compile(r"[\u4e00-\u9fff]{0,4}?(?:后(?![续期来面])|时(?![间效限长段候刻]))")
+
+
 def negation_spans(text: str) -> list[tuple[str, int]]:
     """Each negation cue of ``text`` with the offset just after it (where its scope starts).
 
@@ -95,7 +106,8 @@ def negation_spans(text: str) -> list[tuple[str, int]]:
     """
     out: list[tuple[str, int]] = []
     en = _EN_NOT_NEGATING.sub(lambda m: " " * len(m.group(0)), text)
-    out += [(m.group(0).lower(), m.end()) for m in _EN_NEG.finditer(en)]
+    out += [(m.group(0).lower(), m.end()) for m in _EN_NEG.finditer(en) if not _EN_MODIFIER.match(en, m.start())
+            and not (_EN_MEANING.match(m.group(0)) and _EN_RELATIVE.search(en, 0, m.start()))]
     out += [(m.group(g).lower(), m.end(g)) for m in _EN_END.finditer(en) for g in ("v", "w")
             if m.group(g) and not _DATED.match(en, m.end())]
     if CJK.search(text):
@@ -103,7 +115,7 @@ def negation_spans(text: str) -> list[tuple[str, int]]:
         pos = 0
         for tok in _jieba_cut(zh):
             pos += len(tok)
-            if CJK.match(tok) and _ZH_CUE_TOKEN.match(tok):
+            if CJK.match(tok) and _ZH_CUE_TOKEN.match(tok) and not _ZH_MODIFIER.match(zh, pos):
                 out.append((tok, pos))
     return sorted(out, key=lambda x: x[1])
 

@@ -233,3 +233,27 @@ def test_a_negated_end_is_not_the_end(judge):
     # the question's 失去 does not bring the answer's 不会
     assert flagged(judge, "该学生会失去奖学金资格吗？", "不会，该学生不会失去奖学金评选资格。",
                    {"rules": "累计缺勤超过20天的学生失去当年奖学金评选资格。该学生累计缺勤25天。"})
+
+
+def test_a_cue_that_describes_a_thing_or_a_time_negates_no_clause():
+    # judge v16 (found on the demo-document held_out split and held_out A, I): "rejected" of "three rejected lots",
+    # "failed" of "a failed upload batch", "fail" of "students who fail a module", 失败 of "投递失败后" (after a
+    # failed delivery) describe a thing or a time; the clause's predicate is plain
+    assert negation_cues("Three rejected lots from the same supplier trigger an audit.") == []
+    assert negation_cues("LanAgent retries a failed upload batch 3 times.") == []
+    assert negation_cues("Students who fail a module at first attempt may resit once.") == []
+    assert negation_cues("投递失败后最多重试 5 次。") == []
+    # ... but as the predicate they still negate
+    assert negation_cues("The application was rejected by the board.") == ["rejected"]
+    assert negation_cues("Upload failed.") == ["failed"]
+    assert negation_cues("The request failed because of a timeout.") == ["failed"]
+    assert negation_cues("Cards are blocked when overdue.") == ["blocked"]
+    assert negation_cues("投递失败。") == ["失败"]
+    assert negation_cues("未在规定时间内缴费的，不予受理。") == ["未", "不予"]  # 时间 is no time clause
+
+
+def test_a_clause_restating_what_a_descriptive_cue_leaves_plain_is_no_flip(judge):
+    ev = {"api-005": "Webhook 投递失败后最多重试 5 次，间隔依次为 1 分钟、5 分钟、30 分钟、2 小时和 6 小时。"}
+    assert not flagged(judge, "Webhook 投递失败会重试几次？", "最多重试 5 次。", ev)
+    ev = {"agent": "retry.max_attempts: maximum number of times LanAgent retries a failed upload batch. Default 3."}
+    assert not flagged(judge, "How often does LanAgent retry?", "LanAgent retries an upload batch up to 3 times.", ev)
