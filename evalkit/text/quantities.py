@@ -69,7 +69,8 @@ _NUMBER = re.compile(
 _RATE_BEFORE = re.compile(r"(?:\d[kKmMbB]?|[$¥€£%¢]|\b(?:USD|CNY|RMB|EUR|GBP|dollars?|euros?|yuan|cents?|once|twice|thrice|times|per)"
                           r")\s*$", re.IGNORECASE)
 _COUNT_BEFORE = re.compile(r"(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|thirty|"
-                           r"hundred|thousand))\s+[A-Za-z-]+(?:\s+[A-Za-z-]+)?\s+$", re.IGNORECASE)  # "600 requests "
+                           r"hundred|thousand))\s+[A-Za-z-]+(?:\s+[A-Za-z-]+)?\s+(?:in\s+)?$", re.IGNORECASE)  # "600 requests ",
+# "5 sick days in " (a year): a count per a unit of time
 _MONEY_SCALE = re.compile(r"\s?(m|b)(?![A-Za-z])")  # $48.2m, $1.2b
 _CN_MEASURE = re.compile(r"(?:个|多|余)?(?:" + alternation("zh_measure_words") + ")")  # 台, 家, 小时: data/
 _CN_NOT_NUMBER = re.compile(r"^(?:" + alternation("zh_not_numbers") + ")")  # 一个, 十分, 万一: data/

@@ -363,3 +363,14 @@ def test_degrees_and_glued_prepositions(judge):
 def test_words_that_negate_by_meaning(judge, answer, doc, verdict):
     (c,) = claims(judge, "?", answer, [doc])
     assert c.verdict == verdict, c.reason
+
+
+@pytest.mark.parametrize("text, expected", [
+    # judge v16 (found on the demo-document held_out split): a count "in a year" is a count per year, no duration
+    ("The first 5 sick days in a year are paid at full salary.", [("number", 5.0, None)]),
+    ("3 refunds in a month", [("number", 3.0, None)]),
+])
+def test_a_count_in_a_unit_of_time_is_a_rate(text, expected):
+    assert [(a.kind, a.quantity.value, a.quantity.unit) for a in extract_atoms(text) if a.quantity] == expected
+    # without a count before it, "in a year" is a time span
+    assert [a.kind for a in extract_atoms("I will finish it in a year.")] == ["duration"]
