@@ -234,6 +234,13 @@ def _en_entities(text: str, fragment: bool = False) -> list[Atom]:
 
 
 _ZH_PERSONAL = re.compile(r"[您你我]")
+_ZH_POINTING = frozenset("这那哪每某该此各本其")
+
+
+def _zh_counted(words: list[tuple[str, str]], k: int) -> bool:
+    """Whether word ``k`` opens with 每 or follows a demonstrative (这, 每, 该...) or an amount (3,000元, 两)."""
+    word, prev = words[k][0], (words[k - 1] if k else ("", "x"))
+    return word[0] == "每" or prev[0] in _ZH_POINTING or prev[1] == "m" or bool(re.search(r"\d$", prev[0]))
 
 
 def _zh_entities(text: str) -> list[Atom]:
@@ -258,7 +265,10 @@ def _zh_entities(text: str) -> list[Atom]:
                      and not (flag == "nr" and zh_verb_after_modal(words, k))  # 须在5日前付清: a verb
                      and not _ZH_PERSONAL.search(word)  # 建议您, tagged nr: a personal pronoun is no name
                      # 费由…支付: a noun and a preposition the tagger's model joined; not 成都, a word of its dictionary
-                     and not (len(word) == 2 and word[1] in _ZH_NAME_BREAKERS and not in_dictionary(word)))
+                     and not (len(word) == 2 and word[1] in _ZH_NAME_BREAKERS and not in_dictionary(word))
+                     # 这张卡 (this card), 每箱 (per box), 3,000元卡享: a measure word the tagger joined to the next
+                     # word after a demonstrative or an amount, not a name
+                     and not (len(word) == 2 and CJK.match(word) and _zh_counted(words, k)))
         if name_like or (word == "·" and cur):
             if not cur:
                 cur_start, parts = start, []

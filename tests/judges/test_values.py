@@ -237,6 +237,15 @@ def test_a_noun_and_a_preposition_the_tagger_joins_are_no_name():
     assert [a.text for a in extract_atoms("由王芳负责。") if a.kind == "entity"] == ["王芳"]
 
 
+def test_a_measure_word_the_tagger_joins_after_a_demonstrative_or_an_amount_is_no_name():
+    # judge v16 (found on held_out K after its one measurement): 每箱 (per box), 这张卡 (this card)
+    assert not [a for a in extract_atoms("自备箱按80%计收，每箱15,311.68元。") if a.kind == "entity"]
+    assert not [a for a in extract_atoms("要注意这张卡的余额不能退。") if a.kind == "entity"]
+    # a name after a title or a verb stays a name
+    assert [a.text for a in extract_atoms("项目负责人李明。") if a.kind == "entity"] == ["李明"]
+    assert [a.text for a in extract_atoms("请联系王芳老师。") if a.kind == "entity"] == ["王芳"]
+
+
 def test_two_letter_initials_of_two_capitalised_or_hyphenated_evidence_words():
     from evalkit.judges.offline import OfflineJudge
     judge = OfflineJudge()
