@@ -25,17 +25,21 @@ _UNIT = r"(?:\s?(?:[$€£¥]|(?!(?:is|equals|plus|minus|times|x|and|for|of)\b)[
 _SCALE = r"(?:k|K|bn|million|billion|thousand|万|亿)(?![A-Za-z])"
 _SCALES = {"k": 1e3, "thousand": 1e3, "million": 1e6, "bn": 1e9, "billion": 1e9, "万": 1e4, "亿": 1e8}
 _OPERAND = rf"(?:[$€£¥]\s?)?(?:{_NUM})\s?(?:{_SCALE})?%?{_UNIT}"
-_OP = r"\s*(?:[+\-×x*/÷＋－]|plus|minus|times)\s*"
+_OP = r"\s*(?:[+\-−×x*/÷＋－]|plus|minus|times)\s*"
 _EQ = r"\s*(?:=|＝|equals|is)\s*(?:about\s+|approximately\s+|约|≈|~)?"
 _EQUATION = re.compile(rf"(?P<lhs>{_OPERAND}(?:{_OP}{_OPERAND})+){_EQ}(?P<rhs>{_OPERAND})", re.IGNORECASE)
-_TOKEN = re.compile(rf"(?P<num>{_NUM})\s?(?P<scale>{_SCALE})?\s?(?P<pct>%)?|(?P<op>[+\-×x*/÷＋－]|plus|minus|times)",
+_TOKEN = re.compile(rf"(?P<num>{_NUM})\s?(?P<scale>{_SCALE})?\s?(?P<pct>%)?|(?P<op>[+\-−×x*/÷＋－]|plus|minus|times)",
                     re.IGNORECASE)
 # a time unit: an equation that converts between two of them ("× 6 s = 390 minutes") is not checked
 _TIME_UNIT = re.compile(r"\b(?:s|sec\w*|min\w*|h|hours?|hrs?|days?|weeks?|months?|years?)\b|秒|分钟|小时|天|周|月|年",
                         re.IGNORECASE)
-_OPERATOR_BEFORE = re.compile(r"(?:[+\-×x*/÷＋－=＝]|plus|minus|times)\s*\S*\s*$", re.IGNORECASE)
-_OPERATOR_AFTER = re.compile(r"^\s*(?:[+\-×x*/÷＋－]|plus|minus|times)\s*\d")
-_OPS = {"+": "+", "＋": "+", "plus": "+", "-": "-", "－": "-", "minus": "-", "×": "*", "x": "*", "*": "*",
+_OP_RE = re.compile(_OP, re.IGNORECASE)
+_PERCENT_LAST = re.compile(r"%\s*$")
+_PERCENT_FIRST = re.compile(r"^\s*[\d.,]+\s?%")
+_RANGE = re.compile(r"\d-\d")  # "1-3 pass is $152": zones 1 to 3, no subtraction
+_OPERATOR_BEFORE = re.compile(r"(?:[+\-−×x*/÷＋－=＝]|plus|minus|times)\s*\S*\s*$", re.IGNORECASE)
+_OPERATOR_AFTER = re.compile(r"^\s*(?:[+\-−×x*/÷＋－]|plus|minus|times)\s*\d")
+_OPS = {"+": "+", "＋": "+", "plus": "+", "-": "-", "−": "-", "－": "-", "minus": "-", "×": "*", "x": "*", "*": "*",
         "times": "*", "/": "/", "÷": "/"}
 
 
@@ -46,16 +50,22 @@ class Equation:
     text: str
     computed: float
     written: float
+    tail: float | None = None  # the value of the terms after the first + or -: "$900 plus 14 × $18 = $252"
 
     @property
     def wrong(self) -> bool:
         digits = self.text.split("=")[-1].split("＝")[-1]
         decimals = re.search(r"\.(\d+)", digits.replace(",", ""))
         step = 10.0 ** -len(decimals.group(1)) if decimals else 1.0
+        if "%" in digits:  # "98.0%" is 0.980, written to a tenth of a percent
+            step /= 100
         slack = step / 2 + 1e-9 * abs(self.written)
         if re.search(r"about|approximately|约|≈|~", self.text, re.IGNORECASE):
             slack = max(slack, 0.01 * abs(self.written))
-        return abs(self.computed - self.written) > slack
+        # a running computation may write the result of its last step only ("base $900 plus 14 miles × $18 =
+        # $252, so $1,152"): that step is right
+        return abs(self.computed - self.written) > slack and not (
+            self.tail is not None and abs(self.tail - self.written) <= slack)
 
 
 def _value(m: re.Match[str]) -> float:
@@ -63,6 +73,15 @@ def _value(m: re.Match[str]) -> float:
     if m.group("scale"):
         v *= _SCALES[m.group("scale").lower() if m.group("scale").isascii() else m.group("scale")]
     return v / 100 if m.group("pct") else v
+
+
+def _tail(lhs: str) -> float | None:
+    """The value of ``lhs`` after its first + or - (its last steps), or None when it has none."""
+    m = re.search(r"\s*(?:[+\-−＋－]|plus|minus)\s*(?=(?:[$€£¥]\s?)?\d)", lhs, re.IGNORECASE)
+    if m is None:
+        return None
+    rest = lhs[m.end():]
+    return _evaluate(rest) if _OP_RE.search(rest) else None
 
 
 def _evaluate(lhs: str) -> float | None:
@@ -82,6 +101,8 @@ def _evaluate(lhs: str) -> float | None:
         expect_number = m.group("num") is None
     if expect_number or not ops:
         return None
+    if len(terms) == 2 and ops[0] in "+-" and _PERCENT_LAST.search(lhs) and not _PERCENT_FIRST.match(lhs):
+        return terms[0] * (1 + terms[1] if ops[0] == "+" else 1 - terms[1])  # "$9,800 + 20%": 20% of it added
     total, sign, product = 0.0, 1.0, terms[0]
     for op, x in zip(ops, terms[1:]):
         if op == "*":
@@ -102,6 +123,8 @@ def equations(text: str) -> list[Equation]:
     for m in _EQUATION.finditer(text):
         if _OPERATOR_BEFORE.search(text[:m.start()]) or _OPERATOR_AFTER.match(text[m.end():]):
             continue  # part of a longer expression than was read ("six weeks × 5 days ...", "= 50 + 2,250 + ...")
+        if _RANGE.search(m.group("lhs")) and not re.search(r"[=＝]", m.group(0)):
+            continue  # "1-3 pass is $152": a range in a label, read with "is"
         units = {u.lower() for u in _TIME_UNIT.findall(m.group(0))}
         if len({u.rstrip("s")[:3] for u in units}) > 1:
             continue  # a conversion between time units: not plain arithmetic
@@ -109,7 +132,7 @@ def equations(text: str) -> list[Equation]:
         rhs = _TOKEN.search(m.group("rhs"))
         if computed is None or rhs is None or rhs.group("num") is None:
             continue
-        out.append(Equation(m.group(0).strip(), computed, _value(rhs)))
+        out.append(Equation(m.group(0).strip(), computed, _value(rhs), _tail(m.group("lhs"))))
     return out
 
 

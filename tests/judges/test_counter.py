@@ -189,3 +189,26 @@ def test_a_small_count_of_the_answers_own_points_is_no_invented_figure():
     for claim, count in (("Orders are replicated in three availability zones.", "three"), ("数据在三个可用区复制。", "三"),
                          ("There are four ways to do it.", "four")):
         assert judge_unreached(_atom(claim, count), claim, ev)[0], claim
+
+
+@pytest.mark.parametrize("text", [
+    # judge v16 (found on held_out sets after their measurement): how answers write correct working
+    "base $900 plus 14 miles × $18 = $252, so $1,152",  # the result of the last step only
+    "Accuracy: 1 − 840/42,000 = 98.0%",                  # a Unicode minus sign
+    "$9,800 + 20% = $11,760",                            # a percentage of the amount added
+    "$100 - 10% = $90",
+    "The zones 1-3 pass is $152.",                       # a range in a label, read with "is"
+])
+def test_correct_working_in_the_ways_answers_write_it_is_no_wrong_arithmetic(text):
+    assert wrong_equations(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "1 − 840/42,000 = 97.0%",   # a percentage result is read to its own last digit (0.1 of a percent)
+    "$9,800 + 20% = $11,000",
+    "$100 + $50 = $50",         # a last step that is no computation proves nothing
+    "5-2 = 4",
+    "1/3 = 34%",
+])
+def test_wrong_working_in_those_forms_is_still_wrong(text):
+    assert len(wrong_equations(text)) == 1
