@@ -21,6 +21,7 @@ name in it gets both.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -237,7 +238,7 @@ _ZH_PERSONAL = re.compile(r"[您你我]")
 _ZH_POINTING = frozenset("这那哪每某该此各本其")
 
 
-def _zh_counted(words: list[tuple[str, str]], k: int) -> bool:
+def _zh_counted(words: Sequence[tuple[str, str]], k: int) -> bool:
     """Whether word ``k`` opens with 每 or follows a demonstrative (这, 每, 该...) or an amount (3,000元, 两)."""
     word, prev = words[k][0], (words[k - 1] if k else ("", "x"))
     return word[0] == "每" or prev[0] in _ZH_POINTING or prev[1] == "m" or bool(re.search(r"\d$", prev[0]))
