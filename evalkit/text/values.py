@@ -21,8 +21,8 @@ name in it gets both.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
