@@ -233,6 +233,14 @@ _EXCEPTION = re.compile(r"\b(?:except|other than|apart from|besides|save for)\b|
 _BOUNDED = re.compile(r"\b(?:only|solely|exclusively|minimum|maximum|at least|at most|or more|or older|or less|"
                       r"and above|and over|up to|unless|provided)\b|\d\s*\+|只|仅|唯|最低|最高|最少|最多|至少|以上|"
                       r"以下|以内", re.IGNORECASE)
+# a rule for the cases a condition or a bound picks out ("Vessels of more than 200 metres must engage a pilot", "If
+# the fee is unpaid, the patent lapses", 如果...): a case outside it is negated by the rule too (not Chinese 超过: "累计缺勤超过
+# 20天的学生失去资格" with the student's 25 days beside it decides the case, measured). Read
+# in the best clause's part of its sentence (up to a semicolon): "Callouts are included in the monthly fee; parts
+# costing more than $500 are billed separately" bounds the parts, not the callouts
+_CONDITIONED = re.compile(r"\b(?:more|less|fewer|longer|shorter|larger|smaller|greater) than\b|\b(?:over|under|above|below|"
+                          r"exceeding)\s+(?:[$€£¥]\s?)?\d|\b(?:if|when|whenever|where|who|whose)\b|如果|假如|若是",
+                          re.IGNORECASE)
 _COMPARATIVE = re.compile(r"\s*(?:(?:yet|quite|even|at\s+all)\s+)?(?:超过|超出|高于|低于|多于|少于|达到|达标|够|exceed\w*|above|below|"
                           r"over|under|more\s+than|less\s+than|fewer\s+than|reach\w*|meet\w*|higher|lower|enough)",
                           re.IGNORECASE)
@@ -275,13 +283,15 @@ def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q
     out = Polarity()
     evidence_clauses = [c for w in windows for c in w.clauses]
     sentences = [u.clauses for w in (*windows, *context) for u in w.sentences]
+    written = {id(u.clauses): u.text for w in (*windows, *context) for u in w.sentences}  # with its punctuation
     passages: dict[str, list[Sequence[Clause]]] = {}
     for w in (*windows, *context):
         got = passages.setdefault(w.passage_id, [])
         got += [u.clauses for u in w.sentences if not any(u.clauses is g for g in got)]
     neg_ev = [c for c in evidence_clauses if c.cues and c.terms]
     # a clause negated only by "free" (免费预约参观) negates a fee, not the words after it
-    hard_ev = [e for e in neg_ev if not all(is_soft_cue(x) for x in e.cues)]
+    # ... and one that opens with a condition ("If the fee is not paid, ...", 如果未按期缴费) states no fact to flip
+    hard_ev = [e for e in neg_ev if not all(is_soft_cue(x) for x in e.cues) and not CONDITION.match(e.text)]
     # a negated evidence clause that a negated clause of the claim restates is not flipped by
     # another, plain clause of the same claim ("Production access: interns do not get production access.")
     # ("门票免费" is plain; "已下线" restates no negated end "从未下线")
@@ -324,7 +334,10 @@ def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q
                 compares = bool(_COMPARATIVE.match(_negated_from(c), len(c.cues[0])))
                 # nor a negated condition, which states no fact: "If you haven't used it before, ..." ("New users must")
                 condition = bool(CONDITION.match(c.text))
-                out.missing_overlap = 0.0 if _BOUNDED.search(sent) or compares or condition else _overlap(best.terms, c)[0]
+                whole = next((written.get(id(x), sent) for x in sentences if any(y is best for y in x)), sent)
+                part = next((p for p in re.split(r"[;；]", whole) if best.text.strip() in p), whole)
+                bounded = bool(_BOUNDED.search(sent) or _CONDITIONED.search(part))
+                out.missing_overlap = 0.0 if bounded or compares or condition else _overlap(best.terms, c)[0]
             continue
         joined = " ".join(c.terms)
         for e in candidates:

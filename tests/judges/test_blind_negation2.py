@@ -257,3 +257,18 @@ def test_a_clause_restating_what_a_descriptive_cue_leaves_plain_is_no_flip(judge
     assert not flagged(judge, "Webhook 投递失败会重试几次？", "最多重试 5 次。", ev)
     ev = {"agent": "retry.max_attempts: maximum number of times LanAgent retries a failed upload batch. Default 3."}
     assert not flagged(judge, "How often does LanAgent retry?", "LanAgent retries an upload batch up to 3 times.", ev)
+
+
+def test_a_negated_case_outside_a_rules_condition_or_bound_is_no_flip(judge):
+    # judge v16 (found on held_out F, G, K, L after their measurement): the rule covers the cases its condition or
+    # bound picks out, so a case outside it is negated by the rule too: unverified, not a flip
+    ev = {"port": "Vessels of more than 200 metres length overall must engage a licensed pilot."}
+    v = verdicts(judge, "Does the 150 m Marit need a pilot?", "No, the Marit doesn't need to engage a pilot.", ev)
+    assert "unsupported" not in v
+    ev = {"ip": "If the renewal fee is not paid within the grace period, the patent lapses with effect from the due date."}
+    assert "unsupported" not in verdicts(judge, "Is the patent still valid?", "The patent hasn't lapsed.", ev)
+    # a negation inside the rule's condition states no fact either: "the fee was paid" flips nothing
+    assert "unsupported" not in verdicts(judge, "Was the fee paid?", "The renewal fee was paid within the grace period.", ev)
+    # a bound of another clause of the sentence (after a semicolon) leaves the flip
+    ev = {"sla": "Callouts are included in the monthly fee; parts costing more than $500 are billed separately."}
+    assert flagged(judge, "Is a callout extra?", "Callouts are not included in the monthly fee.", ev)
