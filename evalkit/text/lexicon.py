@@ -89,7 +89,8 @@ _EN_MEANING = re.compile(r"fail|reject|refus|block|disabl|retir|discontinu", re.
 _EN_MODIFIER = re.compile(r"(?:fail|reject|refus|block|disabl|retir|discontinu)\w*ed\s+(?!by\b|from\b|for\b|to\b|in\b|on\b|at\b|"
                           r"because\b|due\b|and\b|or\b|if\b|when\b|unless\b)[a-z]", re.IGNORECASE)
 _EN_RELATIVE = re.compile(r"\b(?:who|that|which)\s+$", re.IGNORECASE)
-_ZH_MODIFIER = re.compile(r"[\u4e00-\u9fff]{0,4}?(?:后(?![续期来面])|时(?![间效限长段候刻]))")
+_ZH_MODIFIER = re.compile(r"(?:之|以)?后(?![续期来面])|时(?![间效限长段候刻])")  # 失败后, 拒绝时: right after the verb
+_ZH_VERB_CUE = re.compile(r"^(?:" + alternation("zh_negation_verbs") + ")$")  # not 勿 of "勿在无水时启动"
 
 
 def negation_spans(text: str) -> list[tuple[str, int]]:
@@ -115,7 +116,7 @@ def negation_spans(text: str) -> list[tuple[str, int]]:
         pos = 0
         for tok in _jieba_cut(zh):
             pos += len(tok)
-            if CJK.match(tok) and _ZH_CUE_TOKEN.match(tok) and not _ZH_MODIFIER.match(zh, pos):
+            if CJK.match(tok) and _ZH_CUE_TOKEN.match(tok) and not (_ZH_VERB_CUE.match(tok) and _ZH_MODIFIER.match(zh, pos)):
                 out.append((tok, pos))
     return sorted(out, key=lambda x: x[1])
 

@@ -250,6 +250,8 @@ def test_a_cue_that_describes_a_thing_or_a_time_negates_no_clause():
     assert negation_cues("Cards are blocked when overdue.") == ["blocked"]
     assert negation_cues("投递失败。") == ["失败"]
     assert negation_cues("未在规定时间内缴费的，不予受理。") == ["未", "不予"]  # 时间 is no time clause
+    assert negation_cues("切勿在无水时启动。") == ["切勿"]  # a time inside the scope of a plain cue
+    assert negation_cues("支付失败时会提示。") == []
 
 
 def test_a_clause_restating_what_a_descriptive_cue_leaves_plain_is_no_flip(judge):

@@ -113,8 +113,10 @@ def test_the_short_answer_figures_reports_quote() -> None:
     b = t["B"]
     assert (b[("span", "unsupported")], b[("span", "none")]) == (0, 9)
     assert (b[("sentence", "unsupported")], b[("sentence", "unverified")]) == (0, 3)
+    # v16: one fewer caught ("A sports show on NBA TV" was a polarity flip on "a retired basketball player", a
+    # negation word that describes: caught for a wrong reason)
     assert (b[("wrong", "unsupported")], b[("wrong", "unverified")], b[("wrong", "supported")], b[("wrong", "none")]) \
-        == (24, 5, 19, 2)
+        == (23, 5, 20, 2)
     a = t["A"]
     assert (a[("span", "unsupported")], a[("span", "none")], a[("sentence", "unsupported")], a[("wrong", "unsupported")]) \
         == (0, 10, 2, 25)
