@@ -24,10 +24,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from evalkit.judges.counter import VALUE_KINDS, same_kind
 from evalkit.text.lexicon import content_terms, term_found
+from evalkit.text.memo import shared
 from evalkit.text.values import Atom, AtomPool, extract_atoms, mask_atoms
 
 __all__ = ["Row", "list_rows", "misbound"]
@@ -64,7 +64,7 @@ def _row(list_id: int, text: str, values: tuple[Atom, ...]) -> Row:
     return Row(list_id, text, values, frozenset(content_terms(label)), codes)
 
 
-@lru_cache(maxsize=5_000)
+@shared(maxsize=5_000)
 def _read(text: str) -> tuple[tuple[Row, ...], tuple[str, ...]]:
     """The rows of every list and table of a passage that state a value, and its other lines (running text)."""
     rows: list[Row] = []
@@ -90,8 +90,14 @@ def list_rows(text: str) -> tuple[Row, ...]:
     return _read(text)[0]
 
 
-def _states(row_values: Sequence[Atom], row_text: str, atom: Atom) -> bool:
-    return AtomPool(list(row_values), row_text).supports(atom)
+def _states(row_values: tuple[Atom, ...], row_text: str, atom: Atom) -> bool:
+    return _pool(row_values, row_text).supports(atom)
+
+
+@shared(maxsize=20_000)
+def _pool(row_values: tuple[Atom, ...], row_text: str) -> AtomPool:
+    """The values of a row or line, for look-ups (cached: a passage's lines are read for every value judged)."""
+    return AtomPool(list(row_values), row_text)
 
 
 def _named(parts: frozenset[str], pool: AtomPool, terms: frozenset[str]) -> list[str]:
@@ -124,7 +130,9 @@ def _around(atom: Atom, claim: str, claim_atoms: Sequence[Atom]) -> str:
 def misbound(atom: Atom, question: str, claim: str, claim_atoms: Sequence[Atom], evidence: Sequence[str]) -> str | None:
     """Why the evidence gives claim value ``atom`` to another row's item than the one the question and the
     claim's words around the value name, or None."""
-    if atom.kind not in VALUE_KINDS or any(_running_text_states(t, atom) for t in evidence):
+    if atom.kind not in VALUE_KINDS or not any(_states(r.values, r.text, atom) for t in evidence for r in list_rows(t)):
+        return None  # no row states it (most values: this is the cheap test, so it comes first)
+    if any(_running_text_states(t, atom) for t in evidence):
         return None
     said = f"{question}\n{_around(atom, claim, claim_atoms)}"
     pool = AtomPool(list(extract_atoms(said, entities=False)), said)
