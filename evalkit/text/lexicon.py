@@ -85,8 +85,9 @@ _ZH_CUE_TOKEN = re.compile(r"^(?:(?:绝|决|从|并|永|也|都|还|尚)?(?:不|
 # upload batch", "Students who fail a module may resit", "投递失败后最多重试 5 次" (a time: after it fails): a clause
 # restating the rest ("retries 5 times") says no opposite of it. Not a Chinese attributive "未整改的物业": a claim
 # restating it writes the same "的" clause or not, and reading the two apart made flips (measured).
-_EN_MEANING = re.compile(r"fail|reject|refus|block|disabl|retir|discontinu", re.IGNORECASE)
-_EN_MODIFIER = re.compile(r"(?:fail|reject|refus|block|disabl|retir|discontinu)\w*ed\s+(?!by\b|from\b|for\b|to\b|in\b|on\b|at\b|"
+_EN_MEANING_STEMS = r"fail|reject|refus|block|disabl|retir|discontinu"
+_EN_MEANING = re.compile(_EN_MEANING_STEMS, re.IGNORECASE)
+_EN_MODIFIER = re.compile(rf"(?:{_EN_MEANING_STEMS})\w*ed\s+(?!by\b|from\b|for\b|to\b|in\b|on\b|at\b|"
                           r"because\b|due\b|and\b|or\b|if\b|when\b|unless\b)[a-z]", re.IGNORECASE)
 _EN_RELATIVE = re.compile(r"\b(?:who|that|which)\s+$", re.IGNORECASE)
 _ZH_MODIFIER = re.compile(r"(?:之|以)?后(?![续期来面])|时(?![间效限长段候刻])")  # 失败后, 拒绝时: right after the verb
