@@ -18,16 +18,20 @@ stated duration give it. A date so reached is ``unverified`` (the reason names t
 - :func:`weekday_check`: a weekday name in a claim ("Monday 3 June", "3月11日（星期二）") is
   the weekday of the full date it stands with: right, it is derived; wrong, the claim is
   wrong (positive evidence); with no full date, it cannot be checked.
+- :func:`counted_weekday`: a weekday with no full date beside it, in an answer to a question that
+  gives a day or a date ("If I order on Tuesday after 2 pm ...": "ready on Thursday"), where the
+  evidence names no weekday of its own: a day counted from the user's, not checkable.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from datetime import date, timedelta
 
 from evalkit.text.dates import DateValue, find_dates
 from evalkit.text.values import Atom
 
-__all__ = ["WEEKDAYS", "counted_date", "weekday_check", "weekday_of_name"]
+__all__ = ["WEEKDAYS", "counted_date", "counted_weekday", "weekday_check", "weekday_of_name"]
 
 _DAY = 86400.0
 MIN_DAYS = 7  # shorter durations reach too many dates by chance, unless the claim writes the duration
@@ -124,3 +128,18 @@ def weekday_check(target: Atom, claim_text: str, years: Sequence[int]) -> tuple[
     if any(d.weekday() == wanted for d in days):
         return True, f"{target.text.strip()} is the weekday of {days[0].isoformat()}"
     return False, f"{target.text.strip()} is not the weekday of {', '.join(d.isoformat() for d in days)}"
+
+
+_NAMED_DAY = re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|(?:星期|礼拜|周)[一二三四五六日天]", re.IGNORECASE)
+
+
+def counted_weekday(target: Atom, passages: Sequence[str], question: str) -> str | None:
+    """How a weekday name with no full date beside it may have been counted: from the day or date the
+    question gives, when no passage names a weekday (a passage that does states the days that hold);
+    None otherwise."""
+    if weekday_of_name(target.text) is None or any(_NAMED_DAY.search(p) for p in passages):
+        return None
+    given = _NAMED_DAY.search(question) or next(iter(find_dates(question)), None)
+    if given is None:
+        return None
+    return f"{target.text.strip()} is a day counted from the question's day or date; no passage names a weekday"

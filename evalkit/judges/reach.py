@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from datetime import date
 from itertools import combinations
 
-from evalkit.judges.calendar import counted_date, weekday_check
+from evalkit.judges.calendar import counted_date, counted_weekday, weekday_check
 from evalkit.judges.chains import two_steps
 from evalkit.judges.readings import interval
 from evalkit.judges.stated import (
@@ -67,7 +67,7 @@ from evalkit.judges.stated import (
 from evalkit.text.lexicon import CJK
 from evalkit.text.memo import shared
 from evalkit.text.quantities import Quantity, find_quantities, quantities_match
-from evalkit.text.values import Atom, fold
+from evalkit.text.values import WORDS_AND_NUMBERS, Atom, fold
 from evalkit.text.wordlists import words
 
 __all__ = ["CONVERSIONS", "reach"]
@@ -273,6 +273,7 @@ def _reach_date(target: Atom, date_atoms: Sequence[Atom], numbers: Sequence[floa
     return f"the parts of {target.text.strip()} are stated in the evidence (another format, range or subject)"
 
 
+_QUOTE_MARKS = frozenset("“「『\"‘《")
 _PAIR = re.compile(r"\b([A-Z])[a-z]+[ -]([A-Z])[a-z]+\b|\b([a-z])[a-z]+-([a-z])[a-z]+\b")
 _UNIT_NAME = re.compile(r"^(?:[kMGT]?Wh?|[mk]?L|TEU|FEU|kVA|MPa|kPa|dB|[kMG]?Hz|ppm|ppb|psi|rpm|mph|kph|Mbps|Gbps)$")
 
@@ -311,6 +312,8 @@ def _reach_name(target: Atom, texts: Sequence[str]) -> str | None:
     index = _name_index(tuple(texts))
     if _UNIT_NAME.match(target.text.strip()):
         return f"{target.text.strip()} is a unit, not a name"
+    if re.fullmatch(r"[A-Z]\.?", target.text.strip()):  # "Option B", "G/90": a label, not a name to look for
+        return f"{target.text.strip()} is one letter: too short to be looked for as a name"
     if _acronym(target.text.strip(), index):
         return f"{target.text.strip()} is the initials of words in the evidence"
     if CJK.search(target.text):
@@ -331,6 +334,12 @@ def _reach_name(target: Atom, texts: Sequence[str]) -> str | None:
     return f"'{word}' of {target.text.strip()} is in the evidence" if word else None
 
 
+def _sibling_code(target: Atom, atoms: Sequence[Atom]) -> bool:
+    """Whether the evidence states a code like ``target`` but for its numbers ("tier-1" for "tier-2"): another value."""
+    shape = re.sub(r"\d+(?:\.\d+)?", "#", target.key)
+    return any(a.kind == "code" and a.key != target.key and re.sub(r"\d+(?:\.\d+)?", "#", a.key) == shape for a in atoms)
+
+
 def reach(target: Atom, claim_text: str, atoms: Sequence[Atom], texts: Sequence[str],
           answer: Sequence[Atom] = (), question: str = "", computed: bool = False) -> str | None:
     """How ``target`` (an atom of the claim ``claim_text``) could follow from the stated ``atoms``
@@ -349,9 +358,9 @@ def reach(target: Atom, claim_text: str, atoms: Sequence[Atom], texts: Sequence[
         q = code_quantity(target)
         if q is not None:  # "41kWh": reach it as the number it is
             target = Atom("number", target.text, target.key, target.start, target.end, quantity=q)
-        elif target.text[:1].isdigit() and {float(x) for x in re.findall(r"\d+(?:\.\d+)?", target.text)} \
-                <= set(stated_numbers(atoms, texts)):
-            return f"the numbers of {target.text.strip()} are stated in the evidence"  # "16-17-year-olds"
+        elif (target.text[:1].isdigit() or (WORDS_AND_NUMBERS.fullmatch(target.text) and not _sibling_code(target, atoms))) \
+                and {float(x) for x in re.findall(r"\d+(?:\.\d+)?", target.text)} <= set(stated_numbers(atoms, texts)):
+            return f"the numbers of {target.text.strip()} are stated in the evidence"  # "16-17-year-olds", "pre-1950"
         else:
             return None  # a product or error code is stated as it is, or it is absent
     years = sorted({d.year for a in list(atoms) + list(answer) for d in a.dates if d.year})
@@ -359,7 +368,10 @@ def reach(target: Atom, claim_text: str, atoms: Sequence[Atom], texts: Sequence[
         day = weekday_check(target, claim_text, years)  # "Monday 3 June": the weekday of the date beside it
         if day is not None:
             return day[1] if day[0] else None
-        return _reach_name(target, texts)
+        if re.search(r"\d", target.text) and claim_text[max(0, target.start - 1):target.start] in _QUOTE_MARKS:
+            # “7天以上、不满365天”: a rule's wording quoted in the answer's words, not a name; its figures are atoms too
+            return f"“{target.text}” is quoted wording with figures, which are checked as values"
+        return counted_weekday(target, [t for t in texts if t != question], question) or _reach_name(target, texts)
     answer = [a for a in answer if a is not target]
     numbers = stated_numbers(list(atoms) + answer, texts)
     ranges = stated_ranges(texts)

@@ -101,10 +101,19 @@ _DATE_RANGE = re.compile(r"(?<=\d\s)(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|
                          re.IGNORECASE)
 
 
+# words and numbers joined by hyphens, all lower case ("pre-1950", "10-point", "twice-per-7-days", "tier-1"):
+# a phrase with numbers in it, not an identifier (those carry capitals or mix letters and digits: E-4012, v1.2)
+WORDS_AND_NUMBERS = re.compile(r"(?=.*[a-z])(?=.*\d)(?:[a-z]{2,}|\d+(?:\.\d+)?)(?:-(?:[a-z]{2,}|\d+(?:\.\d+)?))+")
+# an area or volume unit written without its superscript after a number ("253.6 m2", "40 ft3")
+_UNIT_POWER = re.compile(r"(?<=\d)\s?(?:[kcm]?m|ft|in|yd)[23](?![A-Za-z0-9])")
+
+
 def _codes(text: str) -> list[Atom]:
     out = []
     for m in _CODE.finditer(text):
         s = m.group(0).rstrip(".")
+        if m.start() and _UNIT_POWER.match(text, m.start() - 1):
+            continue
         if _NOT_CODE.match(s) or _DATE_RANGE.match(text, m.start()) or ("." in s and "_" not in s and "@" not in s and "/" not in s
                                   and not re.search(r"\d", s) and max(len(p) for p in s.split(".")) < 3):
             continue

@@ -173,3 +173,37 @@ def test_a_made_up_name_is_absent():
 
 def test_a_changed_code_is_absent():
     assert how("Order the LX-300 module.", "LX-300", "The LX-200 module ships in May.") is None
+
+
+# --- labels, phrases with numbers, quoted wordings, counted weekdays (judge v17) -----------------------
+def test_a_phrase_of_words_and_numbers_is_reached_by_its_numbers_unless_the_evidence_has_its_sibling():
+    ev = "Homes built before 1950 carry a $75 surcharge."
+    assert how("It carries the $75 pre-1950 surcharge.", "pre-1950", ev) \
+        == "the numbers of pre-1950 are stated in the evidence"
+    assert how("It carries the $75 pre-1960 surcharge.", "pre-1960", ev) is None  # 1960 is stated nowhere
+    # the evidence names the same phrase with another number: another value, not a derivation
+    assert how("The cap for tier-2 cities is CNY 600.", "tier-2", "The tier-1 cap is CNY 600; 2 nights max.") is None
+    # an identifier (capitals, or letters and digits in one part) is stated as it is, or absent
+    assert how("Order the LX-300 module.", "LX-300", "The LX-200 module ships in 300 units.") is None
+
+
+def test_one_capital_letter_is_a_label_not_a_name():
+    assert how("Option B: carnet insurance at 1.6%.", "B", "Alternatively, insure the carnet at 1.6%.") \
+        == "B is one letter: too short to be looked for as a name"
+
+
+def test_a_quoted_wording_with_figures_is_no_name():
+    ev = "持有7天以上（含）、不满365天的，费率0.50%。"
+    assert how("落在“7天以上、不满365天”这一档。", "7天以上、不满365天", ev) \
+        == "“7天以上、不满365天” is quoted wording with figures, which are checked as values"
+
+
+def test_a_weekday_counted_from_the_question_s_day():
+    q = "If I place a rush order on Tuesday at 2 pm, when can I collect it?"
+    ev = "Orders received after 12:00 count as received the next working day. Rush jobs are ready the following working day."
+    assert how("It will be ready on Thursday.", "Thursday", ev, question=q) \
+        == "Thursday is a day counted from the question's day or date; no passage names a weekday"
+    # a passage that names the days states which hold: a day it does not name is absent
+    assert how("It will be ready on Thursday.", "Thursday", ev + " Collection is on Fridays only.", question=q) is None
+    # nothing to count from
+    assert how("It will be ready on Thursday.", "Thursday", ev, question="When can I collect a rush order?") is None

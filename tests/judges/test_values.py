@@ -256,3 +256,10 @@ def test_two_letter_initials_of_two_capitalised_or_hyphenated_evidence_words():
     # two letters that are no two such words' initials stay a name the evidence lacks
     assert [c.verdict for c in judge.judge("What does water cost?", "XY water costs $18.40 per ML.", ev).claims] \
         == ["unsupported"]
+
+
+def test_an_area_unit_after_a_number_is_no_code():
+    got = [(a.kind, a.text) for a in extract_atoms("the 2,730 sq ft (about 253.6 m2) house")]
+    assert ("code", "m2") not in got and ("number", "2,730") in got
+    # a code that only starts like a unit, with no number before it, stays a code
+    assert [(a.kind, a.text) for a in extract_atoms("the M2 chip")] == [("code", "M2")]
