@@ -152,7 +152,7 @@ def _candidates(t: Quantity, values: Sequence[Operand], claim_text: str = "") ->
                 yield hi.value / lo.value * 100, f"{_g(hi.value)} / {_g(lo.value)} as a percentage"
                 yield (hi.value - lo.value) / lo.value * 100, f"({_g(hi.value)} - {_g(lo.value)}) / {_g(lo.value)}"
                 yield (hi.value - lo.value) / hi.value * 100, f"({_g(hi.value)} - {_g(lo.value)}) / {_g(hi.value)}"
-            elif t.unit is None:
+            elif t.unit is None and t.kind == "number":  # a ratio of two like values is a bare number, never a duration
                 yield hi.value / lo.value, f"{_g(hi.value)} / {_g(lo.value)}"
         if lo.value and own(hi) and not pct and lo.unit != hi.unit and (lo.unit is not None or lo.value in counted):
             # a rate: $50 for 10 kg is $5 a kg; a share: $120 for 4 people

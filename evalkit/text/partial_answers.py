@@ -52,7 +52,12 @@ _META = re.compile(
     r"\b(?:sorry|unfortunately|regrettably|apologies|afraid)\b|抱歉|对不起|不好意思|遗憾|"
     r"\b(?:please|contact|reach\s+out|check\s+with|consult|support\s+team|help\s*desk|customer\s+(?:service|support)|"
     r"you\s+(?:may|might|can|could|should|need\s+to|want\s+to|would\s+need\s+to)|try|recommend|suggest|rephrase|"
-    r"more\s+context|help\s+you)\b|建议|^\s*请|请您|您可以|你可以|联系|咨询|拨打|致电|稍后再试|更多(?:背景|信息|上下文)|客服|管理员",
+    r"more\s+context|help\s+you)\b|建议|^\s*请|请您|您可以|你可以|联系|咨询|拨打|致电|稍后再试|更多(?:背景|信息|上下文)|客服|管理员|"
+    # the service talking about itself: a follow-up promised ("an engineer will reach out within 4 hours", 核实后再回复),
+    # a reason to decline ("for privacy reasons", 出于隐私保护), an invitation ("in the meantime, feel free to browse ...")
+    r"\b(?:will|'ll)\s+(?:reply|respond|reach\s+out|contact\s+you|get\s+back|follow\s+up|be\s+in\s+touch)\b|"
+    r"\bfor\s+(?:privacy|security|confidentiality|data\s+protection)\s+reasons\b|\b(?:feel\s+free|in\s+the\s+meantime)\b|"
+    r"需要(?:进一步|再)?(?:核实|确认|查证)|有待(?:核实|确认)|出于(?:隐私|安全|保密|信息安全)|会尽快|稍后(?:回复|答复|联系)",
     re.IGNORECASE)
 # a clause about the speaker is not content, unless it states a belief ("I believe the fee is $20")
 _SPEAKER_META = re.compile(r"\b(?:i|me|my)\b(?![^.;,]{0,12}\b(?:believe|think|recall|understand|expect)\b)"

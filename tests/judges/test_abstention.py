@@ -24,6 +24,30 @@ def test_refusals(answer):
 
 
 @pytest.mark.parametrize("answer", [
+    # the speaker cannot help at all, puts the answer off, or hands it to a ticket (2026-12-06)
+    "I'm not able to help with that request.", "Unfortunately that's not something I can help with.",
+    "That's outside what I can assist with. Please contact the HR service centre.",
+    "Let me check with the team and get back to you.",
+    "I've opened a ticket for you; an agent will reach out within 24 hours.",
+    "这个问题我帮不了您，请联系人事部门。", "这个需要进一步核实，核实后再回复您。",
+    "您的问题已记录，工单号为20240517-0031，客服会在24小时内联系您。", "出于隐私保护，我无法提供其他用户的信息。",
+])
+def test_refusals_that_decline_to_help_or_put_the_answer_off(answer):
+    assert detect_abstention(answer).abstained, answer
+
+
+@pytest.mark.parametrize("answer", [
+    # an answer with the same words around it stays one
+    "Sorry for the trouble: the limit is 3 devices per account.",
+    "I can't see your account, but the standard processing time is 5 working days.",
+    "The fee is $25; we'll get back to you by email once the refund is processed.",
+    "抱歉让您久等了，退款会在3个工作日内到账。",
+])
+def test_answers_around_a_declining_word_are_answers(answer):
+    assert not detect_abstention(answer).abstained, answer
+
+
+@pytest.mark.parametrize("answer", [
     "The LX-200 does not contain a built-in Wi-Fi module.", "2026 版制度也未提供住宿补贴。",
     "前一笔借款未冲销完毕前，不得再次借款。", "No, USB storage is blocked by default.",
     "Data older than the retention period cannot be restored.", "资料显示，LX-300 没有 4G 模组。",
@@ -206,8 +230,9 @@ def test_the_tenth_and_eleventh_held_out_splits_are_measured_as_reported():
     no value; a reply of punctuation only; a pipeline's report of an empty retrieval), recall 0.300 and
     0.233 with precision 1.000, and the learned stage was fitted again with both splits (split 12 and
     13 measure the result)."""
-    assert _split_counts("abstention_test10.jsonl") == {"en": (7, 0, 23), "zh": (11, 0, 19)}
-    assert _split_counts("abstention_test11.jsonl") == {"en": (8, 0, 22), "zh": (6, 0, 24)}
+    # since 2026-12-06 (the speaker cannot help, an answer put off, a ticket for an answer): 8 and 10 English
+    assert _split_counts("abstention_test10.jsonl") == {"en": (8, 0, 22), "zh": (11, 0, 19)}
+    assert _split_counts("abstention_test11.jsonl") == {"en": (10, 0, 20), "zh": (6, 0, 24)}
 
 
 def test_the_twelfth_and_thirteenth_held_out_splits_are_measured_as_reported():
@@ -216,8 +241,9 @@ def test_the_twelfth_and_thirteenth_held_out_splits_are_measured_as_reported():
     rules learned from splits 10 and 11, and measured once after: rules alone precision 1.000, recall
     0.283 (split 12; the rules before: the same) and 0.947 / 0.300 (split 13; before: 0.944 / 0.283). With
     the learned stage (``model: e5``, fitted on splits dev to 11 then; dev to 13 now): tests/models/test_abstention_model.py."""
-    assert _split_counts("abstention_test12.jsonl") == {"en": (7, 0, 23), "zh": (10, 0, 20)}
-    assert _split_counts("abstention_test13.jsonl") == {"en": (9, 1, 21), "zh": (9, 0, 21)}
+    # since 2026-12-06 (the speaker cannot help, an answer put off, a ticket for an answer): 8 and 11 English
+    assert _split_counts("abstention_test12.jsonl") == {"en": (8, 0, 22), "zh": (10, 0, 20)}
+    assert _split_counts("abstention_test13.jsonl") == {"en": (11, 1, 19), "zh": (9, 0, 21)}
 
 
 def test_the_fourteenth_held_out_split_is_measured_as_reported():
@@ -226,7 +252,9 @@ def test_the_fourteenth_held_out_split_is_measured_as_reported():
     false alarms are partial answers that answer one part and say the sources lack the other ("...我手头的
     资料里没有写", "I don't have the full leave policy in front of me, but the excerpt I found says ...").
     With the learned stage: tests/models/test_abstention_model.py."""
-    assert _split_counts("abstention_test14.jsonl") == {"en": (9, 1, 21), "zh": (11, 2, 19)}
+    # development data since; 2026-12-06's rules (the speaker cannot help, an answer put off or handed to a
+    # ticket, the service talking about itself is no content: 核实后再回复您, 出于隐私保护) take 5 more
+    assert _split_counts("abstention_test14.jsonl") == {"en": (12, 1, 18), "zh": (13, 2, 17)}
 
 # --- refusals in users' own wordings (tests/judges/data/abstention_cases.jsonl) -----------------------------
 CASES = Path(__file__).resolve().parent / "data" / "abstention_cases.jsonl"
