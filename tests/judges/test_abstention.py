@@ -29,7 +29,8 @@ def test_refusals(answer):
     "That's outside what I can assist with. Please contact the HR service centre.",
     "Let me check with the team and get back to you.",
     "I've opened a ticket for you; an agent will reach out within 24 hours.",
-    "这个问题我帮不了您，请联系人事部门。", "这个需要进一步核实，核实后再回复您。",
+    "这个问题我帮不了您，请联系人事部门。", "这个需要进一步核实，核实后再回复您。", "我再确认一下，稍后给您回复。",
+    "I'm not permitted to give individual investment recommendations.", "I'd rather not quote a figure from an old rate card.",
     "您的问题已记录，工单号为20240517-0031，客服会在24小时内联系您。", "出于隐私保护，我无法提供其他用户的信息。",
 ])
 def test_refusals_that_decline_to_help_or_put_the_answer_off(answer):
@@ -230,8 +231,9 @@ def test_the_tenth_and_eleventh_held_out_splits_are_measured_as_reported():
     no value; a reply of punctuation only; a pipeline's report of an empty retrieval), recall 0.300 and
     0.233 with precision 1.000, and the learned stage was fitted again with both splits (split 12 and
     13 measure the result)."""
-    # since 2026-12-06 (the speaker cannot help, an answer put off, a ticket for an answer): 8 and 10 English
-    assert _split_counts("abstention_test10.jsonl") == {"en": (8, 0, 22), "zh": (11, 0, 19)}
+    # since 2026-12-06 (the speaker cannot help, an answer put off, a ticket for an answer): 8 and 10 English,
+    # 12 Chinese (稍后给您回复)
+    assert _split_counts("abstention_test10.jsonl") == {"en": (8, 0, 22), "zh": (12, 0, 18)}
     assert _split_counts("abstention_test11.jsonl") == {"en": (10, 0, 20), "zh": (6, 0, 24)}
 
 

@@ -105,5 +105,5 @@ def test_the_split_written_after_the_weights_is_measured_as_reported():
     alone 0.870 / 0.333; the weights before, fitted on dev to 11: 0.912 / 0.517). Splits 12 and 13 measured
     the weights before in the same way (1.000 / 0.533 and 0.969 / 0.517); they are training data now."""
     # weights refitted 2026-12-06 (same splits; the rules' new refusal wordings move the threshold's choice), with
-    # those rules: 0.921 / 0.600
-    assert _counts("abstention_test14.jsonl") == {"en": (17, 1, 13), "zh": (19, 2, 11)}
+    # those rules: 0.921 / 0.583 (a permission refusal the rules now read as a partial answer is not the model's to decide)
+    assert _counts("abstention_test14.jsonl") == {"en": (16, 1, 14), "zh": (19, 2, 11)}
