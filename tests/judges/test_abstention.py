@@ -258,6 +258,14 @@ def test_the_fourteenth_held_out_split_is_measured_as_reported():
     # ticket, the service talking about itself is no content: 核实后再回复您, 出于隐私保护) take 5 more
     assert _split_counts("abstention_test14.jsonl") == {"en": (12, 1, 18), "zh": (13, 2, 17)}
 
+
+def test_the_fifteenth_held_out_split_is_measured_as_reported():
+    """120 more (60 refusals, en/zh 30/30 each), written blind on 2026-12-06 from a new brief (refusals as deployed
+    assistants typically write them, not tricks), after that day's rules were final; measured once: precision
+    1.000, recall 0.717 (en 0.700, zh 0.733); the rules before that day: 1.000 / 0.650. With the learned stage:
+    tests/models/test_abstention_model.py."""
+    assert _split_counts("abstention_test15.jsonl") == {"en": (21, 0, 9), "zh": (22, 0, 8)}
+
 # --- refusals in users' own wordings (tests/judges/data/abstention_cases.jsonl) -----------------------------
 CASES = Path(__file__).resolve().parent / "data" / "abstention_cases.jsonl"
 FLOOR_PRECISION, FLOOR_RECALL = 0.95, 0.93  # per language, on the held-out split (the old rules: en 0.78/0.84, zh 0.71/0.80)

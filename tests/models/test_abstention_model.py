@@ -107,3 +107,10 @@ def test_the_split_written_after_the_weights_is_measured_as_reported():
     # weights refitted 2026-12-06 (same splits; the rules' new refusal wordings move the threshold's choice), with
     # those rules: 0.921 / 0.583 (a permission refusal the rules now read as a partial answer is not the model's to decide)
     assert _counts("abstention_test14.jsonl") == {"en": (16, 1, 14), "zh": (19, 2, 11)}
+
+
+def test_the_fifteenth_split_is_measured_as_reported():
+    """Split 15 (realistic refusals, written blind 2026-12-06 after the rules and these weights were final, measured
+    once): rules + learned stage precision 1.000, recall 0.817 (rules alone 1.000 / 0.717; the rules and weights of
+    the day before: 1.000 / 0.800)."""
+    assert _counts("abstention_test15.jsonl") == {"en": (23, 0, 7), "zh": (26, 0, 4)}
