@@ -32,7 +32,8 @@ _CLAUSE_END = re.compile(r"[.;!?。；！？\n]|,\s+(?:and|but|so|while|whereas)
 _VERSUS = re.compile(r"^\s*(?:[A-Za-z]{1,5}\s+)?(?:vs\.?|versus|against|compared\s+(?:with|to)|对|相比)\s*", re.IGNORECASE)
 _NEGATION = re.compile(r"(?:\bnot|n't|\bnever|\bno)\s+(?:\w+\s+)?$|(?:没有|没|未|不)$", re.IGNORECASE)
 _DIFFERENCE = re.compile(r"\s*(?:个百分点|percentage\s+points?|points?\b|pts\b)", re.IGNORECASE)
-_BOUND_BEFORE = re.compile(r"(?:不到|不足|低于|高于|超过|under|over|below|above|less\s+than|more\s+than)\s*[$€£¥]?\s*$", re.IGNORECASE)
+_BOUND_BEFORE = re.compile(r"(?:不到|不足|低于|高于|超过|不少于|不低于|不超过|不高于|不多于|至少|最多|最少|最高|最低|under|over|below|above|"
+                           r"less\s+than|more\s+than|at\s+least|at\s+most|up\s+to)\s*[$€£¥]?\s*$", re.IGNORECASE)
 _JOINED = re.compile(r"\b(?:and|or|but|while|whereas|then)\b|或者|或|而且|并且|以及")
 _RESULT = re.compile(r"\b(?:comes?|came|works?|worked)\s+(?:out\s+)?to\b|\btotals?\b|=|\bgives?\b|\bmakes?\b", re.IGNORECASE)
 _IN_RANGE = re.compile(r"(?:不在|不属于|不处在|处在|处于|属于|落在|介于|在|\b(?:not\s+)?(?:with)?in\b|\boutside(?:\s+of)?\b|"

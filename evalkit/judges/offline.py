@@ -85,7 +85,7 @@ from evalkit.text.values import Atom, AtomPool, fold, is_name_fragment
 
 __all__ = ["HELD_OUT", "VERSION", "ClaimSignals", "HeldOut", "OfflineJudge", "Thresholds", "triple_statement"]
 
-VERSION = 17  # bump when verdicts for the same inputs and thresholds change
+VERSION = 18  # bump when verdicts for the same inputs and thresholds change
 
 
 @dataclass(frozen=True)

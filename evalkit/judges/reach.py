@@ -177,6 +177,15 @@ def _date_gap(q: Quantity, lo: float, hi: float, atoms: Sequence[Atom]) -> str |
     return None
 
 
+def _in_code(text: str, evidence: Sequence[Atom]) -> str | None:
+    """The evidence code a value with its unit is written inside ("60 W" in "HN-60W", "512MB" in "SD-512MB"), if any."""
+    compact = re.sub(r"[\s,]", "", fold(text))
+    if not re.match(r"\d", compact) or not re.search(r"[a-z]", compact):
+        return None
+    found = re.compile(rf"(?<![\d.]){re.escape(compact)}(?![a-z0-9])")
+    return next((a.text.strip() for a in evidence if a.kind == "code" and found.search(re.sub(r"[\s_.-]", "", fold(a.text)))), None)
+
+
 def _listed(text: str, count: float) -> bool:
     """Whether ``text`` lists at least ``count`` things (separators between them): a count it made itself."""
     seps = len(re.findall(r"[、；;]|[①②③④⑤⑥⑦⑧⑨]|以及|和|与|及", text))
@@ -202,6 +211,11 @@ def _reach_quantity(target: Atom, claim_text: str, evidence: Sequence[Atom], num
         lo, hi = q.value - max(q.step / 2, 1e-9 * abs(q.value)), q.value + max(q.step / 2, 1e-9 * abs(q.value))
     if q.kind == "duration" and (how := _date_gap(q, lo, hi, evidence)):
         return how
+    if q.kind == "duration" and (m := next((a for a in evidence if a.quantity is not None and a.quantity.unit == "m"
+                                             and lo <= a.quantity.value * 60 <= hi), None)):
+        return f"{q.text.strip()} is stated as {m.text.strip()} (m: minutes, or metres)"  # "interval: 1m, 5m, 1h"
+    if q.unit is not None and (code := _in_code(q.text, evidence)):
+        return f"{q.text.strip()} is written inside {code} in the evidence"  # "the HN-60W adapter": 60 W
     if q.kind == "time":  # a clock time: stated in the other half of the day, or a stated time plus a duration
         clock = next((x for x in numbers if x in (q.value % 720, q.value % 720 + 720)), None)
         if clock is not None:

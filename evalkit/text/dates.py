@@ -77,10 +77,11 @@ _PATTERNS: list[re.Pattern[str]] = [re.compile(p, re.IGNORECASE) for p in (
     rf"(?:{_CNY}\s*年\s*)?{_CNM}\s*月\s*{_CND}\s*(?:日|号|(?={_CN_TO}\s*[\d{CN_NUM}]{{1,3}}\s*(?:日|号)))"
     rf"(?:\s*{_CN_TO}\s*{_CND2}\s*(?:日|号))?",
     rf"{_CNY}\s*年\s*(?P<hol>元旦|国庆节|国庆|劳动节|五一|圣诞节)",
-    # a day of the month: 每月 18 日, 次月 5 号, 18 号 (not 5 日内, a duration, nor 3 号楼)
-    rf"(?:每个?月的?|当月|次月|本月|下个?月|上个?月)\s*(?P<d>\d{{1,2}}|[{CN_NUM}]{{1,3}})\s*(?:日|号)(?!\s*(?:内|之内|以内))",
+    # a day of the month: 每月 18 日, 次月 5 号, 首月的 20 日, 18 号 (not 5 日内, a duration, nor 3 号楼)
+    rf"(?:每个?月的?|当月|次月|本月|下个?月|上个?月|首月的?|末月的?)\s*(?P<d>\d{{1,2}}|[{CN_NUM}]{{1,3}})\s*(?:日|号)(?!\s*(?:内|之内|以内))",
     rf"(?<![\d{CN_NUM}月.])(?P<d>\d{{1,2}})\s*号(?![楼线门院室座车口位码])",
-    rf"(?:{_CNY}\s*年\s*)?(?:第\s*)?(?P<q>[一二三四1-4])\s*季度",
+    # not 下一季度 / 上一季度 (the next or last quarter, no quarter of the year)
+    rf"(?<![下上])(?:{_CNY}\s*年\s*)?(?:第\s*)?(?P<q>[一二三四1-4])\s*季度",
     rf"{_CNY}\s*年\s*(?:Q|q)(?P<q>[1-4])",
     rf"{_CNY}\s*年\s*{_CNM}\s*月(?!\s*\d)",
     # a range of months: 4 到 6 月, 4—6 月 (each end is a month)

@@ -130,6 +130,7 @@ _EN_WORD = re.compile(r"[A-Za-z\u00C0-\u024F][A-Za-z\u00C0-\u024F'’&.-]*[A-Za-
 _ZH_NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz", "eng"})
 _ZH_GENERIC = words("zh_generic_places")
 _ZH_NAME_BREAKERS = words("zh_name_breakers")
+_ZH_SURNAMES = words("zh_surnames")
 _QUOTED = re.compile(r"《([^《》]{1,30})》|“([^“”]{1,20})”|「([^「」]{1,20})」|『([^『』]{1,20})』")
 
 
@@ -253,6 +254,11 @@ def _zh_counted(words: Sequence[tuple[str, str]], k: int) -> bool:
     return word[0] == "每" or prev[0] in _ZH_POINTING or prev[1] == "m" or bool(re.search(r"\d$", prev[0]))
 
 
+def _beside_dot(words: Sequence[tuple[str, str]], k: int) -> bool:
+    """Whether word ``k`` stands beside a ``·`` (part of a transliterated name: 德劳帕迪·穆尔穆)."""
+    return any(0 <= i < len(words) and words[i][0] == "·" for i in (k - 1, k + 1))
+
+
 def _zh_entities(text: str) -> list[Atom]:
     out: list[Atom] = []
     for m in _QUOTED.finditer(text):
@@ -276,6 +282,10 @@ def _zh_entities(text: str) -> list[Atom]:
                      and not _ZH_PERSONAL.search(word)  # 建议您, tagged nr: a personal pronoun is no name
                      # 费由…支付: a noun and a preposition the tagger's model joined; not 成都, a word of its dictionary
                      and not (len(word) == 2 and word[1] in _ZH_NAME_BREAKERS and not in_dictionary(word))
+                     # 连休 (连休一周), 换卡: a verb and its object the tagger took for a two-character person name;
+                     # a given name the model joins follows a surname (张伟)
+                     and not (flag.startswith("nr") and len(word) == 2 and word[0] not in _ZH_SURNAMES
+                              and (flag == "nrt" or not in_dictionary(word)) and not _beside_dot(words, k))
                      # 这张卡 (this card), 每箱 (per box), 3,000元卡享: a measure word the tagger joined to the next
                      # word after a demonstrative or an amount, not a name
                      and not (len(word) == 2 and CJK.match(word) and _zh_counted(words, k)))

@@ -207,3 +207,13 @@ def test_a_weekday_counted_from_the_question_s_day():
     assert how("It will be ready on Thursday.", "Thursday", ev + " Collection is on Fridays only.", question=q) is None
     # nothing to count from
     assert how("It will be ready on Thursday.", "Thursday", ev, question="When can I collect a rush order?") is None
+
+
+def test_minutes_written_m_and_a_value_written_inside_a_model_code():
+    ev = "An optional interval for downsampling (1m, 5m, 1h, 1d)."
+    assert how("Downsampling: 1 minute, 5 minutes or 1 hour.", "5 minutes", ev) \
+        == "5 minutes is stated as 5m (m: minutes, or metres)"
+    assert how("Downsampling every 7 minutes.", "7 minutes", ev) is None
+    ev = "Rev B units ship with the HN-60W power adapter."
+    assert how("They come with the 60 W HN-60W adapter.", "60 W", ev) == "60 W is written inside HN-60W in the evidence"
+    assert how("They come with a 65 W adapter.", "65 W", ev) is None

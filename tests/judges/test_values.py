@@ -263,3 +263,25 @@ def test_an_area_unit_after_a_number_is_no_code():
     assert ("code", "m2") not in got and ("number", "2,730") in got
     # a code that only starts like a unit, with no number before it, stays a code
     assert [(a.kind, a.text) for a in extract_atoms("the M2 chip")] == [("code", "M2")]
+
+
+def test_a_day_of_the_first_month_and_the_next_quarter():
+    got = [(a.kind, a.text, a.dates) for a in extract_atoms("季度提成于下一季度首月的 20 日随工资发放。")]
+    assert ("date", "首月的 20 日", (DateValue(day=20),)) in got
+    assert not any(d.quarter for _, _, ds in got for d in ds)  # 下一季度: the next quarter, not Q1
+    assert [a.dates for a in extract_atoms("2025年第一季度")] == [(DateValue(year=2025, quarter=1),)]
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("换卡要提前 5 个工作日在 PeopleHub 申请。", "换卡"),  # the dictionary's nrt: a verb and its object
+    ("连休一周需要提前两周申请。", "连休"),              # the tagger's model joined them
+])
+def test_a_two_character_verb_phrase_is_no_person_name(text, name):
+    assert name not in [a.text for a in extract_atoms(text) if a.kind == "entity"]
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("张伟负责审批。", "张伟"), ("请联系王芳办理。", "王芳"), ("由李娜审核。", "李娜"), ("许曼婷比陈思远小一岁。", "许曼婷"),
+])
+def test_a_person_name_after_a_surname_stays_a_name(text, name):
+    assert name in [a.text for a in extract_atoms(text) if a.kind == "entity"]
