@@ -131,6 +131,7 @@ _ZH_NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz", "eng"})
 _ZH_GENERIC = words("zh_generic_places")
 _ZH_NAME_BREAKERS = words("zh_name_breakers")
 _ZH_SURNAMES = words("zh_surnames")
+_ZH_NON_INITIALS = words("zh_name_non_initials")
 _QUOTED = re.compile(r"《([^《》]{1,30})》|“([^“”]{1,20})”|「([^「」]{1,20})」|『([^『』]{1,20})』")
 
 
@@ -286,6 +287,7 @@ def _zh_entities(text: str) -> list[Atom]:
                      # a given name the model joins follows a surname (张伟)
                      and not (flag.startswith("nr") and len(word) == 2 and word[0] not in _ZH_SURNAMES
                               and (flag == "nrt" or not in_dictionary(word)) and not _beside_dot(words, k))
+                     and not (len(word) == 2 and word[0] in _ZH_NON_INITIALS)  # 最省, 约省: an adverb and its verb
                      # 这张卡 (this card), 每箱 (per box), 3,000元卡享: a measure word the tagger joined to the next
                      # word after a demonstrative or an amount, not a name
                      and not (len(word) == 2 and CJK.match(word) and _zh_counted(words, k)))

@@ -275,6 +275,8 @@ def test_a_day_of_the_first_month_and_the_next_quarter():
 @pytest.mark.parametrize(("text", "name"), [
     ("换卡要提前 5 个工作日在 PeopleHub 申请。", "换卡"),  # the dictionary's nrt: a verb and its object
     ("连休一周需要提前两周申请。", "连休"),              # the tagger's model joined them
+    ("选月卡A最省，比B便宜5元。", "最省"),                # an adverb and its verb, nt in the dictionary
+    ("每束约省15.31元。", "约省"),                      # ... ns by the tagger's model
 ])
 def test_a_two_character_verb_phrase_is_no_person_name(text, name):
     assert name not in [a.text for a in extract_atoms(text) if a.kind == "entity"]
