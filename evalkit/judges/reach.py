@@ -232,6 +232,10 @@ def _reach_quantity(target: Atom, claim_text: str, evidence: Sequence[Atom], num
 
     if q.kind == "number" and q.unit is None and q.value == 1:
         return f"{q.text.strip()} is one: a count, not a figure to look for"
+    if q.kind == "number" and q.unit is None and 0 < q.value < 3 and q.value != int(q.value):
+        for v in values:  # "$34 x 0.85" for "15% off", "£78 x 1.4" for "rush adds 40%"
+            if v.unit == "%" and any(lo <= m <= hi for m in (v.value / 100, 1 - v.value / 100, 1 + v.value / 100)):
+                return f"{q.text.strip()} is the multiplier of the stated {_g(v.value)}% (as a share, 1 minus or 1 plus it)"
     hit = next((a for a in evidence if a.quantity is not None and quantities_match(q, a.quantity)), None)
     if hit is not None:
         return f"{q.text.strip()} is stated in the evidence ('{hit.text.strip()}'), but not with its subject"

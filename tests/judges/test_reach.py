@@ -217,3 +217,12 @@ def test_minutes_written_m_and_a_value_written_inside_a_model_code():
     ev = "Rev B units ship with the HN-60W power adapter."
     assert how("They come with the 60 W HN-60W adapter.", "60 W", ev) == "60 W is written inside HN-60W in the evidence"
     assert how("They come with a 65 W adapter.", "65 W", ev) is None
+
+
+def test_the_multiplier_of_a_stated_percentage():
+    ev = "Groups of 6 or more players get 15% off. Each room takes 4 to 8 players."
+    assert how("15% off: $34 × 0.85 = $28.90 per player.", "0.85", ev) \
+        == "0.85 is the multiplier of the stated 15% (as a share, 1 minus or 1 plus it)"
+    assert how("Rush adds 40%: £78 × 1.4 = £109.20.", "1.4", "Rush orders carry a 40% surcharge.") \
+        == "1.4 is the multiplier of the stated 40% (as a share, 1 minus or 1 plus it)"
+    assert how("15% off: $34 × 0.75 = $25.50 per player.", "0.75", ev) is None
