@@ -274,3 +274,12 @@ def test_a_negated_case_outside_a_rules_condition_or_bound_is_no_flip(judge):
     # a bound of another clause of the sentence (after a semicolon) leaves the flip
     ev = {"sla": "Callouts are included in the monthly fee; parts costing more than $500 are billed separately."}
     assert flagged(judge, "Is a callout extra?", "Callouts are not included in the monthly fee.", ev)
+
+
+def test_a_negation_the_claim_restates_across_its_clauses_is_no_flip(judge):
+    """Found on held_out3 after its measurement: the plain clause names what the negated clause refuses."""
+    q = "供应商送了我一张购物卡，我该怎么处理？"
+    ev = {"e1": "任何情况下不得接受现金、购物卡、有价证券等现金等价物。"}
+    assert not flagged(judge, q, "购物卡属于现金等价物，任何情况下都不能接受。", ev)
+    # the plain claim alone is still a flip of the rule
+    assert flagged(judge, q, "购物卡属于现金等价物，可以接受。", ev)
