@@ -251,7 +251,7 @@ def _datasets(args: argparse.Namespace) -> list[tuple[str, str, list[Any]]]:
         para = load_cases(args.paraphrases, corpus=DEMO_CORPUS)
         split = {json.loads(x)["id"]: json.loads(x).get("split") for x in
                  args.paraphrases.read_text(encoding="utf-8").splitlines() if x.strip()}
-        for name in ("dev", "test", "held_out", "held_out2", "held_out3"):
+        for name in ("dev", "test", "held_out", "held_out2", "held_out3", "held_out4"):
             sub = [c for c in para if split.get(c.id) == name]
             if sub:
                 out.append((f"paraphrases, {name} split", f"paraphrased answers, {name} split "

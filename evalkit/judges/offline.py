@@ -123,8 +123,9 @@ class HeldOut:
 # flagged, 15 of 48 caught, as v15 (their passages are prose); v16's later fixes were found on them (28 flagged
 # since). M was written blind for v16 (2026-12-06) and measured once, after its rules were final (v15 on M: 16
 # flagged, 5 caught; v17: 13 flagged, 5 caught, development data). N was written blind for v17 (2026-12-06) and
-# measured once, after its rules were final (v16 on N: the same 9 flagged and 7 caught).
-HELD_OUT = HeldOut(sets=("N",), flagged=9, unverified=63, n_correct=72, caught=7, caught_unverified=17, n_wrong=24)
+# measured once, after its rules were final (v16 on N: the same 9 flagged and 7 caught); O was written blind for
+# v18 the same day and measured once after its rules were final (v17 on O: 19 flagged, 11 caught).
+HELD_OUT = HeldOut(sets=("O",), flagged=18, unverified=54, n_correct=72, caught=10, caught_unverified=14, n_wrong=24)
 
 MIN_FOREIGN_TERMS = 3  # content words a claim needs for "none of them is anywhere in the evidence" to count
 MIN_VERBATIM = 12  # characters: shorter claims ("Yes.", "3 天") are judged by the rules, not by containment
