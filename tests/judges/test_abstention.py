@@ -18,12 +18,6 @@ DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
     "知识库中没有找到相关信息。", "根据现有资料无法回答。", "没有找到与该问题相关的内容。",
     "The provided documents do not mention the Q4 figures.", "I'm not finding anything about that in our docs.",
     "就目前掌握的资料来看，这一点没有记载。", "信息不足，无法回复。",
-])
-def test_refusals(answer):
-    assert detect_abstention(answer).abstained, answer
-
-
-@pytest.mark.parametrize("answer", [
     # the speaker cannot help at all, puts the answer off, or hands it to a ticket (2026-12-06)
     "I'm not able to help with that request.", "Unfortunately that's not something I can help with.",
     "That's outside what I can assist with. Please contact the HR service centre.",
@@ -33,19 +27,8 @@ def test_refusals(answer):
     "I'm not permitted to give individual investment recommendations.", "I'd rather not quote a figure from an old rate card.",
     "您的问题已记录，工单号为20240517-0031，客服会在24小时内联系您。", "出于隐私保护，我无法提供其他用户的信息。",
 ])
-def test_refusals_that_decline_to_help_or_put_the_answer_off(answer):
+def test_refusals(answer):
     assert detect_abstention(answer).abstained, answer
-
-
-@pytest.mark.parametrize("answer", [
-    # an answer with the same words around it stays one
-    "Sorry for the trouble: the limit is 3 devices per account.",
-    "I can't see your account, but the standard processing time is 5 working days.",
-    "The fee is $25; we'll get back to you by email once the refund is processed.",
-    "抱歉让您久等了，退款会在3个工作日内到账。",
-])
-def test_answers_around_a_declining_word_are_answers(answer):
-    assert not detect_abstention(answer).abstained, answer
 
 
 @pytest.mark.parametrize("answer", [
@@ -53,6 +36,11 @@ def test_answers_around_a_declining_word_are_answers(answer):
     "前一笔借款未冲销完毕前，不得再次借款。", "No, USB storage is blocked by default.",
     "Data older than the retention period cannot be restored.", "资料显示，LX-300 没有 4G 模组。",
     "The documents say the Hong Kong rates will be announced separately, so there is no fixed cap yet.",
+    # an answer with a declining word around it stays one (2026-12-06)
+    "Sorry for the trouble: the limit is 3 devices per account.",
+    "I can't see your account, but the standard processing time is 5 working days.",
+    "The fee is $25; we'll get back to you by email once the refund is processed.",
+    "抱歉让您久等了，退款会在3个工作日内到账。",
 ])
 def test_negative_facts_are_answers(answer):
     assert not detect_abstention(answer).abstained, answer
