@@ -298,9 +298,9 @@ def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q
     neg_claim = [c for c in claim_clauses if c.cues and c.terms and not all(is_soft_cue(x) for x in c.cues)]
     # ... nor one the claim restates across its clauses: a negated clause that says two of its words, in a claim
     # that says half of them ("购物卡属于现金等价物，任何情况下都不能接受" for "任何情况下不得接受现金、购物卡等现金等价物")
-    whole = frozenset(t for c in claim_clauses for t in c.terms)
+    claim_terms = frozenset(t for c in claim_clauses for t in c.terms)
     flippable = [e for e in hard_ev if not any((_overlap(c.terms, e)[0] >= 0.5 and _overlap(c.terms, e)[1] >= 1
-                                               or _overlap(c.terms, e)[1] >= 2 and _overlap(whole, e)[0] >= 0.5)
+                                               or _overlap(c.terms, e)[1] >= 2 and _overlap(claim_terms, e)[0] >= 0.5)
                                               and not (_negated_end(e) and all(is_end_cue(x) for x in c.cues))
                                               for c in neg_claim)]
     for i, c in enumerate(claim_clauses):
