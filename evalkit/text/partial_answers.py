@@ -192,6 +192,9 @@ _CONTRAST = re.compile(r"[,，;；:：]\s*(?:but|however|though|yet|while|instea
 _PLEASE = re.compile(r"\bplease\b|\b(?:i|we)(?:'d|\s+would)?\s+(?:recommend|suggest|advise)\b|^\W*请|请(?:您|你)?(?:咨询|联系|拨打|致电|访问|查看|以|向|到|前往|转)|建议您|麻烦您", re.IGNORECASE)
 # a sentence that asks (ends with a question mark, or 吗 / 呢): a question back to the reader is no statement
 _QUESTION = re.compile(r"[^.!?。！？;；\n]*(?:[?？]|[吗呢][。！!～~]?(?=\s*$|\s*\n))")
+# whether a stretch of text asks something: _QUESTION's end, searched for alone (the same answer; _QUESTION searched
+# tries every start and scans to the sentence's end from each, quadratic in a long sentence without a question mark)
+_ASKS = re.compile(r"[?？]|[吗呢][。！!～~]?(?=\s*$|\s*\n)")
 _REPORTED = re.compile(r"^\W*(?:根据|依据|按照|据|按|according\s+to|per|as\s+per)", re.IGNORECASE)  # a fact reported from a source
 _LACKED = re.compile(_SOURCE_VERB.pattern + "|" + _SAY_EN + "|" + _HOLD_EN + "|" + _SAY_ZH, re.IGNORECASE)
 
@@ -203,7 +206,7 @@ def _background(text: str) -> list[tuple[int, int]]:
     for s, e in _clauses(text, _SENTENCE):
         sentence = text[s:e]
         if _GENERAL.match(sentence) or (_LIST_ITEM.match(sentence) and searched) or COURTESY.match(sentence) \
-                or _PLEASE.search(sentence) or _REFERRAL.search(sentence) or _QUESTION.search(text, s, min(len(text), e + 2)) or (
+                or _PLEASE.search(sentence) or _REFERRAL.search(sentence) or _ASKS.search(text, s, min(len(text), e + 2)) or (
                 _SOURCE_HEAD.match(sentence) and not _ATTRIBUTION.search(sentence) and not _REPORTED.match(sentence)):
             # up to a contrast: "The documents don't give the date, but the policy took effect on 1 January"
             turn = None if _GENERAL.match(sentence) else _CONTRAST.search(sentence)  # a disclaimer follows knowledge

@@ -463,3 +463,24 @@ def test_structured_and_anaphoric_refusals(answer):
 def test_a_structured_answer_and_a_fact_about_a_thing_are_answers(answer):
     """A JSON answer that holds an answer; "they" for a thing's ports (not for the documents); a one-line key."""
     assert not detect_abstention(answer).abstained
+
+
+@pytest.mark.parametrize("text", [
+    "Could you tell me which plan you're on?", "请问您说的是哪一款产品呢", "The fee is $25. Anything else?",
+    "The fee is $25; is that fine? It renews yearly.", "请提供订单号吗。\n", "The fee is $25.", "好的呢，费用25元。",
+    "I have opened " * 50 + "ticket",
+])
+def test_asking_is_found_as_the_sentence_pattern_would_find_it(text):
+    """_background asks whether a sentence asks something with _ASKS, the end of _QUESTION searched alone: the same
+    answer (any question mark, or 吗/呢 at a line's end) without _QUESTION's rescan of the sentence from every start."""
+    from evalkit.text import partial_answers as pa
+
+    for s in range(0, len(text), 7):
+        for e in (len(text), max(s, len(text) - 5)):
+            assert bool(pa._ASKS.search(text, s, e)) == bool(pa._QUESTION.search(text, s, e)), (s, e)
+
+
+def test_a_huge_reply_of_one_sentence_is_read():
+    """Hostile input: a 140 KB reply with no sentence mark (the question test once scanned it from every position)."""
+    got = detect_abstention("I have opened " * 10_000 + "ticket")
+    assert got.abstained and got.reason == "refusal"
