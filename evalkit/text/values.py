@@ -260,6 +260,11 @@ def _beside_dot(words: Sequence[tuple[str, str]], k: int) -> bool:
     return any(0 <= i < len(words) and words[i][0] == "·" for i in (k - 1, k + 1))
 
 
+def _before_noun(words: Sequence[tuple[str, str]], k: int) -> bool:
+    """Whether word ``k`` stands before a noun or an abbreviation (汀岚 of 汀岚通信: a brand before its trade)."""
+    return k + 1 < len(words) and (words[k + 1][1].startswith("n") or words[k + 1][1] == "j")
+
+
 def _zh_entities(text: str) -> list[Atom]:
     out: list[Atom] = []
     for m in _QUOTED.finditer(text):
@@ -283,10 +288,11 @@ def _zh_entities(text: str) -> list[Atom]:
                      and not _ZH_PERSONAL.search(word)  # 建议您, tagged nr: a personal pronoun is no name
                      # 费由…支付: a noun and a preposition the tagger's model joined; not 成都, a word of its dictionary
                      and not (len(word) == 2 and word[1] in _ZH_NAME_BREAKERS and not in_dictionary(word))
-                     # 连休 (连休一周), 换卡: a verb and its object the tagger took for a two-character person name;
-                     # a given name the model joins follows a surname (张伟)
+                     # 连休 (连休一周), 换卡 (换卡要…): a verb and its object the tagger took for a two-character person
+                     # name; a given name the model joins follows a surname (张伟), and a brand a noun (汀岚通信)
                      and not (flag.startswith("nr") and len(word) == 2 and word[0] not in _ZH_SURNAMES
-                              and (flag == "nrt" or not in_dictionary(word)) and not _beside_dot(words, k))
+                              and (flag == "nrt" or not in_dictionary(word)) and not _beside_dot(words, k)
+                              and not _before_noun(words, k))
                      and not (len(word) == 2 and word[0] in _ZH_NON_INITIALS)  # 最省, 约省: an adverb and its verb
                      # 这张卡 (this card), 每箱 (per box), 3,000元卡享: a measure word the tagger joined to the next
                      # word after a demonstrative or an amount, not a name

@@ -48,7 +48,8 @@ def test_sets_s5_s6(tallies):
     # errors 26 caught and 3 supported; v14's second round: 12, 11, 26
     t = tallies["S5+S6"]
     assert [t[("abstained", v)] for v in OUTCOMES] == [17, 10, 10, 3, 0]  # the rules find 17 of 40 refusals
-    assert [t[("supported", v)] for v in OUTCOMES] == [0, 10, 15, 15, 0]
+    # v17-v19 (readings found on other sets): one correct answer of S5 no longer unsupported
+    assert [t[("supported", v)] for v in OUTCOMES] == [0, 9, 15, 16, 0]
     assert [t[("unsupported", v)] for v in OUTCOMES] == [0, 26, 11, 3, 0]
 
 

@@ -287,3 +287,8 @@ def test_a_two_character_verb_phrase_is_no_person_name(text, name):
 ])
 def test_a_person_name_after_a_surname_stays_a_name(text, name):
     assert name in [a.text for a in extract_atoms(text) if a.kind == "entity"]
+
+
+def test_a_brand_before_its_trade_stays_a_name():
+    """The full suite found it: 汀岚 (tagged nrt, no surname first) before 通信 is a supplier's name, not a verb phrase."""
+    assert "汀岚" in [a.text for a in extract_atoms("岚屿微电子（合肥）有限公司、汀岚通信") if a.kind == "entity"]
