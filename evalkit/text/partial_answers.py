@@ -190,11 +190,11 @@ def _sentence_start(text: str, at: int) -> int:
 _CONTRAST = re.compile(r"[,，;；:：]\s*(?:but|however|though|yet|while|instead)\b|[,，;；:：]\s*(?:但|不过|然而|可是|只是|可以确认)",
                        re.IGNORECASE)
 _PLEASE = re.compile(r"\bplease\b|\b(?:i|we)(?:'d|\s+would)?\s+(?:recommend|suggest|advise)\b|^\W*请|请(?:您|你)?(?:咨询|联系|拨打|致电|访问|查看|以|向|到|前往|转)|建议您|麻烦您", re.IGNORECASE)
-# a sentence that asks (ends with a question mark, or 吗 / 呢): a question back to the reader is no statement
-_QUESTION = re.compile(r"[^.!?。！？;；\n]*(?:[?？]|[吗呢][。！!～~]?(?=\s*$|\s*\n))")
-# whether a stretch of text asks something: _QUESTION's end, searched for alone (the same answer; _QUESTION searched
-# tries every start and scans to the sentence's end from each, quadratic in a long sentence without a question mark)
+# whether a stretch of text asks something (a question mark, or 吗 / 呢 at a line's end); searched for alone, not as
+# _QUESTION's end: searching _QUESTION tries every start and scans to the sentence's end from each (quadratic)
 _ASKS = re.compile(r"[?？]|[吗呢][。！!～~]?(?=\s*$|\s*\n)")
+# a sentence that asks: a question back to the reader is no statement
+_QUESTION = re.compile(r"[^.!?。！？;；\n]*(?:" + _ASKS.pattern + r")")
 _REPORTED = re.compile(r"^\W*(?:根据|依据|按照|据|按|according\s+to|per|as\s+per)", re.IGNORECASE)  # a fact reported from a source
 _LACKED = re.compile(_SOURCE_VERB.pattern + "|" + _SAY_EN + "|" + _HOLD_EN + "|" + _SAY_ZH, re.IGNORECASE)
 
