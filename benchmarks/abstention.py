@@ -36,7 +36,7 @@ SPLITS = {"dev": REPO / "benchmarks" / "data" / "abstention_dev.jsonl",
           "test": REPO / "benchmarks" / "data" / "abstention_test.jsonl",
           "test2": REPO / "benchmarks" / "data" / "abstention_test2.jsonl",
           "test3": REPO / "benchmarks" / "data" / "abstention_test3.jsonl",
-          **{f"test{n}": REPO / "benchmarks" / "data" / f"abstention_test{n}.jsonl" for n in (4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)}}
+          **{f"test{n}": REPO / "benchmarks" / "data" / f"abstention_test{n}.jsonl" for n in range(4, 18)}}
 TARGET = 0.95
 
 
