@@ -57,7 +57,18 @@ _META = re.compile(
     # a reason to decline ("for privacy reasons", 出于隐私保护), an invitation ("in the meantime, feel free to browse ...")
     r"\b(?:will|'ll)\s+(?:reply|respond|reach\s+out|contact\s+you|get\s+back|follow\s+up|be\s+in\s+touch)\b|"
     r"\bfor\s+(?:privacy|security|confidentiality|data\s+protection)\s+reasons\b|\b(?:feel\s+free|in\s+the\s+meantime)\b|"
-    r"需要(?:进一步|再)?(?:核实|确认|查证)|有待(?:核实|确认)|出于(?:隐私|安全|保密|信息安全)|会尽快|稍后(?:回复|答复|联系)",
+    r"需要(?:进一步|再)?(?:核实|确认|查证)|有待(?:核实|确认)|出于(?:隐私|安全|保密|信息安全)|会尽快|稍后(?:回复|答复|联系)|"
+    # where the answer is instead: a person who can give it ("a billing specialist can go through the charges with
+    # you", 工作人员会指导您处理), a place to look it up ("you'll find it on your latest statement"), a closing wish
+    r"\b(?:specialists?|agents?|advis[eo]rs?|officers?|representatives?|reps?|teams?|staff|engineers?|attorneys?|"
+    r"lawyers?|pharmacists?|doctors?|consultants?|experts?|colleagues?|technicians?|counsel+ors?|someone)\s+"
+    r"(?:[\w'-]+\s+){0,5}?(?:can|will|would|could|'ll)\s+(?:be\s+(?:able|happy|glad)\s+to\s+)?(?:help|assist|"
+    r"go\s+through|walk|review|look\s+into|investigate|check|tell|confirm|advise|explain|talk|discuss|answer|sort|"
+    r"assess|guide|get\s+back)|\byou(?:'ll|\s+will|\s+can|\s+should)\s+(?:be\s+able\s+to\s+)?find\b|"
+    r"\bfor\s+your\s+(?:own\s+)?(?:security|privacy|protection|safety)\b|\bhave\s+a\s+(?:\w+\s+)?"
+    r"(?:day|stay|trip|weekend|evening|time|flight|visit)\b|\b(?:we're|we\s+are|i'm|i\s+am)\s+(?:always\s+)?"
+    r"(?:here|happy|glad)\s+to\s+help\b|(?:工作人员|专员|客服|工程师|顾问|同事|医生|药师|律师|技术人员|人工)"
+    r"[^，。,.；;]{0,8}?(?:会|将|可以|能)[^，。,.；;]{0,12}?(?:处理|核查|核实|联系|指导|解答|协助|帮助|回复|跟进|评估)",
     re.IGNORECASE)
 # a clause about the speaker is not content, unless it states a belief ("I believe the fee is $20")
 _SPEAKER_META = re.compile(r"\b(?:i|me|my)\b(?![^.;,]{0,12}\b(?:believe|think|recall|understand|expect)\b)"
@@ -70,6 +81,9 @@ _NOT_ASSERTED = re.compile(
     r"^\W*(?:and\s+|but\s+|so\s+)?(?:if|unless|in\s+case|whether|once|to\s+avoid|so\s+as\s+not\s+to|in\s+order\s+not\s+to)\b|"
     r"^\W*(?:而且|但|所以)?(?:如果|如|若|假如|要是|倘若|万一|一旦|为避免|为了避免|以免|为防止)|"
     r"\b(?:depends?|depending|vary|varies)\s+on\b|\bcan\s+(?:depend|vary)\b|取决于|因[^，。]{1,12}而异|"
+    r"\b(?:vary|varies|differ|differs)\s+(?:by|from|between|across|depending|according)\b|\bcase\s+by\s+case\b|"
+    r"(?:差别|差异|区别)(?:较大|很大|比较大)|不尽相同|各不相同|一概而论|视具体情况|具体情况具体|"
+    r"需要(?:结合|根据|视)[^，。；;]{0,30}?(?:判断|评估|确定|认定|核定)|"
     r"\b(?:may|might)\s+(?:be|have)\s+(?:been\s+)?(?:outdated|out\s+of\s+date|changed|superseded)\b|^\W*(?:可能|也许|或许)|"
     r"\bwould\s+(?:normally|usually|typically|generally)\b|(?:一般|通常|往往)(?:都)?会",
     re.IGNORECASE)

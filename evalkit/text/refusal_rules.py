@@ -33,8 +33,9 @@ simplified ones, and quoted text masked (a quoted "No results found" is a messag
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 
-from evalkit.text.memo import enabled
+from evalkit.text.memo import enabled, shared
 from evalkit.text.wordlists import alternation, phrases, templates
 
 __all__ = ["normalise", "refusal_spans"]
@@ -141,10 +142,22 @@ _STRONG = re.compile(r"\b(?:answer|respond|reply)\b|回答|作答|回复|答复|
 NEAR, FAR = 35, 45  # characters: a lack word and what it negates; and the source or speaker around them
 
 
+@shared(256)
+def _match_spans(pattern: re.Pattern[str], text: str) -> tuple[list[int], list[int]]:
+    """Starts and ends of ``pattern``'s matches in ``text``: both ascending (finditer's matches do not overlap)."""
+    found = [(m.start(), m.end()) for m in pattern.finditer(text)]
+    return [s for s, _ in found], [e for _, e in found]
+
+
 def _near(pattern: re.Pattern[str], text: str, at: int, span: int, before: int | None = None) -> bool:
     """A match of ``pattern`` within ``span`` characters after ``at`` (or ``before`` characters before it)."""
     back = span if before is None else before
-    return any(at - back <= m.end() and m.start() <= at + span for m in pattern.finditer(text))
+    if not enabled():  # the scan from before the sharing: every match, for every word asked about
+        return any(at - back <= m.end() and m.start() <= at + span for m in pattern.finditer(text))
+    # the matches once per text; the first that ends at or after at - back starts first of those that do
+    starts, ends = _match_spans(pattern, text)
+    i = bisect_left(ends, at - back)
+    return i < len(starts) and starts[i] <= at + span
 
 
 def _compositional(clause: str) -> re.Match[str] | None:
@@ -236,7 +249,12 @@ def refusal_spans(text: str, compositional: bool = True) -> list[tuple[int, int]
             start, end = (s + (p if p <= at else max(at, p - shift)) for p in (m.start(), m.end()))
             spans.append((start, end))
         prev_source = bool(_SOURCE.search(text[s:e]))
-    return sorted({(s, e) for s, e in spans if not _world_lookup(text[slice(*_clause_of(sentences, s))])})
+    lookups: dict[tuple[int, int], bool] = {}  # by sentence: a long one holds many spans (read it once)
+    for s, _ in spans:
+        bounds = _clause_of(sentences, s)
+        if bounds not in lookups:
+            lookups[bounds] = _world_lookup(text[slice(*bounds)])
+    return sorted({(s, e) for s, e in spans if not lookups[_clause_of(sentences, s)]})
 
 
 _PRONOUN = re.compile(r"^\W*(they|these|those|both)\b", re.IGNORECASE)  # a pronoun heading a sentence ...

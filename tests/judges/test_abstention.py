@@ -232,7 +232,9 @@ def test_the_twelfth_and_thirteenth_held_out_splits_are_measured_as_reported():
     0.283 (split 12; the rules before: the same) and 0.947 / 0.300 (split 13; before: 0.944 / 0.283). With
     the learned stage (``model: e5``, fitted on splits dev to 11 then; dev to 13 now): tests/models/test_abstention_model.py."""
     # since 2026-12-06 (the speaker cannot help, an answer put off, a ticket for an answer): 8 and 11 English
-    assert _split_counts("abstention_test12.jsonl") == {"en": (8, 0, 22), "zh": (10, 0, 20)}
+    # and since the second rules of that day ("it depends" in place of an answer, the speaker who cannot do what
+    # was asked, a referral to staff is no content): 1 more of each language in split 12
+    assert _split_counts("abstention_test12.jsonl") == {"en": (9, 0, 21), "zh": (11, 0, 19)}
     assert _split_counts("abstention_test13.jsonl") == {"en": (11, 1, 19), "zh": (9, 0, 21)}
 
 
@@ -244,7 +246,9 @@ def test_the_fourteenth_held_out_split_is_measured_as_reported():
     With the learned stage: tests/models/test_abstention_model.py."""
     # development data since; 2026-12-06's rules (the speaker cannot help, an answer put off or handed to a
     # ticket, the service talking about itself is no content: 核实后再回复您, 出于隐私保护) take 5 more
-    assert _split_counts("abstention_test14.jsonl") == {"en": (12, 1, 18), "zh": (13, 2, 17)}
+    # and the second rules of that day 2 more, and one partial answer read as a refusal ("I'm sorry, I can't check
+    # the status of your specific application. For general reference, the ... standard is 10 business days")
+    assert _split_counts("abstention_test14.jsonl") == {"en": (13, 2, 17), "zh": (14, 2, 16)}
 
 
 def test_the_fifteenth_held_out_split_is_measured_as_reported():
@@ -252,7 +256,8 @@ def test_the_fifteenth_held_out_split_is_measured_as_reported():
     assistants typically write them, not tricks), after that day's rules were final; measured once: precision
     1.000, recall 0.717 (en 0.700, zh 0.733); the rules before that day: 1.000 / 0.650. With the learned stage:
     tests/models/test_abstention_model.py."""
-    assert _split_counts("abstention_test15.jsonl") == {"en": (21, 0, 9), "zh": (22, 0, 8)}
+    # development data since; the second rules of 2026-12-06 (found on splits 16 and 17) take 9 more
+    assert _split_counts("abstention_test15.jsonl") == {"en": (27, 0, 3), "zh": (25, 0, 5)}
 
 # --- refusals in users' own wordings (tests/judges/data/abstention_cases.jsonl) -----------------------------
 CASES = Path(__file__).resolve().parent / "data" / "abstention_cases.jsonl"
@@ -484,3 +489,30 @@ def test_a_huge_reply_of_one_sentence_is_read():
     """Hostile input: a 140 KB reply with no sentence mark (the question test once scanned it from every position)."""
     got = detect_abstention("I have opened " * 10_000 + "ticket")
     assert got.abstained and got.reason == "refusal"
+
+
+@pytest.mark.parametrize("text", ["I can't check " * 10_000, "我无法为您办理" * 10_000])
+def test_a_huge_reply_of_many_refusal_words_is_read(text):
+    """Hostile input: one sentence of 10,000 refusal words (each once searched the whole sentence for the words near
+    it, and again for a system lookup: 79 s and 12 s); found as the refusal it is."""
+    got = detect_abstention(text)
+    assert got.abstained and got.reason == "refusal"
+
+
+def test_nearness_from_the_matches_found_once_is_the_scan_of_every_match():
+    """_near's bisection over the matches of a text (sharing on) answers as the scan of every match (off), at every
+    position and window, on texts with overlapping and adjacent candidates."""
+    from evalkit.text import refusal_rules as rr
+    from evalkit.text.memo import sharing
+
+    texts = ["I can't find it in the documents; I don't know and the context does not say. " * 3,
+             "资料中没有相关信息，我无法确定，文档里也没有提到具体的数据。" * 3]
+    for text in texts:
+        for pattern in (rr._SPEAKER, rr._SOURCE, rr._INFO, rr._STRONG, rr._SPEAKER_VERB):
+            for at in range(0, len(text), 3):
+                for span, before in ((35, None), (35, 10), (45, 6), (8, 0)):
+                    with sharing(True):
+                        fast = rr._near(pattern, text, at, span, before)
+                    with sharing(False):
+                        slow = rr._near(pattern, text, at, span, before)
+                    assert fast == slow, (text[:20], pattern.pattern[:30], at, span, before)

@@ -50,7 +50,9 @@ def test_sets_s5_s6(tallies):
     assert [t[("abstained", v)] for v in OUTCOMES] == [17, 10, 10, 3, 0]  # the rules find 17 of 40 refusals
     # v17-v19 (readings found on other sets): one correct answer of S5 no longer unsupported
     assert [t[("supported", v)] for v in OUTCOMES] == [0, 9, 15, 16, 0]
-    assert [t[("unsupported", v)] for v in OUTCOMES] == [0, 26, 11, 3, 0]
+    # "It depends on your membership level." is no claim since the abstention rules of 2026-12-06 ("it depends" in
+    # place of an answer): S5-en-27's one unverified sentence goes, and the error in its other sentences is missed
+    assert [t[("unsupported", v)] for v in OUTCOMES] == [0, 26, 10, 4, 0]
 
 
 def test_sets_s3_s4(tallies):
