@@ -9,12 +9,14 @@ never a split written after the weights, whose figures are the reported ones), e
 non-empty reply with multilingual-e5-small (the ``e5`` embedder, "passage:" side) and fits a
 logistic regression (scikit-learn, L2, lbfgs: deterministic) of "abstained" on the vector.
 
-C and the threshold are chosen without the reported splits, by leave-one-split-out
+C and the thresholds are chosen without the reported splits, by leave-one-split-out
 cross-validation over ``TRAIN``: for each split, a model fitted on the other splits scores it;
 the out-of-split probabilities of every reply are pooled. C is the one of ``C_GRID`` with the
-lowest pooled log-loss; the threshold is the lowest of ``THRESHOLDS`` at which the rules *or* the
-model (what :func:`evalkit.models.abstention.detect` does) keep a pooled precision of
-``PRECISION`` or more. The final weights are fitted on every split of ``TRAIN`` with that C.
+lowest pooled log-loss. The two thresholds (``threshold`` for a reply the rules call a plain
+answer, ``threshold_partial`` for a partial answer; what :func:`evalkit.models.abstention.detect`
+does) are the pair of ``THRESHOLDS`` (``threshold_partial`` also "never") with the highest pooled
+recall at a pooled precision of ``PRECISION`` or more; a tie goes to the higher thresholds. The
+final weights are fitted on every split of ``TRAIN`` with that C.
 Prints the cross-validated precision and recall of the rules alone and of rules + model.
 """
 from __future__ import annotations
@@ -29,7 +31,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "benchmarks" / "data"
-TRAIN = ("abstention_dev", "abstention_test", *(f"abstention_test{n}" for n in range(2, 14)))
+TRAIN = ("abstention_dev", "abstention_test", *(f"abstention_test{n}" for n in range(2, 18)))
 C_GRID = (1.0, 3.0, 10.0, 30.0, 100.0)
 THRESHOLDS = tuple(round(0.5 + 0.05 * i, 2) for i in range(10))  # 0.50 .. 0.95
 PRECISION = 0.98
@@ -52,6 +54,29 @@ def precision_recall(pred: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     return (tp / int(pred.sum()) if pred.sum() else 1.0), tp / int(y.sum())
 
 
+def staged(p: np.ndarray, rules: np.ndarray, reasons: np.ndarray, threshold: float,
+           partial: float | None) -> np.ndarray:
+    """What :func:`evalkit.models.abstention.detect` finds, given the stage's probabilities ``p``: the rules'
+    refusals, plain answers at ``threshold`` and partial answers at ``partial`` (None: never)."""
+    by_partial = (reasons == "partial") & (p >= partial) if partial is not None else np.zeros(len(p), dtype=bool)
+    return rules | ((reasons == "answer") & (p >= threshold)) | by_partial
+
+
+def choose_thresholds(p: np.ndarray, rules: np.ndarray, reasons: np.ndarray, y: np.ndarray
+                      ) -> tuple[float, float | None]:
+    """The (answer, partial-answer) thresholds with the highest pooled recall at precision >= PRECISION; ties go
+    to the higher thresholds (None, "never", is the highest for partial answers)."""
+    best: tuple[float, float, float] | None = None  # (recall, threshold, partial as a number)
+    chosen: tuple[float, float | None] = (THRESHOLDS[-1], None)
+    for t in THRESHOLDS:
+        for t_partial in (*THRESHOLDS, None):
+            precision, recall = precision_recall(staged(p, rules, reasons, t, t_partial), y)
+            key = (recall, t, 2.0 if t_partial is None else t_partial)
+            if precision >= PRECISION and (best is None or key > best):
+                best, chosen = key, (t, t_partial)
+    return chosen
+
+
 def train() -> tuple[dict, list[str]]:
     """The weights file's content, and the lines of the cross-validation report."""
     from evalkit.models.abstention import EMBEDDER, embed
@@ -65,7 +90,9 @@ def train() -> tuple[dict, list[str]]:
         digests[name] = hashlib.sha256((DATA / f"{name}.jsonl").read_bytes()).hexdigest()
     x = embed([r["answer"] for r in rows])
     y = np.array([r["label"] == "abstained" for r in rows])
-    rules = np.array([detect_abstention(r["answer"], finish_reason=r.get("finish_reason")).abstained for r in rows])
+    found = [detect_abstention(r["answer"], finish_reason=r.get("finish_reason")) for r in rows]
+    rules = np.array([f.abstained for f in found])
+    reasons = np.array([f.reason for f in found])
     splits = np.array(split_of)
     report = [f"{len(rows)} labelled replies from {len(TRAIN)} splits, {int(y.sum())} abstained; embedder {EMBEDDER}"]
     out_of_split: dict[float, np.ndarray] = {}
@@ -80,21 +107,23 @@ def train() -> tuple[dict, list[str]]:
         report.append(f"C={c}: pooled out-of-split log-loss {losses[c]:.4f}")
     best_c = min(C_GRID, key=lambda c: (losses[c], c))
     p = out_of_split[best_c]
-    threshold = next((t for t in THRESHOLDS if precision_recall(rules | (p >= t), y)[0] >= PRECISION), THRESHOLDS[-1])
+    threshold, partial = choose_thresholds(p, rules, reasons, y)
+    detected = staged(p, rules, reasons, threshold, partial)
     rp, rr = precision_recall(rules, y)
-    cp, cr = precision_recall(rules | (p >= threshold), y)
-    report += [f"chosen C={best_c}, threshold {threshold} (lowest with pooled precision >= {PRECISION})",
+    cp, cr = precision_recall(detected, y)
+    report += [f"chosen C={best_c}, threshold {threshold} for answers, {partial} for partial answers (the highest "
+               f"pooled recall at pooled precision >= {PRECISION})",
                f"out-of-split, pooled: rules alone precision {rp:.3f} recall {rr:.3f}; "
                f"rules + model precision {cp:.3f} recall {cr:.3f}"]
     for name in TRAIN:
         held = splits == name
-        sp, sr = precision_recall((rules | (p >= threshold))[held], y[held])
+        sp, sr = precision_recall(detected[held], y[held])
         report.append(f"  {name}: rules recall {precision_recall(rules[held], y[held])[1]:.3f}; "
                       f"rules + model (fitted without it) precision {sp:.3f} recall {sr:.3f}")
     model = fit(x, y, best_c)
     weights = {
         "what": "learned abstention stage: logistic regression of 'abstained' on the reply's e5 passage vector",
-        "embedder": EMBEDDER, "C": best_c, "threshold": threshold,
+        "embedder": EMBEDDER, "C": best_c, "threshold": threshold, "threshold_partial": partial,
         "trained_on": {name: digests[name] for name in TRAIN},
         "cross_validated": {"rules": {"precision": round(rp, 4), "recall": round(rr, 4)},
                             "rules_and_model": {"precision": round(cp, 4), "recall": round(cr, 4)}},
@@ -109,7 +138,7 @@ def same_fit(shipped: dict, fresh: dict, tolerance: float = 1e-4) -> bool:
     ``tolerance`` of the largest weight's size (lbfgs stops at its own tolerance, so BLAS builds and thread
     counts move the weights of a C=30 fit, whose largest is ~14, by up to ~1.4e-4: ~1e-5 of it; the
     bound is ~1.4e-3, so a move of 0.01 is caught)."""
-    keys = ("embedder", "C", "threshold", "trained_on", "cross_validated")
+    keys = ("embedder", "C", "threshold", "threshold_partial", "trained_on", "cross_validated")
     if not all(shipped.get(k) == fresh.get(k) for k in keys) or len(shipped["weights"]) != len(fresh["weights"]):
         return False
     a = np.array(shipped["weights"] + [shipped["bias"]])

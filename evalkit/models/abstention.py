@@ -3,11 +3,14 @@
 What it is for: the rules of :mod:`evalkit.text.abstention` find a refusal by its wording. On
 replies written blind in wordings nobody had shown them, they found 0.77, 0.60 and then 0.35 of
 the refusals (benchmarks/abstention.py, splits 7-9): a phrase list fits what it was written
-from. This stage reads a reply the rules call a plain answer (no refusal wording found; not a
-user pattern, a partial answer, an error message or an empty reply) and calls it a refusal when
-the classifier's probability reaches the threshold shipped with its weights. It never turns a
-refusal into an answer, so it can only add abstentions: its cost is precision, which is why the
-threshold is chosen for a cross-validated precision of 0.98 (benchmarks/abstention_train.py).
+from. This stage reads a reply the rules call a plain answer (no refusal wording found) or a
+partial answer (a refusal wording and a clause the rules read as content: often a referral or an
+"it depends" they did not know), never a user pattern, an error message or an empty reply, and
+calls it a refusal when the classifier's probability reaches the threshold shipped with its weights
+for that finding (``threshold``; ``threshold_partial``, higher: a partial answer is a refusal
+*and* an answer, so it takes more to overrule the answer). It never turns a refusal into an
+answer, so it can only add abstentions: its cost is precision, which is why the thresholds are
+chosen for a cross-validated precision of 0.98 (benchmarks/abstention_train.py).
 
 Opt in per eval set (``eval_sets/NAME.abstention.yaml``: ``model: e5``) or per ``generate`` node
 (``abstention: {model: e5}``). The finding's ``reason`` is then ``learned`` and ``matched`` gives
@@ -47,13 +50,19 @@ def embed(texts: list[str], embedder: str = EMBEDDER) -> np.ndarray:
 
 @dataclass(frozen=True)
 class LearnedAbstention:
-    """Weights of a fitted stage: ``P(abstained) = sigmoid(weights . vector + bias)``; abstained at ``threshold``."""
+    """Weights of a fitted stage: ``P(abstained) = sigmoid(weights . vector + bias)``; a plain answer is a refusal at
+    ``threshold``, a partial answer at ``threshold_partial`` (None: never)."""
 
     name: str
     weights: np.ndarray
     bias: float
     threshold: float
     embedder: str
+    threshold_partial: float | None = None
+
+    def threshold_for(self, reason: str) -> float | None:
+        """The threshold for a reply the rules found ``reason`` (answer, partial); None when the stage does not read it."""
+        return {"answer": self.threshold, "partial": self.threshold_partial}.get(reason)
 
     def probabilities(self, texts: list[str]) -> np.ndarray:
         """P(abstained) of each reply."""
@@ -75,8 +84,10 @@ def check_name(name: str) -> str:
 def learned(name: str) -> LearnedAbstention:
     """The stage ``name`` with its shipped weights."""
     data: dict[str, Any] = json.loads((_DATA / LEARNED[check_name(name)]).read_text(encoding="utf-8"))
+    partial = data.get("threshold_partial")  # absent in a file fitted before partial answers were read
     return LearnedAbstention(name, np.asarray(data["weights"], dtype=np.float64), float(data["bias"]),
-                             float(data["threshold"]), str(data["embedder"]))
+                             float(data["threshold"]), str(data["embedder"]),
+                             None if partial is None else float(partial))
 
 
 @lru_cache(maxsize=65536)
@@ -89,13 +100,14 @@ def detect(answer: str, *, model: str | None = None, finish_reason: str | None =
            extra_patterns: tuple[str, ...] | list[str] = (), not_patterns: tuple[str, ...] | list[str] = ()
            ) -> Abstention:
     """:func:`evalkit.text.abstention.detect_abstention`, then, with ``model``, the learned stage on a
-    reply the rules call a plain answer (reason ``answer``); every other finding is the rules' own."""
+    reply the rules call a plain or a partial answer (reason ``answer``, ``partial``), each at its own
+    threshold; every other finding is the rules' own."""
     finding = detect_abstention(answer, finish_reason=finish_reason, extra_patterns=extra_patterns,
                                 not_patterns=not_patterns)
-    if model is None or finding.reason != "answer":
+    threshold = None if model is None else learned(model).threshold_for(finding.reason)
+    if threshold is None:
         return finding
-    stage = learned(model)
-    p = probability(model, answer)
-    if p >= stage.threshold:
-        return Abstention(True, "learned", f"{model} p={p:.3f} >= {stage.threshold}")
+    p = probability(str(model), answer)
+    if p >= threshold:
+        return Abstention(True, "learned", f"{model} p={p:.3f} >= {threshold} ({finding.reason} by the rules)")
     return finding
