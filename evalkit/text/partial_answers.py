@@ -67,7 +67,11 @@ _META = re.compile(
     r"assess|guide|get\s+back)|\byou(?:'ll|\s+will|\s+can|\s+should)\s+(?:be\s+able\s+to\s+)?find\b|"
     r"\bfor\s+your\s+(?:own\s+)?(?:security|privacy|protection|safety)\b|\bhave\s+a\s+(?:\w+\s+)?"
     r"(?:day|stay|trip|weekend|evening|time|flight|visit)\b|\b(?:we're|we\s+are|i'm|i\s+am)\s+(?:always\s+)?"
-    r"(?:here|happy|glad)\s+to\s+help\b|(?:工作人员|专员|客服|工程师|顾问|同事|医生|药师|律师|技术人员|人工)"
+    r"(?:here|happy|glad)\s+to\s+help\b|"
+    r"\b(?:ticket|case|reference|ref|request)(?:\s+(?:no|number|id))?\W{0,3}[A-Za-z]{0,5}-?\d[\w-]{3,}|(?:工单|服务单|受理单)(?:号|编号)|"
+    r"\bthank(?:s|\s+you)\s+(?:so\s+much\s+|very\s+much\s+)?for\b|(?:非常|十分|万分)?感谢(?:您|你)|谢谢(?:您|你)|"
+    r"\b(?:chat|speak|talk)\s+(?:to|with)\s+(?:a|an|one\s+of\s+our|our)\s+(?:\w+\s+)?"
+    r"(?:person|human|agent|representative|specialist|advis[eo]r|member\s+of\s+(?:our\s+)?staff)\b|(?:工作人员|专员|客服|工程师|顾问|同事|医生|药师|律师|技术人员|人工)"
     r"[^，。,.；;]{0,8}?(?:会|将|可以|能)[^，。,.；;]{0,12}?(?:处理|核查|核实|联系|指导|解答|协助|帮助|回复|跟进|评估)",
     re.IGNORECASE)
 # a clause about the speaker is not content, unless it states a belief ("I believe the fee is $20")
@@ -83,6 +87,7 @@ _NOT_ASSERTED = re.compile(
     r"\b(?:depends?|depending|vary|varies)\s+on\b|\bcan\s+(?:depend|vary)\b|取决于|因[^，。]{1,12}而异|"
     r"\b(?:vary|varies|differ|differs)\s+(?:by|from|between|across|depending|according)\b|\bcase\s+by\s+case\b|"
     r"(?:差别|差异|区别)(?:较大|很大|比较大)|不尽相同|各不相同|一概而论|视具体情况|具体情况具体|"
+    r"\b(?:every|each)\s+(?:\w+\s+){0,2}?(?:is|are)\s+(?:a\s+little\s+|a\s+bit\s+|slightly\s+)?different\b|"
     r"需要(?:结合|根据|视)[^，。；;]{0,30}?(?:判断|评估|确定|认定|核定)|"
     r"\b(?:may|might)\s+(?:be|have)\s+(?:been\s+)?(?:outdated|out\s+of\s+date|changed|superseded)\b|^\W*(?:可能|也许|或许)|"
     r"\bwould\s+(?:normally|usually|typically|generally)\b|(?:一般|通常|往往)(?:都)?会",

@@ -211,7 +211,10 @@ def _inability_zh(text: str) -> list[tuple[int, int]]:
 _CLARIFY = re.compile(
     r"[^.!?。！？\n]*\b(?:clarify|specify|confirm|let\s+me\s+know|tell\s+me)\b[^.!?。！？\n]*\b(?:which|what|whether|if)\b[^.!?。！？\n]*\?|"
     r"[^.!?。！？\n]*\b(?:which|what)\s+(?:\w+\s+){0,3}?(?:do|did|are|were|is)\s+you\s+(?:mean|referring|asking|on)\b[^.!?。！？\n]*\?|"
-    r"[^。！？!?\n]*(?:您|你)(?:指的|说的|问的|想问的|想了解的)?是[^。！？!?\n]{0,30}?(?:还是|哪)[^。！？!?\n]*[？?]|"
+    # a request for the user's details: "Could you tell me the dates of your rental?", "Can you share your order number?"
+    r"[^.!?。！？\n]*\b(?:could|can|would)\s+you\s+(?:please\s+)?(?:tell\s+me|share|provide|send\s+(?:me|us)|let\s+(?:me|us)\s+know|"
+    r"confirm)\b[^.!?。！？\n]*\?|"
+    r"[^。！？!?\n]*(?:您|你)(?:指的|说的|问的|想问的|想了解的|[\u4e00-\u9fff]{1,6}的)?是[^。！？!?\n]{0,30}?(?:还是|哪)[^。！？!?\n]*[？?]|"
     r"[^。！？!?\n]*(?:请|麻烦)(?:您|你)?(?:先)?(?:确认|告诉我|说明)[^。！？!?\n]*(?:哪|是否|具体)[^。！？!?\n]*[。！？!?]?|"
     r"[^.!?。！？\n]*\b(?:are\s+you\s+asking|do\s+you\s+mean|did\s+you\s+mean)\b[^.!?。！？\n]*\?|"
     r"[^。！？!?\n]*(?:具体)?是指哪[^。！？!?\n]*[？?]",

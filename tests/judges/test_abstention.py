@@ -201,8 +201,8 @@ def test_the_ninth_held_out_split_is_measured_as_reported():
     earlier fresh splits (0.767, 0.600) says the rules fit the wordings they were written from. The
     rules did not learn from it, but the learned stage did (evalkit.models.abstention), and a rule
     learned from split 10 (a pipeline's report of an empty retrieval) catches its "Search returned 0
-    matching passages.": 0.367 (en 8 -> 9)."""
-    assert _split_counts("abstention_test9.jsonl") == {"en": (9, 0, 21), "zh": (13, 0, 17)}
+    matching passages.": 0.367 (en 8 -> 9); split 18's (thanks for reaching out is no content) one more."""
+    assert _split_counts("abstention_test9.jsonl") == {"en": (10, 0, 20), "zh": (13, 0, 17)}
 
 
 def test_the_tenth_and_eleventh_held_out_splits_are_measured_as_reported():
@@ -235,7 +235,8 @@ def test_the_twelfth_and_thirteenth_held_out_splits_are_measured_as_reported():
     # and since the second rules of that day ("it depends" in place of an answer, the speaker who cannot do what
     # was asked, a referral to staff is no content): 1 more of each language in split 12
     assert _split_counts("abstention_test12.jsonl") == {"en": (9, 0, 21), "zh": (11, 0, 19)}
-    assert _split_counts("abstention_test13.jsonl") == {"en": (11, 1, 19), "zh": (9, 0, 21)}
+    # and split 18's lessons (a ticket number, thanks, a question handed to people): 1 more Chinese in split 13
+    assert _split_counts("abstention_test13.jsonl") == {"en": (11, 1, 19), "zh": (10, 0, 20)}
 
 
 def test_the_fourteenth_held_out_split_is_measured_as_reported():
@@ -248,7 +249,8 @@ def test_the_fourteenth_held_out_split_is_measured_as_reported():
     # ticket, the service talking about itself is no content: 核实后再回复您, 出于隐私保护) take 5 more
     # and the second rules of that day 2 more, and one partial answer read as a refusal ("I'm sorry, I can't check
     # the status of your specific application. For general reference, the ... standard is 10 business days")
-    assert _split_counts("abstention_test14.jsonl") == {"en": (13, 2, 17), "zh": (14, 2, 16)}
+    # (and split 18's lessons 1 more Chinese)
+    assert _split_counts("abstention_test14.jsonl") == {"en": (13, 2, 17), "zh": (15, 2, 15)}
 
 
 def test_the_fifteenth_held_out_split_is_measured_as_reported():
@@ -257,7 +259,8 @@ def test_the_fifteenth_held_out_split_is_measured_as_reported():
     1.000, recall 0.717 (en 0.700, zh 0.733); the rules before that day: 1.000 / 0.650. With the learned stage:
     tests/models/test_abstention_model.py."""
     # development data since; the second rules of 2026-12-06 (found on splits 16 and 17) take 9 more
-    assert _split_counts("abstention_test15.jsonl") == {"en": (27, 0, 3), "zh": (25, 0, 5)}
+    # (and split 18's 1 more Chinese)
+    assert _split_counts("abstention_test15.jsonl") == {"en": (27, 0, 3), "zh": (26, 0, 4)}
 
 # --- refusals in users' own wordings (tests/judges/data/abstention_cases.jsonl) -----------------------------
 CASES = Path(__file__).resolve().parent / "data" / "abstention_cases.jsonl"
@@ -523,4 +526,6 @@ def test_the_eighteenth_held_out_split_is_measured_as_reported():
     as deployed assistants write them), opened after the rules found on splits 16 and 17 were committed; measured
     once: precision 1.000, recall 0.733 (en 0.800, zh 0.667); the rules before (cdc2153): 1.000 / 0.683. With the
     learned stage: tests/models/test_abstention_model.py."""
-    assert _split_counts("abstention_test18.jsonl") == {"en": (24, 0, 6), "zh": (20, 0, 10)}
+    # development data since: the rules learned from its misses (a clarifying question with options, a ticket
+    # confirmation, a question handed to people, thanks and a ticket number are no content) take 8 more
+    assert _split_counts("abstention_test18.jsonl") == {"en": (27, 0, 3), "zh": (25, 0, 5)}
