@@ -129,7 +129,8 @@ def test_the_split_written_after_the_weights_is_measured_as_reported():
     # those rules: 0.921 / 0.583 (a permission refusal the rules now read as a partial answer is not the model's to decide)
     # training data since 2026-12-06's second refit (splits dev to 17; the rules of that day: "it depends" in place
     # of an answer, the speaker who cannot do what was asked, a referral to staff is no content): in-sample
-    assert _counts("abstention_test14.jsonl") == {"en": (21, 2, 9), "zh": (19, 2, 11)}
+    # and again with split 18 and its rules (dev to 18; thresholds 0.85 for answers, 0.95 for partial answers)
+    assert _counts("abstention_test14.jsonl") == {"en": (22, 2, 8), "zh": (21, 2, 9)}
 
 
 def test_the_fifteenth_split_is_measured_as_reported():
@@ -137,11 +138,12 @@ def test_the_fifteenth_split_is_measured_as_reported():
     once): rules + learned stage precision 1.000, recall 0.817 (rules alone 1.000 / 0.717; the rules and weights of
     the day before: 1.000 / 0.800)."""
     # training data since the second refit of 2026-12-06 (in-sample; out of split: 0.950, abstention_train.py)
-    assert _counts("abstention_test15.jsonl") == {"en": (29, 0, 1), "zh": (28, 0, 2)}
+    assert _counts("abstention_test15.jsonl") == {"en": (29, 0, 1), "zh": (29, 0, 1)}
 
 
 def test_the_eighteenth_split_is_measured_as_reported():
     """Split 18 (realistic refusals, written blind 2026-12-06, opened after the rules and these weights, fitted on
     splits dev to 17, were committed; measured once): rules + learned stage precision 1.000, recall 0.883 (en 0.933,
     zh 0.833; rules alone 1.000 / 0.733). The rules and weights before (cdc2153): 1.000 / 0.767."""
-    assert _counts("abstention_test18.jsonl") == {"en": (28, 0, 2), "zh": (25, 0, 5)}
+    # training data since the third fit of 2026-12-06 (dev to 18), with the rules it taught: in-sample
+    assert _counts("abstention_test18.jsonl") == {"en": (30, 0, 0), "zh": (28, 0, 2)}
