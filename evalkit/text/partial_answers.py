@@ -36,7 +36,7 @@ from evalkit.text.refusal_rules import (
     normalise,
     refusal_spans,
 )
-from evalkit.text.wordlists import alternation
+from evalkit.text.wordlists import alternation, templates
 
 __all__ = ["CONDITION", "CONTENT_MIN_CJK", "CONTENT_MIN_WORDS", "content_clauses", "non_assertion"]
 
@@ -53,26 +53,7 @@ _META = re.compile(
     r"\b(?:please|contact|reach\s+out|check\s+with|consult|support\s+team|help\s*desk|customer\s+(?:service|support)|"
     r"you\s+(?:may|might|can|could|should|need\s+to|want\s+to|would\s+need\s+to)|try|recommend|suggest|rephrase|"
     r"more\s+context|help\s+you)\b|建议|^\s*请|请您|您可以|你可以|联系|咨询|拨打|致电|稍后再试|更多(?:背景|信息|上下文)|客服|管理员|"
-    # the service talking about itself: a follow-up promised ("an engineer will reach out within 4 hours", 核实后再回复),
-    # a reason to decline ("for privacy reasons", 出于隐私保护), an invitation ("in the meantime, feel free to browse ...")
-    r"\b(?:will|'ll)\s+(?:reply|respond|reach\s+out|contact\s+you|get\s+back|follow\s+up|be\s+in\s+touch)\b|"
-    r"\bfor\s+(?:privacy|security|confidentiality|data\s+protection)\s+reasons\b|\b(?:feel\s+free|in\s+the\s+meantime)\b|"
-    r"需要(?:进一步|再)?(?:核实|确认|查证)|有待(?:核实|确认)|出于(?:隐私|安全|保密|信息安全)|会尽快|稍后(?:回复|答复|联系)|"
-    # where the answer is instead: a person who can give it ("a billing specialist can go through the charges with
-    # you", 工作人员会指导您处理), a place to look it up ("you'll find it on your latest statement"), a closing wish
-    r"\b(?:specialists?|agents?|advis[eo]rs?|officers?|representatives?|reps?|teams?|staff|engineers?|attorneys?|"
-    r"lawyers?|pharmacists?|doctors?|consultants?|experts?|colleagues?|technicians?|counsel+ors?|someone)\s+"
-    r"(?:[\w'-]+\s+){0,5}?(?:can|will|would|could|'ll)\s+(?:be\s+(?:able|happy|glad)\s+to\s+)?(?:help|assist|"
-    r"go\s+through|walk|review|look\s+into|investigate|check|tell|confirm|advise|explain|talk|discuss|answer|sort|"
-    r"assess|guide|get\s+back)|\byou(?:'ll|\s+will|\s+can|\s+should)\s+(?:be\s+able\s+to\s+)?find\b|"
-    r"\bfor\s+your\s+(?:own\s+)?(?:security|privacy|protection|safety)\b|\bhave\s+a\s+(?:\w+\s+)?"
-    r"(?:day|stay|trip|weekend|evening|time|flight|visit)\b|\b(?:we're|we\s+are|i'm|i\s+am)\s+(?:always\s+)?"
-    r"(?:here|happy|glad)\s+to\s+help\b|"
-    r"\b(?:ticket|case|reference|ref|request)(?:\s+(?:no|number|id))?\W{0,3}[A-Za-z]{0,5}-?\d[\w-]{3,}|(?:工单|服务单|受理单)(?:号|编号)|"
-    r"\bthank(?:s|\s+you)\s+(?:so\s+much\s+|very\s+much\s+)?for\b|(?:非常|十分|万分)?感谢(?:您|你)|谢谢(?:您|你)|"
-    r"\b(?:chat|speak|talk)\s+(?:to|with)\s+(?:a|an|one\s+of\s+our|our)\s+(?:\w+\s+)?"
-    r"(?:person|human|agent|representative|specialist|advis[eo]r|member\s+of\s+(?:our\s+)?staff)\b|(?:工作人员|专员|客服|工程师|顾问|同事|医生|药师|律师|技术人员|人工)"
-    r"[^，。,.；;]{0,8}?(?:会|将|可以|能)[^，。,.；;]{0,12}?(?:处理|核查|核实|联系|指导|解答|协助|帮助|回复|跟进|评估)",
+    + "|".join(templates("refusal_service_talk", {})),  # data/refusal_service_talk.txt: the service talking
     re.IGNORECASE)
 # a clause about the speaker is not content, unless it states a belief ("I believe the fee is $20")
 _SPEAKER_META = re.compile(r"\b(?:i|me|my)\b(?![^.;,]{0,12}\b(?:believe|think|recall|understand|expect)\b)"
