@@ -537,3 +537,15 @@ def test_the_nineteenth_held_out_split_is_measured_as_reported():
     the rules at the session's start (cdc2153): 0.767, after splits 16 and 17 (6da1261): 0.817. With the learned
     stage: tests/models/test_abstention_model.py."""
     assert _split_counts("abstention_test19.jsonl") == {"en": (27, 0, 3), "zh": (24, 0, 6)}
+
+
+@pytest.mark.parametrize("text, abstained", [
+    ("I'm unable to check coverage for a specific address.", True),   # cannot, whatever the act
+    ("I can't view your account or billing history.", True),
+    ("I didn't see that in the documents.", True),                     # does not, with a verb of finding
+    ("I do not recommend exceeding 3 doses a day.", False),            # advice, not a refusal
+    ("I don't advise driving after the procedure.", False),
+    ("No, I don't think the plan covers dental.", False),
+])
+def test_the_speaker_who_cannot_refuses_and_the_speaker_who_advises_against_answers(text, abstained):
+    assert detect_abstention(text).abstained is abstained
