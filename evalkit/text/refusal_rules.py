@@ -252,12 +252,9 @@ def refusal_spans(text: str, compositional: bool = True) -> list[tuple[int, int]
             start, end = (s + (p if p <= at else max(at, p - shift)) for p in (m.start(), m.end()))
             spans.append((start, end))
         prev_source = bool(_SOURCE.search(text[s:e]))
-    lookups: dict[tuple[int, int], bool] = {}  # by sentence: a long one holds many spans (read it once)
-    for s, _ in spans:
-        bounds = _clause_of(sentences, s)
-        if bounds not in lookups:
-            lookups[bounds] = _world_lookup(text[slice(*bounds)])
-    return sorted({(s, e) for s, e in spans if not lookups[_clause_of(sentences, s)]})
+    sentence_of = {span: _clause_of(sentences, span[0]) for span in spans}
+    lookups = {b: _world_lookup(text[slice(*b)]) for b in set(sentence_of.values())}  # a long sentence holds many spans
+    return sorted(span for span, b in sentence_of.items() if not lookups[b])
 
 
 _PRONOUN = re.compile(r"^\W*(they|these|those|both)\b", re.IGNORECASE)  # a pronoun heading a sentence ...
