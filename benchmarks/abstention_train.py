@@ -31,7 +31,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "benchmarks" / "data"
-TRAIN = ("abstention_dev", "abstention_test", *(f"abstention_test{n}" for n in range(2, 19)))
+TRAIN = ("abstention_dev", "abstention_test", *(f"abstention_test{n}" for n in range(2, 19)), "abstention_test20")
 C_GRID = (1.0, 3.0, 10.0, 30.0, 100.0)
 THRESHOLDS = tuple(round(0.5 + 0.05 * i, 2) for i in range(10))  # 0.50 .. 0.95
 PRECISION = 0.98
@@ -57,7 +57,8 @@ def precision_recall(pred: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 def staged(p: np.ndarray, rules: np.ndarray, reasons: np.ndarray, threshold: float,
            partial: float | None) -> np.ndarray:
     """What :func:`evalkit.models.abstention.detect` finds, given the stage's probabilities ``p``: the rules'
-    refusals, plain answers at ``threshold`` and partial answers at ``partial`` (None: never)."""
+    refusals, plain answers at ``threshold`` and partial answers at ``partial`` (None: never); a reply that
+    loops has the reason ``loop`` here and is never read."""
     by_partial = (reasons == "partial") & (p >= partial) if partial is not None else np.zeros(len(p), dtype=bool)
     return rules | ((reasons == "answer") & (p >= threshold)) | by_partial
 
@@ -79,7 +80,7 @@ def choose_thresholds(p: np.ndarray, rules: np.ndarray, reasons: np.ndarray, y: 
 
 def train() -> tuple[dict, list[str]]:
     """The weights file's content, and the lines of the cross-validation report."""
-    from evalkit.models.abstention import EMBEDDER, embed
+    from evalkit.models.abstention import EMBEDDER, embed, loops
     from evalkit.text.abstention import detect_abstention
 
     rows, split_of, digests = [], [], {}
@@ -92,7 +93,7 @@ def train() -> tuple[dict, list[str]]:
     y = np.array([r["label"] == "abstained" for r in rows])
     found = [detect_abstention(r["answer"], finish_reason=r.get("finish_reason")) for r in rows]
     rules = np.array([f.abstained for f in found])
-    reasons = np.array([f.reason for f in found])
+    reasons = np.array(["loop" if loops(r["answer"]) else f.reason for r, f in zip(rows, found, strict=True)])
     splits = np.array(split_of)
     report = [f"{len(rows)} labelled replies from {len(TRAIN)} splits, {int(y.sum())} abstained; embedder {EMBEDDER}"]
     out_of_split: dict[float, np.ndarray] = {}

@@ -14,12 +14,13 @@ chosen for a cross-validated precision of 0.98 (benchmarks/abstention_train.py).
 
 Opt in per eval set (``eval_sets/NAME.abstention.yaml``: ``model: e5``) or per ``generate`` node
 (``abstention: {model: e5}``). The finding's ``reason`` is then ``learned`` and ``matched`` gives
-the probability. Weights are data (``evalkit/models/data/abstention_<name>.json``), fitted by
+the probability. A reply that :func:`loops` is left to the rules. Weights are data (``evalkit/models/data/abstention_<name>.json``), fitted by
 ``benchmarks/abstention_train.py`` on the labelled splits the file names, with their sha256.
 """
 from __future__ import annotations
 
 import json
+import zlib
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
@@ -30,13 +31,18 @@ import numpy as np
 from evalkit.errors import did_you_mean
 from evalkit.text.abstention import Abstention, detect_abstention
 
-__all__ = ["EMBEDDER", "LEARNED", "LearnedAbstention", "detect", "embed", "learned"]
+__all__ = ["EMBEDDER", "LEARNED", "LearnedAbstention", "detect", "embed", "learned", "loops"]
 
 EMBEDDER = "e5"
 """The embedder (``evalkit.models.embedders``) whose vectors the classifier reads."""
 
 LEARNED: dict[str, str] = {"e5": "abstention_e5.json"}
 """The learned stages by the name configs give (``model: e5``), and their weights files."""
+
+LOOP_RATIO = 0.45
+"""A reply of :data:`LOOP_MIN_BYTES` or more that zlib compresses below this share of its UTF-8 size loops."""
+
+LOOP_MIN_BYTES = 150
 
 _DATA = Path(__file__).parent / "data"
 
@@ -96,16 +102,26 @@ def probability(name: str, text: str) -> float:
     return float(learned(name).probabilities([text])[0])
 
 
+def loops(answer: str) -> bool:
+    """Whether a reply repeats itself as a broken generation does ("The answer is: [it-012] (score 0.840)" over
+    and over): it compresses below :data:`LOOP_RATIO`. Natural replies of 150 bytes or more compress to 0.50 or
+    more in every labelled set of benchmarks/data and tests/judges/data; loops to 0.06-0.40. The learned stage
+    does not read such a reply: its vector is the loop's, and a loop is no refusal in words the rules missed
+    (a loop that states a wrong value is a hallucination the judge should see)."""
+    raw = answer.encode("utf-8")
+    return len(raw) >= LOOP_MIN_BYTES and len(zlib.compress(raw, 9)) < LOOP_RATIO * len(raw)
+
+
 def detect(answer: str, *, model: str | None = None, finish_reason: str | None = None,
            extra_patterns: tuple[str, ...] | list[str] = (), not_patterns: tuple[str, ...] | list[str] = ()
            ) -> Abstention:
     """:func:`evalkit.text.abstention.detect_abstention`, then, with ``model``, the learned stage on a
     reply the rules call a plain or a partial answer (reason ``answer``, ``partial``), each at its own
-    threshold; every other finding is the rules' own."""
+    threshold, unless the reply :func:`loops`; every other finding is the rules' own."""
     finding = detect_abstention(answer, finish_reason=finish_reason, extra_patterns=extra_patterns,
                                 not_patterns=not_patterns)
     threshold = None if model is None else learned(model).threshold_for(finding.reason)
-    if threshold is None:
+    if threshold is None or loops(answer):
         return finding
     p = probability(str(model), answer)
     if p >= threshold:

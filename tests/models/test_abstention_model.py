@@ -129,8 +129,9 @@ def test_the_split_written_after_the_weights_is_measured_as_reported():
     # those rules: 0.921 / 0.583 (a permission refusal the rules now read as a partial answer is not the model's to decide)
     # training data since 2026-12-06's second refit (splits dev to 17; the rules of that day: "it depends" in place
     # of an answer, the speaker who cannot do what was asked, a referral to staff is no content): in-sample
-    # and again with split 18 and its rules (dev to 18; thresholds 0.85 for answers, 0.95 for partial answers)
-    assert _counts("abstention_test14.jsonl") == {"en": (22, 2, 8), "zh": (21, 2, 9)}
+    # and again with split 18 and its rules (dev to 18; thresholds 0.85 for answers, 0.95 for partial answers):
+    # (22, 2, 8) and (21, 2, 9); with split 20 (threshold 0.90) and the loop rule (r14-009, r14-103 loop) as below
+    assert _counts("abstention_test14.jsonl") == {"en": (20, 2, 10), "zh": (20, 2, 10)}
 
 
 def test_the_fifteenth_split_is_measured_as_reported():
@@ -145,8 +146,9 @@ def test_the_eighteenth_split_is_measured_as_reported():
     """Split 18 (realistic refusals, written blind 2026-12-06, opened after the rules and these weights, fitted on
     splits dev to 17, were committed; measured once): rules + learned stage precision 1.000, recall 0.883 (en 0.933,
     zh 0.833; rules alone 1.000 / 0.733). The rules and weights before (cdc2153): 1.000 / 0.767."""
-    # training data since the third fit of 2026-12-06 (dev to 18), with the rules it taught: in-sample
-    assert _counts("abstention_test18.jsonl") == {"en": (30, 0, 0), "zh": (28, 0, 2)}
+    # training data since the third fit of 2026-12-06 (dev to 18), with the rules it taught: in-sample,
+    # (30, 0, 0) and (28, 0, 2); fitted with split 20 too, the threshold for answers is 0.90 (was 0.85): as below
+    assert _counts("abstention_test18.jsonl") == {"en": (30, 0, 0), "zh": (26, 0, 4)}
 
 
 def test_the_nineteenth_split_is_measured_as_reported():
@@ -155,3 +157,40 @@ def test_the_nineteenth_split_is_measured_as_reported():
     zh 0.933; rules alone 0.850). The rules and weights at the session's start (cdc2153): 1.000 / 0.883; after splits
     16 and 17 (6da1261): 1.000 / 0.917. One split of 60 refusals: a 95% Wilson interval of 0.86-0.98."""
     assert _counts("abstention_test19.jsonl") == {"en": (29, 0, 1), "zh": (28, 0, 2)}
+
+
+def test_short_and_plain_answers_stay_answers():
+    """Bare names and one-sentence answers were the stage's false abstentions: with the weights fitted on dev to 18,
+    10 of the 280 short answers of tests/judges/data/judge_short_answers.jsonl ("Johann Sebastian Bach",
+    "Musicians") and 3 of the 384 of judge_multidoc_blind.jsonl read as refusals. Split 20 (short and plain replies
+    of QA systems, written blind) joined the training data; neither set was trained on. Now: 1 and 0 (a hand count
+    of the stage's findings, every reply an answer)."""
+    judges = REPO / "tests" / "judges" / "data"
+    short = [json.loads(x) for x in (judges / "judge_short_answers.jsonl").read_text(encoding="utf-8").splitlines()]
+    replies = [r[k] for r in short for k in ("hallucinated_answer", "right_answer_sentence")]
+    wrong = [t for t in replies if stage.detect(t, model="e5").abstained]
+    assert len(replies) == 280 and [t[:11] for t in wrong] == ["Irwin Shaw."]
+    multidoc = [json.loads(x)["answer"] for x in (judges / "judge_multidoc_blind.jsonl").read_text(
+        encoding="utf-8").splitlines()]
+    assert len(multidoc) == 384 and not [t for t in multidoc if stage.detect(t, model="e5").abstained]
+
+
+def test_a_reply_that_loops_is_left_to_the_rules():
+    """A looping generation is no refusal in new words: the stage does not read it (the demo's SmolLM2 states a
+    wrong hotel cap, then repeats a citation; the stage read it as a refusal, p=0.925, hiding a hallucination)."""
+    loop = "The nightly hotel cap for a business trip to Shenzhen is 2026.\n\n" + "The answer is:\n[fin-006] (score 0.821)\n\n" * 8
+    assert stage.loops(loop) and stage.probability("e5", loop) >= stage.learned("e5").threshold
+    assert stage.detect(loop, model="e5") == detect_abstention(loop) and not stage.detect(loop, model="e5").abstained
+    # natural replies that repeat a little do not loop; short ones never do
+    assert not stage.loops("我不知道。文档中没有提到杭州门店的开业年份。文档中没有提到杭州门店的开业年份。文档中没有提到。我不知道。")
+    assert not stage.loops("No. " * 30)  # 120 bytes: under LOOP_MIN_BYTES
+    # every labelled reply that loops, by hand: the six broken generations the writers of splits 12-14 labelled
+    # abstained (a repeated phrase or sentence), and nothing else
+    found = []
+    for path in sorted([*(REPO / "benchmarks" / "data").glob("*.jsonl"), *(REPO / "tests" / "judges" / "data").glob(
+            "*.jsonl")]):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            r = json.loads(line)
+            found += [r.get("id") for k in ("answer", "hallucinated_answer", "right_answer_sentence")
+                      if isinstance(r.get(k), str) and stage.loops(r[k])]
+    assert found == ["r12-076", "r12-109", "r13-003", "r13-050", "r14-009", "r14-103"]
