@@ -549,3 +549,10 @@ def test_the_nineteenth_held_out_split_is_measured_as_reported():
 ])
 def test_the_speaker_who_cannot_refuses_and_the_speaker_who_advises_against_answers(text, abstained):
     assert detect_abstention(text).abstained is abstained
+
+
+def test_the_twenty_first_held_out_split_is_measured_as_reported():
+    """120 more (60 refusals, en/zh 30/30 each), written blind on 2026-12-06 from split 19's brief, opened after the
+    learned stage's fit with split 20 was committed (the rules unchanged since split 19); measured once: precision
+    1.000, recall 0.883 (en 0.900, zh 0.867). With the learned stage: tests/models/test_abstention_model.py."""
+    assert _split_counts("abstention_test21.jsonl") == {"en": (27, 0, 3), "zh": (26, 0, 4)}
