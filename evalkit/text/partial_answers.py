@@ -68,6 +68,7 @@ _NOT_ASSERTED = re.compile(
     r"\b(?:depends?|depending|vary|varies)\s+on\b|\bcan\s+(?:depend|vary)\b|取决于|因[^，。]{1,12}而异|"
     r"\b(?:vary|varies|differ|differs)\s+(?:by|from|between|across|depending|according)\b|\bcase\s+by\s+case\b|"
     r"(?:差别|差异|区别)(?:较大|很大|比较大)|不尽相同|各不相同|一概而论|视具体情况|具体情况具体|"
+    r"^\W*不同[^，。；;]{1,20}?(?:不同|不一样|各异)|(?:而|会)(?:有所)?(?:不同|差异)\W*$|"
     r"\b(?:every|each)\s+(?:\w+\s+){0,2}?(?:is|are)\s+(?:a\s+little\s+|a\s+bit\s+|slightly\s+)?different\b|"
     r"需要(?:结合|根据|视)[^，。；;]{0,30}?(?:判断|评估|确定|认定|核定)|"
     r"\b(?:may|might)\s+(?:be|have)\s+(?:been\s+)?(?:outdated|out\s+of\s+date|changed|superseded)\b|^\W*(?:可能|也许|或许)|"

@@ -233,8 +233,9 @@ def test_the_twelfth_and_thirteenth_held_out_splits_are_measured_as_reported():
     the learned stage (``model: e5``, fitted on splits dev to 11 then; dev to 13 now): tests/models/test_abstention_model.py."""
     # since 2026-12-06 (the speaker cannot help, an answer put off, a ticket for an answer): 8 and 11 English
     # and since the second rules of that day ("it depends" in place of an answer, the speaker who cannot do what
-    # was asked, a referral to staff is no content): 1 more of each language in split 12
-    assert _split_counts("abstention_test12.jsonl") == {"en": (9, 0, 21), "zh": (11, 0, 19)}
+    # was asked, a referral to staff is no content): 1 more of each language in split 12; and since the rules learned
+    # from split 21 (what "the specifics" depend on): 1 more Chinese
+    assert _split_counts("abstention_test12.jsonl") == {"en": (9, 0, 21), "zh": (12, 0, 18)}
     # and split 18's lessons (a ticket number, thanks, a question handed to people): 1 more Chinese in split 13
     assert _split_counts("abstention_test13.jsonl") == {"en": (11, 1, 19), "zh": (10, 0, 20)}
 
@@ -536,7 +537,9 @@ def test_the_nineteenth_held_out_split_is_measured_as_reported():
     rules learned from split 18 were committed; measured once: precision 1.000, recall 0.850 (en 0.900, zh 0.800);
     the rules at the session's start (cdc2153): 0.767, after splits 16 and 17 (6da1261): 0.817. With the learned
     stage: tests/models/test_abstention_model.py."""
-    assert _split_counts("abstention_test19.jsonl") == {"en": (27, 0, 3), "zh": (24, 0, 6)}
+    # development data since the rules learned from split 21: "it varies" and what the specifics depend on take
+    # r19-110 (不同线路的末班车时间不同，具体要看您乘坐的线路和站点)
+    assert _split_counts("abstention_test19.jsonl") == {"en": (27, 0, 3), "zh": (25, 0, 5)}
 
 
 @pytest.mark.parametrize("text, abstained", [
@@ -555,4 +558,26 @@ def test_the_twenty_first_held_out_split_is_measured_as_reported():
     """120 more (60 refusals, en/zh 30/30 each), written blind on 2026-12-06 from split 19's brief, opened after the
     learned stage's fit with split 20 was committed (the rules unchanged since split 19); measured once: precision
     1.000, recall 0.883 (en 0.900, zh 0.867). With the learned stage: tests/models/test_abstention_model.py."""
-    assert _split_counts("abstention_test21.jsonl") == {"en": (27, 0, 3), "zh": (26, 0, 4)}
+    # development data since: the rules learned from its misses (a transfer under way, the speaker left out, what
+    # "the specifics" depend on, a referral to who handles it or to a technician) take 4 more; r21-072 (the price
+    # varies by distance, volume, floor ..., enumerated with 、) stays a partial answer
+    assert _split_counts("abstention_test21.jsonl") == {"en": (28, 0, 2), "zh": (29, 0, 1)}
+
+
+@pytest.mark.parametrize("text, abstained", [
+    ("正在为您转接人工客服，请稍候……", True),                       # the question handed to people, under way
+    ("资料可能已经调整过，无法为您提供准确的价格。", True),             # the speaker left out where the clause begins
+    ("该卡不能为您提供境外取现服务。", False),                         # a card that cannot: a fact about it
+    ("该套餐无法为您开通国际漫游。", False),
+    ("具体费用需要上门评估后才能确定。", True),                         # what the specifics depend on, and nothing else
+    ("不同线路的末班车时间不同，具体要看您乘坐的线路和站点。", True),   # "it varies" is no content
+    ("首月免费，具体要看您办理的套餐。", False),                       # an answer, then what it depends on
+    ("不同线路的末班车时间不同：1号线23:00，2号线22:30。", False),
+    ("我无法为您提供设备维修指导，请在App中提交售后服务申请，师傅会上门处理。", True),
+    ("师傅会上门处理。", False),
+    ("That's outside what I can answer. The registrar's office handles degree requirements; you can reach them "
+     "at registrar@uni.edu.", True),
+    ("The registrar's office handles degree requirements.", False),
+])
+def test_refusals_that_put_the_answer_off_to_people_or_specifics(text, abstained):
+    assert detect_abstention(text).abstained is abstained

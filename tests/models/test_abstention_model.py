@@ -61,7 +61,8 @@ def test_it_only_adds_abstentions_to_what_the_rules_call_an_answer():
 
 
 # a refusal the rules read as a partial answer (the second sentence looks like content); written for this test
-PARTIAL_REFUSAL = ("Unfortunately I cannot look up your booking. The reservations desk handles changes to existing "
+# ("... The reservations desk handles changes" became a refusal when "who handles it" became a referral)
+PARTIAL_REFUSAL = ("Unfortunately I cannot look up your booking. The reservations desk processes changes to existing "
                    "bookings.")
 
 
@@ -148,7 +149,8 @@ def test_the_eighteenth_split_is_measured_as_reported():
     zh 0.833; rules alone 1.000 / 0.733). The rules and weights before (cdc2153): 1.000 / 0.767."""
     # training data since the third fit of 2026-12-06 (dev to 18), with the rules it taught: in-sample,
     # (30, 0, 0) and (28, 0, 2); fitted with split 20 too, the threshold for answers is 0.90 (was 0.85): as below
-    assert _counts("abstention_test18.jsonl") == {"en": (30, 0, 0), "zh": (26, 0, 4)}
+    # (26, 0, 4); with the rules learned from split 21 and the fit on dev to 21 (thresholds 0.90 / 0.90): as below
+    assert _counts("abstention_test18.jsonl") == {"en": (30, 0, 0), "zh": (27, 0, 3)}
 
 
 def test_the_nineteenth_split_is_measured_as_reported():
@@ -156,14 +158,17 @@ def test_the_nineteenth_split_is_measured_as_reported():
     splits dev to 18, were committed; measured once): rules + learned stage precision 1.000, recall 0.950 (en 0.967,
     zh 0.933; rules alone 0.850). The rules and weights at the session's start (cdc2153): 1.000 / 0.883; after splits
     16 and 17 (6da1261): 1.000 / 0.917. One split of 60 refusals: a 95% Wilson interval of 0.86-0.98."""
-    assert _counts("abstention_test19.jsonl") == {"en": (29, 0, 1), "zh": (28, 0, 2)}
+    # development data since the rules learned from split 21 (r19-110: "it varies", what the specifics depend on),
+    # and the fit on dev to 21: (29, 0, 1) and (29, 0, 1)
+    assert _counts("abstention_test19.jsonl") == {"en": (29, 0, 1), "zh": (29, 0, 1)}
 
 
 def test_the_twenty_first_split_is_measured_as_reported():
     """Split 21 (realistic refusals, written blind 2026-12-06 from split 19's brief, opened after the fit with split 20
     and the loop rule were committed; measured once): rules + learned stage precision 1.000, recall 0.917 (en 0.967,
     zh 0.867; rules alone 1.000 / 0.883). The rules and weights at the session's start (aae3fe4): the same."""
-    assert _counts("abstention_test21.jsonl") == {"en": (29, 0, 1), "zh": (26, 0, 4)}
+    # training data since (the fit on dev to 21) and development data of the rules learned from its misses: in-sample
+    assert _counts("abstention_test21.jsonl") == {"en": (30, 0, 0), "zh": (29, 0, 1)}
 
 
 def test_short_and_plain_answers_stay_answers():
