@@ -581,3 +581,12 @@ def test_the_twenty_first_held_out_split_is_measured_as_reported():
 ])
 def test_refusals_that_put_the_answer_off_to_people_or_specifics(text, abstained):
     assert detect_abstention(text).abstained is abstained
+
+
+def test_the_twenty_second_held_out_split_is_measured_as_reported():
+    """120 more (60 refusals, en/zh 30/30 each), written blind on 2026-12-06 from split 19's brief, opened after the
+    rules learned from split 21 were committed; measured once: precision 0.980, recall 0.800 (en 1.000 / 0.800, zh
+    0.960 / 0.800); the rules at the session's start (aae3fe4) read it the same. The false abstention (r22-007): a
+    partial answer whose second sentence says 费用方面我这里没有相关信息. With the learned stage:
+    tests/models/test_abstention_model.py."""
+    assert _split_counts("abstention_test22.jsonl") == {"en": (24, 0, 6), "zh": (24, 1, 6)}

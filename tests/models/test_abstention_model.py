@@ -171,6 +171,15 @@ def test_the_twenty_first_split_is_measured_as_reported():
     assert _counts("abstention_test21.jsonl") == {"en": (30, 0, 0), "zh": (29, 0, 1)}
 
 
+def test_the_twenty_second_split_is_measured_as_reported():
+    """Split 22 (realistic refusals, written blind 2026-12-06 from split 19's brief, opened after the rules learned from
+    split 21 and these weights, fitted on dev to 21, were committed; measured once): rules + learned stage precision
+    0.981, recall 0.883 (en 1.000 / 0.900, zh 0.963 / 0.867; rules alone 0.980 / 0.800). The rules and weights at the
+    session's start (aae3fe4): 0.964 / 0.900; after the fit with split 20 (d4faa60): 0.963 / 0.867. One split of 60
+    refusals: a 95% Wilson interval of 0.78-0.94 for 53/60."""
+    assert _counts("abstention_test22.jsonl") == {"en": (27, 0, 3), "zh": (26, 1, 4)}
+
+
 def test_short_and_plain_answers_stay_answers():
     """Bare names and one-sentence answers were the stage's false abstentions: with the weights fitted on dev to 18,
     10 of the 280 short answers of tests/judges/data/judge_short_answers.jsonl ("Johann Sebastian Bach",
