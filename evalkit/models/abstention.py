@@ -14,8 +14,9 @@ chosen for a cross-validated precision of 0.98 (benchmarks/abstention_train.py).
 
 Opt in per eval set (``eval_sets/NAME.abstention.yaml``: ``model: e5``) or per ``generate`` node
 (``abstention: {model: e5}``). The finding's ``reason`` is then ``learned`` and ``matched`` gives
-the probability. A reply that :func:`loops` is left to the rules. Weights are data (``evalkit/models/data/abstention_<name>.json``), fitted by
-``benchmarks/abstention_train.py`` on the labelled splits the file names, with their sha256.
+the probability. A reply that :func:`loops` is left to the rules. Weights are data
+(``evalkit/models/data/abstention_<name>.json``), fitted by ``benchmarks/abstention_train.py`` on the labelled
+splits the file names, with their sha256.
 """
 from __future__ import annotations
 
