@@ -196,6 +196,29 @@ def test_short_and_plain_answers_stay_answers():
     assert len(multidoc) == 384 and not [t for t in multidoc if stage.detect(t, model="e5").abstained]
 
 
+def test_the_other_labelled_answers_and_the_demos_llm_answers_stay_answers():
+    """The counts reports/judges.md quotes for the stage on answers nobody trained it on (every reply an answer): 0 of
+    the 1,562 other multi-document answers, 2 of the 1,333 paraphrases, 0 of the 276 judge-set and comparison answers;
+    of the 34 SmolLM2 demo answers the rules call answers, only q024 ("The answer is no. ... The answer is not
+    possible to answer based on the given information.")."""
+    def answers(path: Path) -> list[str]:
+        return [json.loads(x)["answer"] for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+    judges, bench = REPO / "tests" / "judges" / "data", REPO / "benchmarks" / "data"
+    for files, n, read in ((("judge_multidoc_held_out.jsonl", "judge_multidoc.jsonl"), 1562, 0),
+                           (("judge_comparisons_held_out.jsonl",), 60, 0)):
+        texts = [t for f in files for t in answers(judges / f)]
+        assert (len(texts), sum(stage.detect(t, model="e5").abstained for t in texts)) == (n, read), files
+    for name, n, read in (("judge_paraphrases.jsonl", 1333, 2), ("judge_cases.jsonl", 216, 0)):
+        texts = answers(bench / name)
+        assert (len(texts), sum(stage.detect(t, model="e5").abstained for t in texts)) == (n, read), name
+    demo = [json.loads(x) for x in (REPO / "eval_sets" / "demo_llm_answers.jsonl").read_text(
+        encoding="utf-8").splitlines() if x.strip()]
+    answered = [r for r in demo if not detect_abstention(r["answer"]).abstained]
+    assert len(answered) == 34
+    assert [r["id"] for r in answered if stage.detect(r["answer"], model="e5").abstained] == ["q024"]
+
+
 def test_a_reply_that_loops_is_left_to_the_rules():
     """A looping generation is no refusal in new words: the stage does not read it (the demo's SmolLM2 states a
     wrong hotel cap, then repeats a citation; the stage read it as a refusal, p=0.925, hiding a hallucination)."""
