@@ -37,7 +37,7 @@ from evalkit.errors import EvalSetError, did_you_mean
 from evalkit.evalsets.provenance import parse_generated
 from evalkit.fileio import describe_unencodable, unencodable
 from evalkit.index.corpus import Corpus
-from evalkit.models.abstention import check_name
+from evalkit.models.abstention import config_name
 from evalkit.records import EvalRecord, EvalSetRef
 from evalkit.text.abstention import AbstentionPatternError, compile_patterns
 
@@ -98,10 +98,11 @@ class AbstentionRules:
 
         patterns: ["暂无该数据", "outside my remit"]   # answers that are refusals
         not_patterns: ["不提供住宿补贴"]               # answers that only look like refusals (or errors)
-        model: e5                                      # the learned stage on what the rules call an answer
+        model: none                                    # the learned stage: e5 (the default), or none
 
-    Regular expressions, added to the defaults of :mod:`evalkit.text.abstention`; ``model`` names a
-    learned second stage (:mod:`evalkit.models.abstention`), off when absent. They
+    Regular expressions, added to the defaults of :mod:`evalkit.text.abstention`; ``model`` names the
+    learned second stage (:mod:`evalkit.models.abstention`) read after them, or ``none`` to read the
+    rules alone; when absent, each answer source's own choice stands (the default: ``e5``). They
     are scoring options, not eval data: not part of the frozen hash, but recorded with
     every run (``sha256``).
     """
@@ -136,7 +137,7 @@ def load_abstention_rules(eval_set_path: Path) -> AbstentionRules | None:
     model = data.get("model")
     if model is not None:
         try:
-            check_name(model if isinstance(model, str) else repr(model))
+            model = config_name(model)
         except ValueError as exc:
             raise EvalSetError(str(path), "model", str(exc)) from exc
     out = {}

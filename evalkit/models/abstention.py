@@ -12,16 +12,22 @@ for that finding (``threshold``; ``threshold_partial``, higher: a partial answer
 answer, so it can only add abstentions: its cost is precision, which is why the thresholds are
 chosen for a cross-validated precision of 0.98 (benchmarks/abstention_train.py).
 
-Opt in per eval set (``eval_sets/NAME.abstention.yaml``: ``model: e5``) or per ``generate`` node
-(``abstention: {model: e5}``). The finding's ``reason`` is then ``learned`` and ``matched`` gives
-the probability. A reply that :func:`loops` is left to the rules. Weights are data
+On by default (:data:`DEFAULT`) wherever a reply is read: the ``generate`` and ``answer_each``
+nodes, an external system's outputs, ``evalkit score``. Turn it off per eval set
+(``eval_sets/NAME.abstention.yaml``: ``model: none``) or per ``generate`` node (``abstention:
+{model: none}``). The finding's ``reason`` is then ``learned`` and ``matched`` gives the
+probability. A reply that :func:`loops`, or that only :func:`quotes` the evidence shown with it,
+is left to the rules. Weights are data
 (``evalkit/models/data/abstention_<name>.json``), fitted by ``benchmarks/abstention_train.py`` on the labelled
 splits the file names, with their sha256.
 """
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
@@ -32,13 +38,20 @@ import numpy as np
 from evalkit.errors import did_you_mean
 from evalkit.text.abstention import Abstention, detect_abstention
 
-__all__ = ["EMBEDDER", "LEARNED", "LearnedAbstention", "detect", "embed", "learned", "loops"]
+__all__ = ["DEFAULT", "EMBEDDER", "LEARNED", "OFF", "LearnedAbstention", "config_name", "detect", "embed", "identity",
+           "learned", "loops", "quotes", "resolve"]
 
 EMBEDDER = "e5"
 """The embedder (``evalkit.models.embedders``) whose vectors the classifier reads."""
 
 LEARNED: dict[str, str] = {"e5": "abstention_e5.json"}
 """The learned stages by the name configs give (``model: e5``), and their weights files."""
+
+DEFAULT = "e5"
+"""The stage read when no config names one."""
+
+OFF = "none"
+"""The name that turns the stage off (``model: none``; YAML's ``off`` and ``false`` mean the same)."""
 
 LOOP_RATIO = 0.45
 """A reply of :data:`LOOP_MIN_BYTES` or more that zlib compresses below this share of its UTF-8 size loops."""
@@ -83,8 +96,23 @@ def check_name(name: str) -> str:
     """``name`` when it names a learned stage; else ValueError naming the choices (for config validation)."""
     if name not in LEARNED:
         raise ValueError(f"unknown abstention model '{name}'{did_you_mean(name, LEARNED)}; choices: "
-                         f"{', '.join(sorted(LEARNED))}")
+                         f"{', '.join(sorted(LEARNED))}, or {OFF} to turn the learned stage off")
     return name
+
+
+def config_name(value: Any) -> str:
+    """A config's ``model`` value as a stage name: one of :data:`LEARNED`, or :data:`OFF` for ``none``, ``off`` and
+    ``false`` (YAML reads a bare ``off`` as False); else ValueError naming the choices."""
+    if value is False or (isinstance(value, str) and value.strip().lower() in (OFF, "off", "false")):
+        return OFF
+    return check_name(value if isinstance(value, str) else repr(value))
+
+
+def resolve(name: str | None) -> str | None:
+    """The stage to read with a config's ``model`` (None: not set): :data:`DEFAULT` when unset, None when off."""
+    if name is None:
+        return DEFAULT
+    return None if name == OFF else name
 
 
 @cache
@@ -95,6 +123,13 @@ def learned(name: str) -> LearnedAbstention:
     return LearnedAbstention(name, np.asarray(data["weights"], dtype=np.float64), float(data["bias"]),
                              float(data["threshold"]), str(data["embedder"]),
                              None if partial is None else float(partial))
+
+
+@cache
+def identity() -> dict[str, str]:
+    """Each learned stage's name and the sha256 of its weights file (12 hex digits): what a run's resume fingerprint
+    records, so results read with other weights are never mixed into a resumed run."""
+    return {name: hashlib.sha256((_DATA / file).read_bytes()).hexdigest()[:12] for name, file in sorted(LEARNED.items())}
 
 
 @lru_cache(maxsize=65536)
@@ -113,16 +148,42 @@ def loops(answer: str) -> bool:
     return len(raw) >= LOOP_MIN_BYTES and len(zlib.compress(raw, 9)) < LOOP_RATIO * len(raw)
 
 
+_MARKER = re.compile(r"\[[^\[\]\n]{1,80}\]")
+"""A citation marker (``[sales-007]``, ``[2]``): not part of the words a reply quotes."""
+
+QUOTE_MIN_CHARS = 20
+"""A reply shorter than this (markers and spaces aside) is never read as a quote: "No." is in any passage."""
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def quotes(answer: str, evidence: Sequence[str]) -> bool:
+    """Whether every line of a reply, its citation markers removed, is a piece of one of the ``evidence`` texts
+    shown with it (spaces and case aside): an extractive system's reply, such as a list of the passages' titles
+    ("Q1 2025 Sales Report - North China [sales-007]"). Those are the documents' words, not the system's: the
+    learned stage, fitted on replies systems wrote, does not read them (a passage title is no refusal in words the
+    rules missed; a wrong one is the judge's to see)."""
+    lines = [_flat(_MARKER.sub(" ", line)) for line in answer.splitlines()]
+    lines = [line for line in lines if line]
+    if not evidence or sum(len(line) for line in lines) < QUOTE_MIN_CHARS:
+        return False
+    shown = [_flat(text) for text in evidence]
+    return all(any(line in text for text in shown) for line in lines)
+
+
 def detect(answer: str, *, model: str | None = None, finish_reason: str | None = None,
-           extra_patterns: tuple[str, ...] | list[str] = (), not_patterns: tuple[str, ...] | list[str] = ()
-           ) -> Abstention:
-    """:func:`evalkit.text.abstention.detect_abstention`, then, with ``model``, the learned stage on a
-    reply the rules call a plain or a partial answer (reason ``answer``, ``partial``), each at its own
-    threshold, unless the reply :func:`loops`; every other finding is the rules' own."""
+           extra_patterns: tuple[str, ...] | list[str] = (), not_patterns: tuple[str, ...] | list[str] = (),
+           evidence: Sequence[str] = ()) -> Abstention:
+    """:func:`evalkit.text.abstention.detect_abstention`, then, with ``model`` (None or :data:`OFF`: the rules
+    alone), the learned stage on a reply the rules call a plain or a partial answer (reason ``answer``,
+    ``partial``), each at its own threshold, unless the reply :func:`loops` or :func:`quotes` the ``evidence``
+    shown with it; every other finding is the rules' own."""
     finding = detect_abstention(answer, finish_reason=finish_reason, extra_patterns=extra_patterns,
                                 not_patterns=not_patterns)
-    threshold = None if model is None else learned(model).threshold_for(finding.reason)
-    if threshold is None or loops(answer):
+    threshold = None if model in (None, OFF) else learned(str(model)).threshold_for(finding.reason)
+    if threshold is None or loops(answer) or quotes(answer, evidence):
         return finding
     p = probability(str(model), answer)
     if p >= threshold:

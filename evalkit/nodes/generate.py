@@ -8,8 +8,9 @@ citations in every form :mod:`evalkit.text.citations` reads (``[fin-004]``, ``[1
 ``[1, 2]``, ``【1】``, ``（来源：fin-004）``...); a number names the passage shown at that
 position, an id the passage or document with that id; references that resolve become
 ``used_documents``, the others are invalid citations. Whether the answer is a refusal is
-decided by :func:`evalkit.text.abstention.detect_abstention` (bilingual defaults, the
-reply's ``finish_reason``, and this node's ``abstention`` patterns). Writes ``answer``,
+decided by :func:`evalkit.models.abstention.detect` (the bilingual rules, the reply's
+``finish_reason`` and this node's ``abstention`` patterns, then the learned stage named by
+``abstention.model``, ``e5`` unless set to ``none``). Writes ``answer``,
 ``citations``, ``used_documents``, ``invalid_citations``, ``abstained``, ``abstention``
 (the finding: reason and the words that decided it), ``answer_evidence`` (the passages
 shown, in the order shown, which the judges check the answer against), ``generator`` and
@@ -155,8 +156,8 @@ class AbstentionParams(NodeParams):
                                       "(\"暂无该数据\")")
     not_patterns: tuple[str, ...] = Field(default=(), description="regular expressions of answers that only look "
                                           "like refusals or error messages (\"不提供住宿补贴\")")
-    model: str | None = Field(default=None, description="a learned second stage (evalkit.models.abstention: e5) "
-                              "on replies the rules call an answer; off by default")
+    model: str = Field(default=learned_abstention.DEFAULT, description="the learned second stage "
+                       "(evalkit.models.abstention: e5) on replies the rules call an answer; none turns it off")
 
     @field_validator("patterns", "not_patterns")
     @classmethod
@@ -164,10 +165,10 @@ class AbstentionParams(NodeParams):
         compile_patterns(v, f"abstention.{info.field_name}")
         return v
 
-    @field_validator("model")
+    @field_validator("model", mode="before")
     @classmethod
-    def _known(cls, v: str | None) -> str | None:
-        return v if v is None else learned_abstention.check_name(v)
+    def _known(cls, v: Any) -> str:
+        return learned_abstention.config_name(v)
 
 
 _TRIPLE = re.compile(r"^(?P<a>.+?) \[(?P<rel>[^\[\]]+)\] (?P<b>.+) \((?P<doc>[^()]+)\)$")
@@ -272,8 +273,10 @@ class Generate(Node[GenerateParams]):
         # passages by position or id, then the triples' source documents (after them: positions unchanged)
         cited = [(h.id, h.doc_id) for h in hits] + [(doc, doc) for doc, _ in facts]
         used, invalid = parse_citations(answer, cited)
+        quoted = [text for _, text, _ in shown] + [self.passages.text(h.id) for h in sources] + [f for _, f in facts]
         finding = learned_abstention.detect(answer, finish_reason=finish_reason, extra_patterns=p.abstention.patterns,
-                                            not_patterns=p.abstention.not_patterns, model=p.abstention.model)
+                                            not_patterns=p.abstention.not_patterns, model=p.abstention.model,
+                                            evidence=quoted)
         out: dict[str, Any] = {
             ANSWER: answer, CITATIONS: used + invalid, USED_DOCUMENTS: used, INVALID_CITATIONS: invalid,
             ABSTAINED: finding.abstained, ABSTENTION: {**finding.to_dict(), "finish_reason": finish_reason},

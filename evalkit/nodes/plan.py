@@ -18,7 +18,9 @@ ranking, where one item of a comparison can crowd out the other. ``answer_each``
    writes the final answer from the sub-answers, keeping their citations (``compose: llm``).
    A compose call that fails, or whose reply cites none of the sub-answers' documents (an
    answer of garbage), is replaced by the join (``compose: join (llm failed)``,
-   ``llm_fallback``). Every sub-answer abstaining gives the refusal.
+   ``llm_fallback``). Every sub-answer abstaining gives the refusal. Whether the final answer
+   abstained is read as ``generate`` reads it with its defaults (the rules, then the learned
+   stage: :mod:`evalkit.models.abstention`; an eval set's ``model: none`` turns it off).
 
 Without sub-queries (a question that was not decomposed) the node is exactly ``generate``
 over the first ``evidence_k`` of ``pool_from``: same answer, same fields (``compose: single``).
@@ -67,11 +69,11 @@ from evalkit.graph.schema import (
 )
 from evalkit.llm.base import LLMError, LLMSpec
 from evalkit.llm.extractive import INSUFFICIENT_EVIDENCE
+from evalkit.models import abstention as learned_abstention
 from evalkit.models.embedders import ModelSpec
 from evalkit.nodes.generate import Generate, GenerateParams, parse_citations
 from evalkit.nodes.rewrite import fallback_record
 from evalkit.records import Hit
-from evalkit.text.abstention import detect_abstention
 
 PLAN = declare_field("plan", dict, "answer_each's plan: how the answer was composed and, per sub-question, its "
                      "evidence ids, documents, sub-answer, citations and who answered it")
@@ -147,7 +149,8 @@ class AnswerEach(Node[AnswerEachParams]):
         evidence = _union([h for o in outs for h in o[ANSWER_EVIDENCE]])
         answer, how = self._compose(question, subs, outs, fallbacks)
         used, invalid = parse_citations(answer, [(h.id, h.doc_id) for h in evidence])
-        finding = detect_abstention(answer)
+        finding = learned_abstention.detect(answer, model=learned_abstention.DEFAULT,
+                                            evidence=[self.passages.text(h.id) for h in evidence])
         out = {ANSWER: answer, CITATIONS: used + invalid, USED_DOCUMENTS: used, INVALID_CITATIONS: invalid,
                ABSTAINED: finding.abstained, ABSTENTION: {**finding.to_dict(), "finish_reason": None},
                ANSWER_EVIDENCE: evidence, GENERATOR: outs[0][GENERATOR],

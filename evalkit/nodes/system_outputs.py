@@ -26,9 +26,9 @@ from evalkit.graph.schema import (
     declare_field,
 )
 from evalkit.index.corpus import context_id
+from evalkit.models import abstention as learned_abstention
 from evalkit.records import Hit
 from evalkit.runfile import first_ranks, parse_ranked
-from evalkit.text.abstention import detect_abstention
 
 HTTP_CALL = declare_field("http_call", dict, "the http node's call: status, latency_ms, attempts, cache_hit, url "
                           "(secrets masked)")
@@ -152,7 +152,9 @@ def _answer(outputs: Mapping[str, Any], produced: Mapping[str, Any], ids: Passag
         invalid = list(dict.fromkeys(c for c in given if c not in valid))
     else:
         used, invalid = parse_citations(answer, [(h.id, h.doc_id) for h in evidence])
-    abstained = detect_abstention(answer).abstained  # the default rules, as evalkit score reads them
+    shown = [texts[h.id] if h.id in texts else ids.passages.text(h.id) for h in evidence
+             if h.id in texts or ids.passages is not None]
+    abstained = learned_abstention.detect(answer, model=learned_abstention.DEFAULT, evidence=shown).abstained  # as evalkit score reads it
     return {ANSWER: answer, ABSTAINED: abstained, CITATIONS: used + invalid, USED_DOCUMENTS: used,
             INVALID_CITATIONS: invalid, ANSWER_EVIDENCE: evidence, EVIDENCE_TEXTS: texts, GENERATOR: generator,
             OUTCOME: OUTCOME_ABSTAINED if abstained else OUTCOME_ANSWERED}

@@ -45,6 +45,7 @@ from evalkit.metrics import Scoring, order_ranking, score_query
 from evalkit.metrics.answer import score_answer
 from evalkit.metrics.routing import query_route_metrics
 from evalkit.metrics.tenancy import query_tenant_leaks
+from evalkit.models.abstention import OFF, resolve
 from evalkit.models.abstention import detect as detect_abstention
 from evalkit.nodes.system_outputs import EVIDENCE_TEXTS
 from evalkit.records import EvalRecord, Hit, QueryResult
@@ -192,13 +193,13 @@ def _ordered(ranking: Sequence[dict[str, Any]], ties: str) -> list[str]:
 def _state_answer(ctx: QueryContext, state: dict[str, Any], failed: bool) -> Answer:
     """The answer a graph's final state holds (written by a generate, fallback or external node)."""
     text = state.get(ANSWER, "")
-    finding = abstention_finding(text, state.get(ABSTENTION), ctx.abstention, failed)
-    # a failed query is neither answered nor abstained (evalkit.metrics.answer), whatever its answer says,
-    # as for answers scored from a file (evalkit.scoring.scorer)
-    abstained = (bool(finding.get("abstained")) or state.get(OUTCOME) in ABSTAINING_OUTCOMES) and not failed
     texts = state.get(EVIDENCE_TEXTS) or {}  # passages an external system returned as text (nodes/external.py)
     evidence = [Evidence(h.id, h.doc_id, texts[h.id] if h.id in texts else ctx.passages.text(h.id), float(h.score))
                 for h in state.get(ANSWER_EVIDENCE, [])]
+    finding = abstention_finding(text, state.get(ABSTENTION), ctx.abstention, failed, [e.text for e in evidence])
+    # a failed query is neither answered nor abstained (evalkit.metrics.answer), whatever its answer says,
+    # as for answers scored from a file (evalkit.scoring.scorer)
+    abstained = (bool(finding.get("abstained")) or state.get(OUTCOME) in ABSTAINING_OUTCOMES) and not failed
     return Answer(text=text, abstained=abstained, evidence=evidence,
                   used_documents=list(state.get(USED_DOCUMENTS, [])),
                   invalid_citations=list(state.get(INVALID_CITATIONS, [])),
@@ -263,20 +264,27 @@ def _judge_answer(record: EvalRecord, answer: Answer, judge: Any, answerable: bo
     return generation, scores
 
 
-def abstention_finding(answer: str, from_node: dict[str, Any] | None, rules: Any, failed: bool = False
-                       ) -> dict[str, Any]:
+def abstention_finding(answer: str, from_node: dict[str, Any] | None, rules: Any, failed: bool = False,
+                       evidence: Sequence[str] = ()) -> dict[str, Any]:
     """Whether an answer abstained, and why: the answer source's finding (the ``generate`` node
-    applies the defaults and its own patterns), overridden by the eval set's patterns or learned
-    stage (``model``, :mod:`evalkit.models.abstention`) when one of them decides; an answer source
-    that records no finding gets the defaults."""
+    applies the defaults and its own patterns), overridden by the eval set's patterns or its choice
+    of learned stage (``model``, :mod:`evalkit.models.abstention`) when that decides; an answer
+    source that records no finding gets the defaults (the rules, then the default stage) with the
+    eval set's patterns. ``evidence``: the texts shown with the answer (a reply that only quotes
+    them is left to the rules)."""
     found = dict(from_node or {})
     if failed and not answer:
         return found
     if not found or rules is not None:
+        chosen = getattr(rules, "model", None)  # None: the eval set does not say
         mine = detect_abstention(answer, finish_reason=found.get("finish_reason"),
                                  extra_patterns=getattr(rules, "patterns", ()),
-                                 not_patterns=getattr(rules, "not_patterns", ()), model=getattr(rules, "model", None))
-        by_eval_set = mine.by_user or mine.reason == "learned"
+                                 not_patterns=getattr(rules, "not_patterns", ()), model=resolve(chosen),
+                                 evidence=evidence)
+        # the eval set decides with its own patterns, with a stage it names, or by turning off the stage that
+        # decided at the node
+        by_eval_set = (mine.by_user or (chosen is not None and mine.reason == "learned")
+                       or (chosen == OFF and found.get("reason") == "learned"))
         if not found or by_eval_set:
             found = {**mine.to_dict(), "finish_reason": found.get("finish_reason"),
                      "source": "eval set" if by_eval_set else "defaults"}

@@ -31,6 +31,7 @@ from evalkit.machine import environment, environment_difference, git_commit
 from evalkit.metrics import Scoring, parse_metric
 from evalkit.metrics.agentic import add_loop_metrics
 from evalkit.metrics.tenancy import document_tenants
+from evalkit.models.abstention import identity as abstention_stage
 from evalkit.records import RunSummary
 from evalkit.run.executors import EXECUTORS, build_on_ray, run_local, run_ray
 from evalkit.run.health import index_degradations
@@ -182,6 +183,7 @@ def _run_variants(eval_set: EvalSet, configs: Sequence[GraphConfig], options: Ru
                        "corpus_sha256": corpus.sha256,
                        "judge": judge.identity if judge is not None and generates(config) else None,
                        "abstention_rules": eval_set.abstention.sha256 if eval_set.abstention else None,
+                       "abstention_stage": abstention_stage() if generates(config) else None,
                        **({"nodes": read_in} if read_in else {})}
         store = VariantStore(folder / config.name, fingerprint)
         kept = store.resumable() if options.resume else {}

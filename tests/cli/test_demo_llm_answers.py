@@ -80,7 +80,9 @@ def test_the_judge_corrected_line_recomputed_from_the_labels(demo_and_score):
              if rows[lab.query_id]["metrics"].get("hallucinated") is not None and lab.hallucinated is not None]
     population = [r for r in rows.values() if r["metrics"].get("hallucinated") is not None
                   and r["metrics"].get("faithfulness") is not None]
-    assert len(pairs) == len(population) == int(n) >= 25  # every answer of the judge's population is labelled
+    # every answer of the judge's population is labelled: 24 since the learned abstention stage reads q024 as the
+    # refusal it mostly is ("The answer is no. ... The answer is not possible to answer based on the given information.")
+    assert len(pairs) == len(population) == int(n) == 24
     assert est == f"{sum(y for y, _ in pairs) / len(pairs):.2f}"
     tp = sum(y and f for y, f in pairs)
     assert precision == f"{tp / sum(f for _, f in pairs):.2f}" and recall == f"{tp / sum(y for y, _ in pairs):.2f}"

@@ -2,8 +2,8 @@
 
 What is checked: the probability is the logistic of the shipped weights on e5's vector (recomputed by
 hand); the stage only ever adds abstentions, on replies the rules call a plain or a partial answer (each at
-its own threshold), and is off unless
-asked for (an eval set's ``model: e5``: tests/scoring/test_abstention_learned.py); a bad name is
+its own threshold), and is on unless a config says ``none`` (tests/scoring/test_abstention_learned.py,
+tests/nodes/test_generate.py); a reply that loops or only quotes its evidence is left to the rules; a bad name is
 refused; the shipped weights are what benchmarks/abstention_train.py fits from the splits they name.
 """
 from __future__ import annotations
@@ -55,9 +55,9 @@ def test_it_only_adds_abstentions_to_what_the_rules_call_an_answer():
     assert detect_abstention(UNSEEN_REFUSAL).reason == "answer"  # the rules alone miss it
     for text in ANSWERS:  # plain answers stay answers
         assert stage.detect(text, model="e5") == detect_abstention(text)
-    # off unless asked for: no model, the rules' finding exactly
+    # no model (or none): the rules' finding exactly
     for text in [UNSEEN_REFUSAL, *ANSWERS, *kept]:
-        assert stage.detect(text) == detect_abstention(text)
+        assert stage.detect(text) == detect_abstention(text) == stage.detect(text, model=stage.OFF)
 
 
 # a refusal the rules read as a partial answer (the second sentence looks like content); written for this test
@@ -85,10 +85,20 @@ def test_an_unknown_model_name_is_refused_with_the_choices():
         stage.check_name("e6")
 
 
+def test_a_configs_model_is_a_stage_or_none_and_unset_means_the_default():
+    assert [stage.config_name(v) for v in ("e5", "none", "off", "False", False, " None ")] == [
+        "e5", "none", "none", "none", "none", "none"]
+    assert (stage.resolve(None), stage.resolve("none"), stage.resolve("e5")) == ("e5", None, "e5")
+    for bad in (True, 5, "e6"):
+        with pytest.raises(ValueError, match="unknown abstention model.*choices: e5, or none"):
+            stage.config_name(bad)
+
+
 def test_a_generate_nodes_unknown_model_fails_at_load():
     from evalkit.nodes.generate import AbstentionParams
 
-    assert AbstentionParams(model="e5").model == "e5"
+    assert AbstentionParams().model == stage.DEFAULT == "e5"
+    assert AbstentionParams(model="e5").model == "e5" and AbstentionParams(model=False).model == "none"
     with pytest.raises(ValueError, match="unknown abstention model"):
         AbstentionParams(model="bert")
 
@@ -238,3 +248,21 @@ def test_a_reply_that_loops_is_left_to_the_rules():
             found += [r.get("id") for k in ("answer", "hallucinated_answer", "right_answer_sentence")
                       if isinstance(r.get(k), str) and stage.loops(r[k])]
     assert found == ["r12-076", "r12-109", "r13-003", "r13-050", "r14-009", "r14-103"]
+
+
+def test_a_reply_that_only_quotes_its_evidence_is_left_to_the_rules():
+    """An extractive system's reply is the passages' words: the demo's extractive variants answer a comparison with
+    the titles of the two reports they found, which the stage read as refusals (p 0.95); with the passages shown
+    beside it, the stage does not read it. A reply with words of its own is read as before."""
+    passages = ["Q1 2025 Sales Report - North China\nPeriod: 1 January - 31 March 2025. Revenue: CNY 21.5 million.",
+                "Q2 2025 Sales Report - North China\nPeriod: 1 April - 30 June 2025. Revenue: CNY 19.8 million."]
+    titles = "Q1 2025 Sales Report - North China [sales-007]\nQ2 2025 Sales Report - North China [sales-008]"
+    assert stage.probability("e5", titles) >= stage.learned("e5").threshold
+    assert stage.quotes(titles, passages) and stage.quotes(titles.upper().replace(" - ", "  -\t"), passages)
+    assert stage.detect(titles, model="e5", evidence=passages) == detect_abstention(titles)
+    assert stage.detect(titles, model="e5").reason == "learned"  # without its evidence the stage reads it
+    # words of its own on any line, another passage, or a reply too short to be a quote: the stage reads it
+    assert not stage.quotes(titles + "\nNeither report gives the growth rate.", passages)
+    assert not stage.quotes(titles, ["Q1 2025 Sales Report - North China"])
+    assert not stage.quotes("Revenue [s-1]", passages) and not stage.quotes(titles, [])
+    assert stage.detect(UNSEEN_REFUSAL, model="e5", evidence=passages).reason == "learned"

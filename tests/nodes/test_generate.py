@@ -103,6 +103,34 @@ def test_id_style_is_the_default_and_cites_document_ids(evalset: Path, tmp_path:
     assert got["q5"].generation["used_documents"] == ["fin-001"]
 
 
+# a refusal in a wording the rules do not know (written for the test; in no split)
+UNSEEN_REFUSAL = ("Good question! Our onboarding guide covers laptops, badges and the VPN, and HR can walk you "
+                  "through the rest.")
+
+
+def test_the_learned_stage_is_on_by_default_and_either_the_node_or_the_eval_set_turns_it_off(
+        evalset: Path, tmp_path: Path, scripted_server):
+    rules = tmp_path / "kb.abstention.yaml"
+
+    def q2(eval_set_model: str | None, **params) -> dict:
+        rules.unlink(missing_ok=True)
+        if eval_set_model is not None:
+            rules.write_text(f"model: {eval_set_model}\n", encoding="utf-8")
+        scripted_server.push("text:每晚不超过 750 元 [fin-001]。", f"text:{UNSEEN_REFUSAL}", "text:550 元 [fin-001]。",
+                             "text:抱歉，我找不到相关信息。", "text:没有补贴 [fin-001]。")
+        out = tmp_path / f"out{len(scripted_server.requests)}.json"
+        return _run(evalset, _config(scripted_server.base_url, **params), out)["q2"].generation["abstention"]
+
+    default = q2(None)
+    assert (default["abstained"], default["reason"]) == (True, "learned") and "source" not in default  # the node's
+    assert q2(None, abstention={"model": "none"})["reason"] == "answer"
+    assert q2(None, abstention={"model": False})["reason"] == "answer"  # YAML's bare off
+    by_eval_set = q2("none")  # the eval set turns off the stage that decided at the node
+    assert (by_eval_set["abstained"], by_eval_set["reason"], by_eval_set["source"]) == (False, "answer", "eval set")
+    on = q2("e5", abstention={"model": "none"})  # and names it where the node turned it off
+    assert (on["abstained"], on["reason"], on["source"]) == (True, "learned", "eval set")
+
+
 def test_render_evidence_styles():
     passages = [("fin-001", "text one", 0.9), ("fin-002", "text two", 0.5)]
     assert render_evidence(passages, 100).startswith("[fin-001] (score 0.900)")
@@ -136,3 +164,30 @@ def test_the_rules_are_part_of_the_run_fingerprint(evalset: Path, tmp_path: Path
     a = load_abstention_rules(evalset)
     (tmp_path / "kb.abstention.yaml").write_text("patterns: [y]\n", encoding="utf-8")
     assert a.sha256 != load_abstention_rules(evalset).sha256
+
+
+def test_the_learned_stages_weights_are_part_of_the_run_fingerprint(evalset: Path, tmp_path: Path):
+    """A run resumed after the stage's weights changed would mix findings read with two sets of weights: the weights'
+    sha256 is in the resume fingerprint (``run.json``), so such a run starts afresh instead."""
+    import hashlib
+
+    config = _config("http://127.0.0.1:9")  # never called: the extractive backend below
+    config["nodes"]["generate"]["params"]["llm"] = {"backend": "extractive"}
+    out = tmp_path / "out.json"
+    messages: list[str] = []
+
+    def run() -> None:
+        opts = RunOptions(output=out, progress=False, mlflow=False, resume=True)
+        run_eval(load_eval_set(str(evalset)), [config_from_dict(config)], opts, echo=messages.append)
+
+    run()
+    meta = out.with_suffix("") / "rag" / "run.json"
+    weights = Path(__file__).resolve().parents[2] / "evalkit" / "models" / "data" / "abstention_e5.json"
+    fingerprint = json.loads(meta.read_text(encoding="utf-8"))
+    assert fingerprint["abstention_stage"] == {"e5": hashlib.sha256(weights.read_bytes()).hexdigest()[:12]}
+    run()
+    assert any("resuming, 5 finished queries kept" in m for m in messages)
+    messages.clear()
+    meta.write_text(json.dumps({**fingerprint, "abstention_stage": {"e5": "0" * 12}}), encoding="utf-8")
+    run()  # results read with other weights: nothing is kept
+    assert not any("resuming" in m for m in messages)

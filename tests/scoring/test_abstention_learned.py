@@ -1,4 +1,5 @@
-"""An eval set's learned abstention stage (``model: e5`` in NAME.abstention.yaml) in ``evalkit score --answers``."""
+"""The learned abstention stage in ``evalkit score --answers``: on by default, turned off or named by an eval set
+(``model: none`` / ``model: e5`` in NAME.abstention.yaml)."""
 from __future__ import annotations
 
 import json
@@ -14,7 +15,7 @@ UNSEEN_REFUSAL = ("Good question! Our onboarding guide covers laptops, badges an
                   "through the rest.")
 
 
-def test_an_eval_sets_model_reaches_the_scored_answers_finding(tmp_path: Path, make_eval_set):
+def test_the_stage_reads_scored_answers_unless_the_eval_set_turns_it_off(tmp_path: Path, make_eval_set):
     es = make_eval_set(tmp_path / "es")
     answers = tmp_path / "a.jsonl"
     answers.write_text(json.dumps({"id": "q4", "answer": UNSEEN_REFUSAL, "retrieved": []}) + "\n", encoding="utf-8")
@@ -24,14 +25,22 @@ def test_an_eval_sets_model_reaches_the_scored_answers_finding(tmp_path: Path, m
                 if r.query_id == "q4"]
         return r.generation["abstention"], r.metrics
 
-    off, metrics = finding()
-    assert off["reason"] == "answer" and metrics.get("abstained") == 0.0
-    es.with_name(es.stem + ".abstention.yaml").write_text("model: e5\n", encoding="utf-8")
+    default, metrics = finding()  # no rules file: the defaults, the stage among them
+    assert (default["reason"], default["abstained"], default["source"]) == ("learned", True, "defaults")
+    assert metrics["abstained"] == 1.0
+    rules = es.with_name(es.stem + ".abstention.yaml")
+    for off in ("model: none\n", "model: off\n", "model: false\n"):  # YAML reads a bare off as False
+        rules.write_text(off, encoding="utf-8")
+        found, metrics = finding()
+        assert (found["reason"], found["abstained"]) == ("answer", False) and metrics.get("abstained") == 0.0, off
+    rules.write_text("model: e5\n", encoding="utf-8")
     on, metrics = finding()
     assert (on["reason"], on["abstained"], on["source"]) == ("learned", True, "eval set")
     assert metrics["abstained"] == 1.0
-    es.with_name(es.stem + ".abstention.yaml").write_text("model: e6\n", encoding="utf-8")
-    with pytest.raises(EvalkitError, match=r"abstention\.yaml.*model.*unknown abstention model 'e6'"):
+    rules.write_text("patterns: ['outside my remit']\n", encoding="utf-8")  # patterns only: the stage stays on
+    assert finding()[0]["reason"] == "learned"
+    rules.write_text("model: e6\n", encoding="utf-8")
+    with pytest.raises(EvalkitError, match=r"abstention\.yaml.*model.*unknown abstention model 'e6'.*none"):
         finding()
 
 
