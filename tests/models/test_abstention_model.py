@@ -159,8 +159,9 @@ def test_the_eighteenth_split_is_measured_as_reported():
     zh 0.833; rules alone 1.000 / 0.733). The rules and weights before (cdc2153): 1.000 / 0.767."""
     # training data since the third fit of 2026-12-06 (dev to 18), with the rules it taught: in-sample,
     # (30, 0, 0) and (28, 0, 2); fitted with split 20 too, the threshold for answers is 0.90 (was 0.85): as below
-    # (26, 0, 4); with the rules learned from split 21 and the fit on dev to 21 (thresholds 0.90 / 0.90): as below
-    assert _counts("abstention_test18.jsonl") == {"en": (30, 0, 0), "zh": (27, 0, 3)}
+    # (26, 0, 4); with the rules learned from split 21 and the fit on dev to 21 (thresholds 0.90 / 0.90): (27, 0, 3);
+    # fitted on dev to 22 (partial answers at 0.95 again: 0.90 falls under the precision target): as below
+    assert _counts("abstention_test18.jsonl") == {"en": (30, 0, 0), "zh": (26, 0, 4)}
 
 
 def test_the_nineteenth_split_is_measured_as_reported():
@@ -187,7 +188,8 @@ def test_the_twenty_second_split_is_measured_as_reported():
     0.981, recall 0.883 (en 1.000 / 0.900, zh 0.963 / 0.867; rules alone 0.980 / 0.800). The rules and weights at the
     session's start (aae3fe4): 0.964 / 0.900; after the fit with split 20 (d4faa60): 0.963 / 0.867. One split of 60
     refusals: a 95% Wilson interval of 0.78-0.94 for 53/60."""
-    assert _counts("abstention_test22.jsonl") == {"en": (27, 0, 3), "zh": (26, 1, 4)}
+    # training data since the fit on dev to 22 (thresholds 0.90 / 0.95): in-sample, one English partial answer fewer
+    assert _counts("abstention_test22.jsonl") == {"en": (26, 0, 4), "zh": (26, 1, 4)}
 
 
 def test_short_and_plain_answers_stay_answers():
