@@ -590,3 +590,12 @@ def test_the_twenty_second_held_out_split_is_measured_as_reported():
     partial answer whose second sentence says 费用方面我这里没有相关信息. With the learned stage:
     tests/models/test_abstention_model.py."""
     assert _split_counts("abstention_test22.jsonl") == {"en": (24, 0, 6), "zh": (24, 1, 6)}
+
+
+def test_the_twenty_third_held_out_split_is_measured_as_reported():
+    """120 more (60 refusals, en/zh 30/30 each), written blind on 2026-12-06 from split 19's brief, imported unread and
+    measured once after the learned stage became the default (1872805): precision 0.979, recall 0.783 (en 1.000 / 0.767,
+    zh 0.960 / 0.800); the rules at the session's start (54da2fe) read it the same. The false abstention (r23-044): an
+    apology, then what to do, then "我们会在48小时内处理" read as a follow-up promised in place of an answer. With the
+    learned stage: tests/models/test_abstention_model.py."""
+    assert _split_counts("abstention_test23.jsonl") == {"en": (23, 0, 7), "zh": (24, 1, 6)}

@@ -192,6 +192,15 @@ def test_the_twenty_second_split_is_measured_as_reported():
     assert _counts("abstention_test22.jsonl") == {"en": (26, 0, 4), "zh": (26, 1, 4)}
 
 
+def test_the_twenty_third_split_is_measured_as_reported():
+    """Split 23 (realistic refusals, written blind 2026-12-06 from split 19's brief, imported unread and opened after
+    the stage became the default and was fitted on dev to 22 (1872805); measured once): rules + learned stage precision
+    0.981, recall 0.883 (en 1.000 / 0.867, zh 0.964 / 0.900; rules alone 0.979 / 0.783). The rules and weights at the
+    session's start (54da2fe, fitted on dev to 21, partial answers at 0.90): 0.982 / 0.900. One split of 60 refusals:
+    a 95% Wilson interval of 0.78-0.94 for 53/60."""
+    assert _counts("abstention_test23.jsonl") == {"en": (26, 0, 4), "zh": (27, 1, 3)}
+
+
 def test_short_and_plain_answers_stay_answers():
     """Bare names and one-sentence answers were the stage's false abstentions: with the weights fitted on dev to 18,
     10 of the 280 short answers of tests/judges/data/judge_short_answers.jsonl ("Johann Sebastian Bach",
