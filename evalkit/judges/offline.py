@@ -85,7 +85,7 @@ from evalkit.text.values import Atom, AtomPool, fold, is_name_fragment
 
 __all__ = ["HELD_OUT", "VERSION", "ClaimSignals", "HeldOut", "OfflineJudge", "Thresholds", "triple_statement"]
 
-VERSION = 19  # bump when verdicts for the same inputs and thresholds change
+VERSION = 20  # bump when verdicts for the same inputs and thresholds change
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,9 @@ class HeldOut:
 # measured once, after its rules were final (v16 on N: the same 9 flagged and 7 caught); O was written blind for
 # v18 the same day and measured once after its rules were final: 18 flagged, 10 caught (v17 on O: 19 flagged, 11
 # caught). v19 is v18 with one fix the test suite asked for after that measurement (a brand before its trade, 汀岚通信,
-# stays a name): on O one more catch, made through the same tagger artefact (卡里 read as a name).
+# stays a name): on O one more catch, made through the same tagger artefact (卡里 read as a name). v20 is v19 with one
+# fix found on the abstention splits (2026-12-06): a sentence that opens about the speaker and turns to an assertion
+# ("I couldn't find the history, but the policy does not allow remote work") is checked (it was "about the speaker").
 HELD_OUT = HeldOut(sets=("O",), flagged=18, unverified=54, n_correct=72, caught=11, caught_unverified=13, n_wrong=24)
 
 MIN_FOREIGN_TERMS = 3  # content words a claim needs for "none of them is anywhere in the evidence" to count

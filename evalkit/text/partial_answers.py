@@ -373,14 +373,17 @@ def _kind(text: str) -> str | None:
 def non_assertion(sentence: str) -> str | None:
     """What a sentence that asserts nothing about the world is ("a question to the reader", "a request to the
     reader", "a referral", "a lead-in to what follows", "about the speaker", "about what the speaker or the
-    sources lack"), or None for an assertion. A sentence of several clauses asserts nothing when none of its
+    sources lack"), or None for an assertion. A sentence that turns ("..., but ...", "，不过...") to a clause that
+    asserts is an assertion, whatever it opens with. A sentence of several clauses asserts nothing when none of its
     clauses does: a topic ("合约解除和违约金的问题，建议您去营业厅问"), a request and what goes on with it ("..., or
     look at the contract you signed")."""
     text = normalise(sentence).strip()
     if not text or _OFFER.search(text):  # "Would you like a double-depth plot?" presupposes what it offers: checked
         return None
     whole = _kind(text)
-    if whole is not None:
+    turn = _CONTRAST.search(text)  # "I couldn't find the history, but the policy does not allow it": the turn asserts
+    rest = text[turn.end():].strip(" ,，") if turn else ""  # what a source lacks is no assertion (_is_content)
+    if whole is not None and not (rest and _kind(rest) is None and _is_content(rest)):
         return whole
     kinds: list[str] = []
     for s, e in _clauses(text):

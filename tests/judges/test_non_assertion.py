@@ -31,6 +31,9 @@ ZH = [("fees-zh", "逾期注册费为40元，截止日期为2026年9月15日。�
     ("Sorry, I wasn't able to locate a policy on that.", "about the speaker"),
     ("I'm only set up to answer questions about course registration.", "about the speaker"),
     ("我这边查不到个人的缴费记录。", "about the speaker"),
+    ("I'm sorry, but I can't see individual accounts.", "about the speaker"),  # a turn to the speaker again
+    ("I checked the handbook, but it does not mention late fees.", "about the speaker"),  # what a source lacks
+    ("I looked through the fee sheet, but it says nothing about parking permits.", "about the speaker"),
     ("抱歉，我无法访问您的账户信息。", "about the speaker"),
     ("The retrieved handbook says nothing about part-time students.", "about what the speaker or the sources lack"),
     ("知识库中没有关于兼职学生的规定。", "about what the speaker or the sources lack"),
@@ -68,6 +71,10 @@ def test_what_asserts_nothing(sentence, kind):
     "If you register after the deadline, the fee is not refundable.",  # ... and so is a rule with a condition
     "关于退费，开学一周后不予退还。",  # a topic, then a rule
     "需要我帮您预约周末的加急窗口吗？",  # an offer
+    # the speaker, then a turn to an assertion (judge v20: these were "about the speaker", so a flipped rule hid)
+    "I couldn't find the history of the rule, but refunds are given at any time.",
+    "I can't see your account; however, late registration is free for exchange students.",
+    "我这边查不到您的记录，不过开学后随时可以退费。",
 ])
 def test_what_is_an_assertion(sentence):
     assert non_assertion(sentence) is None
@@ -116,6 +123,9 @@ def test_a_missed_refusal_is_no_hallucination(judge, evidence, answer):
     (EN, "You can also pay the late fee online in the student app.", "unsupported"),
     (EN, "We refund the late fee after the first week of term.", "unsupported"),
     (ZH, "开学第一周后可以退费。", "unsupported"),
+    # a turn from the speaker to a rule: the rule is judged (v19 called the sentence "about the speaker")
+    (EN, "I couldn't find the history of that rule, but refunds are given after the first week of term.", "unsupported"),
+    (ZH, "我这边查不到历史记录，不过开学第一周后可以退费。", "unsupported"),
 ])
 def test_what_a_non_assertion_cannot_hide(judge, evidence, answer, kind):
     result = judge.judge("How do I pay the late registration fee?", answer, evidence)
