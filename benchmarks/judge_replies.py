@@ -3,6 +3,7 @@
 
     python benchmarks/judge_replies.py            # every set of the file
     python benchmarks/judge_replies.py --show     # also each refusal counted as a hallucination, each missed error
+    python benchmarks/judge_replies.py --abstention-model none   # the abstention rules alone (before 2026-12-06's default)
 
 Reads ``tests/judges/data/judge_replies_held_out.jsonl``: replies of RAG assistants with the 2-3 passages they were
 given, labelled ``abstained`` (the passages do not answer and the reply declines: in as many wordings as its writer
@@ -13,7 +14,8 @@ the abstention rules, their tests nor any case set (sets S1 to S6, 60 each, en/z
 round of judge v14 once and was the next round's development data: S1 + S2 the first, S3 + S4 the second, S5 + S6
 the third and last).
 
-What a run does with a reply (``evalkit run``, ``evalkit score``): a reply the detector reads as a refusal is not
+What a run does with a reply (``evalkit run``, ``evalkit score``): a reply the detector (the rules, then the learned
+stage, on by default) reads as a refusal is not
 judged; any other is judged claim by claim, and its verdict is its worst claim's (``unsupported`` if any claim is,
 else ``unverified`` if any is, else ``supported``; ``none`` when no claim was checkable: counted apart, in no rate).
 Prints, per set and label, how many replies end as each: a refusal that ends ``unsupported`` is counted as a
@@ -28,16 +30,17 @@ from collections import Counter
 from pathlib import Path
 
 from evalkit.judges.offline import OfflineJudge
-from evalkit.text.abstention import detect_abstention
+from evalkit.models.abstention import DEFAULT, OFF, detect
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "judges" / "data" / "judge_replies_held_out.jsonl"
 OUTCOMES = ("abstained", "unsupported", "unverified", "supported", "none")
 
 
-def outcome(judge: OfflineJudge, row: dict) -> tuple[str, list[tuple[str, str, str]]]:
-    """What a run makes of the reply (one of :data:`OUTCOMES`), and its claims' verdicts and reasons."""
-    if detect_abstention(row["answer"]).abstained:
+def outcome(judge: OfflineJudge, row: dict, model: str | None = DEFAULT) -> tuple[str, list[tuple[str, str, str]]]:
+    """What a run makes of the reply (one of :data:`OUTCOMES`), and its claims' verdicts and reasons; ``model``: the
+    learned abstention stage read after the rules (the default's), None for the rules alone."""
+    if detect(row["answer"], model=model).abstained:
         return "abstained", []
     r = judge.judge(row["question"], row["answer"], [(e["id"], e["text"]) for e in row["evidence"]])
     if r.error:
@@ -55,15 +58,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--show", action="store_true", help="List refusals counted as hallucinations and errors not caught.")
     p.add_argument("--sets", default="", help="Only these sets, comma-separated (S5,S6: the sets no rule was "
                    "developed on; default: every set).")
+    p.add_argument("--abstention-model", default=DEFAULT, help=f"The learned abstention stage after the rules, as a "
+                   f"run reads replies (default: {DEFAULT}); {OFF}: the rules alone.")
     args = p.parse_args(argv)
+    model = None if args.abstention_model == OFF else args.abstention_model
     judge = OfflineJudge()
     rows = [json.loads(x) for x in args.data.read_text(encoding="utf-8").splitlines() if x.strip()]
     if args.sets:
         rows = [r for r in rows if r["id"].split("-")[0] in args.sets.split(",")]
-    print(f"judge {judge.identity}; {len(rows)} replies in {args.data.name}")
+    print(f"judge {judge.identity}; abstention: rules + {args.abstention_model}; {len(rows)} replies in {args.data.name}")
     tally: dict[str, Counter] = {}
     for row in rows:
-        got, claims = outcome(judge, row)
+        got, claims = outcome(judge, row, model)
         for group in (row["id"].split("-")[0], "all"):
             tally.setdefault(group, Counter())[(row["label"], got)] += 1
         if args.show and ((row["label"] == "abstained" and got == "unsupported")

@@ -1,5 +1,6 @@
 """The figures reports/judges.md quotes for the fresh reply sets S1 to S6 (``benchmarks/judge_replies.py``),
-recomputed here by a tally of their own: the abstention detector first, then the offline judge's worst claim."""
+recomputed here by a tally of their own: the abstention detector first (the default: the rules, then the learned
+stage), then the offline judge's worst claim."""
 from __future__ import annotations
 
 import json
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.judges.offline import OfflineJudge
-from evalkit.text.abstention import detect_abstention
+from evalkit.models.abstention import DEFAULT, detect
 
 DATA = Path(__file__).parent / "data" / "judge_replies_held_out.jsonl"
 
@@ -22,7 +23,7 @@ def tallies() -> dict[str, Counter]:
     for line in DATA.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
         pair = {"S1": "S1+S2", "S2": "S1+S2", "S3": "S3+S4", "S4": "S3+S4"}.get(row["id"][:2], "S5+S6")
-        if detect_abstention(row["answer"]).abstained:
+        if detect(row["answer"], model=DEFAULT).abstained:
             out[pair][(row["label"], "abstained")] += 1
             continue
         verdicts = {c.verdict for c in judge.judge(row["question"], row["answer"],
@@ -47,7 +48,8 @@ def test_sets_s5_s6(tallies):
     # measured once with v14 final (d1bd2b9); v13 on the same replies: refusals 13 unsupported, correct answers 11,
     # errors 26 caught and 3 supported; v14's second round: 12, 11, 26
     t = tallies["S5+S6"]
-    assert [t[("abstained", v)] for v in OUTCOMES] == [17, 10, 10, 3, 0]  # the rules find 17 of 40 refusals
+    # the rules alone find 17 of 40 refusals ([17, 10, 10, 3, 0]); with the learned stage, on by default since 2026-12-06:
+    assert [t[("abstained", v)] for v in OUTCOMES] == [24, 8, 8, 0, 0]
     # v17-v19 (readings found on other sets): one correct answer of S5 no longer unsupported
     assert [t[("supported", v)] for v in OUTCOMES] == [0, 9, 15, 16, 0]
     # "It depends on your membership level." is no claim since the abstention rules of 2026-12-06 ("it depends" in
@@ -60,7 +62,8 @@ def test_sets_s3_s4(tallies):
     # and 5 supported (v13: 19, 10, 23, 5); then development data of the third round (referrals, lead-ins, sentences
     # of clauses that assert nothing)
     t = tallies["S3+S4"]
-    assert [t[("abstained", v)] for v in OUTCOMES] == [14, 7, 9, 7, 3]  # the rules find 14 of 40 refusals
+    # the rules alone find 14 of 40 refusals ([14, 7, 9, 7, 3]); with the learned stage (the default):
+    assert [t[("abstained", v)] for v in OUTCOMES] == [21, 5, 8, 5, 1]
     # v15: one correct answer unverified -> supported (S3-zh-16: "60至69周岁" is an age in years since v15, no
     # longer weeks, and its 60 now grounds the answer's 60元 with the evidence's half of 120元)
     assert [t[("supported", v)] for v in OUTCOMES] == [1, 8, 13, 18, 0]
@@ -71,6 +74,6 @@ def test_sets_s1_s2(tallies):
     # v13: refusals 21 unsupported, correct answers 11, errors 29 caught; v14's first round, measured once: 11, 10, 28;
     # then development data (second round: 10, 7, 28; third round, below: 9, 7, 28)
     t = tallies["S1+S2"]
-    assert [t[("abstained", v)] for v in OUTCOMES] == [14, 9, 12, 5, 0]
+    assert [t[("abstained", v)] for v in OUTCOMES] == [20, 8, 7, 5, 0]  # the rules alone: [14, 9, 12, 5, 0]
     assert [t[("supported", v)] for v in OUTCOMES] == [0, 7, 17, 16, 0]
     assert [t[("unsupported", v)] for v in OUTCOMES] == [0, 28, 10, 2, 0]
