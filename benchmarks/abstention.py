@@ -13,9 +13,9 @@ answers written by a helper that did not read the rules, with short answers head
 their caveat among the partial answers; measured once, after the short-answer rule), and
 ``benchmarks/data/abstention_test3.jsonl`` (120 more, 60 of them refusals in as many
 wordings, written blind for judge v10 and measured once with the rules unchanged), and
-``abstention_test4`` to ``abstention_test23`` (120 each, 16 and 17 200 each, 20 240, written blind by
+``abstention_test4`` to ``abstention_test24`` (120 each, 16 and 17 200 each, 20 240, written blind by
 writers who saw no evalkit code or data; each measured once before the rules learned from its
-misses, splits 8, 15, 18, 19, 21, 22 and 23 after the rules were final; 16, 17 and 20 were written as training
+misses, splits 8, 15, 18, 19 and 21 to 24 after the rules were final; 16, 17 and 20 were written as training
 data for the learned stage (20: short and plain replies of QA systems): see tests/judges/test_abstention.py for the figures).
 Each line is an answer (``answer``, optional ``finish_reason``) labelled ``abstained`` (a
 refusal, in many wordings, en and zh; an empty answer; a provider's content filter) or
@@ -37,7 +37,7 @@ SPLITS = {"dev": REPO / "benchmarks" / "data" / "abstention_dev.jsonl",
           "test": REPO / "benchmarks" / "data" / "abstention_test.jsonl",
           "test2": REPO / "benchmarks" / "data" / "abstention_test2.jsonl",
           "test3": REPO / "benchmarks" / "data" / "abstention_test3.jsonl",
-          **{f"test{n}": REPO / "benchmarks" / "data" / f"abstention_test{n}.jsonl" for n in range(4, 24)}}
+          **{f"test{n}": REPO / "benchmarks" / "data" / f"abstention_test{n}.jsonl" for n in range(4, 25)}}
 TARGET = 0.95
 
 
