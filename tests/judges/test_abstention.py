@@ -599,3 +599,12 @@ def test_the_twenty_third_held_out_split_is_measured_as_reported():
     apology, then what to do, then "我们会在48小时内处理" read as a follow-up promised in place of an answer. With the
     learned stage: tests/models/test_abstention_model.py."""
     assert _split_counts("abstention_test23.jsonl") == {"en": (23, 0, 7), "zh": (24, 1, 6)}
+
+
+def test_the_twenty_fourth_held_out_split_is_measured_as_reported():
+    """120 more (60 refusals, en/zh 30/30 each), written blind on 2026-12-06 from split 19's brief, imported unread and
+    measured once at a5b7299: precision 0.981, recall 0.850 (en 0.964 / 0.900, zh 1.000 / 0.800); the rules at the
+    session's start (54da2fe) read it the same. The false abstention (r24-039): a partial answer whose second sentence
+    is "I don't have the current price for an additional bag, though." With the learned stage:
+    tests/models/test_abstention_model.py."""
+    assert _split_counts("abstention_test24.jsonl") == {"en": (27, 1, 3), "zh": (24, 0, 6)}

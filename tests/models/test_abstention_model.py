@@ -201,6 +201,14 @@ def test_the_twenty_third_split_is_measured_as_reported():
     assert _counts("abstention_test23.jsonl") == {"en": (26, 0, 4), "zh": (27, 1, 3)}
 
 
+def test_the_twenty_fourth_split_is_measured_as_reported():
+    """Split 24 (realistic refusals, written blind 2026-12-06 from split 19's brief, imported unread and opened at
+    a5b7299, the stage on by default and fitted on dev to 22; measured once): rules + learned stage precision 0.983,
+    recall 0.967 (en 0.968 / 1.000, zh 1.000 / 0.933; rules alone 0.981 / 0.850). The weights at the session's start
+    (54da2fe): the same. One split of 60 refusals: a 95% Wilson interval of 0.89-0.99 for 58/60."""
+    assert _counts("abstention_test24.jsonl") == {"en": (30, 1, 0), "zh": (28, 0, 2)}
+
+
 def test_short_and_plain_answers_stay_answers():
     """Bare names and one-sentence answers were the stage's false abstentions: with the weights fitted on dev to 18,
     10 of the 280 short answers of tests/judges/data/judge_short_answers.jsonl ("Johann Sebastian Bach",
