@@ -285,3 +285,22 @@ def test_a_reply_that_only_quotes_its_evidence_is_left_to_the_rules():
     assert not stage.quotes(titles, ["Q1 2025 Sales Report - North China"])
     assert not stage.quotes("Revenue [s-1]", passages) and not stage.quotes(titles, [])
     assert stage.detect(UNSEEN_REFUSAL, model="e5", evidence=passages).reason == "learned"
+
+
+def test_the_demos_reference_answers_as_evalkit_score_reads_them():
+    """reports/judges.md: scored with the stage on by default (benchmarks/reference_score.py runs `evalkit score` on
+    them), none of the 107 answerable reference answers reads as a refusal, and 8 of the 13 unanswerable questions'
+    reference refusals do (the rules alone: 6). Recomputed here with each answer's gold documents as its evidence."""
+    docs = {d["id"]: d.get("title", "") + "\n" + d["text"] for d in map(json.loads, (
+        REPO / "eval_sets" / "corpora" / "demo_kb.jsonl").read_text(encoding="utf-8").splitlines()) if d}
+    rows = [json.loads(x) for x in (REPO / "eval_sets" / "demo_kb.jsonl").read_text(encoding="utf-8").splitlines()
+            if x.strip()]
+
+    def refusals(answerable: bool, model: str | None) -> int:
+        return sum(stage.detect(r["reference_answer"], model=model,
+                                evidence=[docs[d] for d in r["relevant_doc_ids"]]).abstained
+                   for r in rows if bool(r["relevant_doc_ids"]) is answerable)
+
+    assert sum(bool(r["relevant_doc_ids"]) for r in rows) == 107 and len(rows) == 120
+    assert refusals(True, stage.DEFAULT) == 0
+    assert (refusals(False, stage.DEFAULT), refusals(False, None)) == (8, 6)
