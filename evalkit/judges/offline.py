@@ -312,15 +312,9 @@ class OfflineJudge:
         if not self.embedder or not claims or not wins:
             return None
         if self._encoder is None:
-            from evalkit.cachestore import default_cache_root
-            from evalkit.models.cache import EmbeddingCache
-            from evalkit.models.embedders import (
-                CachedEmbedder,
-                ModelSpec,
-            )
+            from evalkit.models.embedders import ModelSpec, cached_embedder
 
-            cache = EmbeddingCache(default_cache_root() / "embeddings.sqlite")
-            self._encoder = CachedEmbedder.lazy(ModelSpec(name=self.embedder), cache)
+            self._encoder = cached_embedder(ModelSpec(name=self.embedder))
         qv = self._encoder.encode_queries(claims)
         pv = self._encoder.encode_passages([w.text for w in wins])
         return (qv @ pv.T).tolist()

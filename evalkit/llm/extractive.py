@@ -26,9 +26,7 @@ from typing import Any
 
 from evalkit.cachestore import default_cache_root
 from evalkit.llm.base import ChatRequest, ChatResponse, LLMError, LLMSpec
-from evalkit.models.cache import EmbeddingCache
 from evalkit.models.embedders import ModelSpec, embedder_identity
-from evalkit.models.store import MODELS
 from evalkit.text.sentences import split_sentences
 from evalkit.text.tokenize import Tokenizer
 
@@ -39,12 +37,9 @@ VERSION = 2  # bump when splitting or scoring changes (part of the identity, so 
 
 def _embedder(cache_root: Path) -> Any:
     """The e5 embedder (weights loaded once per process) behind the embedding cache of ``cache_root``."""
-    from evalkit.models.embedders import CachedEmbedder, shared_embedder
+    from evalkit.models.embedders import cached_embedder
 
-    root = Path(cache_root).resolve()
-    return MODELS.get(("cached-embedder", "e5", str(root)),
-                      lambda: CachedEmbedder(shared_embedder(ModelSpec(name="e5")),
-                                             EmbeddingCache(root / "embeddings.sqlite")))
+    return cached_embedder(ModelSpec(name="e5"), cache_root)
 
 
 class ExtractiveBackend:

@@ -62,10 +62,11 @@ _DATA = Path(__file__).parent / "data"
 
 
 def embed(texts: list[str], embedder: str = EMBEDDER) -> np.ndarray:
-    """The unit passage vectors of ``texts`` by ``embedder`` (the process's shared model)."""
-    from evalkit.models.embedders import ModelSpec, shared_embedder  # pydantic: loaded when a reply is read
+    """The unit passage vectors of ``texts`` by ``embedder``, through the embedding cache (a reply read again, in
+    this run or the next, is not encoded again; the vectors are the model's own either way)."""
+    from evalkit.models.embedders import ModelSpec, cached_embedder  # pydantic: loaded when a reply is read
 
-    return shared_embedder(ModelSpec.of(embedder)).encode_passages(list(texts))
+    return cached_embedder(ModelSpec.of(embedder)).encode_passages(list(texts))
 
 
 @dataclass(frozen=True)

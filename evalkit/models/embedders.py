@@ -24,6 +24,7 @@ import hashlib
 import importlib.metadata as md
 import json
 import os
+import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -369,3 +370,24 @@ class CachedEmbedder:
 
     def encode_passages(self, texts: list[str]) -> np.ndarray:
         return self._get(list(texts), "passage", lambda batch: self.inner.encode_passages(batch))
+
+
+def cached_embedder(spec: ModelSpec, root: str | Path | None = None) -> CachedEmbedder:
+    """The process's embedder ``spec`` behind the content-addressed cache of ``root`` (default: the cache folder,
+    ``$EVALKIT_CACHE`` else ``.evalkit_cache``), one per (spec, folder): every reader outside a run's index
+    resources (the extractive backend, the learned abstention stage, the offline judge's similarities) encodes a
+    text once, and a rerun encodes nothing. A cache file that cannot be opened is warned about and the texts are
+    encoded without it (the vectors are the same either way)."""
+    from evalkit.cachestore import HINT, default_cache_root, warn
+
+    folder = Path(root if root is not None else default_cache_root()).resolve()
+
+    def build() -> CachedEmbedder:
+        try:
+            cache: EmbeddingCache | None = EmbeddingCache(folder / "embeddings.sqlite")
+        except (OSError, sqlite3.Error) as exc:
+            warn(f"cannot open the embedding cache in {folder} ({exc}); encoding without it ({HINT})")
+            cache = None
+        return CachedEmbedder.lazy(spec, cache)
+
+    return MODELS.get(("cached-embedder", spec.key(), str(folder)), build)
