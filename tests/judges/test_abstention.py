@@ -608,3 +608,12 @@ def test_the_twenty_fourth_held_out_split_is_measured_as_reported():
     is "I don't have the current price for an additional bag, though." With the learned stage:
     tests/models/test_abstention_model.py."""
     assert _split_counts("abstention_test24.jsonl") == {"en": (27, 1, 3), "zh": (24, 0, 6)}
+
+
+def test_the_twenty_fifth_and_sixth_held_out_splits_are_measured_as_reported():
+    """240 more (120 refusals, en/zh 30/30 each per split), written blind on 2026-12-06 from split 19's brief by two
+    fresh writers, imported unread (0357ec2) and measured once with the rules of that commit: split 25 precision
+    1.000, recall 0.867; split 26 precision 1.000, recall 0.833. With the learned stage:
+    tests/models/test_abstention_model.py."""
+    assert _split_counts("abstention_test25.jsonl") == {"en": (26, 0, 4), "zh": (26, 0, 4)}
+    assert _split_counts("abstention_test26.jsonl") == {"en": (24, 0, 6), "zh": (26, 0, 4)}

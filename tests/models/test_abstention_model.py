@@ -209,6 +209,16 @@ def test_the_twenty_fourth_split_is_measured_as_reported():
     assert _counts("abstention_test24.jsonl") == {"en": (30, 1, 0), "zh": (28, 0, 2)}
 
 
+def test_the_twenty_fifth_and_sixth_splits_are_measured_as_reported():
+    """Splits 25 and 26 (realistic refusals, written blind 2026-12-06 from split 19's brief by two fresh writers,
+    imported unread at 0357ec2 and measured once there, with the stage fitted on dev to 22; a refit on dev to 24 was
+    dropped before they were opened): split 25 rules + learned stage precision 1.000, recall 0.933 (rules alone
+    1.000 / 0.867); split 26 1.000 / 0.917 (rules alone 1.000 / 0.833). With splits 19 to 24 written from the same
+    brief: 440 of 480 refusals, 0.917 (95% Wilson interval 0.89-0.94)."""
+    assert _counts("abstention_test25.jsonl") == {"en": (29, 0, 1), "zh": (27, 0, 3)}
+    assert _counts("abstention_test26.jsonl") == {"en": (27, 0, 3), "zh": (28, 0, 2)}
+
+
 def test_short_and_plain_answers_stay_answers():
     """Bare names and one-sentence answers were the stage's false abstentions: with the weights fitted on dev to 18,
     10 of the 280 short answers of tests/judges/data/judge_short_answers.jsonl ("Johann Sebastian Bach",
