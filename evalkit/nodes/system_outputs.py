@@ -38,6 +38,17 @@ EXTERNAL_FAILURE = declare_field("external_failure", list[dict], "every call to 
 EVIDENCE_TEXTS = declare_field("evidence_texts", dict[str, str], "texts of answer_evidence passages that an "
                                "external system returned itself (not corpus passages), by passage id")
 
+
+
+def evidence_text(passage_id: str, texts: Mapping[str, str], passages: Any) -> str | None:
+    """The text an answer's evidence passage showed: the one the system returned for it (``EVIDENCE_TEXTS``), else
+    the corpus's; None when neither has it (no corpus). What the learned abstention stage's quote check and the
+    judge read."""
+    if passage_id in texts:
+        return texts[passage_id]
+    return None if passages is None else str(passages.text(passage_id))
+
+
 RANKINGS = (RETRIEVED, RERANKED, EVIDENCE)
 ANSWER_AUX = ("contexts", "citations")
 ANSWER_FIELDS = (ANSWER, ABSTAINED, CITATIONS, USED_DOCUMENTS, INVALID_CITATIONS, ANSWER_EVIDENCE, EVIDENCE_TEXTS,
@@ -152,8 +163,7 @@ def _answer(outputs: Mapping[str, Any], produced: Mapping[str, Any], ids: Passag
         invalid = list(dict.fromkeys(c for c in given if c not in valid))
     else:
         used, invalid = parse_citations(answer, [(h.id, h.doc_id) for h in evidence])
-    shown = [texts[h.id] if h.id in texts else ids.passages.text(h.id) for h in evidence
-             if h.id in texts or ids.passages is not None]
+    shown = [t for t in (evidence_text(h.id, texts, ids.passages) for h in evidence) if t is not None]
     abstained = learned_abstention.detect(answer, model=learned_abstention.DEFAULT, evidence=shown).abstained  # as evalkit score reads it
     return {ANSWER: answer, ABSTAINED: abstained, CITATIONS: used + invalid, USED_DOCUMENTS: used,
             INVALID_CITATIONS: invalid, ANSWER_EVIDENCE: evidence, EVIDENCE_TEXTS: texts, GENERATOR: generator,

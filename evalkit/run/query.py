@@ -47,7 +47,7 @@ from evalkit.metrics.routing import query_route_metrics
 from evalkit.metrics.tenancy import query_tenant_leaks
 from evalkit.models.abstention import OFF, resolve
 from evalkit.models.abstention import detect as detect_abstention
-from evalkit.nodes.system_outputs import EVIDENCE_TEXTS
+from evalkit.nodes.system_outputs import EVIDENCE_TEXTS, evidence_text
 from evalkit.records import EvalRecord, Hit, QueryResult
 from evalkit.run.health import degradations
 
@@ -194,7 +194,7 @@ def _state_answer(ctx: QueryContext, state: dict[str, Any], failed: bool) -> Ans
     """The answer a graph's final state holds (written by a generate, fallback or external node)."""
     text = state.get(ANSWER, "")
     texts = state.get(EVIDENCE_TEXTS) or {}  # passages an external system returned as text (nodes/external.py)
-    evidence = [Evidence(h.id, h.doc_id, texts[h.id] if h.id in texts else ctx.passages.text(h.id), float(h.score))
+    evidence = [Evidence(h.id, h.doc_id, evidence_text(h.id, texts, ctx.passages) or "", float(h.score))
                 for h in state.get(ANSWER_EVIDENCE, [])]
     finding = abstention_finding(text, state.get(ABSTENTION), ctx.abstention, failed, [e.text for e in evidence])
     # a failed query is neither answered nor abstained (evalkit.metrics.answer), whatever its answer says,
