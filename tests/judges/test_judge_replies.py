@@ -49,7 +49,8 @@ def test_sets_s5_s6(tallies):
     # errors 26 caught and 3 supported; v14's second round: 12, 11, 26
     t = tallies["S5+S6"]
     # the rules alone find 17 of 40 refusals ([17, 10, 10, 3, 0]); with the learned stage, on by default since 2026-12-06:
-    assert [t[("abstained", v)] for v in OUTCOMES] == [24, 8, 8, 0, 0]
+    # ([24, 8, 8, 0, 0] with the weights fitted on dev to 22; dev to 26 since 2026-12-06, session 6)
+    assert [t[("abstained", v)] for v in OUTCOMES] == [26, 8, 6, 0, 0]
     # v17-v19 (readings found on other sets): one correct answer of S5 no longer unsupported
     assert [t[("supported", v)] for v in OUTCOMES] == [0, 9, 15, 16, 0]
     # "It depends on your membership level." is no claim since the abstention rules of 2026-12-06 ("it depends" in
@@ -63,7 +64,8 @@ def test_sets_s3_s4(tallies):
     # of clauses that assert nothing)
     t = tallies["S3+S4"]
     # the rules alone find 14 of 40 refusals ([14, 7, 9, 7, 3]); with the learned stage (the default):
-    assert [t[("abstained", v)] for v in OUTCOMES] == [21, 5, 8, 5, 1]
+    # ([21, 5, 8, 5, 1] with the weights fitted on dev to 22)
+    assert [t[("abstained", v)] for v in OUTCOMES] == [26, 4, 5, 4, 1]
     # v15: one correct answer unverified -> supported (S3-zh-16: "60至69周岁" is an age in years since v15, no
     # longer weeks, and its 60 now grounds the answer's 60元 with the evidence's half of 120元)
     assert [t[("supported", v)] for v in OUTCOMES] == [1, 8, 13, 18, 0]
@@ -74,6 +76,8 @@ def test_sets_s1_s2(tallies):
     # v13: refusals 21 unsupported, correct answers 11, errors 29 caught; v14's first round, measured once: 11, 10, 28;
     # then development data (second round: 10, 7, 28; third round, below: 9, 7, 28)
     t = tallies["S1+S2"]
-    assert [t[("abstained", v)] for v in OUTCOMES] == [20, 8, 7, 5, 0]  # the rules alone: [14, 9, 12, 5, 0]
-    assert [t[("supported", v)] for v in OUTCOMES] == [0, 7, 17, 16, 0]
+    # the rules alone: [14, 9, 12, 5, 0]; the weights fitted on dev to 22: [20, 8, 7, 5, 0]
+    assert [t[("abstained", v)] for v in OUTCOMES] == [22, 6, 7, 5, 0]
+    # the weights fitted on dev to 26 read one correct answer of S2 as a refusal (it was unverified)
+    assert [t[("supported", v)] for v in OUTCOMES] == [1, 7, 16, 16, 0]
     assert [t[("unsupported", v)] for v in OUTCOMES] == [0, 28, 10, 2, 0]

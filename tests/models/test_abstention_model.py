@@ -142,7 +142,8 @@ def test_the_split_written_after_the_weights_is_measured_as_reported():
     # of an answer, the speaker who cannot do what was asked, a referral to staff is no content): in-sample
     # and again with split 18 and its rules (dev to 18; thresholds 0.85 for answers, 0.95 for partial answers):
     # (22, 2, 8) and (21, 2, 9); with split 20 (threshold 0.90) and the loop rule (r14-009, r14-103 loop) as below
-    assert _counts("abstention_test14.jsonl") == {"en": (20, 2, 10), "zh": (20, 2, 10)}
+    # with dev to 26 (2026-12-06, session 6; partial answers at 0.90): two more Chinese refusals, in-sample
+    assert _counts("abstention_test14.jsonl") == {"en": (20, 2, 10), "zh": (22, 2, 8)}
 
 
 def test_the_fifteenth_split_is_measured_as_reported():
@@ -161,7 +162,8 @@ def test_the_eighteenth_split_is_measured_as_reported():
     # (30, 0, 0) and (28, 0, 2); fitted with split 20 too, the threshold for answers is 0.90 (was 0.85): as below
     # (26, 0, 4); with the rules learned from split 21 and the fit on dev to 21 (thresholds 0.90 / 0.90): (27, 0, 3);
     # fitted on dev to 22 (partial answers at 0.95 again: 0.90 falls under the precision target): as below
-    assert _counts("abstention_test18.jsonl") == {"en": (30, 0, 0), "zh": (26, 0, 4)}
+    # with dev to 26: one more Chinese refusal, in-sample
+    assert _counts("abstention_test18.jsonl") == {"en": (30, 0, 0), "zh": (27, 0, 3)}
 
 
 def test_the_nineteenth_split_is_measured_as_reported():
@@ -189,7 +191,8 @@ def test_the_twenty_second_split_is_measured_as_reported():
     session's start (aae3fe4): 0.964 / 0.900; after the fit with split 20 (d4faa60): 0.963 / 0.867. One split of 60
     refusals: a 95% Wilson interval of 0.78-0.94 for 53/60."""
     # training data since the fit on dev to 22 (thresholds 0.90 / 0.95): in-sample, one English partial answer fewer
-    assert _counts("abstention_test22.jsonl") == {"en": (26, 0, 4), "zh": (26, 1, 4)}
+    # with dev to 26: one more refusal in each language, in-sample
+    assert _counts("abstention_test22.jsonl") == {"en": (27, 0, 3), "zh": (27, 1, 3)}
 
 
 def test_the_twenty_third_split_is_measured_as_reported():
@@ -198,7 +201,8 @@ def test_the_twenty_third_split_is_measured_as_reported():
     0.981, recall 0.883 (en 1.000 / 0.867, zh 0.964 / 0.900; rules alone 0.979 / 0.783). The rules and weights at the
     session's start (54da2fe, fitted on dev to 21, partial answers at 0.90): 0.982 / 0.900. One split of 60 refusals:
     a 95% Wilson interval of 0.78-0.94 for 53/60."""
-    assert _counts("abstention_test23.jsonl") == {"en": (26, 0, 4), "zh": (27, 1, 3)}
+    # training data since the fit on dev to 26 (2026-12-06, session 6): one more refusal in each language
+    assert _counts("abstention_test23.jsonl") == {"en": (27, 0, 3), "zh": (28, 1, 2)}
 
 
 def test_the_twenty_fourth_split_is_measured_as_reported():
@@ -216,7 +220,8 @@ def test_the_twenty_fifth_and_sixth_splits_are_measured_as_reported():
     1.000 / 0.867); split 26 1.000 / 0.917 (rules alone 1.000 / 0.833). With splits 19 to 24 written from the same
     brief: 440 of 480 refusals, 0.917 (95% Wilson interval 0.89-0.94)."""
     assert _counts("abstention_test25.jsonl") == {"en": (29, 0, 1), "zh": (27, 0, 3)}
-    assert _counts("abstention_test26.jsonl") == {"en": (27, 0, 3), "zh": (28, 0, 2)}
+    # training data since the fit on dev to 26 (2026-12-06, session 6): split 26 one more English refusal in-sample
+    assert _counts("abstention_test26.jsonl") == {"en": (28, 0, 2), "zh": (28, 0, 2)}
 
 
 def test_short_and_plain_answers_stay_answers():
@@ -237,14 +242,15 @@ def test_short_and_plain_answers_stay_answers():
 
 def test_the_other_labelled_answers_and_the_demos_llm_answers_stay_answers():
     """The counts reports/judges.md quotes for the stage on answers nobody trained it on (every reply an answer): 0 of
-    the 1,562 other multi-document answers, 2 of the 1,333 paraphrases, 0 of the 276 judge-set and comparison answers;
+    the 1,562 other multi-document answers (1 since the fit on dev to 26: "《长河》的导演林嘉树出生于福建厦门。", p 0.907),
+    2 of the 1,333 paraphrases, 0 of the 276 judge-set and comparison answers;
     of the 34 SmolLM2 demo answers the rules call answers, only q024 ("The answer is no. ... The answer is not
     possible to answer based on the given information.")."""
     def answers(path: Path) -> list[str]:
         return [json.loads(x)["answer"] for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
 
     judges, bench = REPO / "tests" / "judges" / "data", REPO / "benchmarks" / "data"
-    for files, n, read in ((("judge_multidoc_held_out.jsonl", "judge_multidoc.jsonl"), 1562, 0),
+    for files, n, read in ((("judge_multidoc_held_out.jsonl", "judge_multidoc.jsonl"), 1562, 1),
                            (("judge_comparisons_held_out.jsonl",), 60, 0)):
         texts = [t for f in files for t in answers(judges / f)]
         assert (len(texts), sum(stage.detect(t, model="e5").abstained for t in texts)) == (n, read), files
@@ -258,12 +264,15 @@ def test_the_other_labelled_answers_and_the_demos_llm_answers_stay_answers():
     assert [r["id"] for r in answered if stage.detect(r["answer"], model="e5").abstained] == ["q024"]
 
 
-def test_a_reply_that_loops_is_left_to_the_rules():
+def test_a_reply_that_loops_is_left_to_the_rules(monkeypatch):
     """A looping generation is no refusal in new words: the stage does not read it (the demo's SmolLM2 states a
     wrong hotel cap, then repeats a citation; the stage read it as a refusal, p=0.925, hiding a hallucination)."""
     loop = "The nightly hotel cap for a business trip to Shenzhen is 2026.\n\n" + "The answer is:\n[fin-006] (score 0.821)\n\n" * 8
-    assert stage.loops(loop) and stage.probability("e5", loop) >= stage.learned("e5").threshold
+    assert stage.loops(loop)
     assert stage.detect(loop, model="e5") == detect_abstention(loop) and not stage.detect(loop, model="e5").abstained
+    # whatever the weights make of it (0.925 with those fitted on dev to 13, 0.891 on dev to 26): never read
+    monkeypatch.setattr(stage, "probability", lambda name, text: pytest.fail(f"the stage read a loop: {text[:40]}"))
+    assert stage.detect(loop, model="e5") == detect_abstention(loop)
     # natural replies that repeat a little do not loop; short ones never do
     assert not stage.loops("我不知道。文档中没有提到杭州门店的开业年份。文档中没有提到杭州门店的开业年份。文档中没有提到。我不知道。")
     assert not stage.loops("No. " * 30)  # 120 bytes: under LOOP_MIN_BYTES
@@ -299,8 +308,8 @@ def test_a_reply_that_only_quotes_its_evidence_is_left_to_the_rules():
 
 def test_the_demos_reference_answers_as_evalkit_score_reads_them():
     """reports/judges.md: scored with the stage on by default (benchmarks/reference_score.py runs `evalkit score` on
-    them), none of the 107 answerable reference answers reads as a refusal, and 8 of the 13 unanswerable questions'
-    reference refusals do (the rules alone: 6). Recomputed here with each answer's gold documents as its evidence."""
+    them), none of the 107 answerable reference answers reads as a refusal, and 9 of the 13 unanswerable questions'
+    reference refusals do (the rules alone: 6; the weights fitted on dev to 22: 8). Recomputed here with each answer's gold documents as its evidence."""
     docs = {d["id"]: d.get("title", "") + "\n" + d["text"] for d in map(json.loads, (
         REPO / "eval_sets" / "corpora" / "demo_kb.jsonl").read_text(encoding="utf-8").splitlines()) if d}
     rows = [json.loads(x) for x in (REPO / "eval_sets" / "demo_kb.jsonl").read_text(encoding="utf-8").splitlines()
@@ -313,4 +322,4 @@ def test_the_demos_reference_answers_as_evalkit_score_reads_them():
 
     assert sum(bool(r["relevant_doc_ids"]) for r in rows) == 107 and len(rows) == 120
     assert refusals(True, stage.DEFAULT) == 0
-    assert (refusals(False, stage.DEFAULT), refusals(False, None)) == (8, 6)
+    assert (refusals(False, stage.DEFAULT), refusals(False, None)) == (9, 6)
