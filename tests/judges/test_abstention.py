@@ -617,3 +617,12 @@ def test_the_twenty_fifth_and_sixth_held_out_splits_are_measured_as_reported():
     tests/models/test_abstention_model.py."""
     assert _split_counts("abstention_test25.jsonl") == {"en": (26, 0, 4), "zh": (26, 0, 4)}
     assert _split_counts("abstention_test26.jsonl") == {"en": (24, 0, 6), "zh": (26, 0, 4)}
+
+
+def test_the_twenty_seventh_and_eighth_held_out_splits_are_measured_as_reported():
+    """240 more, written blind on 2026-12-06 from split 19's brief by two fresh writers, imported unread (ed6aab3) and
+    measured once there: split 27 precision 0.979, recall 0.783 (the false abstention, r27-032: "On domestic flights
+    the first checked bag costs $35. I don't have the international fee schedule, ..."); split 28 1.000 / 0.817. With
+    the learned stage: tests/models/test_abstention_model.py."""
+    assert _split_counts("abstention_test27.jsonl") == {"en": (23, 1, 7), "zh": (24, 0, 6)}
+    assert _split_counts("abstention_test28.jsonl") == {"en": (25, 0, 5), "zh": (24, 0, 6)}

@@ -224,6 +224,17 @@ def test_the_twenty_fifth_and_sixth_splits_are_measured_as_reported():
     assert _counts("abstention_test26.jsonl") == {"en": (28, 0, 2), "zh": (28, 0, 2)}
 
 
+def test_the_twenty_seventh_and_eighth_splits_are_measured_as_reported():
+    """Splits 27 and 28 (realistic refusals, written blind 2026-12-06 from split 19's brief by two fresh writers while
+    the stage was fitted on dev to 26, imported unread at ed6aab3 and measured once there): split 27 rules + learned
+    stage precision 0.982, recall 0.933 (rules alone 0.979 / 0.783); split 28 1.000 / 0.967 (rules alone 1.000 /
+    0.817). The weights fitted on dev to 22 (the session's start, 652fc63): 0.900 and 0.933. Both splits: 114 of 120
+    refusals, 0.950 (95% Wilson interval 0.89-0.98); the ten splits from this brief, each by the rules and weights
+    of its day: 554 of 600, 0.923 (0.90-0.94)."""
+    assert _counts("abstention_test27.jsonl") == {"en": (28, 1, 2), "zh": (28, 0, 2)}
+    assert _counts("abstention_test28.jsonl") == {"en": (29, 0, 1), "zh": (29, 0, 1)}
+
+
 def test_short_and_plain_answers_stay_answers():
     """Bare names and one-sentence answers were the stage's false abstentions: with the weights fitted on dev to 18,
     10 of the 280 short answers of tests/judges/data/judge_short_answers.jsonl ("Johann Sebastian Bach",
