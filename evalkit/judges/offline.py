@@ -79,13 +79,13 @@ from evalkit.judges.reach import reach
 from evalkit.judges.rows import misbound
 from evalkit.text.claims import is_chinese, split_claims
 from evalkit.text.lexicon import COURTESY, negation_cues, term_found
-from evalkit.text.partial_answers import non_assertion
+from evalkit.text.partial_answers import asserted_part, non_assertion
 from evalkit.text.tokenize import fold_dashes
 from evalkit.text.values import Atom, AtomPool, fold, is_name_fragment
 
 __all__ = ["HELD_OUT", "VERSION", "ClaimSignals", "HeldOut", "OfflineJudge", "Thresholds", "triple_statement"]
 
-VERSION = 20  # bump when verdicts for the same inputs and thresholds change
+VERSION = 21  # bump when verdicts for the same inputs and thresholds change
 
 
 @dataclass(frozen=True)
@@ -129,6 +129,8 @@ class HeldOut:
 # stays a name): on O one more catch, made through the same tagger artefact (卡里 read as a name). v20 is v19 with one
 # fix found on the abstention splits (2026-12-06): a sentence that opens about the speaker and turns to an assertion
 # ("I couldn't find the history, but the policy does not allow remote work") is checked (it was "about the speaker").
+# v21 (the same day): of such a sentence only the part that asserts is read for values ("I couldn't find the 2024
+# figure, but ..." was unsupported for the 2024 it could not find); every labelled set's worst verdicts as v20's.
 HELD_OUT = HeldOut(sets=("O",), flagged=18, unverified=54, n_correct=72, caught=11, caught_unverified=13, n_wrong=24)
 
 MIN_FOREIGN_TERMS = 3  # content words a claim needs for "none of them is anywhere in the evidence" to count
@@ -251,7 +253,7 @@ class OfflineJudge:
         sims = self._similarities(claims, wins)
         out: list[ClaimSignals] = []
         fragment = len(claims) == 1 and is_name_fragment(answer)  # "Brisbane": a name, though it opens the answer
-        units = [analyse(triple_statement(fold_dashes(c)), fragment=fragment) for c in claims]
+        units = [analyse(triple_statement(fold_dashes(asserted_part(c))), fragment=fragment) for c in claims]
         answer_atoms = [a for u in units for a in u.atoms]  # what a value of the answer may be computed from
         # an answer that computes anywhere, or answers a question asking for a total, may state its results plainly
         computing = computes(answer) or asks_aggregate(question)

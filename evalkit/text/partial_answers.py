@@ -396,3 +396,20 @@ def non_assertion(sentence: str) -> str | None:
             return None
         kinds.append(kind)
     return next((k for k in kinds if k != "topic"), None)
+
+
+def asserted_part(sentence: str) -> str:
+    """The part of a sentence that turns ("..., but ...", "，不过...") that asserts, when the other part asserts nothing
+    (the speaker, what the sources lack, a referral): "I couldn't find the 2024 figure, but the 2023 revenue was $5M"
+    asserts "the 2023 revenue was $5M", whose values are checked, not the 2024 the speaker could not find.
+    Otherwise the sentence itself."""
+    text = normalise(sentence).strip()
+    turn = _CONTRAST.search(text)
+    if turn is None or _OFFER.search(text):
+        return sentence
+    head, rest = text[:turn.start()].strip(), text[turn.end():].strip(" ,，")
+    asserts = [p for p in (head, rest) if p and _kind(p) is None and _is_content(p)]
+    if len(asserts) == 1 and _kind(head if asserts[0] is rest else rest) is not None:
+        return asserts[0]
+    return sentence
+

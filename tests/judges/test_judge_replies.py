@@ -76,8 +76,9 @@ def test_sets_s1_s2(tallies):
     # v13: refusals 21 unsupported, correct answers 11, errors 29 caught; v14's first round, measured once: 11, 10, 28;
     # then development data (second round: 10, 7, 28; third round, below: 9, 7, 28)
     t = tallies["S1+S2"]
-    # the rules alone: [14, 9, 12, 5, 0]; the weights fitted on dev to 22: [20, 8, 7, 5, 0]
-    assert [t[("abstained", v)] for v in OUTCOMES] == [22, 6, 7, 5, 0]
+    # the rules alone: [14, 9, 12, 5, 0]; the weights fitted on dev to 22: [20, 8, 7, 5, 0]; judge v21: a refusal
+    # that states what the passages say, "..., but I can't tell ...", is supported for what it states (was unverified)
+    assert [t[("abstained", v)] for v in OUTCOMES] == [22, 6, 6, 6, 0]
     # the weights fitted on dev to 26 read one correct answer of S2 as a refusal (it was unverified)
     assert [t[("supported", v)] for v in OUTCOMES] == [1, 7, 16, 16, 0]
     assert [t[("unsupported", v)] for v in OUTCOMES] == [0, 28, 10, 2, 0]

@@ -130,3 +130,21 @@ def test_a_missed_refusal_is_no_hallucination(judge, evidence, answer):
 def test_what_a_non_assertion_cannot_hide(judge, evidence, answer, kind):
     result = judge.judge("How do I pay the late registration fee?", answer, evidence)
     assert [c.verdict for c in result.claims] == [kind], [(c.verdict, c.reason) for c in result.claims]
+
+
+@pytest.mark.parametrize("evidence, answer, kind", [
+    # judge v21: in a sentence that turns, the part that asserts nothing (the speaker, what the sources lack) is not
+    # read for values: the year the speaker could not find is no date the answer states
+    (EN, "I couldn't find the 2025 fee, but late registration costs $40.", "supported"),
+    (EN, "I couldn't find the 2025 fee, but late registration costs $45.", "unsupported"),
+    (EN, "Late registration costs $40, but I don't have the 2025 figure.", "supported"),
+    (EN, "Late registration costs $45, but I don't have the 2025 figure.", "unsupported"),
+    (ZH, "我没有找到2025年的收费标准，不过逾期注册费为40元。", "supported"),
+    (ZH, "我没有找到2025年的收费标准，不过逾期注册费为50元。", "unsupported"),
+])
+def test_the_part_of_a_turning_sentence_that_asserts_nothing_is_not_checked(judge, evidence, answer, kind):
+    result = judge.judge("How much is the late registration fee?", answer, evidence)
+    assert [c.verdict for c in result.claims] == [kind], [(c.verdict, c.reason) for c in result.claims]
+    if kind == "unsupported":  # flagged for the value it states, not for the year it could not find
+        assert "2025" not in result.claims[0].reason and ("$45" in result.claims[0].reason or "50元" in
+                                                         result.claims[0].reason)
