@@ -7,8 +7,8 @@ from. This stage reads a reply the rules call a plain answer (no refusal wording
 partial answer (a refusal wording and a clause the rules read as content: often a referral or an
 "it depends" they did not know), never a user pattern, an error message or an empty reply, and
 calls it a refusal when the classifier's probability reaches the threshold shipped with its weights
-for that finding (``threshold``; ``threshold_partial``, higher: a partial answer is a refusal
-*and* an answer, so it takes more to overrule the answer). It never turns a refusal into an
+for that finding (``threshold``; ``threshold_partial``, chosen apart: a partial answer is a refusal
+*and* an answer, and may take more to overrule the answer). It never turns a refusal into an
 answer, so it can only add abstentions: its cost is precision, which is why the thresholds are
 chosen for a cross-validated precision of 0.98 (benchmarks/abstention_train.py).
 
