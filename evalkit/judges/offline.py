@@ -131,7 +131,10 @@ class HeldOut:
 # ("I couldn't find the history, but the policy does not allow remote work") is checked (it was "about the speaker").
 # v21 (the same day): of such a sentence only the part that asserts is read for values ("I couldn't find the 2024
 # figure, but ..." was unsupported for the 2024 it could not find); every labelled set's worst verdicts as v20's.
-HELD_OUT = HeldOut(sets=("O",), flagged=18, unverified=54, n_correct=72, caught=11, caught_unverified=13, n_wrong=24)
+# P and Q were written blind for v21 by two fresh writers (2026-12-06) and measured once with its rules (v20 on them:
+# the same, answer for answer).
+HELD_OUT = HeldOut(sets=("P", "Q"), flagged=39, unverified=105, n_correct=144, caught=15, caught_unverified=33,
+                   n_wrong=48)
 
 MIN_FOREIGN_TERMS = 3  # content words a claim needs for "none of them is anywhere in the evidence" to count
 MIN_VERBATIM = 12  # characters: shorter claims ("Yes.", "3 天") are judged by the rules, not by containment
