@@ -39,7 +39,6 @@ EVIDENCE_TEXTS = declare_field("evidence_texts", dict[str, str], "texts of answe
                                "external system returned itself (not corpus passages), by passage id")
 
 
-
 def evidence_text(passage_id: str, texts: Mapping[str, str], passages: Any) -> str | None:
     """The text an answer's evidence passage showed: the one the system returned for it (``EVIDENCE_TEXTS``), else
     the corpus's; None when neither has it (no corpus). What the learned abstention stage's quote check and the

@@ -408,8 +408,8 @@ def asserted_part(sentence: str) -> str:
     if turn is None or _OFFER.search(text):
         return sentence
     head, rest = text[:turn.start()].strip(), text[turn.end():].strip(" ,，")
-    asserts = [p for p in (head, rest) if p and _kind(p) is None and _is_content(p)]
-    if len(asserts) == 1 and _kind(head if asserts[0] is rest else rest) is not None:
-        return asserts[0]
-    return sentence
-
+    head_asserts, rest_asserts = (bool(p) and _kind(p) is None and _is_content(p) for p in (head, rest))
+    if head_asserts == rest_asserts:
+        return sentence
+    said, other = (head, rest) if head_asserts else (rest, head)
+    return said if other and _kind(other) is not None else sentence
