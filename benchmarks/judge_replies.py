@@ -39,7 +39,7 @@ OUTCOMES = ("abstained", "unsupported", "unverified", "supported", "none")
 
 def outcome(judge: OfflineJudge, row: dict, model: str | None = DEFAULT) -> tuple[str, list[tuple[str, str, str]]]:
     """What a run makes of the reply (one of :data:`OUTCOMES`), and its claims' verdicts and reasons; ``model``: the
-    learned abstention stage read after the rules (the default's), None for the rules alone."""
+    learned abstention stage read after the rules (the default's), None or ``none`` for the rules alone."""
     if detect(row["answer"], model=model).abstained:
         return "abstained", []
     r = judge.judge(row["question"], row["answer"], [(e["id"], e["text"]) for e in row["evidence"]])
@@ -61,7 +61,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--abstention-model", default=DEFAULT, help=f"The learned abstention stage after the rules, as a "
                    f"run reads replies (default: {DEFAULT}); {OFF}: the rules alone.")
     args = p.parse_args(argv)
-    model = None if args.abstention_model == OFF else args.abstention_model
     judge = OfflineJudge()
     rows = [json.loads(x) for x in args.data.read_text(encoding="utf-8").splitlines() if x.strip()]
     if args.sets:
@@ -69,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"judge {judge.identity}; abstention: rules + {args.abstention_model}; {len(rows)} replies in {args.data.name}")
     tally: dict[str, Counter] = {}
     for row in rows:
-        got, claims = outcome(judge, row, model)
+        got, claims = outcome(judge, row, args.abstention_model)
         for group in (row["id"].split("-")[0], "all"):
             tally.setdefault(group, Counter())[(row["label"], got)] += 1
         if args.show and ((row["label"] == "abstained" and got == "unsupported")

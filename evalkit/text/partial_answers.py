@@ -38,7 +38,8 @@ from evalkit.text.refusal_rules import (
 )
 from evalkit.text.wordlists import alternation, templates
 
-__all__ = ["CONDITION", "CONTENT_MIN_CJK", "CONTENT_MIN_WORDS", "content_clauses", "non_assertion"]
+__all__ = ["CONDITION", "CONTENT_MIN_CJK", "CONTENT_MIN_WORDS", "asserted_part", "content_clauses",
+           "non_assertion"]
 
 CONTENT_MIN_WORDS, CONTENT_MIN_CJK = 3, 4  # a shorter clause ("Sorry", 很抱歉, "Hmm") is a filler
 _META = re.compile(
@@ -370,6 +371,18 @@ def _kind(text: str) -> str | None:
     return None
 
 
+def _asserts(clause: str) -> bool:
+    """Whether a (normalised) clause asserts something: it is none of :func:`_kind`'s and has content (what a source
+    lacks is no assertion: :func:`_is_content`)."""
+    return bool(clause) and _kind(clause) is None and _is_content(clause)
+
+
+def _turn(text: str) -> tuple[str, str] | None:
+    """A (normalised) sentence's two sides of its first turn ("..., but ...", "，不过..."), or None when it does not turn."""
+    turn = _CONTRAST.search(text)
+    return (text[:turn.start()].strip(), text[turn.end():].strip(" ,，")) if turn else None
+
+
 def non_assertion(sentence: str) -> str | None:
     """What a sentence that asserts nothing about the world is ("a question to the reader", "a request to the
     reader", "a referral", "a lead-in to what follows", "about the speaker", "about what the speaker or the
@@ -381,9 +394,8 @@ def non_assertion(sentence: str) -> str | None:
     if not text or _OFFER.search(text):  # "Would you like a double-depth plot?" presupposes what it offers: checked
         return None
     whole = _kind(text)
-    turn = _CONTRAST.search(text)  # "I couldn't find the history, but the policy does not allow it": the turn asserts
-    rest = text[turn.end():].strip(" ,，") if turn else ""  # what a source lacks is no assertion (_is_content)
-    if whole is not None and not (rest and _kind(rest) is None and _is_content(rest)):
+    turn = _turn(text)  # "I couldn't find the history, but the policy does not allow it": the turn asserts
+    if whole is not None and not (turn and _asserts(turn[1])):
         return whole
     kinds: list[str] = []
     for s, e in _clauses(text):
@@ -404,12 +416,11 @@ def asserted_part(sentence: str) -> str:
     asserts "the 2023 revenue was $5M", whose values are checked, not the 2024 the speaker could not find.
     Otherwise the sentence itself."""
     text = normalise(sentence).strip()
-    turn = _CONTRAST.search(text)
+    turn = _turn(text)
     if turn is None or _OFFER.search(text):
         return sentence
-    head, rest = text[:turn.start()].strip(), text[turn.end():].strip(" ,，")
-    head_asserts, rest_asserts = (bool(p) and _kind(p) is None and _is_content(p) for p in (head, rest))
-    if head_asserts == rest_asserts:
+    head, rest = turn
+    if _asserts(head) == _asserts(rest):
         return sentence
-    said, other = (head, rest) if head_asserts else (rest, head)
+    said, other = (head, rest) if _asserts(head) else (rest, head)
     return said if other and _kind(other) is not None else sentence
