@@ -31,7 +31,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "benchmarks" / "data"
-TRAIN = ("abstention_dev", "abstention_test", *(f"abstention_test{n}" for n in (*range(2, 19), *range(20, 27))))
+TRAIN = ("abstention_dev", "abstention_test", *(f"abstention_test{n}" for n in (*range(2, 19), *range(20, 29))))
 C_GRID = (1.0, 3.0, 10.0, 30.0, 100.0)
 THRESHOLDS = tuple(round(0.5 + 0.05 * i, 2) for i in range(10))  # 0.50 .. 0.95
 PRECISION = 0.98

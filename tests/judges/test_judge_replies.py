@@ -49,8 +49,8 @@ def test_sets_s5_s6(tallies):
     # errors 26 caught and 3 supported; v14's second round: 12, 11, 26
     t = tallies["S5+S6"]
     # the rules alone find 17 of 40 refusals ([17, 10, 10, 3, 0]); with the learned stage, on by default since 2026-12-06:
-    # ([24, 8, 8, 0, 0] with the weights fitted on dev to 22; dev to 26 since 2026-12-06, session 6)
-    assert [t[("abstained", v)] for v in OUTCOMES] == [26, 8, 6, 0, 0]
+    # ([24, 8, 8, 0, 0] with the weights fitted on dev to 22; [26, 8, 6, 0, 0] on dev to 26; dev to 28 since 2026-12-07)
+    assert [t[("abstained", v)] for v in OUTCOMES] == [27, 8, 5, 0, 0]
     # v17-v19 (readings found on other sets): one correct answer of S5 no longer unsupported
     assert [t[("supported", v)] for v in OUTCOMES] == [0, 9, 15, 16, 0]
     # "It depends on your membership level." is no claim since the abstention rules of 2026-12-06 ("it depends" in
@@ -78,7 +78,8 @@ def test_sets_s1_s2(tallies):
     t = tallies["S1+S2"]
     # the rules alone: [14, 9, 12, 5, 0]; the weights fitted on dev to 22: [20, 8, 7, 5, 0]; judge v21: a refusal
     # that states what the passages say, "..., but I can't tell ...", is supported for what it states (was unverified)
-    assert [t[("abstained", v)] for v in OUTCOMES] == [22, 6, 6, 6, 0]
-    # the weights fitted on dev to 26 read one correct answer of S2 as a refusal (it was unverified)
-    assert [t[("supported", v)] for v in OUTCOMES] == [1, 7, 16, 16, 0]
+    # ([22, 6, 6, 6, 0] with the weights fitted on dev to 26; dev to 28 since 2026-12-07)
+    assert [t[("abstained", v)] for v in OUTCOMES] == [27, 5, 6, 2, 0]
+    # the weights fitted on dev to 26 read one correct answer of S2 as a refusal (it was unverified); on dev to 28, not
+    assert [t[("supported", v)] for v in OUTCOMES] == [0, 7, 17, 16, 0]
     assert [t[("unsupported", v)] for v in OUTCOMES] == [0, 28, 10, 2, 0]

@@ -191,8 +191,9 @@ def test_the_twenty_second_split_is_measured_as_reported():
     session's start (aae3fe4): 0.964 / 0.900; after the fit with split 20 (d4faa60): 0.963 / 0.867. One split of 60
     refusals: a 95% Wilson interval of 0.78-0.94 for 53/60."""
     # training data since the fit on dev to 22 (thresholds 0.90 / 0.95): in-sample, one English partial answer fewer
-    # with dev to 26: one more refusal in each language, in-sample
-    assert _counts("abstention_test22.jsonl") == {"en": (27, 0, 3), "zh": (27, 1, 3)}
+    # with dev to 26: one more refusal in each language, in-sample; with dev to 28 (partial answers at 0.85): one more
+    # Chinese refusal
+    assert _counts("abstention_test22.jsonl") == {"en": (27, 0, 3), "zh": (28, 1, 2)}
 
 
 def test_the_twenty_third_split_is_measured_as_reported():
@@ -231,7 +232,8 @@ def test_the_twenty_seventh_and_eighth_splits_are_measured_as_reported():
     0.817). The weights fitted on dev to 22 (the session's start, 652fc63): 0.900 and 0.933. Both splits: 114 of 120
     refusals, 0.950 (95% Wilson interval 0.89-0.98); the ten splits from this brief, each by the rules and weights
     of its day: 554 of 600, 0.923 (0.90-0.94)."""
-    assert _counts("abstention_test27.jsonl") == {"en": (28, 1, 2), "zh": (28, 0, 2)}
+    # training data since the fit on dev to 28 (2026-12-07): in-sample, one more English refusal of 27
+    assert _counts("abstention_test27.jsonl") == {"en": (29, 1, 1), "zh": (28, 0, 2)}
     assert _counts("abstention_test28.jsonl") == {"en": (29, 0, 1), "zh": (29, 0, 1)}
 
 
@@ -255,7 +257,7 @@ def test_the_other_labelled_answers_and_the_demos_llm_answers_stay_answers():
     """The counts reports/judges.md quotes for the stage on answers nobody trained it on (every reply an answer): 0 of
     the 1,562 other multi-document answers (1 since the fit on dev to 26: "《长河》的导演林嘉树出生于福建厦门。", p 0.907;
     0 of the 192 of held-out sets P and Q, written after it),
-    2 of the 1,333 paraphrases, 0 of the 276 judge-set and comparison answers;
+    2 of the 1,333 paraphrases (1 since the fit on dev to 28), 0 of the 276 judge-set and comparison answers;
     of the 34 SmolLM2 demo answers the rules call answers, only q024 ("The answer is no. ... The answer is not
     possible to answer based on the given information.")."""
     def answers(path: Path) -> list[str]:
@@ -266,7 +268,7 @@ def test_the_other_labelled_answers_and_the_demos_llm_answers_stay_answers():
                            (("judge_comparisons_held_out.jsonl",), 60, 0)):
         texts = [t for f in files for t in answers(judges / f)]
         assert (len(texts), sum(stage.detect(t, model="e5").abstained for t in texts)) == (n, read), files
-    for name, n, read in (("judge_paraphrases.jsonl", 1333, 2), ("judge_cases.jsonl", 216, 0)):
+    for name, n, read in (("judge_paraphrases.jsonl", 1333, 1), ("judge_cases.jsonl", 216, 0)):
         texts = answers(bench / name)
         assert (len(texts), sum(stage.detect(t, model="e5").abstained for t in texts)) == (n, read), name
     demo = [json.loads(x) for x in (REPO / "eval_sets" / "demo_llm_answers.jsonl").read_text(
@@ -334,4 +336,5 @@ def test_the_demos_reference_answers_as_evalkit_score_reads_them():
 
     assert sum(bool(r["relevant_doc_ids"]) for r in rows) == 107 and len(rows) == 120
     assert refusals(True, stage.DEFAULT) == 0
-    assert (refusals(False, stage.DEFAULT), refusals(False, None)) == (9, 6)
+    # 8 with the weights fitted on dev to 22, 9 on dev to 26, 11 on dev to 28 (2026-12-07)
+    assert (refusals(False, stage.DEFAULT), refusals(False, None)) == (11, 6)
