@@ -146,7 +146,14 @@ _DOC_KIND = (r"(?:faq|guide|leaflets?|brochures?|policy\s+wording|pages?|sheets?
 _SOURCE_HEAD = re.compile(r"^\W*(?:(?:the|these|those|this|both|all|each|every|my|our|your|its|\w+'s)\s+)?(?:\w+\s+){0,3}?"
                           r"(?:" + _SOURCE_EN + r"|" + _DOC_KIND + r")|^\W*" + _CITED + r"|^\W*(?:[\u4e00-\u9fff]{0,6}?)(?:"
                           + _SOURCE_ZH + r"|" + _DOC_KIND + r"|里面|其中)", re.IGNORECASE)
-_SEARCHED = re.compile(r"\b(?:checked|searched|looked\s+(?:at|through)|reviewed|consulted|went\s+through|found\s+instead)\b|"
+# what the speaker searched ("I checked the handbook", "the pages I searched", "Sources checked:"): the verb with a
+# speaker or an auxiliary before it, what was searched after it, or heading a list; not the adjective of "a checked
+# bag", "the reviewed plan"
+_SEARCH_VERB = r"(?:checked|searched|looked\s+(?:at|through)|reviewed|consulted|went\s+through)"
+_SEARCHED = re.compile(r"\b(?:(?:i|we)(?:'ve|'d|\s+have|\s+had)?|have|has|had|was|were|been)\s+(?:also\s+|already\s+|just\s+|"
+                       r"carefully\s+|now\s+)?" + _SEARCH_VERB + r"\b|"
+                       r"\b" + _SEARCH_VERB + r"\s+(?:the|your|our|my|all|both|each|every|these|those|this|that|it|them|"
+                       r"with|through|in|against|for|again)\b|\b" + _SEARCH_VERB + r"\s*(?::|$)|\bfound\s+instead\b|"
                        r"\bwhat\s+(?:they|it|the\s+\w+|these|those)\s+(?:do(?:es)?\s+)?(?:cover|contain|include|say|mention)\b|"
                        r"\b(?:include|cover|contain)s?\s+the\s+following\b|"
                        r"主要涉及|涉及的是|提到的是|包含的是|只涉及|另外找到|找到的是|主要包括|检索范围|搜索范围|查阅范围|"

@@ -607,7 +607,8 @@ def test_the_twenty_fourth_held_out_split_is_measured_as_reported():
     session's start (54da2fe) read it the same. The false abstention (r24-039): a partial answer whose second sentence
     is "I don't have the current price for an additional bag, though." With the learned stage:
     tests/models/test_abstention_model.py."""
-    assert _split_counts("abstention_test24.jsonl") == {"en": (27, 1, 3), "zh": (24, 0, 6)}
+    # since 2026-12-07 "one checked bag" is content, not what the speaker searched: r24-039 is a partial answer
+    assert _split_counts("abstention_test24.jsonl") == {"en": (27, 0, 3), "zh": (24, 0, 6)}
 
 
 def test_the_twenty_fifth_and_sixth_held_out_splits_are_measured_as_reported():
@@ -624,5 +625,31 @@ def test_the_twenty_seventh_and_eighth_held_out_splits_are_measured_as_reported(
     measured once there: split 27 precision 0.979, recall 0.783 (the false abstention, r27-032: "On domestic flights
     the first checked bag costs $35. I don't have the international fee schedule, ..."); split 28 1.000 / 0.817. With
     the learned stage: tests/models/test_abstention_model.py."""
-    assert _split_counts("abstention_test27.jsonl") == {"en": (23, 1, 7), "zh": (24, 0, 6)}
+    # r27-032 is a partial answer since 2026-12-07 ("the first checked bag costs $35" is content)
+    assert _split_counts("abstention_test27.jsonl") == {"en": (23, 0, 7), "zh": (24, 0, 6)}
     assert _split_counts("abstention_test28.jsonl") == {"en": (25, 0, 5), "zh": (24, 0, 6)}
+
+
+def test_the_twenty_ninth_and_thirtieth_held_out_splits_are_measured_as_reported():
+    """240 more, written blind on 2026-12-07 from split 19's brief by two fresh writers, imported unread (d9f5bcd) and
+    measured once there: split 29 precision 1.000, recall 0.817; split 30 0.982 / 0.917 (the false abstention, r30-068:
+    "Economy Flex includes one checked bag up to 23 kg. I don't have information on Economy Light in my sources.", the
+    third of its kind, after r24-039 and r27-032: "checked" read as what the speaker searched). With the learned stage:
+    tests/models/test_abstention_model.py."""
+    assert _split_counts("abstention_test29.jsonl") == {"en": (24, 0, 6), "zh": (25, 0, 5)}
+    # since the "checked bag" mend (2026-12-07), r30-068 is a partial answer
+    assert _split_counts("abstention_test30.jsonl") == {"en": (29, 0, 1), "zh": (26, 0, 4)}
+
+
+@pytest.mark.parametrize("reply, reason", [
+    ("Economy Flex includes one checked bag up to 23 kg. I don't have information on Economy Light in my sources.",
+     "partial"),
+    ("The reviewed plan costs $40 a month. I couldn't find what the basic plan costs.", "partial"),
+    ("I checked the handbook and the FAQ, but neither says how many days contractors get.", "refusal"),
+    ("I've searched our policies and can't find a rule on this.", "refusal"),
+    ("Sources checked:\n- Travel policy\n- Finance FAQ\n\nNone of these state a per-mile rate.", "refusal"),
+])
+def test_a_search_verb_is_what_the_speaker_searched_only_as_a_verb(reply: str, reason: str) -> None:
+    """"checked" in "one checked bag" is an adjective of the content, not the speaker's search: three splits' only false
+    abstentions (r24-039, r27-032, r30-068) were such answers with a refusal for their other part."""
+    assert detect_abstention(reply).reason == reason

@@ -211,7 +211,8 @@ def test_the_twenty_fourth_split_is_measured_as_reported():
     a5b7299, the stage on by default and fitted on dev to 22; measured once): rules + learned stage precision 0.983,
     recall 0.967 (en 0.968 / 1.000, zh 1.000 / 0.933; rules alone 0.981 / 0.850). The weights at the session's start
     (54da2fe): the same. One split of 60 refusals: a 95% Wilson interval of 0.89-0.99 for 58/60."""
-    assert _counts("abstention_test24.jsonl") == {"en": (30, 1, 0), "zh": (28, 0, 2)}
+    # r24-039's "one checked bag" is content since 2026-12-07 (it read as what the speaker searched): no false abstention
+    assert _counts("abstention_test24.jsonl") == {"en": (30, 0, 0), "zh": (28, 0, 2)}
 
 
 def test_the_twenty_fifth_and_sixth_splits_are_measured_as_reported():
@@ -232,9 +233,23 @@ def test_the_twenty_seventh_and_eighth_splits_are_measured_as_reported():
     0.817). The weights fitted on dev to 22 (the session's start, 652fc63): 0.900 and 0.933. Both splits: 114 of 120
     refusals, 0.950 (95% Wilson interval 0.89-0.98); the ten splits from this brief, each by the rules and weights
     of its day: 554 of 600, 0.923 (0.90-0.94)."""
-    # training data since the fit on dev to 28 (2026-12-07): in-sample, one more English refusal of 27
-    assert _counts("abstention_test27.jsonl") == {"en": (29, 1, 1), "zh": (28, 0, 2)}
+    # training data since the fit on dev to 28 (2026-12-07): in-sample, one more English refusal of 27; and r27-032's
+    # "the first checked bag costs $35" is content (it read as what the speaker searched): no false abstention
+    assert _counts("abstention_test27.jsonl") == {"en": (29, 0, 1), "zh": (28, 0, 2)}
     assert _counts("abstention_test28.jsonl") == {"en": (29, 0, 1), "zh": (29, 0, 1)}
+
+
+def test_the_twenty_ninth_and_thirtieth_splits_are_measured_as_reported():
+    """Splits 29 and 30 (realistic refusals, written blind 2026-12-07 from split 19's brief by two fresh writers while
+    the stage was fitted on dev to 28, imported unread at d9f5bcd and measured once there): split 29 rules + learned
+    stage precision 1.000, recall 0.950 (rules alone 1.000 / 0.817); split 30 0.983 / 0.983 (rules alone 0.982 /
+    0.917). The weights fitted on dev to 26 read them the same. Both: 116 of 120 refusals, 0.967 (95% Wilson interval
+    0.92-0.99); the twelve splits from this brief, each by the rules and weights of its day: 670 of 720, 0.931
+    (0.91-0.95). The misses: three tickets or messages logged with a promise to reply (已为您提交报修申请…与您联系),
+    one answer withheld because two sources disagree."""
+    # r30-068's "one checked bag" is content since (it read as what the speaker searched): its false abstention went
+    assert _counts("abstention_test29.jsonl") == {"en": (30, 0, 0), "zh": (27, 0, 3)}
+    assert _counts("abstention_test30.jsonl") == {"en": (30, 0, 0), "zh": (29, 0, 1)}
 
 
 def test_short_and_plain_answers_stay_answers():
@@ -256,7 +271,7 @@ def test_short_and_plain_answers_stay_answers():
 def test_the_other_labelled_answers_and_the_demos_llm_answers_stay_answers():
     """The counts reports/judges.md quotes for the stage on answers nobody trained it on (every reply an answer): 0 of
     the 1,562 other multi-document answers (1 since the fit on dev to 26: "《长河》的导演林嘉树出生于福建厦门。", p 0.907;
-    0 of the 192 of held-out sets P and Q, written after it),
+    0 of the 192 of held-out sets P and Q, written after it; 0 of the 192 of R and S, written after the fit on dev to 28),
     2 of the 1,333 paraphrases (1 since the fit on dev to 28), 0 of the 276 judge-set and comparison answers;
     of the 34 SmolLM2 demo answers the rules call answers, only q024 ("The answer is no. ... The answer is not
     possible to answer based on the given information.")."""
@@ -264,7 +279,7 @@ def test_the_other_labelled_answers_and_the_demos_llm_answers_stay_answers():
         return [json.loads(x)["answer"] for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
 
     judges, bench = REPO / "tests" / "judges" / "data", REPO / "benchmarks" / "data"
-    for files, n, read in ((("judge_multidoc_held_out.jsonl", "judge_multidoc.jsonl"), 1754, 1),
+    for files, n, read in ((("judge_multidoc_held_out.jsonl", "judge_multidoc.jsonl"), 1946, 1),
                            (("judge_comparisons_held_out.jsonl",), 60, 0)):
         texts = [t for f in files for t in answers(judges / f)]
         assert (len(texts), sum(stage.detect(t, model="e5").abstained for t in texts)) == (n, read), files
