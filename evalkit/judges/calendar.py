@@ -9,8 +9,14 @@ stated duration give it. A date so reached is ``unverified`` (the reason names t
 - :func:`counted_date`: a full date (day and month; the year its own, or one the evidence or
   answer states) that is a stated full date plus or minus a stated duration of at least
   :data:`MIN_DAYS` days, in days, weeks or months (from 30 days on, one day either way: counts
-  that include the first day, "within 30 days"). A shorter duration counts when the claim writes it
-  itself ("HbA1c (1 business day) should be ready on Wednesday 27 May"): the claim shows its working.
+  that include the first day, "within 30 days"). A shorter duration counts, to the day, when the claim
+  writes it itself ("HbA1c (1 business day) should be ready on Wednesday 27 May"), or when it is a
+  whole number of days ("48小时内到场" from 7月2日: 7月4日; "2 business days" from Monday 9 June). A
+  year or more counts in whole years or months, to the day ("full coverage until 10 years after the
+  14 August 2019 installation": 14 August 2029). These two (``near``) fit a planted date a few days
+  off or a year off by chance, so they count only where no evidence sentence states another date for
+  what the claim's clause says ("runs until 2026/06/30 and renews for 12 months" keeps "It runs until
+  June 30, 2027" unsupported).
   Working days are counted as calendar days plus the weekends they span, when that fits. When no
   year is stated anywhere ("3月18日买的，30日内上牌"), days are counted in a common and in a leap year
   (month and day arithmetic is the same in any year but for 29 February); working days, which
@@ -34,7 +40,7 @@ from evalkit.text.values import Atom
 __all__ = ["WEEKDAYS", "counted_date", "counted_weekday", "weekday_check", "weekday_of_name"]
 
 _DAY = 86400.0
-MIN_DAYS = 7  # shorter durations reach too many dates by chance, unless the claim writes the duration
+MIN_DAYS = 7  # a shorter duration counts only when it is whole days or the claim writes it (and then to the day)
 REFERENCE_YEARS = (2023, 2024)  # a common and a leap year, for dates no text gives a year
 _MONTH_DAYS = 30.44
 WEEKDAYS = {**{n: i for i, n in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))},
@@ -78,15 +84,30 @@ def _working(d: date, days: int, sign: int) -> date:
     return out
 
 
+def _anniversary(goals: Sequence[date], start: date, months: int) -> str | None:
+    """A goal that is ``start`` plus or minus a whole number of months, to the day ("10 years after the 14 August 2019
+    installation": 14 August 2029)."""
+    for sign in (1, -1):
+        end = _add_months(start, sign * months)
+        if end is not None and end in goals:
+            n, word = (months // 12, "year") if months % 12 == 0 else (months, "month")
+            span = f"{n} {word}{'' if n == 1 else 's'}"
+            return f"{end.isoformat()} = {start.isoformat()} {'+' if sign > 0 else '-'} {span}"
+    return None
+
+
 def counted_date(target: DateValue, stated: Sequence[DateValue], durations: Sequence[tuple[float, str]],
-                 years: Sequence[int], shown: Sequence[tuple[float, str]] = ()) -> str | None:
+                 years: Sequence[int], shown: Sequence[tuple[float, str]] = (), *, near: bool = True) -> str | None:
     """How ``target`` is a stated date plus or minus a stated duration (``(seconds, unit code)``), or None.
 
-    ``shown``: the durations the claim itself writes, which count however short they are.
+    ``shown``: the durations the claim itself writes, which count however short they are. ``near``: also a
+    duration under a week that the evidence alone states, and whole years or months of a year or more: the
+    counts a planted date (a few days off, another year) fits by chance, which a caller tries only when no
+    evidence sentence states another date for the claim's clause (:func:`evalkit.judges.reach.reach`).
     """
     if not years:  # the reason gives months and days only: the year was not stated
         return next((how.replace(f"{y}-", "") for y in REFERENCE_YEARS if (how := counted_date(target, stated, [
-            d for d in durations if d[1] != "wd"], [y], [d for d in shown if d[1] != "wd"]))), None)
+            d for d in durations if d[1] != "wd"], [y], [d for d in shown if d[1] != "wd"], near=near))), None)
     goals = _full_dates([target], years)
     starts = _full_dates(stated, years)
     if not goals or not starts:
@@ -94,9 +115,13 @@ def counted_date(target: DateValue, stated: Sequence[DateValue], durations: Sequ
     for start in starts:
         for seconds, unit in list(durations) + [d for d in shown if d not in durations]:
             days = seconds / _DAY
-            if (days < MIN_DAYS and (seconds, unit) not in shown) or days < 1 or days >= 365:
-                continue  # "3 days" from some stated day fits any nearby date by chance; nor a year: "until 30 June
-                # 2027" for 2026 + a renewal
+            if days >= 365:
+                if near and unit in ("y", "mo") and (how := _anniversary(goals, start, round(days / _MONTH_DAYS))):
+                    return how
+                continue
+            whole = near and abs(days - round(days)) < 1e-9
+            if days < 1 or (days < MIN_DAYS and (seconds, unit) not in shown and not whole):
+                continue
             slack = 1 if days >= 30 else 0
             for sign in (1, -1):
                 ends = [(start + timedelta(days=sign * round(days)), "days")]

@@ -54,6 +54,7 @@ from itertools import combinations
 
 from evalkit.judges.calendar import counted_date, counted_weekday, weekday_check
 from evalkit.judges.chains import two_steps
+from evalkit.judges.counter import counter_statement
 from evalkit.judges.readings import interval
 from evalkit.judges.stated import (
     Operand,
@@ -398,9 +399,12 @@ def reach(target: Atom, claim_text: str, atoms: Sequence[Atom], texts: Sequence[
         spans = [(a.quantity.value, a.quantity.unit or "") for a in list(atoms) + answer
                  if a.quantity is not None and a.quantity.kind == "duration"]
         shown = [(q.value, q.unit or "") for q in find_quantities(claim_text) if q.kind == "duration"]
-        return _reach_date(target, dated, numbers, ranges) or next(
-            (how for c in target.dates
-             if (how := counted_date(c, [d for a in dated for d in a.dates], spans, years, shown))), None)
+        stated = [d for a in dated for d in a.dates]
+        how = _reach_date(target, dated, numbers, ranges) or next(
+            (how for c in target.dates if (how := counted_date(c, stated, spans, years, shown, near=False))), None)
+        if how or counter_statement(target, claim_text, [t for t in texts if t != question]) is not None:
+            return how  # a count that fits by chance must not overrule a date the evidence states for the same thing
+        return next((how for c in target.dates if (how := counted_date(c, stated, spans, years, shown))), None)
     if target.quantity is None:
         return None
     return _reach_quantity(target, claim_text, atoms, numbers, ranges, operands(atoms, answer, texts), texts, question,

@@ -101,20 +101,33 @@ def test_a_date_counted_from_a_stated_date():
     assert counted_date(DateValue(None, 5, 3), [DateValue(2025, 2, 3)], [(3 * 30.44 * 86400, "mo")], [2025])
 
 
-def test_short_durations_and_years_reach_nothing():
-    assert counted_date(DateValue(2024, 7, 12), [DateValue(2024, 7, 8)], [(4 * 86400.0, "d")], [2024]) is None
-    assert counted_date(DateValue(2027, 6, 30), [DateValue(2026, 6, 30)], [(365 * 86400.0, "y")], [2026]) is None
+def test_short_durations_and_years_count_to_the_day():
+    """Since v22 (until v21 neither counted): under a week, whole days, to the day; a year or more, whole years or
+    months, to the day. Both only with ``near`` (the default here), which :func:`reach` tries only when no evidence
+    sentence states another date for the claim's clause (tests/judges/test_reach.py)."""
+    assert counted_date(DateValue(2024, 7, 12), [DateValue(2024, 7, 8)], [(4 * 86400.0, "d")], [2024]) \
+        == "2024-07-12 = 2024-07-08 + 4 days"
+    assert counted_date(DateValue(2024, 7, 13), [DateValue(2024, 7, 8)], [(4 * 86400.0, "d")], [2024]) is None
+    assert counted_date(DateValue(2024, 7, 13), [DateValue(2024, 7, 8)], [(4.5 * 86400.0, "d")], [2024]) is None
+    year = [(365.25 * 86400.0, "y")]
+    assert counted_date(DateValue(2027, 6, 30), [DateValue(2026, 6, 30)], year, [2026]) == "2027-06-30 = 2026-06-30 + 1 year"
+    assert counted_date(DateValue(2027, 7, 1), [DateValue(2026, 6, 30)], year, [2026]) is None
+    assert counted_date(DateValue(2027, 6, 30), [DateValue(2026, 6, 30)], [(365 * 86400.0, "d")], [2026]) is None
+    assert counted_date(DateValue(2027, 6, 30), [DateValue(2026, 6, 30)], year, [2026], near=False) is None
+    assert counted_date(DateValue(2024, 7, 12), [DateValue(2024, 7, 8)], [(4 * 86400.0, "d")], [2024], near=False) is None
 
 
 def test_a_short_duration_the_claim_writes_itself_counts():
     """"Samples reach the lab on Thursday 10 July; the panel (2 business days) is ready on Monday 14 July": the
-    claim shows its working, so a short duration counts (as working days here); it does not when only the
-    evidence states it."""
+    claim shows its working, so a short duration counts (as working days here); since v22 it does when only the
+    evidence states it too, being whole days (until v21 it did not)."""
     thu, two_wd = DateValue(2025, 7, 10), (2 * 86400.0, "wd")
     how = counted_date(DateValue(2025, 7, 14), [thu], [two_wd], [2025], shown=[two_wd])
     assert how == "2025-07-14 = 2025-07-10 + 2 working days"
-    assert counted_date(DateValue(2025, 7, 14), [thu], [two_wd], [2025]) is None
+    assert counted_date(DateValue(2025, 7, 14), [thu], [two_wd], [2025]) == how
     assert counted_date(DateValue(2025, 7, 15), [thu], [two_wd], [2025], shown=[two_wd]) is None
+    half = (1.5 * 86400.0, "d")  # 36 hours is no whole number of days: only when the claim writes it
+    assert counted_date(DateValue(2025, 7, 11), [thu], [half], [2025]) is None
 
 
 def test_dates_no_text_gives_a_year_for_are_counted_in_any_year():
@@ -130,8 +143,9 @@ def test_dates_no_text_gives_a_year_for_are_counted_in_any_year():
 
 
 def test_working_days_skip_weekends():
-    # Friday 6 June 2025 + 5 working days = Friday 13 June
-    assert counted_date(DateValue(2025, 6, 13), [DateValue(2025, 6, 6)], [(5 * 86400.0, "wd")], [2025]) is None
+    # Friday 6 June 2025 + 5 working days = Friday 13 June (counted since v22: whole days)
+    assert counted_date(DateValue(2025, 6, 13), [DateValue(2025, 6, 6)], [(5 * 86400.0, "wd")], [2025]) \
+        == "2025-06-13 = 2025-06-06 + 5 working days"
     assert counted_date(DateValue(2025, 6, 17), [DateValue(2025, 6, 6)], [(7 * 86400.0, "wd")], [2025]) is not None
 
 

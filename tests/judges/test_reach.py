@@ -115,6 +115,32 @@ def test_a_duration_between_two_stated_dates():
         == "5 years = the years from 2019 to 2024"
 
 
+def test_a_date_counted_from_a_stated_date_by_whole_years_or_whole_days():
+    """v22: a year or more counts in whole years or months, to the day; a duration under a week when it is whole days
+    (48 hours, 2 business days), to the day. Before, both left the date absent: unsupported."""
+    ev = ("Warranty: full coverage continues until 10 years after the original installation date.",
+          "Invoice: re-roof completed 14 August 2019.")
+    assert how("Full coverage lasts until 14 August 2029.", "14 August 2029", *ev) == "2029-08-14 = 2019-08-14 + 10 years"
+    for wrong in ("15 August 2029", "14 August 2028"):  # a day or a year off is no anniversary
+        assert how(f"Full coverage lasts until {wrong}.", wrong, *ev) is None
+    assert how("Credits are valid until 6 June 2026.", "6 June 2026",
+               "All credits are valid for 12 months from the course's final scheduled day.",
+               "Student record: Day Skipper booked 2-6 June 2025.") == "2026-06-06 = 2025-06-06 + 1 year"
+    zh = ("保修期内发生渗漏，施工方应在接到报修通知后48小时内到场。", "物业公告：2025年7月2日上午10时接1801室业主报修。")
+    assert how("施工方最晚7月4日到场。", "7月4日", *zh) == "2025-07-04 = 2025-07-02 + 2 days"
+    assert how("施工方最晚7月5日到场。", "7月5日", *zh) is None  # no slack under a week
+    asked = "If the office receives them on Monday 9 June 2025, when will they be done?"
+    fast = "Expedited processing is completed within 2 business days of receipt."
+    assert how("They should be ready by Wed, June 11, 2025.", "June 11, 2025", fast, question=asked) \
+        == "2025-06-11 = 2025-06-09 + 2 days"
+    assert how("They should be ready by Thursday, June 12, 2025.", "June 12, 2025", fast, question=asked) is None
+    # a date the evidence states for the claim's clause is not overruled by a count that fits by chance
+    term = "The support contract runs until 2026/06/30 and renews automatically for 12 months."
+    assert how("It runs until June 30, 2027.", "June 30, 2027", term) is None
+    # the cost: a right answer in the clause's own words is not rescued either (then unsupported, as until v21)
+    assert how("After the renewal the contract lasts until June 30, 2027.", "June 30, 2027", term) is None
+
+
 # --- 7. counts of listed things, clock times --------------------------------------------------------
 def test_a_count_of_what_the_claim_lists():
     ev = ("The tour starts in Lyon.", "It then visits Dijon.", "The tour ends in Metz.")
