@@ -427,7 +427,8 @@ def asserted_part(sentence: str) -> str:
     if turn is None or _OFFER.search(text):
         return sentence
     head, rest = turn
-    if _asserts(head) == _asserts(rest):
+    head_asserts = _asserts(head)
+    if head_asserts == _asserts(rest):
         return sentence
-    said, other = (head, rest) if _asserts(head) else (rest, head)
+    said, other = (head, rest) if head_asserts else (rest, head)
     return said if other and _kind(other) is not None else sentence
