@@ -135,6 +135,12 @@ def _terms(text: str) -> tuple[str, ...]:
 def counter_statement(atom: Atom, claim_text: str, evidence_texts: Sequence[str]) -> Counter | None:
     """The evidence clause that best says what ``atom``'s clause says and states another value of its kind, if
     it says at least :data:`COUNTER_OVERLAP` of the claim clause's content words; else None."""
+    return _counter_statement(atom, claim_text, tuple(evidence_texts))
+
+
+@shared(maxsize=20_000)
+def _counter_statement(atom: Atom, claim_text: str, evidence_texts: tuple[str, ...]) -> Counter | None:
+    """:func:`counter_statement`, remembered: a date no count reaches asks it twice (in reach, then here)."""
     clause = _clause_at(claim_text, atom.start)
     mine = _terms(clause)
     if not mine:
