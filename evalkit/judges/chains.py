@@ -25,7 +25,9 @@ from itertools import product
 
 import numpy as np
 
-__all__ = ["two_steps"]
+__all__ = ["NEARBY", "nearby_fits", "two_steps"]
+
+NEARBY = 8  # values as precise as a target, either side of it, that :func:`nearby_fits` tries
 
 _OPS = ("+", "-", "x", "/")
 _UNFIT = "<units do not fit>"  # what _unit_of says of dollars times dollars
@@ -102,3 +104,15 @@ def two_steps(lo: float, hi: float, scales: Sequence[float], unit: str | None,
                             pair = f"({groups[ua][float(a[i[k]])]} {op} {groups[ub][float(b[j[k]])]})"
                             return f"{third} - {pair}" if op2 == "from" else f"{pair} {op2} {third}"
     return None
+
+
+def nearby_fits(lo: float, hi: float, spacing: float, scales: Sequence[float], unit: str | None,
+                operands: Sequence[tuple[float, str | None, str]]) -> float:
+    """The share of the :data:`NEARBY` values either side of a target, each ``spacing`` apart (as precise as the
+    target is written: 4,480 steps by 10, 3,136 by 1, 20 by 10), that :func:`two_steps` also reaches: how likely
+    the search fits a value of this size and precision by chance. A specific fit (a low share) is a
+    derivation; a search that reaches most values near a round or small target says nothing of it."""
+    shifts = [k * spacing for k in range(-NEARBY, NEARBY + 1) if k and lo + k * spacing > 0]
+    if not shifts:
+        return 1.0
+    return sum(two_steps(lo + d, hi + d, scales, unit, operands) is not None for d in shifts) / len(shifts)

@@ -31,30 +31,32 @@ own rounding and hedge (:func:`evalkit.judges.readings.interval`):
 8. for a number none of the above reaches, in a claim or an answer that computes: two operations
    on three stated values, ``(a op b) op c``, with units that fit (:mod:`.chains`; it fits some
    wrong values by chance, which are then ``unverified``: the trade is measured there). Not for
-   a duration (the small counts of clause and amendment numbers fit any few days), a bare count
-   under 100, or in an answer that states its figures plainly (a short answer's wrong number
-   would fit by chance).
+   a duration (the small counts of clause and amendment numbers fit any few days) or a bare count
+   under 100. In a claim stated plainly ("每人实缴4,480元"), only where the answer states another
+   value in the target's unit (an operand it worked from: "减300元", "再减200元"), no evidence
+   sentence states another value for the claim's clause, and the fit is specific: at most
+   :data:`MAX_CHANCE` of the values as precise as the target near it fit too
+   (:func:`.chains.nearby_fits`). A short answer's lone figure ("收益是3733.7亿元") and a round or
+   small one ("20元", which two steps reach from almost any evidence) stay absent.
 
 Dates: every part the answer gives (year, month, day, quarter) is stated by some date of
 the evidence or the question (a year also as a plain number or inside a stated range); a
-quarter also by a month inside it. Names: a word of the name (Latin script, 3+ letters,
-not a title) or all but two of its characters, in a row (Chinese; two at least) appear in the evidence or the
-question. A "code" that is a number with an unread unit (``41kWh``, ``2-point``,
+quarter also by a month inside it. A "code" that is a number with an unread unit (``41kWh``, ``2-point``,
 ``16-17-year-olds``) is reached as its numbers; a product or error code (``LX-200``) must be
-stated as it is. Names: a word of the name (Latin script, 3+ letters, 2 for an acronym; or a
-word of the same 6-letter stem), or all but two of its characters in a row (Chinese).
+stated as it is. Names: :mod:`.reach_names`.
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import date
+from decimal import Decimal
 from itertools import combinations
 
 from evalkit.judges.calendar import counted_date, counted_weekday, weekday_check
-from evalkit.judges.chains import two_steps
+from evalkit.judges.chains import nearby_fits, two_steps
 from evalkit.judges.counter import counter_statement
+from evalkit.judges.reach_names import reach_name
 from evalkit.judges.readings import interval
 from evalkit.judges.stated import (
     Operand,
@@ -65,16 +67,11 @@ from evalkit.judges.stated import (
     stated_numbers,
     stated_ranges,
 )
-from evalkit.text.lexicon import CJK
-from evalkit.text.memo import shared
 from evalkit.text.quantities import Quantity, find_quantities, quantities_match
 from evalkit.text.values import WORDS_AND_NUMBERS, Atom, fold
-from evalkit.text.wordlists import words
 
-__all__ = ["CONVERSIONS", "reach"]
+__all__ = ["CONVERSIONS", "MAX_CHANCE", "reach"]
 
-# value in one unit -> the other unit (both directions are tried)
-# (name, factor, the words of a target it applies to); both directions are tried
 # (name, factor, a unit, the other unit): a target in one unit, converted from a value the evidence
 # gives where it names the other (x factor from the first to the second)
 CONVERSIONS: tuple[tuple[str, float, str, str], ...] = (
@@ -87,8 +84,8 @@ CONVERSIONS: tuple[tuple[str, float, str, str], ...] = (
     ("cm -> mm", 10.0, r"mm|毫米", r"cm|厘米"), ("m -> mm", 1000.0, r"mm|毫米", r"\d\s?m\b|(?<![毫厘千])米"),
     ("m -> cm", 100.0, r"cm|厘米", r"\d\s?m\b|(?<![毫厘千])米"), ("km -> m", 1000.0, r"\d\s?m\b|(?<![毫厘千])米", r"km|公里|千米"),
     ("GHz -> MHz", 1000.0, r"MHz", r"GHz"), ("kg -> g", 1000.0, r"\d\s?g\b|(?<![公千毫])克", r"kg|公斤|千克"))
-_TITLES = words("name_titles")
 _TEMPERATURE = frozenset({"c", "deg"})  # the ends of a range (-10°C ~ 60°C): no sums, differences or products
+MAX_CHANCE = 0.25  # step 8 in a plain claim: the most of the values near a target the search may also fit
 MAX_COUNT = 10  # a bare whole number up to this is a count an answer makes itself ("三项", "both")
 
 
@@ -266,12 +263,30 @@ def _reach_quantity(target: Atom, claim_text: str, evidence: Sequence[Atom], num
     for value, how in _candidates(q, values, claim_text):
         if fits(value):
             return f"{q.text.strip()} = {how}"
-    if computed and q.kind == "number" and (q.unit is not None or abs(q.value) >= 100):  # step 8 (a small count fits)
-        how = two_steps(lo, hi, sorted(scales), q.unit, [(v.value, v.unit, v.label()) for v in values if not v.year]
-                        + [(v.value / 100, None, v.label()) for v in values if v.unit == "%"])
-        if how:
-            return f"{q.text.strip()} = {how} (two steps: this wide a search also fits some wrong values)"
+    if q.kind != "number" or (q.unit is None and abs(q.value) < 100):  # step 8 (a small count fits anything)
+        return None
+    ops = [(v.value, v.unit, v.label()) for v in values if not v.year] + [
+        (v.value / 100, None, v.label()) for v in values if v.unit == "%"]
+    if computed:
+        how = two_steps(lo, hi, sorted(scales), q.unit, ops)
+        return f"{q.text.strip()} = {how} (two steps: this wide a search also fits some wrong values)" if how else None
+    shown = any(v.in_answer and v.kind == q.kind and v.unit == q.unit and v.value != q.value for v in values)
+    if shown and q.unit not in _TEMPERATURE \
+            and counter_statement(target, claim_text, [t for t in texts if t != question]) is None \
+            and (how := two_steps(lo, hi, sorted(scales), q.unit, ops)):
+        share = nearby_fits(lo, hi, _spacing(q), sorted(scales), q.unit, ops)
+        if share <= MAX_CHANCE:
+            return (f"{q.text.strip()} = {how} (two steps, and a specific fit: {share:.0%} of the values as precise "
+                    f"near it fit too)")
     return None
+
+
+def _spacing(q: Quantity) -> float:
+    """How far apart values as precise as ``q`` are: the place of its last written non-zero digit, in its unit
+    (4,480 -> 10, 3,136 -> 1, 583.2 -> 0.1, 0.59万 -> 100)."""
+    raw = q.raw or q.value
+    exponent = Decimal(str(abs(raw))).normalize().as_tuple().exponent
+    return 10.0 ** int(exponent) * (q.value / raw if raw else 1.0)
 
 
 def _reach_date(target: Atom, date_atoms: Sequence[Atom], numbers: Sequence[float],
@@ -293,66 +308,6 @@ def _reach_date(target: Atom, date_atoms: Sequence[Atom], numbers: Sequence[floa
 
 
 _QUOTE_MARKS = frozenset("“「『\"‘《")
-_PAIR = re.compile(r"\b([A-Z])[a-z]+[ -]([A-Z])[a-z]+\b|\b([a-z])[a-z]+-([a-z])[a-z]+\b")
-_UNIT_NAME = re.compile(r"^(?:[kMGT]?Wh?|[mk]?L|TEU|FEU|kVA|MPa|kPa|dB|[kMG]?Hz|ppm|ppb|psi|rpm|mph|kph|Mbps|Gbps)$")
-
-
-@dataclass(frozen=True)
-class _NameIndex:
-    """What a name is looked for in: the texts folded, without spaces, their words, 6-letter stems, initials."""
-
-    compact: str
-    words: frozenset[str]
-    stems: frozenset[str]
-    initials: str
-    pairs: frozenset[str] = frozenset()  # initials of two capitalised or hyphenated words ("General Security": gs)
-
-
-@shared(maxsize=5_000)
-def _name_index(texts: tuple[str, ...]) -> _NameIndex:
-    """The texts' :class:`_NameIndex` (read once for every name of every claim judged against them)."""
-    folded = fold(" ".join(texts))
-    words = frozenset(re.findall(r"[a-z\u00e0-\u024f]+|[0-9]+", folded))
-    pairs = frozenset("".join(m).lower() for t in texts for m in _PAIR.findall(t))  # one of the two alternatives
-    return _NameIndex(re.sub(r"\s", "", folded), words, frozenset(w[:6] for w in words if len(w) >= 6),
-                      "".join(w[0] for w in re.findall(r"[a-z]+", folded)), pairs)
-
-
-def _acronym(name: str, index: _NameIndex) -> bool:
-    """Whether an all-capital name of three or more letters is the initials of consecutive evidence words
-    ("NRW": non-revenue water), or one of two letters those of two capitalised or hyphenated words ("GS":
-    General Security, "AF": acre-feet; any two consecutive words would fit two letters by chance)."""
-    if re.fullmatch(r"[A-Z]{2}s?", name):
-        return name.rstrip("s").lower() in index.pairs
-    return bool(re.fullmatch(r"[A-Z]{3,6}s?", name)) and name.rstrip("s").lower() in index.initials
-
-
-def _reach_name(target: Atom, texts: Sequence[str]) -> str | None:
-    index = _name_index(tuple(texts))
-    if _UNIT_NAME.match(target.text.strip()):
-        return f"{target.text.strip()} is a unit, not a name"
-    if re.fullmatch(r"[A-Z]\.?", target.text.strip()):  # "Option B", "G/90": a label, not a name to look for
-        return f"{target.text.strip()} is one letter: too short to be looked for as a name"
-    if _acronym(target.text.strip(), index):
-        return f"{target.text.strip()} is the initials of words in the evidence"
-    if CJK.search(target.text):
-        name = re.sub(r"[\s·]", "", target.text)
-        if len(name) < 2:
-            return f"{target.text.strip()} is one character: too short to be looked for as a name"
-        n = max(2, len(name) - 2)  # 斯蒂夫 for 史蒂夫; not 银行 for 中国人民银行
-        part = next((name[i:i + n] for i in range(len(name) - n + 1) if CJK.search(name[i:i + n])
-                     and name[i:i + n] in index.compact), None)
-        return f"'{part}' of {target.text.strip()} is in the evidence" if part else None
-
-    def found(w: str) -> bool:  # the word, a plural, or a word of the same stem ("compliant", "compliance")
-        return w in index.words or w.rstrip("s") in index.words or (len(w) >= 6 and w[:6] in index.stems)
-
-    short = 2 if target.text.strip().isupper() else 3  # an acronym ("DB", "HF") may be two letters
-    word = next((w for w in re.findall(r"[a-z\u00e0-\u024f]+|[0-9]+", fold(target.text))
-                 if len(w) >= short and w not in _TITLES and found(w)), None)
-    return f"'{word}' of {target.text.strip()} is in the evidence" if word else None
-
-
 def _sibling_code(target: Atom, atoms: Sequence[Atom]) -> bool:
     """Whether the evidence states a code like ``target`` but for its numbers ("tier-1" for "tier-2"): another value."""
     shape = re.sub(r"\d+(?:\.\d+)?", "#", target.key)
@@ -390,7 +345,7 @@ def reach(target: Atom, claim_text: str, atoms: Sequence[Atom], texts: Sequence[
         if re.search(r"\d", target.text) and claim_text[max(0, target.start - 1):target.start] in _QUOTE_MARKS:
             # “7天以上、不满365天”: a rule's wording quoted in the answer's words, not a name; its figures are atoms too
             return f"“{target.text}” is quoted wording with figures, which are checked as values"
-        return counted_weekday(target, [t for t in texts if t != question], question) or _reach_name(target, texts)
+        return counted_weekday(target, [t for t in texts if t != question], question) or reach_name(target, texts)
     answer = [a for a in answer if a is not target]
     numbers = stated_numbers(list(atoms) + answer, texts)
     ranges = stated_ranges(texts)

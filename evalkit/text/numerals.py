@@ -37,6 +37,8 @@ def parse_cn_number(s: str) -> float | None:
         digits = "".join(str(CN_DIGIT[c]) for c in frac if c in CN_DIGIT)
         return None if w is None or not digits else float(f"{int(w)}.{digits}")
     if all(c in CN_DIGIT for c in s) and len(s) > 1:  # digit by digit: 一九九七, 二〇二一
+        if len(s) == 2 and not set(s) & set("零〇○"):
+            return None  # 三四天 (three or four), 周六一次, 科目三一次: two digits side by side are no number
         return float("".join(str(CN_DIGIT[c]) for c in s))
     total, section, digit, last_unit = 0.0, 0.0, None, 1
     for c in s:

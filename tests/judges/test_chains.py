@@ -3,8 +3,10 @@
 The search is vectorised (numpy intervals per second operation); the reference here tries every
 ordered choice of three operands and both operations with plain Python floats and the same unit
 rules, so a bug in the intervals (a sign, a division by a negative, a missed ``c - (a op b)``) shows
-as a disagreement on random operand sets. Then the judge's use of it: only where the answer
-computes, never for a small bare count, never ``supported``.
+as a disagreement on random operand sets. Then the judge's use of it: where the answer computes,
+or (judge v23) in a plain claim whose answer states an operand of its unit, when few values as
+precise as it near it fit too (:func:`nearby_fits`, recomputed with the brute force); never for a
+small bare count, never ``supported``.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import random
 
 import pytest
 
-from evalkit.judges.chains import two_steps
+from evalkit.judges.chains import NEARBY, nearby_fits, two_steps
 from evalkit.judges.grounding import analyse
 from evalkit.judges.offline import OfflineJudge
 from evalkit.judges.reach import reach
@@ -158,3 +160,71 @@ def test_a_plain_short_answer_with_a_wrong_figure_stays_unsupported(judge):
     ev = [("price-list", GENOMICS[0]), ("faq", GENOMICS[1])]
     (c,) = judge.judge(q, "A sequencing lane is $1,475.", ev).claims
     assert c.verdict == "unsupported", c
+
+
+def test_the_share_of_nearby_values_the_search_fits_agrees_with_brute_force():
+    rng = random.Random(23)
+    for _ in range(60):
+        ops = [(float(rng.choice([rng.randint(2, 60), rng.randint(100, 900) * 10])), rng.choice([None, "usd"]))
+               for _ in range(rng.randint(3, 5))]
+        target, spacing = float(rng.randint(50, 600) * 10), 10.0
+        shifts = [k * spacing for k in range(-NEARBY, NEARBY + 1) if k]
+        slow = sum(brute(target - 0.5 + d, target + 0.5 + d, "usd", ops) for d in shifts) / len(shifts)
+        fast = nearby_fits(target - 0.5, target + 0.5, spacing, [1.0], "usd", [(v, u, str(v)) for v, u in ops])
+        assert fast == pytest.approx(slow), (ops, target)
+    # shifts below zero are not tried: of 30 +- 8 x 10 only the eight above it and 10 and 20 below it
+    assert nearby_fits(29.5, 30.5, 10.0, [1.0], "usd", [(2.0, None, "2"), (5.0, "usd", "$5"), (3.0, None, "3")]) \
+        == pytest.approx(sum(brute(29.5 + d, 30.5 + d, "usd", [(2.0, None), (5.0, "usd"), (3.0, None)])
+                             for d in (-20, -10, 10, 20, 30, 40, 50, 60, 70, 80)) / 10)
+
+
+CAMP = ("Summer camp fee: $4,980 per child, including meals and transport.",
+        "Early-bird offer: $300 off for registrations before 1 July. Group offer: a further $200 off per child "
+        "when three pupils from one school register together.")
+CAMP_ZH = ("研学营收费标准：每人4,980元，含食宿和交通。", "7月1日前报名享早鸟优惠，每人减300元；同校3人及以上同报，每人再减200元。")
+
+
+@pytest.mark.parametrize("claim, target, evidence", [
+    ("With the $300 early-bird reduction and the $200 group reduction, each child pays $4,480.", "$4,480", CAMP),
+    ("早鸟优惠减300元，同校同报再减200元，每人实缴4,480元。", "4,480元", CAMP_ZH)])
+def test_a_plain_result_is_reached_in_two_steps_when_the_answer_states_its_operands_and_the_fit_is_specific(
+        claim, target, evidence):
+    got = _how(claim, target, *evidence, computed=False)
+    assert got is not None and "specific fit: 0%" in got and "4,980 - (200 + 300)" in got, got
+
+
+def test_a_plain_result_without_an_operand_a_round_one_or_a_countered_one_stays_absent():
+    # the lone figure of a short answer: nothing shows the answer worked from stated values
+    assert _how("Each child pays $4,480.", "$4,480", *CAMP, computed=False) is None
+    # a round small figure: two steps reach $20 from small prices, and most of $10, $30, ... $100 as well
+    small = [(5.0, "usd", "$5"), (3.0, "usd", "$3"), (12.0, "usd", "$12"), (4.0, None, "4"), (6.0, None, "6"),
+             (2.0, None, "2")]
+    assert two_steps(19.5, 20.5, [1.0], "usd", small) is not None
+    assert nearby_fits(19.5, 20.5, 10.0, [1.0], "usd", small) == pytest.approx(14 / 18)
+    # the evidence states another value for what the claim's clause says: that is the verdict's evidence
+    # (the cost: a right result written in the words of the clause that states the price before reductions)
+    fee = ("The summer camp fee is $4,980, meals and transport included.", CAMP[1])
+    claim = "With the $300 and $200 reductions, the summer camp fee is $4,480."
+    assert _how(claim, "$4,480", *fee, computed=False) is None
+    assert _how(claim, "$4,480", *fee, computed=True) is not None  # a computing answer: two steps, as before
+
+
+def test_a_fit_less_specific_than_the_bound_is_no_derivation(monkeypatch):
+    import evalkit.judges.reach as reach_module
+    prices = ("Tickets are $12 for adults, $7 for children and $5 for seniors.",
+              "Parking is $3 a car; a guided tour adds $9 per group and a locker $2.")
+    claim = "With $12 for each adult and $3 for parking, the bill is $30."
+    got = _how(claim, "$30", *prices, computed=False)
+    assert got is not None and "20% of the values as precise near it fit too" in got, got  # $10 ... $110 by 10
+    monkeypatch.setattr(reach_module, "MAX_CHANCE", 0.15)
+    assert _how(claim, "$30", *prices, computed=False) is None
+
+
+def test_the_judge_reads_such_a_plain_result_as_unverified_and_a_wrong_one_as_unsupported(judge):
+    q = "My daughter registered on 20 June with two classmates. What do we pay?"
+    ev = [("camp", CAMP[0]), ("offers", CAMP[1])]
+    lead = "With the $300 early-bird reduction and the $200 group reduction, each child pays "
+    (right,) = judge.judge(q, lead + "$4,480.", ev).claims
+    (wrong,) = judge.judge(q, lead + "$4,490.", ev).claims
+    assert right.verdict == "unverified" and "specific fit" in right.reason, right
+    assert wrong.verdict == "unsupported" and "stated plainly" in wrong.reason, wrong

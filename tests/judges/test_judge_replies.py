@@ -68,7 +68,8 @@ def test_sets_s3_s4(tallies):
     assert [t[("abstained", v)] for v in OUTCOMES] == [26, 4, 5, 4, 1]
     # v15: one correct answer unverified -> supported (S3-zh-16: "60至69周岁" is an age in years since v15, no
     # longer weeks, and its 60 now grounds the answer's 60元 with the evidence's half of 120元)
-    assert [t[("supported", v)] for v in OUTCOMES] == [1, 8, 13, 18, 0]
+    # v23: S4-zh-19's "一次最多用300积分" is reached in two steps, (100 积分 x 3 h) / 1 h: unverified, no longer unsupported
+    assert [t[("supported", v)] for v in OUTCOMES] == [1, 7, 14, 18, 0]
     assert [t[("unsupported", v)] for v in OUTCOMES] == [0, 23, 12, 5, 0]
 
 

@@ -38,6 +38,13 @@ def test_chinese_numerals(cn, value):
     assert parse_cn_number(cn) == value
 
 
+@pytest.mark.parametrize("text", ["每周六一次课", "科目三一次通过", "再等三四天", "来了两三个人"])
+def test_two_chinese_digits_side_by_side_are_no_number(text):
+    # a weekday or a subject's number before 一次 (周六 | 一次), or "three or four": not 61, 31, 34, 23
+    assert parse_cn_number("六一") is None and parse_cn_number("二〇") == 20
+    assert [q.text for q in find_quantities(text)] == []
+
+
 @pytest.mark.parametrize("text, value", [
     ("3.6亿元", 3.6e8), ("36000万元", 3.6e8), ("48.2 million dollars", 48.2e6), ("$48.2 million", 48.2e6),
     ("$48.2m", 48.2e6), ("340k units", 340_000), ("1.2 billion", 1.2e9), ("2500万人次", 2.5e7),
