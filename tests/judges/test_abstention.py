@@ -641,6 +641,17 @@ def test_the_twenty_ninth_and_thirtieth_held_out_splits_are_measured_as_reported
     assert _split_counts("abstention_test30.jsonl") == {"en": (29, 0, 1), "zh": (26, 0, 4)}
 
 
+def test_the_thirty_first_to_thirty_fourth_held_out_splits_are_measured_as_reported():
+    """480 more, written blind on 2026-12-07 from split 19's brief by four fresh writers, imported unread (c7346da,
+    ebef5fa; 33 and 34 written after 31 and 32 were read) and measured once with the rules of 7eb6b4c, unchanged
+    since: recall 0.783, 0.867, 0.733 and 0.833, no false abstention. With the learned stage:
+    tests/models/test_abstention_model.py."""
+    assert _split_counts("abstention_test31.jsonl") == {"en": (25, 0, 5), "zh": (22, 0, 8)}
+    assert _split_counts("abstention_test32.jsonl") == {"en": (28, 0, 2), "zh": (24, 0, 6)}
+    assert _split_counts("abstention_test33.jsonl") == {"en": (21, 0, 9), "zh": (23, 0, 7)}
+    assert _split_counts("abstention_test34.jsonl") == {"en": (24, 0, 6), "zh": (26, 0, 4)}
+
+
 @pytest.mark.parametrize("reply, reason", [
     ("Economy Flex includes one checked bag up to 23 kg. I don't have information on Economy Light in my sources.",
      "partial"),
