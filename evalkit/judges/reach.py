@@ -267,14 +267,15 @@ def _reach_quantity(target: Atom, claim_text: str, evidence: Sequence[Atom], num
         return None
     ops = [(v.value, v.unit, v.label()) for v in values if not v.year] + [
         (v.value / 100, None, v.label()) for v in values if v.unit == "%"]
+    ordered = sorted(scales)
     if computed:
-        how = two_steps(lo, hi, sorted(scales), q.unit, ops)
+        how = two_steps(lo, hi, ordered, q.unit, ops)
         return f"{q.text.strip()} = {how} (two steps: this wide a search also fits some wrong values)" if how else None
     shown = any(v.in_answer and v.kind == q.kind and v.unit == q.unit and v.value != q.value for v in values)
     if shown and q.unit not in _TEMPERATURE \
             and counter_statement(target, claim_text, [t for t in texts if t != question]) is None \
-            and (how := two_steps(lo, hi, sorted(scales), q.unit, ops)):
-        share = nearby_fits(lo, hi, _spacing(q), sorted(scales), q.unit, ops)
+            and (how := two_steps(lo, hi, ordered, q.unit, ops)):
+        share = nearby_fits(lo, hi, _spacing(q), ordered, q.unit, ops)
         if share <= MAX_CHANCE:
             return (f"{q.text.strip()} = {how} (two steps, and a specific fit: {share:.0%} of the values as precise "
                     f"near it fit too)")
