@@ -74,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         if not path.exists():
             print(f"{split}: {path} not found")
             continue
-        data = [(r, detect_abstention(r["answer"], finish_reason=r.get("finish_reason"), model=args.model))
+        data = [(r, detect_abstention(r["answer"], finish_reason=r.get("finish_reason"), model=args.model,
+                                      question=r.get("question")))
                 for r in load(path)]
         rows = [(r, d.abstained) for r, d in data]
         print(f"\n## {split} split ({path.name}): {len(rows)} answers, "

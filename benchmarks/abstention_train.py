@@ -34,6 +34,7 @@ DATA = REPO / "benchmarks" / "data"
 TRAIN = ("abstention_dev", "abstention_test", *(f"abstention_test{n}" for n in (*range(2, 19), *range(20, 29))))
 C_GRID = (1.0, 3.0, 10.0, 30.0, 100.0)
 THRESHOLDS = tuple(round(0.5 + 0.05 * i, 2) for i in range(10))  # 0.50 .. 0.95
+UNANSWERED_THRESHOLDS = tuple(round(0.5 + 0.05 * i, 2) for i in range(9))  # 0.50 .. 0.90: never below even odds
 PRECISION = 0.98
 OUT = REPO / "evalkit" / "models" / "data" / "abstention_e5.json"
 
@@ -55,12 +56,18 @@ def precision_recall(pred: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 
 
 def staged(p: np.ndarray, rules: np.ndarray, reasons: np.ndarray, threshold: float,
-           partial: float | None) -> np.ndarray:
+           partial: float | None, unanswered: np.ndarray | None = None, threshold_unanswered: float | None = None
+           ) -> np.ndarray:
     """What :func:`evalkit.models.abstention.detect` finds, given the stage's probabilities ``p``: the rules'
     refusals, plain answers at ``threshold`` and partial answers at ``partial`` (None: never); a reply that
-    loops has the reason ``loop`` here and is never read."""
+    loops has the reason ``loop`` here and is never read. ``unanswered``: the plain answers that do not state the
+    value their question asks for (:func:`evalkit.text.asked_values.unanswered`), read at ``threshold_unanswered``
+    (None: like the others)."""
     by_partial = (reasons == "partial") & (p >= partial) if partial is not None else np.zeros(len(p), dtype=bool)
-    return rules | ((reasons == "answer") & (p >= threshold)) | by_partial
+    found = rules | ((reasons == "answer") & (p >= threshold)) | by_partial
+    if unanswered is not None and threshold_unanswered is not None:
+        found |= (reasons == "answer") & unanswered & (p >= threshold_unanswered)
+    return found
 
 
 def choose_thresholds(p: np.ndarray, rules: np.ndarray, reasons: np.ndarray, y: np.ndarray
@@ -78,10 +85,27 @@ def choose_thresholds(p: np.ndarray, rules: np.ndarray, reasons: np.ndarray, y: 
     return chosen
 
 
+def choose_unanswered(p: np.ndarray, rules: np.ndarray, reasons: np.ndarray, y: np.ndarray, threshold: float,
+                      partial: float | None, unanswered: np.ndarray) -> float | None:
+    """The threshold for a plain answer that does not state the value its question asks for, the other two
+    chosen: the lowest of ``UNANSWERED_THRESHOLDS`` below ``threshold`` that keeps the pooled precision at
+    ``PRECISION`` or more and finds more (None: none does). The question lowers the bar no further than even odds
+    (0.5): a reply the stage reads as more likely an answer stays one, whatever the question asks."""
+    base = precision_recall(staged(p, rules, reasons, threshold, partial), y)[1]
+    for t in UNANSWERED_THRESHOLDS:
+        if t >= threshold:
+            break
+        precision, recall = precision_recall(staged(p, rules, reasons, threshold, partial, unanswered, t), y)
+        if precision >= PRECISION and recall > base:
+            return t
+    return None
+
+
 def train() -> tuple[dict, list[str]]:
     """The weights file's content, and the lines of the cross-validation report."""
     from evalkit.models.abstention import EMBEDDER, embed, loops
     from evalkit.text.abstention import detect_abstention
+    from evalkit.text.asked_values import unanswered as not_given
 
     rows, split_of, digests = [], [], {}
     for name in TRAIN:
@@ -95,6 +119,7 @@ def train() -> tuple[dict, list[str]]:
     rules = np.array([f.abstained for f in found])
     reasons = np.array(["loop" if loops(r["answer"]) else f.reason for r, f in zip(rows, found, strict=True)])
     splits = np.array(split_of)
+    unanswered = np.array([not_given(r.get("question"), r["answer"]) for r in rows])  # False without a question
     report = [f"{len(rows)} labelled replies from {len(TRAIN)} splits, {int(y.sum())} abstained; embedder {EMBEDDER}"]
     out_of_split: dict[float, np.ndarray] = {}
     losses: dict[float, float] = {}
@@ -109,11 +134,13 @@ def train() -> tuple[dict, list[str]]:
     best_c = min(C_GRID, key=lambda c: (losses[c], c))
     p = out_of_split[best_c]
     threshold, partial = choose_thresholds(p, rules, reasons, y)
-    detected = staged(p, rules, reasons, threshold, partial)
+    by_question = choose_unanswered(p, rules, reasons, y, threshold, partial, unanswered)
+    detected = staged(p, rules, reasons, threshold, partial, unanswered, by_question)
     rp, rr = precision_recall(rules, y)
     cp, cr = precision_recall(detected, y)
     report += [f"chosen C={best_c}, threshold {threshold} for answers, {partial} for partial answers (the highest "
-               f"pooled recall at pooled precision >= {PRECISION})",
+               f"pooled recall at pooled precision >= {PRECISION}); {by_question} for answers that do not state the "
+               f"value their question asks for ({int(((reasons == 'answer') & unanswered).sum())} of them)",
                f"out-of-split, pooled: rules alone precision {rp:.3f} recall {rr:.3f}; "
                f"rules + model precision {cp:.3f} recall {cr:.3f}"]
     for name in TRAIN:
@@ -125,6 +152,7 @@ def train() -> tuple[dict, list[str]]:
     weights = {
         "what": "learned abstention stage: logistic regression of 'abstained' on the reply's e5 passage vector",
         "embedder": EMBEDDER, "C": best_c, "threshold": threshold, "threshold_partial": partial,
+        "threshold_unanswered": by_question,
         "trained_on": {name: digests[name] for name in TRAIN},
         "cross_validated": {"rules": {"precision": round(rp, 4), "recall": round(rr, 4)},
                             "rules_and_model": {"precision": round(cp, 4), "recall": round(cr, 4)}},
@@ -139,7 +167,7 @@ def same_fit(shipped: dict, fresh: dict, tolerance: float = 1e-4) -> bool:
     ``tolerance`` of the largest weight's size (lbfgs stops at its own tolerance, so BLAS builds and thread
     counts move the weights of a C=30 fit, whose largest is ~14, by up to ~1.4e-4: ~1e-5 of it; the
     bound is ~1.4e-3, so a move of 0.01 is caught)."""
-    keys = ("embedder", "C", "threshold", "threshold_partial", "trained_on", "cross_validated")
+    keys = ("embedder", "C", "threshold", "threshold_partial", "threshold_unanswered", "trained_on", "cross_validated")
     if not all(shipped.get(k) == fresh.get(k) for k in keys) or len(shipped["weights"]) != len(fresh["weights"]):
         return False
     a = np.array(shipped["weights"] + [shipped["bias"]])

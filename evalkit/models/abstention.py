@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from evalkit.errors import did_you_mean
+from evalkit.text import asked_values
 from evalkit.text.abstention import Abstention, detect_abstention
 
 __all__ = ["DEFAULT", "EMBEDDER", "LEARNED", "OFF", "LearnedAbstention", "config_name", "detect", "embed", "identity",
@@ -80,9 +81,14 @@ class LearnedAbstention:
     threshold: float
     embedder: str
     threshold_partial: float | None = None
+    threshold_unanswered: float | None = None
 
-    def threshold_for(self, reason: str) -> float | None:
-        """The threshold for a reply the rules found ``reason`` (answer, partial); None when the stage does not read it."""
+    def threshold_for(self, reason: str, unanswered: bool = False) -> float | None:
+        """The threshold for a reply the rules found ``reason`` (answer, partial); None when the stage does not read
+        it. ``unanswered``: a plain answer that does not state the value its question asks for
+        (:func:`evalkit.text.asked_values.unanswered`), read at ``threshold_unanswered`` when that is lower."""
+        if reason == "answer" and unanswered and self.threshold_unanswered is not None:
+            return min(self.threshold, self.threshold_unanswered)
         return {"answer": self.threshold, "partial": self.threshold_partial}.get(reason)
 
     def probabilities(self, texts: list[str]) -> np.ndarray:
@@ -121,9 +127,11 @@ def learned(name: str) -> LearnedAbstention:
     """The stage ``name`` with its shipped weights."""
     data: dict[str, Any] = json.loads((_DATA / LEARNED[check_name(name)]).read_text(encoding="utf-8"))
     partial = data.get("threshold_partial")  # absent in a file fitted before partial answers were read
+    unanswered = data.get("threshold_unanswered")  # absent in a file fitted before questions were read
     return LearnedAbstention(name, np.asarray(data["weights"], dtype=np.float64), float(data["bias"]),
                              float(data["threshold"]), str(data["embedder"]),
-                             None if partial is None else float(partial))
+                             None if partial is None else float(partial),
+                             None if unanswered is None else float(unanswered))
 
 
 @cache
@@ -176,17 +184,25 @@ def quotes(answer: str, evidence: Sequence[str]) -> bool:
 
 def detect(answer: str, *, model: str | None = None, finish_reason: str | None = None,
            extra_patterns: tuple[str, ...] | list[str] = (), not_patterns: tuple[str, ...] | list[str] = (),
-           evidence: Sequence[str] = ()) -> Abstention:
+           evidence: Sequence[str] = (), question: str | None = None) -> Abstention:
     """:func:`evalkit.text.abstention.detect_abstention`, then, with ``model`` (None or :data:`OFF`: the rules
     alone), the learned stage on a reply the rules call a plain or a partial answer (reason ``answer``,
     ``partial``), each at its own threshold, unless the reply :func:`loops` or :func:`quotes` the ``evidence``
-    shown with it; every other finding is the rules' own."""
+    shown with it; every other finding is the rules' own. With the ``question``, a plain answer that does not state
+    the value it asks for (:func:`evalkit.text.asked_values.unanswered`: "How much can I borrow?" answered with a
+    hotline's number) is read at the stage's ``threshold_unanswered``."""
     finding = detect_abstention(answer, finish_reason=finish_reason, extra_patterns=extra_patterns,
                                 not_patterns=not_patterns)
-    threshold = None if model in (None, OFF) else learned(str(model)).threshold_for(finding.reason)
-    if threshold is None or loops(answer) or quotes(answer, evidence):
+    if model in (None, OFF) or finding.reason not in ("answer", "partial") or loops(answer) or quotes(answer, evidence):
+        return finding
+    stage = learned(str(model))
+    unanswered = finding.reason == "answer" and stage.threshold_unanswered is not None and asked_values.unanswered(
+        question, answer)
+    threshold = stage.threshold_for(finding.reason, unanswered)
+    if threshold is None:
         return finding
     p = probability(str(model), answer)
     if p >= threshold:
-        return Abstention(True, "learned", f"{model} p={p:.3f} >= {threshold} ({finding.reason} by the rules)")
+        why = ", the value its question asks for not stated" if p < stage.threshold else ""
+        return Abstention(True, "learned", f"{model} p={p:.3f} >= {threshold} ({finding.reason} by the rules{why})")
     return finding

@@ -276,7 +276,7 @@ class Generate(Node[GenerateParams]):
         quoted = [text for _, text, _ in shown] + [self.passages.text(h.id) for h in sources] + [f for _, f in facts]
         finding = learned_abstention.detect(answer, finish_reason=finish_reason, extra_patterns=p.abstention.patterns,
                                             not_patterns=p.abstention.not_patterns, model=p.abstention.model,
-                                            evidence=quoted)
+                                            evidence=quoted, question=question)
         out: dict[str, Any] = {
             ANSWER: answer, CITATIONS: used + invalid, USED_DOCUMENTS: used, INVALID_CITATIONS: invalid,
             ABSTAINED: finding.abstained, ABSTENTION: {**finding.to_dict(), "finish_reason": finish_reason},

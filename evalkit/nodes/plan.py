@@ -150,7 +150,7 @@ class AnswerEach(Node[AnswerEachParams]):
         answer, how = self._compose(question, subs, outs, fallbacks)
         used, invalid = parse_citations(answer, [(h.id, h.doc_id) for h in evidence])
         finding = learned_abstention.detect(answer, model=learned_abstention.DEFAULT,
-                                            evidence=[self.passages.text(h.id) for h in evidence])
+                                            evidence=[self.passages.text(h.id) for h in evidence], question=question)
         out = {ANSWER: answer, CITATIONS: used + invalid, USED_DOCUMENTS: used, INVALID_CITATIONS: invalid,
                ABSTAINED: finding.abstained, ABSTENTION: {**finding.to_dict(), "finish_reason": None},
                ANSWER_EVIDENCE: evidence, GENERATOR: outs[0][GENERATOR],

@@ -20,6 +20,7 @@ from evalkit.graph.schema import (
     OUTCOME,
     OUTCOME_ABSTAINED,
     OUTCOME_ANSWERED,
+    QUESTION,
     RERANKED,
     RETRIEVED,
     USED_DOCUMENTS,
@@ -163,7 +164,9 @@ def _answer(outputs: Mapping[str, Any], produced: Mapping[str, Any], ids: Passag
     else:
         used, invalid = parse_citations(answer, [(h.id, h.doc_id) for h in evidence])
     shown = [t for t in (evidence_text(h.id, texts, ids.passages) for h in evidence) if t is not None]
-    abstained = learned_abstention.detect(answer, model=learned_abstention.DEFAULT, evidence=shown).abstained  # as evalkit score reads it
+    asked = seen.get(QUESTION)
+    abstained = learned_abstention.detect(answer, model=learned_abstention.DEFAULT, evidence=shown,  # as evalkit
+                                          question=asked if isinstance(asked, str) else None).abstained  # score reads it
     return {ANSWER: answer, ABSTAINED: abstained, CITATIONS: used + invalid, USED_DOCUMENTS: used,
             INVALID_CITATIONS: invalid, ANSWER_EVIDENCE: evidence, EVIDENCE_TEXTS: texts, GENERATOR: generator,
             OUTCOME: OUTCOME_ABSTAINED if abstained else OUTCOME_ANSWERED}

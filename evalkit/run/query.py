@@ -32,6 +32,7 @@ from evalkit.graph.schema import (
     GENERATOR,
     INVALID_CITATIONS,
     OUTCOME,
+    QUESTION,
     RERANK_SCORES,
     RERANKED,
     RETRIEVED,
@@ -196,7 +197,9 @@ def _state_answer(ctx: QueryContext, state: dict[str, Any], failed: bool) -> Ans
     texts = state.get(EVIDENCE_TEXTS) or {}  # passages an external system returned as text (nodes/external.py)
     evidence = [Evidence(h.id, h.doc_id, evidence_text(h.id, texts, ctx.passages) or "", float(h.score))
                 for h in state.get(ANSWER_EVIDENCE, [])]
-    finding = abstention_finding(text, state.get(ABSTENTION), ctx.abstention, failed, [e.text for e in evidence])
+    asked = state.get(QUESTION)
+    finding = abstention_finding(text, state.get(ABSTENTION), ctx.abstention, failed, [e.text for e in evidence],
+                                 asked if isinstance(asked, str) else None)
     # a failed query is neither answered nor abstained (evalkit.metrics.answer), whatever its answer says,
     # as for answers scored from a file (evalkit.scoring.scorer)
     abstained = (bool(finding.get("abstained")) or state.get(OUTCOME) in ABSTAINING_OUTCOMES) and not failed
@@ -265,13 +268,14 @@ def _judge_answer(record: EvalRecord, answer: Answer, judge: Any, answerable: bo
 
 
 def abstention_finding(answer: str, from_node: dict[str, Any] | None, rules: Any, failed: bool = False,
-                       evidence: Sequence[str] = ()) -> dict[str, Any]:
+                       evidence: Sequence[str] = (), question: str | None = None) -> dict[str, Any]:
     """Whether an answer abstained, and why: the answer source's finding (the ``generate`` node
     applies the defaults and its own patterns), overridden by the eval set's patterns or its choice
     of learned stage (``model``, :mod:`evalkit.models.abstention`) when that decides; an answer
     source that records no finding gets the defaults (the rules, then the default stage) with the
     eval set's patterns. ``evidence``: the texts shown with the answer (a reply that only quotes
-    them is left to the rules)."""
+    them is left to the rules); ``question``: what was asked (a reply that does not state the value it asks for
+    is read at the stage's own threshold)."""
     found = dict(from_node or {})
     if failed and not answer:
         return found
@@ -280,7 +284,7 @@ def abstention_finding(answer: str, from_node: dict[str, Any] | None, rules: Any
         mine = detect_abstention(answer, finish_reason=found.get("finish_reason"),
                                  extra_patterns=getattr(rules, "patterns", ()),
                                  not_patterns=getattr(rules, "not_patterns", ()), model=resolve(chosen),
-                                 evidence=evidence)
+                                 evidence=evidence, question=question)
         # the eval set decides with its own patterns, with a stage it names, or by turning off the stage that
         # decided at the node
         by_eval_set = (mine.by_user or (chosen is not None and mine.reason == "learned")

@@ -204,7 +204,7 @@ def _score_row(name: str, record: EvalRecord, row: AnswerRow, file: AnswersFile,
     else:  # ids first, then 1-based numbers (evalkit.text.citations.resolve)
         used, invalid = parse_citations(row.answer, shown)
     failed = row.error is not None
-    finding = abstention_finding(row.answer, None, rules, failed, [e.text for e in evidence])
+    finding = abstention_finding(row.answer, None, rules, failed, [e.text for e in evidence], record.question)
     empty_but_answered = row.abstained is False and not row.answer.strip()
     if row.abstained is not None and finding.get("reason") != "error_reply" and not empty_but_answered:
         # the file says so: the system's own flag decides, unless the reply is an error message (an outage

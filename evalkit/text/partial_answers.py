@@ -39,7 +39,7 @@ from evalkit.text.refusal_rules import (
 from evalkit.text.wordlists import alternation, templates
 
 __all__ = ["CONDITION", "CONTENT_MIN_CJK", "CONTENT_MIN_WORDS", "asserted_part", "content_clauses",
-           "non_assertion"]
+           "non_assertion", "service_talk"]
 
 CONTENT_MIN_WORDS, CONTENT_MIN_CJK = 3, 4  # a shorter clause ("Sorry", 很抱歉, "Hmm") is a filler
 _META = re.compile(
@@ -307,6 +307,13 @@ def content_clauses(text: str, refusals: list[tuple[int, int]]) -> list[str]:
     if found and _CLARIFY.search(text) and not any(re.search(r"\d", c) for c in found):
         return []  # a question back to the user, with what it needs to know: no answer yet
     return found or (_answer_head(text, refusals, background) if refusals else [])
+
+
+def service_talk(clause: str) -> bool:
+    """Whether a (normalised) clause is the service or the speaker talking, not the world: a referral, a contact, a
+    promise to get back, a ticket number, thanks, an apology, the question restated (what :func:`content_clauses`
+    never counts, whatever else it holds: "please call 0800 555 0199", 工单号：KD20240611083)."""
+    return bool(_META.search(clause) or _SPEAKER_META.search(clause) or _REFERRAL.search(clause))
 
 
 # --------------------------------------------------------------------------- sentences that assert nothing

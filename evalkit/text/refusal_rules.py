@@ -38,7 +38,7 @@ from bisect import bisect_left
 from evalkit.text.memo import enabled, shared
 from evalkit.text.wordlists import alternation, phrases, templates
 
-__all__ = ["normalise", "refusal_spans"]
+__all__ = ["clause_spans", "normalise", "refusal_spans"]
 
 # --------------------------------------------------------------------------- normalisation
 _FOLD = {ord(p[0]): p[1] for p in phrases("zh_traditional")}  # 資料 -> 资料: data/zh_traditional.txt
@@ -185,6 +185,11 @@ _SUBJECT_EXTRA_ZH = re.compile(r"恕|另外|此外|所以|因此|因而|故")
 
 def _clauses(text: str, pattern: re.Pattern[str] = _CLAUSE) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in pattern.finditer(text) if m.group(0).strip()]
+
+
+def clause_spans(text: str) -> list[tuple[int, int]]:
+    """Where each clause of a normalised ``text`` is (split at sentence marks and commas, as the rules read it)."""
+    return _clauses(text)
 
 
 def _clause_of(spans: list[tuple[int, int]], at: int) -> tuple[int, int]:
