@@ -12,7 +12,7 @@ negation ("There is no fee", 不收费: a value of its own). A phone number or a
 promise to call back is no value: it is the service talking.
 
 It decides nothing alone: a reply that gives a value in words ("Same as for adults", 当场办结) is unanswered
-here. :func:`evalkit.models.abstention.detect` reads an unanswered plain answer with the learned stage at its own
+here, and so is a weekday ("every Tuesday", 每周二). :func:`evalkit.models.abstention.detect` reads an unanswered plain answer with the learned stage at its own
 threshold, chosen by cross-validation like the others (benchmarks/abstention_train.py).
 """
 from __future__ import annotations
@@ -31,6 +31,8 @@ __all__ = ["VALUE_KINDS", "asks_value", "states_value", "unanswered"]
 VALUE_KINDS = frozenset({"number", "duration", "time", "date", "code"})
 """The atoms (:func:`evalkit.text.values.extract_atoms`) that state a value."""
 
+_OPENERS = set(":：(（[【#")
+
 _ASKS = re.compile(alternation("asked_values", regex=True), re.IGNORECASE)  # data/asked_values.txt
 
 
@@ -47,8 +49,9 @@ def states_value(reply: str) -> bool:
     text = normalise(reply)  # same length: a span of it is the same span of the reply
     talking, last = False, 0
     for start, end in clause_spans(text):
-        # the value of a label the service speaks (工单号：KD2024..., "Ticket: #TK-90317") is the service's too
-        talking = service_talk(text[start:end]) or (talking and text[last:start].strip() in (":", "："))
+        # what a label or a bracket of the service's talk holds (工单号：KD2024..., "a ticket (#TK-90317)") is its too
+        opens = text[last:start].strip()
+        talking = service_talk(text[start:end]) or (talking and bool(opens) and set(opens) <= _OPENERS)
         if not talking and any(a.kind in VALUE_KINDS for a in extract_atoms(reply[start:end], entities=False)):
             return True
         last = end

@@ -53,3 +53,23 @@ def test_the_rules_reach_a_ray_worker_whole():
     rules = AbstentionRules(("暂无该数据",), ("不提供住宿补贴",), "es.abstention.yaml", "ab" * 32, "e5")
     assert AbstentionRules.from_dict(asdict(rules)) == rules
     assert AbstentionRules.from_dict(asdict(AbstentionRules())) == AbstentionRules()
+
+
+
+def test_a_scored_answer_is_read_with_its_eval_set_question(tmp_path: Path, make_eval_set):
+    """The same referral (written for the test; the stage reads it at p ~0.80) declines a question that asks for an
+    amount and answers one that asks whom to call: ``evalkit score`` passes each record's question to the stage
+    (evalkit.text.asked_values)."""
+    from fakes import QUESTIONS
+
+    hotline = "您好，这个问题建议您拨打12333社保热线咨询，工作人员会为您解答。"
+    asked = [("q1", "养老金每月能领多少？", *QUESTIONS[0][2:]), ("q2", "社保问题打什么电话？", *QUESTIONS[1][2:])]
+    es = make_eval_set(tmp_path / "es", questions=asked)
+    answers = tmp_path / "a.jsonl"
+    answers.write_text("".join(json.dumps({"id": i, "answer": hotline, "retrieved": []}) + "\n" for i in ("q1", "q2")),
+                       encoding="utf-8")
+    found = {r.query_id: r.generation["abstention"]
+             for r in score_answers(answers, "mine", eval_set=f"{es}@v1", metrics=("hit@5",)).results}
+    assert (found["q1"]["abstained"], found["q1"]["reason"]) == (True, "learned")
+    assert "question asks for not stated" in found["q1"]["matched"]
+    assert (found["q2"]["abstained"], found["q2"]["reason"]) == (False, "answer")

@@ -1,0 +1,125 @@
+"""Abstention read with its question (evalkit.text.asked_values, evalkit.models.abstention.detect's ``question``).
+
+What is checked: which questions ask for a value and which replies state one (en and zh, a ticket or a phone number
+in the service's talk is none, a structured "key: value" answer and a negation are); the learned stage reads a
+plain answer that states no value its question asks for at the shipped ``threshold_unanswered`` and nothing else
+changes (the same reply with another question, or none, is an answer); across every labelled split with questions,
+the question only ever adds refusals that are labelled so; splits 35 and 36 as reports/judges.md quotes them.
+``evalkit score`` passing the eval set's question: tests/scoring/test_abstention_learned.py.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from evalkit.models import abstention as stage
+from evalkit.text.asked_values import asks_value, states_value, unanswered
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO / "benchmarks" / "data"
+# written for these tests; in no split. The stage reads it at p ~0.80: below 0.9, above 0.5
+HOTLINE = "您好，这个问题建议您拨打12333社保热线咨询，工作人员会为您解答。"
+
+
+@pytest.mark.parametrize("question", [
+    "How much is the late fee?", "How many days of leave do I get?", "How long does a refund take?",
+    "When does the pool open on Sundays?", "What time is the last train?", "Which day is bin collection?",
+    "What's the monthly fee for the Plus plan?", "养老金每月能领多少？", "宽带安装要几天？", "补办要多久？",
+    "新系统什么时候上线？", "截止日期是哪天？"])
+def test_a_question_asking_for_an_amount_a_count_a_duration_a_time_or_a_date_asks_a_value(question):
+    assert asks_value(question)
+
+
+@pytest.mark.parametrize("question", [
+    "How do I reset my password?", "Where do I park?", "Who approves travel?", "Is the VPN required when working "
+    "from home?", "Does the plan cover dental?", "社保卡丢了怎么办？", "在哪里办理？", "能换货吗？", "What's the hotline number?"])
+def test_a_question_asking_for_a_way_a_place_a_person_or_yes_no_asks_none(question):
+    assert not asks_value(question)
+
+
+@pytest.mark.parametrize("reply", [
+    "The late fee is $25.", "迟交费为每天50元。", "Refunds take 5 to 7 working days.", "每月15日发放。",
+    "There is no fee for residents.", "本项目不收取任何费用。", '{"总氮(N)": "15%", "来源": "说明书"}',
+    "报关单号：531620240008812。", "Sorry for the wait — it opens at 9:30 on Sundays."])
+def test_a_reply_with_a_value_or_a_negation_states_one(reply):
+    assert states_value(reply)
+
+
+@pytest.mark.parametrize("reply", [
+    HOTLINE, "已为您创建工单，工单号：FIN20261207-0042。财务同事会在3个工作日内与您联系。",
+    "Please call the pensions helpline on 0800 555 0177; an adviser can go through it with you.",
+    "I've created a support ticket (#TK-55120) and our team will email you within 24 hours.",
+    "It depends on your city and how long you have paid in.", "建议您咨询物业服务中心。"])
+def test_a_referral_a_ticket_or_it_depends_states_no_value(reply):
+    assert not states_value(reply)
+
+
+def test_without_a_question_nothing_is_unanswered():
+    assert not unanswered(None, HOTLINE) and not unanswered("", HOTLINE)
+    assert unanswered("养老金每月能领多少？", HOTLINE) and not unanswered("社保问题打什么电话？", HOTLINE)
+
+
+def test_an_unanswered_plain_answer_is_read_at_the_shipped_threshold_and_nothing_else_moves():
+    learned = stage.learned("e5")
+    shipped = json.loads((REPO / "evalkit" / "models" / "data" / "abstention_e5.json").read_text(encoding="utf-8"))
+    assert learned.threshold_unanswered == shipped["threshold_unanswered"] == 0.5
+    p = stage.probability("e5", HOTLINE)
+    assert learned.threshold_unanswered <= p < learned.threshold  # the case the question decides
+    asked = stage.detect(HOTLINE, model="e5", question="养老金每月能领多少？")
+    assert (asked.abstained, asked.reason) == (True, "learned") and "question asks for not stated" in asked.matched
+    for question in (None, "社保问题打什么电话？", "怎么办理退休手续？"):  # no question, or one a referral answers
+        assert stage.detect(HOTLINE, model="e5", question=question).abstained is False, question
+    assert stage.detect(HOTLINE, model=stage.OFF, question="养老金每月能领多少？").abstained is False
+    # a partial answer keeps its own threshold: the question reads plain answers only
+    assert learned.threshold_for("partial", unanswered=True) == learned.threshold_partial
+    assert learned.threshold_for("answer", unanswered=True) == 0.5 and learned.threshold_for("answer") == 0.9
+
+
+def _labelled_with_questions() -> list[dict]:
+    rows = []
+    for n in range(8, 35):  # every split with questions read before the question was (35 and 36: below)
+        rows += [json.loads(x) for x in (DATA / f"abstention_test{n}.jsonl").read_text(encoding="utf-8").splitlines()
+                 if x.strip()]
+    return [r for r in rows if r.get("question") and r["answer"].strip()]
+
+
+def test_across_the_labelled_splits_the_question_only_adds_refusals_labelled_so():
+    """Splits 8-34 (3,520 replies with questions): the question turns 22 replies the stage read as answers into
+    refusals, all labelled abstained (most of them training data of the stage; of splits 29-34, which it never
+    saw, one: r31-069), and no labelled answer into a refusal."""
+    rows = _labelled_with_questions()
+    moved = [r for r in rows if stage.detect(r["answer"], model="e5").abstained
+             != stage.detect(r["answer"], model="e5", question=r["question"]).abstained]
+    assert len(rows) == 3520
+    assert len(moved) == 22 and all(r["label"] == "abstained" for r in moved)
+    assert [r["id"] for r in moved if int(r["id"].split("-")[0][1:]) >= 29] == ["r31-069"]
+
+
+def _counts(name: str, question: bool) -> dict[str, tuple[int, int, int]]:
+    rows = [json.loads(x) for x in (DATA / name).read_text(encoding="utf-8").splitlines() if x.strip()]
+    out = {}
+    for lang in ("en", "zh"):
+        mine = [r for r in rows if r["lang"] == lang]
+        pred = [stage.detect(r["answer"], model="e5", question=r["question"] if question else None).abstained
+                for r in mine]
+        gold = [r["label"] == "abstained" for r in mine]
+        tp = sum(p and g for p, g in zip(pred, gold, strict=True))
+        out[lang] = (tp, sum(p and not g for p, g in zip(pred, gold, strict=True)), sum(gold) - tp)
+    return out
+
+
+def test_splits_35_and_36_are_measured_as_reported():
+    """Splits 35 and 36 (realistic refusals, written blind 2026-12-07 from split 19's brief by two fresh writers,
+    imported unread at ec6823b before the question was read, measured once after it was final): with the question,
+    rules + learned stage recall 0.967 on both (precision 1.000 and 0.983); without it 0.950 and 0.967. Both: 116 of
+    120 refusals, 0.967 (95% Wilson interval 0.92-0.99)."""
+    assert _counts("abstention_test35.jsonl", question=True) == {"en": (29, 0, 1), "zh": (29, 0, 1)}
+    assert _counts("abstention_test35.jsonl", question=False) == {"en": (29, 0, 1), "zh": (28, 0, 2)}
+    assert _counts("abstention_test36.jsonl", question=True) == {"en": (29, 1, 1), "zh": (29, 0, 1)}
+    assert _counts("abstention_test36.jsonl", question=False) == {"en": (29, 1, 1), "zh": (29, 0, 1)}
+    k, n, z = 29 + 29 + 29 + 29, 120, 1.959964
+    centre, half = k / n + z * z / (2 * n), z * math.sqrt(k / n * (1 - k / n) / n + z * z / (4 * n * n))
+    assert (round((centre - half) / (1 + z * z / n), 2), round((centre + half) / (1 + z * z / n), 2)) == (0.92, 0.99)
