@@ -16,7 +16,10 @@ wordings, written blind for judge v10 and measured once with the rules unchanged
 ``abstention_test4`` to ``abstention_test24`` (120 each, 16 and 17 200 each, 20 240, written blind by
 writers who saw no evalkit code or data; each measured once before the rules learned from its
 misses, splits 8, 15, 18, 19 and 21 to 24 after the rules were final; 16, 17 and 20 were written as training
-data for the learned stage (20: short and plain replies of QA systems): see tests/judges/test_abstention.py for the figures).
+data for the learned stage (20: short and plain replies of QA systems): see tests/judges/test_abstention.py for the figures;
+25 to 38 the same way, from split 19's brief). A line's ``question``, where it has one, is passed to the detector
+as every reader passes it (a plain answer stating no value its question asks for is read at the stage's
+``threshold_unanswered``: docs/judges.md).
 Each line is an answer (``answer``, optional ``finish_reason``) labelled ``abstained`` (a
 refusal, in many wordings, en and zh; an empty answer; a provider's content filter) or
 ``answered`` (a plain answer, a correct *negative* answer such as "does not contain a
@@ -37,7 +40,7 @@ SPLITS = {"dev": REPO / "benchmarks" / "data" / "abstention_dev.jsonl",
           "test": REPO / "benchmarks" / "data" / "abstention_test.jsonl",
           "test2": REPO / "benchmarks" / "data" / "abstention_test2.jsonl",
           "test3": REPO / "benchmarks" / "data" / "abstention_test3.jsonl",
-          **{f"test{n}": REPO / "benchmarks" / "data" / f"abstention_test{n}.jsonl" for n in range(4, 37)}}
+          **{f"test{n}": REPO / "benchmarks" / "data" / f"abstention_test{n}.jsonl" for n in range(4, 39)}}
 TARGET = 0.95
 
 
