@@ -36,7 +36,6 @@ from typing import Any
 import numpy as np
 
 from evalkit.errors import did_you_mean
-from evalkit.text import asked_values
 from evalkit.text.abstention import Abstention, detect_abstention
 
 __all__ = ["DEFAULT", "EMBEDDER", "LEARNED", "OFF", "LearnedAbstention", "config_name", "detect", "embed", "identity",
@@ -195,9 +194,10 @@ def detect(answer: str, *, model: str | None = None, finish_reason: str | None =
                                 not_patterns=not_patterns)
     if model in (None, OFF) or finding.reason not in ("answer", "partial") or loops(answer) or quotes(answer, evidence):
         return finding
+    from evalkit.text.asked_values import unanswered as not_given  # the rules' regexes: loaded when a reply is read
+
     stage = learned(str(model))
-    unanswered = finding.reason == "answer" and stage.threshold_unanswered is not None and asked_values.unanswered(
-        question, answer)
+    unanswered = finding.reason == "answer" and stage.threshold_unanswered is not None and not_given(question, answer)
     threshold = stage.threshold_for(finding.reason, unanswered)
     if threshold is None:
         return finding
