@@ -18,7 +18,7 @@ writers who saw no evalkit code or data; each measured once before the rules lea
 misses, splits 8, 15, 18, 19 and 21 to 24 after the rules were final; 16, 17 and 20 were written as training
 data for the learned stage (20: short and plain replies of QA systems): see tests/judges/test_abstention.py for the figures;
 25 to 38 the same way, from split 19's brief). A line's ``question``, where it has one, is passed to the detector
-as every reader passes it (a plain answer stating no value its question asks for is read at the stage's
+as every reader passes it (a plain answer that does not give what its question asks for is read at the stage's
 ``threshold_unanswered``: docs/judges.md).
 Each line is an answer (``answer``, optional ``finish_reason``) labelled ``abstained`` (a
 refusal, in many wordings, en and zh; an empty answer; a provider's content filter) or

@@ -60,8 +60,8 @@ def staged(p: np.ndarray, rules: np.ndarray, reasons: np.ndarray, threshold: flo
            ) -> np.ndarray:
     """What :func:`evalkit.models.abstention.detect` finds, given the stage's probabilities ``p``: the rules'
     refusals, plain answers at ``threshold`` and partial answers at ``partial`` (None: never); a reply that
-    loops has the reason ``loop`` here and is never read. ``unanswered``: the plain answers that do not state the
-    value their question asks for (:func:`evalkit.text.asked_values.unanswered`), read at ``threshold_unanswered``
+    loops has the reason ``loop`` here and is never read. ``unanswered``: the plain answers that do not give
+    what their question asks for (:func:`evalkit.text.asked_values.unanswered`), read at ``threshold_unanswered``
     (None: like the others)."""
     by_partial = (reasons == "partial") & (p >= partial) if partial is not None else np.zeros(len(p), dtype=bool)
     found = rules | ((reasons == "answer") & (p >= threshold)) | by_partial
@@ -87,7 +87,7 @@ def choose_thresholds(p: np.ndarray, rules: np.ndarray, reasons: np.ndarray, y: 
 
 def choose_unanswered(p: np.ndarray, rules: np.ndarray, reasons: np.ndarray, y: np.ndarray, threshold: float,
                       partial: float | None, unanswered: np.ndarray) -> float | None:
-    """The threshold for a plain answer that does not state the value its question asks for, the other two
+    """The threshold for a plain answer that does not give what its question asks for, the other two
     chosen: the lowest of ``UNANSWERED_THRESHOLDS`` below ``threshold`` that keeps the pooled precision at
     ``PRECISION`` or more and finds more (None: none does). The question lowers the bar no further than even odds
     (0.5): a reply the stage reads as more likely an answer stays one, whatever the question asks."""
@@ -139,8 +139,8 @@ def train() -> tuple[dict, list[str]]:
     rp, rr = precision_recall(rules, y)
     cp, cr = precision_recall(detected, y)
     report += [f"chosen C={best_c}, threshold {threshold} for answers, {partial} for partial answers (the highest "
-               f"pooled recall at pooled precision >= {PRECISION}); {by_question} for answers that do not state the "
-               f"value their question asks for ({int(((reasons == 'answer') & unanswered).sum())} of them)",
+               f"pooled recall at pooled precision >= {PRECISION}); {by_question} for answers that do not give what "
+               f"their question asks for ({int(((reasons == 'answer') & unanswered).sum())} of them)",
                f"out-of-split, pooled: rules alone precision {rp:.3f} recall {rr:.3f}; "
                f"rules + model precision {cp:.3f} recall {cr:.3f}"]
     for name in TRAIN:

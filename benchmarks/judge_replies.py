@@ -40,7 +40,7 @@ OUTCOMES = ("abstained", "unsupported", "unverified", "supported", "none")
 def outcome(judge: OfflineJudge, row: dict, model: str | None = DEFAULT) -> tuple[str, list[tuple[str, str, str]]]:
     """What a run makes of the reply (one of :data:`OUTCOMES`), and its claims' verdicts and reasons; ``model``: the
     learned abstention stage read after the rules (the default's), None or ``none`` for the rules alone."""
-    if detect(row["answer"], model=model).abstained:
+    if detect(row["answer"], model=model, question=row.get("question")).abstained:
         return "abstained", []
     r = judge.judge(row["question"], row["answer"], [(e["id"], e["text"]) for e in row["evidence"]])
     if r.error:

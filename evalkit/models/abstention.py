@@ -84,7 +84,7 @@ class LearnedAbstention:
 
     def threshold_for(self, reason: str, unanswered: bool = False) -> float | None:
         """The threshold for a reply the rules found ``reason`` (answer, partial); None when the stage does not read
-        it. ``unanswered``: a plain answer that does not state the value its question asks for
+        it. ``unanswered``: a plain answer that does not give what its question asks for
         (:func:`evalkit.text.asked_values.unanswered`), read at ``threshold_unanswered`` when that is lower."""
         if reason == "answer" and unanswered and self.threshold_unanswered is not None:
             return min(self.threshold, self.threshold_unanswered)
@@ -187,9 +187,10 @@ def detect(answer: str, *, model: str | None = None, finish_reason: str | None =
     """:func:`evalkit.text.abstention.detect_abstention`, then, with ``model`` (None or :data:`OFF`: the rules
     alone), the learned stage on a reply the rules call a plain or a partial answer (reason ``answer``,
     ``partial``), each at its own threshold, unless the reply :func:`loops` or :func:`quotes` the ``evidence``
-    shown with it; every other finding is the rules' own. With the ``question``, a plain answer that does not state
-    the value it asks for (:func:`evalkit.text.asked_values.unanswered`: "How much can I borrow?" answered with a
-    hotline's number) is read at the stage's ``threshold_unanswered``."""
+    shown with it; every other finding is the rules' own. With the ``question``, a plain answer that does not give
+    what it asks for (:func:`evalkit.text.asked_values.unanswered`: "How much can I borrow?" answered with a
+    hotline's number, a ticket logged in reply to anything but whom to contact) is read at the stage's
+    ``threshold_unanswered``."""
     finding = detect_abstention(answer, finish_reason=finish_reason, extra_patterns=extra_patterns,
                                 not_patterns=not_patterns)
     if model in (None, OFF) or finding.reason not in ("answer", "partial") or loops(answer) or quotes(answer, evidence):
@@ -203,6 +204,6 @@ def detect(answer: str, *, model: str | None = None, finish_reason: str | None =
         return finding
     p = probability(str(model), answer)
     if p >= threshold:
-        why = ", the value its question asks for not stated" if p < stage.threshold else ""
+        why = ", not what its question asks for" if p < stage.threshold else ""
         return Abstention(True, "learned", f"{model} p={p:.3f} >= {threshold} ({finding.reason} by the rules{why})")
     return finding

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.models import abstention as stage
-from evalkit.text.asked_values import asks_value, states_value, unanswered
+from evalkit.text.asked_values import asks_value, asks_way, says_nothing, states_value, unanswered
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "benchmarks" / "data"
@@ -57,6 +57,32 @@ def test_a_referral_a_ticket_or_it_depends_states_no_value(reply):
     assert not states_value(reply)
 
 
+@pytest.mark.parametrize("reply", [
+    "已为您提交报修工单，工单号：BX20261207001。维修人员将在24小时内与您联系，请保持电话畅通。",
+    "您好，您的问题已记录，我们会在3个工作日内通过短信回复您。",
+    "I understand how frustrating this is. I've logged a request (ref. CR-55012) and the team will email you.",
+    "Thanks for your question! Please call the helpline on 0800 555 0177."])
+def test_a_reply_of_service_talk_alone_says_nothing(reply):
+    assert says_nothing(reply)
+
+
+@pytest.mark.parametrize("reply", [
+    "Yes.", "The permit costs $40; please call 555-0100 to book.", "已为您查询，该套餐每月59元。",
+    "I understand your concern: the warranty covers batteries for two years.", "不需要备案。"])
+def test_a_reply_that_answers_or_is_bare_does_not_say_nothing(reply):
+    assert not says_nothing(reply)
+
+
+def test_a_referral_answers_a_question_asking_a_way_a_place_a_person_or_a_contact():
+    for question in ("How do I appeal?", "Where do I send the form?", "Who approves it?", "What's the hotline?",
+                     "社保卡丢了怎么办？", "在哪里办理？", "这事找谁？", "客服电话是多少？"):
+        assert asks_way(question), question
+        assert not unanswered(question, "Please call the helpline on 0800 555 0177."), question
+    for question in ("Can I return it after 30 days?", "房屋租赁合同需要备案吗？", "我的快递怎么回事？"):
+        assert not asks_way(question), question
+        assert unanswered(question, "已为您提交工单，客服专员将在24小时内与您联系。"), question
+
+
 def test_without_a_question_nothing_is_unanswered():
     assert not unanswered(None, HOTLINE) and not unanswered("", HOTLINE)
     assert unanswered("养老金每月能领多少？", HOTLINE) and not unanswered("社保问题打什么电话？", HOTLINE)
@@ -69,9 +95,10 @@ def test_an_unanswered_plain_answer_is_read_at_the_shipped_threshold_and_nothing
     p = stage.probability("e5", HOTLINE)
     assert learned.threshold_unanswered <= p < learned.threshold  # the case the question decides
     asked = stage.detect(HOTLINE, model="e5", question="养老金每月能领多少？")
-    assert (asked.abstained, asked.reason) == (True, "learned") and "question asks for not stated" in asked.matched
+    assert (asked.abstained, asked.reason) == (True, "learned") and "not what its question asks for" in asked.matched
     for question in (None, "社保问题打什么电话？", "怎么办理退休手续？"):  # no question, or one a referral answers
         assert stage.detect(HOTLINE, model="e5", question=question).abstained is False, question
+    assert stage.detect(HOTLINE, model="e5", question="养老金可以提前领取吗？").abstained  # yes or no: not a referral
     assert stage.detect(HOTLINE, model=stage.OFF, question="养老金每月能领多少？").abstained is False
     # a partial answer keeps its own threshold: the question reads plain answers only
     assert learned.threshold_for("partial", unanswered=True) == learned.threshold_partial
@@ -87,15 +114,15 @@ def _labelled_with_questions() -> list[dict]:
 
 
 def test_across_the_labelled_splits_the_question_only_adds_refusals_labelled_so():
-    """Splits 8-34 (3,520 replies with questions): the question turns 22 replies the stage read as answers into
+    """Splits 8-34 (3,520 replies with questions): the question turns 38 replies the stage read as answers into
     refusals, all labelled abstained (most of them training data of the stage; of splits 29-34, which it never
-    saw, one: r31-069), and no labelled answer into a refusal."""
+    saw, three: r29-078, r31-069, r32-020), and no labelled answer into a refusal."""
     rows = _labelled_with_questions()
     moved = [r for r in rows if stage.detect(r["answer"], model="e5").abstained
              != stage.detect(r["answer"], model="e5", question=r["question"]).abstained]
     assert len(rows) == 3520
-    assert len(moved) == 22 and all(r["label"] == "abstained" for r in moved)
-    assert [r["id"] for r in moved if int(r["id"].split("-")[0][1:]) >= 29] == ["r31-069"]
+    assert len(moved) == 38 and all(r["label"] == "abstained" for r in moved)
+    assert [r["id"] for r in moved if int(r["id"].split("-")[0][1:]) >= 29] == ["r29-078", "r31-069", "r32-020"]
 
 
 def _counts(name: str, question: bool) -> dict[str, tuple[int, int, int]]:

@@ -71,5 +71,5 @@ def test_a_scored_answer_is_read_with_its_eval_set_question(tmp_path: Path, make
     found = {r.query_id: r.generation["abstention"]
              for r in score_answers(answers, "mine", eval_set=f"{es}@v1", metrics=("hit@5",)).results}
     assert (found["q1"]["abstained"], found["q1"]["reason"]) == (True, "learned")
-    assert "question asks for not stated" in found["q1"]["matched"]
+    assert "not what its question asks for" in found["q1"]["matched"]
     assert (found["q2"]["abstained"], found["q2"]["reason"]) == (False, "answer")
