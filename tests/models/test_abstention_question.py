@@ -140,9 +140,10 @@ def _counts(name: str, question: bool) -> dict[str, tuple[int, int, int]]:
 
 def test_splits_35_and_36_are_measured_as_reported():
     """Splits 35 and 36 (realistic refusals, written blind 2026-12-07 from split 19's brief by two fresh writers,
-    imported unread at ec6823b before the question was read, measured once after it was final): with the question,
-    rules + learned stage recall 0.967 on both (precision 1.000 and 0.983); without it 0.950 and 0.967. Both: 116 of
-    120 refusals, 0.967 (95% Wilson interval 0.92-0.99)."""
+    imported unread at ec6823b before the question was read, measured once at ef9f28c): with the question, rules +
+    learned stage recall 0.967 on both (precision 1.000 and 0.983); without it 0.950 and 0.967. Both: 116 of 120
+    refusals, 0.967 (95% Wilson interval 0.92-0.99). Read since (a ticket logged in reply to a yes-or-no question is
+    among their misses): the reply of service talk alone (f6abb0c) was written after, and reads them the same."""
     assert _counts("abstention_test35.jsonl", question=True) == {"en": (29, 0, 1), "zh": (29, 0, 1)}
     assert _counts("abstention_test35.jsonl", question=False) == {"en": (29, 0, 1), "zh": (28, 0, 2)}
     assert _counts("abstention_test36.jsonl", question=True) == {"en": (29, 1, 1), "zh": (29, 0, 1)}
@@ -150,3 +151,18 @@ def test_splits_35_and_36_are_measured_as_reported():
     k, n, z = 29 + 29 + 29 + 29, 120, 1.959964
     centre, half = k / n + z * z / (2 * n), z * math.sqrt(k / n * (1 - k / n) / n + z * z / (4 * n * n))
     assert (round((centre - half) / (1 + z * z / n), 2), round((centre + half) / (1 + z * z / n), 2)) == (0.92, 0.99)
+
+
+def test_splits_37_and_38_are_measured_as_reported():
+    """Splits 37 and 38 (realistic refusals, written blind 2026-12-07 from split 19's brief by two fresh writers while a
+    reply of service talk alone was tried, imported unread at 95d655f and measured once after f6abb0c): rules +
+    learned stage recall 0.933 and 0.950, precision 1.000, with the question and without it alike (the question moved
+    none of their 240 replies; rules alone 0.800 and 0.883). Both: 113 of 120, 0.942 (95% Wilson interval 0.88-0.97);
+    splits 35-38, 229 of 240, 0.954 (0.92-0.97)."""
+    for question in (True, False):
+        assert _counts("abstention_test37.jsonl", question) == {"en": (28, 0, 2), "zh": (28, 0, 2)}
+        assert _counts("abstention_test38.jsonl", question) == {"en": (29, 0, 1), "zh": (28, 0, 2)}
+    k, n, z = 28 + 28 + 29 + 28 + 116, 240, 1.959964
+    centre, half = k / n + z * z / (2 * n), z * math.sqrt(k / n * (1 - k / n) / n + z * z / (4 * n * n))
+    assert k == 229 and (round((centre - half) / (1 + z * z / n), 2), round((centre + half) / (1 + z * z / n), 2)) \
+        == (0.92, 0.97)
