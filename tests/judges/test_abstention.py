@@ -222,7 +222,8 @@ def test_the_tenth_and_eleventh_held_out_splits_are_measured_as_reported():
     # since 2026-12-06 (the speaker cannot help, an answer put off, a ticket for an answer): 8 and 10 English,
     # 12 Chinese (稍后给您回复)
     assert _split_counts("abstention_test10.jsonl") == {"en": (8, 0, 22), "zh": (12, 0, 18)}
-    assert _split_counts("abstention_test11.jsonl") == {"en": (10, 0, 20), "zh": (6, 0, 24)}
+    # since 2026-12-07's second session (a request logged, 已帮您登记, is the service talking): 7 Chinese in 11
+    assert _split_counts("abstention_test11.jsonl") == {"en": (10, 0, 20), "zh": (7, 0, 23)}
 
 
 def test_the_twelfth_and_thirteenth_held_out_splits_are_measured_as_reported():
@@ -647,7 +648,9 @@ def test_the_thirty_first_to_thirty_fourth_held_out_splits_are_measured_as_repor
     since: recall 0.783, 0.867, 0.733 and 0.833, no false abstention. With the learned stage:
     tests/models/test_abstention_model.py."""
     assert _split_counts("abstention_test31.jsonl") == {"en": (25, 0, 5), "zh": (22, 0, 8)}
-    assert _split_counts("abstention_test32.jsonl") == {"en": (28, 0, 2), "zh": (24, 0, 6)}
+    # since the same day's second session, r32-117 ("I understand how frustrating ... I've created a support ticket"):
+    # sympathy and a ticket logged are the service talking, so the reply is a refusal, not a partial answer
+    assert _split_counts("abstention_test32.jsonl") == {"en": (29, 0, 1), "zh": (24, 0, 6)}
     assert _split_counts("abstention_test33.jsonl") == {"en": (21, 0, 9), "zh": (23, 0, 7)}
     assert _split_counts("abstention_test34.jsonl") == {"en": (24, 0, 6), "zh": (26, 0, 4)}
 

@@ -260,11 +260,12 @@ def test_the_thirty_first_to_thirty_fourth_splits_are_measured_as_reported():
     sixteen splits from this brief, each by the rules and weights of its day: 896 of 960, 0.933 (0.92-0.95). A
     refit on dev to 30 was dropped before 31 and 32 were opened (reports/judges.md)."""
     assert _counts("abstention_test31.jsonl") == {"en": (29, 0, 1), "zh": (27, 0, 3)}
-    assert _counts("abstention_test32.jsonl") == {"en": (29, 0, 1), "zh": (26, 0, 4)}
+    # r32-117 is the rules' refusal since the second session of 2026-12-07 (the service's sympathy and a ticket logged)
+    assert _counts("abstention_test32.jsonl") == {"en": (30, 0, 0), "zh": (26, 0, 4)}
     assert _counts("abstention_test33.jsonl") == {"en": (27, 0, 3), "zh": (30, 0, 0)}
     assert _counts("abstention_test34.jsonl") == {"en": (28, 0, 2), "zh": (30, 0, 0)}
     # the pooled figure and its 95% Wilson score interval, recomputed from the counts above
-    k, n, z = 29 + 27 + 29 + 26 + 27 + 30 + 28 + 30, 240, 1.959964
+    k, n, z = 29 + 27 + 29 + 26 + 27 + 30 + 28 + 30, 240, 1.959964  # as measured (r32-117 then missed)
     centre, half = k / n + z * z / (2 * n), z * math.sqrt(k / n * (1 - k / n) / n + z * z / (4 * n * n))
     assert k == 226 and (round((centre - half) / (1 + z * z / n), 2), round((centre + half) / (1 + z * z / n), 2)) \
         == (0.90, 0.96)
@@ -364,11 +365,12 @@ def test_the_demos_reference_answers_as_evalkit_score_reads_them():
             if x.strip()]
 
     def refusals(answerable: bool, model: str | None) -> int:
-        return sum(stage.detect(r["reference_answer"], model=model,
+        return sum(stage.detect(r["reference_answer"], model=model, question=r["question"],  # as score passes it
                                 evidence=[docs[d] for d in r["relevant_doc_ids"]]).abstained
                    for r in rows if bool(r["relevant_doc_ids"]) is answerable)
 
     assert sum(bool(r["relevant_doc_ids"]) for r in rows) == 107 and len(rows) == 120
     assert refusals(True, stage.DEFAULT) == 0
-    # 8 with the weights fitted on dev to 22, 9 on dev to 26, 11 on dev to 28 (2026-12-07)
+    # 8 with the weights fitted on dev to 22, 9 on dev to 26, 11 on dev to 28 (2026-12-07); read with the question, the
+    # same (its two misses are partial answers, which the question does not read)
     assert (refusals(False, stage.DEFAULT), refusals(False, None)) == (11, 6)
