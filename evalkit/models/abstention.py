@@ -193,11 +193,13 @@ def detect(answer: str, *, model: str | None = None, finish_reason: str | None =
     ``threshold_unanswered``."""
     finding = detect_abstention(answer, finish_reason=finish_reason, extra_patterns=extra_patterns,
                                 not_patterns=not_patterns)
-    if model in (None, OFF) or finding.reason not in ("answer", "partial") or loops(answer) or quotes(answer, evidence):
+    if model in (None, OFF):
+        return finding
+    stage = learned(str(model))  # an unknown name is refused whatever the reply
+    if finding.reason not in ("answer", "partial") or loops(answer) or quotes(answer, evidence):
         return finding
     from evalkit.text.asked_values import unanswered as not_given  # the rules' regexes: loaded when a reply is read
 
-    stage = learned(str(model))
     unanswered = finding.reason == "answer" and stage.threshold_unanswered is not None and not_given(question, answer)
     threshold = stage.threshold_for(finding.reason, unanswered)
     if threshold is None:

@@ -274,8 +274,8 @@ def abstention_finding(answer: str, from_node: dict[str, Any] | None, rules: Any
     of learned stage (``model``, :mod:`evalkit.models.abstention`) when that decides; an answer
     source that records no finding gets the defaults (the rules, then the default stage) with the
     eval set's patterns. ``evidence``: the texts shown with the answer (a reply that only quotes
-    them is left to the rules); ``question``: what was asked (a reply that does not state the value it asks for
-    is read at the stage's own threshold)."""
+    them is left to the rules); ``question``: what was asked (a plain answer that does not give what it asks for
+    is read at the stage's own threshold, :mod:`evalkit.text.asked_values`)."""
     found = dict(from_node or {})
     if failed and not answer:
         return found

@@ -100,6 +100,9 @@ def test_an_unanswered_plain_answer_is_read_at_the_shipped_threshold_and_nothing
         assert stage.detect(HOTLINE, model="e5", question=question).abstained is False, question
     assert stage.detect(HOTLINE, model="e5", question="养老金可以提前领取吗？").abstained  # yes or no: not a referral
     assert stage.detect(HOTLINE, model=stage.OFF, question="养老金每月能领多少？").abstained is False
+    for reply in (HOTLINE, "抱歉，我不知道。"):  # an unknown stage is refused whatever the reply, with a question or not
+        with pytest.raises(ValueError, match="unknown abstention model 'e6'"):
+            stage.detect(reply, model="e6", question="养老金每月能领多少？")
     # a partial answer keeps its own threshold: the question reads plain answers only
     assert learned.threshold_for("partial", unanswered=True) == learned.threshold_partial
     assert learned.threshold_for("answer", unanswered=True) == 0.5 and learned.threshold_for("answer") == 0.9
