@@ -60,9 +60,9 @@ def says_nothing(reply: str) -> bool:
     """Whether ``reply`` is the service talking and nothing else: a clause of it is
     (:func:`evalkit.text.partial_answers.service_talk`: a referral, a ticket logged, a promise to call back), no
     clause has content and it states no value ("已为您提交工单，工单号：KD2024…，客服专员将在24小时内与您联系")."""
-    text = normalise(reply)
-    if content_clauses(text, []) or states_value(reply):
+    if _content(reply) or states_value(reply):
         return False
+    text = normalise(reply)
     return any(service_talk(text[start:end]) for start, end in clause_spans(text))
 
 
@@ -82,7 +82,14 @@ def states_value(reply: str) -> bool:
         if not talking and any(a.kind in VALUE_KINDS for a in extract_atoms(reply[start:end], entities=False)):
             return True
         last = end
-    return any(negation_cues(clause) for clause in content_clauses(text, []))
+    return any(negation_cues(clause) for clause in _content(reply))
+
+
+@lru_cache(maxsize=65536)
+def _content(reply: str) -> tuple[str, ...]:
+    """The clauses of ``reply`` with content (:func:`evalkit.text.partial_answers.content_clauses`), read once for
+    :func:`states_value` and :func:`says_nothing`."""
+    return tuple(content_clauses(normalise(reply), []))
 
 
 def unanswered(question: str | None, reply: str) -> bool:
