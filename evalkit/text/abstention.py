@@ -157,4 +157,8 @@ def detect_abstention(answer: str, *, finish_reason: str | None = None, extra_pa
     start, end = spans[0]
     if partial_answers.content_clauses(norm, spans):
         return Abstention(False, "partial", text[start:end])
+    if set(spans) <= set(refusal_rules.deferral_spans(norm)):
+        from evalkit.text.asked_values import states_value  # a deferral with a value of its own: an appointment
+        if states_value(text):
+            return Abstention(False, "partial", text[start:end])
     return Abstention(True, "refusal", text[start:end])

@@ -33,6 +33,7 @@ from evalkit.text.refusal_rules import (
     NEAR,
     _clauses,
     _near,
+    deferral_spans,
     normalise,
     refusal_spans,
 )
@@ -54,6 +55,10 @@ _META = re.compile(
     r"\b(?:please|contact|reach\s+out|check\s+with|consult|support\s+team|help\s*desk|customer\s+(?:service|support)|"
     r"you\s+(?:may|might|can|could|should|need\s+to|want\s+to|would\s+need\s+to)|try|recommend|suggest|rephrase|"
     r"more\s+context|help\s+you)\b|建议|^\s*请|请您|您可以|你可以|联系|咨询|拨打|致电|稍后再试|更多(?:背景|信息|上下文)|客服|管理员|"
+    # the sources' age or disagreement, and the speaker's doubt of them: 其中一份是2019年的旧规定, 无法保证准确, "it's dated 2021"
+    r"旧规定|旧版|老版本|(?:已经?|可能)过时|说法不一致|(?:无法|不能|没法)保证(?:准确|是最新|信息准确)|\b(?:out\s+of\s+date|outdated|"
+    r"superseded|conflicting|contradictory|dated\s+(?:from\s+)?(?:\w+\s+)?\d{4})\b|"
+    r"\b(?:can't|cannot|can\s+not)\s+guarantee\s+(?:that\s+)?(?:it|this|the\s+\w+)\s+(?:is|'s)\s+(?:accurate|current|up\s+to\s+date)\b|"
     + "|".join(templates("refusal_service_talk", {})),  # data/refusal_service_talk.txt: the service talking
     re.IGNORECASE)
 # a clause about the speaker is not content, unless it states a belief ("I believe the fee is $20")
@@ -69,9 +74,10 @@ _NOT_ASSERTED = re.compile(
     r"\b(?:depends?|depending|vary|varies)\s+on\b|\bcan\s+(?:depend|vary)\b|取决于|因[^，。]{1,12}而异|"
     r"\b(?:vary|varies|differ|differs)\s+(?:by|from|between|across|depending|according)\b|\bcase\s+by\s+case\b|"
     r"(?:差别|差异|区别)(?:较大|很大|比较大)|不尽相同|各不相同|一概而论|视具体情况|具体情况具体|"
-    r"^\W*不同[^，。；;]{1,20}?(?:不同|不一样|各异)|(?:而|会)(?:有所)?(?:不同|差异)\W*$|"
+    r"^\W*不同[^，。；;]{1,20}?(?:不同|不(?:太|大|尽)?一样|各异)|(?:而|会)(?:有所)?(?:不同|差异)\W*$|"
     r"\b(?:every|each)\s+(?:\w+\s+){0,2}?(?:is|are)\s+(?:a\s+little\s+|a\s+bit\s+|slightly\s+)?different\b|"
-    r"需要(?:结合|根据|视)[^，。；;]{0,30}?(?:判断|评估|确定|认定|核定)|"
+    r"需(?:要)?(?:结合|根据|视)[^，。；;]{0,30}?(?:判断|评估|确定|认定|核定)|(?:要|得)看|(?:情况|要求|政策|规定|标准)[^，。；;]{0,4}?(?:不同|不(?:太|大|尽)?一样|各异)|"
+    r"\b(?:every(?:one|body)'s|each)\s+(?:situation|case)\s+is\s+different\b|\bdifferent\s+rules\s+apply\b|"
     r"\b(?:may|might)\s+(?:be|have)\s+(?:been\s+)?(?:outdated|out\s+of\s+date|changed|superseded)\b|^\W*(?:可能|也许|或许)|"
     r"\bwould\s+(?:normally|usually|typically|generally)\b|(?:一般|通常|往往)(?:都)?会",
     re.IGNORECASE)
@@ -295,7 +301,7 @@ def _keyed(text: str, s: int, e: int, refusals: list[tuple[int, int]]) -> bool:
 def content_clauses(text: str, refusals: list[tuple[int, int]]) -> list[str]:
     """The clauses of a normalised ``text`` outside every refusal span and its background that state
     something (a partial answer)."""
-    background = _background(text) if refusals else []
+    background = (_background(text) + _depends(text)) if refusals else []
     found = [text[s:e] for s, e in _clauses(text)
              if not any(rs < e and s < re_ for rs, re_ in refusals + background) and _is_content(text[s:e])
              and not (_REFERRAL.search(text[s:e]) or _SEARCHED.search(text[s:e]) or COURTESY.match(text[s:e])
@@ -309,11 +315,26 @@ def content_clauses(text: str, refusals: list[tuple[int, int]]) -> list[str]:
     return found or (_answer_head(text, refusals, background) if refusals else [])
 
 
+def _depends(text: str) -> list[tuple[int, int]]:
+    """The sentences of a normalised ``text`` that say what the answer depends on, and no more: the first clause is
+    :data:`_NOT_ASSERTED` ("It depends on several factors, including your lease type and the building"; 这个要看您所在
+    城市的政策、缴存年限…), no digit and no turn ("..., but most plans include it") is in them. The clauses after it
+    list the factors, not facts; a clause before it may be an answer (首月免费，具体要看您办理的套餐)."""
+    out = []
+    for s, e in _clauses(text, _SENTENCE):
+        first = _clauses(text[s:e])[:1]
+        if first and _NOT_ASSERTED.search(text[s + first[0][0]:s + first[0][1]]) and not re.search(r"\d", text[s:e]) \
+                and not _CONTRAST.search(text[s:e]):
+            out.append((s, e))
+    return out
+
+
 def service_talk(clause: str) -> bool:
     """Whether a (normalised) clause is the service or the speaker talking, not the world: a referral, a contact, a
     promise to get back, a ticket number, thanks, an apology, the question restated (what :func:`content_clauses`
     never counts, whatever else it holds: "please call 0800 555 0199", 工单号：KD20240611083)."""
-    return bool(_META.search(clause) or _SPEAKER_META.search(clause) or _REFERRAL.search(clause))
+    return bool(_META.search(clause) or _SPEAKER_META.search(clause) or _REFERRAL.search(clause)
+                or deferral_spans(clause))
 
 
 # --------------------------------------------------------------------------- sentences that assert nothing

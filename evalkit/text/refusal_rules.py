@@ -38,7 +38,7 @@ from bisect import bisect_left
 from evalkit.text.memo import enabled, shared
 from evalkit.text.wordlists import alternation, phrases, templates
 
-__all__ = ["clause_spans", "normalise", "refusal_spans"]
+__all__ = ["clause_spans", "deferral_spans", "normalise", "refusal_spans"]
 
 # --------------------------------------------------------------------------- normalisation
 _FOLD = {ord(p[0]): p[1] for p in phrases("zh_traditional")}  # 資料 -> 资料: data/zh_traditional.txt
@@ -101,7 +101,7 @@ _SUBJECT_ZH = re.compile(
     r"所|掌握|查阅|了|的|已有|现有|给定|提供)*$", re.IGNORECASE)
 _INABLE_ZH = re.compile(
     r"(?:无法|没法|无从|没办法|不能|未能|没能|没有|并未|未|没|不)(?:在|从|根据|通过)?[^。，,.；;]{0,14}?"
-    r"(?:找到|检索到|查到|搜索到|搜寻到|查询到|发现|看到|确定|判断|得知|获知|知道|确认|得出|(?P<give>提供|给出|获取|访问))|"
+    r"(?:找到|检索到|查到|搜索到|搜寻到|查询到|发现|看到|确定|判断|得知|获知|知道|确认|得出|(?P<give>提供|给出|获取|访问|办理|受理|查询))|"
     r"找不[到着]|查不[到着]|搜不[到着]|检索不到|看不到|不知道|不清楚|不太清楚|不确定|不太确定")
 _ANSWER_ZH = re.compile(r"(?:无法|没法|无从|不能|没办法|难以|未能|没能)[^。，,.；;]{0,10}?(?:回答|作答|解答|答复|回复)|"
                         r"答不上|回答不了|答不了|说不了|无可奉告")
@@ -116,6 +116,9 @@ _ZH = list(templates("refusals_zh", _PARTS))
 _FRAGMENT = re.compile(r"^\W*(?:answer\s*:\s*|答案\s*[:：]\s*|a\s*:\s*)?(?:" + alternation("refusal_fragments", regex=True)
                        + r")\W*$", re.IGNORECASE)  # "N/A", "Unknown", 未知...: data/refusal_fragments.txt
 _REFUSAL = re.compile("|".join(f"(?:{p})" for p in _EN + _ZH), re.IGNORECASE | re.MULTILINE)
+# the question logged or handed on instead of answered (已为您创建工单, "I'm going to pass this on to our team"):
+# data/refusal_deferrals.txt
+_DEFERRAL = re.compile(alternation("refusal_deferrals", regex=True), re.IGNORECASE | re.MULTILINE)
 
 # --------------------------------------------------------------------------- compositional rule
 _LACK = re.compile(
@@ -181,6 +184,13 @@ _RELATIVE_ZH = re.compile(r"^[^，,。.；;！!？?]{0,12}?的[\u4e00-\u9fff]{0,
                           r"须|会|将|请|都|也)[\u4e00-\u9fff]{2}|(?:人|者|用户|员工|客户|人员|旅客|乘客|学生|会员)(?=[，,]))")
 _INFO_OBJECT_ZH = re.compile(_INFO_Q_ZH + _INFO_ZH + _INFO_HEAD_ZH)
 _SUBJECT_EXTRA_ZH = re.compile(r"恕|另外|此外|所以|因此|因而|故")
+# the speaker introduced earlier in the sentence is the subject of what follows: 我是AI助手，暂时无法获取该停车场的收费标准
+_SELF_ZH = re.compile(r"我(?!们)(?:是|作为)[^，。,.；;！!？?]{0,10}?(?:助手|客服|机器人|ai|人工智能|智能)", re.IGNORECASE)
+
+
+def _sentence_of(text: str, at: int) -> int:
+    """Where the sentence holding ``at`` begins."""
+    return max(text.rfind(c, 0, at) for c in ".!?。！？\n") + 1
 
 
 def _clauses(text: str, pattern: re.Pattern[str] = _CLAUSE) -> list[tuple[int, int]]:
@@ -205,7 +215,8 @@ def _inability_zh(text: str) -> list[tuple[int, int]]:
         before = _SUBJECT_EXTRA_ZH.sub("", text[start:m.start()]).lower()
         # 提供 / 给出 / 获取 / 访问 lack only for the speaker (我无法提供) or of information (无法获取相关信息):
         # "也未提供住宿补贴" says what a policy does not provide
-        gives = m.group("give") is None or "我" in before or _INFO_OBJECT_ZH.match(text[m.end():])
+        gives = m.group("give") is None or "我" in before or _INFO_OBJECT_ZH.match(text[m.end():]) \
+            or _SELF_ZH.search(text[_sentence_of(text, start):start])
         if gives and _SUBJECT_ZH.match(before) and not _RELATIVE_ZH.match(text[m.end():]):
             out.append((m.start(), m.end()))
     return out
@@ -224,6 +235,21 @@ _CLARIFY = re.compile(
     r"[^.!?。！？\n]*\b(?:are\s+you\s+asking|do\s+you\s+mean|did\s+you\s+mean)\b[^.!?。！？\n]*\?|"
     r"[^。！？!?\n]*(?:具体)?是指哪[^。！？!?\n]*[？?]",
     re.IGNORECASE)
+# a question back to the user about their own case, instead of an answer ("Which city or town do you live in?",
+# 请问您需要开具普通发票还是专用发票？): a question sentence that addresses the user, or offers a choice (还是…？); an
+# offer to go on ("Would you like me to book it?", 需要我帮您预约吗？) is none. Beside an answer it is background
+# (evalkit.text.partial_answers), so the reply is a partial answer
+_ASKS_BACK = re.compile(r"[^.!?。！？\n]*\b(?:you|your|you're|you've)\b[^.!?。！？\n]*\?|"
+                        r"[^.!?。！？!?\n]*(?:您|你|请问|还是)[^.!?。！？!?\n]*[？?]", re.IGNORECASE)
+_OFFER = re.compile(r"\b(?:would\s+you\s+like|do\s+you\s+(?:want|need)|shall\s+i|should\s+i|want\s+me\s+to|like\s+me\s+to|"
+                    r"anything\s+else)\b|要不要|需不需要|是否需要|需要我|要我|还有(?:什么|其他|别的)", re.IGNORECASE)
+
+
+def _asks_back(text: str) -> list[tuple[int, int]]:
+    """The questions back to the user in a normalised ``text`` (:data:`_ASKS_BACK`), offers aside."""
+    return [(m.start(), m.end()) for m in _ASKS_BACK.finditer(text) if not _OFFER.search(m.group(0))]
+
+
 # every alternative of _CLARIFY spells a question mark (ASCII or full-width) or 请 / 麻烦: a text with none of them
 # has no match, and the scan is skipped. It costs O(n^2) on a long run without sentence marks (each of its
 # alternatives opens with one), ~8 ms on a deploy-gate answer, 80% of the generate node's time
@@ -234,10 +260,12 @@ def refusal_spans(text: str, compositional: bool = True) -> list[tuple[int, int]
     """Where a normalised ``text`` (:func:`normalise`) says that the speaker or the sources lack the answer;
     ``compositional=False``: only the listed wordings (no lack word read with a source or a speaker near it)."""
     spans = [(m.start(), m.end()) for m in _REFUSAL.finditer(text)]
+    spans += deferral_spans(text)
     spans += [(m.start(), m.end()) for m in _ANSWER_ZH.finditer(text)]
     spans += _inability_zh(text)
     if not enabled() or _CLARIFY_NEEDS.search(text):
         spans += [(m.start(), m.end()) for m in _CLARIFY.finditer(text)]
+    back = _asks_back(text) if not enabled() or _CLARIFY_NEEDS.search(text) else []  # not a lookup (_world_lookup)
     head = _clauses(text)[:1]  # a fragment ("N/A", 未知) refuses as the whole answer or its head, not as a label inside it
     if _FRAGMENT.match(text):
         spans.append((0, len(text)))
@@ -259,7 +287,14 @@ def refusal_spans(text: str, compositional: bool = True) -> list[tuple[int, int]
         prev_source = bool(_SOURCE.search(text[s:e]))
     sentence_of = {span: _clause_of(sentences, span[0]) for span in spans}
     lookups = {b: _world_lookup(text[slice(*b)]) for b in set(sentence_of.values())}  # a long sentence holds many spans
-    return sorted(span for span, b in sentence_of.items() if not lookups[b])
+    return sorted({span for span, b in sentence_of.items() if not lookups[b]} | set(back))
+
+
+def deferral_spans(text: str) -> list[tuple[int, int]]:
+    """Where a normalised ``text`` logs or hands on the question instead of answering it (a ticket created, "I'm
+    going to pass this on to our permits team"): refusal spans of their own kind, since a deferral that comes with
+    an appointment ("师傅会在明天上午9:00–12:00上门") answers a question about when (:mod:`evalkit.text.abstention`)."""
+    return [(m.start(), m.end()) for m in _DEFERRAL.finditer(text)]
 
 
 _PRONOUN = re.compile(r"^\W*(they|these|those|both)\b", re.IGNORECASE)  # a pronoun heading a sentence ...

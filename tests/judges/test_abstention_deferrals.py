@@ -1,0 +1,92 @@
+"""Deferrals, a self-introduced speaker and withheld figures (evalkit.text.abstention, data/refusal_deferrals.txt).
+
+A reply that logs or hands on the question ("已为您创建工单…", "Your request has been logged") declines to answer it,
+unless it answers something beside the deferral, or its deferral comes with a value of its own (an appointment
+answers "when will the engineer come?"). A Chinese inability verb whose speaker was introduced earlier in the
+sentence (我是AI助手，暂时无法获取…) is the speaker's; a worldly subject keeps it an answer. The speaker withholding
+a figure it cannot vouch for (为避免误导，暂不提供具体数字) refuses; a shop that does not provide a service answers.
+Every reply here was written for this test, none copied from a labelled split."""
+from __future__ import annotations
+
+import pytest
+
+from evalkit.text.abstention import detect_abstention
+from evalkit.text.asked_values import states_value
+from evalkit.text.partial_answers import service_talk
+from evalkit.text.refusal_rules import deferral_spans, normalise
+
+
+@pytest.mark.parametrize("reply", [
+    "已为您创建售后服务单，售后专员会在2个工作日内与您联系。",
+    "您好，已帮您提交退款申请（申请号RF-20931），财务同事将在3个工作日内回复您。",
+    "您的咨询已转交社区网格员，工作人员会尽快与您联系，请保持电话畅通。",
+    "您的投诉已受理，编号#88120，我们会在5个工作日内通过短信告知处理结果。",
+    "正在为您转接人工客服，请稍候。",
+    "Your enquiry has been forwarded to the lettings team (ref. LT-40817). Someone will email you within 2 business days.",
+    "Thanks for asking! I'm going to pass this on to our billing team, who will get back to you by Friday.",
+    "Let me connect you with one of our nurses. Please hold, the current wait time is about 6 minutes.",
+    "I've created a support request for you (ticket #SR-55102). A service coordinator will review it and get back to "
+    "you within 48 hours.",
+])
+def test_a_deferral_alone_declines(reply):
+    finding = detect_abstention(reply)
+    assert finding.abstained and finding.reason == "refusal", (reply, finding)
+
+
+@pytest.mark.parametrize("reply", [
+    # a value of its own: the appointment answers "when will the engineer come?"
+    "已为您登记报修，师傅会在周六上午10:00到12:00之间上门，请留意来电。",
+    "I've opened a ticket for your repair. The engineer will be with you on 14 March between 8am and noon.",
+    # an answer beside the deferral
+    "The late fee is $25 per day. I've passed your question on to our billing team in case you want it waived.",
+    "押金为500元，退租后7个工作日内原路退回。已为您提交退租申请，管家会与您联系验房。",
+])
+def test_a_deferral_with_an_answer_or_an_appointment_answers(reply):
+    finding = detect_abstention(reply)
+    assert not finding.abstained and finding.reason == "partial", (reply, finding)
+
+
+def test_deferral_spans_are_refusal_spans_of_their_own_kind():
+    text = normalise("已为您创建工单，工单号：KD-20931。")
+    assert [text[s:e] for s, e in deferral_spans(text)] == ["已为您创建"]
+    assert deferral_spans(normalise("The refund was processed on 3 May.")) == []
+
+
+@pytest.mark.parametrize("clause,talk", [
+    ("门店经理会在48小时内与您联系", True), ("A service coordinator will review it", True),
+    ("You'll receive an email at the address on file", True), ("the current wait time is about 6 minutes", True),
+    ("编号#88120", True), ("Your request has been logged", True),
+    ("门店在48小时内完成退款", False), ("You'll receive a refund of $40", False), ("The course lasts 6 minutes", False),
+])
+def test_the_service_talking(clause, talk):
+    assert service_talk(normalise(clause)) is talk, clause
+
+
+def test_a_ticket_and_its_promise_state_no_value_but_an_appointment_does():
+    assert not states_value("您的问题已记录，编号#30418，我们会在3个工作日内通过短信回复您。")
+    assert not states_value("Your request has been logged (ref. CR-55012). An officer will email you within 3 days.")
+    assert states_value("已为您登记报修，师傅会在周六上午10:00到12:00之间上门。")
+
+
+@pytest.mark.parametrize("reply,abstained", [
+    ("我是AI助手，暂时无法获取该小区的物业费标准。建议您咨询物业服务中心。", True),
+    ("很抱歉，我是智能客服，无法查询您的社保缴费记录。请登录社保App查看。", True),
+    ("作为人工智能助手，我无法提供实时的航班动态。", True),
+    ("该小区暂时无法提供车位租赁，车位已全部售出。", False),   # a worldly subject: an answer
+    ("网上暂时无法办理，需要本人到窗口办理。", False),
+])
+def test_a_self_introduced_speaker(reply, abstained):
+    assert detect_abstention(reply).abstained is abstained, reply
+
+
+@pytest.mark.parametrize("reply,abstained", [
+    ("我手头的收费标准是2020年的，可能已经调整，为避免误导，暂不提供具体金额，请以官网公布的为准。", True),
+    ("资料版本较旧，所以先不给您报价，建议直接致电门店确认。", True),
+    ("我查到的两份通知说法不一致，其中一份是2018年的旧规定，我无法确定现在按哪个执行，建议咨询社保经办机构。", True),
+    ("I found two conflicting figures and the newer notice is dated March 2021, so I can't confirm the current fee. "
+     "Please check the council's website.", True),
+    ("本店暂不提供外卖服务，只能堂食。", False),
+    ("新规定取代了2019年的旧规定，现在每人每年最多报销3000元。", False),
+])
+def test_withheld_figures_and_old_or_conflicting_sources(reply, abstained):
+    assert detect_abstention(reply).abstained is abstained, reply
