@@ -202,7 +202,8 @@ def test_the_ninth_held_out_split_is_measured_as_reported():
     rules did not learn from it, but the learned stage did (evalkit.models.abstention), and a rule
     learned from split 10 (a pipeline's report of an empty retrieval) catches its "Search returned 0
     matching passages.": 0.367 (en 8 -> 9); split 18's (thanks for reaching out is no content) one more."""
-    assert _split_counts("abstention_test9.jsonl") == {"en": (10, 0, 20), "zh": (13, 0, 17)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (10, 0, 20), zh: (13, 0, 17)}
+    assert _split_counts("abstention_test9.jsonl") == {"en": (11, 0, 19), "zh": (13, 0, 17)}
 
 
 def test_the_tenth_and_eleventh_held_out_splits_are_measured_as_reported():
@@ -221,9 +222,11 @@ def test_the_tenth_and_eleventh_held_out_splits_are_measured_as_reported():
     13 measure the result)."""
     # since 2026-12-06 (the speaker cannot help, an answer put off, a ticket for an answer): 8 and 10 English,
     # 12 Chinese (稍后给您回复)
-    assert _split_counts("abstention_test10.jsonl") == {"en": (8, 0, 22), "zh": (12, 0, 18)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (8, 0, 22), zh: (12, 0, 18)}
+    assert _split_counts("abstention_test10.jsonl") == {"en": (9, 0, 21), "zh": (13, 0, 17)}
     # since 2026-12-07's second session (a request logged, 已帮您登记, is the service talking): 7 Chinese in 11
-    assert _split_counts("abstention_test11.jsonl") == {"en": (10, 0, 20), "zh": (7, 0, 23)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (10, 0, 20), zh: (7, 0, 23)}
+    assert _split_counts("abstention_test11.jsonl") == {"en": (12, 0, 18), "zh": (7, 0, 23)}
 
 
 def test_the_twelfth_and_thirteenth_held_out_splits_are_measured_as_reported():
@@ -236,9 +239,11 @@ def test_the_twelfth_and_thirteenth_held_out_splits_are_measured_as_reported():
     # and since the second rules of that day ("it depends" in place of an answer, the speaker who cannot do what
     # was asked, a referral to staff is no content): 1 more of each language in split 12; and since the rules learned
     # from split 21 (what "the specifics" depend on): 1 more Chinese
-    assert _split_counts("abstention_test12.jsonl") == {"en": (9, 0, 21), "zh": (12, 0, 18)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (9, 0, 21), zh: (12, 0, 18)}
+    assert _split_counts("abstention_test12.jsonl") == {"en": (9, 0, 21), "zh": (13, 0, 17)}
     # and split 18's lessons (a ticket number, thanks, a question handed to people): 1 more Chinese in split 13
-    assert _split_counts("abstention_test13.jsonl") == {"en": (11, 1, 19), "zh": (10, 0, 20)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (11, 1, 19), zh: (10, 0, 20)}
+    assert _split_counts("abstention_test13.jsonl") == {"en": (11, 1, 19), "zh": (11, 0, 19)}
 
 
 def test_the_fourteenth_held_out_split_is_measured_as_reported():
@@ -252,7 +257,8 @@ def test_the_fourteenth_held_out_split_is_measured_as_reported():
     # and the second rules of that day 2 more, and one partial answer read as a refusal ("I'm sorry, I can't check
     # the status of your specific application. For general reference, the ... standard is 10 business days")
     # (and split 18's lessons 1 more Chinese)
-    assert _split_counts("abstention_test14.jsonl") == {"en": (13, 2, 17), "zh": (15, 2, 15)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (13, 2, 17), zh: (15, 2, 15)}
+    assert _split_counts("abstention_test14.jsonl") == {"en": (13, 2, 17), "zh": (16, 2, 14)}
 
 
 def test_the_fifteenth_held_out_split_is_measured_as_reported():
@@ -262,7 +268,8 @@ def test_the_fifteenth_held_out_split_is_measured_as_reported():
     tests/models/test_abstention_model.py."""
     # development data since; the second rules of 2026-12-06 (found on splits 16 and 17) take 9 more
     # (and split 18's 1 more Chinese)
-    assert _split_counts("abstention_test15.jsonl") == {"en": (27, 0, 3), "zh": (26, 0, 4)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (27, 0, 3), zh: (26, 0, 4)}
+    assert _split_counts("abstention_test15.jsonl") == {"en": (27, 0, 3), "zh": (27, 0, 3)}
 
 # --- refusals in users' own wordings (tests/judges/data/abstention_cases.jsonl) -----------------------------
 CASES = Path(__file__).resolve().parent / "data" / "abstention_cases.jsonl"
@@ -540,7 +547,8 @@ def test_the_nineteenth_held_out_split_is_measured_as_reported():
     stage: tests/models/test_abstention_model.py."""
     # development data since the rules learned from split 21: "it varies" and what the specifics depend on take
     # r19-110 (不同线路的末班车时间不同，具体要看您乘坐的线路和站点)
-    assert _split_counts("abstention_test19.jsonl") == {"en": (27, 0, 3), "zh": (25, 0, 5)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (27, 0, 3), zh: (25, 0, 5)}
+    assert _split_counts("abstention_test19.jsonl") == {"en": (27, 0, 3), "zh": (27, 0, 3)}
 
 
 @pytest.mark.parametrize("text, abstained", [
@@ -562,7 +570,8 @@ def test_the_twenty_first_held_out_split_is_measured_as_reported():
     # development data since: the rules learned from its misses (a transfer under way, the speaker left out, what
     # "the specifics" depend on, a referral to who handles it or to a technician) take 4 more; r21-072 (the price
     # varies by distance, volume, floor ..., enumerated with 、) stays a partial answer
-    assert _split_counts("abstention_test21.jsonl") == {"en": (28, 0, 2), "zh": (29, 0, 1)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (28, 0, 2), zh: (29, 0, 1)}
+    assert _split_counts("abstention_test21.jsonl") == {"en": (29, 0, 1), "zh": (29, 0, 1)}
 
 
 @pytest.mark.parametrize("text, abstained", [
@@ -590,7 +599,8 @@ def test_the_twenty_second_held_out_split_is_measured_as_reported():
     0.960 / 0.800); the rules at the session's start (aae3fe4) read it the same. The false abstention (r22-007): a
     partial answer whose second sentence says 费用方面我这里没有相关信息. With the learned stage:
     tests/models/test_abstention_model.py."""
-    assert _split_counts("abstention_test22.jsonl") == {"en": (24, 0, 6), "zh": (24, 1, 6)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (24, 0, 6), zh: (24, 1, 6)}
+    assert _split_counts("abstention_test22.jsonl") == {"en": (25, 0, 5), "zh": (26, 1, 4)}
 
 
 def test_the_twenty_third_held_out_split_is_measured_as_reported():
@@ -599,7 +609,8 @@ def test_the_twenty_third_held_out_split_is_measured_as_reported():
     zh 0.960 / 0.800); the rules at the session's start (54da2fe) read it the same. The false abstention (r23-044): an
     apology, then what to do, then "我们会在48小时内处理" read as a follow-up promised in place of an answer. With the
     learned stage: tests/models/test_abstention_model.py."""
-    assert _split_counts("abstention_test23.jsonl") == {"en": (23, 0, 7), "zh": (24, 1, 6)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (23, 0, 7), zh: (24, 1, 6)}
+    assert _split_counts("abstention_test23.jsonl") == {"en": (26, 0, 4), "zh": (27, 1, 3)}
 
 
 def test_the_twenty_fourth_held_out_split_is_measured_as_reported():
@@ -609,7 +620,8 @@ def test_the_twenty_fourth_held_out_split_is_measured_as_reported():
     is "I don't have the current price for an additional bag, though." With the learned stage:
     tests/models/test_abstention_model.py."""
     # since 2026-12-07 "one checked bag" is content, not what the speaker searched: r24-039 is a partial answer
-    assert _split_counts("abstention_test24.jsonl") == {"en": (27, 0, 3), "zh": (24, 0, 6)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (27, 0, 3), zh: (24, 0, 6)}
+    assert _split_counts("abstention_test24.jsonl") == {"en": (28, 0, 2), "zh": (26, 0, 4)}
 
 
 def test_the_twenty_fifth_and_sixth_held_out_splits_are_measured_as_reported():
@@ -617,8 +629,10 @@ def test_the_twenty_fifth_and_sixth_held_out_splits_are_measured_as_reported():
     fresh writers, imported unread (0357ec2) and measured once with the rules of that commit: split 25 precision
     1.000, recall 0.867; split 26 precision 1.000, recall 0.833. With the learned stage:
     tests/models/test_abstention_model.py."""
-    assert _split_counts("abstention_test25.jsonl") == {"en": (26, 0, 4), "zh": (26, 0, 4)}
-    assert _split_counts("abstention_test26.jsonl") == {"en": (24, 0, 6), "zh": (26, 0, 4)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (26, 0, 4), zh: (26, 0, 4)}
+    assert _split_counts("abstention_test25.jsonl") == {"en": (27, 0, 3), "zh": (27, 0, 3)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (24, 0, 6), zh: (26, 0, 4)}
+    assert _split_counts("abstention_test26.jsonl") == {"en": (25, 0, 5), "zh": (28, 0, 2)}
 
 
 def test_the_twenty_seventh_and_eighth_held_out_splits_are_measured_as_reported():
@@ -627,8 +641,10 @@ def test_the_twenty_seventh_and_eighth_held_out_splits_are_measured_as_reported(
     the first checked bag costs $35. I don't have the international fee schedule, ..."); split 28 1.000 / 0.817. With
     the learned stage: tests/models/test_abstention_model.py."""
     # r27-032 is a partial answer since 2026-12-07 ("the first checked bag costs $35" is content)
-    assert _split_counts("abstention_test27.jsonl") == {"en": (23, 0, 7), "zh": (24, 0, 6)}
-    assert _split_counts("abstention_test28.jsonl") == {"en": (25, 0, 5), "zh": (24, 0, 6)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (23, 0, 7), zh: (24, 0, 6)}
+    assert _split_counts("abstention_test27.jsonl") == {"en": (26, 0, 4), "zh": (26, 0, 4)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (25, 0, 5), zh: (24, 0, 6)}
+    assert _split_counts("abstention_test28.jsonl") == {"en": (26, 0, 4), "zh": (26, 0, 4)}
 
 
 def test_the_twenty_ninth_and_thirtieth_held_out_splits_are_measured_as_reported():
@@ -637,9 +653,11 @@ def test_the_twenty_ninth_and_thirtieth_held_out_splits_are_measured_as_reported
     "Economy Flex includes one checked bag up to 23 kg. I don't have information on Economy Light in my sources.", the
     third of its kind, after r24-039 and r27-032: "checked" read as what the speaker searched). With the learned stage:
     tests/models/test_abstention_model.py."""
-    assert _split_counts("abstention_test29.jsonl") == {"en": (24, 0, 6), "zh": (25, 0, 5)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (24, 0, 6), zh: (25, 0, 5)}
+    assert _split_counts("abstention_test29.jsonl") == {"en": (24, 0, 6), "zh": (28, 0, 2)}
     # since the "checked bag" mend (2026-12-07), r30-068 is a partial answer
-    assert _split_counts("abstention_test30.jsonl") == {"en": (29, 0, 1), "zh": (26, 0, 4)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (29, 0, 1), zh: (26, 0, 4)}
+    assert _split_counts("abstention_test30.jsonl") == {"en": (29, 0, 1), "zh": (28, 0, 2)}
 
 
 def test_the_thirty_first_to_thirty_fourth_held_out_splits_are_measured_as_reported():
@@ -647,12 +665,16 @@ def test_the_thirty_first_to_thirty_fourth_held_out_splits_are_measured_as_repor
     ebef5fa; 33 and 34 written after 31 and 32 were read) and measured once with the rules of 7eb6b4c, unchanged
     since: recall 0.783, 0.867, 0.733 and 0.833, no false abstention. With the learned stage:
     tests/models/test_abstention_model.py."""
-    assert _split_counts("abstention_test31.jsonl") == {"en": (25, 0, 5), "zh": (22, 0, 8)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (25, 0, 5), zh: (22, 0, 8)}
+    assert _split_counts("abstention_test31.jsonl") == {"en": (25, 0, 5), "zh": (24, 0, 6)}
     # since the same day's second session, r32-117 ("I understand how frustrating ... I've created a support ticket"):
     # sympathy and a ticket logged are the service talking, so the reply is a refusal, not a partial answer
-    assert _split_counts("abstention_test32.jsonl") == {"en": (29, 0, 1), "zh": (24, 0, 6)}
-    assert _split_counts("abstention_test33.jsonl") == {"en": (21, 0, 9), "zh": (23, 0, 7)}
-    assert _split_counts("abstention_test34.jsonl") == {"en": (24, 0, 6), "zh": (26, 0, 4)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (29, 0, 1), zh: (24, 0, 6)}
+    assert _split_counts("abstention_test32.jsonl") == {"en": (29, 0, 1), "zh": (28, 0, 2)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (21, 0, 9), zh: (23, 0, 7)}
+    assert _split_counts("abstention_test33.jsonl") == {"en": (24, 0, 6), "zh": (26, 0, 4)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (24, 0, 6), zh: (26, 0, 4)}
+    assert _split_counts("abstention_test34.jsonl") == {"en": (26, 0, 4), "zh": (27, 0, 3)}
 
 
 @pytest.mark.parametrize("reply, reason", [

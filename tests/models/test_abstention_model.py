@@ -143,7 +143,8 @@ def test_the_split_written_after_the_weights_is_measured_as_reported():
     # and again with split 18 and its rules (dev to 18; thresholds 0.85 for answers, 0.95 for partial answers):
     # (22, 2, 8) and (21, 2, 9); with split 20 (threshold 0.90) and the loop rule (r14-009, r14-103 loop) as below
     # with dev to 26 (2026-12-06, session 6; partial answers at 0.90): two more Chinese refusals, in-sample
-    assert _counts("abstention_test14.jsonl") == {"en": (20, 2, 10), "zh": (22, 2, 8)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (20, 2, 10), zh: (22, 2, 8)}
+    assert _counts("abstention_test14.jsonl") == {"en": (20, 2, 10), "zh": (23, 2, 7)}
 
 
 def test_the_fifteenth_split_is_measured_as_reported():
@@ -151,7 +152,8 @@ def test_the_fifteenth_split_is_measured_as_reported():
     once): rules + learned stage precision 1.000, recall 0.817 (rules alone 1.000 / 0.717; the rules and weights of
     the day before: 1.000 / 0.800)."""
     # training data since the second refit of 2026-12-06 (in-sample; out of split: 0.950, abstention_train.py)
-    assert _counts("abstention_test15.jsonl") == {"en": (29, 0, 1), "zh": (29, 0, 1)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (29, 0, 1), zh: (29, 0, 1)}
+    assert _counts("abstention_test15.jsonl") == {"en": (30, 0, 0), "zh": (30, 0, 0)}
 
 
 def test_the_eighteenth_split_is_measured_as_reported():
@@ -173,7 +175,8 @@ def test_the_nineteenth_split_is_measured_as_reported():
     16 and 17 (6da1261): 1.000 / 0.917. One split of 60 refusals: a 95% Wilson interval of 0.86-0.98."""
     # development data since the rules learned from split 21 (r19-110: "it varies", what the specifics depend on),
     # and the fit on dev to 21: (29, 0, 1) and (29, 0, 1)
-    assert _counts("abstention_test19.jsonl") == {"en": (29, 0, 1), "zh": (29, 0, 1)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (29, 0, 1), zh: (29, 0, 1)}
+    assert _counts("abstention_test19.jsonl") == {"en": (29, 0, 1), "zh": (30, 0, 0)}
 
 
 def test_the_twenty_first_split_is_measured_as_reported():
@@ -193,7 +196,8 @@ def test_the_twenty_second_split_is_measured_as_reported():
     # training data since the fit on dev to 22 (thresholds 0.90 / 0.95): in-sample, one English partial answer fewer
     # with dev to 26: one more refusal in each language, in-sample; with dev to 28 (partial answers at 0.85): one more
     # Chinese refusal
-    assert _counts("abstention_test22.jsonl") == {"en": (27, 0, 3), "zh": (28, 1, 2)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (27, 0, 3), zh: (28, 1, 2)}
+    assert _counts("abstention_test22.jsonl") == {"en": (29, 0, 1), "zh": (29, 1, 1)}
 
 
 def test_the_twenty_third_split_is_measured_as_reported():
@@ -203,7 +207,8 @@ def test_the_twenty_third_split_is_measured_as_reported():
     session's start (54da2fe, fitted on dev to 21, partial answers at 0.90): 0.982 / 0.900. One split of 60 refusals:
     a 95% Wilson interval of 0.78-0.94 for 53/60."""
     # training data since the fit on dev to 26 (2026-12-06, session 6): one more refusal in each language
-    assert _counts("abstention_test23.jsonl") == {"en": (27, 0, 3), "zh": (28, 1, 2)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (27, 0, 3), zh: (28, 1, 2)}
+    assert _counts("abstention_test23.jsonl") == {"en": (28, 0, 2), "zh": (29, 1, 1)}
 
 
 def test_the_twenty_fourth_split_is_measured_as_reported():
@@ -212,7 +217,8 @@ def test_the_twenty_fourth_split_is_measured_as_reported():
     recall 0.967 (en 0.968 / 1.000, zh 1.000 / 0.933; rules alone 0.981 / 0.850). The weights at the session's start
     (54da2fe): the same. One split of 60 refusals: a 95% Wilson interval of 0.89-0.99 for 58/60."""
     # r24-039's "one checked bag" is content since 2026-12-07 (it read as what the speaker searched): no false abstention
-    assert _counts("abstention_test24.jsonl") == {"en": (30, 0, 0), "zh": (28, 0, 2)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (30, 0, 0), zh: (28, 0, 2)}
+    assert _counts("abstention_test24.jsonl") == {"en": (30, 0, 0), "zh": (29, 0, 1)}
 
 
 def test_the_twenty_fifth_and_sixth_splits_are_measured_as_reported():
@@ -221,9 +227,11 @@ def test_the_twenty_fifth_and_sixth_splits_are_measured_as_reported():
     dropped before they were opened): split 25 rules + learned stage precision 1.000, recall 0.933 (rules alone
     1.000 / 0.867); split 26 1.000 / 0.917 (rules alone 1.000 / 0.833). With splits 19 to 24 written from the same
     brief: 440 of 480 refusals, 0.917 (95% Wilson interval 0.89-0.94)."""
-    assert _counts("abstention_test25.jsonl") == {"en": (29, 0, 1), "zh": (27, 0, 3)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (29, 0, 1), zh: (27, 0, 3)}
+    assert _counts("abstention_test25.jsonl") == {"en": (29, 0, 1), "zh": (28, 0, 2)}
     # training data since the fit on dev to 26 (2026-12-06, session 6): split 26 one more English refusal in-sample
-    assert _counts("abstention_test26.jsonl") == {"en": (28, 0, 2), "zh": (28, 0, 2)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (28, 0, 2), zh: (28, 0, 2)}
+    assert _counts("abstention_test26.jsonl") == {"en": (28, 0, 2), "zh": (30, 0, 0)}
 
 
 def test_the_twenty_seventh_and_eighth_splits_are_measured_as_reported():
@@ -235,8 +243,10 @@ def test_the_twenty_seventh_and_eighth_splits_are_measured_as_reported():
     of its day: 554 of 600, 0.923 (0.90-0.94)."""
     # training data since the fit on dev to 28 (2026-12-07): in-sample, one more English refusal of 27; and r27-032's
     # "the first checked bag costs $35" is content (it read as what the speaker searched): no false abstention
-    assert _counts("abstention_test27.jsonl") == {"en": (29, 0, 1), "zh": (28, 0, 2)}
-    assert _counts("abstention_test28.jsonl") == {"en": (29, 0, 1), "zh": (29, 0, 1)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (29, 0, 1), zh: (28, 0, 2)}
+    assert _counts("abstention_test27.jsonl") == {"en": (29, 0, 1), "zh": (29, 0, 1)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (29, 0, 1), zh: (29, 0, 1)}
+    assert _counts("abstention_test28.jsonl") == {"en": (30, 0, 0), "zh": (30, 0, 0)}
 
 
 def test_the_twenty_ninth_and_thirtieth_splits_are_measured_as_reported():
@@ -248,8 +258,10 @@ def test_the_twenty_ninth_and_thirtieth_splits_are_measured_as_reported():
     (0.91-0.95). The misses: three tickets or messages logged with a promise to reply (已为您提交报修申请…与您联系),
     one answer withheld because two sources disagree."""
     # r30-068's "one checked bag" is content since (it read as what the speaker searched): its false abstention went
-    assert _counts("abstention_test29.jsonl") == {"en": (30, 0, 0), "zh": (27, 0, 3)}
-    assert _counts("abstention_test30.jsonl") == {"en": (30, 0, 0), "zh": (29, 0, 1)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (30, 0, 0), zh: (27, 0, 3)}
+    assert _counts("abstention_test29.jsonl") == {"en": (30, 0, 0), "zh": (30, 0, 0)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (30, 0, 0), zh: (29, 0, 1)}
+    assert _counts("abstention_test30.jsonl") == {"en": (30, 0, 0), "zh": (30, 0, 0)}
 
 
 def test_the_thirty_first_to_thirty_fourth_splits_are_measured_as_reported():
@@ -259,11 +271,15 @@ def test_the_thirty_first_to_thirty_fourth_splits_are_measured_as_reported():
     0.967 (rules alone 0.783, 0.867, 0.733, 0.833). Pooled: 226 of 240, 0.942 (95% Wilson interval 0.90-0.96); the
     sixteen splits from this brief, each by the rules and weights of its day: 896 of 960, 0.933 (0.92-0.95). A
     refit on dev to 30 was dropped before 31 and 32 were opened (reports/judges.md)."""
-    assert _counts("abstention_test31.jsonl") == {"en": (29, 0, 1), "zh": (27, 0, 3)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (29, 0, 1), zh: (27, 0, 3)}
+    assert _counts("abstention_test31.jsonl") == {"en": (29, 0, 1), "zh": (28, 0, 2)}
     # r32-117 is the rules' refusal since the second session of 2026-12-07 (the service's sympathy and a ticket logged)
-    assert _counts("abstention_test32.jsonl") == {"en": (30, 0, 0), "zh": (26, 0, 4)}
-    assert _counts("abstention_test33.jsonl") == {"en": (27, 0, 3), "zh": (30, 0, 0)}
-    assert _counts("abstention_test34.jsonl") == {"en": (28, 0, 2), "zh": (30, 0, 0)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (30, 0, 0), zh: (26, 0, 4)}
+    assert _counts("abstention_test32.jsonl") == {"en": (30, 0, 0), "zh": (29, 0, 1)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (27, 0, 3), zh: (30, 0, 0)}
+    assert _counts("abstention_test33.jsonl") == {"en": (28, 0, 2), "zh": (30, 0, 0)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (28, 0, 2), zh: (30, 0, 0)}
+    assert _counts("abstention_test34.jsonl") == {"en": (30, 0, 0), "zh": (30, 0, 0)}
     # the pooled figure and its 95% Wilson score interval, recomputed from the counts above
     k, n, z = 29 + 27 + 29 + 26 + 27 + 30 + 28 + 30, 240, 1.959964  # as measured (r32-117 then missed)
     centre, half = k / n + z * z / (2 * n), z * math.sqrt(k / n * (1 - k / n) / n + z * z / (4 * n * n))
@@ -291,7 +307,7 @@ def test_the_other_labelled_answers_and_the_demos_llm_answers_stay_answers():
     """The counts reports/judges.md quotes for the stage on answers nobody trained it on (every reply an answer): 0 of
     the 1,562 other multi-document answers (1 since the fit on dev to 26: "《长河》的导演林嘉树出生于福建厦门。", p 0.907;
     0 of the 192 of held-out sets P and Q, written after it; 0 of the 192 of R and S, written after the fit on dev to 28,
-    and 0 of the 192 of T and U, written after them),
+    and 0 of the 192 of T and U, written after them; 0 of the 192 of V and W, written after the refit of 2026-12-07),
     2 of the 1,333 paraphrases (1 since the fit on dev to 28), 0 of the 276 judge-set and comparison answers;
     of the 34 SmolLM2 demo answers the rules call answers, only q024 ("The answer is no. ... The answer is not
     possible to answer based on the given information.")."""
@@ -299,7 +315,7 @@ def test_the_other_labelled_answers_and_the_demos_llm_answers_stay_answers():
         return [json.loads(x)["answer"] for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
 
     judges, bench = REPO / "tests" / "judges" / "data", REPO / "benchmarks" / "data"
-    for files, n, read in ((("judge_multidoc_held_out.jsonl", "judge_multidoc.jsonl"), 2138, 1),
+    for files, n, read in ((("judge_multidoc_held_out.jsonl", "judge_multidoc.jsonl"), 2330, 1),
                            (("judge_comparisons_held_out.jsonl",), 60, 0)):
         texts = [t for f in files for t in answers(judges / f)]
         assert (len(texts), sum(stage.detect(t, model="e5").abstained for t in texts)) == (n, read), files

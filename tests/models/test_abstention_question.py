@@ -119,13 +119,15 @@ def _labelled_with_questions() -> list[dict]:
 def test_across_the_labelled_splits_the_question_only_adds_refusals_labelled_so():
     """Splits 8-34 (3,520 replies with questions): the question turns 38 replies the stage read as answers into
     refusals, all labelled abstained (most of them training data of the stage; of splits 29-34, which it never
-    saw, three: r29-078, r31-069, r32-020), and no labelled answer into a refusal."""
+    saw, three: r29-078, r31-069, r32-020), and no labelled answer into a refusal. Since deferrals, questions back
+    and what the answer depends on are read (2026-12-07), 33: the rules, or the stage without the question, find
+    the other five (r29-078 and r32-020 among them)."""
     rows = _labelled_with_questions()
     moved = [r for r in rows if stage.detect(r["answer"], model="e5").abstained
              != stage.detect(r["answer"], model="e5", question=r["question"]).abstained]
     assert len(rows) == 3520
-    assert len(moved) == 38 and all(r["label"] == "abstained" for r in moved)
-    assert [r["id"] for r in moved if int(r["id"].split("-")[0][1:]) >= 29] == ["r29-078", "r31-069", "r32-020"]
+    assert len(moved) == 33 and all(r["label"] == "abstained" for r in moved)
+    assert [r["id"] for r in moved if int(r["id"].split("-")[0][1:]) >= 29] == ["r31-069"]
 
 
 def _counts(name: str, question: bool) -> dict[str, tuple[int, int, int]]:
@@ -147,10 +149,14 @@ def test_splits_35_and_36_are_measured_as_reported():
     learned stage recall 0.967 on both (precision 1.000 and 0.983); without it 0.950 and 0.967. Both: 116 of 120
     refusals, 0.967 (95% Wilson interval 0.92-0.99). Read since (a ticket logged in reply to a yes-or-no question is
     among their misses): the reply of service talk alone (f6abb0c) was written after, and reads them the same."""
-    assert _counts("abstention_test35.jsonl", question=True) == {"en": (29, 0, 1), "zh": (29, 0, 1)}
-    assert _counts("abstention_test35.jsonl", question=False) == {"en": (29, 0, 1), "zh": (28, 0, 2)}
-    assert _counts("abstention_test36.jsonl", question=True) == {"en": (29, 1, 1), "zh": (29, 0, 1)}
-    assert _counts("abstention_test36.jsonl", question=False) == {"en": (29, 1, 1), "zh": (29, 0, 1)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (29, 0, 1), zh: (29, 0, 1)}
+    assert _counts("abstention_test35.jsonl", question=True) == {"en": (30, 0, 0), "zh": (29, 0, 1)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (29, 0, 1), zh: (28, 0, 2)}
+    assert _counts("abstention_test35.jsonl", question=False) == {"en": (30, 0, 0), "zh": (28, 0, 2)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (29, 1, 1), zh: (29, 0, 1)}
+    assert _counts("abstention_test36.jsonl", question=True) == {"en": (30, 1, 0), "zh": (30, 0, 0)}
+    # deferrals, questions back, what it depends on (2026-12-07): was {en: (29, 1, 1), zh: (29, 0, 1)}
+    assert _counts("abstention_test36.jsonl", question=False) == {"en": (30, 1, 0), "zh": (30, 0, 0)}
     k, n, z = 29 + 29 + 29 + 29, 120, 1.959964
     centre, half = k / n + z * z / (2 * n), z * math.sqrt(k / n * (1 - k / n) / n + z * z / (4 * n * n))
     assert (round((centre - half) / (1 + z * z / n), 2), round((centre + half) / (1 + z * z / n), 2)) == (0.92, 0.99)
@@ -163,8 +169,10 @@ def test_splits_37_and_38_are_measured_as_reported():
     none of their 240 replies; rules alone 0.800 and 0.883). Both: 113 of 120, 0.942 (95% Wilson interval 0.88-0.97);
     splits 35-38, 229 of 240, 0.954 (0.92-0.97)."""
     for question in (True, False):
-        assert _counts("abstention_test37.jsonl", question) == {"en": (28, 0, 2), "zh": (28, 0, 2)}
-        assert _counts("abstention_test38.jsonl", question) == {"en": (29, 0, 1), "zh": (28, 0, 2)}
+        # deferrals, questions back, what it depends on (2026-12-07): was {en: (28, 0, 2), zh: (28, 0, 2)}
+        assert _counts("abstention_test37.jsonl", question) == {"en": (30, 0, 0), "zh": (30, 0, 0)}
+        # deferrals, questions back, what it depends on (2026-12-07): was {en: (29, 0, 1), zh: (28, 0, 2)}
+        assert _counts("abstention_test38.jsonl", question) == {"en": (30, 0, 0), "zh": (30, 0, 0)}
     k, n, z = 28 + 28 + 29 + 28 + 116, 240, 1.959964
     centre, half = k / n + z * z / (2 * n), z * math.sqrt(k / n * (1 - k / n) / n + z * z / (4 * n * n))
     assert k == 229 and (round((centre - half) / (1 + z * z / n), 2), round((centre + half) / (1 + z * z / n), 2)) \
@@ -172,7 +180,7 @@ def test_splits_37_and_38_are_measured_as_reported():
 
 
 def test_on_answers_nobody_trained_it_on_the_question_adds_no_refusal():
-    """The multi-document answers (2,582 with their questions, every held-out set included), the 1,333 paraphrases,
+    """The multi-document answers (2,774 with their questions, every held-out set included, V and W since 2026-12-07), the 1,333 paraphrases,
     the 216 judge-set answers and the demo's 40 SmolLM2 answers: read with the question or without it, the same finding
     for every one (their few false abstentions, tests/models/test_abstention_model.py, are the stage's own)."""
     judges, bench = REPO / "tests" / "judges" / "data", REPO / "benchmarks" / "data"
@@ -180,7 +188,7 @@ def test_on_answers_nobody_trained_it_on_the_question_adds_no_refusal():
                                   "judge_comparisons_held_out.jsonl")]
     files += [bench / "judge_paraphrases.jsonl", bench / "judge_cases.jsonl", REPO / "eval_sets" / "demo_llm_answers.jsonl"]
     rows = [json.loads(x) for f in files for x in f.read_text(encoding="utf-8").splitlines() if x.strip()]
-    assert len(rows) == 2582 + 1333 + 216 + 40 and all(r["question"] for r in rows)
+    assert len(rows) == 2774 + 1333 + 216 + 40 and all(r["question"] for r in rows)
     moved = [r["answer"][:40] for r in rows if stage.detect(r["answer"], model="e5").abstained
              != stage.detect(r["answer"], model="e5", question=r["question"]).abstained]
     assert moved == []
