@@ -689,3 +689,11 @@ def test_a_search_verb_is_what_the_speaker_searched_only_as_a_verb(reply: str, r
     """"checked" in "one checked bag" is an adjective of the content, not the speaker's search: three splits' only false
     abstentions (r24-039, r27-032, r30-068) were such answers with a refusal for their other part."""
     assert detect_abstention(reply).reason == reason
+
+
+def test_the_thirty_ninth_and_fortieth_held_out_splits_are_measured_as_reported():
+    """Splits 39 and 40 (split 19's brief), imported unread and measured once with the rules of 2026-12-07 that
+    read deferrals, questions back, what the answer depends on and withheld figures: recall 0.900 and 0.850
+    (precision 1.000); the rules of the session's start found 51 and 47 of their 60 refusals."""
+    assert _split_counts("abstention_test39.jsonl") == {"en": (25, 0, 5), "zh": (29, 0, 1)}
+    assert _split_counts("abstention_test40.jsonl") == {"en": (26, 0, 4), "zh": (25, 0, 5)}

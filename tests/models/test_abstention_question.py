@@ -192,3 +192,19 @@ def test_on_answers_nobody_trained_it_on_the_question_adds_no_refusal():
     moved = [r["answer"][:40] for r in rows if stage.detect(r["answer"], model="e5").abstained
              != stage.detect(r["answer"], model="e5", question=r["question"]).abstained]
     assert moved == []
+
+
+def test_splits_39_and_40_are_measured_as_reported():
+    """Two more splits from split 19's brief (120 replies each, 60 refusals), written blind while deferrals, questions
+    back, what the answer depends on and withheld figures were added to the rules on splits 8-38, imported unread
+    (8ae42f3) and measured once with the final rules and the stage refitted by its own procedure (threshold_partial
+    0.80): rules + stage with the question, precision 1.000 on both; recall 0.950 (en 0.900) and 1.000. Pooled,
+    117 of 120 refusals (0.975, 95% Wilson 0.93-0.99); the rules and weights of the session's start found 114 (0.950;
+    55 and 59). The three misses are English: a referral in a long sympathetic reply, "may not have been published to
+    this assistant yet", "That's one for our membership team"."""
+    assert _counts("abstention_test39.jsonl", question=True) == {"en": (27, 0, 3), "zh": (30, 0, 0)}
+    assert _counts("abstention_test40.jsonl", question=True) == {"en": (30, 0, 0), "zh": (30, 0, 0)}
+    k, n, z = 27 + 30 + 30 + 30, 120, 1.959964
+    centre, half = k / n + z * z / (2 * n), z * math.sqrt(k / n * (1 - k / n) / n + z * z / (4 * n * n))
+    assert k == 117 and (round((centre - half) / (1 + z * z / n), 2), round((centre + half) / (1 + z * z / n), 2)) \
+        == (0.93, 0.99)
