@@ -77,9 +77,9 @@ from evalkit.judges.grounding import (
 from evalkit.judges.polarity import check_polarity
 from evalkit.judges.reach import reach
 from evalkit.judges.rows import misbound
+from evalkit.text.assertions import asserted_part, non_assertion
 from evalkit.text.claims import is_chinese, split_claims
 from evalkit.text.lexicon import COURTESY, negation_cues, term_found
-from evalkit.text.partial_answers import asserted_part, non_assertion
 from evalkit.text.tokenize import fold_dashes
 from evalkit.text.values import Atom, AtomPool, fold, is_name_fragment
 
@@ -217,7 +217,7 @@ class ClaimSignals:
 def _asserts_nothing(claim: str, novel: list[Atom]) -> str | None:
     """What a claim that asserts nothing the evidence could check is, or None: a courtesy phrase (its names aside:
     "Thank you for contacting Acme"), or, with no value or name of its own, a question, a request or a referral to
-    the reader, the speaker about itself... (:func:`evalkit.text.partial_answers.non_assertion`)."""
+    the reader, the speaker about itself... (:func:`evalkit.text.assertions.non_assertion`)."""
     if COURTESY.search(claim) and all(a.kind == "entity" for a in novel):
         return "a courtesy phrase"
     return None if novel else non_assertion(claim)

@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from evalkit.judges.grounding import Clause, Window
+from evalkit.text.assertions import CONDITION
 from evalkit.text.lexicon import CJK, content_terms, is_charge, is_end_cue, is_soft_cue, term_found
-from evalkit.text.partial_answers import CONDITION
 from evalkit.text.values import extract_atoms
 
 __all__ = ["Polarity", "check_polarity", "short"]

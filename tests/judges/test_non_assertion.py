@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from evalkit.judges.offline import OfflineJudge
-from evalkit.text.partial_answers import non_assertion
+from evalkit.text.assertions import non_assertion
 from evalkit.text.values import extract_atoms
 
 EN = [("fees-2026", "Late registration costs $40 and closes on 15 September 2026. Refunds are not given after "
