@@ -50,7 +50,9 @@ def test_sets_s5_s6(tallies):
     t = tallies["S5+S6"]
     # the rules alone find 17 of 40 refusals ([17, 10, 10, 3, 0]); with the learned stage, on by default since 2026-12-06:
     # ([24, 8, 8, 0, 0] with the weights fitted on dev to 22; [26, 8, 6, 0, 0] on dev to 26; dev to 28 since 2026-12-07)
-    assert [t[("abstained", v)] for v in OUTCOMES] == [27, 8, 5, 0, 0]
+    # deferrals, questions back, what it depends on and withheld figures read, the stage refitted (2026-12-07): was
+    # [27, 8, 5, 0, 0]
+    assert [t[("abstained", v)] for v in OUTCOMES] == [28, 7, 5, 0, 0]
     # v17-v19 (readings found on other sets): one correct answer of S5 no longer unsupported
     assert [t[("supported", v)] for v in OUTCOMES] == [0, 9, 15, 16, 0]
     # "It depends on your membership level." is no claim since the abstention rules of 2026-12-06 ("it depends" in
@@ -65,7 +67,8 @@ def test_sets_s3_s4(tallies):
     t = tallies["S3+S4"]
     # the rules alone find 14 of 40 refusals ([14, 7, 9, 7, 3]); with the learned stage (the default):
     # ([21, 5, 8, 5, 1] with the weights fitted on dev to 22)
-    assert [t[("abstained", v)] for v in OUTCOMES] == [26, 4, 5, 4, 1]
+    # deferrals, questions back ... (2026-12-07): was [26, 4, 5, 4, 1]
+    assert [t[("abstained", v)] for v in OUTCOMES] == [27, 4, 5, 4, 0]
     # v15: one correct answer unverified -> supported (S3-zh-16: "60至69周岁" is an age in years since v15, no
     # longer weeks, and its 60 now grounds the answer's 60元 with the evidence's half of 120元)
     # v23: S4-zh-19's "一次最多用300积分" is reached in two steps, (100 积分 x 3 h) / 1 h: unverified, no longer unsupported
@@ -80,7 +83,8 @@ def test_sets_s1_s2(tallies):
     # the rules alone: [14, 9, 12, 5, 0]; the weights fitted on dev to 22: [20, 8, 7, 5, 0]; judge v21: a refusal
     # that states what the passages say, "..., but I can't tell ...", is supported for what it states (was unverified)
     # ([22, 6, 6, 6, 0] with the weights fitted on dev to 26; dev to 28 since 2026-12-07)
-    assert [t[("abstained", v)] for v in OUTCOMES] == [27, 5, 6, 2, 0]
+    # deferrals, questions back ... (2026-12-07): was [27, 5, 6, 2, 0]
+    assert [t[("abstained", v)] for v in OUTCOMES] == [29, 5, 5, 1, 0]
     # the weights fitted on dev to 26 read one correct answer of S2 as a refusal (it was unverified); on dev to 28, not
     assert [t[("supported", v)] for v in OUTCOMES] == [0, 7, 17, 16, 0]
     assert [t[("unsupported", v)] for v in OUTCOMES] == [0, 28, 10, 2, 0]
