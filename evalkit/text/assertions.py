@@ -12,7 +12,7 @@ import re
 
 from evalkit.text.lexicon import COURTESY
 from evalkit.text.partial_answers import CONTRAST, FILLER, QUESTION, content_clauses, is_content
-from evalkit.text.refusal_rules import _clauses, normalise, refusal_spans
+from evalkit.text.refusal_rules import OFFER, _clauses, normalise, refusal_spans
 
 __all__ = ["CONDITION", "asserted_part", "non_assertion"]
 
@@ -42,9 +42,6 @@ _SPEAKER = re.compile(
     r"^\W*(?:(?:抱歉|不好意思|很遗憾|对不起|目前|暂时)\W*)?我(?!们)(?!(?:认为|觉得|相信|记得|确认|可以确认|能确认|可以告诉))",
     re.IGNORECASE)
 
-
-_OFFER = re.compile(r"\b(?:would\s+you\s+like|do\s+you\s+(?:want|need)|shall\s+i|should\s+i|want\s+me\s+to|"
-                    r"(?:like|need)\s+me\s+to)\b|(?:您|你)(?:要不要|需不需要|是否需要)|要不要我|需要我|要我", re.IGNORECASE)
 
 
 # a clause that names what it is about, and asserts nothing: "As for the deposit", 合约解除和违约金的问题, 关于退费,
@@ -106,7 +103,7 @@ def non_assertion(sentence: str) -> str | None:
     clauses does: a topic ("合约解除和违约金的问题，建议您去营业厅问"), a request and what goes on with it ("..., or
     look at the contract you signed")."""
     text = normalise(sentence).strip()
-    if not text or _OFFER.search(text):  # "Would you like a double-depth plot?" presupposes what it offers: checked
+    if not text or OFFER.search(text):  # "Would you like a double-depth plot?" presupposes what it offers: checked
         return None
     whole = _kind(text)
     turn = _turn(text)  # "I couldn't find the history, but the policy does not allow it": the turn asserts
@@ -132,7 +129,7 @@ def asserted_part(sentence: str) -> str:
     Otherwise the sentence itself."""
     text = normalise(sentence).strip()
     turn = _turn(text)
-    if turn is None or _OFFER.search(text):
+    if turn is None or OFFER.search(text):
         return sentence
     head, rest = turn
     head_asserts = _asserts(head)

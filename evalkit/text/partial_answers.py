@@ -34,6 +34,7 @@ from evalkit.text.refusal_rules import (
     _clauses,
     _near,
     deferral_spans,
+    sentence_start,
 )
 from evalkit.text.wordlists import alternation, templates
 
@@ -195,11 +196,6 @@ _SCOPED = re.compile(r"\W*(?:(?:but|and)\s+)?(?:as\s+(?:for|to)|regarding|concer
                      re.IGNORECASE)
 
 
-def _sentence_start(text: str, at: int) -> int:
-    """Where the sentence holding ``at`` begins."""
-    return max(text.rfind(c, 0, at) for c in ".!?。！？\n") + 1
-
-
 CONTRAST = re.compile(r"[,，;；:：]\s*(?:but|however|though|yet|while|instead)\b|[,，;；:：]\s*(?:但|不过|然而|可是|只是|可以确认)",
                        re.IGNORECASE)
 _PLEASE = re.compile(r"\bplease\b|\b(?:i|we)(?:'d|\s+would)?\s+(?:recommend|suggest|advise)\b|^\W*请|请(?:您|你)?(?:咨询|联系|拨打|致电|访问|查看|以|向|到|前往|转)|建议您|麻烦您", re.IGNORECASE)
@@ -305,7 +301,7 @@ def content_clauses(text: str, refusals: list[tuple[int, int]]) -> list[str]:
              and not (_REFERRAL.search(text[s:e]) or _SEARCHED.search(text[s:e]) or COURTESY.match(text[s:e])
                       or _FRAGMENT.match(text[s:e]) or FILLER.match(text[s:e]) or _label(text, s, e)
                       or _template(text[s:e]) or _layout_line(text, s, e) or _keyed(text, s, e, refusals))]
-    if found and refusals and any(not _SCOPED.match(text, _sentence_start(text, m.start()), m.start())
+    if found and refusals and any(not _SCOPED.match(text, sentence_start(text, m.start()), m.start())
                                   for m in _CONCLUSIVE.finditer(text)):
         return []  # "... so I can't answer your question": what else it says is background
     if found and _CLARIFY.search(text) and not any(re.search(r"\d", c) for c in found):

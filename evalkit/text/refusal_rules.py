@@ -38,7 +38,7 @@ from bisect import bisect_left
 from evalkit.text.memo import enabled, shared
 from evalkit.text.wordlists import alternation, phrases, templates
 
-__all__ = ["clause_spans", "deferral_spans", "normalise", "refusal_spans"]
+__all__ = ["OFFER", "clause_spans", "deferral_spans", "normalise", "refusal_spans", "sentence_start"]
 
 # --------------------------------------------------------------------------- normalisation
 _FOLD = {ord(p[0]): p[1] for p in phrases("zh_traditional")}  # 資料 -> 资料: data/zh_traditional.txt
@@ -188,7 +188,7 @@ _SUBJECT_EXTRA_ZH = re.compile(r"恕|另外|此外|所以|因此|因而|故")
 _SELF_ZH = re.compile(r"我(?!们)(?:是|作为)[^，。,.；;！!？?]{0,10}?(?:助手|客服|机器人|ai|人工智能|智能)", re.IGNORECASE)
 
 
-def _sentence_of(text: str, at: int) -> int:
+def sentence_start(text: str, at: int) -> int:
     """Where the sentence holding ``at`` begins."""
     return max(text.rfind(c, 0, at) for c in ".!?。！？\n") + 1
 
@@ -216,7 +216,7 @@ def _inability_zh(text: str) -> list[tuple[int, int]]:
         # 提供 / 给出 / 获取 / 访问 lack only for the speaker (我无法提供) or of information (无法获取相关信息):
         # "也未提供住宿补贴" says what a policy does not provide
         gives = m.group("give") is None or "我" in before or _INFO_OBJECT_ZH.match(text[m.end():]) \
-            or _SELF_ZH.search(text[_sentence_of(text, start):start])
+            or _SELF_ZH.search(text[sentence_start(text, start):start])
         if gives and _SUBJECT_ZH.match(before) and not _RELATIVE_ZH.match(text[m.end():]):
             out.append((m.start(), m.end()))
     return out
@@ -241,13 +241,17 @@ _CLARIFY = re.compile(
 # (evalkit.text.partial_answers), so the reply is a partial answer
 _ASKS_BACK = re.compile(r"[^.!?。！？\n]*\b(?:you|your|you're|you've)\b[^.!?。！？\n]*\?|"
                         r"[^.!?。！？!?\n]*(?:您|你|请问|还是)[^.!?。！？!?\n]*[？?]", re.IGNORECASE)
-_OFFER = re.compile(r"\b(?:would\s+you\s+like|do\s+you\s+(?:want|need)|shall\s+i|should\s+i|want\s+me\s+to|like\s+me\s+to|"
-                    r"anything\s+else)\b|要不要|需不需要|是否需要|需要我|要我|还有(?:什么|其他|别的)", re.IGNORECASE)
+# an offer to go on ("Would you like me to book it?", 需要我帮您预约吗？): it presupposes what it offers (the claim judge
+# checks it, evalkit.text.assertions) and asks nothing back
+OFFER = re.compile(r"\b(?:would\s+you\s+like|do\s+you\s+(?:want|need)|shall\s+i|should\s+i|want\s+me\s+to|"
+                   r"(?:like|need)\s+me\s+to)\b|(?:您|你)(?:要不要|需不需要|是否需要)|要不要我|需要我|要我", re.IGNORECASE)
+_ANYTHING_ELSE = re.compile(r"\banything\s+else\b|还有(?:什么|其他|别的)", re.IGNORECASE)  # "Anything else I can help with?"
 
 
 def _asks_back(text: str) -> list[tuple[int, int]]:
     """The questions back to the user in a normalised ``text`` (:data:`_ASKS_BACK`), offers aside."""
-    return [(m.start(), m.end()) for m in _ASKS_BACK.finditer(text) if not _OFFER.search(m.group(0))]
+    return [(m.start(), m.end()) for m in _ASKS_BACK.finditer(text)
+            if not OFFER.search(m.group(0)) and not _ANYTHING_ELSE.search(m.group(0))]
 
 
 # every alternative of _CLARIFY spells a question mark (ASCII or full-width) or 请 / 麻烦: a text with none of them
