@@ -142,7 +142,7 @@ def detect_abstention(answer: str, *, finish_reason: str | None = None, extra_pa
         return Abstention(True, "empty")
     # the default rules: hundreds of regular expressions, compiled when the first answer is read (an eval set
     # checking its user patterns, or `evalkit score --run`, reads none)
-    from evalkit.text import error_replies, partial_answers, refusal_rules, structured_replies
+    from evalkit.text import asked_values, error_replies, partial_answers, refusal_rules, structured_replies
 
     error = error_replies.detect_error_reply(text)
     if error is not None:
@@ -157,8 +157,6 @@ def detect_abstention(answer: str, *, finish_reason: str | None = None, extra_pa
     start, end = spans[0]
     if partial_answers.content_clauses(norm, spans):
         return Abstention(False, "partial", text[start:end])
-    if set(spans) <= set(refusal_rules.deferral_spans(norm)):
-        from evalkit.text.asked_values import states_value  # a deferral with a value of its own: an appointment
-        if states_value(text):
-            return Abstention(False, "partial", text[start:end])
+    if set(spans) <= set(refusal_rules.deferral_spans(norm)) and asked_values.states_value(text):
+        return Abstention(False, "partial", text[start:end])  # a deferral with a value of its own: an appointment
     return Abstention(True, "refusal", text[start:end])
