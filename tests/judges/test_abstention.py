@@ -488,13 +488,13 @@ def test_a_structured_answer_and_a_fact_about_a_thing_are_answers(answer):
     "I have opened " * 50 + "ticket",
 ])
 def test_asking_is_found_as_the_sentence_pattern_would_find_it(text):
-    """_background asks whether a sentence asks something with _ASKS, the end of _QUESTION searched alone: the same
-    answer (any question mark, or 吗/呢 at a line's end) without _QUESTION's rescan of the sentence from every start."""
+    """_background asks whether a sentence asks something with _ASKS, the end of QUESTION searched alone: the same
+    answer (any question mark, or 吗/呢 at a line's end) without QUESTION's rescan of the sentence from every start."""
     from evalkit.text import partial_answers as pa
 
     for s in range(0, len(text), 7):
         for e in (len(text), max(s, len(text) - 5)):
-            assert bool(pa._ASKS.search(text, s, e)) == bool(pa._QUESTION.search(text, s, e)), (s, e)
+            assert bool(pa._ASKS.search(text, s, e)) == bool(pa.QUESTION.search(text, s, e)), (s, e)
 
 
 def test_a_huge_reply_of_one_sentence_is_read():
