@@ -267,9 +267,10 @@ def refusal_spans(text: str, compositional: bool = True) -> list[tuple[int, int]
     spans += deferral_spans(text)
     spans += [(m.start(), m.end()) for m in _ANSWER_ZH.finditer(text)]
     spans += _inability_zh(text)
-    if not enabled() or _CLARIFY_NEEDS.search(text):
+    asks = not enabled() or bool(_CLARIFY_NEEDS.search(text))  # both scans need a question mark, 请 or 麻烦
+    if asks:
         spans += [(m.start(), m.end()) for m in _CLARIFY.finditer(text)]
-    back = _asks_back(text) if not enabled() or _CLARIFY_NEEDS.search(text) else []  # not a lookup (_world_lookup)
+    back = _asks_back(text) if asks else []  # not a lookup (_world_lookup)
     head = _clauses(text)[:1]  # a fragment ("N/A", 未知) refuses as the whole answer or its head, not as a label inside it
     if _FRAGMENT.match(text):
         spans.append((0, len(text)))
