@@ -22,7 +22,12 @@ So an unreached value is ``unsupported`` (:func:`judge_unreached` says why) when
    (``data/computation_cues.txt``: total, left, about, 合计, 约, =, x...): a plain
    statement of a figure the evidence does not give ("The warranty lasts 5 years"), in an
    answer that computes nowhere, to a question that asks for no computation ("How much ... in
-   total?" makes its plain "You'll pay $360." a computed value).
+   total?" makes its plain "You'll pay $360." a computed value), and the figure is not finer
+   than the evidence (v24, :func:`finer_than_evidence`): an amount written in at least
+   :data:`MIN_COMPUTED_DIGITS` significant digits, more than any value in its unit the evidence
+   states ("You owe $229.75." against "$95" and "$38.50 per hour"), copies no value and
+   mistypes none (a changed figure keeps the look of the one it replaces); it is a
+   computation's result stated plainly.
 
 Otherwise (a computing sentence, and no evidence clause states another value for it) the
 value is ``unverified``, and the reason says so: the cascade (``offline+nli``,
@@ -40,10 +45,13 @@ from evalkit.text.memo import shared
 from evalkit.text.values import Atom, extract_atoms, mask_atoms
 from evalkit.text.wordlists import alternation, phrases
 
-__all__ = ["COUNTER_OVERLAP", "SMALL_COUNT", "VALUE_KINDS", "Counter", "asks_aggregate", "computes", "counter_statement", "judge_unreached", "same_kind"]
+__all__ = ["COUNTER_OVERLAP", "MIN_COMPUTED_DIGITS", "SMALL_COUNT", "VALUE_KINDS", "Counter", "asks_aggregate", "computes",
+           "counter_statement", "finer_than_evidence", "judge_unreached", "same_kind", "significant_digits"]
 
 COUNTER_OVERLAP = 0.5  # share of the claim clause's content words an evidence clause must say to speak of the same thing
 VALUE_KINDS = ("number", "duration", "time", "date")
+MIN_COMPUTED_DIGITS = 3  # a plain amount this precise, and finer than any of its unit the evidence states, is computed
+_DIGITS = re.compile(r"\d[\d,]*(?:\.\d+)?")
 SMALL_COUNT = 3  # a bare whole number up to this, before a noun of data/enumeration_nouns.txt, counts the answer's points
 _ENUMERATION = re.compile(r"\s*(?:[a-z-]+\s+){0,2}?(?:" + alternation("enumeration_nouns", regex=True) + r")(?![a-z])",
                           re.IGNORECASE)
@@ -164,6 +172,41 @@ def _counter_statement(atom: Atom, claim_text: str, evidence_texts: tuple[str, .
     return best
 
 
+def significant_digits(text: str) -> int:
+    """The significant digits a figure is written with: "$3,206.67" 6, "264,000元" 3, "7.82万元" 3, "0.35元" 2,
+    "1,000" and "$1.00" 1; 0 for a figure in words (两千七百元)."""
+    m = _DIGITS.search(text)
+    if m is None:
+        return 0
+    whole, _, decimals = m.group(0).replace(",", "").partition(".")
+    decimals = decimals.rstrip("0")  # "$26.00" is 26 written to the cent, not a finer figure
+    return len((whole + decimals).lstrip("0") if decimals else whole.strip("0"))
+
+
+def finer_than_evidence(atom: Atom, evidence_texts: Sequence[str]) -> Atom | None:
+    """The evidence's most precisely written value in ``atom``'s unit, when ``atom`` is an amount written more
+    precisely than every one of them, and in at least :data:`MIN_COMPUTED_DIGITS` significant digits.
+
+    Such a figure is no value of the evidence copied or mistyped (a changed figure keeps the look of the one it
+    replaces: $52.4 million for $48.2 million, 1000元 for 800元); it is what a computation on them gives
+    ($3,206.67, 418.6元, 264,000元 from 8,800元 a slot). None for a figure without a unit, a date, a time or a
+    duration: ids, clock times and day counts are read as written, not computed."""
+    q = atom.quantity
+    mine = significant_digits(atom.text)
+    if atom.kind != "number" or q is None or q.unit is None or mine < MIN_COMPUTED_DIGITS:
+        return None
+    finest: tuple[int, Atom] | None = None
+    for text in evidence_texts:
+        for e in extract_atoms(text, entities=False):
+            if e.kind == "number" and same_kind(atom, e):
+                n = significant_digits(e.text)
+                if n >= mine:
+                    return None
+                if finest is None or n > finest[0]:
+                    finest = (n, e)
+    return finest[1] if finest else None
+
+
 def _about(claim_text: str, evidence_texts: Sequence[str]) -> bool:
     """Whether the claim is about the evidence: it says at least :data:`ABOUT_SHARE` of its content words
     (values and computation words aside); a claim of fewer than :data:`ABOUT_MIN_TERMS` is."""
@@ -190,7 +233,12 @@ def judge_unreached(atom: Atom, claim_text: str, evidence_texts: Sequence[str], 
         return False, ("a small count of the points the answer names (\"two options\", 两种方式), and nothing in "
                        "the evidence states another value for it")
     if not (computing or computes(claim_text)):
-        return True, "stated plainly, and nothing in the evidence gives or derives it"
+        finest = finer_than_evidence(atom, evidence_texts)
+        if finest is None:
+            return True, "stated plainly, and nothing in the evidence gives or derives it"
+        return False, (f"stated plainly, but written more precisely than any value in its unit the evidence states "
+                       f"(the finest: {finest.text.strip()}), so computed in more steps than the rules follow; "
+                       "nothing in the evidence states another value for it")
     if not _about(claim_text, evidence_texts):  # a sentence on another topic computes nothing from this evidence
         return True, "the claim shares no word with the evidence, so it computes nothing from it"
     return False, ("stated nowhere and no one-step derivation reaches it; the claim computes and nothing in the "

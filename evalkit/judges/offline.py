@@ -85,7 +85,7 @@ from evalkit.text.values import Atom, AtomPool, fold, is_name_fragment
 
 __all__ = ["HELD_OUT", "VERSION", "ClaimSignals", "HeldOut", "OfflineJudge", "Thresholds", "triple_statement"]
 
-VERSION = 23  # bump when verdicts for the same inputs and thresholds change
+VERSION = 24  # bump when verdicts for the same inputs and thresholds change
 
 
 @dataclass(frozen=True)
@@ -139,8 +139,11 @@ class HeldOut:
 # figure in two steps where the answer states an operand in its unit and the fit is specific (:mod:`.reach`, step 8),
 # and reads two Chinese digits side by side as no number (周六一次 was 61). T and U were written blind by two fresh
 # writers (2026-12-07), imported unread before v23 and measured once with it (v22 on them: 28 flagged, 14 caught;
-# on R and S v23 flags 24, v22 26).
-HELD_OUT = HeldOut(sets=("T", "U"), flagged=27, unverified=116, n_correct=144, caught=14, caught_unverified=34,
+# on R and S v23 flags 24, v22 26). v24 (2026-12-07) reads a plain amount written more precisely than any value
+# of its unit in the evidence ("You owe $229.75.") as computed: unverified (:func:`.counter.finer_than_evidence`).
+# V and W were written blind by two fresh writers (2026-12-07), imported unread before v24 and measured once with it
+# (v23 on them: 46 flagged, 15 caught; on T and U v24 flags 25, v23 27).
+HELD_OUT = HeldOut(sets=("V", "W"), flagged=37, unverified=107, n_correct=144, caught=13, caught_unverified=35,
                    n_wrong=48)
 
 MIN_FOREIGN_TERMS = 3  # content words a claim needs for "none of them is anywhere in the evidence" to count

@@ -13,7 +13,7 @@ from judging import judged, verdicts
 
 from evalkit.judges.arithmetic import equations, wrong_equations
 from evalkit.judges.calendar import counted_date, weekday_check, weekday_of_name
-from evalkit.judges.counter import computes, counter_statement, judge_unreached
+from evalkit.judges.counter import computes, counter_statement, finer_than_evidence, judge_unreached, significant_digits
 from evalkit.text.dates import DateValue
 from evalkit.text.values import extract_atoms
 
@@ -87,6 +87,50 @@ def test_a_question_that_asks_for_a_computation_makes_a_plain_value_a_computed_o
                                   "You'll pay $360.", *ev)
     assert verdict == "unverified" and "the claim computes" in reason, reason
     ((verdict, reason),) = judged(judge, "How much does binding cost?", "You'll pay $360.", *ev)
+    assert verdict == "unsupported" and "stated plainly" in reason, reason
+
+
+# --- a plain amount finer than the evidence's (v24) ---------------------------------------------------
+@pytest.mark.parametrize("text, digits", [("$3,206.67", 6), ("264,000元", 3), ("7.82万元", 3), ("0.35元", 2), ("1,000", 1),
+                                          ("$26.00", 2), ("£240.80", 4), ("105 km", 3), ("两千七百元", 0)])
+def test_significant_digits_as_written(text, digits):
+    assert significant_digits(text) == digits
+
+
+def test_a_plain_amount_finer_than_any_in_the_evidence_is_computed():
+    ev = ["Call-out is $95, then $38.50 per hour of labour.", "Parts are billed at cost; a filter cartridge is $46."]
+    plain = "You owe $229.75."
+    finest = finer_than_evidence(_atom(plain, "$229.75"), ev)
+    assert finest is not None and finest.text.strip() == "$38.50"
+    wrong, why = judge_unreached(_atom(plain, "$229.75"), plain, ev)
+    assert not wrong and "written more precisely than any value in its unit" in why and "$38.50" in why, why
+
+
+@pytest.mark.parametrize("claim, value", [
+    ("You owe $42.50.", "$42.50"),          # no finer than $38.50: a figure of the evidence's kind, mistyped or made up
+    ("You owe $120.", "$120"),              # too coarse to tell a computation from a guess
+    ("Your account number is 4417.", "4417"),  # no unit: an id, not an amount
+    ("The repair took 135 minutes.", "135 minutes"),  # a duration is read as written
+])
+def test_amounts_that_stay_plain(claim, value):
+    ev = ["Call-out is $95, then $38.50 per hour of labour.", "Parts are billed at cost; a filter cartridge is $46."]
+    assert finer_than_evidence(_atom(claim, value), ev) is None
+    assert judge_unreached(_atom(claim, value), claim, ev) == (
+        True, "stated plainly, and nothing in the evidence gives or derives it")
+
+
+def test_an_amount_in_another_unit_than_the_evidence_is_not_computed_from_it():
+    ev = ["Call-out is $95, then $38.50 per hour of labour."]
+    assert finer_than_evidence(_atom("You owe €229.75.", "€229.75"), ev) is None
+
+
+def test_judged_plain_amount_finer_than_the_evidence(judge):
+    """A correct total stated plainly ("你需要支付1,347.6元。") was unsupported until v23; a made-up figure written like
+    the evidence's stays unsupported."""
+    ev = ("租金每天85元，押金500元。", "超过7天的部分按8折计费，另收清洁费32元。")
+    ((verdict, reason),) = judged(judge, "租19天要付多少？", "你需要支付1,347.6元。", *ev)
+    assert verdict == "unverified" and "written more precisely" in reason, reason
+    ((verdict, reason),) = judged(judge, "押金可以退多少？", "押金可退450元。", *ev)
     assert verdict == "unsupported" and "stated plainly" in reason, reason
 
 

@@ -86,5 +86,7 @@ def test_sets_s1_s2(tallies):
     # deferrals, questions back ... (2026-12-07): was [27, 5, 6, 2, 0]
     assert [t[("abstained", v)] for v in OUTCOMES] == [29, 5, 5, 1, 0]
     # the weights fitted on dev to 26 read one correct answer of S2 as a refusal (it was unverified); on dev to 28, not
-    assert [t[("supported", v)] for v in OUTCOMES] == [0, 7, 17, 16, 0]
+    # judge v24: S2-en-13's plain "GBP 128" (4 hours at GBP 32) is finer than any GBP value of its passages: was
+    # [0, 7, 17, 16, 0]
+    assert [t[("supported", v)] for v in OUTCOMES] == [0, 6, 18, 16, 0]
     assert [t[("unsupported", v)] for v in OUTCOMES] == [0, 28, 10, 2, 0]
