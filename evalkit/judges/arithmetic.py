@@ -8,7 +8,7 @@ A right one proves nothing about the operands (they are checked as values, like 
 
 :func:`wrong_equations` reads every ``a op b [op c ...] = r`` in a text: numbers with thousands
 separators, decimals, a currency sign or unit word beside them (ignored), percentages (13% is
-0.13), the operators + - × x * / ÷ (and their full-width forms), usual precedence. A result is
+0.13; a discount of 8.5折 is 0.85), the operators + - × x * / ÷ (and their full-width forms), usual precedence. A result is
 wrong when it differs from the computed value by more than its own rounding (half a unit of
 its last written digit, and 1% for a number hedged with "about", 约, ≈ or ~).
 """
@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from evalkit.text.dates import find_dates
 
 __all__ = ["Equation", "equations", "wrong_equations"]
 
@@ -28,8 +30,8 @@ _OPERAND = rf"(?:[$€£¥]\s?)?(?:{_NUM})\s?(?:{_SCALE})?%?{_UNIT}"
 _OP = r"\s*(?:[+\-−×x*/÷＋－]|plus|minus|times)\s*"
 _EQ = r"\s*(?:=|＝|equals|is)\s*(?:about\s+|approximately\s+|约|≈|~)?"
 _EQUATION = re.compile(rf"(?P<lhs>{_OPERAND}(?:{_OP}{_OPERAND})+){_EQ}(?P<rhs>{_OPERAND})", re.IGNORECASE)
-_TOKEN = re.compile(rf"(?P<num>{_NUM})\s?(?P<scale>{_SCALE})?\s?(?P<pct>%)?|(?P<op>[+\-−×x*/÷＋－]|plus|minus|times)",
-                    re.IGNORECASE)
+_TOKEN = re.compile(rf"(?P<num>{_NUM})\s?(?P<scale>{_SCALE})?\s?(?P<pct>%)?(?P<zhe>折)?"
+                    r"|(?P<op>[+\-−×x*/÷＋－]|plus|minus|times)", re.IGNORECASE)
 # a time unit: an equation that converts between two of them ("× 6 s = 390 minutes") is not checked
 _TIME_UNIT = re.compile(r"\b(?:s|sec\w*|min\w*|h|hours?|hrs?|days?|weeks?|months?|years?)\b|秒|分钟|小时|天|周|月|年",
                         re.IGNORECASE)
@@ -72,6 +74,8 @@ def _value(m: re.Match[str]) -> float:
     v = float(m.group("num").replace(",", ""))
     if m.group("scale"):
         v *= _SCALES[m.group("scale").lower() if m.group("scale").isascii() else m.group("scale")]
+    if m.group("zhe"):  # 8.5折 is 85% of the price
+        return v / 10
     return v / 100 if m.group("pct") else v
 
 
@@ -119,8 +123,13 @@ def _evaluate(lhs: str) -> float | None:
 
 def equations(text: str) -> list[Equation]:
     """Every equation written out in ``text`` (see the module docstring)."""
-    out = []
+    out: list[Equation] = []
+    dated: list[tuple[int, int]] | None = None
     for m in _EQUATION.finditer(text):
+        if dated is None:  # dates with a day or a month ("4 March 2024", 2024年5月13日), not a bare year
+            dated = [(d.start, d.end) for d in find_dates(text) if not d.text.strip().isdigit()]
+        if any(s <= m.start("lhs") < e or s <= m.start("rhs") < e for s, e in dated):
+            continue  # a date counted forward ("4 March 2024 + 10 weeks = 13 May 2024"): calendar.py checks those
         if _OPERATOR_BEFORE.search(text[:m.start()]) or _OPERATOR_AFTER.match(text[m.end():]):
             continue  # part of a longer expression than was read ("six weeks × 5 days ...", "= 50 + 2,250 + ...")
         if _RANGE.search(m.group("lhs")) and not re.search(r"[=＝]", m.group(0)):

@@ -85,7 +85,7 @@ from evalkit.text.values import Atom, AtomPool, fold, is_name_fragment
 
 __all__ = ["HELD_OUT", "VERSION", "ClaimSignals", "HeldOut", "OfflineJudge", "Thresholds", "triple_statement"]
 
-VERSION = 24  # bump when verdicts for the same inputs and thresholds change
+VERSION = 25  # bump when verdicts for the same inputs and thresholds change
 
 
 @dataclass(frozen=True)
@@ -142,8 +142,11 @@ class HeldOut:
 # on R and S v23 flags 24, v22 26). v24 (2026-12-07) reads a plain amount written more precisely than any value
 # of its unit in the evidence ("You owe $229.75.") as computed: unverified (:func:`.counter.finer_than_evidence`).
 # V and W were written blind by two fresh writers (2026-12-07), imported unread before v24 and measured once with it
-# (v23 on them: 46 flagged, 15 caught; on T and U v24 flags 25, v23 27).
-HELD_OUT = HeldOut(sets=("V", "W"), flagged=37, unverified=107, n_correct=144, caught=13, caught_unverified=35,
+# (v23 on them: 46 flagged, 15 caught; on T and U v24 flags 25, v23 27). v25 is v24 with two readings of the
+# answer's own arithmetic found in W's false alarms after that measurement: a discount in 折 (2400元×8.5折＝2040元)
+# and a date counted forward (4 March 2024 + 10 weeks = 13 May 2024) are no wrong sums; on V and W two fewer
+# flagged (v24: 37), on every other labelled answer the same verdicts.
+HELD_OUT = HeldOut(sets=("V", "W"), flagged=35, unverified=109, n_correct=144, caught=13, caught_unverified=35,
                    n_wrong=48)
 
 MIN_FOREIGN_TERMS = 3  # content words a claim needs for "none of them is anywhere in the evidence" to count

@@ -256,6 +256,10 @@ def test_a_small_count_of_the_answers_own_points_is_no_invented_figure():
     "$9,800 + 20% = $11,760",                            # a percentage of the amount added
     "$100 - 10% = $90",
     "The zones 1-3 pass is $152.",                       # a range in a label, read with "is"
+    # judge v25 (found on held_out W after its measurement)
+    "课程费：3200元×9折＝2880元",                           # a discount in 折: 9折 is 90%
+    "Pickup: 2 June 2025 + 3 weeks = 23 June 2025",      # a date counted forward, not a sum of 2025 and 3
+    "2025年6月2日＋21天＝2025年6月23日",
 ])
 def test_correct_working_in_the_ways_answers_write_it_is_no_wrong_arithmetic(text):
     assert wrong_equations(text) == []
@@ -267,6 +271,8 @@ def test_correct_working_in_the_ways_answers_write_it_is_no_wrong_arithmetic(tex
     "$100 + $50 = $50",         # a last step that is no computation proves nothing
     "5-2 = 4",
     "1/3 = 34%",
+    "3200元×9折＝2800元",        # v25: 折 read as a discount, and checked
+    "2025 - 2019 = 7 years",    # bare years are numbers: their difference is checked
 ])
 def test_wrong_working_in_those_forms_is_still_wrong(text):
     assert len(wrong_equations(text)) == 1
