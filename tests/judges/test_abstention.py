@@ -697,3 +697,11 @@ def test_the_thirty_ninth_and_fortieth_held_out_splits_are_measured_as_reported(
     (precision 1.000); the rules of the session's start found 51 and 47 of their 60 refusals."""
     assert _split_counts("abstention_test39.jsonl") == {"en": (25, 0, 5), "zh": (29, 0, 1)}
     assert _split_counts("abstention_test40.jsonl") == {"en": (26, 0, 4), "zh": (25, 0, 5)}
+
+
+def test_the_forty_first_and_forty_second_held_out_splits_are_measured_as_reported():
+    """Splits 41 and 42 (split 19's brief), imported unread and measured once with the rules as they were: recall
+    0.833 and 0.750 (precision 1.000); the learned stage brings them to 1.000 and 0.917
+    (tests/models/test_abstention_question.py)."""
+    assert _split_counts("abstention_test41.jsonl") == {"en": (26, 0, 4), "zh": (24, 0, 6)}
+    assert _split_counts("abstention_test42.jsonl") == {"en": (25, 0, 5), "zh": (20, 0, 10)}

@@ -208,3 +208,21 @@ def test_splits_39_and_40_are_measured_as_reported():
     centre, half = k / n + z * z / (2 * n), z * math.sqrt(k / n * (1 - k / n) / n + z * z / (4 * n * n))
     assert k == 117 and (round((centre - half) / (1 + z * z / n), 2), round((centre + half) / (1 + z * z / n), 2)) \
         == (0.93, 0.99)
+
+
+def test_splits_41_and_42_are_measured_as_reported():
+    """Two more splits from split 19's brief, written blind on 2026-12-07 by two fresh writers, imported unread
+    (4791a2b) and measured once with the rules and weights as they were (nothing in the abstention rules or the stage
+    changed that session before): rules + stage with the question, precision 1.000 on both; recall 1.000 and 0.917
+    (zh 0.867). Pooled, 115 of 120 refusals (0.958, 95% Wilson 0.91-0.98); with splits 39 and 40, 232 of 240 (0.967,
+    0.94-0.98). Without the question split 41 loses three (29 and 28). The misses of 42: a referral to a hotline after
+    a reason (这个问题涉及个人缴费情况，建议您拨打12333…), a bare 无法提供。, a reply that introduces the speaker and
+    says the library lacks a rule (read as a partial answer), and two error replies ("系统繁忙，请稍后再试", "I'm having
+    trouble retrieving that information right now"), which the detector reads as errors on purpose."""
+    assert _counts("abstention_test41.jsonl", question=True) == {"en": (30, 0, 0), "zh": (30, 0, 0)}
+    assert _counts("abstention_test42.jsonl", question=True) == {"en": (29, 0, 1), "zh": (26, 0, 4)}
+    assert _counts("abstention_test41.jsonl", question=False) == {"en": (29, 0, 1), "zh": (28, 0, 2)}
+    k, n, z = 30 + 30 + 29 + 26, 120, 1.959964
+    centre, half = k / n + z * z / (2 * n), z * math.sqrt(k / n * (1 - k / n) / n + z * z / (4 * n * n))
+    assert k == 115 and (round((centre - half) / (1 + z * z / n), 2), round((centre + half) / (1 + z * z / n), 2)) \
+        == (0.91, 0.98)
