@@ -52,10 +52,15 @@ _QUOTED = re.compile(r"(?<![\w'])'([^'\n]{1,80})'(?![\w'])|\"([^\"\n]{1,80})\"|�
                      r"「([^」\n]{1,80})」|『([^』\n]{1,80})』")
 
 
+# an e-mail or web address, whose dots end no sentence ("发邮件到hr@company.com询问")
+_ADDRESS = re.compile(r"[A-Za-z0-9_%+-]+(?:\.[A-Za-z0-9_%+-]+)*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
+                      r"|(?:https?://|www\.)[A-Za-z0-9/_%#?=&:~+-]+(?:\.[A-Za-z0-9/_%#?=&:~+-]+)*")
+
+
 def normalise(text: str) -> str:
     """Full-width -> ASCII, curly apostrophes -> ASCII ones, traditional -> simplified (these words), quoted
-    text -> ``Q``s; same length."""
-    out = text.translate(_FOLD)
+    text -> ``Q``s, the dots of an e-mail or web address -> ``_``; same length."""
+    out = _ADDRESS.sub(lambda m: m.group(0).replace(".", "_"), text.translate(_FOLD))
     return _QUOTED.sub(lambda m: m.group(0)[0] + "Q" * (len(m.group(0)) - 2) + m.group(0)[-1], out)
 
 
@@ -142,6 +147,8 @@ _INFO = re.compile(r"\b(?:information|info|details?|answers?|anything|nothing|me
                    r"entry|entries)\b|(?:相关|有关|任何|具体|这方面|的|该|此|这个)(?:信息|答案|内容|数据|记录|结果|证据|说法|条目)|"
                    r"答案|这个信息|这一点", re.IGNORECASE)
 _STRONG = re.compile(r"\b(?:answer|respond|reply)\b|回答|作答|回复|答复|解答|得知|获知", re.IGNORECASE)
+# a clause that opens with a negated command tells the reader what not to do: "Don't reply or click anything"
+_COMMAND = re.compile(r"\W*(?:please\s+)?(?:do\s+not|don't|never)$", re.IGNORECASE)
 NEAR, FAR = 35, 45  # characters: a lack word and what it negates; and the source or speaker around them
 
 
@@ -170,7 +177,7 @@ def _compositional(clause: str) -> re.Match[str] | None:
         at = m.start()
         by_speaker = _near(_SPEAKER, c, at, FAR) and (_near(_SPEAKER_VERB, c, at, NEAR, 6) or _near(_INFO, c, at, NEAR, 10))
         by_source = _near(_SOURCE, c, at, FAR) and (_near(_SOURCE_VERB, c, at, NEAR, 6) or _near(_INFO, c, at, NEAR, 10))
-        if by_speaker or by_source or _near(_STRONG, c, at, 8, 0):
+        if by_speaker or by_source or (_near(_STRONG, c, at, 8, 0) and not _COMMAND.match(c, 0, m.end())):
             return m
     return None
 

@@ -203,7 +203,8 @@ def test_the_ninth_held_out_split_is_measured_as_reported():
     learned from split 10 (a pipeline's report of an empty retrieval) catches its "Search returned 0
     matching passages.": 0.367 (en 8 -> 9); split 18's (thanks for reaching out is no content) one more."""
     # deferrals, questions back, what it depends on (2026-12-07): was {en: (10, 0, 20), zh: (13, 0, 17)}
-    assert _split_counts("abstention_test9.jsonl") == {"en": (11, 0, 19), "zh": (13, 0, 17)}
+    # bare refusals to disclose, addresses, negated commands (2026-12-07, later): was {en: (11, 0, 19), zh: (13, 0, 17)}
+    assert _split_counts("abstention_test9.jsonl") == {"en": (12, 0, 18), "zh": (13, 0, 17)}
 
 
 def test_the_tenth_and_eleventh_held_out_splits_are_measured_as_reported():
@@ -621,7 +622,8 @@ def test_the_twenty_fourth_held_out_split_is_measured_as_reported():
     tests/models/test_abstention_model.py."""
     # since 2026-12-07 "one checked bag" is content, not what the speaker searched: r24-039 is a partial answer
     # deferrals, questions back, what it depends on (2026-12-07): was {en: (27, 0, 3), zh: (24, 0, 6)}
-    assert _split_counts("abstention_test24.jsonl") == {"en": (28, 0, 2), "zh": (26, 0, 4)}
+    # bare refusals to disclose, addresses, negated commands (2026-12-07, later): was {en: (28, 0, 2), zh: (26, 0, 4)}
+    assert _split_counts("abstention_test24.jsonl") == {"en": (28, 0, 2), "zh": (27, 0, 3)}
 
 
 def test_the_twenty_fifth_and_sixth_held_out_splits_are_measured_as_reported():
@@ -630,7 +632,8 @@ def test_the_twenty_fifth_and_sixth_held_out_splits_are_measured_as_reported():
     1.000, recall 0.867; split 26 precision 1.000, recall 0.833. With the learned stage:
     tests/models/test_abstention_model.py."""
     # deferrals, questions back, what it depends on (2026-12-07): was {en: (26, 0, 4), zh: (26, 0, 4)}
-    assert _split_counts("abstention_test25.jsonl") == {"en": (27, 0, 3), "zh": (27, 0, 3)}
+    # bare refusals to disclose, addresses, negated commands (2026-12-07, later): was {en: (27, 0, 3), zh: (27, 0, 3)}
+    assert _split_counts("abstention_test25.jsonl") == {"en": (28, 0, 2), "zh": (27, 0, 3)}
     # deferrals, questions back, what it depends on (2026-12-07): was {en: (24, 0, 6), zh: (26, 0, 4)}
     assert _split_counts("abstention_test26.jsonl") == {"en": (25, 0, 5), "zh": (28, 0, 2)}
 
@@ -704,4 +707,5 @@ def test_the_forty_first_and_forty_second_held_out_splits_are_measured_as_report
     0.833 and 0.750 (precision 1.000); the learned stage brings them to 1.000 and 0.917
     (tests/models/test_abstention_question.py)."""
     assert _split_counts("abstention_test41.jsonl") == {"en": (26, 0, 4), "zh": (24, 0, 6)}
-    assert _split_counts("abstention_test42.jsonl") == {"en": (25, 0, 5), "zh": (20, 0, 10)}
+    # bare refusals to disclose, addresses, negated commands (2026-12-07, later): was {en: (25, 0, 5), zh: (20, 0, 10)}
+    assert _split_counts("abstention_test42.jsonl") == {"en": (25, 0, 5), "zh": (22, 0, 8)}

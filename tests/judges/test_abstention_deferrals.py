@@ -90,3 +90,44 @@ def test_a_self_introduced_speaker(reply, abstained):
 ])
 def test_withheld_figures_and_old_or_conflicting_sources(reply, abstained):
     assert detect_abstention(reply).abstained is abstained, reply
+
+
+# --- bare refusals to disclose, addresses, "someone will answer you", negated commands (2026-12-07) ----------------
+@pytest.mark.parametrize("reply", ["无法提供。", "抱歉，不便透露。", "不能告诉您这个信息。", "Unable to share that.",
+                                   "Sorry, we cannot provide that information.", "Not able to help with that."])
+def test_a_bare_refusal_to_disclose_declines(reply):
+    finding = detect_abstention(reply)
+    assert finding.abstained and finding.reason == "refusal", (reply, finding)
+
+
+@pytest.mark.parametrize("reply", [
+    "无法提供发票。",                                   # an object of its own: "Can I get an invoice?" -- "No."
+    "本店暂不提供外卖服务。",
+    "We cannot provide refunds for opened software.",
+    "The heater cannot provide more than 2 kW.",
+    "不能。",
+])
+def test_a_refusal_with_an_object_of_its_own_answers(reply):
+    assert not detect_abstention(reply).abstained, reply
+
+
+def test_the_dots_of_an_address_end_no_sentence():
+    """"发邮件到hr@example.com询问" is one referral, not a referral and a sentence "com询问" with content."""
+    assert normalise("请发邮件到hr@example.com询问。") == "请发邮件到hr@example_com询问。"
+    assert normalise("See www.example.org/help. Then call.") == "See www_example_org/help. Then call."
+    reply = "目前我手头的资料里没有这项规定，建议您发邮件到benefits@example.com咨询。"
+    assert detect_abstention(reply).abstained, reply
+    answer = "Forward it to abuse@example.net, then change your password: the IT policy requires it within 24 hours."
+    assert not detect_abstention(answer).abstained, answer
+
+
+def test_someone_who_will_answer_you_is_the_service_talking():
+    assert service_talk(normalise("建议您拨打服务热线咨询，会有专人为您解答。"))
+    assert not service_talk(normalise("会员卡每年10月1日续费，逾期作废。"))
+
+
+@pytest.mark.parametrize("reply", ["Don't reply or click anything; report the email to the service desk.",
+                                   "Do not answer calls that ask for your PIN."])
+def test_a_negated_command_is_advice_not_a_refusal(reply):
+    assert not detect_abstention(reply).abstained, reply
+    assert detect_abstention("Sorry, I can't answer that.").abstained

@@ -220,7 +220,8 @@ def test_splits_41_and_42_are_measured_as_reported():
     says the library lacks a rule (read as a partial answer), and two error replies ("系统繁忙，请稍后再试", "I'm having
     trouble retrieving that information right now"), which the detector reads as errors on purpose."""
     assert _counts("abstention_test41.jsonl", question=True) == {"en": (30, 0, 0), "zh": (30, 0, 0)}
-    assert _counts("abstention_test42.jsonl", question=True) == {"en": (29, 0, 1), "zh": (26, 0, 4)}
+    # bare refusals to disclose, addresses, negated commands (2026-12-07, later): was {en: (29, 0, 1), zh: (26, 0, 4)}
+    assert _counts("abstention_test42.jsonl", question=True) == {"en": (29, 0, 1), "zh": (29, 0, 1)}
     assert _counts("abstention_test41.jsonl", question=False) == {"en": (29, 0, 1), "zh": (28, 0, 2)}
     k, n, z = 30 + 30 + 29 + 26, 120, 1.959964
     centre, half = k / n + z * z / (2 * n), z * math.sqrt(k / n * (1 - k / n) / n + z * z / (4 * n * n))
