@@ -27,7 +27,9 @@ So an unreached value is ``unsupported`` (:func:`judge_unreached` says why) when
    :data:`MIN_COMPUTED_DIGITS` significant digits, more than any value in its unit the evidence
    states ("You owe $229.75." against "$95" and "$38.50 per hour"), copies no value and
    mistypes none (a changed figure keeps the look of the one it replaces); it is a
-   computation's result stated plainly.
+   computation's result stated plainly. In an answer that computes, such a figure is
+   computed even where an evidence clause states another value for it (v26: "每箱9,931.6元"
+   against "每箱180元", an operand of the computation).
 
 Otherwise (a computing sentence, and no evidence clause states another value for it) the
 value is ``unverified``, and the reason says so: the cascade (``offline+nli``,
@@ -189,11 +191,11 @@ def finer_than_evidence(atom: Atom, evidence_texts: Sequence[str]) -> Atom | Non
 
     Such a figure is no value of the evidence copied or mistyped (a changed figure keeps the look of the one it
     replaces: $52.4 million for $48.2 million, 1000元 for 800元); it is what a computation on them gives
-    ($3,206.67, 418.6元, 264,000元 from 8,800元 a slot). None for a figure without a unit, a date, a time or a
-    duration: ids, clock times and day counts are read as written, not computed."""
+    ($3,206.67, 418.6元, 264,000元 from 8,800元 a slot). None for a figure without a unit, a percentage, a date, a
+    time or a duration: ids, quoted shares (99.9% availability), clock times and day counts are read as written."""
     q = atom.quantity
     mine = significant_digits(atom.text)
-    if atom.kind != "number" or q is None or q.unit is None or mine < MIN_COMPUTED_DIGITS:
+    if atom.kind != "number" or q is None or q.unit in (None, "%") or mine < MIN_COMPUTED_DIGITS:
         return None
     finest: tuple[int, Atom] | None = None
     for text in evidence_texts:
@@ -225,6 +227,11 @@ def judge_unreached(atom: Atom, claim_text: str, evidence_texts: Sequence[str], 
     ``(True, why)``: unsupported (the evidence says otherwise, or the claim states the figure plainly);
     ``(False, why)``: unverified (a computing claim, and nothing in the evidence says otherwise)."""
     found = counter_statement(atom, claim_text, evidence_texts)
+    finest = finer_than_evidence(atom, evidence_texts)
+    if found is not None and finest is not None and (computing or computes(claim_text)):
+        return False, (f"the evidence states {found.value} for it, but in an answer that computes, a figure written more "
+                       f"precisely than any value in its unit the evidence states (the finest: {finest.text.strip()}) is "
+                       "computed from them in more steps than the rules follow")
     if found is not None:
         return True, f"the evidence states {found.value} for it ('{found.clause[:80]}')"
     q = atom.quantity
@@ -233,7 +240,6 @@ def judge_unreached(atom: Atom, claim_text: str, evidence_texts: Sequence[str], 
         return False, ("a small count of the points the answer names (\"two options\", 两种方式), and nothing in "
                        "the evidence states another value for it")
     if not (computing or computes(claim_text)):
-        finest = finer_than_evidence(atom, evidence_texts)
         if finest is None:
             return True, "stated plainly, and nothing in the evidence gives or derives it"
         return False, (f"stated plainly, but written more precisely than any value in its unit the evidence states "

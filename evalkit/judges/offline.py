@@ -85,7 +85,7 @@ from evalkit.text.values import Atom, AtomPool, fold, is_name_fragment
 
 __all__ = ["HELD_OUT", "VERSION", "ClaimSignals", "HeldOut", "OfflineJudge", "Thresholds", "triple_statement"]
 
-VERSION = 25  # bump when verdicts for the same inputs and thresholds change
+VERSION = 26  # bump when verdicts for the same inputs and thresholds change
 
 
 @dataclass(frozen=True)
@@ -145,8 +145,12 @@ class HeldOut:
 # (v23 on them: 46 flagged, 15 caught; on T and U v24 flags 25, v23 27). v25 is v24 with two readings of the
 # answer's own arithmetic found in W's false alarms after that measurement: a discount in 折 (2400元×8.5折＝2040元)
 # and a date counted forward (4 March 2024 + 10 weeks = 13 May 2024) are no wrong sums; on V and W two fewer
-# flagged (v24: 37), on every other labelled answer the same verdicts.
-HELD_OUT = HeldOut(sets=("V", "W"), flagged=35, unverified=109, n_correct=144, caught=13, caught_unverified=35,
+# flagged (v24: 37), on every other labelled answer the same verdicts. v26 (2026-12-07, developed on A-W): in an
+# answer that computes, such a finer figure is computed even where an evidence clause states another value for it
+# ("每箱9,931.6元" against "每箱180元"); a percentage is never read as finer (99.9% availability is quoted, not
+# computed). X and Y were written blind by two fresh writers (2026-12-07), imported unread before v26 and measured
+# once with it (v23, the session's start, on them: 30 flagged, 19 caught).
+HELD_OUT = HeldOut(sets=("X", "Y"), flagged=23, unverified=121, n_correct=144, caught=17, caught_unverified=30,
                    n_wrong=48)
 
 MIN_FOREIGN_TERMS = 3  # content words a claim needs for "none of them is anywhere in the evidence" to count

@@ -119,6 +119,25 @@ def test_amounts_that_stay_plain(claim, value):
         True, "stated plainly, and nothing in the evidence gives or derives it")
 
 
+def test_a_finer_amount_in_an_answer_that_computes_is_computed_despite_a_counter_value():
+    """v26: "每箱9,931.6元" against "每箱180元" in an answer that adds up fees; a plain claim or a figure no finer than
+    the evidence's keeps the counter-statement's verdict."""
+    ev = ["装卸作业费每箱180元，超期堆存费每箱每天60元。", "铁路运费按里程计费，每箱每公里3.185元。"]
+    claim = "铁路运费每箱9,931.6元。"
+    wrong, why = judge_unreached(_atom(claim, "9,931.6元"), claim, ev, computing=True)
+    assert not wrong and "the evidence states" in why and "computed from them" in why, why
+    assert judge_unreached(_atom(claim, "9,931.6元"), claim, ev)[0]  # stated plainly, in an answer that computes nowhere
+    coarse = "装卸作业费每箱200元。"
+    assert judge_unreached(_atom(coarse, "200元"), coarse, ev, computing=True)[0]
+
+
+def test_a_percentage_is_never_read_as_finer():
+    """99.9% availability or 12.6% growth is quoted as written: a made-up share stays unsupported (v26)."""
+    ev = ["可用性按自然月计算，结果以百分比表示，精确到1%。", "Online sales grew 15% in 2024."]
+    assert finer_than_evidence(_atom("服务可用性承诺为99.9%。", "99.9%"), ev) is None
+    assert finer_than_evidence(_atom("Sales grew 12.6%.", "12.6%"), ev) is None
+
+
 def test_an_amount_in_another_unit_than_the_evidence_is_not_computed_from_it():
     ev = ["Call-out is $95, then $38.50 per hour of labour."]
     assert finer_than_evidence(_atom("You owe €229.75.", "€229.75"), ev) is None
