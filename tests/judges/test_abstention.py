@@ -709,3 +709,11 @@ def test_the_forty_first_and_forty_second_held_out_splits_are_measured_as_report
     assert _split_counts("abstention_test41.jsonl") == {"en": (26, 0, 4), "zh": (24, 0, 6)}
     # bare refusals to disclose, addresses, negated commands (2026-12-07, later): was {en: (25, 0, 5), zh: (20, 0, 10)}
     assert _split_counts("abstention_test42.jsonl") == {"en": (25, 0, 5), "zh": (22, 0, 8)}
+
+
+def test_the_forty_third_and_forty_fourth_held_out_splits_are_measured_as_reported():
+    """Splits 43 and 44 (split 19's brief), imported unread and measured once with the rules of 0be3bac: recall 0.817
+    and 0.783 (precision 1.000); the learned stage brings them to 0.933 and 0.967
+    (tests/models/test_abstention_question.py)."""
+    assert _split_counts("abstention_test43.jsonl") == {"en": (24, 0, 6), "zh": (25, 0, 5)}
+    assert _split_counts("abstention_test44.jsonl") == {"en": (21, 0, 9), "zh": (26, 0, 4)}

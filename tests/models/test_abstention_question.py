@@ -227,3 +227,20 @@ def test_splits_41_and_42_are_measured_as_reported():
     centre, half = k / n + z * z / (2 * n), z * math.sqrt(k / n * (1 - k / n) / n + z * z / (4 * n * n))
     assert k == 115 and (round((centre - half) / (1 + z * z / n), 2), round((centre + half) / (1 + z * z / n), 2)) \
         == (0.91, 0.98)
+
+
+def test_splits_43_and_44_are_measured_as_reported():
+    """Two more splits from split 19's brief, written blind on 2026-12-07 while the rules learned bare refusals to
+    disclose, addresses and negated commands on splits 8-42, imported unread (0cebf25) and measured once after:
+    rules + stage with the question, precision 1.000 on both, recall 0.933 and 0.967 (the session's first rules and
+    weights: the same). Pooled, 114 of 120 (0.950, 95% Wilson 0.90-0.98); splits 41-44 as each was measured, 229 of
+    240 (0.954, 0.92-0.97). The misses: a withheld figure after old sources with 您 (为避免误导您，暂不提供具体数字), a
+    transfer to an agent with a queue or a wait time (2), a figure the speaker would rather not quote, a request noted
+    with a reference number, holiday hours not yet published."""
+    for question in (True, False):
+        assert _counts("abstention_test43.jsonl", question) == {"en": (28, 0, 2), "zh": (28, 0, 2)}
+        assert _counts("abstention_test44.jsonl", question) == {"en": (28, 0, 2), "zh": (30, 0, 0)}
+    k, n, z = 28 + 28 + 28 + 30, 120, 1.959964
+    centre, half = k / n + z * z / (2 * n), z * math.sqrt(k / n * (1 - k / n) / n + z * z / (4 * n * n))
+    assert k == 114 and (round((centre - half) / (1 + z * z / n), 2), round((centre + half) / (1 + z * z / n), 2)) \
+        == (0.9, 0.98)
