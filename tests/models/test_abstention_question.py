@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 
 import pytest
+from scipy.stats import binomtest
 
 from evalkit.models import abstention as stage
 from evalkit.text.asked_values import asks_value, asks_way, says_nothing, states_value, unanswered
@@ -143,6 +144,19 @@ def _counts(name: str, question: bool) -> dict[str, tuple[int, int, int]]:
     return out
 
 
+def _wilson(k: int, n: int) -> tuple[float, float]:
+    """The 95% Wilson score interval of k successes in n, to two decimals (the figures reports/judges.md quotes)."""
+    z = 1.959964
+    centre, half = k / n + z * z / (2 * n), z * math.sqrt(k / n * (1 - k / n) / n + z * z / (4 * n * n))
+    return round((centre - half) / (1 + z * z / n), 2), round((centre + half) / (1 + z * z / n), 2)
+
+
+@pytest.mark.parametrize("k, n", [(114, 120), (115, 120), (117, 120), (229, 240), (1471, 1560)])
+def test_the_wilson_interval_is_scipys(k: int, n: int) -> None:
+    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    assert _wilson(k, n) == (round(ci.low, 2), round(ci.high, 2))
+
+
 def test_splits_35_and_36_are_measured_as_reported():
     """Splits 35 and 36 (realistic refusals, written blind 2026-12-07 from split 19's brief by two fresh writers,
     imported unread at ec6823b before the question was read, measured once at ef9f28c): with the question, rules +
@@ -157,9 +171,8 @@ def test_splits_35_and_36_are_measured_as_reported():
     assert _counts("abstention_test36.jsonl", question=True) == {"en": (30, 1, 0), "zh": (30, 0, 0)}
     # deferrals, questions back, what it depends on (2026-12-07): was {en: (29, 1, 1), zh: (29, 0, 1)}
     assert _counts("abstention_test36.jsonl", question=False) == {"en": (30, 1, 0), "zh": (30, 0, 0)}
-    k, n, z = 29 + 29 + 29 + 29, 120, 1.959964
-    centre, half = k / n + z * z / (2 * n), z * math.sqrt(k / n * (1 - k / n) / n + z * z / (4 * n * n))
-    assert (round((centre - half) / (1 + z * z / n), 2), round((centre + half) / (1 + z * z / n), 2)) == (0.92, 0.99)
+    k = 29 + 29 + 29 + 29
+    assert _wilson(k, 120) == (0.92, 0.99)
 
 
 def test_splits_37_and_38_are_measured_as_reported():
@@ -173,10 +186,8 @@ def test_splits_37_and_38_are_measured_as_reported():
         assert _counts("abstention_test37.jsonl", question) == {"en": (30, 0, 0), "zh": (30, 0, 0)}
         # deferrals, questions back, what it depends on (2026-12-07): was {en: (29, 0, 1), zh: (28, 0, 2)}
         assert _counts("abstention_test38.jsonl", question) == {"en": (30, 0, 0), "zh": (30, 0, 0)}
-    k, n, z = 28 + 28 + 29 + 28 + 116, 240, 1.959964
-    centre, half = k / n + z * z / (2 * n), z * math.sqrt(k / n * (1 - k / n) / n + z * z / (4 * n * n))
-    assert k == 229 and (round((centre - half) / (1 + z * z / n), 2), round((centre + half) / (1 + z * z / n), 2)) \
-        == (0.92, 0.97)
+    k = 28 + 28 + 29 + 28 + 116
+    assert k == 229 and _wilson(k, 240) == (0.92, 0.97)
 
 
 def test_on_answers_nobody_trained_it_on_the_question_adds_no_refusal():
@@ -204,10 +215,8 @@ def test_splits_39_and_40_are_measured_as_reported():
     this assistant yet", "That's one for our membership team"."""
     assert _counts("abstention_test39.jsonl", question=True) == {"en": (27, 0, 3), "zh": (30, 0, 0)}
     assert _counts("abstention_test40.jsonl", question=True) == {"en": (30, 0, 0), "zh": (30, 0, 0)}
-    k, n, z = 27 + 30 + 30 + 30, 120, 1.959964
-    centre, half = k / n + z * z / (2 * n), z * math.sqrt(k / n * (1 - k / n) / n + z * z / (4 * n * n))
-    assert k == 117 and (round((centre - half) / (1 + z * z / n), 2), round((centre + half) / (1 + z * z / n), 2)) \
-        == (0.93, 0.99)
+    k = 27 + 30 + 30 + 30
+    assert k == 117 and _wilson(k, 120) == (0.93, 0.99)
 
 
 def test_splits_41_and_42_are_measured_as_reported():
@@ -223,10 +232,8 @@ def test_splits_41_and_42_are_measured_as_reported():
     # bare refusals to disclose, addresses, negated commands (2026-12-07, later): was {en: (29, 0, 1), zh: (26, 0, 4)}
     assert _counts("abstention_test42.jsonl", question=True) == {"en": (29, 0, 1), "zh": (29, 0, 1)}
     assert _counts("abstention_test41.jsonl", question=False) == {"en": (29, 0, 1), "zh": (28, 0, 2)}
-    k, n, z = 30 + 30 + 29 + 26, 120, 1.959964
-    centre, half = k / n + z * z / (2 * n), z * math.sqrt(k / n * (1 - k / n) / n + z * z / (4 * n * n))
-    assert k == 115 and (round((centre - half) / (1 + z * z / n), 2), round((centre + half) / (1 + z * z / n), 2)) \
-        == (0.91, 0.98)
+    k = 30 + 30 + 29 + 26
+    assert k == 115 and _wilson(k, 120) == (0.91, 0.98)
 
 
 def test_splits_43_and_44_are_measured_as_reported():
@@ -240,7 +247,5 @@ def test_splits_43_and_44_are_measured_as_reported():
     for question in (True, False):
         assert _counts("abstention_test43.jsonl", question) == {"en": (28, 0, 2), "zh": (28, 0, 2)}
         assert _counts("abstention_test44.jsonl", question) == {"en": (28, 0, 2), "zh": (30, 0, 0)}
-    k, n, z = 28 + 28 + 28 + 30, 120, 1.959964
-    centre, half = k / n + z * z / (2 * n), z * math.sqrt(k / n * (1 - k / n) / n + z * z / (4 * n * n))
-    assert k == 114 and (round((centre - half) / (1 + z * z / n), 2), round((centre + half) / (1 + z * z / n), 2)) \
-        == (0.9, 0.98)
+    k = 28 + 28 + 28 + 30
+    assert k == 114 and _wilson(k, 120) == (0.9, 0.98)
