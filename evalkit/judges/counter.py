@@ -225,7 +225,8 @@ def judge_unreached(atom: Atom, claim_text: str, evidence_texts: Sequence[str], 
     """Whether an unreached value is positive evidence of an unsupported claim, and the reason to print.
 
     ``(True, why)``: unsupported (the evidence says otherwise, or the claim states the figure plainly);
-    ``(False, why)``: unverified (a computing claim, and nothing in the evidence says otherwise)."""
+    ``(False, why)``: unverified (a computing claim, and nothing in the evidence says otherwise; or a figure finer
+    than any of its unit in the evidence: stated plainly, or in an answer that computes)."""
     found = counter_statement(atom, claim_text, evidence_texts)
     finest = finer_than_evidence(atom, evidence_texts)
     if found is not None and finest is not None and (computing or computes(claim_text)):
