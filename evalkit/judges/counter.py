@@ -27,7 +27,9 @@ So an unreached value is ``unsupported`` (:func:`judge_unreached` says why) when
    :data:`MIN_COMPUTED_DIGITS` significant digits, more than any value in its unit the evidence
    states ("You owe $229.75." against "$95" and "$38.50 per hour"), copies no value and
    mistypes none (a changed figure keeps the look of the one it replaces); it is a
-   computation's result stated plainly. In an answer that computes, such a figure is
+   computation's result stated plainly, where there is something to compute from (v27: the
+   user's own values in the question, or another value of its unit in the answer; a lone
+   "CNY 987,654" in answer to "What is the card limit?" is invented). In an answer that computes, such a figure is
    computed even where an evidence clause states another value for it (v26: "每箱9,931.6元"
    against "每箱180元", an operand of the computation).
 
@@ -221,12 +223,15 @@ def _about(claim_text: str, evidence_texts: Sequence[str]) -> bool:
     return sum(term_found(t, terms, folded) for t in mine) / len(mine) >= ABOUT_SHARE
 
 
-def judge_unreached(atom: Atom, claim_text: str, evidence_texts: Sequence[str], computing: bool = False) -> tuple[bool, str]:
+def judge_unreached(atom: Atom, claim_text: str, evidence_texts: Sequence[str], computing: bool = False,
+                    given: bool = False) -> tuple[bool, str]:
     """Whether an unreached value is positive evidence of an unsupported claim, and the reason to print.
 
     ``(True, why)``: unsupported (the evidence says otherwise, or the claim states the figure plainly);
     ``(False, why)``: unverified (a computing claim, and nothing in the evidence says otherwise; or a figure finer
-    than any of its unit in the evidence: stated plainly, or in an answer that computes)."""
+    than any of its unit in the evidence: stated plainly where ``given`` (the question states the user's own values,
+    or the answer another value of its unit: something to compute from; a lone "CNY 987,654" in answer to a lookup
+    question is invented, not computed), or in an answer that computes)."""
     found = counter_statement(atom, claim_text, evidence_texts)
     finest = finer_than_evidence(atom, evidence_texts)
     if found is not None and finest is not None and (computing or computes(claim_text)):
@@ -241,7 +246,7 @@ def judge_unreached(atom: Atom, claim_text: str, evidence_texts: Sequence[str], 
         return False, ("a small count of the points the answer names (\"two options\", 两种方式), and nothing in "
                        "the evidence states another value for it")
     if not (computing or computes(claim_text)):
-        if finest is None:
+        if finest is None or not given:
             return True, "stated plainly, and nothing in the evidence gives or derives it"
         return False, (f"stated plainly, but written more precisely than any value in its unit the evidence states "
                        f"(the finest: {finest.text.strip()}), so computed in more steps than the rules follow; "

@@ -63,7 +63,7 @@ from evalkit.judges.arithmetic import wrong_equations
 from evalkit.judges.base import ClaimVerdict, JudgeResult
 from evalkit.judges.choices import wrong_choice
 from evalkit.judges.comparisons import wrong_comparisons
-from evalkit.judges.counter import VALUE_KINDS, asks_aggregate, computes, judge_unreached
+from evalkit.judges.counter import VALUE_KINDS, asks_aggregate, computes, judge_unreached, same_kind
 from evalkit.judges.grounding import (
     AtomGrounding,
     Unit,
@@ -85,7 +85,7 @@ from evalkit.text.values import Atom, AtomPool, fold, is_name_fragment
 
 __all__ = ["HELD_OUT", "VERSION", "ClaimSignals", "HeldOut", "OfflineJudge", "Thresholds", "triple_statement"]
 
-VERSION = 26  # bump when verdicts for the same inputs and thresholds change
+VERSION = 27  # bump when verdicts for the same inputs and thresholds change
 
 
 @dataclass(frozen=True)
@@ -149,8 +149,12 @@ class HeldOut:
 # answer that computes, such a finer figure is computed even where an evidence clause states another value for it
 # ("每箱9,931.6元" against "每箱180元"); a percentage is never read as finer (99.9% availability is quoted, not
 # computed). X and Y were written blind by two fresh writers (2026-12-07), imported unread before v26 and measured
-# once with it (v23, the session's start, on them: 30 flagged, 19 caught).
-HELD_OUT = HeldOut(sets=("X", "Y"), flagged=23, unverified=121, n_correct=144, caught=17, caught_unverified=30,
+# once with it (v23, the session's start, on them: 30 flagged, 19 caught; v26: 23 flagged, 17 caught). v27 is v26
+# with one condition the test suite asked for after that measurement (an invented "CNY 987,654" limit, the demo's
+# reflection test, had become unverified): a plain figure is read as computed only when there is something to
+# compute from, the user's own values in the question or another value of its unit in the answer; on X and Y one
+# more flagged, on A-W ten more, catches unchanged.
+HELD_OUT = HeldOut(sets=("X", "Y"), flagged=24, unverified=120, n_correct=144, caught=17, caught_unverified=30,
                    n_wrong=48)
 
 MIN_FOREIGN_TERMS = 3  # content words a claim needs for "none of them is anywhere in the evidence" to count
@@ -352,13 +356,18 @@ class OfflineJudge:
         texts = [p.text for p in pools.values()] + [q_pool.text]
         passages = [p.text for p in pools.values()]
         computed = computing or computes(claim.text)  # a value two steps away is one it may have computed
+        # something to compute from: the user's own values in the question ("租19天要付多少？")
+        given = any(a.kind in ("number", "duration") for a in q_pool.atoms)
         for g in todo:
             how = reach(g.atom, claim.text, atoms, texts, answer_atoms + list(q_pool.atoms), q_pool.text,
                         computed=computed)
             if how:
                 g.derived, g.problem = how, None
             elif g.atom.kind in VALUE_KINDS:  # unsupported only with positive evidence (:mod:`.counter`)
-                g.absent, why = judge_unreached(g.atom, claim.text, passages, computing)
+                # ... or another value of its unit in the answer (an operand it worked from)
+                operand = given or any(a is not g.atom and a.kind == "number" and same_kind(g.atom, a)
+                                       for a in answer_atoms)
+                g.absent, why = judge_unreached(g.atom, claim.text, passages, computing, operand)
                 g.problem = f"{g.problem}: {why}"
             else:
                 g.absent = True

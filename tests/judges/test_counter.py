@@ -102,8 +102,12 @@ def test_a_plain_amount_finer_than_any_in_the_evidence_is_computed():
     plain = "You owe $229.75."
     finest = finer_than_evidence(_atom(plain, "$229.75"), ev)
     assert finest is not None and finest.text.strip() == "$38.50"
-    wrong, why = judge_unreached(_atom(plain, "$229.75"), plain, ev)
+    wrong, why = judge_unreached(_atom(plain, "$229.75"), plain, ev, given=True)
     assert not wrong and "written more precisely than any value in its unit" in why and "$38.50" in why, why
+    # v27: with nothing to compute from (no value of the user's in the question, none of its unit in the answer), a
+    # lone precise figure is invented, not computed
+    assert judge_unreached(_atom(plain, "$229.75"), plain, ev) == (
+        True, "stated plainly, and nothing in the evidence gives or derives it")
 
 
 @pytest.mark.parametrize("claim, value", [
@@ -149,6 +153,9 @@ def test_judged_plain_amount_finer_than_the_evidence(judge):
     ev = ("租金每天85元，押金500元。", "超过7天的部分按8折计费，另收清洁费32元。")
     ((verdict, reason),) = judged(judge, "租19天要付多少？", "你需要支付1,347.6元。", *ev)
     assert verdict == "unverified" and "written more precisely" in reason, reason
+    # v27: a lookup question gives nothing to compute from: the same figure is invented
+    ((verdict, reason),) = judged(judge, "要付多少？", "你需要支付1,347.6元。", *ev)
+    assert verdict == "unsupported" and "stated plainly" in reason, reason
     ((verdict, reason),) = judged(judge, "押金可以退多少？", "押金可退450元。", *ev)
     assert verdict == "unsupported" and "stated plainly" in reason, reason
 
