@@ -224,29 +224,31 @@ def _about(claim_text: str, evidence_texts: Sequence[str]) -> bool:
 
 
 def judge_unreached(atom: Atom, claim_text: str, evidence_texts: Sequence[str], computing: bool = False,
-                    given: bool = False) -> tuple[bool, str]:
+                    computable: bool = False) -> tuple[bool, str]:
     """Whether an unreached value is positive evidence of an unsupported claim, and the reason to print.
 
     ``(True, why)``: unsupported (the evidence says otherwise, or the claim states the figure plainly);
     ``(False, why)``: unverified (a computing claim, and nothing in the evidence says otherwise; or a figure finer
-    than any of its unit in the evidence: stated plainly where ``given`` (the question states the user's own values,
-    or the answer another value of its unit: something to compute from; a lone "CNY 987,654" in answer to a lookup
-    question is invented, not computed), or in an answer that computes)."""
+    than any of its unit in the evidence: stated plainly where it is ``computable`` (the question states the user's
+    own values, or the answer another value of its unit: something to compute from; a lone "CNY 987,654" in answer
+    to a lookup question is invented, not computed), or in an answer that computes)."""
     found = counter_statement(atom, claim_text, evidence_texts)
-    finest = finer_than_evidence(atom, evidence_texts)
-    if found is not None and finest is not None and (computing or computes(claim_text)):
+    computed = computing or computes(claim_text)
+    if found is not None:
+        finest = finer_than_evidence(atom, evidence_texts) if computed else None
+        if finest is None:
+            return True, f"the evidence states {found.value} for it ('{found.clause[:80]}')"
         return False, (f"the evidence states {found.value} for it, but in an answer that computes, a figure written more "
                        f"precisely than any value in its unit the evidence states (the finest: {finest.text.strip()}) is "
                        "computed from them in more steps than the rules follow")
-    if found is not None:
-        return True, f"the evidence states {found.value} for it ('{found.clause[:80]}')"
     q = atom.quantity
     if q is not None and q.kind == "number" and q.unit is None and q.value == int(q.value) and 0 < q.value <= SMALL_COUNT \
             and _ENUMERATION.match(claim_text, atom.end):
         return False, ("a small count of the points the answer names (\"two options\", 两种方式), and nothing in "
                        "the evidence states another value for it")
-    if not (computing or computes(claim_text)):
-        if finest is None or not given:
+    if not computed:
+        finest = finer_than_evidence(atom, evidence_texts) if computable else None
+        if finest is None:
             return True, "stated plainly, and nothing in the evidence gives or derives it"
         return False, (f"stated plainly, but written more precisely than any value in its unit the evidence states "
                        f"(the finest: {finest.text.strip()}), so computed in more steps than the rules follow; "

@@ -365,9 +365,9 @@ class OfflineJudge:
                 g.derived, g.problem = how, None
             elif g.atom.kind in VALUE_KINDS:  # unsupported only with positive evidence (:mod:`.counter`)
                 # ... or another value of its unit in the answer (an operand it worked from)
-                operand = given or any(a is not g.atom and a.kind == "number" and same_kind(g.atom, a)
-                                       for a in answer_atoms)
-                g.absent, why = judge_unreached(g.atom, claim.text, passages, computing, operand)
+                computable = given or any(a is not g.atom and a.kind == "number" and same_kind(g.atom, a)
+                                          for a in answer_atoms)
+                g.absent, why = judge_unreached(g.atom, claim.text, passages, computing, computable)
                 g.problem = f"{g.problem}: {why}"
             else:
                 g.absent = True

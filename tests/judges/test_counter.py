@@ -102,7 +102,7 @@ def test_a_plain_amount_finer_than_any_in_the_evidence_is_computed():
     plain = "You owe $229.75."
     finest = finer_than_evidence(_atom(plain, "$229.75"), ev)
     assert finest is not None and finest.text.strip() == "$38.50"
-    wrong, why = judge_unreached(_atom(plain, "$229.75"), plain, ev, given=True)
+    wrong, why = judge_unreached(_atom(plain, "$229.75"), plain, ev, computable=True)
     assert not wrong and "written more precisely than any value in its unit" in why and "$38.50" in why, why
     # v27: with nothing to compute from (no value of the user's in the question, none of its unit in the answer), a
     # lone precise figure is invented, not computed
