@@ -93,7 +93,8 @@ _FAILURE = re.compile("|".join(f"(?:{p})" for p in (_STATUS, _STATE_EN, _LIMIT_E
 # words a failure message is made of besides the failure: the service, the request, filler, advice, ids
 _SERVICE = re.compile(r"\b(?:" + alternation("service_words_en", regex=True) + r")\b|"
                       + alternation("service_words_zh", regex=True), re.IGNORECASE)  # data/service_words_*.txt
-_URL = r"https?://\S+|\b[\w.-]+\.(?:com|org|net|io|ai|cn)\b\S*"  # an address, or a bare domain and its path
+# an address, or a bare domain and its path (the dots of which :func:`normalise` writes as "_")
+_URL = r"https?://\S+|\b[\w.-]+[._](?:com|org|net|io|ai|cn)\b\S*"
 _IDS = re.compile(_URL + r"|\b(?:request|trace|req)[\s_-]?id\b\s*[:=]?\s*[\w-]*|"
                   r"\b\w*\d\w*\b|[（(]\s*[)）]", re.IGNORECASE)
 _EN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")

@@ -179,6 +179,13 @@ _REFERRAL = re.compile(
     r"would\s+know|worth\s+(?:pinging|contacting|asking|checking|calling|emailing|reaching)|(?:documented|available|found|listed|covered)\s+elsewhere|check\s+(?:the|with|your)|see\s+the|visit\b|call\b|look\s+(?:at|up))|"
     r"\b(?:should|must|has\s+to|have\s+to|needs?\s+to)\s+be\s+(?:\w+\s+){1,4}?(?:by|with)\s+(?:your|a|an|the)\b|"
     r"以[^，。]{0,12}为准|官网|热线|窗口|人工|药师|医生|咨询|查看|致电|转接|联系", re.IGNORECASE)
+# a clause on where and when the information appears, not on what it says (a pointer, like a referral, but read
+# clause by clause: "Last year's fee was $40, and the council publishes the new fees each April" keeps its fact):
+# "The Rent Board publishes the current limit each year", "It may not have been published to this assistant yet"
+_PUBLISHED = re.compile(
+    r"\b(?:publishes|posts|announces|releases)\s+(?:the|its|their|an?)\b|\b(?:not|yet\s+to)\s+(?:have\s+)?been\s+"
+    r"(?:published|posted|announced|released)\b|\b(?:has|have)(?:n't|\s+not)\s+(?:yet\s+)?been\s+(?:published|posted|"
+    r"announced|released)\b|(?:尚未|还没有?|暂未|未)(?:公布|发布|公告)|(?:会|将|每年|定期)(?:公布|发布)", re.IGNORECASE)
 _CONCLUSIVE = re.compile(
     r"\b(?:i|we)(?:'m|\s+am|'re|\s+are)?\s+(?:can't|cannot|can\s+not|unable\s+to|not\s+able\s+to|couldn't|could\s+not|"
     r"won't\s+be\s+able\s+to|not\s+in\s+a\s+position\s+to)\s+(?:\w+\s+){0,2}?(?:answer|respond|reply|help)"
@@ -298,7 +305,8 @@ def content_clauses(text: str, refusals: list[tuple[int, int]]) -> list[str]:
     background = (_background(text) + _depends(text)) if refusals else []
     found = [text[s:e] for s, e in _clauses(text)
              if not any(rs < e and s < re_ for rs, re_ in refusals + background) and is_content(text[s:e])
-             and not (_REFERRAL.search(text[s:e]) or _SEARCHED.search(text[s:e]) or COURTESY.match(text[s:e])
+             and not (_REFERRAL.search(text[s:e]) or _PUBLISHED.search(text[s:e]) or _SEARCHED.search(text[s:e])
+                      or COURTESY.match(text[s:e])
                       or _FRAGMENT.match(text[s:e]) or FILLER.match(text[s:e]) or _label(text, s, e)
                       or _template(text[s:e]) or _layout_line(text, s, e) or _keyed(text, s, e, refusals))]
     if found and refusals and any(not _SCOPED.match(text, sentence_start(text, m.start()), m.start())

