@@ -17,7 +17,7 @@ wordings, written blind for judge v10 and measured once with the rules unchanged
 writers who saw no evalkit code or data; each measured once before the rules learned from its
 misses, splits 8, 15, 18, 19 and 21 to 24 after the rules were final; 16, 17 and 20 were written as training
 data for the learned stage (20: short and plain replies of QA systems): see tests/judges/test_abstention.py for the figures;
-25 to 38 the same way, from split 19's brief). A line's ``question``, where it has one, is passed to the detector
+25 to 38 the same way, from split 19's brief; 39 to 46 likewise). A line's ``question``, where it has one, is passed to the detector
 as every reader passes it (a plain answer that does not give what its question asks for is read at the stage's
 ``threshold_unanswered``: docs/judges.md).
 Each line is an answer (``answer``, optional ``finish_reason``) labelled ``abstained`` (a
@@ -40,7 +40,7 @@ SPLITS = {"dev": REPO / "benchmarks" / "data" / "abstention_dev.jsonl",
           "test": REPO / "benchmarks" / "data" / "abstention_test.jsonl",
           "test2": REPO / "benchmarks" / "data" / "abstention_test2.jsonl",
           "test3": REPO / "benchmarks" / "data" / "abstention_test3.jsonl",
-          **{f"test{n}": REPO / "benchmarks" / "data" / f"abstention_test{n}.jsonl" for n in range(4, 45)}}
+          **{f"test{n}": REPO / "benchmarks" / "data" / f"abstention_test{n}.jsonl" for n in range(4, 47)}}
 TARGET = 0.95
 
 

@@ -153,8 +153,9 @@ class HeldOut:
 # with one condition the test suite asked for after that measurement (an invented "CNY 987,654" limit, the demo's
 # reflection test, had become unverified): a plain figure is read as computed only when there is something to
 # compute from, the user's own values in the question or another value of its unit in the answer; on X and Y one
-# more flagged, on A-W ten more, catches unchanged.
-HELD_OUT = HeldOut(sets=("X", "Y"), flagged=24, unverified=120, n_correct=144, caught=17, caught_unverified=30,
+# more flagged, on A-W ten more, catches unchanged. Z and AA were written blind by two fresh writers (2026-12-07,
+# fifth session), imported unread and measured once with v27, whose rules that session left as they were.
+HELD_OUT = HeldOut(sets=("Z", "AA"), flagged=27, unverified=116, n_correct=144, caught=13, caught_unverified=35,
                    n_wrong=48)
 
 MIN_FOREIGN_TERMS = 3  # content words a claim needs for "none of them is anywhere in the evidence" to count

@@ -724,3 +724,11 @@ def test_the_forty_third_and_forty_fourth_held_out_splits_are_measured_as_report
     assert _split_counts("abstention_test43.jsonl") == {"en": (26, 0, 4), "zh": (27, 0, 3)}
     # transfers, requests noted, figures withheld, where the information appears (2026-12-07, fifth session): was {en: (21, 0, 9), ...}
     assert _split_counts("abstention_test44.jsonl") == {"en": (22, 0, 8), "zh": (26, 0, 4)}
+
+
+def test_the_forty_fifth_and_forty_sixth_held_out_splits_are_measured_as_reported():
+    """Splits 45 and 46 (split 44's brief), imported unread (4641d66) and measured once with the rules of 7b68732: recall
+    0.833 and 0.950 (precision 1.000); the rules of the session's start 0.833 and 0.933. With the learned stage:
+    tests/models/test_abstention_question.py."""
+    assert _split_counts("abstention_test45.jsonl") == {"en": (24, 0, 6), "zh": (26, 0, 4)}
+    assert _split_counts("abstention_test46.jsonl") == {"en": (27, 0, 3), "zh": (30, 0, 0)}

@@ -190,6 +190,28 @@ def test_splits_37_and_38_are_measured_as_reported():
     assert k == 229 and _wilson(k, 240) == (0.92, 0.97)
 
 
+def test_splits_45_and_46_are_measured_as_reported():
+    """Two more splits from split 44's brief, written blind on 2026-12-07 (fifth session) by two fresh writers, imported
+    unread (4641d66) and measured once after the rules read transfers under way, requests noted, figures withheld
+    and where the information appears: rules + stage with the question, recall 0.950 and 0.983, precision 1.000 and
+    0.967 (rules alone 0.833 and 0.950). Pooled, 116 of 120 refusals (0.967, 95% Wilson 0.92-0.99), for two false
+    abstentions: an apology for a slow reply before the answer, and 酒店有地下停车场 before what the sources lack. The
+    rules and weights of the session's start read both splits the same but one refusal the stage found anyway.
+    The misses: 您的问题我已经记下了 (the object before the verb), "Closure decisions are announced on the district
+    website", "It depends on your membership type ... best to ask the staff", "Please raise a ticket ...".
+    """
+    assert _counts("abstention_test45.jsonl", question=True) == {"en": (28, 0, 2), "zh": (29, 0, 1)}
+    assert _counts("abstention_test45.jsonl", question=False) == {"en": (28, 0, 2), "zh": (29, 0, 1)}
+    assert _counts("abstention_test46.jsonl", question=True) == {"en": (29, 1, 1), "zh": (30, 1, 0)}
+    assert _counts("abstention_test46.jsonl", question=False) == {"en": (29, 0, 1), "zh": (30, 1, 0)}
+    k = 28 + 29 + 29 + 30
+    assert k == 116 and _wilson(k, 120) == (0.92, 0.99)
+    # the ten splits 37-46 as each was measured, and the twenty-eight from split 19's brief (split 44's is its copy)
+    last_ten = 56 + 57 + 57 + 60 + 60 + 55 + 56 + 58 + 57 + 59
+    assert last_ten == 575 and _wilson(last_ten, 600) == (0.94, 0.97)
+    assert _wilson(1471 + 116, 1680) == (0.93, 0.95)
+
+
 def test_on_answers_nobody_trained_it_on_the_question_adds_no_refusal():
     """The multi-document answers (3,158 with their questions, every held-out set included, V to AA since 2026-12-07),
     the 1,333 paraphrases, the 216 judge-set answers and the demo's 40 SmolLM2 answers: read with the question or without it, the same finding
