@@ -16,6 +16,7 @@ The README's set-up lines (``./setup.sh && ...``) are what CI itself runs (``.ci
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -23,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -139,6 +141,27 @@ def test_every_command_shown_is_run_or_says_why_not():
           + "; ".join(f"{b.where} ({b.reason})" for b in blocks if b.mark == "no-test"))
 
 
+
+@contextlib.contextmanager
+def _process_state_kept() -> Iterator[None]:
+    """Run a page's Python block, then undo what it set process-wide for the tests that follow.
+
+    A block written for a reader sets ``mlflow.set_tracking_uri(...)`` and ``set_experiment``: MLflow keeps both
+    in module globals and in ``os.environ``, where a later test's "no store given" case would find them.
+    """
+    env = dict(os.environ)
+    try:
+        yield
+    finally:
+        if "mlflow" in sys.modules:
+            import mlflow
+            from mlflow.tracking import fluent
+
+            mlflow.set_tracking_uri(None)  # type: ignore[arg-type]  # None unsets the global and the env var
+            fluent._active_experiment_id = None
+        os.environ.clear()
+        os.environ.update(env)
+
 @pytest.mark.slow
 @pytest.mark.parametrize("page", RUN_PAGES)
 def test_page_examples_run(page: str, base_workspace, tmp_path: Path):
@@ -154,7 +177,8 @@ def test_page_examples_run(page: str, base_workspace, tmp_path: Path):
         if b.lang == "python":
             os.chdir(ws)
             try:
-                exec(compile(b.code, b.where, "exec"), namespace)  # noqa: S102 - our own docs
+                with _process_state_kept():
+                    exec(compile(b.code, b.where, "exec"), namespace)  # noqa: S102 - our own docs
             finally:
                 os.chdir(cwd)
         else:
