@@ -58,7 +58,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalkit.text.citations import find_markers
-from evalkit.text.refusal_rules import normalise, refusal_spans
+from evalkit.text.refusal_rules import WEB_DOMAINS, normalise, refusal_spans
 from evalkit.text.wordlists import alternation, words
 
 __all__ = ["MAX_LEFT_CJK", "MAX_LEFT_WORDS", "MAX_MESSAGE_CHARS", "ErrorReply", "detect_error_reply"]
@@ -94,7 +94,7 @@ _FAILURE = re.compile("|".join(f"(?:{p})" for p in (_STATUS, _STATE_EN, _LIMIT_E
 _SERVICE = re.compile(r"\b(?:" + alternation("service_words_en", regex=True) + r")\b|"
                       + alternation("service_words_zh", regex=True), re.IGNORECASE)  # data/service_words_*.txt
 # an address, or a bare domain and its path (the dots of which :func:`normalise` writes as "_")
-_URL = r"https?://\S+|\b[\w.-]+[._](?:com|org|net|io|ai|cn)\b\S*"
+_URL = r"https?://\S+|\b[\w.-]+[._](?:" + WEB_DOMAINS + r")\b\S*"
 _IDS = re.compile(_URL + r"|\b(?:request|trace|req)[\s_-]?id\b\s*[:=]?\s*[\w-]*|"
                   r"\b\w*\d\w*\b|[（(]\s*[)）]", re.IGNORECASE)
 _EN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")

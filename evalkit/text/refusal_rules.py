@@ -52,11 +52,13 @@ _QUOTED = re.compile(r"(?<![\w'])'([^'\n]{1,80})'(?![\w'])|\"([^\"\n]{1,80})\"|�
                      r"「([^」\n]{1,80})」|『([^』\n]{1,80})』")
 
 
+# the top-level domains that end a bare web address (data/web_domains.txt; error_replies reads them too)
+WEB_DOMAINS = alternation("web_domains")
 # an e-mail or web address, whose dots end no sentence ("发邮件到hr@company.com询问")
 _ADDRESS = re.compile(r"[A-Za-z0-9_%+-]+(?:\.[A-Za-z0-9_%+-]+)*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
                       r"|(?:https?://|www\.)[A-Za-z0-9/_%#?=&:~+-]+(?:\.[A-Za-z0-9/_%#?=&:~+-]+)*"
                       # a bare domain, as replies write them: "power.example.com/outages", "hr.acme.cn"
-                      r"|\b[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?:com|org|net|gov|edu|io|ai|co|uk|cn|info|biz)\b"
+                      r"|\b[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?:" + WEB_DOMAINS + r")\b"
                       r"(?:/[A-Za-z0-9/_%#?=&:~+.-]*[A-Za-z0-9/_%#?=&:~+-])?")
 
 

@@ -119,6 +119,10 @@ def test_its_place_among_the_abstention_rules():
     # a pointer to the docs (and its URL) says where to get help; it is not a source
     "You have reached your rate limit. For details, see the documentation: https://example.com/docs/limits",
     "令牌额度已用尽，详情请查阅官方文档 https://docs.example.cn/quota",
+    # a bare domain ends in any top-level domain the refusal rules know (one list: data/web_domains.txt)
+    "Service temporarily unavailable. Check status.benefits.gov for updates.",
+    "Error 503: upstream timeout. See help.city.edu/status",
+    "服务暂时不可用，请稍后重试。详情见 status.example.co.uk",
 ])
 def test_causes_and_docs_pointers_do_not_hide_an_error(text):
     assert detect_error_reply(text) is not None, text
