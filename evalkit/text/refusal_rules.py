@@ -276,7 +276,8 @@ def refusal_spans(text: str, compositional: bool = True) -> list[tuple[int, int]
     """Where a normalised ``text`` (:func:`normalise`) says that the speaker or the sources lack the answer;
     ``compositional=False``: only the listed wordings (no lack word read with a source or a speaker near it)."""
     spans = [(m.start(), m.end()) for m in _REFUSAL.finditer(text)]
-    spans += deferral_spans(text)
+    deferred = set(deferral_spans(text))  # a service taking the question away: no lookup of a record
+    spans += deferred
     spans += [(m.start(), m.end()) for m in _ANSWER_ZH.finditer(text)]
     spans += _inability_zh(text)
     asks = not enabled() or bool(_CLARIFY_NEEDS.search(text))  # both scans need a question mark, 请 or 麻烦
@@ -304,7 +305,7 @@ def refusal_spans(text: str, compositional: bool = True) -> list[tuple[int, int]
         prev_source = bool(_SOURCE.search(text[s:e]))
     sentence_of = {span: _clause_of(sentences, span[0]) for span in spans}
     lookups = {b: _world_lookup(text[slice(*b)]) for b in set(sentence_of.values())}  # a long sentence holds many spans
-    return sorted({span for span, b in sentence_of.items() if not lookups[b]} | set(back))
+    return sorted({span for span, b in sentence_of.items() if not lookups[b] or span in deferred} | set(back))
 
 
 def deferral_spans(text: str) -> list[tuple[int, int]]:

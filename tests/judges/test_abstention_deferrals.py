@@ -178,3 +178,30 @@ def test_a_bare_domain_is_an_address():
     error = ("The model is currently overloaded with other requests. You can retry your request, or contact us "
              "through our help center at help.example.com if the error persists.")
     assert detect_abstention(error).reason == "error_reply", error
+
+
+# --- someone will contact you, a request noted with its object first, passive publication, "different plans have
+# different rules" (2026-12-07, sixth session) ---------------------------------------------------------------------
+@pytest.mark.parametrize("reply", [
+    "Please log the fault in the facilities portal and a maintenance engineer will contact you.",
+    "Thanks - one of our mortgage advisers will be in touch.",
+    "Someone from the payroll office will get in touch about this.",
+    "您的报修我们已经登记了，稍后会有物业工程师联系您。",
+    "您的申请，我这边已经记下了，顾问会尽快联系您。",
+    "I don't have this year's opening dates. They are usually announced on the museum's website.",
+    "It depends on which scheme you joined. Different schemes have different rules, so please ask your HR partner.",
+])
+def test_a_contact_promised_a_request_noted_or_a_pointer_declines(reply):
+    finding = detect_abstention(reply)
+    assert finding.abstained and finding.reason == "refusal", (reply, finding)
+
+
+@pytest.mark.parametrize("reply", [
+    "The replacement card costs $10. A specialist will contact you if it has not arrived in 7 days.",
+    "工程师会在明天下午2点到4点之间上门，稍后会有客服联系您确认。",
+    "I don't have next year's dates. This year's results were announced on 3 March and the fee was $25.",
+    "It depends on the plan: basic plans include 2 guest passes, and different plans have different rules for "
+    "the rest.",
+])
+def test_beside_an_answer_or_an_appointment_they_still_answer(reply):
+    assert not detect_abstention(reply).abstained, reply
