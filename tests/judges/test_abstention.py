@@ -680,7 +680,8 @@ def test_the_thirty_first_to_thirty_fourth_held_out_splits_are_measured_as_repor
     # deferrals, questions back, what it depends on (2026-12-07): was {en: (21, 0, 9), zh: (23, 0, 7)}
     assert _split_counts("abstention_test33.jsonl") == {"en": (24, 0, 6), "zh": (26, 0, 4)}
     # deferrals, questions back, what it depends on (2026-12-07): was {en: (24, 0, 6), zh: (26, 0, 4)}
-    assert _split_counts("abstention_test34.jsonl") == {"en": (26, 0, 4), "zh": (27, 0, 3)}
+    # a contact promised, a request noted with its object first, passive publication (2026-12-07, sixth session): was {..., zh: (27, 0, 3)}
+    assert _split_counts("abstention_test34.jsonl") == {"en": (26, 0, 4), "zh": (28, 0, 2)}
 
 
 @pytest.mark.parametrize("reply, reason", [
@@ -702,7 +703,8 @@ def test_the_thirty_ninth_and_fortieth_held_out_splits_are_measured_as_reported(
     read deferrals, questions back, what the answer depends on and withheld figures: recall 0.900 and 0.850
     (precision 1.000); the rules of the session's start found 51 and 47 of their 60 refusals."""
     # transfers, requests noted, figures withheld, where the information appears (2026-12-07, fifth session): was {en: (25, 0, 5), ...}
-    assert _split_counts("abstention_test39.jsonl") == {"en": (26, 0, 4), "zh": (29, 0, 1)}
+    # a contact promised, a request noted with its object first, passive publication (2026-12-07, sixth session): was {en: (26, 0, 4), ...}
+    assert _split_counts("abstention_test39.jsonl") == {"en": (27, 0, 3), "zh": (29, 0, 1)}
     # transfers, requests noted, figures withheld, where the information appears (2026-12-07, fifth session): was {..., zh: (25, 0, 5)}
     assert _split_counts("abstention_test40.jsonl") == {"en": (26, 0, 4), "zh": (26, 0, 4)}
 
@@ -730,5 +732,7 @@ def test_the_forty_fifth_and_forty_sixth_held_out_splits_are_measured_as_reporte
     """Splits 45 and 46 (split 44's brief), imported unread (4641d66) and measured once with the rules of 7b68732: recall
     0.833 and 0.950 (precision 1.000); the rules of the session's start 0.833 and 0.933. With the learned stage:
     tests/models/test_abstention_question.py."""
-    assert _split_counts("abstention_test45.jsonl") == {"en": (24, 0, 6), "zh": (26, 0, 4)}
-    assert _split_counts("abstention_test46.jsonl") == {"en": (27, 0, 3), "zh": (30, 0, 0)}
+    # a contact promised, a request noted with its object first, passive publication (2026-12-07, sixth session): was {en: (24, 0, 6), zh: (26, 0, 4)}
+    assert _split_counts("abstention_test45.jsonl") == {"en": (25, 0, 5), "zh": (27, 0, 3)}
+    # the same: was {en: (27, 0, 3), ...}
+    assert _split_counts("abstention_test46.jsonl") == {"en": (28, 0, 2), "zh": (30, 0, 0)}

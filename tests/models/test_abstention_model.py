@@ -13,7 +13,9 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
+from stage_tally import Tally, tally
 
 from evalkit.models import abstention as stage
 from evalkit.models.embedders import E5Embedder
@@ -110,8 +112,12 @@ def test_the_shipped_weights_are_what_the_training_script_fits():
     assert spec is not None and spec.loader is not None
     train = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(train)
-    fresh, report = train.train()
     shipped = json.loads(WEIGHTS.read_text(encoding="utf-8"))
+    if train.engine_probe() != shipped["engine_probe"]:
+        pytest.skip("this CPU's e5 vectors differ in their last digits from those the shipped weights were fitted on "
+                    "(engine_probe in evalkit/models/data/abstention_e5.json): a fit here is another fit; the split "
+                    "counts still hold (tests/stage_tally.py); check the fit on a machine whose probe matches")
+    fresh, report = train.train()
     assert train.same_fit(shipped, fresh), report
     assert not train.same_fit({**shipped, "threshold": 0.5}, fresh)  # the comparison can fail
     moved = [*shipped["weights"]]
@@ -119,16 +125,22 @@ def test_the_shipped_weights_are_what_the_training_script_fits():
     assert not train.same_fit({**shipped, "weights": moved}, fresh)
 
 
-def _counts(name: str) -> dict[str, tuple[int, int, int]]:
-    rows = [json.loads(x) for x in (REPO / "benchmarks" / "data" / name).read_text(encoding="utf-8").splitlines() if x]
-    out = {}
-    for lang in ("en", "zh"):
-        mine = [r for r in rows if r["lang"] == lang]
-        pred = [stage.detect(r["answer"], model="e5").abstained for r in mine]
-        gold = [r["label"] == "abstained" for r in mine]
-        tp = sum(p and g for p, g in zip(pred, gold, strict=True))
-        out[lang] = (tp, sum(p and not g for p, g in zip(pred, gold, strict=True)), sum(gold) - tp)
-    return out
+def test_the_engine_probe_sees_a_change_in_the_last_digit():
+    """The probe that tells whether this machine's e5 reads as the fitting machine's: one float32 ulp moves it."""
+    spec = importlib.util.spec_from_file_location("abstention_train", REPO / "benchmarks" / "abstention_train.py")
+    assert spec is not None and spec.loader is not None
+    train = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train)
+    vectors = np.full((train.PROBE, 384), 0.05, dtype=np.float32)
+    nudged = vectors.copy()
+    nudged[3, 7] = np.nextafter(nudged[3, 7], np.float32(1))
+    assert train.engine_probe(vectors) == train.engine_probe(vectors.copy()) != train.engine_probe(nudged)
+
+
+def _counts(name: str) -> dict[str, Tally]:
+    """The stage's (tp, fp, fn) per language on a split; a reply within the engine's noise of its threshold may be
+    read either way (tests/stage_tally.py)."""
+    return tally(REPO / "benchmarks" / "data" / name)
 
 
 def test_the_split_written_after_the_weights_is_measured_as_reported():

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from scipy.stats import binomtest
+from stage_tally import Tally, tally
 
 from evalkit.models import abstention as stage
 from evalkit.text.asked_values import asks_value, asks_way, says_nothing, states_value, unanswered
@@ -131,17 +132,10 @@ def test_across_the_labelled_splits_the_question_only_adds_refusals_labelled_so(
     assert [r["id"] for r in moved if int(r["id"].split("-")[0][1:]) >= 29] == ["r31-069"]
 
 
-def _counts(name: str, question: bool) -> dict[str, tuple[int, int, int]]:
-    rows = [json.loads(x) for x in (DATA / name).read_text(encoding="utf-8").splitlines() if x.strip()]
-    out = {}
-    for lang in ("en", "zh"):
-        mine = [r for r in rows if r["lang"] == lang]
-        pred = [stage.detect(r["answer"], model="e5", question=r["question"] if question else None).abstained
-                for r in mine]
-        gold = [r["label"] == "abstained" for r in mine]
-        tp = sum(p and g for p, g in zip(pred, gold, strict=True))
-        out[lang] = (tp, sum(p and not g for p, g in zip(pred, gold, strict=True)), sum(gold) - tp)
-    return out
+def _counts(name: str, question: bool) -> dict[str, Tally]:
+    """The stage's (tp, fp, fn) per language on a split, read with each reply's question or without; a reply within
+    the engine's noise of its threshold may be read either way (tests/stage_tally.py)."""
+    return tally(DATA / name, question)
 
 
 def _wilson(k: int, n: int) -> tuple[float, float]:
@@ -200,11 +194,14 @@ def test_splits_45_and_46_are_measured_as_reported():
     The misses: 您的问题我已经记下了 (the object before the verb), "Closure decisions are announced on the district
     website", "It depends on your membership type ... best to ask the staff", "Please raise a ticket ...".
     """
-    assert _counts("abstention_test45.jsonl", question=True) == {"en": (28, 0, 2), "zh": (29, 0, 1)}
-    assert _counts("abstention_test45.jsonl", question=False) == {"en": (28, 0, 2), "zh": (29, 0, 1)}
-    assert _counts("abstention_test46.jsonl", question=True) == {"en": (29, 1, 1), "zh": (30, 1, 0)}
-    assert _counts("abstention_test46.jsonl", question=False) == {"en": (29, 0, 1), "zh": (30, 1, 0)}
-    k = 28 + 29 + 29 + 30
+    # a contact promised, a request noted with its object first, "different plans have different rules" (2026-12-07,
+    # sixth session; development data since): was {en: (28, 0, 2), zh: (29, 0, 1)} with the question and without
+    assert _counts("abstention_test45.jsonl", question=True) == {"en": (29, 0, 1), "zh": (30, 0, 0)}
+    assert _counts("abstention_test45.jsonl", question=False) == {"en": (29, 0, 1), "zh": (30, 0, 0)}
+    # the same: was {en: (29, 1, 1), zh: (30, 1, 0)} with the question, {en: (29, 0, 1), zh: (30, 1, 0)} without
+    assert _counts("abstention_test46.jsonl", question=True) == {"en": (30, 1, 0), "zh": (30, 1, 0)}
+    assert _counts("abstention_test46.jsonl", question=False) == {"en": (30, 0, 0), "zh": (30, 1, 0)}
+    k = 28 + 29 + 29 + 30  # as measured
     assert k == 116 and _wilson(k, 120) == (0.92, 0.99)
     # the ten splits 37-46 as each was measured, and the twenty-eight from split 19's brief (split 44's is its copy)
     last_ten = 56 + 57 + 57 + 60 + 60 + 55 + 56 + 58 + 57 + 59
