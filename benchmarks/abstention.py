@@ -40,7 +40,7 @@ SPLITS = {"dev": REPO / "benchmarks" / "data" / "abstention_dev.jsonl",
           "test": REPO / "benchmarks" / "data" / "abstention_test.jsonl",
           "test2": REPO / "benchmarks" / "data" / "abstention_test2.jsonl",
           "test3": REPO / "benchmarks" / "data" / "abstention_test3.jsonl",
-          **{f"test{n}": REPO / "benchmarks" / "data" / f"abstention_test{n}.jsonl" for n in range(4, 47)}}
+          **{f"test{n}": REPO / "benchmarks" / "data" / f"abstention_test{n}.jsonl" for n in range(4, 49)}}
 TARGET = 0.95
 
 

@@ -80,6 +80,17 @@ _NOT_ASSERTED = re.compile(
     r"\b(?:may|might)\s+(?:be|have)\s+(?:been\s+)?(?:outdated|out\s+of\s+date|changed|superseded)\b|^\W*(?:可能|也许|或许)|"
     r"\bwould\s+(?:normally|usually|typically|generally)\b|(?:一般|通常|往往)(?:都)?会",
     re.IGNORECASE)
+# why a reply gives no answer, which is no answer either: the sources disagree or are out of date ("the baggage page
+# and an older fare guide list different limits", 其中部分文件已经过期), the matter is decided case by case ("each
+# case is decided individually"), the information is confidential (该信息属于内部敏感信息)
+_NO_ANSWER_WHY = re.compile(
+    r"\b(?:list|give|state|show|quote|cite)s?\s+different\s+(?:\w+\s+){0,2}?(?:limits?|figures?|values?|amounts?|"
+    r"numbers?|dates?|rules?|answers?|information|prices?|fees?|rates?|times?)\b(?![^.;]*\d)|"
+    r"(?:其中|部分|有些|这些|几份|一些)(?:的)?(?:文件|资料|文档|材料)[^，。；;]{0,4}?(?:已经?|均已|都已|早已)?(?:过期|过时|失效)|"
+    r"\b(?:each|every)\s+(?:case|application|claim|request|appeal)\s+is\s+(?:decided|assessed|reviewed|judged|"
+    r"considered|handled|evaluated)\s+(?:individually|separately|on\s+its\s+(?:own\s+)?merits|case\s+by\s+case)\b|"
+    r"(?:属于|涉及|是)(?:公司)?(?:内部|敏感|保密|机密)(?:的)?(?:敏感|保密)?(?:信息|内容|数据|资料)",
+    re.IGNORECASE)
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _WORD = re.compile(r"[A-Za-z0-9]+")
 
@@ -91,7 +102,8 @@ def is_content(clause: str) -> bool:
         clause = clause[reported.end():]
     cjk, words = len(_CJK.findall(clause)), len(_WORD.findall(clause))
     big = words >= CONTENT_MIN_WORDS or cjk >= CONTENT_MIN_CJK or (cjk >= 2 and words >= 1)
-    if not big or _META.search(clause) or _SPEAKER_META.search(clause) or _NOT_ASSERTED.search(clause):
+    if not big or _META.search(clause) or _SPEAKER_META.search(clause) or _NOT_ASSERTED.search(clause) \
+            or _NO_ANSWER_WHY.search(clause):
         return False
     if _SOURCE.search(clause) and _LACK.search(clause):  # what a source lacks ("城市列表不含澳门") is about the source
         return False

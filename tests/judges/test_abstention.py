@@ -539,7 +539,8 @@ def test_the_eighteenth_held_out_split_is_measured_as_reported():
     learned stage: tests/models/test_abstention_model.py."""
     # development data since: the rules learned from its misses (a clarifying question with options, a ticket
     # confirmation, a question handed to people, thanks and a ticket number are no content) take 8 more
-    assert _split_counts("abstention_test18.jsonl") == {"en": (27, 0, 3), "zh": (25, 0, 5)}
+    # why no answer is given: confidential, decided case by case (2026-12-07, sixth session): was {..., zh: (25, 0, 5)}
+    assert _split_counts("abstention_test18.jsonl") == {"en": (27, 0, 3), "zh": (26, 0, 4)}
 
 
 def test_the_nineteenth_held_out_split_is_measured_as_reported():
@@ -648,7 +649,8 @@ def test_the_twenty_seventh_and_eighth_held_out_splits_are_measured_as_reported(
     the learned stage: tests/models/test_abstention_model.py."""
     # r27-032 is a partial answer since 2026-12-07 ("the first checked bag costs $35" is content)
     # deferrals, questions back, what it depends on (2026-12-07): was {en: (23, 0, 7), zh: (24, 0, 6)}
-    assert _split_counts("abstention_test27.jsonl") == {"en": (26, 0, 4), "zh": (26, 0, 4)}
+    # why no answer is given: confidential, decided case by case (2026-12-07, sixth session): was {..., zh: (26, 0, 4)}
+    assert _split_counts("abstention_test27.jsonl") == {"en": (26, 0, 4), "zh": (27, 0, 3)}
     # deferrals, questions back, what it depends on (2026-12-07): was {en: (25, 0, 5), zh: (24, 0, 6)}
     assert _split_counts("abstention_test28.jsonl") == {"en": (26, 0, 4), "zh": (26, 0, 4)}
 
@@ -725,7 +727,8 @@ def test_the_forty_third_and_forty_fourth_held_out_splits_are_measured_as_report
     # transfers, requests noted, figures withheld, where the information appears (2026-12-07, fifth session): was {en: (24, 0, 6), zh: (25, 0, 5)}
     assert _split_counts("abstention_test43.jsonl") == {"en": (26, 0, 4), "zh": (27, 0, 3)}
     # transfers, requests noted, figures withheld, where the information appears (2026-12-07, fifth session): was {en: (21, 0, 9), ...}
-    assert _split_counts("abstention_test44.jsonl") == {"en": (22, 0, 8), "zh": (26, 0, 4)}
+    # why no answer is given: confidential, decided case by case (2026-12-07, sixth session): was {en: (22, 0, 8), ...}
+    assert _split_counts("abstention_test44.jsonl") == {"en": (23, 0, 7), "zh": (26, 0, 4)}
 
 
 def test_the_forty_fifth_and_forty_sixth_held_out_splits_are_measured_as_reported():
@@ -736,3 +739,14 @@ def test_the_forty_fifth_and_forty_sixth_held_out_splits_are_measured_as_reporte
     assert _split_counts("abstention_test45.jsonl") == {"en": (25, 0, 5), "zh": (27, 0, 3)}
     # the same: was {en: (27, 0, 3), ...}
     assert _split_counts("abstention_test46.jsonl") == {"en": (28, 0, 2), "zh": (30, 0, 0)}
+
+
+def test_the_forty_seventh_and_forty_eighth_held_out_splits_are_measured_as_reported():
+    """Splits 47 and 48 (split 46's brief), imported unread (cb4fde9) and measured once with the rules of f530839:
+    recall 0.867 and 0.883 (precision 1.000); the rules of the session's start read them the same. With the learned
+    stage: tests/models/test_abstention_question.py. Development data since: the rules that read why no answer is
+    given, a promise to tell later and a sign-off find six more of their refusals."""
+    # why no answer is given, a promise to tell later, a sign-off (2026-12-07, sixth session): was {en: (25, 0, 5),
+    # zh: (27, 0, 3)} and {en: (27, 0, 3), zh: (26, 0, 4)}
+    assert _split_counts("abstention_test47.jsonl") == {"en": (26, 0, 4), "zh": (28, 0, 2)}
+    assert _split_counts("abstention_test48.jsonl") == {"en": (29, 0, 1), "zh": (28, 0, 2)}

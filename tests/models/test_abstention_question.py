@@ -209,6 +209,26 @@ def test_splits_45_and_46_are_measured_as_reported():
     assert _wilson(1471 + 116, 1680) == (0.93, 0.95)
 
 
+
+def test_splits_47_and_48_are_measured_as_reported():
+    """Two more splits from split 46's brief, written blind on 2026-12-07 (sixth session) by two fresh writers, imported
+    unread (cb4fde9) and measured once after the rules read a contact promised, a request noted with its object
+    first and passive publication (f530839): rules + stage with the question, recall 0.967 and 0.967, precision
+    1.000 (without the question 0.967 and 0.950; rules alone 0.867 and 0.883). Pooled, 116 of 120 (0.967, 95% Wilson
+    0.92-0.99); the rules and weights of the session's start read both splits the same. Development data since."""
+    # why no answer is given (each case decided individually: r48-106), a promise to tell later, a sign-off (2026-12-07,
+    # sixth session): was {en: (28, 0, 2), zh: (30, 0, 0)} with the question, {en: (28, 0, 2), zh: (29, 0, 1)} without
+    for question in (True, False):
+        assert _counts("abstention_test47.jsonl", question) == {"en": (29, 0, 1), "zh": (29, 0, 1)}
+    assert _counts("abstention_test48.jsonl", question=True) == {"en": (29, 0, 1), "zh": (30, 0, 0)}
+    assert _counts("abstention_test48.jsonl", question=False) == {"en": (29, 0, 1), "zh": (29, 0, 1)}
+    k = 29 + 29 + 28 + 30  # as measured
+    assert k == 116 and _wilson(k, 120) == (0.92, 0.99)
+    # the ten splits 39-48 as each was measured (37 and 38 gave 56 and 57), and the thirty from split 19's brief
+    last_ten = 575 - 56 - 57 + 58 + 58
+    assert last_ten == 578 and _wilson(last_ten, 600) == (0.95, 0.98)
+    assert _wilson(1587 + 116, 1800) == (0.93, 0.96)
+
 def test_on_answers_nobody_trained_it_on_the_question_adds_no_refusal():
     """The multi-document answers (3,158 with their questions, every held-out set included, V to AA since 2026-12-07),
     the 1,333 paraphrases, the 216 judge-set answers and the demo's 40 SmolLM2 answers: read with the question or without it, the same finding
