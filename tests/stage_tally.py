@@ -14,7 +14,6 @@ from pathlib import Path
 
 from evalkit.models import abstention as stage
 from evalkit.text.abstention import detect_abstention
-from evalkit.text.asked_values import unanswered as not_given
 
 ENGINE_NOISE = 0.005
 """How far from its threshold a reply's probability must be for every machine to read it alike (the one move
@@ -61,12 +60,7 @@ class Tally:
 def _threshold(row: dict, question: bool) -> float | None:
     """The threshold the stage reads ``row``'s reply at, or None when it does not read it (as stage.detect)."""
     finding = detect_abstention(row["answer"], finish_reason=row.get("finish_reason"))
-    learned = stage.learned("e5")
-    if finding.reason not in ("answer", "partial") or stage.loops(row["answer"]):
-        return None
-    q = row.get("question") if question else None
-    unanswered = finding.reason == "answer" and learned.threshold_unanswered is not None and not_given(q, row["answer"])
-    return learned.threshold_for(finding.reason, unanswered)
+    return stage.read_at(stage.learned("e5"), finding, row["answer"], question=row.get("question") if question else None)
 
 
 def tally(path: Path, question: bool = False) -> dict[str, Tally]:

@@ -39,7 +39,7 @@ from evalkit.errors import did_you_mean
 from evalkit.text.abstention import Abstention, detect_abstention
 
 __all__ = ["DEFAULT", "EMBEDDER", "LEARNED", "OFF", "LearnedAbstention", "config_name", "detect", "embed", "identity",
-           "learned", "loops", "quotes", "resolve"]
+           "learned", "loops", "quotes", "read_at", "resolve"]
 
 EMBEDDER = "e5"
 """The embedder (``evalkit.models.embedders``) whose vectors the classifier reads."""
@@ -181,6 +181,18 @@ def quotes(answer: str, evidence: Sequence[str]) -> bool:
     return all(any(line in text for text in shown) for line in lines)
 
 
+def read_at(stage: LearnedAbstention, finding: Abstention, answer: str, *, evidence: Sequence[str] = (),
+            question: str | None = None) -> float | None:
+    """The threshold ``stage`` reads ``answer`` at, given the rules' ``finding`` (see :func:`detect`), or None where
+    the finding stays the rules' own."""
+    if finding.reason not in ("answer", "partial") or loops(answer) or quotes(answer, evidence):
+        return None
+    from evalkit.text.asked_values import unanswered as not_given  # the rules' regexes: loaded when a reply is read
+
+    unanswered = finding.reason == "answer" and stage.threshold_unanswered is not None and not_given(question, answer)
+    return stage.threshold_for(finding.reason, unanswered)
+
+
 def detect(answer: str, *, model: str | None = None, finish_reason: str | None = None,
            extra_patterns: tuple[str, ...] | list[str] = (), not_patterns: tuple[str, ...] | list[str] = (),
            evidence: Sequence[str] = (), question: str | None = None) -> Abstention:
@@ -196,12 +208,7 @@ def detect(answer: str, *, model: str | None = None, finish_reason: str | None =
     if model in (None, OFF):
         return finding
     stage = learned(str(model))  # an unknown name is refused whatever the reply
-    if finding.reason not in ("answer", "partial") or loops(answer) or quotes(answer, evidence):
-        return finding
-    from evalkit.text.asked_values import unanswered as not_given  # the rules' regexes: loaded when a reply is read
-
-    unanswered = finding.reason == "answer" and stage.threshold_unanswered is not None and not_given(question, answer)
-    threshold = stage.threshold_for(finding.reason, unanswered)
+    threshold = read_at(stage, finding, answer, evidence=evidence, question=question)
     if threshold is None:
         return finding
     p = probability(str(model), answer)
