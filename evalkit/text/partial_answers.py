@@ -73,7 +73,8 @@ _NOT_ASSERTED = re.compile(
     r"\b(?:depends?|depending|vary|varies)\s+on\b|\bcan\s+(?:depend|vary)\b|取决于|因[^，。]{1,12}而异|"
     r"\b(?:vary|varies|differ|differs)\s+(?:by|from|between|across|depending|according)\b|\bcase\s+by\s+case\b|"
     r"(?:差别|差异|区别)(?:较大|很大|比较大)|不尽相同|各不相同|一概而论|视具体情况|具体情况具体|"
-    r"^\W*不同[^，。；;]{1,20}?(?:不同|不(?:太|大|尽)?一样|各异)|^\W*different\s+(?:\w+\s+){1,2}?(?:have|has|follow|use|get)\s+different\b|(?:而|会)(?:有所)?(?:不同|差异)\W*$|"
+    r"^\W*不同[^，。；;]{1,20}?(?:不同|不(?:太|大|尽)?一样|各异)|(?:而|会)(?:有所)?(?:不同|差异)\W*$|"
+    r"^\W*different\s+(?:\w+\s+){1,2}?(?:have|has|follow|use|get)\s+different\b|"
     r"\b(?:every|each)\s+(?:\w+\s+){0,2}?(?:is|are)\s+(?:a\s+little\s+|a\s+bit\s+|slightly\s+)?different\b|"
     r"需(?:要)?(?:结合|根据|视)[^，。；;]{0,30}?(?:判断|评估|确定|认定|核定)|(?:要|得)看|(?:情况|要求|政策|规定|标准)[^，。；;]{0,4}?(?:不同|不(?:太|大|尽)?一样|各异)|"
     r"\b(?:every(?:one|body)'s|each)\s+(?:situation|case)\s+is\s+different\b|\bdifferent\s+rules\s+apply\b|"
@@ -197,7 +198,8 @@ _REFERRAL = re.compile(
 # "Closure decisions are announced on the district website"
 _PUBLISHED = re.compile(
     r"\b(?:publishes|posts|announces|releases)\s+(?:the|its|their|an?)\b|\b(?:is|are|gets?)\s+(?:usually\s+|typically\s+|"
-    r"normally\s+|generally\s+|always\s+|only\s+)?(?:published|posted|announced|released)\s+(?:on|in|via|through|at)\b|\b(?:not|yet\s+to)\s+(?:have\s+)?been\s+"
+    r"normally\s+|generally\s+|always\s+|only\s+)?(?:published|posted|announced|released)\s+(?:on|in|via|through|at)\b|"
+    r"\b(?:not|yet\s+to)\s+(?:have\s+)?been\s+"
     r"(?:published|posted|announced|released)\b|\b(?:has|have)(?:n't|\s+not)\s+(?:yet\s+)?been\s+(?:published|posted|"
     r"announced|released)\b|(?:尚未|还没有?|暂未|未)(?:公布|发布|公告)|(?:会|将|每年|定期)(?:公布|发布)", re.IGNORECASE)
 _CONCLUSIVE = re.compile(

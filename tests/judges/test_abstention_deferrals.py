@@ -180,8 +180,9 @@ def test_a_bare_domain_is_an_address():
     assert detect_abstention(error).reason == "error_reply", error
 
 
-# --- someone will contact you, a request noted with its object first, passive publication, "different plans have
-# different rules" (2026-12-07, sixth session) ---------------------------------------------------------------------
+
+# --- a contact promised, a request noted with its object first, passive publication, what it depends on; why no
+# answer is given, a promise to tell later, a sign-off (2026-12-07, sixth session: splits 45-48) ---------------------
 @pytest.mark.parametrize("reply", [
     "Please log the fault in the facilities portal and a maintenance engineer will contact you.",
     "Thanks - one of our mortgage advisers will be in touch.",
@@ -190,8 +191,14 @@ def test_a_bare_domain_is_an_address():
     "您的申请，我这边已经记下了，顾问会尽快联系您。",
     "I don't have this year's opening dates. They are usually announced on the museum's website.",
     "It depends on which scheme you joined. Different schemes have different rules, so please ask your HR partner.",
+    "I'm not able to confirm the deposit amount: the tenancy guide and the 2022 fee sheet quote different figures.",
+    "我查到的资料说法不一，其中部分文档已经过时，暂时无法回答您的问题。",
+    "I can't tell you whether the appeal will succeed, because every appeal is considered on its own merits.",
+    "抱歉，供应商报价属于公司内部保密信息，我无法提供。",
+    "目前还没有查到相关安排，后续如有消息会及时通知您。",
+    "I couldn't find anything about parking in what I have. Enjoy your visit!",
 ])
-def test_a_contact_promised_a_request_noted_or_a_pointer_declines(reply):
+def test_a_contact_promised_a_pointer_or_a_reason_for_no_answer_declines(reply):
     finding = detect_abstention(reply)
     assert finding.abstained and finding.reason == "refusal", (reply, finding)
 
@@ -202,30 +209,10 @@ def test_a_contact_promised_a_request_noted_or_a_pointer_declines(reply):
     "I don't have next year's dates. This year's results were announced on 3 March and the fee was $25.",
     "It depends on the plan: basic plans include 2 guest passes, and different plans have different rules for "
     "the rest.",
-])
-def test_beside_an_answer_or_an_appointment_they_still_answer(reply):
-    assert not detect_abstention(reply).abstained, reply
-
-
-# --- why no answer is given, a promise to tell later, a sign-off (2026-12-07, sixth session, from splits 47 and 48)
-@pytest.mark.parametrize("reply", [
-    "I'm not able to confirm the deposit amount: the tenancy guide and the 2022 fee sheet quote different figures.",
-    "我查到的资料说法不一，其中部分文档已经过时，暂时无法回答您的问题。",
-    "I can't tell you whether the appeal will succeed, because every appeal is considered on its own merits.",
-    "抱歉，供应商报价属于公司内部保密信息，我无法提供。",
-    "目前还没有查到相关安排，后续如有消息会及时通知您。",
-    "I couldn't find anything about parking in what I have. Enjoy your visit!",
-])
-def test_a_reason_for_no_answer_a_promise_to_tell_later_or_a_sign_off_is_no_content(reply):
-    finding = detect_abstention(reply)
-    assert finding.abstained and finding.reason == "refusal", (reply, finding)
-
-
-@pytest.mark.parametrize("reply", [
     "The two branches list different opening times: 9am in Leeds and 10am in York.",   # the values themselves
     "您的驾驶证已经过期，需要先办理换证。",                                                # a fact about the user's document
     "Each application is assessed individually, and the fee is $120 whatever the outcome.",
     "I couldn't find the 2026 rate, but the 2025 rate is 4.1%. Enjoy your day!",
 ])
-def test_beside_a_fact_they_leave_an_answer(reply):
+def test_beside_a_fact_or_an_appointment_they_still_answer(reply):
     assert not detect_abstention(reply).abstained, reply
