@@ -52,13 +52,13 @@ def judge_notes(summary: RunSummary) -> list[str]:
     The rule judge cannot follow values an answer computes in more than one step: it leaves most
     of them unverified, and still marks some correct ones unsupported, so its hallucination
     figures run high on such answers. The note gives its measured held-out rates
-    (:data:`evalkit.judges.offline.HELD_OUT`) and what to do about it.
+    (:data:`evalkit.judges.held_out.HELD_OUT`) and what to do about it.
     """
     judges = sorted({v.judge.split(":")[0] for v in summary.variants.values() if v.judge})
     offline = [j for j in judges if j.startswith("offline/")]
     if not offline:
         return []
-    from evalkit.judges.offline import HELD_OUT  # the judge's rules: loaded only when its verdicts are on show
+    from evalkit.judges.held_out import HELD_OUT  # loaded only when the offline judge's verdicts are on show
 
     h = HELD_OUT
     return [f"judge {', '.join(offline)} (rules, no LLM): on multi-document answers written blind to its rules it "

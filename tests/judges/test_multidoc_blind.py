@@ -29,7 +29,8 @@ import pytest
 from judging import outcome
 
 from evalkit.analysis.report import judge_notes
-from evalkit.judges.offline import HELD_OUT, VERSION, OfflineJudge
+from evalkit.judges.held_out import HELD_OUT
+from evalkit.judges.offline import VERSION, OfflineJudge
 from evalkit.judges.scoring import load_cases, predict
 from evalkit.records import EvalSetRef, RunSummary, VariantSummary
 
