@@ -64,7 +64,7 @@ def test_the_case_file_is_well_formed():
 
 def test_the_held_out_file_is_well_formed():
     rows = _rows(HELD)
-    sets = (*"ABCDEFGHIKLMNOPQRSTUVWXYZ", "AA", "AB", "AC")
+    sets = (*"ABCDEFGHIKLMNOPQRSTUVWXYZ", "AA", "AB", "AC", "AD", "AE")
     assert len(rows) == 96 * len(sets) and len({r["id"] for r in rows}) == len(rows)
     assert {r["split"] for r in rows} == {"held_out"} and {r["set"] for r in rows} == set(sets)
     for s in sets:

@@ -230,7 +230,7 @@ def test_splits_47_and_48_are_measured_as_reported():
     assert _wilson(1587 + 116, 1800) == (0.93, 0.96)
 
 def test_on_answers_nobody_trained_it_on_the_question_adds_no_refusal():
-    """The multi-document answers (3,350 with their questions, every held-out set included, V to AC since 2026-12-07),
+    """The multi-document answers (3,542 with their questions, every held-out set included, V to AE since 2026-12-07),
     the 1,333 paraphrases, the 216 judge-set answers and the demo's 40 SmolLM2 answers: read with the question or without it, the same finding
     for every one (their few false abstentions, tests/models/test_abstention_model.py, are the stage's own)."""
     judges, bench = REPO / "tests" / "judges" / "data", REPO / "benchmarks" / "data"
@@ -238,7 +238,7 @@ def test_on_answers_nobody_trained_it_on_the_question_adds_no_refusal():
                                   "judge_comparisons_held_out.jsonl")]
     files += [bench / "judge_paraphrases.jsonl", bench / "judge_cases.jsonl", REPO / "eval_sets" / "demo_llm_answers.jsonl"]
     rows = [json.loads(x) for f in files for x in f.read_text(encoding="utf-8").splitlines() if x.strip()]
-    assert len(rows) == 3350 + 1333 + 216 + 40 and all(r["question"] for r in rows)
+    assert len(rows) == 3542 + 1333 + 216 + 40 and all(r["question"] for r in rows)
     moved = [r["answer"][:40] for r in rows if stage.detect(r["answer"], model="e5").abstained
              != stage.detect(r["answer"], model="e5", question=r["question"]).abstained]
     assert moved == []
