@@ -85,7 +85,7 @@ from evalkit.text.values import Atom, AtomPool, fold, is_name_fragment
 
 __all__ = ["VERSION", "ClaimSignals", "OfflineJudge", "Thresholds", "triple_statement"]
 
-VERSION = 27  # bump when verdicts for the same inputs and thresholds change
+VERSION = 28  # bump when verdicts for the same inputs and thresholds change
 
 
 MIN_FOREIGN_TERMS = 3  # content words a claim needs for "none of them is anywhere in the evidence" to count

@@ -40,7 +40,7 @@ from functools import lru_cache
 
 from evalkit.judges.grounding import Clause, Window
 from evalkit.text.assertions import CONDITION
-from evalkit.text.lexicon import CJK, content_terms, is_charge, is_end_cue, is_soft_cue, term_found
+from evalkit.text.lexicon import CJK, content_terms, is_charge, is_end_cue, is_soft_cue, negated_before, term_found
 from evalkit.text.values import extract_atoms
 
 __all__ = ["Polarity", "check_polarity", "short"]
@@ -321,7 +321,9 @@ def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q
                            if _negates(e, c))
             # jieba may cut the same words differently in two contexts (企业版不限 / 不限):
             # the negated phrase written the same way in the evidence counts
-            restated = restated or any(p in e.text for p in _plain_phrases(c) for e in evidence_clauses)
+            # (not where a negator negates the phrase: 不免收服务费 is no 免收服务费)
+            restated = restated or any(p in e.text and not negated_before(e.text, e.text.find(p))
+                                       for p in _plain_phrases(c) for e in evidence_clauses)
             restated = restated or _elliptical(c, [b for b in claim_clauses[:i] if not b.cues], sentences)
             restated = restated or (best is not None and _sentence_negation(c, best, sentences))
             # "No for the X1": the question's predicate, negated for its subject

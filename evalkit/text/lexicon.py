@@ -119,7 +119,35 @@ def negation_spans(text: str) -> list[tuple[str, int]]:
             pos += len(tok)
             if CJK.match(tok) and _ZH_CUE_TOKEN.match(tok) and not (_ZH_VERB_CUE.match(tok) and _ZH_MODIFIER.match(zh, pos)):
                 out.append((tok, pos))
-    return sorted(out, key=lambda x: x[1])
+    return _cancel_double(text, sorted(out, key=lambda x: x[1]))
+
+
+# A plain negator right before a word that negates by meaning negates that word, and the clause says the thing
+# plainly: "is not waived" = charged, "not free of charge", "not without", "not exempt", 不是免收. (Not 免费, 免票:
+# a cue of no charge is never flipped, and "不免费" is read as negated by 不: see is_soft_cue.)
+_ZH_NEGATORS = r"不|不是|并非|并不|并未|非|没|没有|未|不再|绝非|不能|不会|不可|不得|不予|无法|从未|从不"
+_PLAIN_NEGATOR = re.compile(rf"^(?:not|never|no longer|cannot|\w+n['’]t|{_ZH_NEGATORS})$", re.IGNORECASE)
+_ZH_NEGATED_BEFORE = re.compile(rf"(?:{_ZH_NEGATORS})$")
+_BY_MEANING = re.compile(r"^(?:waived|free of|exempt(?:ed)?|without|lack(?:s|ed|ing)?|waiver (?:of|for)|"
+                         r"exemption (?:from|of)|" + _ZH_BY_MEANING + ")$", re.IGNORECASE)
+_DOUBLE_GAP = re.compile(r"^(?:\s*\b(?:be|is|are|was|were|been|being|entirely|completely|totally|fully|always|"
+                         r"necessarily|automatically|simply)\b)*\s*$|^[是的]?$", re.IGNORECASE)
+
+
+def negated_before(text: str, start: int) -> bool:
+    """True when a plain Chinese negator ends right before ``start``: the 不 of 不免收 negates the cue there."""
+    return bool(_ZH_NEGATED_BEFORE.search(text, 0, start))
+
+
+def _cancel_double(text: str, cues: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """``cues`` without each plain negator and the by-meaning cue it negates (see above)."""
+    drop: set[int] = set()
+    for i in range(len(cues) - 1):
+        (a, end), (b, b_end) = cues[i], cues[i + 1]
+        if i not in drop and _PLAIN_NEGATOR.match(a) and _BY_MEANING.match(b) \
+                and _DOUBLE_GAP.match(text[end:b_end - len(b)]):
+            drop |= {i, i + 1}
+    return [c for i, c in enumerate(cues) if i not in drop]
 
 
 def is_end_cue(cue: str) -> bool:
