@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from benchfiles import load_benchmark
 
 # loaded by path, not by putting benchmarks/ on sys.path: its graphrag.py would then shadow tests/graphrag
 _spec = importlib.util.spec_from_file_location(
@@ -82,17 +83,8 @@ def test_record_check_ignores_clocks_reuse_and_cache_hits_and_finds_any_other_di
 
 
 def _scale_module() -> Any:
-    """``benchmarks/deploy_gate_scale.py``, loaded by path (it imports deploy_gate_data from its folder)."""
-    bench = Path(__file__).resolve().parents[2] / "benchmarks"
-    sys.path.insert(0, str(bench))
-    try:
-        spec = importlib.util.spec_from_file_location("evalkit_bench_deploy_gate_scale", bench / "deploy_gate_scale.py")
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-    finally:
-        sys.path.remove(str(bench))
-    return mod
+    """``benchmarks/deploy_gate_scale.py`` (it imports deploy_gate_data from its folder)."""
+    return load_benchmark("deploy_gate_scale")
 
 
 def test_the_stage_timers_wrap_functions_that_exist_and_put_them_back():

@@ -2,34 +2,13 @@
 verdicts, and the two ranking figures it prints, recomputed by hand and by scikit-learn."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from benchfiles import load_benchmark
 
 from evalkit.judges.offline import OfflineJudge
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-def _load():
-    """The benchmark, loaded by path; it imports judge_held_out by name from benchmarks/, which must not stay on
-    sys.path (its graphrag.py would shadow tests/graphrag)."""
-    saved = list(sys.path)
-    sys.path.insert(0, str(BENCH))
-    try:
-        spec = importlib.util.spec_from_file_location("evalkit_bench_judge_ceiling", BENCH / "judge_ceiling.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path[:] = saved
-
-
-ceiling = _load()
+ceiling = load_benchmark("judge_ceiling")
 EVIDENCE = [("fees", "The standard callout fee is £85 on weekdays and £125 at weekends."),
             ("pets", "Pets are not allowed in the cabins.")]
 

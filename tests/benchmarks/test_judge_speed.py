@@ -2,32 +2,9 @@
 judges them (as a run does: the answer, then each checkable claim against the passages it cites)."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
+from benchfiles import load_benchmark
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-def _load(name: str):
-    """The benchmark module, loaded by path as test_deploy_gate_data does. It imports scale_common and (when
-    called) deploy_gate_data by name, from benchmarks/, which must not stay on sys.path: its graphrag.py would
-    shadow tests/graphrag."""
-    saved = list(sys.path)
-    sys.path.insert(0, str(BENCH))
-    try:
-        spec = importlib.util.spec_from_file_location(f"evalkit_bench_{name}", BENCH / f"{name}.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
-        importlib.import_module("deploy_gate_data")
-        return module
-    finally:
-        sys.path[:] = saved
-
-
-speed = _load("judge_speed")
+speed = load_benchmark("judge_speed", "deploy_gate_data")
 VOCAB = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta", "kappa", "lambda", "sigma",
          "资", "料", "库", "文", "档", "检", "索"]
 
