@@ -268,6 +268,11 @@ def _negated_end(e: Clause) -> bool:
     return any(is_end_cue(x) for x in e.cues) and any(not (is_end_cue(x) or is_soft_cue(x)) for x in e.cues)
 
 
+def _written_plain(phrase: str, clauses: Sequence[Clause]) -> bool:
+    """True when one of ``clauses`` writes ``phrase`` with no negator right before it."""
+    return any(not negated_before(e.text, m.start()) for e in clauses for m in re.finditer(re.escape(phrase), e.text))
+
+
 def _plain_phrases(c: Clause) -> list[str]:
     """``c``'s cue phrases ("不限") but those of a "free" or an end (免费预, 闭馆): written the same in
     the evidence, they do not show the evidence negates what ``c`` does ("免费预约参观", "两次闭馆")."""
@@ -321,9 +326,9 @@ def check_polarity(claim_clauses: Sequence[Clause], windows: Sequence[Window], q
                            if _negates(e, c))
             # jieba may cut the same words differently in two contexts (企业版不限 / 不限):
             # the negated phrase written the same way in the evidence counts
-            # (not where a negator negates the phrase: 不免收服务费 is no 免收服务费)
-            restated = restated or any(p in e.text and not negated_before(e.text, e.text.find(p))
-                                       for p in _plain_phrases(c) for e in evidence_clauses)
+            # (not where a negator negates the phrase: 不免收服务费 is no 免收服务费; the best clause, where it has it)
+            restated = restated or any(_written_plain(p, [best] if best is not None and p in best.text
+                                                      else evidence_clauses) for p in _plain_phrases(c))
             restated = restated or _elliptical(c, [b for b in claim_clauses[:i] if not b.cues], sentences)
             restated = restated or (best is not None and _sentence_negation(c, best, sentences))
             # "No for the X1": the question's predicate, negated for its subject

@@ -72,3 +72,9 @@ CLINIC_Q = "我七十岁，有本市社保卡，看病要交哪些费用？外�
 def test_free_of_a_charge_against_its_negation_in_chinese(judge, answer, verdict):
     got = verdicts(judge, CLINIC_Q, answer, CLINIC)
     assert next(v for v in ("unsupported", "unverified", "supported") if v in got) == verdict, got
+
+
+def test_a_phrase_written_plainly_elsewhere_still_restates_a_claims_negation(judge):
+    # the claim's 免收场地押金 is written twice in the evidence: negated for members, plainly for walk-ins
+    evidence = {"venue-rules": "年卡会员不免收场地押金，散客免收场地押金。"}
+    assert verdicts(judge, "我想了解一下押金规定？", "散客免收场地押金。", evidence) == ["supported"]
