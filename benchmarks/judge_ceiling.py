@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
-from judge_held_out import FILES, group_of
+from judge_held_out import group_of, load_rows
 
 from evalkit.judges.base import ClaimVerdict
 from evalkit.judges.counter import asks_aggregate, computes
@@ -108,11 +107,8 @@ def auc(scores: np.ndarray, wrong: np.ndarray) -> float:
 
 
 def main() -> int:
-    import json
-
     judge = OfflineJudge()
-    rows = [json.loads(x) for f in FILES if Path(f).exists() for x in Path(f).read_text(encoding="utf-8").splitlines()
-            if x.strip()]
+    rows = load_rows()
     data = [(row, *answer_rules(judge, row)) for row in rows]
     print(f"judge {judge.identity}; {len(rows)} labelled answers\n")
     splits = sorted({row["split"] for row, _, _ in data})

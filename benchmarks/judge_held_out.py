@@ -33,6 +33,11 @@ FILES = (REPO / "tests" / "judges" / "data" / "judge_multidoc_blind.jsonl",
 MAX_FALSE_ALARM, MIN_CAUGHT = 0.08, 0.75
 
 
+def load_rows() -> list[dict]:
+    """Every labelled answer of :data:`FILES` (those present), in file order."""
+    return [json.loads(x) for f in FILES if f.exists() for x in f.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
 def answer_verdict(judge: OfflineJudge, row: dict) -> str:
     """The verdict of the whole answer: its worst claim's (see the module docstring)."""
     r = judge.judge(row["question"], row["answer"], [(e["id"], e["text"]) for e in row["evidence"]])
@@ -75,8 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     judge = OfflineJudge()
     print(f"judge {judge.identity}")
-    rows = [json.loads(x) for f in FILES if f.exists() for x in f.read_text(encoding="utf-8").splitlines() if x.strip()]
-    sets = tally(rows, judge, args.show)
+    sets = tally(load_rows(), judge, args.show)
     splits: dict[str, Counter] = {}
     for name in sorted(sets):
         print(line(name, sets[name]))

@@ -2,23 +2,15 @@
 record check. The benchmark itself loads two models and takes minutes, so it is not run here."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from benchfiles import load_benchmark
 
-# loaded by path, not by putting benchmarks/ on sys.path: its graphrag.py would then shadow tests/graphrag
-_spec = importlib.util.spec_from_file_location(
-    "evalkit_bench_deploy_gate_data", Path(__file__).resolve().parents[2] / "benchmarks" / "deploy_gate_data.py")
-assert _spec is not None and _spec.loader is not None
-_data = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = _data
-_spec.loader.exec_module(_data)
+_data = load_benchmark("deploy_gate_data")
 bilingual_corpus, comparable, heaps_fit = _data.bilingual_corpus, _data.comparable, _data.heaps_fit
 record_differences, variants = _data.record_differences, _data.variants
 

@@ -180,7 +180,6 @@ def test_a_bare_domain_is_an_address():
     assert detect_abstention(error).reason == "error_reply", error
 
 
-
 # --- a contact promised, a request noted with its object first, passive publication, what it depends on; why no
 # answer is given, a promise to tell later, a sign-off (2026-12-07, sixth session: splits 45-48) ---------------------
 @pytest.mark.parametrize("reply", [
